@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The out-of-band TCP socket: interface choice, non-blocking listen, connect
+ * and accept, and resumable transfers. Every call returns 0, -EAGAIN ("not
+ * yet, call again") or a negative errno; none of them ever blocks.
+ */
+#ifndef GDX_SOCK_H
+#define GDX_SOCK_H
+
+#include <netinet/in.h>
+#include <stddef.h>
+#include <sys/socket.h>
+
+struct gdx_sockaddr {
+	union {
+		struct sockaddr sa;
+		struct sockaddr_in in;
+		struct sockaddr_in6 in6;
+	} u;
+	socklen_t len;
+};
+
+/* A transfer that resumes where the last call stopped. */
+struct gdx_xfer {
+	void *buf;
+	size_t len;
+	size_t off;
+};
+
+#define GDX_IFNAME_MAX 32
+
+/*
+ * Picks the out-of-band interface: spec in NCCL_SOCKET_IFNAME's syntax (prefix
+ * list, '^' excludes, '=' exact), or when spec is empty the first up,
+ * non-loopback interface (IPv4 before IPv6). Returns 0 or -ENODEV.
+ */
+int gdx_sock_find_if(const char *spec, struct gdx_sockaddr *addr_p, char *ifname_p);
+
+/* Binds an ephemeral port on addr and listens; the socket is non-blocking. */
+int gdx_sock_listen(const struct gdx_sockaddr *addr, int *fd_p, struct gdx_sockaddr *bound_p);
+/* Starts a non-blocking connect; finish it with gdx_sock_connect_done(). */
+int gdx_sock_connect_start(const struct gdx_sockaddr *to, int *fd_p);
+int gdx_sock_connect_done(int fd);
+/* -EAGAIN while nobody is waiting. */
+int gdx_sock_accept(int lfd, int *fd_p);
+
+/* 0 when x is complete, -EAGAIN, -ECONNRESET when the peer closed. */
+int gdx_sock_send_some(int fd, struct gdx_xfer *x);
+int gdx_sock_recv_some(int fd, struct gdx_xfer *x);
+
+/* 0 while the peer's end is open, -ECONNRESET once it closed (it died, or
+ * closed its comm), without consuming anything. */
+int gdx_sock_peer_alive(int fd);
+
+void gdx_sock_addr_str(const struct gdx_sockaddr *a, char *buf, size_t len);
+void gdx_sock_peer_str(int fd, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: MIT */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <gdx/gdx_gid.h>
+
+bool gdx_gid_is_zero(const uint8_t raw[16])
+{
+	static const uint8_t zero[16];
+
+	return memcmp(raw, zero, 16) == 0;
+}
+
+bool gdx_gid_is_link_local(const uint8_t raw[16])
+{
+	return raw[0] == 0xfe && (raw[1] & 0xc0) == 0x80;
+}
+
+bool gdx_gid_is_ipv4(const uint8_t raw[16])
+{
+	static const uint8_t prefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+
+	return memcmp(raw, prefix, sizeof(prefix)) == 0;
+}
+
+int gdx_gid_parse(const char *s, uint8_t raw[16])
+{
+	unsigned g[8];
+	char tail;
+
+	if (sscanf(s, "%4x:%4x:%4x:%4x:%4x:%4x:%4x:%4x%c", &g[0], &g[1], &g[2], &g[3], &g[4],
+		   &g[5], &g[6], &g[7], &tail) < 8)
+		return -EINVAL;
+	for (int i = 0; i < 8; i++) {
+		raw[2 * i] = (uint8_t)(g[i] >> 8);
+		raw[2 * i + 1] = (uint8_t)g[i];
+	}
+	return 0;
+}
+
+void gdx_gid_str(const uint8_t raw[16], char *buf, unsigned len)
+{
+	if (!inet_ntop(AF_INET6, raw, buf, len))
+		snprintf(buf, len, "?");
+}
+
+static int gdx_gid_read_line(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "r");
+	int ret = 0;
+
+	if (!f)
+		return -errno;
+	if (!fgets(buf, (int)len, f))
+		ret = ferror(f) ? -EIO : -ENODATA;
+	fclose(f);
+	buf[strcspn(buf, "\n")] = '\0';
+	return ret;
+}
+
+int gdx_gid_read_table(const char *sysfs_root, const char *dev, int port,
+		       struct gdx_gid_entry *table, int max)
+{
+	char path[512], line[128];
+	int n = 0;
+
+	for (int i = 0; i < GDX_GID_TABLE_MAX && n < max; i++) {
+		struct gdx_gid_entry *e = &table[n];
+		int ret;
+
+		snprintf(path, sizeof(path), "%s/class/infiniband/%s/ports/%d/gids/%d", sysfs_root,
+			 dev, port, i);
+		ret = gdx_gid_read_line(path, line, sizeof(line));
+		if (ret == -ENOENT)
+			break;	/* past the end of the table */
+		if (ret || gdx_gid_parse(line, e->raw))
+			continue;
+		snprintf(path, sizeof(path), "%s/class/infiniband/%s/ports/%d/gid_attrs/types/%d",
+			 sysfs_root, dev, port, i);
+		if (gdx_gid_read_line(path, line, sizeof(line)))
+			continue;	/* EINVAL: slot not populated */
+		e->index = i;
+		e->roce_version = strstr(line, "v2") ? 2 : 1;
+		n++;
+	}
+	return n ? n : -ENOENT;
+}
+
+static int gdx_gid_score(const struct gdx_gid_entry *e, int family, int roce_version)
+{
+	int score = 1;
+
+	if (gdx_gid_is_zero(e->raw))
+		return 0;
+	if (!gdx_gid_is_link_local(e->raw))
+		score += 4;
+	if (e->roce_version == roce_version)
+		score += 2;
+	if (gdx_gid_is_ipv4(e->raw) == (family == 4))
+		score += 1;
+	return score;
+}
+
+int gdx_gid_choose(const struct gdx_gid_entry *table, int n, int family, int roce_version)
+{
+	int best = -1, best_score = 0;
+
+	for (int i = 0; i < n; i++) {
+		int s = gdx_gid_score(&table[i], family, roce_version);
+
+		if (s > best_score) {
+			best = i;
+			best_score = s;
+		}
+	}
+	return best;
+}
