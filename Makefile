@@ -1,0 +1,50 @@
+# SPDX-License-Identifier: MIT
+# libnccl-net-gdx: one Makefile, no autotools.
+
+VERSION  := 0.1.0
+BUILD    ?= build
+PKGS     := libibverbs
+CC       ?= cc
+CFLAGS   ?= -O2 -g
+CFLAGS   += -std=gnu11 -fPIC -fvisibility=hidden -Wall -Wextra -Wshadow -Wformat=2 \
+            -Wmissing-prototypes -Wstrict-prototypes -Wno-missing-field-initializers
+CPPFLAGS += -D_GNU_SOURCE -Iinclude -MMD -MP -DGDX_VERSION='"$(VERSION)"' $(shell pkg-config --cflags $(PKGS))
+LDLIBS   += $(shell pkg-config --libs $(PKGS)) -lpthread -ldl
+
+SRCS     := $(wildcard plugin/*.c)
+OBJS     := $(patsubst %.c,$(BUILD)/%.o,$(SRCS))
+LIB      := $(BUILD)/libnccl-net-gdx.so
+ARCHIVE  := $(BUILD)/libgdx.a
+
+UNIT_TESTS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/unit_*.c))
+VM_TESTS   := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/vm_*.c))
+TEST_LIB   := $(BUILD)/tests/gdx_test.o $(BUILD)/tests/gdx_plugin_loader.o $(BUILD)/tests/gdx_pair.o
+
+.PHONY: all test unit-test vm-test demo clean
+all: $(LIB) $(ARCHIVE) $(UNIT_TESTS) $(VM_TESTS)
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+
+$(ARCHIVE): $(OBJS)
+	$(AR) rcs $@ $^
+
+$(LIB): $(OBJS) plugin/exports.map
+	$(CC) -shared -Wl,--version-script=plugin/exports.map -Wl,--no-undefined \
+	      -Wl,-soname,libnccl-net-gdx.so $(LDFLAGS) -o $@ $(OBJS) $(LDLIBS)
+
+$(BUILD)/tests/%: $(BUILD)/tests/%.o $(TEST_LIB) $(ARCHIVE)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+# The README's two commands: a demo transfer over Soft-RoCE, and every test.
+demo: all
+	scripts/demo.sh
+
+test: all
+	scripts/run-tests.sh
+
+clean:
+	rm -rf $(BUILD)/plugin $(BUILD)/tests $(LIB) $(ARCHIVE)
+
+-include $(OBJS:.o=.d) $(wildcard $(BUILD)/tests/*.d)

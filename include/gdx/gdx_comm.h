@@ -1,0 +1,170 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The core objects behind NCCL's opaque pointers: listen, send and receive
+ * comms, requests and memory handles. One comm is only ever driven by one
+ * thread at a time (NCCL's contract), so the data path takes no lock.
+ */
+#ifndef GDX_COMM_H
+#define GDX_COMM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <nccl/net_common.h>
+#include <gdx/gdx_sock.h>
+#include <gdx/gdx_verbs.h>
+#include <gdx/gdx_wire.h>
+
+#define GDX_MAX_REQUESTS NCCL_NET_MAX_REQUESTS
+#define GDX_MAX_PENDING_ACCEPTS 64
+
+/* First word of every object handed to NCCL: tells a wrong or freed pointer. */
+enum gdx_kind {
+	GDX_KIND_LISTEN = 0x4c495354,	/* "LIST" */
+	GDX_KIND_SEND = 0x53454e44,	/* "SEND" */
+	GDX_KIND_RECV = 0x52454356,	/* "RECV" */
+	GDX_KIND_MR = 0x4d524d52,	/* "MRMR" */
+	GDX_KIND_DEAD = 0x44454144,	/* "DEAD": closed */
+};
+
+enum gdx_req_state {
+	GDX_REQ_FREE = 0,
+	GDX_REQ_ACTIVE,
+};
+
+struct gdx_comm;
+
+struct gdx_request {
+	struct gdx_comm *comm;
+	enum gdx_req_state state;
+	bool is_send;
+	int pending;		/* completions still to come, over all rails */
+	int err;		/* first error of this request */
+	uint64_t size;		/* send: bytes; receive: bytes arrived */
+	uint64_t posted;	/* receive: size of the posted buffer */
+};
+
+/* Base of the send and receive comms. */
+struct gdx_comm {
+	uint32_t kind;
+	int dev_index;
+	int nrails;
+	struct gdx_rail rails[GDX_MAX_RAILS];
+	int sock;		/* out-of-band socket, kept open as the liveness signal */
+	int err;		/* sticky: once set, every call fails with it */
+	uint32_t idle_polls;	/* polls without progress */
+	uint64_t last_check_ms;	/* last look at the peer's out-of-band socket */
+	uint32_t next_req;	/* where the search for a free request starts */
+	struct gdx_request reqs[GDX_MAX_REQUESTS];
+	char peer[64];		/* peer's out-of-band address, for messages */
+	char peer_dev[GDX_DEV_NAME_MAX];
+};
+
+struct gdx_send_comm {
+	struct gdx_comm base;
+	struct gdx_cts *fifo;	/* the receiver RDMA-writes clear-to-sends here */
+	struct ibv_mr *fifo_mr;
+	uint64_t head;		/* sequence number of the next send */
+};
+
+/* Receives whose immediates are still due on one rail, in posting order. */
+struct gdx_expect_ring {
+	struct gdx_request *reqs[GDX_MAX_REQUESTS];
+	uint32_t head, tail;
+};
+
+struct gdx_recv_comm {
+	struct gdx_comm base;
+	struct gdx_cts *cts;	/* staging for the clear-to-send writes */
+	struct ibv_mr *cts_mr;
+	uint64_t remote_fifo;
+	uint32_t remote_fifo_rkey;
+	uint64_t tail;		/* sequence number of the next receive */
+	uint32_t cts_unsignaled;
+	uint32_t recvs_to_post[GDX_MAX_RAILS];
+	struct gdx_expect_ring expect[GDX_MAX_RAILS];
+};
+
+struct gdx_mr {
+	uint32_t kind;
+	int nrails;
+	struct ibv_mr *mrs[GDX_MAX_RAILS];
+	uintptr_t addr;
+	uint64_t size;
+};
+
+enum gdx_accept_state {
+	GDX_ACC_RECV_HELLO,	/* reading the connector's hello */
+	GDX_ACC_RECV_META,	/* reading its rails and FIFO */
+	GDX_ACC_SEND,		/* our QPs are at RTS; sending our hello and rails */
+	GDX_ACC_RECV_READY,	/* waiting for the connector's QPs to reach RTS */
+	GDX_ACC_DONE,
+};
+
+/* One incoming out-of-band connection being handshaken. */
+struct gdx_accept {
+	enum gdx_accept_state state;
+	int fd;
+	uint64_t deadline_ms;
+	struct gdx_xfer xfer;
+	struct gdx_wire_hello hello;
+	struct gdx_wire_meta meta;	/* in: the connector's; then out: ours */
+	struct {
+		struct gdx_wire_hello hello;
+		struct gdx_wire_meta meta;
+	} out;	/* sent as one buffer: both parts are multiples of 8 bytes */
+	uint32_t ready;
+	struct gdx_recv_comm *rc;
+	char peer[64];
+};
+
+struct gdx_listen_comm {
+	uint32_t kind;
+	int dev_index;
+	int fd;
+	uint64_t nonce;
+	int npending;
+	struct gdx_accept *pending[GDX_MAX_PENDING_ACCEPTS];
+};
+
+/* Monotonic milliseconds, from the vDSO (no system call). */
+uint64_t gdx_now_ms(void);
+
+/* Logs the out-of-band interface init() would use; -ENODEV after a WARN when
+ * there is none. */
+int gdx_oob_check(void);
+
+/* Connection setup (gdx_conn.c). All return 0, or a negative errno; connect
+ * and accept leave *comm_p NULL while the handshake is still under way. */
+int gdx_listen(int dev, void *handle, struct gdx_listen_comm **comm_p);
+int gdx_connect(int dev, void *handle, struct gdx_send_comm **comm_p);
+int gdx_accept(struct gdx_listen_comm *lc, struct gdx_recv_comm **comm_p);
+int gdx_close_listen(struct gdx_listen_comm *lc);
+int gdx_close_send(struct gdx_send_comm *sc);
+int gdx_close_recv(struct gdx_recv_comm *rc);
+/* Frees connects that NCCL started and never finished (unload). */
+void gdx_conn_fini(void);
+
+/* Registration (gdx_reg.c). */
+int gdx_reg_mr(struct gdx_comm *comm, void *data, uint64_t size, int type,
+	       struct gdx_mr **mr_p);
+int gdx_dereg_mr(struct gdx_mr *mr);
+
+/* Data path (gdx_p2p.c). */
+int gdx_isend(struct gdx_send_comm *sc, void *data, uint64_t size, int tag, struct gdx_mr *mr,
+	      struct gdx_request **req_p);
+int gdx_irecv(struct gdx_recv_comm *rc, int n, void **data, const uint64_t *sizes,
+	      const int *tags, struct gdx_mr **mrs, struct gdx_request **req_p);
+int gdx_iflush(struct gdx_recv_comm *rc, int n, void **data, const int *sizes,
+	       struct gdx_mr **mrs, struct gdx_request **req_p);
+/* *done_p = 1 and the size when complete; the request is then free again. */
+int gdx_test(struct gdx_request *req, int *done_p, uint64_t *size_p);
+/* Posts the receives a receive comm keeps ahead on every rail. */
+int gdx_recv_comm_start(struct gdx_recv_comm *rc);
+
+/* Live comms, so a close of something never opened or already closed is an
+ * error and not a crash (gdx_conn.c). */
+bool gdx_comm_registered(const void *comm);
+int gdx_comms_open(void);
+
+#endif

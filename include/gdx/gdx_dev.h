@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The device table: one NCCL device per active verbs port that passes
+ * NCCL_GDX_HCA. Built once per load by init(); read-only afterwards except for
+ * the lazily allocated protection domain, which takes the device's lock.
+ */
+#ifndef GDX_DEV_H
+#define GDX_DEV_H
+
+#include <infiniband/verbs.h>
+#include <pthread.h>
+#include <stdint.h>
+
+#include <gdx/gdx_wire.h>
+
+#define GDX_MAX_DEVS 64
+
+/* One opened verbs device, shared by its ports. */
+struct gdx_ibctx {
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;		/* allocated on first use, under lock */
+	pthread_mutex_t lock;
+	struct ibv_device_attr attr;
+};
+
+struct gdx_dev {
+	char name[GDX_DEV_NAME_MAX];	/* what NCCL sees: "mlx5_0", or "mlx5_0:2" */
+	char ibdev[IBV_SYSFS_NAME_MAX];
+	int ib_port;
+	int port;			/* ib_port, made distinct among devices of one guid */
+	char *pci_path;			/* sysfs realpath of the PCI function, or NULL */
+	uint64_t guid;			/* sys_image_guid, host order */
+	int speed_mbps;
+	int link_layer;			/* IBV_LINK_LAYER_* */
+	int max_qp;
+	enum ibv_mtu active_mtu;
+	uint16_t lid;
+	uint32_t max_msg_sz;
+	struct gdx_ibctx *ib;
+};
+
+/* Discovers devices (idempotent per load). Returns the count (> 0) or a negative
+ * errno after one WARN saying why there is no usable device. */
+int gdx_devs_init(void);
+/* Releases everything; safe when nothing was discovered. */
+void gdx_devs_fini(void);
+int gdx_devs_count(void);
+struct gdx_dev *gdx_dev_get(int index);
+/* The device's protection domain, allocated on first use. */
+int gdx_dev_pd(struct gdx_dev *dev, struct ibv_pd **pd_p);
+
+/* Mbps for an active_speed/active_width pair, 0 when unknown. */
+int gdx_dev_speed_mbps(unsigned active_speed, unsigned active_width);
+
+/* Path of the sysfs tree; "/sys" unless GDX_SYSFS_ROOT points at a fixture. */
+const char *gdx_sysfs_root(void);
+
+#endif

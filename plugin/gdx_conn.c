@@ -1,0 +1,793 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * listen / connect / accept as resumable state machines over a non-blocking
+ * out-of-band TCP socket. Nothing here ever waits: a step that cannot finish
+ * returns -EAGAIN and the next call resumes from the saved offset, so NCCL can
+ * drive connect and accept of one pair from a single thread.
+ *
+ * Connector                          Acceptor
+ *   hello + meta (rails, FIFO)  -->    validate; QPs to RTS; post receives
+ *                               <--    hello + meta (rails)
+ *   QPs to RTS; ready           -->    comm returned
+ */
+#include <endian.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <gdx/gdx_comm.h>
+#include <gdx/gdx_log.h>
+#include <gdx/gdx_param.h>
+
+enum gdx_connect_state {
+	GDX_CONN_TCP,		/* connect() in progress */
+	GDX_CONN_SEND,		/* sending hello + meta */
+	GDX_CONN_RECV_HELLO,	/* reading the acceptor's hello */
+	GDX_CONN_RECV_META,	/* reading its rails */
+	GDX_CONN_SEND_READY,	/* our QPs are at RTS; telling the acceptor */
+};
+
+/* A connect under way. NCCL passes the same handle buffer on every retry, so
+ * the buffer's address is the key; nothing in the handle's bytes is trusted. */
+struct gdx_connect {
+	struct gdx_connect *next;
+	const void *key;
+	int dev;
+	enum gdx_connect_state state;
+	int fd;
+	uint64_t nonce;
+	struct gdx_xfer xfer;
+	struct {
+		struct gdx_wire_hello hello;
+		struct gdx_wire_meta meta;
+	} out;	/* sent as one buffer: both parts are multiples of 8 bytes */
+	struct gdx_wire_hello hello_in;
+	struct gdx_wire_meta meta_in;
+	uint32_t ready;
+	struct gdx_send_comm *sc;
+	char peer[64];
+};
+
+static pthread_mutex_t gdx_conn_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct gdx_connect *gdx_connects;
+static const void **gdx_live;
+static int gdx_nlive, gdx_live_cap;
+
+uint64_t gdx_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static int gdx_live_add(const void *comm)
+{
+	int ret = 0;
+
+	pthread_mutex_lock(&gdx_conn_lock);
+	if (gdx_nlive == gdx_live_cap) {
+		int cap = gdx_live_cap ? 2 * gdx_live_cap : 64;
+		const void **n = realloc(gdx_live, (size_t)cap * sizeof(*n));
+
+		if (!n)
+			ret = -ENOMEM;
+		else {
+			gdx_live = n;
+			gdx_live_cap = cap;
+		}
+	}
+	if (!ret)
+		gdx_live[gdx_nlive++] = comm;
+	pthread_mutex_unlock(&gdx_conn_lock);
+	return ret;
+}
+
+/* Returns 0 when comm was live (and is now forgotten), -EBADF otherwise. */
+static int gdx_live_remove(const void *comm)
+{
+	int ret = -EBADF;
+
+	pthread_mutex_lock(&gdx_conn_lock);
+	for (int i = 0; i < gdx_nlive; i++) {
+		if (gdx_live[i] == comm) {
+			gdx_live[i] = gdx_live[--gdx_nlive];
+			ret = 0;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&gdx_conn_lock);
+	return ret;
+}
+
+bool gdx_comm_registered(const void *comm)
+{
+	bool found = false;
+
+	pthread_mutex_lock(&gdx_conn_lock);
+	for (int i = 0; i < gdx_nlive && !found; i++)
+		found = gdx_live[i] == comm;
+	pthread_mutex_unlock(&gdx_conn_lock);
+	return found;
+}
+
+int gdx_comms_open(void)
+{
+	int n;
+
+	pthread_mutex_lock(&gdx_conn_lock);
+	n = gdx_nlive;
+	pthread_mutex_unlock(&gdx_conn_lock);
+	return n;
+}
+
+static int gdx_oob_addr(struct gdx_sockaddr *addr, char *ifname)
+{
+	const char *spec = gdx_params.socket_ifname;
+	int ret;
+
+	if (!spec || !*spec)
+		spec = getenv("NCCL_SOCKET_IFNAME");
+	ret = gdx_sock_find_if(spec, addr, ifname);
+	if (ret == -ENODEV)
+		GDX_WARN("no usable out-of-band IP interface%s%s%s; set NCCL_GDX_SOCKET_IFNAME",
+			 spec && *spec ? " matches \"" : " (up, not loopback)",
+			 spec && *spec ? spec : "", spec && *spec ? "\"" : "");
+	return ret;
+}
+
+int gdx_oob_check(void)
+{
+	struct gdx_sockaddr addr;
+	char ifname[GDX_IFNAME_MAX], buf[80];
+	int ret = gdx_oob_addr(&addr, ifname);
+
+	if (!ret) {
+		gdx_sock_addr_str(&addr, buf, sizeof(buf));
+		GDX_INFO(NCCL_INIT | NCCL_NET, "out-of-band interface %s, address %s", ifname, buf);
+	}
+	return ret;
+}
+
+int gdx_listen(int dev, void *handle, struct gdx_listen_comm **comm_p)
+{
+	struct gdx_sockaddr addr, bound;
+	char ifname[GDX_IFNAME_MAX];
+	struct gdx_listen_comm *lc;
+	const void *ip;
+	int ret;
+
+	ret = gdx_oob_addr(&addr, ifname);
+	if (ret)
+		return ret;
+	lc = calloc(1, sizeof(*lc));
+	if (!lc)
+		return -ENOMEM;
+	lc->kind = GDX_KIND_LISTEN;
+	lc->dev_index = dev;
+	ret = gdx_sock_listen(&addr, &lc->fd, &bound);
+	if (ret) {
+		GDX_WARN("listen on %s failed: %s", ifname, strerror(-ret));
+		goto err_free;
+	}
+	if (getrandom(&lc->nonce, sizeof(lc->nonce), 0) != sizeof(lc->nonce))
+		lc->nonce = ((uint64_t)random() << 32) ^ (uint64_t)random() ^ gdx_now_ms();
+	ip = bound.u.sa.sa_family == AF_INET ? (const void *)&bound.u.in.sin_addr
+					     : (const void *)&bound.u.in6.sin6_addr;
+	gdx_handle_pack(handle, bound.u.sa.sa_family, ip,
+			bound.u.sa.sa_family == AF_INET ? bound.u.in.sin_port
+							: bound.u.in6.sin6_port,
+			bound.u.sa.sa_family == AF_INET6 ? bound.u.in6.sin6_scope_id : 0, lc->nonce);
+	ret = gdx_live_add(lc);
+	if (ret)
+		goto err_close;
+	*comm_p = lc;
+	return 0;
+
+err_close:
+	close(lc->fd);
+err_free:
+	free(lc);
+	return ret;
+}
+
+/* Allocates the objects a comm starts with; rails come later. */
+static void gdx_comm_base_init(struct gdx_comm *c, uint32_t kind, int dev, int fd,
+			       const char *peer)
+{
+	c->kind = kind;
+	c->dev_index = dev;
+	c->sock = fd;
+	snprintf(c->peer, sizeof(c->peer), "%s", peer);
+	for (int i = 0; i < GDX_MAX_REQUESTS; i++)
+		c->reqs[i].comm = c;
+}
+
+static void gdx_comm_base_fini(struct gdx_comm *c)
+{
+	for (int i = 0; i < c->nrails; i++)
+		gdx_rail_destroy(&c->rails[i]);
+	c->nrails = 0;
+	if (c->sock >= 0)
+		close(c->sock);
+	c->sock = -1;
+	c->kind = GDX_KIND_DEAD;
+}
+
+/* Rail queue depths: a send takes at most two WRs (one WRITE, one WRITE_WITH_IMM
+ * for sizes beyond the port's max message size), doubled for headroom. */
+#define GDX_SEND_WR (4 * GDX_MAX_REQUESTS)
+#define GDX_RECV_WR (2 * GDX_MAX_REQUESTS)
+
+static int gdx_comm_rails_create(struct gdx_comm *c, struct gdx_dev *dev)
+{
+	int ret = gdx_rail_create(&c->rails[0], dev, GDX_SEND_WR, GDX_RECV_WR);
+
+	if (ret)
+		return ret;
+	c->nrails = 1;
+	return 0;
+}
+
+static void gdx_meta_fill(struct gdx_wire_meta *m, const struct gdx_comm *c)
+{
+	memset(m, 0, sizeof(*m));
+	m->nrails = (uint32_t)c->nrails;
+	m->max_recvs = 1;
+	snprintf(m->dev_name, sizeof(m->dev_name), "%s", gdx_dev_get(c->dev_index)->name);
+	for (int i = 0; i < c->nrails; i++)
+		gdx_rail_local(&c->rails[i], &m->rails[i]);
+}
+
+static int gdx_comm_rails_connect(struct gdx_comm *c, const struct gdx_wire_meta *remote)
+{
+	if ((int)remote->nrails != c->nrails) {
+		GDX_WARN("peer %s (%s) uses %u rails, %s uses %d: both ends must be configured "
+			 "alike",
+			 c->peer, remote->dev_name, remote->nrails,
+			 gdx_dev_get(c->dev_index)->name, c->nrails);
+		return -EPROTO;
+	}
+	snprintf(c->peer_dev, sizeof(c->peer_dev), "%s", remote->dev_name);
+	for (int i = 0; i < c->nrails; i++) {
+		int ret = gdx_rail_connect(&c->rails[i], &remote->rails[i]);
+
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static void gdx_send_comm_free(struct gdx_send_comm *sc)
+{
+	if (!sc)
+		return;
+	gdx_comm_base_fini(&sc->base);
+	if (sc->fifo_mr)
+		ibv_dereg_mr(sc->fifo_mr);
+	free(sc->fifo);
+	free(sc);
+}
+
+static int gdx_send_comm_create(int dev_index, int fd, const char *peer,
+				struct gdx_send_comm **sc_p)
+{
+	struct gdx_dev *dev = gdx_dev_get(dev_index);
+	struct gdx_send_comm *sc;
+	int ret;
+
+	if (!dev)
+		return -ENODEV;
+	sc = calloc(1, sizeof(*sc));
+	if (!sc)
+		return -ENOMEM;
+	gdx_comm_base_init(&sc->base, GDX_KIND_SEND, dev_index, -1, peer);
+	ret = gdx_comm_rails_create(&sc->base, dev);
+	if (ret)
+		goto err;
+	ret = posix_memalign((void **)&sc->fifo, 4096, GDX_MAX_REQUESTS * sizeof(struct gdx_cts));
+	if (ret) {
+		sc->fifo = NULL;
+		ret = -ret;
+		goto err;
+	}
+	memset(sc->fifo, 0, GDX_MAX_REQUESTS * sizeof(struct gdx_cts));
+	sc->fifo_mr = ibv_reg_mr(sc->base.rails[0].pd, sc->fifo,
+				 GDX_MAX_REQUESTS * sizeof(struct gdx_cts),
+				 IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+	if (!sc->fifo_mr) {
+		ret = errno ? -errno : -ENOMEM;
+		GDX_WARN("ibv_reg_mr(%s, clear-to-send FIFO) failed: %s", dev->ibdev,
+			 strerror(-ret));
+		goto err;
+	}
+	sc->base.sock = fd;
+	*sc_p = sc;
+	return 0;
+
+err:
+	gdx_send_comm_free(sc);
+	return ret;
+}
+
+static void gdx_connect_free(struct gdx_connect *cs)
+{
+	struct gdx_connect **pp;
+
+	pthread_mutex_lock(&gdx_conn_lock);
+	for (pp = &gdx_connects; *pp; pp = &(*pp)->next) {
+		if (*pp == cs) {
+			*pp = cs->next;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&gdx_conn_lock);
+	if (cs->sc)
+		gdx_send_comm_free(cs->sc);	/* closes fd too */
+	else if (cs->fd >= 0)
+		close(cs->fd);
+	free(cs);
+}
+
+static struct gdx_connect *gdx_connect_find(const void *key)
+{
+	struct gdx_connect *cs;
+
+	pthread_mutex_lock(&gdx_conn_lock);
+	for (cs = gdx_connects; cs && cs->key != key; cs = cs->next)
+		;
+	pthread_mutex_unlock(&gdx_conn_lock);
+	return cs;
+}
+
+static int gdx_connect_start(int dev, const void *handle, struct gdx_connect **cs_p)
+{
+	const struct gdx_handle *h = handle;
+	struct gdx_sockaddr to;
+	struct gdx_connect *cs;
+	char why[256];
+	int ret;
+
+	ret = gdx_handle_check(h, why, sizeof(why));
+	if (ret) {
+		GDX_WARN("connect on device %d refused: %s", dev, why);
+		return ret;
+	}
+	memset(&to, 0, sizeof(to));
+	if (le16toh(h->family) == AF_INET) {
+		to.u.in.sin_family = AF_INET;
+		to.u.in.sin_port = h->port;
+		memcpy(&to.u.in.sin_addr, h->addr, 4);
+		to.len = sizeof(to.u.in);
+	} else {
+		to.u.in6.sin6_family = AF_INET6;
+		to.u.in6.sin6_port = h->port;
+		memcpy(&to.u.in6.sin6_addr, h->addr, 16);
+		to.u.in6.sin6_scope_id = le32toh(h->scope_id);
+		to.len = sizeof(to.u.in6);
+	}
+	cs = calloc(1, sizeof(*cs));
+	if (!cs)
+		return -ENOMEM;
+	cs->key = handle;
+	cs->dev = dev;
+	cs->fd = -1;
+	cs->nonce = le64toh(h->nonce);
+	gdx_sock_addr_str(&to, cs->peer, sizeof(cs->peer));
+	ret = gdx_sock_connect_start(&to, &cs->fd);
+	if (ret) {
+		GDX_WARN("connect to %s failed: %s", cs->peer, strerror(-ret));
+		free(cs);
+		return ret;
+	}
+	cs->state = GDX_CONN_TCP;
+	pthread_mutex_lock(&gdx_conn_lock);
+	cs->next = gdx_connects;
+	gdx_connects = cs;
+	pthread_mutex_unlock(&gdx_conn_lock);
+	*cs_p = cs;
+	return 0;
+}
+
+static void gdx_xfer_set(struct gdx_xfer *x, void *buf, size_t len)
+{
+	x->buf = buf;
+	x->len = len;
+	x->off = 0;
+}
+
+/* One pass of the connector's state machine: 0 when connected, -EAGAIN, or an
+ * error (already logged). */
+static int gdx_connect_progress(struct gdx_connect *cs)
+{
+	char why[256];
+	int ret;
+
+	for (;;) {
+		switch (cs->state) {
+		case GDX_CONN_TCP:
+			ret = gdx_sock_connect_done(cs->fd);
+			if (ret == -EAGAIN)
+				return ret;
+			if (ret) {
+				GDX_WARN("connect to %s failed: %s", cs->peer, strerror(-ret));
+				return ret;
+			}
+			ret = gdx_send_comm_create(cs->dev, cs->fd, cs->peer, &cs->sc);
+			if (ret)
+				return ret;
+			gdx_wire_hello_pack(&cs->out.hello, cs->nonce);
+			gdx_meta_fill(&cs->meta_in, &cs->sc->base);	/* scratch for ours */
+			cs->meta_in.fifo_addr = (uintptr_t)cs->sc->fifo;
+			cs->meta_in.fifo_rkey = cs->sc->fifo_mr->rkey;
+			gdx_wire_meta_pack(&cs->out.meta, &cs->meta_in);
+			gdx_xfer_set(&cs->xfer, &cs->out, sizeof(cs->out));
+			cs->state = GDX_CONN_SEND;
+			break;
+		case GDX_CONN_SEND:
+			ret = gdx_sock_send_some(cs->fd, &cs->xfer);
+			if (ret)
+				goto io_err;
+			gdx_xfer_set(&cs->xfer, &cs->hello_in, sizeof(cs->hello_in));
+			cs->state = GDX_CONN_RECV_HELLO;
+			break;
+		case GDX_CONN_RECV_HELLO:
+			ret = gdx_sock_recv_some(cs->fd, &cs->xfer);
+			if (ret)
+				goto io_err;
+			ret = gdx_wire_hello_check(&cs->hello_in, sizeof(cs->hello_in), cs->nonce,
+						   why, sizeof(why));
+			if (ret) {
+				GDX_WARN("connect to %s refused: %s", cs->peer, why);
+				return ret;
+			}
+			gdx_xfer_set(&cs->xfer, &cs->meta_in, sizeof(cs->meta_in));
+			cs->state = GDX_CONN_RECV_META;
+			break;
+		case GDX_CONN_RECV_META:
+			ret = gdx_sock_recv_some(cs->fd, &cs->xfer);
+			if (ret)
+				goto io_err;
+			ret = gdx_wire_meta_unpack(&cs->meta_in, sizeof(cs->meta_in), &cs->meta_in,
+						   why, sizeof(why));
+			if (ret) {
+				GDX_WARN("connect to %s: bad metadata: %s", cs->peer, why);
+				return ret;
+			}
+			ret = gdx_comm_rails_connect(&cs->sc->base, &cs->meta_in);
+			if (ret)
+				return ret;
+			cs->ready = htole32(GDX_WIRE_READY);
+			gdx_xfer_set(&cs->xfer, &cs->ready, sizeof(cs->ready));
+			cs->state = GDX_CONN_SEND_READY;
+			break;
+		case GDX_CONN_SEND_READY:
+			ret = gdx_sock_send_some(cs->fd, &cs->xfer);
+			if (ret)
+				goto io_err;
+			return 0;
+		}
+	}
+
+io_err:
+	if (ret == -EAGAIN)
+		return ret;
+	if (ret == -ECONNRESET && cs->state == GDX_CONN_RECV_HELLO)
+		GDX_WARN("connect to %s: the listener closed the connection before answering "
+			 "(it refused our hello; see its log)",
+			 cs->peer);
+	else
+		GDX_WARN("connect to %s: out-of-band socket failed during the handshake: %s",
+			 cs->peer, strerror(-ret));
+	return ret;
+}
+
+int gdx_connect(int dev, void *handle, struct gdx_send_comm **comm_p)
+{
+	struct gdx_connect *cs = gdx_connect_find(handle);
+	struct gdx_send_comm *sc;
+	int ret;
+
+	*comm_p = NULL;
+	if (!cs) {
+		ret = gdx_connect_start(dev, handle, &cs);
+		if (ret)
+			return ret;
+	}
+	ret = gdx_connect_progress(cs);
+	if (ret == -EAGAIN)
+		return 0;
+	if (ret) {
+		gdx_connect_free(cs);
+		return ret;
+	}
+	sc = cs->sc;
+	cs->sc = NULL;
+	cs->fd = -1;
+	gdx_connect_free(cs);
+	ret = gdx_live_add(sc);
+	if (ret) {
+		gdx_send_comm_free(sc);
+		return ret;
+	}
+	GDX_INFO(NCCL_NET, "connected %s to %s (%s), %d rail(s)", gdx_dev_get(dev)->name,
+		 sc->base.peer, sc->base.peer_dev, sc->base.nrails);
+	*comm_p = sc;
+	return 0;
+}
+
+static void gdx_recv_comm_free(struct gdx_recv_comm *rc)
+{
+	if (!rc)
+		return;
+	gdx_comm_base_fini(&rc->base);
+	if (rc->cts_mr)
+		ibv_dereg_mr(rc->cts_mr);
+	free(rc->cts);
+	free(rc);
+}
+
+static int gdx_recv_comm_create(int dev_index, struct gdx_accept *a)
+{
+	struct gdx_dev *dev = gdx_dev_get(dev_index);
+	struct gdx_recv_comm *rc;
+	int ret;
+
+	if (!dev)
+		return -ENODEV;
+	rc = calloc(1, sizeof(*rc));
+	if (!rc)
+		return -ENOMEM;
+	gdx_comm_base_init(&rc->base, GDX_KIND_RECV, dev_index, -1, a->peer);
+	ret = gdx_comm_rails_create(&rc->base, dev);
+	if (ret)
+		goto err;
+	ret = posix_memalign((void **)&rc->cts, 4096, GDX_MAX_REQUESTS * sizeof(struct gdx_cts));
+	if (ret) {
+		rc->cts = NULL;
+		ret = -ret;
+		goto err;
+	}
+	memset(rc->cts, 0, GDX_MAX_REQUESTS * sizeof(struct gdx_cts));
+	rc->cts_mr = ibv_reg_mr(rc->base.rails[0].pd, rc->cts,
+				GDX_MAX_REQUESTS * sizeof(struct gdx_cts), IBV_ACCESS_LOCAL_WRITE);
+	if (!rc->cts_mr) {
+		ret = errno ? -errno : -ENOMEM;
+		GDX_WARN("ibv_reg_mr(%s, clear-to-send staging) failed: %s", dev->ibdev,
+			 strerror(-ret));
+		goto err;
+	}
+	rc->remote_fifo = a->meta.fifo_addr;
+	rc->remote_fifo_rkey = a->meta.fifo_rkey;
+	ret = gdx_comm_rails_connect(&rc->base, &a->meta);
+	if (ret)
+		goto err;
+	ret = gdx_recv_comm_start(rc);
+	if (ret)
+		goto err;
+	a->rc = rc;
+	return 0;
+
+err:
+	gdx_recv_comm_free(rc);
+	return ret;
+}
+
+static void gdx_accept_free(struct gdx_accept *a)
+{
+	if (a->rc)
+		gdx_recv_comm_free(a->rc);	/* owns fd once it exists */
+	else if (a->fd >= 0)
+		close(a->fd);
+	free(a);
+}
+
+/* One pass of one incoming handshake: 0 when done, -EAGAIN, or an error. */
+static int gdx_accept_progress(struct gdx_listen_comm *lc, struct gdx_accept *a)
+{
+	char why[256];
+	int ret;
+
+	for (;;) {
+		switch (a->state) {
+		case GDX_ACC_RECV_HELLO:
+			ret = gdx_sock_recv_some(a->fd, &a->xfer);
+			if (ret)
+				goto io_err;
+			ret = gdx_wire_hello_check(&a->hello, sizeof(a->hello), lc->nonce, why,
+						   sizeof(why));
+			if (ret) {
+				/* Tell a mismatched peer who we are, so it can name both. */
+				struct gdx_wire_hello ours;
+				struct gdx_xfer x = {&ours, sizeof(ours), 0};
+
+				gdx_wire_hello_pack(&ours, lc->nonce);
+				gdx_sock_send_some(a->fd, &x);
+				GDX_WARN("refused connection from %s: %s", a->peer, why);
+				return ret;
+			}
+			gdx_xfer_set(&a->xfer, &a->meta, sizeof(a->meta));
+			a->state = GDX_ACC_RECV_META;
+			break;
+		case GDX_ACC_RECV_META:
+			ret = gdx_sock_recv_some(a->fd, &a->xfer);
+			if (ret)
+				goto io_err;
+			ret = gdx_wire_meta_unpack(&a->meta, sizeof(a->meta), &a->meta, why,
+						   sizeof(why));
+			if (ret) {
+				GDX_WARN("refused connection from %s: %s", a->peer, why);
+				return ret;
+			}
+			ret = gdx_recv_comm_create(lc->dev_index, a);
+			if (ret)
+				return ret;
+			a->rc->base.sock = a->fd;
+			gdx_wire_hello_pack(&a->out.hello, lc->nonce);
+			gdx_meta_fill(&a->meta, &a->rc->base);
+			gdx_wire_meta_pack(&a->out.meta, &a->meta);
+			gdx_xfer_set(&a->xfer, &a->out, sizeof(a->out));
+			a->state = GDX_ACC_SEND;
+			break;
+		case GDX_ACC_SEND:
+			ret = gdx_sock_send_some(a->fd, &a->xfer);
+			if (ret)
+				goto io_err;
+			gdx_xfer_set(&a->xfer, &a->ready, sizeof(a->ready));
+			a->state = GDX_ACC_RECV_READY;
+			break;
+		case GDX_ACC_RECV_READY:
+			ret = gdx_sock_recv_some(a->fd, &a->xfer);
+			if (ret)
+				goto io_err;
+			if (le32toh(a->ready) != GDX_WIRE_READY) {
+				GDX_WARN("refused connection from %s: bad ready word 0x%08x", a->peer,
+					 le32toh(a->ready));
+				return -EPROTO;
+			}
+			a->state = GDX_ACC_DONE;
+			return 0;
+		case GDX_ACC_DONE:
+			return 0;
+		}
+	}
+
+io_err:
+	if (ret == -EAGAIN)
+		return ret;
+	if (ret == -ECONNRESET && a->state == GDX_ACC_RECV_HELLO && a->xfer.off == 0)
+		GDX_INFO(NCCL_NET, "connection from %s closed before any byte (a port probe?)",
+			 a->peer);
+	else if (ret == -ECONNRESET)
+		GDX_WARN("connection from %s closed during the handshake after %zu of %zu bytes",
+			 a->peer, a->xfer.off, a->xfer.len);
+	else
+		GDX_WARN("connection from %s failed during the handshake: %s", a->peer,
+			 strerror(-ret));
+	return ret;
+}
+
+/* Takes connections from the backlog while there is room; returns true when
+ * it stopped for lack of room (the rest wait in the kernel's backlog). */
+static bool gdx_listen_take(struct gdx_listen_comm *lc)
+{
+	while (lc->npending < GDX_MAX_PENDING_ACCEPTS) {
+		struct gdx_accept *a;
+		int fd;
+
+		if (gdx_sock_accept(lc->fd, &fd))
+			return false;
+		a = calloc(1, sizeof(*a));
+		if (!a) {
+			close(fd);
+			return false;
+		}
+		a->fd = fd;
+		a->state = GDX_ACC_RECV_HELLO;
+		a->deadline_ms = gdx_now_ms() + (uint64_t)gdx_params.handshake_timeout_ms;
+		gdx_sock_peer_str(fd, a->peer, sizeof(a->peer));
+		gdx_xfer_set(&a->xfer, &a->hello, sizeof(a->hello));
+		lc->pending[lc->npending++] = a;
+	}
+	return true;
+}
+
+/* Progresses every pending handshake once, dropping failed ones; hands back
+ * the first that completes. */
+static int gdx_accept_pending(struct gdx_listen_comm *lc, struct gdx_recv_comm **comm_p)
+{
+	uint64_t now = gdx_now_ms();
+
+	for (int i = 0; i < lc->npending; i++) {
+		struct gdx_accept *a = lc->pending[i];
+		int ret = gdx_accept_progress(lc, a);
+
+		if (ret == -EAGAIN && now > a->deadline_ms) {
+			GDX_WARN("dropped connection from %s: no handshake within %d ms (%zu of %zu "
+				 "bytes)",
+				 a->peer, gdx_params.handshake_timeout_ms, a->xfer.off, a->xfer.len);
+			ret = -ETIMEDOUT;
+		}
+		if (ret == -EAGAIN)
+			continue;
+		lc->pending[i--] = lc->pending[--lc->npending];
+		if (ret) {
+			/* One bad peer must not take the listener down. */
+			gdx_accept_free(a);
+			continue;
+		}
+		ret = gdx_live_add(a->rc);
+		if (ret) {
+			gdx_accept_free(a);
+			return ret;
+		}
+		*comm_p = a->rc;
+		GDX_INFO(NCCL_NET, "accepted %s (%s) on %s, %d rail(s)", a->rc->base.peer,
+			 a->rc->base.peer_dev, gdx_dev_get(lc->dev_index)->name,
+			 a->rc->base.nrails);
+		a->rc = NULL;
+		a->fd = -1;
+		gdx_accept_free(a);
+		return 0;
+	}
+	return 0;
+}
+
+/* A few rounds, so probes that already hung up free their slots for whoever
+ * waits behind them in the backlog, without looping unbounded in one call. */
+#define GDX_ACCEPT_ROUNDS 4
+
+int gdx_accept(struct gdx_listen_comm *lc, struct gdx_recv_comm **comm_p)
+{
+	*comm_p = NULL;
+	for (int round = 0; round < GDX_ACCEPT_ROUNDS; round++) {
+		bool full = gdx_listen_take(lc);
+		int ret = gdx_accept_pending(lc, comm_p);
+
+		if (ret || *comm_p || !full)
+			return ret;
+	}
+	return 0;
+}
+
+int gdx_close_listen(struct gdx_listen_comm *lc)
+{
+	if (gdx_live_remove(lc))
+		return -EBADF;
+	for (int i = 0; i < lc->npending; i++)
+		gdx_accept_free(lc->pending[i]);
+	close(lc->fd);
+	lc->kind = GDX_KIND_DEAD;
+	free(lc);
+	return 0;
+}
+
+int gdx_close_send(struct gdx_send_comm *sc)
+{
+	if (gdx_live_remove(sc))
+		return -EBADF;
+	gdx_send_comm_free(sc);
+	return 0;
+}
+
+int gdx_close_recv(struct gdx_recv_comm *rc)
+{
+	if (gdx_live_remove(rc))
+		return -EBADF;
+	gdx_recv_comm_free(rc);
+	return 0;
+}
+
+void gdx_conn_fini(void)
+{
+	while (gdx_connects)
+		gdx_connect_free(gdx_connects);
+	free(gdx_live);
+	gdx_live = NULL;
+	gdx_nlive = gdx_live_cap = 0;
+}

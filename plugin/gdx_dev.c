@@ -1,0 +1,235 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gdx/gdx_dev.h>
+#include <gdx/gdx_hca.h>
+#include <gdx/gdx_log.h>
+#include <gdx/gdx_param.h>
+
+static struct gdx_dev gdx_devs[GDX_MAX_DEVS];
+static int gdx_ndevs;
+static struct gdx_ibctx *gdx_ibctxs;
+static int gdx_nibctxs;
+
+const char *gdx_sysfs_root(void)
+{
+	const char *s = getenv("GDX_SYSFS_ROOT");
+
+	return s && *s ? s : "/sys";
+}
+
+int gdx_dev_speed_mbps(unsigned active_speed, unsigned active_width)
+{
+	int lane, width;
+
+	switch (active_speed) {
+	case 1:   lane = 2500; break;	/* SDR */
+	case 2:   lane = 5000; break;	/* DDR */
+	case 4:   lane = 10000; break;	/* QDR */
+	case 8:   lane = 10000; break;	/* FDR10 */
+	case 16:  lane = 14000; break;	/* FDR */
+	case 32:  lane = 25000; break;	/* EDR */
+	case 64:  lane = 50000; break;	/* HDR */
+	case 128: lane = 100000; break;	/* NDR */
+	case 256: lane = 200000; break;	/* XDR */
+	default:  return 0;
+	}
+	switch (active_width) {
+	case 1:  width = 1; break;
+	case 2:  width = 4; break;
+	case 4:  width = 8; break;
+	case 8:  width = 12; break;
+	case 16: width = 2; break;
+	default: return 0;
+	}
+	return lane * width;
+}
+
+/* The realpath of the device's PCI function, or NULL for a virtual device such
+ * as rxe, whose "device" link is missing or not on the PCI bus. */
+static char *gdx_dev_pci_path(const char *ibdev)
+{
+	char link[PATH_MAX + 32], real[PATH_MAX], subsys[PATH_MAX];
+	const char *base;
+
+	snprintf(link, sizeof(link), "%s/class/infiniband/%s/device", gdx_sysfs_root(), ibdev);
+	if (!realpath(link, real))
+		return NULL;
+	snprintf(link, sizeof(link), "%s/subsystem", real);
+	if (!realpath(link, subsys))
+		return NULL;
+	base = strrchr(subsys, '/');
+	if (!base || strcmp(base, "/pci") != 0)
+		return NULL;
+	return strdup(real);
+}
+
+static int gdx_dev_add_port(struct gdx_ibctx *ib, const char *ibdev, int ib_port,
+			    const struct ibv_port_attr *pa, int nports)
+{
+	struct gdx_dev *d;
+
+	if (gdx_ndevs == GDX_MAX_DEVS) {
+		GDX_WARN("more than %d devices; ignoring %s port %d", GDX_MAX_DEVS, ibdev, ib_port);
+		return 0;
+	}
+	d = &gdx_devs[gdx_ndevs];
+	memset(d, 0, sizeof(*d));
+	snprintf(d->ibdev, sizeof(d->ibdev), "%s", ibdev);
+	if (nports > 1)
+		snprintf(d->name, sizeof(d->name), "%s:%d", ibdev, ib_port);
+	else
+		snprintf(d->name, sizeof(d->name), "%s", ibdev);
+	d->ib_port = ib_port;
+	d->guid = be64toh(ib->attr.sys_image_guid);
+	/* Ports of one ASIC seen through several functions share a guid; NCCL
+	 * takes equal (guid, port) as one physical port, so keep them apart. */
+	d->port = ib_port;
+	for (int i = 0; i < gdx_ndevs; i++)
+		if (gdx_devs[i].guid == d->guid && gdx_devs[i].port >= d->port)
+			d->port = gdx_devs[i].port + 1;
+	d->pci_path = gdx_dev_pci_path(ibdev);
+	d->speed_mbps = gdx_dev_speed_mbps(pa->active_speed, pa->active_width);
+	d->link_layer = pa->link_layer;
+	d->max_qp = ib->attr.max_qp;
+	d->active_mtu = pa->active_mtu;
+	d->lid = pa->lid;
+	d->max_msg_sz = pa->max_msg_sz;
+	d->ib = ib;
+	GDX_INFO(NCCL_INIT | NCCL_NET, "device %d: %s port %d, %s, %d Mbps, pci %s", gdx_ndevs,
+		 ibdev, ib_port, pa->link_layer == IBV_LINK_LAYER_ETHERNET ? "RoCE" : "IB",
+		 d->speed_mbps, d->pci_path ? d->pci_path : "none (virtual device)");
+	gdx_ndevs++;
+	return 1;
+}
+
+/* Adds the device's usable ports; returns how many were added. */
+static int gdx_dev_scan(struct gdx_ibctx *ib, const char *ibdev,
+			const struct gdx_hca_filter *filter, int *seen_ports)
+{
+	int added = 0;
+
+	for (int p = 1; p <= ib->attr.phys_port_cnt; p++) {
+		struct ibv_port_attr pa;
+
+		if (ibv_query_port(ib->ctx, (uint8_t)p, &pa))
+			continue;
+		(*seen_ports)++;
+		if (pa.state != IBV_PORT_ACTIVE)
+			continue;
+		if (pa.link_layer != IBV_LINK_LAYER_ETHERNET &&
+		    pa.link_layer != IBV_LINK_LAYER_INFINIBAND)
+			continue;
+		if (!gdx_hca_filter_match(filter, ibdev, p))
+			continue;
+		added += gdx_dev_add_port(ib, ibdev, p, &pa, ib->attr.phys_port_cnt);
+	}
+	return added;
+}
+
+int gdx_devs_init(void)
+{
+	struct gdx_hca_filter filter;
+	struct ibv_device **list;
+	const char *err;
+	int nlist = 0, seen_ports = 0;
+
+	if (gdx_ndevs)
+		return gdx_ndevs;
+	if (gdx_hca_filter_parse(gdx_params.hca, true, &filter, &err)) {
+		GDX_WARN("NCCL_GDX_HCA=\"%s\" is malformed: %s", gdx_params.hca, err);
+		return -EINVAL;
+	}
+	list = ibv_get_device_list(&nlist);
+	if (!list || nlist == 0) {
+		GDX_WARN("no RDMA device found (ibv_get_device_list: %s); is a verbs provider "
+			 "installed and the kernel driver loaded?",
+			 list ? "empty" : strerror(errno));
+		if (list)
+			ibv_free_device_list(list);
+		return -ENODEV;
+	}
+	gdx_ibctxs = calloc((size_t)nlist, sizeof(*gdx_ibctxs));
+	if (!gdx_ibctxs) {
+		ibv_free_device_list(list);
+		return -ENOMEM;
+	}
+	for (int i = 0; i < nlist; i++) {
+		struct gdx_ibctx *ib = &gdx_ibctxs[gdx_nibctxs];
+		const char *ibdev = ibv_get_device_name(list[i]);
+
+		ib->ctx = ibv_open_device(list[i]);
+		if (!ib->ctx) {
+			GDX_WARN("ibv_open_device(%s) failed: %s; skipping it", ibdev,
+				 strerror(errno));
+			continue;
+		}
+		if (ibv_query_device(ib->ctx, &ib->attr) ||
+		    gdx_dev_scan(ib, ibdev, &filter, &seen_ports) == 0) {
+			ibv_close_device(ib->ctx);
+			ib->ctx = NULL;
+			continue;
+		}
+		pthread_mutex_init(&ib->lock, NULL);
+		gdx_nibctxs++;
+	}
+	ibv_free_device_list(list);
+	if (gdx_ndevs == 0) {
+		GDX_WARN("none of %d RDMA devices (%d ports) has an active port%s%s%s", nlist,
+			 seen_ports, filter.n ? " passing NCCL_GDX_HCA=\"" : "",
+			 filter.n ? gdx_params.hca : "", filter.n ? "\"" : "");
+		gdx_devs_fini();
+		return -ENODEV;
+	}
+	return gdx_ndevs;
+}
+
+void gdx_devs_fini(void)
+{
+	for (int i = 0; i < gdx_ndevs; i++)
+		free(gdx_devs[i].pci_path);
+	gdx_ndevs = 0;
+	for (int i = 0; i < gdx_nibctxs; i++) {
+		struct gdx_ibctx *ib = &gdx_ibctxs[i];
+
+		if (ib->pd && ibv_dealloc_pd(ib->pd))
+			GDX_WARN("ibv_dealloc_pd failed at unload: memory still registered");
+		ibv_close_device(ib->ctx);
+		pthread_mutex_destroy(&ib->lock);
+	}
+	free(gdx_ibctxs);
+	gdx_ibctxs = NULL;
+	gdx_nibctxs = 0;
+}
+
+int gdx_devs_count(void)
+{
+	return gdx_ndevs;
+}
+
+struct gdx_dev *gdx_dev_get(int index)
+{
+	return index >= 0 && index < gdx_ndevs ? &gdx_devs[index] : NULL;
+}
+
+int gdx_dev_pd(struct gdx_dev *dev, struct ibv_pd **pd_p)
+{
+	struct gdx_ibctx *ib = dev->ib;
+	int ret = 0;
+
+	pthread_mutex_lock(&ib->lock);
+	if (!ib->pd) {
+		ib->pd = ibv_alloc_pd(ib->ctx);
+		if (!ib->pd) {
+			ret = errno ? -errno : -ENOMEM;
+			GDX_WARN("ibv_alloc_pd(%s) failed: %s", dev->ibdev, strerror(-ret));
+		}
+	}
+	*pd_p = ib->pd;
+	pthread_mutex_unlock(&ib->lock);
+	return ret;
+}

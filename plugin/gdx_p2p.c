@@ -1,0 +1,436 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The data path. The receiver posts a buffer by RDMA-writing a clear-to-send
+ * entry into the sender's FIFO; the sender, on finding it, RDMA-writes the
+ * bytes straight into that buffer and ends with a WRITE_WITH_IMM whose
+ * immediate is the byte count. Zero-length receives are posted ahead on every
+ * rail to consume the immediates. No allocation, lock or system call here
+ * beyond what the verbs provider itself does.
+ */
+#include <endian.h>
+#include <errno.h>
+#include <string.h>
+
+#include <gdx/gdx_comm.h>
+#include <gdx/gdx_log.h>
+
+/* Receives kept posted per rail; reposted in batches of GDX_RECV_BATCH. */
+#define GDX_RECVS_AHEAD (2 * GDX_MAX_REQUESTS)
+#define GDX_RECV_BATCH 16
+/* One clear-to-send write in this many is signaled so the send queue drains. */
+#define GDX_CTS_SIGNAL_EVERY 16
+/* How often a waiting request looks at the peer's out-of-band socket. */
+#define GDX_LIVENESS_POLLS 1024
+#define GDX_LIVENESS_MS 100
+/* Largest piece of one RDMA WRITE; the port's max_msg_sz may be lower. */
+#define GDX_MAX_WRITE (1ULL << 30)
+#define GDX_MAX_WRITES_PER_RAIL 4
+
+static const char *gdx_comm_dev_name(const struct gdx_comm *c)
+{
+	return gdx_dev_get(c->dev_index)->name;
+}
+
+static struct gdx_request *gdx_req_get(struct gdx_comm *c, bool is_send)
+{
+	for (int i = 0; i < GDX_MAX_REQUESTS; i++) {
+		struct gdx_request *r = &c->reqs[(c->next_req + (uint32_t)i) % GDX_MAX_REQUESTS];
+
+		if (r->state == GDX_REQ_FREE) {
+			c->next_req = (uint32_t)(r - c->reqs + 1) % GDX_MAX_REQUESTS;
+			r->state = GDX_REQ_ACTIVE;
+			r->is_send = is_send;
+			r->pending = 0;
+			r->err = 0;
+			r->size = 0;
+			r->posted = 0;
+			return r;
+		}
+	}
+	GDX_WARN("%s: more than %d requests in flight on one comm (NCCL allows %d)",
+		 gdx_comm_dev_name(c), GDX_MAX_REQUESTS, NCCL_NET_MAX_REQUESTS);
+	return NULL;
+}
+
+static void gdx_comm_fail(struct gdx_comm *c, int err)
+{
+	if (!c->err)
+		c->err = err;
+}
+
+static void gdx_wc_failed(struct gdx_comm *c, int rail, const struct ibv_wc *wc)
+{
+	if (!c->err)
+		GDX_WARN("%s rail %d (%s), peer %s (%s): completion failed: %s (status %d, "
+			 "vendor error 0x%x, qp 0x%x, %s); %s",
+			 gdx_comm_dev_name(c), rail, c->rails[rail].dev->ibdev, c->peer, c->peer_dev,
+			 ibv_wc_status_str(wc->status), wc->status, wc->vendor_err, wc->qp_num,
+			 c->kind == GDX_KIND_SEND ? "send side" : "receive side",
+			 gdx_wc_hint(wc->status));
+	gdx_comm_fail(c, -EREMOTEIO);
+}
+
+static void gdx_recv_imm(struct gdx_recv_comm *rc, int rail, uint32_t imm)
+{
+	struct gdx_expect_ring *ring = &rc->expect[rail];
+	struct gdx_request *req;
+
+	if (ring->head == ring->tail) {
+		GDX_WARN("%s: data arrived on rail %d from %s with no receive posted",
+			 gdx_comm_dev_name(&rc->base), rail, rc->base.peer);
+		gdx_comm_fail(&rc->base, -EPROTO);
+		return;
+	}
+	req = ring->reqs[ring->head++ % GDX_MAX_REQUESTS];
+	rc->recvs_to_post[rail]++;
+	if (imm == GDX_IMM_REFUSED) {
+		GDX_WARN("%s: peer %s refused to send into a %llu-byte receive: its message is "
+			 "larger (see its log for the size)",
+			 gdx_comm_dev_name(&rc->base), rc->base.peer,
+			 (unsigned long long)req->posted);
+		req->err = -EMSGSIZE;
+		gdx_comm_fail(&rc->base, -EMSGSIZE);
+	} else {
+		req->size += imm;
+	}
+	req->pending--;
+}
+
+/* Polls every rail's CQ once; returns how many completions were seen. */
+static int gdx_comm_poll(struct gdx_comm *c)
+{
+	struct ibv_wc wcs[16];
+	int seen = 0;
+
+	for (int r = 0; r < c->nrails; r++) {
+		int n = ibv_poll_cq(c->rails[r].cq, 16, wcs);
+
+		if (n < 0) {
+			GDX_WARN("%s: ibv_poll_cq failed (%d)", gdx_comm_dev_name(c), n);
+			gdx_comm_fail(c, -EIO);
+			return seen;
+		}
+		seen += n;
+		for (int i = 0; i < n; i++) {
+			struct ibv_wc *wc = &wcs[i];
+
+			if (wc->status != IBV_WC_SUCCESS) {
+				gdx_wc_failed(c, r, wc);
+				continue;
+			}
+			if (wc->opcode == IBV_WC_RECV_RDMA_WITH_IMM)
+				gdx_recv_imm((struct gdx_recv_comm *)c, r, be32toh(wc->imm_data));
+			else if (wc->wr_id)
+				((struct gdx_request *)(uintptr_t)wc->wr_id)->pending--;
+			/* else: a signaled clear-to-send write; nothing to account. */
+		}
+		if (c->kind == GDX_KIND_RECV) {
+			struct gdx_recv_comm *rc = (struct gdx_recv_comm *)c;
+
+			if (rc->recvs_to_post[r] >= GDX_RECV_BATCH) {
+				if (gdx_rail_post_recvs(&c->rails[r], (int)rc->recvs_to_post[r]))
+					gdx_comm_fail(c, -EIO);
+				rc->recvs_to_post[r] = 0;
+			}
+		}
+	}
+	return seen;
+}
+
+/* Called while waiting: verbs says nothing when the peer process is simply
+ * gone, but its kernel closes the out-of-band socket. */
+static void gdx_comm_check_peer(struct gdx_comm *c)
+{
+	uint64_t now;
+
+	if (++c->idle_polls % GDX_LIVENESS_POLLS)
+		return;
+	now = gdx_now_ms();
+	if (now - c->last_check_ms < GDX_LIVENESS_MS)
+		return;
+	c->last_check_ms = now;
+	if (gdx_sock_peer_alive(c->sock) == 0)
+		return;
+	/* Anything that arrived before the peer left still counts. */
+	if (gdx_comm_poll(c))
+		return;
+	GDX_WARN("%s: peer %s (%s) closed its connection with requests pending: the peer "
+		 "process exited or closed its comm",
+		 gdx_comm_dev_name(c), c->peer, c->peer_dev);
+	gdx_comm_fail(c, -ECONNRESET);
+}
+
+static bool gdx_mr_covers(const struct gdx_mr *mr, const void *data, uint64_t size)
+{
+	uintptr_t a = (uintptr_t)data;
+
+	return a >= mr->addr && size <= mr->size && a - mr->addr <= mr->size - size;
+}
+
+static int gdx_check_mr(const struct gdx_comm *c, const struct gdx_mr *mr, const void *data,
+			uint64_t size, const char *what)
+{
+	if (!mr || mr->kind != GDX_KIND_MR) {
+		GDX_WARN("%s: %s with an invalid memory handle %p", gdx_comm_dev_name(c), what,
+			 (const void *)mr);
+		return -EINVAL;
+	}
+	if (mr->nrails < c->nrails) {
+		GDX_WARN("%s: %s with a memory handle registered for %d rail(s), comm has %d",
+			 gdx_comm_dev_name(c), what, mr->nrails, c->nrails);
+		return -EINVAL;
+	}
+	if (size && !gdx_mr_covers(mr, data, size)) {
+		GDX_WARN("%s: %s of %llu bytes at %p lies outside its registration [%p, +%llu)",
+			 gdx_comm_dev_name(c), what, (unsigned long long)size, data,
+			 (void *)mr->addr, (unsigned long long)mr->size);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Posts len bytes of data to raddr on one rail, as RDMA WRITEs ending with a
+ * signaled WRITE_WITH_IMM that carries imm. */
+static int gdx_post_rail(struct gdx_comm *c, int rail, struct gdx_request *req, char *data,
+			 uint64_t len, uint32_t lkey, uint64_t raddr, uint32_t rkey, uint32_t imm)
+{
+	struct gdx_rail *r = &c->rails[rail];
+	uint64_t max = r->dev->max_msg_sz && r->dev->max_msg_sz < GDX_MAX_WRITE
+			       ? r->dev->max_msg_sz
+			       : GDX_MAX_WRITE;
+	struct ibv_send_wr wrs[GDX_MAX_WRITES_PER_RAIL], *bad;
+	struct ibv_sge sges[GDX_MAX_WRITES_PER_RAIL];
+	uint64_t off = 0;
+	int n = 0, ret;
+
+	do {
+		uint64_t chunk = len - off < max ? len - off : max;
+		bool last = off + chunk == len;
+
+		if (n == GDX_MAX_WRITES_PER_RAIL)
+			return -EMSGSIZE;
+		sges[n] = (struct ibv_sge){.addr = (uintptr_t)(data + off),
+					   .length = (uint32_t)chunk,
+					   .lkey = lkey};
+		wrs[n] = (struct ibv_send_wr){
+			.wr_id = last && req ? (uintptr_t)req : 0,
+			.sg_list = chunk ? &sges[n] : NULL,
+			.num_sge = chunk ? 1 : 0,
+			.opcode = last ? IBV_WR_RDMA_WRITE_WITH_IMM : IBV_WR_RDMA_WRITE,
+			.send_flags = last ? IBV_SEND_SIGNALED : 0,
+			.imm_data = htobe32(imm),
+			.wr.rdma = {.remote_addr = raddr + off, .rkey = rkey},
+		};
+		if (n)
+			wrs[n - 1].next = &wrs[n];
+		n++;
+		off += chunk;
+	} while (off < len);
+	ret = ibv_post_send(r->qp, wrs, &bad);
+	if (ret) {
+		GDX_WARN("%s: ibv_post_send(qp 0x%x) failed: %s", gdx_comm_dev_name(c),
+			 r->qp->qp_num, strerror(ret));
+		return -ret;
+	}
+	if (req)
+		req->pending++;
+	return 0;
+}
+
+/* The message does not fit the receive: tell the receiver, whose request
+ * would otherwise wait forever, and fail. */
+static int gdx_send_refuse(struct gdx_send_comm *sc, uint64_t size, uint64_t posted)
+{
+	struct gdx_comm *c = &sc->base;
+
+	GDX_WARN("%s: send of %llu bytes to %s is larger than the receive posted there "
+		 "(%llu bytes): the two ranks disagree on the message size",
+		 gdx_comm_dev_name(c), (unsigned long long)size, c->peer,
+		 (unsigned long long)posted);
+	gdx_post_rail(c, 0, NULL, NULL, 0, 0, 0, 0, GDX_IMM_REFUSED);
+	gdx_comm_fail(c, -EMSGSIZE);
+	return -EMSGSIZE;
+}
+
+int gdx_isend(struct gdx_send_comm *sc, void *data, uint64_t size, int tag, struct gdx_mr *mr,
+	      struct gdx_request **req_p)
+{
+	struct gdx_comm *c = &sc->base;
+	struct gdx_cts *slot = &sc->fifo[sc->head % GDX_MAX_REQUESTS];
+	struct gdx_request *req;
+	uint64_t raddr, posted;
+	uint32_t mask;
+	int ret;
+
+	*req_p = NULL;
+	if (c->err)
+		return c->err;
+	ret = gdx_check_mr(c, mr, data, size, "isend");
+	if (ret)
+		return ret;
+	if (le32toh(__atomic_load_n(&slot->seq, __ATOMIC_ACQUIRE)) != (uint32_t)(sc->head + 1)) {
+		/* No clear-to-send yet: NCCL calls again. Keep completions moving. */
+		if (!gdx_comm_poll(c))
+			gdx_comm_check_peer(c);
+		return c->err;
+	}
+	c->idle_polls = 0;
+	raddr = le64toh(slot->addr);
+	posted = le64toh(slot->size);
+	mask = le32toh(slot->rail_mask);
+	(void)tag;	/* matching is by order; NCCL's tags only pick among grouped receives */
+	if (size > posted) {
+		sc->head++;
+		return gdx_send_refuse(sc, size, posted);
+	}
+	req = gdx_req_get(c, true);
+	if (!req)
+		return -ENOSPC;
+	sc->head++;
+	req->size = size;
+	if (mask != 1u || size > UINT32_MAX - 1) {
+		GDX_WARN("%s: clear-to-send from %s is malformed (rails 0x%x, size %llu)",
+			 gdx_comm_dev_name(c), c->peer, mask, (unsigned long long)posted);
+		req->state = GDX_REQ_FREE;
+		gdx_comm_fail(c, -EPROTO);
+		return -EPROTO;
+	}
+	ret = gdx_post_rail(c, 0, req, data, size, mr->mrs[0]->lkey, raddr,
+			    le32toh(slot->rkeys[0]), (uint32_t)size);
+	if (ret) {
+		req->state = GDX_REQ_FREE;
+		gdx_comm_fail(c, ret);
+		return ret;
+	}
+	*req_p = req;
+	return 0;
+}
+
+static int gdx_post_cts(struct gdx_recv_comm *rc, struct gdx_cts *cts, uint64_t seq)
+{
+	struct gdx_rail *r = &rc->base.rails[0];
+	struct ibv_sge sge = {.addr = (uintptr_t)cts, .length = sizeof(*cts),
+			      .lkey = rc->cts_mr->lkey};
+	struct ibv_send_wr wr = {
+		.wr_id = 0,
+		.sg_list = &sge,
+		.num_sge = 1,
+		.opcode = IBV_WR_RDMA_WRITE,
+		.wr.rdma = {.remote_addr = rc->remote_fifo +
+					   (seq % GDX_MAX_REQUESTS) * sizeof(struct gdx_cts),
+			    .rkey = rc->remote_fifo_rkey},
+	}, *bad;
+	int ret;
+
+	if (r->max_inline >= sizeof(*cts))
+		wr.send_flags |= IBV_SEND_INLINE;
+	if (++rc->cts_unsignaled == GDX_CTS_SIGNAL_EVERY) {
+		wr.send_flags |= IBV_SEND_SIGNALED;
+		rc->cts_unsignaled = 0;
+	}
+	ret = ibv_post_send(r->qp, &wr, &bad);
+	if (ret) {
+		GDX_WARN("%s: ibv_post_send(clear-to-send, qp 0x%x) failed: %s",
+			 gdx_comm_dev_name(&rc->base), r->qp->qp_num, strerror(ret));
+		return -ret;
+	}
+	return 0;
+}
+
+int gdx_irecv(struct gdx_recv_comm *rc, int n, void **data, const uint64_t *sizes,
+	      const int *tags, struct gdx_mr **mrs, struct gdx_request **req_p)
+{
+	struct gdx_comm *c = &rc->base;
+	struct gdx_cts *cts;
+	struct gdx_request *req;
+	struct gdx_expect_ring *ring = &rc->expect[0];
+	int ret;
+
+	*req_p = NULL;
+	if (c->err)
+		return c->err;
+	if (n != 1) {
+		GDX_WARN("%s: irecv of %d buffers; this device reports maxRecvs 1",
+			 gdx_comm_dev_name(c), n);
+		return -EINVAL;
+	}
+	ret = gdx_check_mr(c, mrs[0], data[0], sizes[0], "irecv");
+	if (ret)
+		return ret;
+	req = gdx_req_get(c, false);
+	if (!req)
+		return -ENOSPC;
+	req->posted = sizes[0];
+	cts = &rc->cts[rc->tail % GDX_MAX_REQUESTS];
+	memset(cts, 0, sizeof(*cts));
+	cts->addr = htole64((uintptr_t)data[0]);
+	cts->size = htole64(sizes[0]);
+	cts->rkeys[0] = htole32(mrs[0]->mrs[0]->rkey);
+	cts->rail_mask = htole32(1);
+	cts->tag = htole32((uint32_t)tags[0]);
+	cts->seq = htole32((uint32_t)(rc->tail + 1));
+	ret = gdx_post_cts(rc, cts, rc->tail);
+	if (ret) {
+		req->state = GDX_REQ_FREE;
+		gdx_comm_fail(c, ret);
+		return ret;
+	}
+	rc->tail++;
+	ring->reqs[ring->tail++ % GDX_MAX_REQUESTS] = req;
+	req->pending = 1;
+	*req_p = req;
+	return 0;
+}
+
+int gdx_iflush(struct gdx_recv_comm *rc, int n, void **data, const int *sizes,
+	       struct gdx_mr **mrs, struct gdx_request **req_p)
+{
+	(void)data;
+	(void)sizes;
+	(void)mrs;
+	(void)n;
+	*req_p = NULL;
+	/* Host memory is coherent once the completion is seen: nothing to flush. */
+	return rc->base.err;
+}
+
+int gdx_test(struct gdx_request *req, int *done_p, uint64_t *size_p)
+{
+	struct gdx_comm *c = req->comm;
+	int err;
+
+	if (req->state != GDX_REQ_ACTIVE) {
+		GDX_WARN("test of request %p, which is not in flight (already completed?)",
+			 (void *)req);
+		return -EINVAL;
+	}
+	*done_p = 0;
+	if (req->pending > 0 && !req->err && !c->err) {
+		if (gdx_comm_poll(c))
+			c->idle_polls = 0;
+		else
+			gdx_comm_check_peer(c);
+	}
+	err = req->err ? req->err : (req->pending > 0 ? c->err : 0);
+	if (err) {
+		req->state = GDX_REQ_FREE;
+		return err;
+	}
+	if (req->pending > 0)
+		return 0;
+	*done_p = 1;
+	*size_p = req->size;
+	req->state = GDX_REQ_FREE;
+	return 0;
+}
+
+int gdx_recv_comm_start(struct gdx_recv_comm *rc)
+{
+	for (int r = 0; r < rc->base.nrails; r++) {
+		int ret = gdx_rail_post_recvs(&rc->base.rails[r], GDX_RECVS_AHEAD);
+
+		if (ret)
+			return ret;
+	}
+	return 0;
+}

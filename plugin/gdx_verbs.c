@@ -1,0 +1,250 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include <gdx/gdx_gid.h>
+#include <gdx/gdx_log.h>
+#include <gdx/gdx_param.h>
+#include <gdx/gdx_verbs.h>
+
+/* A CTS entry is 64 bytes; inlining it saves the NIC a DMA read. */
+#define GDX_INLINE_WANT 64
+
+static int gdx_rail_pick_gid(struct gdx_rail *r)
+{
+	struct gdx_dev *dev = r->dev;
+	struct gdx_gid_entry table[GDX_GID_TABLE_MAX];
+	int n, best;
+
+	if (dev->link_layer == IBV_LINK_LAYER_INFINIBAND) {
+		r->gid_index = gdx_params.gid_index >= 0 ? gdx_params.gid_index : 0;
+	} else if (gdx_params.gid_index >= 0) {
+		r->gid_index = gdx_params.gid_index;
+	} else {
+		n = gdx_gid_read_table(gdx_sysfs_root(), dev->ibdev, dev->ib_port, table,
+				       GDX_GID_TABLE_MAX);
+		best = n > 0 ? gdx_gid_choose(table, n, gdx_params.addr_family,
+					      gdx_params.roce_version)
+			     : -1;
+		if (best < 0) {
+			GDX_WARN("%s port %d has no usable RoCE GID (is an IP address configured "
+				 "on its netdev?); set NCCL_GDX_GID_INDEX to force one",
+				 dev->ibdev, dev->ib_port);
+			return -EADDRNOTAVAIL;
+		}
+		r->gid_index = table[best].index;
+	}
+	if (ibv_query_gid(dev->ib->ctx, (uint8_t)dev->ib_port, r->gid_index, &r->gid)) {
+		GDX_WARN("ibv_query_gid(%s port %d index %d) failed: %s", dev->ibdev, dev->ib_port,
+			 r->gid_index, strerror(errno));
+		return -EINVAL;
+	}
+	if (dev->link_layer == IBV_LINK_LAYER_ETHERNET && gdx_gid_is_zero(r->gid.raw)) {
+		GDX_WARN("%s port %d GID index %d is empty", dev->ibdev, dev->ib_port,
+			 r->gid_index);
+		return -EADDRNOTAVAIL;
+	}
+	return 0;
+}
+
+static int gdx_rail_qp_create(struct gdx_rail *r, uint32_t max_send_wr, uint32_t max_recv_wr)
+{
+	struct ibv_qp_init_attr ia = {
+		.send_cq = r->cq,
+		.recv_cq = r->cq,
+		.qp_type = IBV_QPT_RC,
+		.cap = {.max_send_wr = max_send_wr, .max_recv_wr = max_recv_wr,
+			.max_send_sge = 1, .max_recv_sge = 1, .max_inline_data = GDX_INLINE_WANT},
+	};
+
+	r->qp = ibv_create_qp(r->pd, &ia);
+	if (!r->qp) {
+		/* Some devices cannot inline; the CTS then goes by DMA. */
+		ia.cap.max_inline_data = 0;
+		r->qp = ibv_create_qp(r->pd, &ia);
+	}
+	if (!r->qp)
+		return errno ? -errno : -ENOMEM;
+	r->max_inline = ia.cap.max_inline_data;
+	return 0;
+}
+
+int gdx_rail_create(struct gdx_rail *r, struct gdx_dev *dev, uint32_t max_send_wr,
+		    uint32_t max_recv_wr)
+{
+	struct ibv_qp_attr attr = {
+		.qp_state = IBV_QPS_INIT,
+		.pkey_index = 0,
+		.port_num = (uint8_t)dev->ib_port,
+		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ,
+	};
+	int ret;
+
+	memset(r, 0, sizeof(*r));
+	r->dev = dev;
+	ret = gdx_dev_pd(dev, &r->pd);
+	if (ret)
+		return ret;
+	ret = gdx_rail_pick_gid(r);
+	if (ret)
+		return ret;
+	r->cq = ibv_create_cq(dev->ib->ctx, (int)(max_send_wr + max_recv_wr), NULL, NULL, 0);
+	if (!r->cq) {
+		ret = errno ? -errno : -ENOMEM;
+		GDX_WARN("ibv_create_cq(%s) failed: %s", dev->ibdev, strerror(-ret));
+		return ret;
+	}
+	ret = gdx_rail_qp_create(r, max_send_wr, max_recv_wr);
+	if (ret) {
+		GDX_WARN("ibv_create_qp(%s) failed: %s", dev->ibdev, strerror(-ret));
+		goto err_cq;
+	}
+	ret = ibv_modify_qp(r->qp, &attr,
+			    IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+	if (ret) {
+		GDX_WARN("ibv_modify_qp(%s qp 0x%x, INIT) failed: %s", dev->ibdev, r->qp->qp_num,
+			 strerror(ret));
+		ret = -ret;
+		goto err_qp;
+	}
+	if (getrandom(&r->psn, sizeof(r->psn), 0) != sizeof(r->psn))
+		r->psn = (uint32_t)random();
+	r->psn &= 0xffffff;
+	return 0;
+
+err_qp:
+	ibv_destroy_qp(r->qp);
+err_cq:
+	ibv_destroy_cq(r->cq);
+	memset(r, 0, sizeof(*r));
+	return ret;
+}
+
+void gdx_rail_local(const struct gdx_rail *r, struct gdx_wire_rail *out)
+{
+	memset(out, 0, sizeof(*out));
+	memcpy(out->gid, r->gid.raw, sizeof(out->gid));
+	out->qpn = r->qp->qp_num;
+	out->psn = r->psn;
+	out->lid = r->dev->lid;
+	out->link_layer = (uint8_t)r->dev->link_layer;
+	out->mtu = (uint8_t)r->dev->active_mtu;
+}
+
+int gdx_rail_connect(struct gdx_rail *r, const struct gdx_wire_rail *remote)
+{
+	struct gdx_dev *dev = r->dev;
+	struct ibv_qp_attr attr;
+	int ret;
+
+	if (remote->link_layer != dev->link_layer) {
+		GDX_WARN("%s is %s but the peer's rail is %s: both ends must use one link layer",
+			 dev->ibdev, dev->link_layer == IBV_LINK_LAYER_ETHERNET ? "RoCE" : "IB",
+			 remote->link_layer == IBV_LINK_LAYER_ETHERNET ? "RoCE" : "IB");
+		return -EPROTO;
+	}
+	r->path_mtu = remote->mtu < dev->active_mtu ? (enum ibv_mtu)remote->mtu : dev->active_mtu;
+	memset(&attr, 0, sizeof(attr));
+	attr.qp_state = IBV_QPS_RTR;
+	attr.path_mtu = r->path_mtu;
+	attr.dest_qp_num = remote->qpn;
+	attr.rq_psn = remote->psn;
+	attr.max_dest_rd_atomic = 1;
+	attr.min_rnr_timer = 12;
+	attr.ah_attr.port_num = (uint8_t)dev->ib_port;
+	attr.ah_attr.sl = (uint8_t)gdx_params.sl;
+	if (dev->link_layer == IBV_LINK_LAYER_ETHERNET) {
+		attr.ah_attr.is_global = 1;
+		memcpy(attr.ah_attr.grh.dgid.raw, remote->gid, 16);
+		attr.ah_attr.grh.sgid_index = (uint8_t)r->gid_index;
+		attr.ah_attr.grh.hop_limit = 255;
+		attr.ah_attr.grh.traffic_class = (uint8_t)gdx_params.tc;
+	} else {
+		attr.ah_attr.dlid = remote->lid;
+	}
+	ret = ibv_modify_qp(r->qp, &attr,
+			    IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+				    IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+				    IBV_QP_MIN_RNR_TIMER);
+	if (ret) {
+		GDX_WARN("ibv_modify_qp(%s qp 0x%x, RTR to qp 0x%x) failed: %s; check the GID "
+			 "index (%d) and that the peer is reachable",
+			 dev->ibdev, r->qp->qp_num, remote->qpn, strerror(ret), r->gid_index);
+		return -ret;
+	}
+	memset(&attr, 0, sizeof(attr));
+	attr.qp_state = IBV_QPS_RTS;
+	attr.sq_psn = r->psn;
+	attr.timeout = (uint8_t)gdx_params.timeout;
+	attr.retry_cnt = (uint8_t)gdx_params.retry_cnt;
+	/* Receives are always posted ahead, so RNR means a broken peer: end too. */
+	attr.rnr_retry = 6;
+	attr.max_rd_atomic = 1;
+	ret = ibv_modify_qp(r->qp, &attr,
+			    IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+				    IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
+	if (ret) {
+		GDX_WARN("ibv_modify_qp(%s qp 0x%x, RTS) failed: %s", dev->ibdev, r->qp->qp_num,
+			 strerror(ret));
+		return -ret;
+	}
+	return 0;
+}
+
+void gdx_rail_destroy(struct gdx_rail *r)
+{
+	if (r->qp && ibv_destroy_qp(r->qp))
+		GDX_WARN("ibv_destroy_qp(%s) failed", r->dev->ibdev);
+	if (r->cq && ibv_destroy_cq(r->cq))
+		GDX_WARN("ibv_destroy_cq(%s) failed", r->dev->ibdev);
+	memset(r, 0, sizeof(*r));
+}
+
+int gdx_rail_post_recvs(struct gdx_rail *r, int n)
+{
+	struct ibv_recv_wr wrs[64], *bad;
+	int ret;
+
+	while (n > 0) {
+		int k = n < 64 ? n : 64;
+
+		for (int i = 0; i < k; i++) {
+			wrs[i] = (struct ibv_recv_wr){.wr_id = 0, .sg_list = NULL, .num_sge = 0};
+			wrs[i].next = i + 1 < k ? &wrs[i + 1] : NULL;
+		}
+		ret = ibv_post_recv(r->qp, wrs, &bad);
+		if (ret) {
+			GDX_WARN("ibv_post_recv(%s qp 0x%x) failed: %s", r->dev->ibdev,
+				 r->qp->qp_num, strerror(ret));
+			return -ret;
+		}
+		n -= k;
+	}
+	return 0;
+}
+
+const char *gdx_wc_hint(enum ibv_wc_status status)
+{
+	switch (status) {
+	case IBV_WC_RETRY_EXC_ERR:
+		return "the peer did not answer: check the GID index and routing between the "
+		       "two ports, that the peer is alive, and NCCL_GDX_TIMEOUT";
+	case IBV_WC_RNR_RETRY_EXC_ERR:
+		return "the peer posted no receive: it is stuck or gone";
+	case IBV_WC_LOC_PROT_ERR:
+		return "local protection error: a buffer outside its registration, or for GPU "
+		       "memory an ACS bridge or translating IOMMU on the PCIe path";
+	case IBV_WC_REM_ACCESS_ERR:
+		return "the peer's buffer key or range was refused: a registration mismatch";
+	case IBV_WC_REM_INV_REQ_ERR:
+		return "the peer refused the request: sizes or keys out of range";
+	case IBV_WC_WR_FLUSH_ERR:
+		return "the QP had already failed; an earlier completion holds the cause";
+	case IBV_WC_LOC_LEN_ERR:
+		return "message longer than the posted receive";
+	default:
+		return "see ibv_wc_status_str";
+	}
+}
