@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: MIT */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gdx_pair.h"
+#include "gdx_test.h"
+
+double gdx_now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+void gdx_pair_connect(const ncclNet_v7_t *net, int listen_dev, int connect_dev,
+		      struct gdx_pair *p)
+{
+	char handle[NCCL_NET_HANDLE_MAXSIZE];
+	ncclNetDeviceHandle_v7_t *dev_send = NULL;
+	double start = gdx_now_s();
+
+	memset(p, 0, sizeof(*p));
+	memset(handle, 0, sizeof(handle));
+	p->net = net;
+	ASSERT_EQ(net->listen(listen_dev, handle, &p->listen), ncclSuccess);
+	ASSERT(p->listen != NULL);
+	/* Both ends from this one thread, neither waiting for the other. */
+	while (!p->send || !p->recv) {
+		if (!p->send)
+			ASSERT_EQ(net->connect(connect_dev, handle, &p->send, &dev_send),
+				  ncclSuccess);
+		if (!p->recv)
+			ASSERT_EQ(net->accept(p->listen, &p->recv, NULL), ncclSuccess);
+		if (gdx_now_s() - start > 20)
+			gdx_test_fail(__FILE__, __LINE__, "connect/accept did not finish in 20 s");
+	}
+	ASSERT(dev_send == NULL);
+}
+
+void gdx_pair_close(struct gdx_pair *p)
+{
+	ASSERT_EQ(p->net->closeSend(p->send), ncclSuccess);
+	ASSERT_EQ(p->net->closeRecv(p->recv), ncclSuccess);
+	ASSERT_EQ(p->net->closeListen(p->listen), ncclSuccess);
+}
+
+void gdx_buf_alloc(const ncclNet_v7_t *net, void *comm, size_t size, size_t offset,
+		   struct gdx_buf *b)
+{
+	size_t reg = size ? size : 1;
+
+	b->alloc = malloc(reg + offset + 64);
+	ASSERT(b->alloc != NULL);
+	b->mem = b->alloc + offset;
+	b->size = size;
+	memset(b->alloc, 0x5a, reg + offset + 64);
+	ASSERT_EQ(net->regMr(comm, b->mem, (int)reg, NCCL_PTR_HOST, &b->mh), ncclSuccess);
+}
+
+void gdx_buf_free(const ncclNet_v7_t *net, void *comm, struct gdx_buf *b)
+{
+	ASSERT_EQ(net->deregMr(comm, b->mh), ncclSuccess);
+	free(b->alloc);
+}
+
+void gdx_fill(char *p, size_t n, uint32_t seed)
+{
+	uint32_t x = seed * 2654435761u + 1;
+
+	for (size_t i = 0; i < n; i++) {
+		x ^= x << 13;
+		x ^= x >> 17;
+		x ^= x << 5;
+		p[i] = (char)(x >> 24);
+	}
+}
+
+long gdx_check(const char *p, size_t n, uint32_t seed)
+{
+	uint32_t x = seed * 2654435761u + 1;
+
+	for (size_t i = 0; i < n; i++) {
+		x ^= x << 13;
+		x ^= x >> 17;
+		x ^= x << 5;
+		if (p[i] != (char)(x >> 24))
+			return (long)i;
+	}
+	return -1;
+}
+
+ncclResult_t gdx_wait(const ncclNet_v7_t *net, void *req, int *size, double timeout_s)
+{
+	double start = gdx_now_s();
+	int done = 0;
+
+	while (!done) {
+		ncclResult_t r = net->test(req, &done, size);
+
+		if (r != ncclSuccess)
+			return r;
+		if (gdx_now_s() - start > timeout_s)
+			gdx_test_fail(__FILE__, __LINE__, "request %p not done after %.0f s", req,
+				      timeout_s);
+	}
+	return ncclSuccess;
+}
+
+void gdx_transfer(struct gdx_pair *p, size_t send_size, size_t recv_size, size_t offset,
+		  uint32_t seed)
+{
+	const ncclNet_v7_t *n = p->net;
+	struct gdx_buf s, r;
+	void *sreq = NULL, *rreq = NULL;
+	int tag = 7, rsize = (int)recv_size, got = -1, sent = -1;
+	void *data = NULL;
+	double start;
+	long bad;
+
+	gdx_buf_alloc(n, p->send, send_size, offset, &s);
+	gdx_buf_alloc(n, p->recv, recv_size, offset + 1, &r);
+	gdx_fill(s.mem, send_size, seed);
+	data = r.mem;
+	ASSERT_EQ(n->irecv(p->recv, 1, &data, &rsize, &tag, &r.mh, &rreq), ncclSuccess);
+	ASSERT(rreq != NULL);
+	start = gdx_now_s();
+	while (!sreq) {
+		ASSERT_EQ(n->isend(p->send, s.mem, (int)send_size, tag, s.mh, &sreq), ncclSuccess);
+		if (gdx_now_s() - start > 20)
+			gdx_test_fail(__FILE__, __LINE__, "no clear-to-send after 20 s");
+	}
+	ASSERT_EQ(gdx_wait(n, sreq, &sent, 60), ncclSuccess);
+	ASSERT_EQ(gdx_wait(n, rreq, &got, 60), ncclSuccess);
+	ASSERT_EQ(sent, (int)send_size);
+	ASSERT_EQ(got, (int)send_size);
+	bad = gdx_check(r.mem, send_size, seed);
+	if (bad >= 0)
+		gdx_test_fail(__FILE__, __LINE__, "%zu-byte transfer: byte %ld differs", send_size,
+			      bad);
+	/* Nothing written past what was sent. */
+	for (size_t i = send_size; i < recv_size + 64 && i < send_size + 64; i++)
+		if (r.mem[i] != 0x5a)
+			gdx_test_fail(__FILE__, __LINE__, "byte %zu past a %zu-byte message written",
+				      i, send_size);
+	gdx_buf_free(n, p->send, &s);
+	gdx_buf_free(n, p->recv, &r);
+}

@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Helpers for tests that move bytes through the plugin's NCCL table: connect a
+ * send/receive pair from one thread (as NCCL's loopback probe does), register
+ * buffers, transfer with byte-by-byte verification.
+ */
+#ifndef GDX_PAIR_H
+#define GDX_PAIR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <nccl/net.h>
+
+struct gdx_pair {
+	const ncclNet_v7_t *net;
+	void *listen;
+	void *send;	/* on connect_dev */
+	void *recv;	/* on listen_dev */
+};
+
+struct gdx_buf {
+	char *alloc;
+	char *mem;	/* alloc + offset: deliberately unaligned when asked */
+	size_t size;
+	void *mh;
+};
+
+/* Connects within timeout_s or fails the test. */
+void gdx_pair_connect(const ncclNet_v7_t *net, int listen_dev, int connect_dev,
+		      struct gdx_pair *p);
+void gdx_pair_close(struct gdx_pair *p);
+
+/* Allocates size bytes at the given misalignment and registers them on comm. */
+void gdx_buf_alloc(const ncclNet_v7_t *net, void *comm, size_t size, size_t offset,
+		   struct gdx_buf *b);
+void gdx_buf_free(const ncclNet_v7_t *net, void *comm, struct gdx_buf *b);
+
+/* A pattern no two (seed, offset) pairs share in practice. */
+void gdx_fill(char *p, size_t n, uint32_t seed);
+/* Index of the first byte that differs from the pattern, or -1. */
+long gdx_check(const char *p, size_t n, uint32_t seed);
+
+/* Waits for a request; returns the final result (done or error) and the size. */
+ncclResult_t gdx_wait(const ncclNet_v7_t *net, void *req, int *size, double timeout_s);
+
+/* Posts a receive of recv_size and a send of send_size through p, waits for
+ * both, and checks every byte that arrived plus a canary after it. */
+void gdx_transfer(struct gdx_pair *p, size_t send_size, size_t recv_size, size_t offset,
+		  uint32_t seed);
+
+double gdx_now_s(void);
+
+#endif

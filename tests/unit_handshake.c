@@ -1,0 +1,286 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The out-of-band handshake against clients that are not a peer: garbage,
+ * truncated or mismatched hellos, silence, port probes. Each is refused and
+ * logged, accept never blocks, and the listener keeps serving. Runs on
+ * loopback with no RDMA device: nothing here reaches the verbs layer.
+ */
+#include <arpa/inet.h>
+#include <endian.h>
+#include <errno.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <gdx/gdx_comm.h>
+#include <gdx/gdx_log.h>
+#include <gdx/gdx_param.h>
+
+#include "gdx_plugin_loader.h"
+#include "gdx_test.h"
+
+struct listener {
+	struct gdx_handle handle;
+	struct gdx_listen_comm *lc;
+	struct sockaddr_in addr;
+};
+
+static void listener_open(struct listener *l)
+{
+	setenv("NCCL_GDX_SOCKET_IFNAME", "lo", 1);
+	gdx_log_set(gdx_test_logger);
+	ASSERT_EQ(gdx_params_load(), 0);
+	ASSERT_EQ(gdx_listen(0, &l->handle, &l->lc), 0);
+	memset(&l->addr, 0, sizeof(l->addr));
+	l->addr.sin_family = AF_INET;
+	l->addr.sin_port = l->handle.port;
+	memcpy(&l->addr.sin_addr, l->handle.addr, 4);
+	ASSERT_EQ(l->addr.sin_addr.s_addr, htonl(INADDR_LOOPBACK));
+}
+
+static int client_connect(const struct listener *l)
+{
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	ASSERT(fd >= 0);
+	ASSERT_EQ(connect(fd, (const struct sockaddr *)&l->addr, sizeof(l->addr)), 0);
+	return fd;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Calls accept until a WARN appears or the time is up; every call must return
+ * at once and give no comm. */
+static void accept_until_warned(struct listener *l, double limit_s)
+{
+	double start = now_s();
+
+	while (gdx_test_warning_count() == 0 && now_s() - start < limit_s) {
+		struct gdx_recv_comm *rc = (void *)1;
+		double t0 = now_s();
+
+		ASSERT_EQ(gdx_accept(l->lc, &rc), 0);
+		ASSERT(rc == NULL);
+		ASSERT(now_s() - t0 < 0.05);
+		usleep(1000);
+	}
+}
+
+/* The listener closed the connection: the client sees EOF (after whatever the
+ * listener said). */
+static ssize_t client_read_all(int fd, void *buf, size_t len)
+{
+	struct pollfd p = {.fd = fd, .events = POLLIN};
+	size_t got = 0;
+
+	while (got < len && poll(&p, 1, 2000) > 0) {
+		ssize_t n = read(fd, (char *)buf + got, len - got);
+
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	return (ssize_t)got;
+}
+
+static void test_garbage_is_refused(void)
+{
+	struct listener l;
+	uint8_t junk[64];
+	int fd;
+
+	listener_open(&l);
+	for (size_t i = 0; i < sizeof(junk); i++)
+		junk[i] = (uint8_t)(i * 37 + 11);
+	fd = client_connect(&l);
+	ASSERT_EQ(write(fd, junk, sizeof(junk)), (ssize_t)sizeof(junk));
+	accept_until_warned(&l, 2);
+	ASSERT_EQ(gdx_test_warning_count(), 1);
+	ASSERT_STR_CONTAINS(gdx_test_warnings(), "refused connection from 127.0.0.1");
+	ASSERT_EQ(l.lc->npending, 0);
+	close(fd);
+	ASSERT_EQ(gdx_close_listen(l.lc), 0);
+}
+
+static void test_wrong_version_names_both(void)
+{
+	struct listener l;
+	struct gdx_wire_hello h, reply;
+	int fd;
+
+	listener_open(&l);
+	gdx_wire_hello_pack(&h, le64toh(l.handle.nonce));
+	h.version = htole32(7);
+	fd = client_connect(&l);
+	ASSERT_EQ(write(fd, &h, sizeof(h)), (ssize_t)sizeof(h));
+	accept_until_warned(&l, 2);
+	ASSERT_STR_CONTAINS(gdx_test_warnings(), "version 7");
+	ASSERT_STR_CONTAINS(gdx_test_warnings(), "version 1");
+	/* The listener said who it is before closing, so the peer can name both. */
+	ASSERT_EQ(client_read_all(fd, &reply, sizeof(reply)), (ssize_t)sizeof(reply));
+	ASSERT_EQ(le32toh(reply.version), GDX_WIRE_VERSION);
+	ASSERT_EQ(le64toh(reply.magic), GDX_WIRE_MAGIC);
+	close(fd);
+	ASSERT_EQ(gdx_close_listen(l.lc), 0);
+}
+
+static void test_truncated_hello(void)
+{
+	struct listener l;
+	struct gdx_wire_hello h;
+	int fd;
+
+	listener_open(&l);
+	gdx_wire_hello_pack(&h, le64toh(l.handle.nonce));
+	fd = client_connect(&l);
+	ASSERT_EQ(write(fd, &h, 10), 10);
+	close(fd);
+	accept_until_warned(&l, 2);
+	ASSERT_STR_CONTAINS(gdx_test_warnings(), "after 10 of 24 bytes");
+	ASSERT_EQ(l.lc->npending, 0);
+	ASSERT_EQ(gdx_close_listen(l.lc), 0);
+}
+
+static void test_oversized_length_and_wrong_nonce(void)
+{
+	struct listener l;
+	struct gdx_wire_hello h;
+	int fd;
+
+	listener_open(&l);
+	gdx_wire_hello_pack(&h, le64toh(l.handle.nonce));
+	h.meta_len = htole32(0xfffffff0u);
+	fd = client_connect(&l);
+	ASSERT_EQ(write(fd, &h, sizeof(h)), (ssize_t)sizeof(h));
+	accept_until_warned(&l, 2);
+	ASSERT_STR_CONTAINS(gdx_test_warnings(), "4294967280 bytes of metadata");
+	close(fd);
+	gdx_test_log_clear();
+	gdx_wire_hello_pack(&h, le64toh(l.handle.nonce) + 1);
+	fd = client_connect(&l);
+	ASSERT_EQ(write(fd, &h, sizeof(h)), (ssize_t)sizeof(h));
+	accept_until_warned(&l, 2);
+	ASSERT_STR_CONTAINS(gdx_test_warnings(), "stale handle");
+	close(fd);
+	ASSERT_EQ(gdx_close_listen(l.lc), 0);
+}
+
+static void test_silent_connection_times_out(void)
+{
+	struct listener l;
+	int fd;
+
+	setenv("NCCL_GDX_HANDSHAKE_TIMEOUT_MS", "300", 1);
+	listener_open(&l);
+	fd = client_connect(&l);
+	accept_until_warned(&l, 0.1);
+	ASSERT_EQ(gdx_test_warning_count(), 0);
+	ASSERT_EQ(l.lc->npending, 1);
+	accept_until_warned(&l, 3);
+	ASSERT_STR_CONTAINS(gdx_test_warnings(), "no handshake within 300 ms");
+	ASSERT_EQ(l.lc->npending, 0);
+	close(fd);
+	ASSERT_EQ(gdx_close_listen(l.lc), 0);
+}
+
+static void test_port_probe_is_quiet(void)
+{
+	struct listener l;
+
+	listener_open(&l);
+	for (int i = 0; i < 100; i++)
+		close(client_connect(&l));
+	for (int i = 0; i < 50; i++) {
+		struct gdx_recv_comm *rc;
+
+		ASSERT_EQ(gdx_accept(l.lc, &rc), 0);
+		if (i > 2 && l.lc->npending == 0)
+			break;
+		usleep(2000);
+	}
+	ASSERT_EQ(l.lc->npending, 0);
+	ASSERT_EQ(gdx_test_warning_count(), 0);
+	ASSERT_STR_CONTAINS(gdx_test_infos(), "closed before any byte");
+	ASSERT_EQ(gdx_close_listen(l.lc), 0);
+}
+
+static void test_flood_is_bounded(void)
+{
+	enum { N = GDX_MAX_PENDING_ACCEPTS + 8 };
+	struct listener l;
+	struct gdx_recv_comm *rc;
+	int fds[N];
+
+	setenv("NCCL_GDX_HANDSHAKE_TIMEOUT_MS", "200", 1);
+	listener_open(&l);
+	for (int i = 0; i < N; i++)
+		fds[i] = client_connect(&l);
+	usleep(20000);
+	ASSERT_EQ(gdx_accept(l.lc, &rc), 0);
+	/* At most GDX_MAX_PENDING_ACCEPTS are held; the rest wait in the backlog. */
+	ASSERT_EQ(l.lc->npending, GDX_MAX_PENDING_ACCEPTS);
+	usleep(300000);
+	ASSERT_EQ(gdx_accept(l.lc, &rc), 0);
+	ASSERT_EQ(l.lc->npending, 8);
+	ASSERT_EQ(gdx_test_warning_count(), GDX_MAX_PENDING_ACCEPTS);
+	/* Closing with handshakes pending frees them. */
+	ASSERT_EQ(gdx_close_listen(l.lc), 0);
+	for (int i = 0; i < N; i++)
+		close(fds[i]);
+}
+
+static void test_connect_refuses_foreign_handle(void)
+{
+	struct listener l;
+	struct gdx_handle h;
+	struct gdx_send_comm *sc = (void *)1;
+
+	listener_open(&l);
+	h = l.handle;
+	h.version = htole32(3);
+	ASSERT_EQ(gdx_connect(0, &h, &sc), -EPROTONOSUPPORT);
+	ASSERT(sc == NULL);
+	ASSERT_STR_CONTAINS(gdx_test_warnings(), "version 3");
+	ASSERT_STR_CONTAINS(gdx_test_warnings(), "version 1");
+	ASSERT_EQ(gdx_close_listen(l.lc), 0);
+}
+
+static void test_connect_to_closed_port(void)
+{
+	struct listener l;
+	struct gdx_handle h;
+	struct gdx_send_comm *sc;
+	int ret = 0;
+
+	listener_open(&l);
+	h = l.handle;
+	ASSERT_EQ(gdx_close_listen(l.lc), 0);
+	for (int i = 0; i < 1000 && ret == 0; i++) {
+		ret = gdx_connect(0, &h, &sc);
+		usleep(1000);
+	}
+	ASSERT_EQ(ret, -ECONNREFUSED);
+	ASSERT_STR_CONTAINS(gdx_test_warnings(), "Connection refused");
+}
+
+static void test_double_close(void)
+{
+	struct listener l;
+
+	listener_open(&l);
+	ASSERT_EQ(gdx_close_listen(l.lc), 0);
+	ASSERT_EQ(gdx_close_listen(l.lc), -EBADF);
+}
+
+GDX_TESTS_MAIN(TEST(test_garbage_is_refused, 10), TEST(test_wrong_version_names_both, 10),
+	       TEST(test_truncated_hello, 10), TEST(test_oversized_length_and_wrong_nonce, 10),
+	       TEST(test_silent_connection_times_out, 10), TEST(test_port_probe_is_quiet, 10),
+	       TEST(test_flood_is_bounded, 10), TEST(test_connect_refuses_foreign_handle, 10),
+	       TEST(test_connect_to_closed_port, 10), TEST(test_double_close, 10))

@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: MIT */
+/* NCCL_GDX_HCA / NCCL_SOCKET_IFNAME filter syntax. */
+#include <gdx/gdx_hca.h>
+
+#include "gdx_test.h"
+
+static struct gdx_hca_filter parse_ok(const char *spec, bool with_ports)
+{
+	struct gdx_hca_filter f;
+	const char *err = NULL;
+
+	if (gdx_hca_filter_parse(spec, with_ports, &f, &err))
+		gdx_test_fail(__FILE__, __LINE__, "\"%s\" refused: %s", spec, err);
+	return f;
+}
+
+static void test_empty_matches_all(void)
+{
+	struct gdx_hca_filter f = parse_ok("", true);
+
+	ASSERT(gdx_hca_filter_match(&f, "mlx5_0", 1));
+	ASSERT(gdx_hca_filter_match(&f, "rxe7", 2));
+	f = parse_ok(NULL, true);
+	ASSERT(gdx_hca_filter_match(&f, "mlx5_0", 1));
+}
+
+static void test_prefix_and_exact(void)
+{
+	struct gdx_hca_filter f = parse_ok("mlx5_1", true);
+
+	ASSERT(gdx_hca_filter_match(&f, "mlx5_1", 1));
+	ASSERT(gdx_hca_filter_match(&f, "mlx5_10", 1));	/* NCCL's documented prefix pitfall */
+	ASSERT(!gdx_hca_filter_match(&f, "mlx5_2", 1));
+	f = parse_ok("=mlx5_1", true);
+	ASSERT(gdx_hca_filter_match(&f, "mlx5_1", 1));
+	ASSERT(!gdx_hca_filter_match(&f, "mlx5_10", 1));
+}
+
+static void test_ports(void)
+{
+	struct gdx_hca_filter f = parse_ok("mlx5_0:1,mlx5_1:2", true);
+
+	ASSERT_EQ(f.n, 2);
+	ASSERT(gdx_hca_filter_match(&f, "mlx5_0", 1));
+	ASSERT(!gdx_hca_filter_match(&f, "mlx5_0", 2));
+	ASSERT(gdx_hca_filter_match(&f, "mlx5_1", 2));
+	ASSERT(!gdx_hca_filter_match(&f, "mlx5_1", 1));
+}
+
+static void test_exclude(void)
+{
+	struct gdx_hca_filter f = parse_ok("^mlx5_0", true);
+
+	ASSERT(!gdx_hca_filter_match(&f, "mlx5_0", 1));
+	ASSERT(gdx_hca_filter_match(&f, "mlx5_1", 1));
+	f = parse_ok("^=rxe1:1", true);
+	ASSERT(f.exclude && f.exact);
+	ASSERT(!gdx_hca_filter_match(&f, "rxe1", 1));
+	ASSERT(gdx_hca_filter_match(&f, "rxe1", 2));
+	ASSERT(gdx_hca_filter_match(&f, "rxe10", 1));
+}
+
+static void test_interface_names_keep_colons(void)
+{
+	struct gdx_hca_filter f = parse_ok("eth0:1", false);
+
+	ASSERT(gdx_hca_filter_match(&f, "eth0:1", -1));
+	ASSERT(!gdx_hca_filter_match(&f, "eth0", -1));
+}
+
+static void test_malformed(void)
+{
+	static const char *const bad[] = {"mlx5_0:", "mlx5_0:x", "mlx5_0:0", "mlx5_0:256",
+					  ",mlx5_0", "mlx5_0,,mlx5_1", "^", "=", "^=", ":1",
+					  "mlx5_0:1:2"};
+	struct gdx_hca_filter f;
+	char many[512] = "";
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		const char *err = NULL;
+
+		if (gdx_hca_filter_parse(bad[i], true, &f, &err) == 0)
+			gdx_test_fail(__FILE__, __LINE__, "\"%s\" was accepted", bad[i]);
+		ASSERT(err && *err);
+	}
+	for (int i = 0; i < 33; i++)
+		strcat(many, i ? ",d" : "d");
+	const char *err = NULL;
+	ASSERT(gdx_hca_filter_parse(many, true, &f, &err) != 0);
+	ASSERT_STR_CONTAINS(err, "more than 32");
+}
+
+GDX_TESTS_MAIN(TEST(test_empty_matches_all, 5), TEST(test_prefix_and_exact, 5), TEST(test_ports, 5),
+	       TEST(test_exclude, 5), TEST(test_interface_names_keep_colons, 5),
+	       TEST(test_malformed, 5))

@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The built .so as NCCL sees it, on a machine with no RDMA device (this one):
+ * it loads, its table is complete, and init fails cleanly with one WARN that
+ * says why, so NCCL can fall back. Again after dlclose + dlopen.
+ */
+#include <stdlib.h>
+
+#include "gdx_plugin_loader.h"
+#include "gdx_test.h"
+
+static void test_table_is_complete(void)
+{
+	struct gdx_plugin p;
+	const ncclNet_v7_t *n;
+
+	gdx_plugin_load(&p);
+	n = p.v7;
+	ASSERT_EQ(strcmp(n->name, "GDX"), 0);
+	ASSERT(n->init && n->devices && n->getProperties && n->listen && n->connect &&
+	       n->accept && n->regMr && n->deregMr && n->isend && n->irecv && n->iflush &&
+	       n->test && n->closeSend && n->closeRecv && n->closeListen);
+	/* A host plugin with no DMA-BUF and no device handles leaves these NULL. */
+	ASSERT(n->regMrDmaBuf == NULL && n->getDeviceMr == NULL && n->irecvConsumed == NULL);
+	gdx_plugin_unload(&p);
+}
+
+static void test_init_without_devices_fails_cleanly(void)
+{
+	struct gdx_plugin p;
+	int ndev = -1;
+
+	for (int round = 0; round < 3; round++) {
+		gdx_test_log_clear();
+		gdx_plugin_load(&p);
+		ASSERT_NE(p.v7->init(gdx_test_logger), ncclSuccess);
+		ASSERT_STR_CONTAINS(gdx_test_warnings(), "no RDMA device found");
+		ASSERT_STR_CONTAINS(gdx_test_warnings(), "NCCL falls back");
+		ASSERT_EQ(p.v7->devices(&ndev), ncclSuccess);
+		ASSERT_EQ(ndev, 0);
+		gdx_plugin_unload(&p);
+	}
+}
+
+static void test_init_without_interface_fails_cleanly(void)
+{
+	struct gdx_plugin p;
+
+	setenv("NCCL_GDX_SOCKET_IFNAME", "=gdx-no-such-if", 1);
+	gdx_plugin_load(&p);
+	ASSERT_NE(p.v7->init(gdx_test_logger), ncclSuccess);
+	ASSERT_STR_CONTAINS(gdx_test_warnings(), "no usable out-of-band IP interface matches "
+						 "\"=gdx-no-such-if\"");
+	gdx_plugin_unload(&p);
+}
+
+static void test_bad_parameter_fails_init(void)
+{
+	struct gdx_plugin p;
+
+	setenv("NCCL_GDX_RETRY_CNT", "7", 1);
+	gdx_plugin_load(&p);
+	ASSERT_NE(p.v7->init(gdx_test_logger), ncclSuccess);
+	ASSERT_STR_CONTAINS(gdx_test_warnings(), "NCCL_GDX_RETRY_CNT=7");
+	gdx_plugin_unload(&p);
+}
+
+static void test_calls_without_devices_are_refused(void)
+{
+	ncclNetProperties_v7_t props;
+	struct gdx_plugin p;
+	char handle[NCCL_NET_HANDLE_MAXSIZE];
+	void *comm = NULL;
+
+	gdx_plugin_load(&p);
+	p.v7->init(gdx_test_logger);
+	gdx_test_log_clear();
+	ASSERT_EQ(p.v7->getProperties(0, &props), ncclInternalError);
+	ASSERT_EQ(p.v7->getProperties(-1, &props), ncclInternalError);
+	ASSERT_STR_CONTAINS(gdx_test_warnings(), "device -1 does not exist");
+	ASSERT_EQ(p.v7->listen(0, handle, &comm), ncclInternalError);
+	ASSERT_EQ(p.v7->connect(0, handle, &comm, NULL), ncclInternalError);
+	ASSERT_EQ(p.v7->closeSend(NULL), ncclInternalError);
+	ASSERT_EQ(p.v7->closeRecv(handle), ncclInternalError);
+	ASSERT_EQ(p.v7->closeListen(handle), ncclInternalError);
+	ASSERT_EQ(p.v7->test(NULL, NULL, NULL), ncclInternalError);
+	gdx_plugin_unload(&p);
+}
+
+GDX_TESTS_MAIN(TEST(test_table_is_complete, 10), TEST(test_init_without_devices_fails_cleanly, 10),
+	       TEST(test_init_without_interface_fails_cleanly, 10),
+	       TEST(test_bad_parameter_fails_init, 10),
+	       TEST(test_calls_without_devices_are_refused, 10))

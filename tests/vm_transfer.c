@@ -1,0 +1,378 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Transfers through the plugin's ncclNetPlugin_v7 table over two real rxe
+ * devices (rxe0 on veth0, rxe1 on veth1), every byte verified. Runs inside
+ * the VM: scripts/vm-run.sh -- build/tests/vm_transfer
+ */
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "gdx_pair.h"
+#include "gdx_plugin_loader.h"
+#include "gdx_test.h"
+
+static struct gdx_plugin plugin;
+
+static const ncclNet_v7_t *net_up(void)
+{
+	int ndev = 0;
+
+	gdx_plugin_load(&plugin);
+	ASSERT_EQ(plugin.v7->init(gdx_test_logger), ncclSuccess);
+	ASSERT_EQ(plugin.v7->devices(&ndev), ncclSuccess);
+	ASSERT(ndev >= 2);
+	return plugin.v7;
+}
+
+static void test_properties(void)
+{
+	const ncclNet_v7_t *n = net_up();
+	ncclNetProperties_v7_t a, b;
+
+	ASSERT_EQ(n->getProperties(0, &a), ncclSuccess);
+	ASSERT_EQ(n->getProperties(1, &b), ncclSuccess);
+	ASSERT_EQ(strcmp(a.name, "rxe0"), 0);
+	ASSERT_EQ(strcmp(b.name, "rxe1"), 0);
+	ASSERT(a.pciPath == NULL);	/* rxe has no PCI parent */
+	ASSERT_EQ(a.ptrSupport, NCCL_PTR_HOST);
+	ASSERT(a.speed > 0);
+	ASSERT_EQ(a.port, 1);
+	ASSERT(a.maxComms > 0);
+	ASSERT_EQ(a.maxRecvs, 1);
+	ASSERT_EQ(a.netDeviceType, NCCL_NET_DEVICE_HOST);
+	ASSERT_EQ(a.netDeviceVersion, 0);
+	ASSERT(a.guid != 0);
+	/* Strings stay valid and identical across calls. */
+	ASSERT_EQ(n->getProperties(0, &b), ncclSuccess);
+	ASSERT(a.name == b.name);
+	ASSERT_STR_CONTAINS(gdx_test_infos(), "device 0: rxe0 port 1, RoCE");
+	ASSERT_STR_CONTAINS(gdx_test_infos(), "out-of-band interface");
+	/* init again is harmless */
+	ASSERT_EQ(n->init(gdx_test_logger), ncclSuccess);
+	ASSERT_EQ(gdx_test_warning_count(), 0);
+}
+
+static void test_connect_one_thread(void)
+{
+	const ncclNet_v7_t *n = net_up();
+	char handle[NCCL_NET_HANDLE_MAXSIZE];
+	void *l = NULL, *s = NULL, *r = NULL;
+	struct gdx_pair p;
+
+	/* dev_comm arguments NULL itself, as NCCL's GDR probe passes them */
+	ASSERT_EQ(n->listen(0, handle, &l), ncclSuccess);
+	for (int i = 0; (!s || !r) && i < 200000; i++) {
+		if (!s)
+			ASSERT_EQ(n->connect(1, handle, &s, NULL), ncclSuccess);
+		if (!r)
+			ASSERT_EQ(n->accept(l, &r, NULL), ncclSuccess);
+	}
+	ASSERT(s && r);
+	p = (struct gdx_pair){n, l, s, r};
+	gdx_transfer(&p, 4096, 4096, 0, 1);
+	gdx_pair_close(&p);
+	ASSERT_EQ(gdx_test_warning_count(), 0);
+}
+
+static const size_t sizes[] = {0,	  1,	   2,	    3,	      7,	8,
+			       63,	  64,	   65,	    127,      128,	129,
+			       4095,	  4096,	   4097,    65535,    65536,	65537,
+			       1048575,	  1048576, 1048577, 4194307,  16777216, 33554431,
+			       67108864};
+
+static void all_sizes(int listen_dev, int connect_dev)
+{
+	const ncclNet_v7_t *n = net_up();
+	struct gdx_pair p;
+
+	gdx_pair_connect(n, listen_dev, connect_dev, &p);
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
+		gdx_transfer(&p, sizes[i], sizes[i], i % 8, (uint32_t)i + 100);
+	gdx_pair_close(&p);
+	ASSERT_EQ(gdx_test_warning_count(), 0);
+}
+
+static void test_all_sizes_rxe1_to_rxe0(void)
+{
+	all_sizes(0, 1);
+}
+
+static void test_all_sizes_rxe0_to_rxe1(void)
+{
+	all_sizes(1, 0);
+}
+
+static void test_32_in_flight(void)
+{
+	enum { N = NCCL_NET_MAX_REQUESTS, SZ = 65536 + 3 };
+	const ncclNet_v7_t *n = net_up();
+	struct gdx_buf s[N], r[N];
+	void *sreq[N], *rreq[N], *extra = NULL;
+	struct gdx_pair p;
+
+	gdx_pair_connect(n, 0, 1, &p);
+	for (int round = 0; round < 3; round++) {
+		for (int i = 0; i < N; i++) {
+			int size = SZ, tag = i;
+			void *data;
+
+			gdx_buf_alloc(n, p.send, SZ, (size_t)i, &s[i]);
+			gdx_buf_alloc(n, p.recv, SZ, (size_t)i, &r[i]);
+			gdx_fill(s[i].mem, SZ, (uint32_t)(round * N + i));
+			data = r[i].mem;
+			ASSERT_EQ(n->irecv(p.recv, 1, &data, &size, &tag, &r[i].mh, &rreq[i]),
+				  ncclSuccess);
+			ASSERT(rreq[i]);
+		}
+		if (round == 0) {
+			/* a 33rd receive is refused, not queued or crashed */
+			int size = SZ, tag = 0;
+			void *data = r[0].mem;
+
+			ASSERT_EQ(n->irecv(p.recv, 1, &data, &size, &tag, &r[0].mh, &extra),
+				  ncclInternalError);
+			ASSERT_STR_CONTAINS(gdx_test_warnings(), "more than 32 requests in flight");
+			gdx_test_log_clear();
+		}
+		for (int i = 0; i < N; i++) {
+			sreq[i] = NULL;
+			for (double t0 = gdx_now_s(); !sreq[i] && gdx_now_s() - t0 < 20;)
+				ASSERT_EQ(n->isend(p.send, s[i].mem, SZ, i, s[i].mh, &sreq[i]),
+					  ncclSuccess);
+			ASSERT(sreq[i]);
+		}
+		/* test in reverse order: completion does not depend on test order */
+		for (int i = N - 1; i >= 0; i--) {
+			int got = -1;
+
+			ASSERT_EQ(gdx_wait(n, rreq[i], &got, 60), ncclSuccess);
+			ASSERT_EQ(got, SZ);
+			ASSERT_EQ(gdx_wait(n, sreq[i], &got, 60), ncclSuccess);
+			ASSERT_EQ(gdx_check(r[i].mem, SZ, (uint32_t)(round * N + i)), -1);
+		}
+		for (int i = 0; i < N; i++) {
+			gdx_buf_free(n, p.send, &s[i]);
+			gdx_buf_free(n, p.recv, &r[i]);
+		}
+	}
+	gdx_pair_close(&p);
+	ASSERT_EQ(gdx_test_warning_count(), 0);
+}
+
+static void test_receive_larger_than_send(void)
+{
+	const ncclNet_v7_t *n = net_up();
+	struct gdx_pair p;
+
+	gdx_pair_connect(n, 0, 1, &p);
+	gdx_transfer(&p, 1000, 1 << 20, 0, 5);
+	gdx_transfer(&p, 0, 4096, 3, 6);
+	gdx_transfer(&p, 65537, 65540, 1, 7);
+	gdx_pair_close(&p);
+	ASSERT_EQ(gdx_test_warning_count(), 0);
+}
+
+static void test_send_larger_than_receive(void)
+{
+	const ncclNet_v7_t *n = net_up();
+	struct gdx_buf s, r;
+	struct gdx_pair p;
+	void *sreq = NULL, *rreq = NULL, *data;
+	int size = 100, tag = 1;
+	ncclResult_t res = ncclSuccess;
+	double t0;
+
+	gdx_pair_connect(n, 0, 1, &p);
+	gdx_buf_alloc(n, p.send, 200, 0, &s);
+	gdx_buf_alloc(n, p.recv, 100, 0, &r);
+	data = r.mem;
+	ASSERT_EQ(n->irecv(p.recv, 1, &data, &size, &tag, &r.mh, &rreq), ncclSuccess);
+	for (t0 = gdx_now_s(); res == ncclSuccess && !sreq && gdx_now_s() - t0 < 20;)
+		res = n->isend(p.send, s.mem, 200, 1, s.mh, &sreq);
+	ASSERT_EQ(res, ncclInvalidUsage);
+	ASSERT(sreq == NULL);
+	ASSERT_STR_CONTAINS(gdx_test_warnings(), "send of 200 bytes");
+	ASSERT_STR_CONTAINS(gdx_test_warnings(), "(100 bytes)");
+	/* The receiver is told too, instead of waiting forever. */
+	t0 = gdx_now_s();
+	ASSERT_NE(gdx_wait(n, rreq, &size, 10), ncclSuccess);
+	ASSERT(gdx_now_s() - t0 < 5);
+	ASSERT_STR_CONTAINS(gdx_test_warnings(), "refused to send into a 100-byte receive");
+	/* Every later call on the failed comms reports the error. */
+	ASSERT_NE(n->isend(p.send, s.mem, 10, 1, s.mh, &sreq), ncclSuccess);
+	gdx_buf_free(n, p.send, &s);
+	gdx_buf_free(n, p.recv, &r);
+	gdx_pair_close(&p);
+}
+
+static void test_several_comms(void)
+{
+	enum { PAIRS = 4, MSGS = 8, SZ = 300001 };
+	const ncclNet_v7_t *n = net_up();
+	struct gdx_pair p[PAIRS];
+	struct gdx_buf s[PAIRS], r[PAIRS];
+
+	for (int i = 0; i < PAIRS; i++) {
+		gdx_pair_connect(n, i % 2, 1 - i % 2, &p[i]);
+		gdx_buf_alloc(n, p[i].send, SZ, 0, &s[i]);
+		gdx_buf_alloc(n, p[i].recv, SZ, 0, &r[i]);
+	}
+	for (int m = 0; m < MSGS; m++) {
+		void *sreq[PAIRS] = {0}, *rreq[PAIRS];
+
+		for (int i = 0; i < PAIRS; i++) {
+			int size = SZ, tag = 0;
+			void *data = r[i].mem;
+
+			gdx_fill(s[i].mem, SZ, (uint32_t)(m * PAIRS + i));
+			ASSERT_EQ(n->irecv(p[i].recv, 1, &data, &size, &tag, &r[i].mh, &rreq[i]),
+				  ncclSuccess);
+		}
+		for (int pending = PAIRS; pending;) {
+			pending = 0;
+			for (int i = 0; i < PAIRS; i++) {
+				if (!sreq[i])
+					ASSERT_EQ(n->isend(p[i].send, s[i].mem, SZ, 0, s[i].mh,
+							   &sreq[i]),
+						  ncclSuccess);
+				pending += !sreq[i];
+			}
+		}
+		for (int i = 0; i < PAIRS; i++) {
+			int got;
+
+			ASSERT_EQ(gdx_wait(n, sreq[i], &got, 60), ncclSuccess);
+			ASSERT_EQ(gdx_wait(n, rreq[i], &got, 60), ncclSuccess);
+			ASSERT_EQ(got, SZ);
+			ASSERT_EQ(gdx_check(r[i].mem, SZ, (uint32_t)(m * PAIRS + i)), -1);
+		}
+	}
+	for (int i = 0; i < PAIRS; i++) {
+		gdx_buf_free(n, p[i].send, &s[i]);
+		gdx_buf_free(n, p[i].recv, &r[i]);
+		gdx_pair_close(&p[i]);
+	}
+	ASSERT_EQ(gdx_test_warning_count(), 0);
+}
+
+static void test_unaligned_buffers(void)
+{
+	const ncclNet_v7_t *n = net_up();
+	struct gdx_pair p;
+
+	gdx_pair_connect(n, 0, 1, &p);
+	for (size_t off = 1; off < 8; off += 2)
+		gdx_transfer(&p, 123457, 123460, off, (uint32_t)off);
+	gdx_pair_close(&p);
+	ASSERT_EQ(gdx_test_warning_count(), 0);
+}
+
+static void test_misuse(void)
+{
+	const ncclNet_v7_t *n = net_up();
+	struct gdx_buf s, r;
+	struct gdx_pair p;
+	void *mh = NULL, *sreq = NULL, *rreq = NULL, *data;
+	int size = 64, tag = 0, done = 0, got;
+	char *hole;
+
+	gdx_pair_connect(n, 0, 1, &p);
+	gdx_buf_alloc(n, p.send, 64, 0, &s);
+	gdx_buf_alloc(n, p.recv, 64, 0, &r);
+	/* registration of nothing, or of memory that is not mapped */
+	ASSERT_NE(n->regMr(p.send, s.mem, 0, NCCL_PTR_HOST, &mh), ncclSuccess);
+	ASSERT_STR_CONTAINS(gdx_test_warnings(), "empty range");
+	hole = mmap(NULL, 1 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT(hole != MAP_FAILED);
+	munmap(hole, 1 << 20);
+	ASSERT_NE(n->regMr(p.send, hole, 1 << 20, NCCL_PTR_HOST, &mh), ncclSuccess);
+	ASSERT_STR_CONTAINS(gdx_test_warnings(), "ibv_reg_mr");
+	/* CUDA memory is not advertised, so it is refused by name */
+	ASSERT_NE(n->regMr(p.send, s.mem, 64, NCCL_PTR_CUDA, &mh), ncclSuccess);
+	ASSERT_STR_CONTAINS(gdx_test_warnings(), "host memory only");
+	/* wrong comm kinds */
+	ASSERT_EQ(n->isend(p.recv, s.mem, 64, 0, s.mh, &sreq), ncclInternalError);
+	ASSERT_EQ(n->irecv(p.send, 1, &data, &size, &tag, &r.mh, &rreq), ncclInternalError);
+	ASSERT_EQ(n->accept(p.send, &rreq, NULL), ncclInternalError);
+	/* a buffer outside its registration */
+	data = r.mem + 1;
+	ASSERT_EQ(n->irecv(p.recv, 1, &data, &size, &tag, &r.mh, &rreq), ncclInternalError);
+	ASSERT_STR_CONTAINS(gdx_test_warnings(), "outside its registration");
+	/* a request tested after it completed */
+	data = r.mem;
+	ASSERT_EQ(n->irecv(p.recv, 1, &data, &size, &tag, &r.mh, &rreq), ncclSuccess);
+	while (!sreq)
+		ASSERT_EQ(n->isend(p.send, s.mem, 64, 0, s.mh, &sreq), ncclSuccess);
+	ASSERT_EQ(gdx_wait(n, sreq, &got, 20), ncclSuccess);
+	ASSERT_EQ(gdx_wait(n, rreq, &got, 20), ncclSuccess);
+	gdx_test_log_clear();
+	ASSERT_EQ(n->test(rreq, &done, &got), ncclInternalError);
+	ASSERT_STR_CONTAINS(gdx_test_warnings(), "not in flight");
+	/* the comm still works after all that */
+	gdx_transfer(&p, 5000, 5000, 0, 9);
+	gdx_buf_free(n, p.send, &s);
+	gdx_buf_free(n, p.recv, &r);
+	gdx_pair_close(&p);
+	/* double close */
+	ASSERT_EQ(n->closeSend(p.send), ncclInternalError);
+	ASSERT_EQ(n->closeListen(p.listen), ncclInternalError);
+}
+
+static void test_close_with_requests_in_flight(void)
+{
+	const ncclNet_v7_t *n = net_up();
+
+	for (int round = 0; round < 3; round++) {
+		struct gdx_buf s, r;
+		struct gdx_pair p;
+		void *sreq = NULL, *rreq[4], *data;
+		int size = 1 << 20, tag = 0;
+
+		gdx_pair_connect(n, 0, 1, &p);
+		gdx_buf_alloc(n, p.send, 1 << 20, 0, &s);
+		gdx_buf_alloc(n, p.recv, 1 << 20, 0, &r);
+		data = r.mem;
+		for (int i = 0; i < 4; i++)
+			ASSERT_EQ(n->irecv(p.recv, 1, &data, &size, &tag, &r.mh, &rreq[i]),
+				  ncclSuccess);
+		while (!sreq)
+			ASSERT_EQ(n->isend(p.send, s.mem, 1 << 20, 0, s.mh, &sreq), ncclSuccess);
+		/* round 0: receiver first; round 1: sender first; round 2: both at once */
+		if (round == 1)
+			ASSERT_EQ(n->closeSend(p.send), ncclSuccess);
+		ASSERT_EQ(n->closeRecv(p.recv), ncclSuccess);
+		if (round != 1)
+			ASSERT_EQ(n->closeSend(p.send), ncclSuccess);
+		ASSERT_EQ(n->closeListen(p.listen), ncclSuccess);
+		gdx_buf_free(n, p.send, &s);
+		gdx_buf_free(n, p.recv, &r);
+	}
+	/* and the device still serves new comms */
+	struct gdx_pair p;
+
+	gdx_pair_connect(n, 0, 1, &p);
+	gdx_transfer(&p, 77777, 77777, 0, 3);
+	gdx_pair_close(&p);
+}
+
+static void test_reload(void)
+{
+	for (int i = 0; i < 3; i++) {
+		struct gdx_pair p;
+
+		gdx_plugin_load(&plugin);
+		ASSERT_EQ(plugin.v7->init(gdx_test_logger), ncclSuccess);
+		gdx_pair_connect(plugin.v7, 0, 1, &p);
+		gdx_transfer(&p, 1 << 20, 1 << 20, 0, (uint32_t)i);
+		gdx_pair_close(&p);
+		gdx_plugin_unload(&plugin);
+	}
+	ASSERT_EQ(gdx_test_warning_count(), 0);
+}
+
+GDX_TESTS_MAIN(TEST(test_properties, 30), TEST(test_connect_one_thread, 60),
+	       TEST(test_all_sizes_rxe1_to_rxe0, 600), TEST(test_all_sizes_rxe0_to_rxe1, 600),
+	       TEST(test_32_in_flight, 300), TEST(test_receive_larger_than_send, 60),
+	       TEST(test_send_larger_than_receive, 60), TEST(test_several_comms, 300),
+	       TEST(test_unaligned_buffers, 60), TEST(test_misuse, 60),
+	       TEST(test_close_with_requests_in_flight, 120), TEST(test_reload, 120))
