@@ -12,16 +12,18 @@ CPPFLAGS += -D_GNU_SOURCE -Iinclude -MMD -MP -DGDX_VERSION='"$(VERSION)"' $(shel
 LDLIBS   += $(shell pkg-config --libs $(PKGS)) -lpthread -ldl
 
 SRCS     := $(wildcard plugin/*.c)
+TOOL_SRCS := $(wildcard plugin/tools/*.c)
 OBJS     := $(patsubst %.c,$(BUILD)/%.o,$(SRCS))
 LIB      := $(BUILD)/libnccl-net-gdx.so
 ARCHIVE  := $(BUILD)/libgdx.a
 
 UNIT_TESTS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/unit_*.c))
 VM_TESTS   := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/vm_*.c))
+TOOLS      := $(BUILD)/gdx-bench
 TEST_LIB   := $(BUILD)/tests/gdx_test.o $(BUILD)/tests/gdx_plugin_loader.o $(BUILD)/tests/gdx_pair.o
 
 .PHONY: all test unit-test vm-test demo clean
-all: $(LIB) $(ARCHIVE) $(UNIT_TESTS) $(VM_TESTS)
+all: $(LIB) $(ARCHIVE) $(TOOLS) $(UNIT_TESTS) $(VM_TESTS)
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -37,6 +39,9 @@ $(LIB): $(OBJS) plugin/exports.map
 $(BUILD)/tests/%: $(BUILD)/tests/%.o $(TEST_LIB) $(ARCHIVE)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
+$(BUILD)/gdx-bench: $(BUILD)/plugin/tools/gdx_bench.o
+	$(CC) $(LDFLAGS) -o $@ $^ -ldl
+
 # The README's two commands: a demo transfer over Soft-RoCE, and every test.
 demo: all
 	scripts/demo.sh
@@ -45,6 +50,6 @@ test: all
 	scripts/run-tests.sh
 
 clean:
-	rm -rf $(BUILD)/plugin $(BUILD)/tests $(LIB) $(ARCHIVE)
+	rm -rf $(BUILD)/plugin $(BUILD)/tests $(LIB) $(ARCHIVE) $(TOOLS)
 
--include $(OBJS:.o=.d) $(wildcard $(BUILD)/tests/*.d)
+-include $(OBJS:.o=.d) $(TOOL_SRCS:%.c=$(BUILD)/%.d) $(wildcard $(BUILD)/tests/*.d)

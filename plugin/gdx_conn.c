@@ -219,9 +219,9 @@ static void gdx_comm_base_fini(struct gdx_comm *c)
 	c->kind = GDX_KIND_DEAD;
 }
 
-/* Rail queue depths: a send takes at most two WRs (one WRITE, one WRITE_WITH_IMM
- * for sizes beyond the port's max message size), doubled for headroom. */
-#define GDX_SEND_WR (4 * GDX_MAX_REQUESTS)
+/* Rail queue depths. A send takes one WR per max_msg_sz piece (8 MiB on rxe,
+ * so up to 256 for the largest v7 message); sends wait for room. */
+#define GDX_SEND_WR 512
 #define GDX_RECV_WR (2 * GDX_MAX_REQUESTS)
 
 static int gdx_comm_rails_create(struct gdx_comm *c, struct gdx_dev *dev)

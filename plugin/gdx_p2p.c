@@ -24,7 +24,8 @@
 #define GDX_LIVENESS_MS 100
 /* Largest piece of one RDMA WRITE; the port's max_msg_sz may be lower. */
 #define GDX_MAX_WRITE (1ULL << 30)
-#define GDX_MAX_WRITES_PER_RAIL 4
+/* Work requests chained into one ibv_post_send call. */
+#define GDX_POST_BATCH 16
 
 static const char *gdx_comm_dev_name(const struct gdx_comm *c)
 {
@@ -96,6 +97,26 @@ static void gdx_recv_imm(struct gdx_recv_comm *rc, int rail, uint32_t imm)
 	req->pending--;
 }
 
+/* A signaled send completion: it frees the queue slots of every WR before it. */
+static void gdx_send_done(struct gdx_comm *c, int rail, uint64_t wr_id)
+{
+	struct gdx_rail *r = &c->rails[rail];
+	struct gdx_request *req;
+
+	switch (wr_id) {
+	case GDX_WRID_CTS:
+		r->sq_used -= GDX_CTS_SIGNAL_EVERY;
+		break;
+	case GDX_WRID_REFUSE:
+		r->sq_used -= 1;
+		break;
+	default:
+		req = (struct gdx_request *)(uintptr_t)wr_id;
+		r->sq_used -= req->wrs[rail];
+		req->pending--;
+	}
+}
+
 /* Polls every rail's CQ once; returns how many completions were seen. */
 static int gdx_comm_poll(struct gdx_comm *c)
 {
@@ -120,9 +141,8 @@ static int gdx_comm_poll(struct gdx_comm *c)
 			}
 			if (wc->opcode == IBV_WC_RECV_RDMA_WITH_IMM)
 				gdx_recv_imm((struct gdx_recv_comm *)c, r, be32toh(wc->imm_data));
-			else if (wc->wr_id)
-				((struct gdx_request *)(uintptr_t)wc->wr_id)->pending--;
-			/* else: a signaled clear-to-send write; nothing to account. */
+			else
+				gdx_send_done(c, r, wc->wr_id);
 		}
 		if (c->kind == GDX_KIND_RECV) {
 			struct gdx_recv_comm *rc = (struct gdx_recv_comm *)c;
@@ -135,6 +155,17 @@ static int gdx_comm_poll(struct gdx_comm *c)
 		}
 	}
 	return seen;
+}
+
+/* True when rail has room for need more WRs, polling once to make room. */
+static bool gdx_rail_has_room(struct gdx_comm *c, int rail, uint32_t need)
+{
+	struct gdx_rail *r = &c->rails[rail];
+
+	if (r->sq_used + need <= r->sq_depth)
+		return true;
+	gdx_comm_poll(c);
+	return r->sq_used + need <= r->sq_depth;
 }
 
 /* Called while waiting: verbs says nothing when the peer process is simply
@@ -189,51 +220,74 @@ static int gdx_check_mr(const struct gdx_comm *c, const struct gdx_mr *mr, const
 	return 0;
 }
 
+static uint64_t gdx_rail_max_write(const struct gdx_rail *r)
+{
+	uint64_t max = r->dev->max_msg_sz;
+
+	return max && max < GDX_MAX_WRITE ? max : GDX_MAX_WRITE;
+}
+
+/* Work requests a message of len bytes takes on rail r. */
+static uint32_t gdx_rail_wrs(const struct gdx_rail *r, uint64_t len)
+{
+	uint64_t max = gdx_rail_max_write(r);
+
+	return len ? (uint32_t)((len + max - 1) / max) : 1;
+}
+
 /* Posts len bytes of data to raddr on one rail, as RDMA WRITEs ending with a
- * signaled WRITE_WITH_IMM that carries imm. */
-static int gdx_post_rail(struct gdx_comm *c, int rail, struct gdx_request *req, char *data,
-			 uint64_t len, uint32_t lkey, uint64_t raddr, uint32_t rkey, uint32_t imm)
+ * signaled WRITE_WITH_IMM that carries imm. The caller made sure there is
+ * room in the send queue. */
+static int gdx_post_rail(struct gdx_comm *c, int rail, struct gdx_request *req, uint64_t wr_id,
+			 char *data, uint64_t len, uint32_t lkey, uint64_t raddr, uint32_t rkey,
+			 uint32_t imm)
 {
 	struct gdx_rail *r = &c->rails[rail];
-	uint64_t max = r->dev->max_msg_sz && r->dev->max_msg_sz < GDX_MAX_WRITE
-			       ? r->dev->max_msg_sz
-			       : GDX_MAX_WRITE;
-	struct ibv_send_wr wrs[GDX_MAX_WRITES_PER_RAIL], *bad;
-	struct ibv_sge sges[GDX_MAX_WRITES_PER_RAIL];
-	uint64_t off = 0;
-	int n = 0, ret;
+	uint64_t max = gdx_rail_max_write(r), off = 0;
+	struct ibv_send_wr wrs[GDX_POST_BATCH], *bad;
+	struct ibv_sge sges[GDX_POST_BATCH];
+	uint32_t total = 0;
+	int ret;
 
 	do {
-		uint64_t chunk = len - off < max ? len - off : max;
-		bool last = off + chunk == len;
+		int n = 0;
+		bool last = false;
 
-		if (n == GDX_MAX_WRITES_PER_RAIL)
-			return -EMSGSIZE;
-		sges[n] = (struct ibv_sge){.addr = (uintptr_t)(data + off),
-					   .length = (uint32_t)chunk,
-					   .lkey = lkey};
-		wrs[n] = (struct ibv_send_wr){
-			.wr_id = last && req ? (uintptr_t)req : 0,
-			.sg_list = chunk ? &sges[n] : NULL,
-			.num_sge = chunk ? 1 : 0,
-			.opcode = last ? IBV_WR_RDMA_WRITE_WITH_IMM : IBV_WR_RDMA_WRITE,
-			.send_flags = last ? IBV_SEND_SIGNALED : 0,
-			.imm_data = htobe32(imm),
-			.wr.rdma = {.remote_addr = raddr + off, .rkey = rkey},
-		};
-		if (n)
-			wrs[n - 1].next = &wrs[n];
-		n++;
-		off += chunk;
+		while (n < GDX_POST_BATCH && !last) {
+			uint64_t chunk = len - off < max ? len - off : max;
+
+			last = off + chunk == len;
+			sges[n] = (struct ibv_sge){.addr = (uintptr_t)(data + off),
+						   .length = (uint32_t)chunk,
+						   .lkey = lkey};
+			wrs[n] = (struct ibv_send_wr){
+				.wr_id = last ? wr_id : 0,
+				.next = NULL,
+				.sg_list = chunk ? &sges[n] : NULL,
+				.num_sge = chunk ? 1 : 0,
+				.opcode = last ? IBV_WR_RDMA_WRITE_WITH_IMM : IBV_WR_RDMA_WRITE,
+				.send_flags = last ? IBV_SEND_SIGNALED : 0,
+				.imm_data = htobe32(imm),
+				.wr.rdma = {.remote_addr = raddr + off, .rkey = rkey},
+			};
+			if (n)
+				wrs[n - 1].next = &wrs[n];
+			n++;
+			off += chunk;
+		}
+		ret = ibv_post_send(r->qp, wrs, &bad);
+		if (ret) {
+			GDX_WARN("%s: ibv_post_send(qp 0x%x) failed: %s", gdx_comm_dev_name(c),
+				 r->qp->qp_num, strerror(ret));
+			return -ret;
+		}
+		total += (uint32_t)n;
 	} while (off < len);
-	ret = ibv_post_send(r->qp, wrs, &bad);
-	if (ret) {
-		GDX_WARN("%s: ibv_post_send(qp 0x%x) failed: %s", gdx_comm_dev_name(c),
-			 r->qp->qp_num, strerror(ret));
-		return -ret;
-	}
-	if (req)
+	r->sq_used += total;
+	if (req) {
+		req->wrs[rail] = (uint16_t)total;
 		req->pending++;
+	}
 	return 0;
 }
 
@@ -247,7 +301,7 @@ static int gdx_send_refuse(struct gdx_send_comm *sc, uint64_t size, uint64_t pos
 		 "(%llu bytes): the two ranks disagree on the message size",
 		 gdx_comm_dev_name(c), (unsigned long long)size, c->peer,
 		 (unsigned long long)posted);
-	gdx_post_rail(c, 0, NULL, NULL, 0, 0, 0, 0, GDX_IMM_REFUSED);
+	gdx_post_rail(c, 0, NULL, GDX_WRID_REFUSE, NULL, 0, 0, 0, 0, GDX_IMM_REFUSED);
 	gdx_comm_fail(c, -EMSGSIZE);
 	return -EMSGSIZE;
 }
@@ -275,6 +329,8 @@ int gdx_isend(struct gdx_send_comm *sc, void *data, uint64_t size, int tag, stru
 		return c->err;
 	}
 	c->idle_polls = 0;
+	if (!gdx_rail_has_room(c, 0, gdx_rail_wrs(&c->rails[0], size)))
+		return c->err;	/* completions free the room; NCCL calls again */
 	raddr = le64toh(slot->addr);
 	posted = le64toh(slot->size);
 	mask = le32toh(slot->rail_mask);
@@ -295,7 +351,7 @@ int gdx_isend(struct gdx_send_comm *sc, void *data, uint64_t size, int tag, stru
 		gdx_comm_fail(c, -EPROTO);
 		return -EPROTO;
 	}
-	ret = gdx_post_rail(c, 0, req, data, size, mr->mrs[0]->lkey, raddr,
+	ret = gdx_post_rail(c, 0, req, (uintptr_t)req, data, size, mr->mrs[0]->lkey, raddr,
 			    le32toh(slot->rkeys[0]), (uint32_t)size);
 	if (ret) {
 		req->state = GDX_REQ_FREE;
@@ -326,6 +382,7 @@ static int gdx_post_cts(struct gdx_recv_comm *rc, struct gdx_cts *cts, uint64_t 
 		wr.send_flags |= IBV_SEND_INLINE;
 	if (++rc->cts_unsignaled == GDX_CTS_SIGNAL_EVERY) {
 		wr.send_flags |= IBV_SEND_SIGNALED;
+		wr.wr_id = GDX_WRID_CTS;
 		rc->cts_unsignaled = 0;
 	}
 	ret = ibv_post_send(r->qp, &wr, &bad);
@@ -334,6 +391,7 @@ static int gdx_post_cts(struct gdx_recv_comm *rc, struct gdx_cts *cts, uint64_t 
 			 gdx_comm_dev_name(&rc->base), r->qp->qp_num, strerror(ret));
 		return -ret;
 	}
+	r->sq_used++;
 	return 0;
 }
 

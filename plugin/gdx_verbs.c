@@ -68,6 +68,7 @@ static int gdx_rail_qp_create(struct gdx_rail *r, uint32_t max_send_wr, uint32_t
 	if (!r->qp)
 		return errno ? -errno : -ENOMEM;
 	r->max_inline = ia.cap.max_inline_data;
+	r->sq_depth = max_send_wr;
 	return 0;
 }
 

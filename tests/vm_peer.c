@@ -285,6 +285,8 @@ static void test_hostile_client_while_peer_connects(void)
 	void *listen = NULL, *recv;
 	int fd;
 
+	/* Fork before the plugin opens any verbs device: contexts do not cross fork. */
+	peer_start(&pr, sender_body);
 	n = net_up();
 	ASSERT_EQ(n->listen(0, handle, &listen), ncclSuccess);
 	sa.sin_port = h->port;
@@ -296,7 +298,6 @@ static void test_hostile_client_while_peer_connects(void)
 	ASSERT_EQ(write(fd, junk, sizeof(junk)), (ssize_t)sizeof(junk));
 	int silent = socket(AF_INET, SOCK_STREAM, 0);
 	ASSERT_EQ(connect(silent, (struct sockaddr *)&sa, sizeof(sa)), 0);
-	peer_start(&pr, sender_body);
 	xwrite(pr.to_child[1], handle, sizeof(handle));
 	recv = accept_one(n, listen);
 	ASSERT_STR_CONTAINS(gdx_test_warnings(), "refused connection from");

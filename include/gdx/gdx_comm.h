@@ -42,7 +42,12 @@ struct gdx_request {
 	int err;		/* first error of this request */
 	uint64_t size;		/* send: bytes; receive: bytes arrived */
 	uint64_t posted;	/* receive: size of the posted buffer */
+	uint16_t wrs[GDX_MAX_RAILS];	/* send: queue slots held on each rail */
 };
+
+/* wr_id of work requests that belong to no request. */
+#define GDX_WRID_CTS 1		/* a signaled clear-to-send: frees a batch of slots */
+#define GDX_WRID_REFUSE 2	/* the immediate that refuses an oversized send */
 
 /* Base of the send and receive comms. */
 struct gdx_comm {

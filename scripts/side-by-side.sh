@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Inside the VM (see scripts/demo.sh): bandwidth through the plugin (gdx-bench,
+# through the ncclNetPlugin_v7 table) and ib_write_bw (perftest) on the same
+# rxe pair and the same message sizes, interleaved ROUNDS times, then one table
+# of the medians and their ratio. The emulator's absolute figures mean
+# nothing; the ratio does.
+set -euo pipefail
+
+SIZES=${SIZES:-"65536 1048576"}
+ROUNDS=${ROUNDS:-3}
+DEPTH=${DEPTH:-32}
+SERVER_DEV=rxe0 CLIENT_DEV=rxe1 SERVER_ADDR=198.18.0.1
+
+[ "${GDX_VM:-}" = 1 ] || { echo "side-by-side.sh runs inside scripts/vm-run.sh" >&2; exit 2; }
+
+# The RoCE v2 IPv4 GID of a device, as perftest needs it by index.
+gid_index() {
+	local d=/sys/class/infiniband/$1/ports/1 i
+	for i in $(seq 0 15); do
+		[ "$(cat "$d/gid_attrs/types/$i" 2>/dev/null)" = "RoCE v2" ] || continue
+		case "$(cat "$d/gids/$i")" in 0000:0000:0000:0000:0000:ffff:*) echo "$i"; return ;; esac
+	done
+	echo 1
+}
+
+iters_for() { if [ "$1" -ge 1048576 ]; then echo 300; else echo 2000; fi; }
+
+# Gb/s through the plugin.
+run_gdx() {
+	build/gdx-bench -d "$SERVER_DEV" -D "$CLIENT_DEV" -s "$1" -n "$(iters_for "$1")" -w 50 \
+		-t "$DEPTH" | awk '!/^#/ { print $4 }'
+}
+
+# Gb/s of ib_write_bw, the client's "BW average" column.
+run_perftest() {
+	local gid out
+	gid=$(gid_index "$SERVER_DEV")
+	ib_write_bw -d "$SERVER_DEV" -x "$gid" -s "$1" -n "$(iters_for "$1")" -F --report_gbits \
+		>/dev/null 2>&1 &
+	sleep 1
+	out=$(ib_write_bw -d "$CLIENT_DEV" -x "$(gid_index "$CLIENT_DEV")" -s "$1" \
+		-n "$(iters_for "$1")" -F --report_gbits "$SERVER_ADDR" 2>&1)
+	wait
+	awk -v s="$1" '$1 == s { print $4 }' <<<"$out"
+}
+
+median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+declare -A gdx perf
+for round in $(seq 1 "$ROUNDS"); do
+	for s in $SIZES; do
+		g=$(run_gdx "$s")
+		p=$(run_perftest "$s")
+		echo "round $round, $s bytes: gdx-bench $g Gb/s, ib_write_bw $p Gb/s"
+		gdx[$s]+="$g "
+		perf[$s]+="$p "
+	done
+done
+
+echo
+echo "Bandwidth over Soft-RoCE (rxe1 -> rxe0), medians of $ROUNDS interleaved rounds"
+echo "gdx-bench: plugin through ncclNetPlugin_v7, $DEPTH in flight; ib_write_bw: perftest defaults"
+printf '%10s  %16s  %16s  %7s\n' bytes "gdx-bench Gb/s" "ib_write_bw Gb/s" ratio
+for s in $SIZES; do
+	g=$(tr ' ' '\n' <<<"${gdx[$s]}" | grep . | median)
+	p=$(tr ' ' '\n' <<<"${perf[$s]}" | grep . | median)
+	printf '%10s  %16.3f  %16.3f  %7.3f\n' "$s" "$g" "$p" "$(awk -v g="$g" -v p="$p" 'BEGIN { print (p > 0) ? g / p : 0 }')"
+done
