@@ -22,7 +22,7 @@ VM_TESTS   := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/vm_*.c))
 TOOLS      := $(BUILD)/gdx-bench
 TEST_LIB   := $(BUILD)/tests/gdx_test.o $(BUILD)/tests/gdx_plugin_loader.o $(BUILD)/tests/gdx_pair.o
 
-.PHONY: all test unit-test vm-test demo clean
+.PHONY: all deps test demo clean
 all: $(LIB) $(ARCHIVE) $(TOOLS) $(UNIT_TESTS) $(VM_TESTS)
 
 $(BUILD)/%.o: %.c
@@ -43,10 +43,19 @@ $(BUILD)/gdx-bench: $(BUILD)/plugin/tools/gdx_bench.o
 	$(CC) $(LDFLAGS) -o $@ $^ -ldl
 
 # The README's two commands: a demo transfer over Soft-RoCE, and every test.
-demo: all
+# Each installs what it needs first, then builds in a fresh make (so that
+# pkg-config sees the packages just installed).
+BUILD_DEPS := gcc make pkg-config libibverbs-dev binutils
+
+deps:
+	scripts/ensure-packages.sh $(BUILD_DEPS)
+
+demo: deps
+	$(MAKE) all
 	scripts/demo.sh
 
-test: all
+test: deps
+	$(MAKE) all
 	scripts/run-tests.sh
 
 clean:

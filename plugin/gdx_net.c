@@ -62,7 +62,9 @@ static ncclResult_t gdx_net_init(ncclDebugLogger_t logger)
 				 GDX_VERSION, ret);
 			ret = 0;
 		} else {
-			GDX_WARN("plugin disabled: %s; NCCL falls back to its next network",
+			/* The cause was the one WARN; this says what follows from it. */
+			GDX_INFO(NCCL_INIT | NCCL_NET,
+				 "plugin disabled (%s); NCCL falls back to its next network",
 				 strerror(-ret));
 		}
 	}
