@@ -4,6 +4,7 @@
  * devices (rxe0 on veth0, rxe1 on veth1), every byte verified. Runs inside
  * the VM: scripts/vm-run.sh -- build/tests/vm_transfer
  */
+#include <dirent.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -370,9 +371,81 @@ static void test_reload(void)
 	ASSERT_EQ(gdx_test_warning_count(), 0);
 }
 
+static void test_iflush_host_memory_is_null(void)
+{
+	const ncclNet_v7_t *n = net_up();
+	struct gdx_buf r;
+	struct gdx_pair p;
+	void *req = (void *)1, *data;
+	int size = 4096;
+
+	gdx_pair_connect(n, 0, 1, &p);
+	gdx_buf_alloc(n, p.recv, 4096, 0, &r);
+	data = r.mem;
+	ASSERT_EQ(n->iflush(p.recv, 1, &data, &size, &r.mh, &req), ncclSuccess);
+	ASSERT(req == NULL);
+	gdx_buf_free(n, p.recv, &r);
+	gdx_pair_close(&p);
+}
+
+static int count_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	int n = 0;
+
+	ASSERT(d != NULL);
+	while (readdir(d))
+		n++;
+	closedir(d);
+	return n;
+}
+
+/* Objects the kernel holds for this process, from `rdma resource`:
+ * "0: rxe0: pd 1 cq 2 qp 2 cm_id 0 mr 3 ctx 1 srq 0". */
+static void rdma_counts(char *out, size_t len)
+{
+	FILE *f = popen("rdma resource show 2>&1", "r");
+	size_t used = 0;
+	char line[256];
+
+	ASSERT(f != NULL);
+	out[0] = '\0';
+	while (fgets(line, sizeof(line), f) && used + strlen(line) < len) {
+		strcpy(out + used, line);
+		used += strlen(line);
+	}
+	ASSERT_EQ(pclose(f), 0);
+}
+
+static void test_resources_return_to_baseline(void)
+{
+	const ncclNet_v7_t *n = net_up();
+	char before[1024], after[1024];
+	int fds = 0;
+
+	for (int i = 0; i < 21; i++) {
+		struct gdx_pair p;
+
+		if (i == 1) {
+			fds = count_fds();
+			rdma_counts(before, sizeof(before));
+		}
+		gdx_pair_connect(n, i % 2, 1 - i % 2, &p);
+		gdx_transfer(&p, 100000, 100000, 0, (uint32_t)i);
+		gdx_pair_close(&p);
+	}
+	rdma_counts(after, sizeof(after));
+	printf("  after 20 connect/transfer/close cycles:\n%s", after);
+	ASSERT_EQ(count_fds(), fds);
+	if (strcmp(before, after))
+		gdx_test_fail(__FILE__, __LINE__, "rdma resources changed:\n%s--- to ---\n%s", before,
+			      after);
+}
+
 GDX_TESTS_MAIN(TEST(test_properties, 30), TEST(test_connect_one_thread, 60),
 	       TEST(test_all_sizes_rxe1_to_rxe0, 600), TEST(test_all_sizes_rxe0_to_rxe1, 600),
 	       TEST(test_32_in_flight, 300), TEST(test_receive_larger_than_send, 60),
 	       TEST(test_send_larger_than_receive, 60), TEST(test_several_comms, 300),
 	       TEST(test_unaligned_buffers, 60), TEST(test_misuse, 60),
-	       TEST(test_close_with_requests_in_flight, 120), TEST(test_reload, 120))
+	       TEST(test_close_with_requests_in_flight, 120), TEST(test_reload, 120),
+	       TEST(test_iflush_host_memory_is_null, 30), TEST(test_resources_return_to_baseline, 300))
