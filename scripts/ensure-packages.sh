@@ -18,8 +18,10 @@ fi
 echo "ensure-packages: apt-get install ${missing[*]}" >&2
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
-if ! { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
-	--no-install-recommends "${missing[@]}"; } >"$log" 2>&1; then
+# The lock timeout: parallel first runs take turns instead of failing.
+if ! { apt-get -o DPkg::Lock::Timeout=300 update -q &&
+	DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y -q \
+		--no-install-recommends "${missing[@]}"; } >"$log" 2>&1; then
 	cat "$log" >&2
 	echo "ensure-packages: installing ${missing[*]} failed" >&2
 	exit 1
