@@ -45,7 +45,7 @@ $(BUILD)/gdx-bench: $(BUILD)/plugin/tools/gdx_bench.o
 # The README's two commands: a demo transfer over Soft-RoCE, and every test.
 # Each installs what it needs first, then builds in a fresh make (so that
 # pkg-config sees the packages just installed).
-BUILD_DEPS := gcc make pkg-config libibverbs-dev binutils
+BUILD_DEPS := gcc make pkg-config libibverbs-dev binutils clang-format
 
 deps:
 	scripts/ensure-packages.sh $(BUILD_DEPS)

@@ -25,11 +25,11 @@
 #include <gdx/gdx_param.h>
 
 enum gdx_connect_state {
-	GDX_CONN_TCP,		/* connect() in progress */
-	GDX_CONN_SEND,		/* sending hello + meta */
-	GDX_CONN_RECV_HELLO,	/* reading the acceptor's hello */
-	GDX_CONN_RECV_META,	/* reading its rails */
-	GDX_CONN_SEND_READY,	/* our QPs are at RTS; telling the acceptor */
+	GDX_CONN_TCP,	     /* connect() in progress */
+	GDX_CONN_SEND,	     /* sending hello + meta */
+	GDX_CONN_RECV_HELLO, /* reading the acceptor's hello */
+	GDX_CONN_RECV_META,  /* reading its rails */
+	GDX_CONN_SEND_READY, /* our QPs are at RTS; telling the acceptor */
 };
 
 /* A connect under way. NCCL passes the same handle buffer on every retry, so
@@ -45,7 +45,7 @@ struct gdx_connect {
 	struct {
 		struct gdx_wire_hello hello;
 		struct gdx_wire_meta meta;
-	} out;	/* sent as one buffer: both parts are multiples of 8 bytes */
+	} out; /* sent as one buffer: both parts are multiples of 8 bytes */
 	struct gdx_wire_hello hello_in;
 	struct gdx_wire_meta meta_in;
 	uint32_t ready;
@@ -179,10 +179,10 @@ int gdx_listen(int dev, void *handle, struct gdx_listen_comm **comm_p)
 		lc->nonce = ((uint64_t)random() << 32) ^ (uint64_t)random() ^ gdx_now_ms();
 	ip = bound.u.sa.sa_family == AF_INET ? (const void *)&bound.u.in.sin_addr
 					     : (const void *)&bound.u.in6.sin6_addr;
-	gdx_handle_pack(handle, bound.u.sa.sa_family, ip,
-			bound.u.sa.sa_family == AF_INET ? bound.u.in.sin_port
-							: bound.u.in6.sin6_port,
-			bound.u.sa.sa_family == AF_INET6 ? bound.u.in6.sin6_scope_id : 0, lc->nonce);
+	gdx_handle_pack(
+		handle, bound.u.sa.sa_family, ip,
+		bound.u.sa.sa_family == AF_INET ? bound.u.in.sin_port : bound.u.in6.sin6_port,
+		bound.u.sa.sa_family == AF_INET6 ? bound.u.in6.sin6_scope_id : 0, lc->nonce);
 	ret = gdx_live_add(lc);
 	if (ret)
 		goto err_close;
@@ -197,8 +197,7 @@ err_free:
 }
 
 /* Allocates the objects a comm starts with; rails come later. */
-static void gdx_comm_base_init(struct gdx_comm *c, uint32_t kind, int dev, int fd,
-			       const char *peer)
+static void gdx_comm_base_init(struct gdx_comm *c, uint32_t kind, int dev, int fd, const char *peer)
 {
 	c->kind = kind;
 	c->dev_index = dev;
@@ -249,8 +248,8 @@ static int gdx_comm_rails_connect(struct gdx_comm *c, const struct gdx_wire_meta
 	if ((int)remote->nrails != c->nrails) {
 		GDX_WARN("peer %s (%s) uses %u rails, %s uses %d: both ends must be configured "
 			 "alike",
-			 c->peer, remote->dev_name, remote->nrails,
-			 gdx_dev_get(c->dev_index)->name, c->nrails);
+			 c->peer, remote->dev_name, remote->nrails, gdx_dev_get(c->dev_index)->name,
+			 c->nrails);
 		return -EPROTO;
 	}
 	snprintf(c->peer_dev, sizeof(c->peer_dev), "%s", remote->dev_name);
@@ -328,7 +327,7 @@ static void gdx_connect_free(struct gdx_connect *cs)
 	}
 	pthread_mutex_unlock(&gdx_conn_lock);
 	if (cs->sc)
-		gdx_send_comm_free(cs->sc);	/* closes fd too */
+		gdx_send_comm_free(cs->sc); /* closes fd too */
 	else if (cs->fd >= 0)
 		close(cs->fd);
 	free(cs);
@@ -422,7 +421,7 @@ static int gdx_connect_progress(struct gdx_connect *cs)
 			if (ret)
 				return ret;
 			gdx_wire_hello_pack(&cs->out.hello, cs->nonce);
-			gdx_meta_fill(&cs->meta_in, &cs->sc->base);	/* scratch for ours */
+			gdx_meta_fill(&cs->meta_in, &cs->sc->base); /* scratch for ours */
 			cs->meta_in.fifo_addr = (uintptr_t)cs->sc->fifo;
 			cs->meta_in.fifo_rkey = cs->sc->fifo_mr->rkey;
 			gdx_wire_meta_pack(&cs->out.meta, &cs->meta_in);
@@ -581,7 +580,7 @@ err:
 static void gdx_accept_free(struct gdx_accept *a)
 {
 	if (a->rc)
-		gdx_recv_comm_free(a->rc);	/* owns fd once it exists */
+		gdx_recv_comm_free(a->rc); /* owns fd once it exists */
 	else if (a->fd >= 0)
 		close(a->fd);
 	free(a);
@@ -646,14 +645,13 @@ static int gdx_accept_progress(struct gdx_listen_comm *lc, struct gdx_accept *a)
 			if (ret)
 				goto io_err;
 			if (le32toh(a->ready) != GDX_WIRE_READY) {
-				GDX_WARN("refused connection from %s: bad ready word 0x%08x", a->peer,
-					 le32toh(a->ready));
+				GDX_WARN("refused connection from %s: bad ready word 0x%08x",
+					 a->peer, le32toh(a->ready));
 				return -EPROTO;
 			}
 			a->state = GDX_ACC_DONE;
 			return 0;
-		case GDX_ACC_DONE:
-			return 0;
+		case GDX_ACC_DONE: return 0;
 		}
 	}
 
@@ -708,9 +706,10 @@ static int gdx_accept_pending(struct gdx_listen_comm *lc, struct gdx_recv_comm *
 		int ret = gdx_accept_progress(lc, a);
 
 		if (ret == -EAGAIN && now > a->deadline_ms) {
-			GDX_WARN("dropped connection from %s: no handshake within %d ms (%zu of %zu "
-				 "bytes)",
-				 a->peer, gdx_params.handshake_timeout_ms, a->xfer.off, a->xfer.len);
+			GDX_WARN(
+				"dropped connection from %s: no handshake within %d ms (%zu of %zu "
+				"bytes)",
+				a->peer, gdx_params.handshake_timeout_ms, a->xfer.off, a->xfer.len);
 			ret = -ETIMEDOUT;
 		}
 		if (ret == -EAGAIN)

@@ -27,22 +27,22 @@ int gdx_dev_speed_mbps(unsigned active_speed, unsigned active_width)
 	int lane, width;
 
 	switch (active_speed) {
-	case 1:   lane = 2500; break;	/* SDR */
-	case 2:   lane = 5000; break;	/* DDR */
-	case 4:   lane = 10000; break;	/* QDR */
-	case 8:   lane = 10000; break;	/* FDR10 */
-	case 16:  lane = 14000; break;	/* FDR */
-	case 32:  lane = 25000; break;	/* EDR */
-	case 64:  lane = 50000; break;	/* HDR */
-	case 128: lane = 100000; break;	/* NDR */
-	case 256: lane = 200000; break;	/* XDR */
-	default:  return 0;
+	case 1: lane = 2500; break;	/* SDR */
+	case 2: lane = 5000; break;	/* DDR */
+	case 4: lane = 10000; break;	/* QDR */
+	case 8: lane = 10000; break;	/* FDR10 */
+	case 16: lane = 14000; break;	/* FDR */
+	case 32: lane = 25000; break;	/* EDR */
+	case 64: lane = 50000; break;	/* HDR */
+	case 128: lane = 100000; break; /* NDR */
+	case 256: lane = 200000; break; /* XDR */
+	default: return 0;
 	}
 	switch (active_width) {
-	case 1:  width = 1; break;
-	case 2:  width = 4; break;
-	case 4:  width = 8; break;
-	case 8:  width = 12; break;
+	case 1: width = 1; break;
+	case 2: width = 4; break;
+	case 4: width = 8; break;
+	case 8: width = 12; break;
 	case 16: width = 2; break;
 	default: return 0;
 	}

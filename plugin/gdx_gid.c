@@ -30,8 +30,8 @@ int gdx_gid_parse(const char *s, uint8_t raw[16])
 	unsigned g[8];
 	char tail;
 
-	if (sscanf(s, "%4x:%4x:%4x:%4x:%4x:%4x:%4x:%4x%c", &g[0], &g[1], &g[2], &g[3], &g[4],
-		   &g[5], &g[6], &g[7], &tail) < 8)
+	if (sscanf(s, "%4x:%4x:%4x:%4x:%4x:%4x:%4x:%4x%c", &g[0], &g[1], &g[2], &g[3], &g[4], &g[5],
+		   &g[6], &g[7], &tail) < 8)
 		return -EINVAL;
 	for (int i = 0; i < 8; i++) {
 		raw[2 * i] = (uint8_t)(g[i] >> 8);
@@ -74,13 +74,13 @@ int gdx_gid_read_table(const char *sysfs_root, const char *dev, int port,
 			 dev, port, i);
 		ret = gdx_gid_read_line(path, line, sizeof(line));
 		if (ret == -ENOENT)
-			break;	/* past the end of the table */
+			break; /* past the end of the table */
 		if (ret || gdx_gid_parse(line, e->raw))
 			continue;
 		snprintf(path, sizeof(path), "%s/class/infiniband/%s/ports/%d/gid_attrs/types/%d",
 			 sysfs_root, dev, port, i);
 		if (gdx_gid_read_line(path, line, sizeof(line)))
-			continue;	/* EINVAL: slot not populated */
+			continue; /* EINVAL: slot not populated */
 		e->index = i;
 		e->roce_version = strstr(line, "v2") ? 2 : 1;
 		n++;

@@ -5,8 +5,8 @@
 
 #include <gdx/gdx_hca.h>
 
-static int gdx_hca_entry_parse(const char *s, size_t len, bool with_ports,
-			       struct gdx_hca_entry *e, const char **err_p)
+static int gdx_hca_entry_parse(const char *s, size_t len, bool with_ports, struct gdx_hca_entry *e,
+			       const char **err_p)
 {
 	const char *colon = with_ports ? memchr(s, ':', len) : NULL;
 	size_t name_len = colon ? (size_t)(colon - s) : len;
@@ -90,8 +90,8 @@ int gdx_hca_filter_parse(const char *spec, bool with_ports, struct gdx_hca_filte
 static bool gdx_hca_entry_match(const struct gdx_hca_entry *e, bool exact, const char *dev,
 				int port)
 {
-	bool name_ok = exact ? strcmp(e->name, dev) == 0
-			     : strncmp(e->name, dev, strlen(e->name)) == 0;
+	bool name_ok =
+		exact ? strcmp(e->name, dev) == 0 : strncmp(e->name, dev, strlen(e->name)) == 0;
 
 	return name_ok && (e->port == -1 || e->port == port);
 }

@@ -26,21 +26,16 @@ static bool gdx_initialized;
 static ncclResult_t gdx_nccl_result(int err)
 {
 	switch (err) {
-	case 0:
-		return ncclSuccess;
-	case -EINVAL:		/* NCCL passed something wrong */
+	case 0: return ncclSuccess;
+	case -EINVAL: /* NCCL passed something wrong */
 	case -EBADF:
-	case -ENOSPC:		/* more requests than the API allows */
-		return ncclInternalError;
-	case -EMSGSIZE:		/* the ranks disagree on a size */
-	case -EPROTONOSUPPORT:	/* peer runs another protocol version */
-		return ncclInvalidUsage;
-	case -ECONNRESET:	/* peer gone */
-	case -EREMOTEIO:	/* completion error */
-	case -EPROTO:		/* peer sent something malformed */
-		return ncclRemoteError;
-	default:
-		return ncclSystemError;
+	case -ENOSPC: /* more requests than the API allows */ return ncclInternalError;
+	case -EMSGSIZE: /* the ranks disagree on a size */
+	case -EPROTONOSUPPORT: /* peer runs another protocol version */ return ncclInvalidUsage;
+	case -ECONNRESET: /* peer gone */
+	case -EREMOTEIO:  /* completion error */
+	case -EPROTO: /* peer sent something malformed */ return ncclRemoteError;
+	default: return ncclSystemError;
 	}
 }
 
@@ -58,8 +53,8 @@ static ncclResult_t gdx_net_init(ncclDebugLogger_t logger)
 			ret = gdx_devs_init();
 		if (ret >= 0) {
 			gdx_initialized = true;
-			GDX_INFO(NCCL_INIT | NCCL_NET, "libnccl-net-gdx %s, %d device(s), net API v7",
-				 GDX_VERSION, ret);
+			GDX_INFO(NCCL_INIT | NCCL_NET,
+				 "libnccl-net-gdx %s, %d device(s), net API v7", GDX_VERSION, ret);
 			ret = 0;
 		} else {
 			/* The cause was the one WARN; this says what follows from it. */
@@ -217,8 +212,8 @@ static ncclResult_t gdx_net_dereg_mr(void *comm, void *mhandle)
 	return gdx_nccl_result(gdx_dereg_mr(mhandle));
 }
 
-static ncclResult_t gdx_net_isend_v7(void *send_comm, void *data, int size, int tag,
-				     void *mhandle, void **request)
+static ncclResult_t gdx_net_isend_v7(void *send_comm, void *data, int size, int tag, void *mhandle,
+				     void **request)
 {
 	struct gdx_send_comm *sc = gdx_net_send_comm(send_comm, "isend");
 	struct gdx_request *req;
@@ -342,7 +337,7 @@ GDX_EXPORT const ncclNet_v7_t ncclNetPlugin_v7 = {
 	.connect = gdx_net_connect_v7,
 	.accept = gdx_net_accept_v7,
 	.regMr = gdx_net_reg_mr_v7,
-	.regMrDmaBuf = NULL,	/* NCCL_PTR_DMABUF is not advertised */
+	.regMrDmaBuf = NULL, /* NCCL_PTR_DMABUF is not advertised */
 	.deregMr = gdx_net_dereg_mr,
 	.isend = gdx_net_isend_v7,
 	.irecv = gdx_net_irecv_v7,
@@ -351,6 +346,6 @@ GDX_EXPORT const ncclNet_v7_t ncclNetPlugin_v7 = {
 	.closeSend = gdx_net_close_send,
 	.closeRecv = gdx_net_close_recv,
 	.closeListen = gdx_net_close_listen,
-	.getDeviceMr = NULL,	/* host plugin: no device handles */
+	.getDeviceMr = NULL, /* host plugin: no device handles */
 	.irecvConsumed = NULL,
 };

@@ -16,12 +16,12 @@
 
 /* Receives kept posted per rail; reposted in batches of GDX_RECV_BATCH. */
 #define GDX_RECVS_AHEAD (2 * GDX_MAX_REQUESTS)
-#define GDX_RECV_BATCH 16
+#define GDX_RECV_BATCH	16
 /* One clear-to-send write in this many is signaled so the send queue drains. */
 #define GDX_CTS_SIGNAL_EVERY 16
 /* How often a waiting request looks at the peer's out-of-band socket. */
 #define GDX_LIVENESS_POLLS 1024
-#define GDX_LIVENESS_MS 100
+#define GDX_LIVENESS_MS	   100
 /* Largest piece of one RDMA WRITE; the port's max_msg_sz may be lower. */
 #define GDX_MAX_WRITE (1ULL << 30)
 /* Work requests chained into one ibv_post_send call. */
@@ -64,9 +64,9 @@ static void gdx_wc_failed(struct gdx_comm *c, int rail, const struct ibv_wc *wc)
 	if (!c->err)
 		GDX_WARN("%s rail %d (%s), peer %s (%s): completion failed: %s (status %d, "
 			 "vendor error 0x%x, qp 0x%x, %s); %s",
-			 gdx_comm_dev_name(c), rail, c->rails[rail].dev->ibdev, c->peer, c->peer_dev,
-			 ibv_wc_status_str(wc->status), wc->status, wc->vendor_err, wc->qp_num,
-			 c->kind == GDX_KIND_SEND ? "send side" : "receive side",
+			 gdx_comm_dev_name(c), rail, c->rails[rail].dev->ibdev, c->peer,
+			 c->peer_dev, ibv_wc_status_str(wc->status), wc->status, wc->vendor_err,
+			 wc->qp_num, c->kind == GDX_KIND_SEND ? "send side" : "receive side",
 			 gdx_wc_hint(wc->status));
 	gdx_comm_fail(c, -EREMOTEIO);
 }
@@ -104,12 +104,8 @@ static void gdx_send_done(struct gdx_comm *c, int rail, uint64_t wr_id)
 	struct gdx_request *req;
 
 	switch (wr_id) {
-	case GDX_WRID_CTS:
-		r->sq_used -= GDX_CTS_SIGNAL_EVERY;
-		break;
-	case GDX_WRID_REFUSE:
-		r->sq_used -= 1;
-		break;
+	case GDX_WRID_CTS: r->sq_used -= GDX_CTS_SIGNAL_EVERY; break;
+	case GDX_WRID_REFUSE: r->sq_used -= 1; break;
 	default:
 		req = (struct gdx_request *)(uintptr_t)wr_id;
 		r->sq_used -= req->wrs[rail];
@@ -330,11 +326,11 @@ int gdx_isend(struct gdx_send_comm *sc, void *data, uint64_t size, int tag, stru
 	}
 	c->idle_polls = 0;
 	if (!gdx_rail_has_room(c, 0, gdx_rail_wrs(&c->rails[0], size)))
-		return c->err;	/* completions free the room; NCCL calls again */
+		return c->err; /* completions free the room; NCCL calls again */
 	raddr = le64toh(slot->addr);
 	posted = le64toh(slot->size);
 	mask = le32toh(slot->rail_mask);
-	(void)tag;	/* matching is by order; NCCL's tags only pick among grouped receives */
+	(void)tag; /* matching is by order; NCCL's tags only pick among grouped receives */
 	if (size > posted) {
 		sc->head++;
 		return gdx_send_refuse(sc, size, posted);
@@ -365,17 +361,21 @@ int gdx_isend(struct gdx_send_comm *sc, void *data, uint64_t size, int tag, stru
 static int gdx_post_cts(struct gdx_recv_comm *rc, struct gdx_cts *cts, uint64_t seq)
 {
 	struct gdx_rail *r = &rc->base.rails[0];
-	struct ibv_sge sge = {.addr = (uintptr_t)cts, .length = sizeof(*cts),
-			      .lkey = rc->cts_mr->lkey};
-	struct ibv_send_wr wr = {
-		.wr_id = 0,
-		.sg_list = &sge,
-		.num_sge = 1,
-		.opcode = IBV_WR_RDMA_WRITE,
-		.wr.rdma = {.remote_addr = rc->remote_fifo +
-					   (seq % GDX_MAX_REQUESTS) * sizeof(struct gdx_cts),
-			    .rkey = rc->remote_fifo_rkey},
-	}, *bad;
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)cts, .length = sizeof(*cts), .lkey = rc->cts_mr->lkey};
+	struct ibv_send_wr wr =
+				   {
+					   .wr_id = 0,
+					   .sg_list = &sge,
+					   .num_sge = 1,
+					   .opcode = IBV_WR_RDMA_WRITE,
+					   .wr.rdma = {.remote_addr =
+							       rc->remote_fifo +
+							       (seq % GDX_MAX_REQUESTS) *
+								       sizeof(struct gdx_cts),
+						       .rkey = rc->remote_fifo_rkey},
+				   },
+			   *bad;
 	int ret;
 
 	if (r->max_inline >= sizeof(*cts))
@@ -395,8 +395,8 @@ static int gdx_post_cts(struct gdx_recv_comm *rc, struct gdx_cts *cts, uint64_t 
 	return 0;
 }
 
-int gdx_irecv(struct gdx_recv_comm *rc, int n, void **data, const uint64_t *sizes,
-	      const int *tags, struct gdx_mr **mrs, struct gdx_request **req_p)
+int gdx_irecv(struct gdx_recv_comm *rc, int n, void **data, const uint64_t *sizes, const int *tags,
+	      struct gdx_mr **mrs, struct gdx_request **req_p)
 {
 	struct gdx_comm *c = &rc->base;
 	struct gdx_cts *cts;
@@ -440,8 +440,8 @@ int gdx_irecv(struct gdx_recv_comm *rc, int n, void **data, const uint64_t *size
 	return 0;
 }
 
-int gdx_iflush(struct gdx_recv_comm *rc, int n, void **data, const int *sizes,
-	       struct gdx_mr **mrs, struct gdx_request **req_p)
+int gdx_iflush(struct gdx_recv_comm *rc, int n, void **data, const int *sizes, struct gdx_mr **mrs,
+	       struct gdx_request **req_p)
 {
 	(void)data;
 	(void)sizes;

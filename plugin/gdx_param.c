@@ -56,11 +56,11 @@ int gdx_params_load(void)
 	const char *s;
 	int ret = 0;
 
-#define GDX_PARAM_LOAD(type, field, name, def, help)                                        \
-	s = gdx_param_raw(name, def, &from_env);                                              \
-	if (gdx_param_parse_##type(name, s, &gdx_params.field))                               \
-		ret = -EINVAL;                                                                 \
-	else if (from_env)                                                                     \
+#define GDX_PARAM_LOAD(type, field, name, def, help)            \
+	s = gdx_param_raw(name, def, &from_env);                \
+	if (gdx_param_parse_##type(name, s, &gdx_params.field)) \
+		ret = -EINVAL;                                  \
+	else if (from_env)                                      \
 		GDX_INFO(NCCL_ENV | NCCL_INIT, "NCCL_GDX_%s set by environment to %s", name, s);
 	GDX_PARAM_TABLE(GDX_PARAM_LOAD)
 #undef GDX_PARAM_LOAD

@@ -27,8 +27,7 @@ static void gdx_reg_warn(const struct gdx_rail *r, const void *data, uint64_t si
 			 (unsigned long long)size, strerror(err));
 }
 
-int gdx_reg_mr(struct gdx_comm *comm, void *data, uint64_t size, int type,
-	       struct gdx_mr **mr_p)
+int gdx_reg_mr(struct gdx_comm *comm, void *data, uint64_t size, int type, struct gdx_mr **mr_p)
 {
 	struct gdx_mr *mr;
 	int ret;

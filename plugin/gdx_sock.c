@@ -16,8 +16,8 @@
 
 static bool gdx_sock_if_usable(const struct ifaddrs *ifa, int family)
 {
-	return ifa->ifa_addr && ifa->ifa_addr->sa_family == family &&
-	       (ifa->ifa_flags & IFF_UP) && (ifa->ifa_flags & IFF_RUNNING);
+	return ifa->ifa_addr && ifa->ifa_addr->sa_family == family && (ifa->ifa_flags & IFF_UP) &&
+	       (ifa->ifa_flags & IFF_RUNNING);
 }
 
 static bool gdx_sock_if_link_local(const struct ifaddrs *ifa)

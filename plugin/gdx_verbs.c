@@ -55,8 +55,11 @@ static int gdx_rail_qp_create(struct gdx_rail *r, uint32_t max_send_wr, uint32_t
 		.send_cq = r->cq,
 		.recv_cq = r->cq,
 		.qp_type = IBV_QPT_RC,
-		.cap = {.max_send_wr = max_send_wr, .max_recv_wr = max_recv_wr,
-			.max_send_sge = 1, .max_recv_sge = 1, .max_inline_data = GDX_INLINE_WANT},
+		.cap = {.max_send_wr = max_send_wr,
+			.max_recv_wr = max_recv_wr,
+			.max_send_sge = 1,
+			.max_recv_sge = 1,
+			.max_inline_data = GDX_INLINE_WANT},
 	};
 
 	r->qp = ibv_create_qp(r->pd, &ia);
@@ -232,8 +235,7 @@ const char *gdx_wc_hint(enum ibv_wc_status status)
 	case IBV_WC_RETRY_EXC_ERR:
 		return "the peer did not answer: check the GID index and routing between the "
 		       "two ports, that the peer is alive, and NCCL_GDX_TIMEOUT";
-	case IBV_WC_RNR_RETRY_EXC_ERR:
-		return "the peer posted no receive: it is stuck or gone";
+	case IBV_WC_RNR_RETRY_EXC_ERR: return "the peer posted no receive: it is stuck or gone";
 	case IBV_WC_LOC_PROT_ERR:
 		return "local protection error: a buffer outside its registration, or for GPU "
 		       "memory an ACS bridge or translating IOMMU on the PCIe path";
@@ -243,9 +245,7 @@ const char *gdx_wc_hint(enum ibv_wc_status status)
 		return "the peer refused the request: sizes or keys out of range";
 	case IBV_WC_WR_FLUSH_ERR:
 		return "the QP had already failed; an earlier completion holds the cause";
-	case IBV_WC_LOC_LEN_ERR:
-		return "message longer than the posted receive";
-	default:
-		return "see ibv_wc_status_str";
+	case IBV_WC_LOC_LEN_ERR: return "message longer than the posted receive";
+	default: return "see ibv_wc_status_str";
 	}
 }

@@ -51,8 +51,7 @@ void gdx_wire_hello_pack(struct gdx_wire_hello *h, uint64_t nonce)
 	h->nonce = htole64(nonce);
 }
 
-int gdx_wire_hello_check(const void *buf, size_t len, uint64_t nonce, char *why,
-			 size_t why_len)
+int gdx_wire_hello_check(const void *buf, size_t len, uint64_t nonce, char *why, size_t why_len)
 {
 	struct gdx_wire_hello h;
 	uint64_t magic;

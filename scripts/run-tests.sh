@@ -43,9 +43,23 @@ check_exports() {
 	fi
 }
 
+check_format() {
+	if ! command -v clang-format >/dev/null; then
+		echo "not ok clang-format is not installed"
+		echo "# format: 0 passed, 1 failed"
+	elif scripts/format.sh --check; then
+		echo "ok every C file is clang-formatted"
+		echo "# format: 1 passed, 0 failed"
+	else
+		echo "not ok some files need scripts/format.sh"
+		echo "# format: 0 passed, 1 failed"
+	fi
+}
+
 if [ "$mode" != vm ]; then
 	{
 		check_exports
+		check_format
 		for t in build/tests/unit_*; do
 			case "$t" in *.o | *.d) continue ;; esac
 			"$t"

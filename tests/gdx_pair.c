@@ -15,8 +15,7 @@ double gdx_now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-void gdx_pair_connect(const ncclNet_v7_t *net, int listen_dev, int connect_dev,
-		      struct gdx_pair *p)
+void gdx_pair_connect(const ncclNet_v7_t *net, int listen_dev, int connect_dev, struct gdx_pair *p)
 {
 	char handle[NCCL_NET_HANDLE_MAXSIZE];
 	ncclNetDeviceHandle_v7_t *dev_send = NULL;
@@ -143,8 +142,8 @@ void gdx_transfer(struct gdx_pair *p, size_t send_size, size_t recv_size, size_t
 	/* Nothing written past what was sent. */
 	for (size_t i = send_size; i < recv_size + 64 && i < send_size + 64; i++)
 		if (r.mem[i] != 0x5a)
-			gdx_test_fail(__FILE__, __LINE__, "byte %zu past a %zu-byte message written",
-				      i, send_size);
+			gdx_test_fail(__FILE__, __LINE__,
+				      "byte %zu past a %zu-byte message written", i, send_size);
 	gdx_buf_free(n, p->send, &s);
 	gdx_buf_free(n, p->recv, &r);
 }

@@ -15,20 +15,19 @@
 struct gdx_pair {
 	const ncclNet_v7_t *net;
 	void *listen;
-	void *send;	/* on connect_dev */
-	void *recv;	/* on listen_dev */
+	void *send; /* on connect_dev */
+	void *recv; /* on listen_dev */
 };
 
 struct gdx_buf {
 	char *alloc;
-	char *mem;	/* alloc + offset: deliberately unaligned when asked */
+	char *mem; /* alloc + offset: deliberately unaligned when asked */
 	size_t size;
 	void *mh;
 };
 
 /* Connects within timeout_s or fails the test. */
-void gdx_pair_connect(const ncclNet_v7_t *net, int listen_dev, int connect_dev,
-		      struct gdx_pair *p);
+void gdx_pair_connect(const ncclNet_v7_t *net, int listen_dev, int connect_dev, struct gdx_pair *p);
 void gdx_pair_close(struct gdx_pair *p);
 
 /* Allocates size bytes at the given misalignment and registers them on comm. */

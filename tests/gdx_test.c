@@ -44,7 +44,7 @@ static int gdx_test_run_one(const struct gdx_test *t, char *why, size_t len)
 		return -1;
 	}
 	if (pid == 0) {
-		setpgid(0, 0);	/* the test's own children die with it on a timeout */
+		setpgid(0, 0); /* the test's own children die with it on a timeout */
 		alarm((unsigned)t->timeout_s);
 		t->fn();
 		fflush(stdout);

@@ -25,39 +25,42 @@ int gdx_test_main(int argc, char **argv, const struct gdx_test *tests, int n);
 void gdx_test_fail(const char *file, int line, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4), noreturn));
 
-#define ASSERT(cond)                                                                    \
-	do {                                                                            \
-		if (!(cond))                                                            \
+#define ASSERT(cond)                                                                      \
+	do {                                                                              \
+		if (!(cond))                                                              \
 			gdx_test_fail(__FILE__, __LINE__, "assertion failed: %s", #cond); \
 	} while (0)
-#define ASSERT_EQ(a, b)                                                                  \
-	do {                                                                             \
-		long long _a = (long long)(a), _b = (long long)(b);                      \
-		if (_a != _b)                                                            \
-			gdx_test_fail(__FILE__, __LINE__, "%s == %s: %lld != %lld", #a, #b, \
-				      _a, _b);                                           \
+#define ASSERT_EQ(a, b)                                                                         \
+	do {                                                                                    \
+		long long _a = (long long)(a), _b = (long long)(b);                             \
+		if (_a != _b)                                                                   \
+			gdx_test_fail(__FILE__, __LINE__, "%s == %s: %lld != %lld", #a, #b, _a, \
+				      _b);                                                      \
 	} while (0)
-#define ASSERT_NE(a, b)                                                                  \
-	do {                                                                             \
-		long long _a = (long long)(a), _b = (long long)(b);                      \
-		if (_a == _b)                                                            \
+#define ASSERT_NE(a, b)                                                                       \
+	do {                                                                                  \
+		long long _a = (long long)(a), _b = (long long)(b);                           \
+		if (_a == _b)                                                                 \
 			gdx_test_fail(__FILE__, __LINE__, "%s != %s: both %lld", #a, #b, _a); \
 	} while (0)
-#define ASSERT_STR_CONTAINS(hay, needle)                                                 \
-	do {                                                                             \
-		const char *_h = (hay), *_n = (needle);                                  \
-		if (!_h || !strstr(_h, _n))                                              \
-			gdx_test_fail(__FILE__, __LINE__, "\"%s\" does not contain \"%s\"",  \
-				      _h ? _h : "(null)", _n);                           \
+#define ASSERT_STR_CONTAINS(hay, needle)                                                    \
+	do {                                                                                \
+		const char *_h = (hay), *_n = (needle);                                     \
+		if (!_h || !strstr(_h, _n))                                                 \
+			gdx_test_fail(__FILE__, __LINE__, "\"%s\" does not contain \"%s\"", \
+				      _h ? _h : "(null)", _n);                              \
 	} while (0)
 
-#define GDX_TESTS_MAIN(...)                                                             \
-	static const struct gdx_test gdx_tests_[] = {__VA_ARGS__};                      \
-	int main(int argc, char **argv)                                                 \
-	{                                                                               \
-		return gdx_test_main(argc, argv, gdx_tests_,                            \
+#define GDX_TESTS_MAIN(...)                                                              \
+	static const struct gdx_test gdx_tests_[] = {__VA_ARGS__};                       \
+	int main(int argc, char **argv)                                                  \
+	{                                                                                \
+		return gdx_test_main(argc, argv, gdx_tests_,                             \
 				     (int)(sizeof(gdx_tests_) / sizeof(gdx_tests_[0]))); \
 	}
-#define TEST(fn, timeout) {#fn, fn, timeout}
+#define TEST(fn, timeout)        \
+	{                        \
+#fn, fn, timeout \
+	}
 
 #endif

@@ -29,7 +29,7 @@ static void test_prefix_and_exact(void)
 	struct gdx_hca_filter f = parse_ok("mlx5_1", true);
 
 	ASSERT(gdx_hca_filter_match(&f, "mlx5_1", 1));
-	ASSERT(gdx_hca_filter_match(&f, "mlx5_10", 1));	/* NCCL's documented prefix pitfall */
+	ASSERT(gdx_hca_filter_match(&f, "mlx5_10", 1)); /* NCCL's documented prefix pitfall */
 	ASSERT(!gdx_hca_filter_match(&f, "mlx5_2", 1));
 	f = parse_ok("=mlx5_1", true);
 	ASSERT(gdx_hca_filter_match(&f, "mlx5_1", 1));
@@ -70,9 +70,9 @@ static void test_interface_names_keep_colons(void)
 
 static void test_malformed(void)
 {
-	static const char *const bad[] = {"mlx5_0:", "mlx5_0:x", "mlx5_0:0", "mlx5_0:256",
-					  ",mlx5_0", "mlx5_0,,mlx5_1", "^", "=", "^=", ":1",
-					  "mlx5_0:1:2"};
+	static const char *const bad[] = {
+		"mlx5_0:", "mlx5_0:x", "mlx5_0:0", "mlx5_0:256", ",mlx5_0",   "mlx5_0,,mlx5_1",
+		"^",	   "=",	       "^=",	   ":1",	 "mlx5_0:1:2"};
 	struct gdx_hca_filter f;
 	char many[512] = "";
 

@@ -44,7 +44,8 @@ static void expect_refused(const char *var, const char *value, const char *needl
 
 static void test_malformed(void)
 {
-	expect_refused("NCCL_GDX_GID_INDEX", "three", "NCCL_GDX_GID_INDEX=\"three\" is not an integer");
+	expect_refused("NCCL_GDX_GID_INDEX", "three",
+		       "NCCL_GDX_GID_INDEX=\"three\" is not an integer");
 	expect_refused("NCCL_GDX_TIMEOUT", "12abc", "NCCL_GDX_TIMEOUT");
 	expect_refused("NCCL_GDX_TIMEOUT", "99999999999", "not an integer");
 	expect_refused("NCCL_GDX_TIMEOUT", "0", "out of range 1-31");
@@ -63,5 +64,5 @@ static void test_table_is_complete(void)
 	}
 }
 
-GDX_TESTS_MAIN(TEST(test_defaults, 5), TEST(test_values_and_info_line, 5),
-	       TEST(test_malformed, 5), TEST(test_table_is_complete, 5))
+GDX_TESTS_MAIN(TEST(test_defaults, 5), TEST(test_values_and_info_line, 5), TEST(test_malformed, 5),
+	       TEST(test_table_is_complete, 5))

@@ -17,9 +17,9 @@ static void test_table_is_complete(void)
 	gdx_plugin_load(&p);
 	n = p.v7;
 	ASSERT_EQ(strcmp(n->name, "GDX"), 0);
-	ASSERT(n->init && n->devices && n->getProperties && n->listen && n->connect &&
-	       n->accept && n->regMr && n->deregMr && n->isend && n->irecv && n->iflush &&
-	       n->test && n->closeSend && n->closeRecv && n->closeListen);
+	ASSERT(n->init && n->devices && n->getProperties && n->listen && n->connect && n->accept &&
+	       n->regMr && n->deregMr && n->isend && n->irecv && n->iflush && n->test &&
+	       n->closeSend && n->closeRecv && n->closeListen);
 	/* A host plugin with no DMA-BUF and no device handles leaves these NULL. */
 	ASSERT(n->regMrDmaBuf == NULL && n->getDeviceMr == NULL && n->irecvConsumed == NULL);
 	gdx_plugin_unload(&p);

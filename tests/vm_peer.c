@@ -18,7 +18,7 @@
 #include "gdx_test.h"
 
 #define MAX_MSG (8 << 20)
-#define NMSG 24
+#define NMSG	24
 
 static const ncclNet_v7_t *net_up(void)
 {
@@ -86,7 +86,7 @@ static void *connect_from_handle(const ncclNet_v7_t *n, int dev, char *handle)
 {
 	void *send = NULL;
 
-	for (double t0 = gdx_now_s(); !send; ) {
+	for (double t0 = gdx_now_s(); !send;) {
 		ASSERT_EQ(n->connect(dev, handle, &send, NULL), ncclSuccess);
 		if (gdx_now_s() - t0 > 20)
 			gdx_test_fail(__FILE__, __LINE__, "connect did not finish");
@@ -98,7 +98,7 @@ static void *accept_one(const ncclNet_v7_t *n, void *listen)
 {
 	void *recv = NULL;
 
-	for (double t0 = gdx_now_s(); !recv; ) {
+	for (double t0 = gdx_now_s(); !recv;) {
 		ASSERT_EQ(n->accept(listen, &recv, NULL), ncclSuccess);
 		if (gdx_now_s() - t0 > 20)
 			gdx_test_fail(__FILE__, __LINE__, "accept did not finish");
@@ -110,7 +110,7 @@ static void *send_one(const ncclNet_v7_t *n, void *comm, struct gdx_buf *b, size
 {
 	void *req = NULL;
 
-	for (double t0 = gdx_now_s(); !req; ) {
+	for (double t0 = gdx_now_s(); !req;) {
 		ASSERT_EQ(n->isend(comm, b->mem, (int)size, 0, b->mh, &req), ncclSuccess);
 		if (gdx_now_s() - t0 > 30)
 			gdx_test_fail(__FILE__, __LINE__, "no clear-to-send");

@@ -34,7 +34,7 @@ static void test_properties(void)
 	ASSERT_EQ(n->getProperties(1, &b), ncclSuccess);
 	ASSERT_EQ(strcmp(a.name, "rxe0"), 0);
 	ASSERT_EQ(strcmp(b.name, "rxe1"), 0);
-	ASSERT(a.pciPath == NULL);	/* rxe has no PCI parent */
+	ASSERT(a.pciPath == NULL); /* rxe has no PCI parent */
 	ASSERT_EQ(a.ptrSupport, NCCL_PTR_HOST);
 	ASSERT(a.speed > 0);
 	ASSERT_EQ(a.port, 1);
@@ -75,11 +75,10 @@ static void test_connect_one_thread(void)
 	ASSERT_EQ(gdx_test_warning_count(), 0);
 }
 
-static const size_t sizes[] = {0,	  1,	   2,	    3,	      7,	8,
-			       63,	  64,	   65,	    127,      128,	129,
-			       4095,	  4096,	   4097,    65535,    65536,	65537,
-			       1048575,	  1048576, 1048577, 4194307,  16777216, 33554431,
-			       67108864};
+static const size_t sizes[] = {0,	1,	  2,	    3,	     7,	      8,       63,
+			       64,	65,	  127,	    128,     129,     4095,    4096,
+			       4097,	65535,	  65536,    65537,   1048575, 1048576, 1048577,
+			       4194307, 16777216, 33554431, 67108864};
 
 static void all_sizes(int listen_dev, int connect_dev)
 {
@@ -438,8 +437,8 @@ static void test_resources_return_to_baseline(void)
 	printf("  after 20 connect/transfer/close cycles:\n%s", after);
 	ASSERT_EQ(count_fds(), fds);
 	if (strcmp(before, after))
-		gdx_test_fail(__FILE__, __LINE__, "rdma resources changed:\n%s--- to ---\n%s", before,
-			      after);
+		gdx_test_fail(__FILE__, __LINE__, "rdma resources changed:\n%s--- to ---\n%s",
+			      before, after);
 }
 
 GDX_TESTS_MAIN(TEST(test_properties, 30), TEST(test_connect_one_thread, 60),
@@ -448,4 +447,5 @@ GDX_TESTS_MAIN(TEST(test_properties, 30), TEST(test_connect_one_thread, 60),
 	       TEST(test_send_larger_than_receive, 60), TEST(test_several_comms, 300),
 	       TEST(test_unaligned_buffers, 60), TEST(test_misuse, 60),
 	       TEST(test_close_with_requests_in_flight, 120), TEST(test_reload, 120),
-	       TEST(test_iflush_host_memory_is_null, 30), TEST(test_resources_return_to_baseline, 300))
+	       TEST(test_iflush_host_memory_is_null, 30),
+	       TEST(test_resources_return_to_baseline, 300))

@@ -15,16 +15,16 @@
 #include <gdx/gdx_verbs.h>
 #include <gdx/gdx_wire.h>
 
-#define GDX_MAX_REQUESTS NCCL_NET_MAX_REQUESTS
+#define GDX_MAX_REQUESTS	NCCL_NET_MAX_REQUESTS
 #define GDX_MAX_PENDING_ACCEPTS 64
 
 /* First word of every object handed to NCCL: tells a wrong or freed pointer. */
 enum gdx_kind {
-	GDX_KIND_LISTEN = 0x4c495354,	/* "LIST" */
-	GDX_KIND_SEND = 0x53454e44,	/* "SEND" */
-	GDX_KIND_RECV = 0x52454356,	/* "RECV" */
-	GDX_KIND_MR = 0x4d524d52,	/* "MRMR" */
-	GDX_KIND_DEAD = 0x44454144,	/* "DEAD": closed */
+	GDX_KIND_LISTEN = 0x4c495354, /* "LIST" */
+	GDX_KIND_SEND = 0x53454e44,   /* "SEND" */
+	GDX_KIND_RECV = 0x52454356,   /* "RECV" */
+	GDX_KIND_MR = 0x4d524d52,     /* "MRMR" */
+	GDX_KIND_DEAD = 0x44454144,   /* "DEAD": closed */
 };
 
 enum gdx_req_state {
@@ -38,16 +38,16 @@ struct gdx_request {
 	struct gdx_comm *comm;
 	enum gdx_req_state state;
 	bool is_send;
-	int pending;		/* completions still to come, over all rails */
-	int err;		/* first error of this request */
-	uint64_t size;		/* send: bytes; receive: bytes arrived */
-	uint64_t posted;	/* receive: size of the posted buffer */
-	uint16_t wrs[GDX_MAX_RAILS];	/* send: queue slots held on each rail */
+	int pending;		     /* completions still to come, over all rails */
+	int err;		     /* first error of this request */
+	uint64_t size;		     /* send: bytes; receive: bytes arrived */
+	uint64_t posted;	     /* receive: size of the posted buffer */
+	uint16_t wrs[GDX_MAX_RAILS]; /* send: queue slots held on each rail */
 };
 
 /* wr_id of work requests that belong to no request. */
-#define GDX_WRID_CTS 1		/* a signaled clear-to-send: frees a batch of slots */
-#define GDX_WRID_REFUSE 2	/* the immediate that refuses an oversized send */
+#define GDX_WRID_CTS	1 /* a signaled clear-to-send: frees a batch of slots */
+#define GDX_WRID_REFUSE 2 /* the immediate that refuses an oversized send */
 
 /* Base of the send and receive comms. */
 struct gdx_comm {
@@ -58,18 +58,18 @@ struct gdx_comm {
 	int sock;		/* out-of-band socket, kept open as the liveness signal */
 	int err;		/* sticky: once set, every call fails with it */
 	uint32_t idle_polls;	/* polls without progress */
-	uint64_t last_check_ms;	/* last look at the peer's out-of-band socket */
+	uint64_t last_check_ms; /* last look at the peer's out-of-band socket */
 	uint32_t next_req;	/* where the search for a free request starts */
 	struct gdx_request reqs[GDX_MAX_REQUESTS];
-	char peer[64];		/* peer's out-of-band address, for messages */
+	char peer[64]; /* peer's out-of-band address, for messages */
 	char peer_dev[GDX_DEV_NAME_MAX];
 };
 
 struct gdx_send_comm {
 	struct gdx_comm base;
-	struct gdx_cts *fifo;	/* the receiver RDMA-writes clear-to-sends here */
+	struct gdx_cts *fifo; /* the receiver RDMA-writes clear-to-sends here */
 	struct ibv_mr *fifo_mr;
-	uint64_t head;		/* sequence number of the next send */
+	uint64_t head; /* sequence number of the next send */
 };
 
 /* Receives whose immediates are still due on one rail, in posting order. */
@@ -80,11 +80,11 @@ struct gdx_expect_ring {
 
 struct gdx_recv_comm {
 	struct gdx_comm base;
-	struct gdx_cts *cts;	/* staging for the clear-to-send writes */
+	struct gdx_cts *cts; /* staging for the clear-to-send writes */
 	struct ibv_mr *cts_mr;
 	uint64_t remote_fifo;
 	uint32_t remote_fifo_rkey;
-	uint64_t tail;		/* sequence number of the next receive */
+	uint64_t tail; /* sequence number of the next receive */
 	uint32_t cts_unsignaled;
 	uint32_t recvs_to_post[GDX_MAX_RAILS];
 	struct gdx_expect_ring expect[GDX_MAX_RAILS];
@@ -99,10 +99,10 @@ struct gdx_mr {
 };
 
 enum gdx_accept_state {
-	GDX_ACC_RECV_HELLO,	/* reading the connector's hello */
-	GDX_ACC_RECV_META,	/* reading its rails and FIFO */
-	GDX_ACC_SEND,		/* our QPs are at RTS; sending our hello and rails */
-	GDX_ACC_RECV_READY,	/* waiting for the connector's QPs to reach RTS */
+	GDX_ACC_RECV_HELLO, /* reading the connector's hello */
+	GDX_ACC_RECV_META,  /* reading its rails and FIFO */
+	GDX_ACC_SEND,	    /* our QPs are at RTS; sending our hello and rails */
+	GDX_ACC_RECV_READY, /* waiting for the connector's QPs to reach RTS */
 	GDX_ACC_DONE,
 };
 
@@ -113,11 +113,11 @@ struct gdx_accept {
 	uint64_t deadline_ms;
 	struct gdx_xfer xfer;
 	struct gdx_wire_hello hello;
-	struct gdx_wire_meta meta;	/* in: the connector's; then out: ours */
+	struct gdx_wire_meta meta; /* in: the connector's; then out: ours */
 	struct {
 		struct gdx_wire_hello hello;
 		struct gdx_wire_meta meta;
-	} out;	/* sent as one buffer: both parts are multiples of 8 bytes */
+	} out; /* sent as one buffer: both parts are multiples of 8 bytes */
 	uint32_t ready;
 	struct gdx_recv_comm *rc;
 	char peer[64];
@@ -151,17 +151,16 @@ int gdx_close_recv(struct gdx_recv_comm *rc);
 void gdx_conn_fini(void);
 
 /* Registration (gdx_reg.c). */
-int gdx_reg_mr(struct gdx_comm *comm, void *data, uint64_t size, int type,
-	       struct gdx_mr **mr_p);
+int gdx_reg_mr(struct gdx_comm *comm, void *data, uint64_t size, int type, struct gdx_mr **mr_p);
 int gdx_dereg_mr(struct gdx_mr *mr);
 
 /* Data path (gdx_p2p.c). */
 int gdx_isend(struct gdx_send_comm *sc, void *data, uint64_t size, int tag, struct gdx_mr *mr,
 	      struct gdx_request **req_p);
-int gdx_irecv(struct gdx_recv_comm *rc, int n, void **data, const uint64_t *sizes,
-	      const int *tags, struct gdx_mr **mrs, struct gdx_request **req_p);
-int gdx_iflush(struct gdx_recv_comm *rc, int n, void **data, const int *sizes,
-	       struct gdx_mr **mrs, struct gdx_request **req_p);
+int gdx_irecv(struct gdx_recv_comm *rc, int n, void **data, const uint64_t *sizes, const int *tags,
+	      struct gdx_mr **mrs, struct gdx_request **req_p);
+int gdx_iflush(struct gdx_recv_comm *rc, int n, void **data, const int *sizes, struct gdx_mr **mrs,
+	       struct gdx_request **req_p);
 /* *done_p = 1 and the size when complete; the request is then free again. */
 int gdx_test(struct gdx_request *req, int *done_p, uint64_t *size_p);
 /* Posts the receives a receive comm keeps ahead on every rail. */

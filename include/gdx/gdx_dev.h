@@ -18,20 +18,20 @@
 /* One opened verbs device, shared by its ports. */
 struct gdx_ibctx {
 	struct ibv_context *ctx;
-	struct ibv_pd *pd;		/* allocated on first use, under lock */
+	struct ibv_pd *pd; /* allocated on first use, under lock */
 	pthread_mutex_t lock;
 	struct ibv_device_attr attr;
 };
 
 struct gdx_dev {
-	char name[GDX_DEV_NAME_MAX];	/* what NCCL sees: "mlx5_0", or "mlx5_0:2" */
+	char name[GDX_DEV_NAME_MAX]; /* what NCCL sees: "mlx5_0", or "mlx5_0:2" */
 	char ibdev[IBV_SYSFS_NAME_MAX];
 	int ib_port;
-	int port;			/* ib_port, made distinct among devices of one guid */
-	char *pci_path;			/* sysfs realpath of the PCI function, or NULL */
-	uint64_t guid;			/* sys_image_guid, host order */
+	int port;	/* ib_port, made distinct among devices of one guid */
+	char *pci_path; /* sysfs realpath of the PCI function, or NULL */
+	uint64_t guid;	/* sys_image_guid, host order */
 	int speed_mbps;
-	int link_layer;			/* IBV_LINK_LAYER_* */
+	int link_layer; /* IBV_LINK_LAYER_* */
 	int max_qp;
 	enum ibv_mtu active_mtu;
 	uint16_t lid;

@@ -14,7 +14,7 @@
 struct gdx_gid_entry {
 	int index;
 	uint8_t raw[16];
-	int roce_version;	/* 1 or 2; 0 when the type could not be read */
+	int roce_version; /* 1 or 2; 0 when the type could not be read */
 };
 
 /* Reads <sysfs_root>/class/infiniband/<dev>/ports/<port>/gids/<i> and

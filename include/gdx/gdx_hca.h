@@ -10,23 +10,23 @@
 #include <stdbool.h>
 
 #define GDX_HCA_MAX_ENTRIES 32
-#define GDX_HCA_NAME_MAX 64
+#define GDX_HCA_NAME_MAX    64
 
 struct gdx_hca_entry {
 	char name[GDX_HCA_NAME_MAX];
-	int port;		/* -1: any port */
+	int port; /* -1: any port */
 };
 
 struct gdx_hca_filter {
 	bool exclude;
 	bool exact;
-	int n;			/* 0: everything passes */
+	int n; /* 0: everything passes */
 	struct gdx_hca_entry entries[GDX_HCA_MAX_ENTRIES];
 };
 
 /* with_ports: "name:port" entries (devices); without, names may contain ":"
- * (interfaces such as eth0:1). Returns 0, or -EINVAL with *err_p pointing at a static description of what
- * was wrong (empty name, bad port, too many entries, name too long). */
+ * (interfaces such as eth0:1). Returns 0, or -EINVAL with *err_p pointing at a static description
+ * of what was wrong (empty name, bad port, too many entries, name too long). */
 int gdx_hca_filter_parse(const char *spec, bool with_ports, struct gdx_hca_filter *f,
 			 const char **err_p);
 

@@ -9,36 +9,36 @@
 #include <stdint.h>
 
 /*        type  field           NCCL_GDX_<name>   default  help */
-#define GDX_PARAM_TABLE(X)                                                                     \
-	X(str, hca, "HCA", "",                                                                 \
-	  "devices to use, NCCL_IB_HCA syntax: name[:port],... ; ^ excludes, = exact names")   \
-	X(str, socket_ifname, "SOCKET_IFNAME", "",                                             \
-	  "out-of-band interface (NCCL_SOCKET_IFNAME syntax); else NCCL_SOCKET_IFNAME, "       \
-	  "else the first up, non-loopback interface")                                        \
+#define GDX_PARAM_TABLE(X)                                                                       \
+	X(str, hca, "HCA", "",                                                                   \
+	  "devices to use, NCCL_IB_HCA syntax: name[:port],... ; ^ excludes, = exact names")     \
+	X(str, socket_ifname, "SOCKET_IFNAME", "",                                               \
+	  "out-of-band interface (NCCL_SOCKET_IFNAME syntax); else NCCL_SOCKET_IFNAME, "         \
+	  "else the first up, non-loopback interface")                                           \
 	X(int, gid_index, "GID_INDEX", "-1", "RoCE GID index; -1 chooses RoCE v2 automatically") \
-	X(int, addr_family, "ADDR_FAMILY", "4",                                                \
-	  "preferred GID address family when choosing automatically: 4 or 6")                  \
-	X(int, roce_version, "ROCE_VERSION", "2", "preferred RoCE version when choosing a GID") \
-	X(int, timeout, "TIMEOUT", "20",                                                       \
-	  "QP local ack timeout exponent: 4.096 us * 2^n per retry (1-31)")                    \
-	X(int, retry_cnt, "RETRY_CNT", "6",                                                    \
-	  "QP transport retries (0-6; 7 means forever on some devices, so it is refused)")     \
-	X(int, sl, "SL", "0", "InfiniBand service level (0-15)")                               \
-	X(int, tc, "TC", "0", "RoCE traffic class (0-255)")                                    \
-	X(int, handshake_timeout_ms, "HANDSHAKE_TIMEOUT_MS", "30000",                          \
+	X(int, addr_family, "ADDR_FAMILY", "4",                                                  \
+	  "preferred GID address family when choosing automatically: 4 or 6")                    \
+	X(int, roce_version, "ROCE_VERSION", "2", "preferred RoCE version when choosing a GID")  \
+	X(int, timeout, "TIMEOUT", "20",                                                         \
+	  "QP local ack timeout exponent: 4.096 us * 2^n per retry (1-31)")                      \
+	X(int, retry_cnt, "RETRY_CNT", "6",                                                      \
+	  "QP transport retries (0-6; 7 means forever on some devices, so it is refused)")       \
+	X(int, sl, "SL", "0", "InfiniBand service level (0-15)")                                 \
+	X(int, tc, "TC", "0", "RoCE traffic class (0-255)")                                      \
+	X(int, handshake_timeout_ms, "HANDSHAKE_TIMEOUT_MS", "30000",                            \
 	  "drop an incoming out-of-band connection that has not finished its handshake by then")
 
 struct gdx_params {
-#define GDX_PARAM_FIELD_int(field) int field;
-#define GDX_PARAM_FIELD_str(field) const char *field;
+#define GDX_PARAM_FIELD_int(field)		      int field;
+#define GDX_PARAM_FIELD_str(field)		      const char *field;
 #define GDX_PARAM_FIELD(type, field, name, def, help) GDX_PARAM_FIELD_##type(field)
 	GDX_PARAM_TABLE(GDX_PARAM_FIELD)
 #undef GDX_PARAM_FIELD
 };
 
 struct gdx_param_info {
-	const char *name;	/* without the NCCL_GDX_ prefix */
-	const char *type;	/* "int" or "str" */
+	const char *name; /* without the NCCL_GDX_ prefix */
+	const char *type; /* "int" or "str" */
 	const char *def;
 	const char *help;
 };

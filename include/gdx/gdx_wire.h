@@ -13,22 +13,22 @@
 
 #include <nccl/net_common.h>
 
-#define GDX_WIRE_MAGIC 0x31307465786e6467ULL	/* "gdxnet01" */
+#define GDX_WIRE_MAGIC	 0x31307465786e6467ULL /* "gdxnet01" */
 #define GDX_WIRE_VERSION 1
-#define GDX_WIRE_READY 0x59444552u		/* "REDY": connector's QPs are at RTS */
-#define GDX_MAX_RAILS 8
+#define GDX_WIRE_READY	 0x59444552u /* "REDY": connector's QPs are at RTS */
+#define GDX_MAX_RAILS	 8
 #define GDX_DEV_NAME_MAX 64
 
 /* The listen handle: fits NCCL's 128-byte buffer, holds no pointers. */
 struct gdx_handle {
 	uint64_t magic;
 	uint32_t version;
-	uint16_t family;	/* AF_INET or AF_INET6 */
-	uint16_t port;		/* network byte order, as in sockaddr */
-	uint8_t addr[16];	/* IPv4 in the first 4 bytes */
-	uint32_t scope_id;	/* IPv6 link-local scope */
+	uint16_t family;   /* AF_INET or AF_INET6 */
+	uint16_t port;	   /* network byte order, as in sockaddr */
+	uint8_t addr[16];  /* IPv4 in the first 4 bytes */
+	uint32_t scope_id; /* IPv6 link-local scope */
 	uint32_t reserved;
-	uint64_t nonce;		/* random per listen comm; echoed in the hello */
+	uint64_t nonce; /* random per listen comm; echoed in the hello */
 };
 _Static_assert(sizeof(struct gdx_handle) <= NCCL_NET_HANDLE_MAXSIZE, "handle fits NCCL's buffer");
 
@@ -36,8 +36,8 @@ _Static_assert(sizeof(struct gdx_handle) <= NCCL_NET_HANDLE_MAXSIZE, "handle fit
 struct gdx_wire_hello {
 	uint64_t magic;
 	uint32_t version;
-	uint32_t meta_len;	/* bytes of struct gdx_wire_meta that follow */
-	uint64_t nonce;		/* the listener's nonce from the handle */
+	uint32_t meta_len; /* bytes of struct gdx_wire_meta that follow */
+	uint64_t nonce;	   /* the listener's nonce from the handle */
 };
 
 /* One rail's QP address. */
@@ -46,18 +46,18 @@ struct gdx_wire_rail {
 	uint32_t qpn;
 	uint32_t psn;
 	uint16_t lid;
-	uint8_t link_layer;	/* IBV_LINK_LAYER_INFINIBAND (1) or _ETHERNET (2) */
-	uint8_t mtu;		/* enum ibv_mtu of the port, 1..5 */
+	uint8_t link_layer; /* IBV_LINK_LAYER_INFINIBAND (1) or _ETHERNET (2) */
+	uint8_t mtu;	    /* enum ibv_mtu of the port, 1..5 */
 	uint8_t reserved[4];
 };
 
 struct gdx_wire_meta {
-	uint32_t nrails;	/* 1..GDX_MAX_RAILS */
-	uint32_t max_recvs;	/* largest grouped receive this end posts or accepts */
-	uint64_t fifo_addr;	/* sender: where the receiver writes clear-to-send entries */
-	uint32_t fifo_rkey;	/* sender: rkey of that FIFO on rail 0 */
+	uint32_t nrails;    /* 1..GDX_MAX_RAILS */
+	uint32_t max_recvs; /* largest grouped receive this end posts or accepts */
+	uint64_t fifo_addr; /* sender: where the receiver writes clear-to-send entries */
+	uint32_t fifo_rkey; /* sender: rkey of that FIFO on rail 0 */
 	uint32_t reserved;
-	char dev_name[GDX_DEV_NAME_MAX];	/* for error messages; NUL-terminated */
+	char dev_name[GDX_DEV_NAME_MAX]; /* for error messages; NUL-terminated */
 	struct gdx_wire_rail rails[GDX_MAX_RAILS];
 };
 
@@ -72,10 +72,10 @@ struct gdx_cts {
 	uint64_t addr;
 	uint64_t size;
 	uint32_t rkeys[GDX_MAX_RAILS];
-	uint32_t rail_mask;	/* rails the sender must write on */
+	uint32_t rail_mask; /* rails the sender must write on */
 	uint32_t tag;
 	uint32_t reserved;
-	uint32_t seq;		/* sequence number + 1; 0 = never written */
+	uint32_t seq; /* sequence number + 1; 0 = never written */
 };
 _Static_assert(sizeof(struct gdx_cts) == 64, "a CTS entry is 64 bytes");
 
@@ -92,8 +92,7 @@ int gdx_handle_check(const struct gdx_handle *h, char *why, size_t why_len);
 void gdx_wire_hello_pack(struct gdx_wire_hello *h, uint64_t nonce);
 /* Validates a peer's hello. Returns 0; -EPROTONOSUPPORT for another magic or
  * version; -EPROTO for a wrong nonce or length. why gets a full sentence. */
-int gdx_wire_hello_check(const void *buf, size_t len, uint64_t nonce, char *why,
-			 size_t why_len);
+int gdx_wire_hello_check(const void *buf, size_t len, uint64_t nonce, char *why, size_t why_len);
 
 void gdx_wire_meta_pack(struct gdx_wire_meta *out, const struct gdx_wire_meta *in);
 /* Unpacks and validates. Returns 0 or -EPROTO with why filled in. */

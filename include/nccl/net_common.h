@@ -50,16 +50,13 @@ typedef void (*ncclDebugLogger_t)(ncclDebugLogLevel level, unsigned long flags, 
 				  int line, const char *fmt, ...);
 
 #define NCCL_NET_HANDLE_MAXSIZE 128
-#define NCCL_NET_MAX_REQUESTS 32
+#define NCCL_NET_MAX_REQUESTS	32
 
-#define NCCL_PTR_HOST 0x1
-#define NCCL_PTR_CUDA 0x2
+#define NCCL_PTR_HOST	0x1
+#define NCCL_PTR_CUDA	0x2
 #define NCCL_PTR_DMABUF 0x4
 
-typedef enum {
-	NCCL_NET_DEVICE_HOST = 0,
-	NCCL_NET_DEVICE_UNPACK = 1
-} ncclNetDeviceType;
+typedef enum { NCCL_NET_DEVICE_HOST = 0, NCCL_NET_DEVICE_UNPACK = 1 } ncclNetDeviceType;
 
 #define NCCL_NET_DEVICE_INVALID_VERSION 0x0
 

@@ -9,13 +9,13 @@
 #include "net_common.h"
 
 typedef struct {
-	char *name;		/* unique; also the key of NCCL's topology node */
-	char *pciPath;		/* sysfs path of the PCI function, or NULL */
-	uint64_t guid;		/* NIC ASIC identity (sys_image_guid) */
-	int ptrSupport;		/* NCCL_PTR_* bitmask */
-	int speed;		/* Mbps */
+	char *name;	/* unique; also the key of NCCL's topology node */
+	char *pciPath;	/* sysfs path of the PCI function, or NULL */
+	uint64_t guid;	/* NIC ASIC identity (sys_image_guid) */
+	int ptrSupport; /* NCCL_PTR_* bitmask */
+	int speed;	/* Mbps */
 	int port;
-	float latency;		/* microseconds, 0 = NCCL default */
+	float latency; /* microseconds, 0 = NCCL default */
 	int maxComms;
 	int maxRecvs;
 	ncclNetDeviceType netDeviceType;
@@ -33,8 +33,8 @@ typedef struct {
 	ncclResult_t (*accept)(void *listenComm, void **recvComm,
 			       ncclNetDeviceHandle_v7_t **recvDevComm);
 	ncclResult_t (*regMr)(void *comm, void *data, int size, int type, void **mhandle);
-	ncclResult_t (*regMrDmaBuf)(void *comm, void *data, size_t size, int type,
-				    uint64_t offset, int fd, void **mhandle);
+	ncclResult_t (*regMrDmaBuf)(void *comm, void *data, size_t size, int type, uint64_t offset,
+				    int fd, void **mhandle);
 	ncclResult_t (*deregMr)(void *comm, void *mhandle);
 	ncclResult_t (*isend)(void *sendComm, void *data, int size, int tag, void *mhandle,
 			      void **request);
@@ -60,8 +60,7 @@ _Static_assert(offsetof(ncclNetProperties_v7_t, latency) == 36, "v7 properties l
 _Static_assert(offsetof(ncclNetProperties_v7_t, maxComms) == 40, "v7 properties layout");
 _Static_assert(offsetof(ncclNetProperties_v7_t, maxRecvs) == 44, "v7 properties layout");
 _Static_assert(offsetof(ncclNetProperties_v7_t, netDeviceType) == 48, "v7 properties layout");
-_Static_assert(offsetof(ncclNetProperties_v7_t, netDeviceVersion) == 52,
-	       "v7 properties layout");
+_Static_assert(offsetof(ncclNetProperties_v7_t, netDeviceVersion) == 52, "v7 properties layout");
 
 _Static_assert(sizeof(ncclNet_v7_t) == 152, "v7 table is 152 bytes");
 _Static_assert(offsetof(ncclNet_v7_t, init) == 8, "v7 table layout");

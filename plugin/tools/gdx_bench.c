@@ -50,10 +50,10 @@ static void bench_die(const char *fmt, ...)
 	exit(2);
 }
 
-#define NET_CHECK(call)                                                         \
-	do {                                                                    \
-		ncclResult_t _r = (call);                                       \
-		if (_r != ncclSuccess)                                          \
+#define NET_CHECK(call)                                                        \
+	do {                                                                   \
+		ncclResult_t _r = (call);                                      \
+		if (_r != ncclSuccess)                                         \
 			bench_die("%s failed: ncclResult %d", #call, (int)_r); \
 	} while (0)
 
@@ -93,9 +93,12 @@ static size_t bench_parse_size(const char *s)
 	double v = strtod(s, &end);
 
 	switch (*end) {
-	case 'k': case 'K': v *= 1024; break;
-	case 'm': case 'M': v *= 1024 * 1024; break;
-	case 'g': case 'G': v *= 1024.0 * 1024 * 1024; break;
+	case 'k':
+	case 'K': v *= 1024; break;
+	case 'm':
+	case 'M': v *= 1024 * 1024; break;
+	case 'g':
+	case 'G': v *= 1024.0 * 1024 * 1024; break;
 	case '\0': break;
 	default: bench_die("bad size \"%s\"", s);
 	}
@@ -288,16 +291,25 @@ static void bench_usage(void)
 
 int main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{"dev", required_argument, NULL, 'd'},	 {"peer-dev", required_argument, NULL, 'D'},
-		{"size", required_argument, NULL, 's'},	 {"min", required_argument, NULL, 'b'},
-		{"max", required_argument, NULL, 'e'},	 {"factor", required_argument, NULL, 'f'},
-		{"iters", required_argument, NULL, 'n'}, {"warmup", required_argument, NULL, 'w'},
-		{"depth", required_argument, NULL, 't'}, {"plugin", required_argument, NULL, 'p'},
-		{"json", no_argument, NULL, 'j'},	 {"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0}};
-	struct bench_opts o = {.plugin = "build/libnccl-net-gdx.so", .min_size = 1 << 20,
-			       .max_size = 1 << 20, .factor = 2, .iters = 1000, .warmup = 100,
+	static const struct option longopts[] = {{"dev", required_argument, NULL, 'd'},
+						 {"peer-dev", required_argument, NULL, 'D'},
+						 {"size", required_argument, NULL, 's'},
+						 {"min", required_argument, NULL, 'b'},
+						 {"max", required_argument, NULL, 'e'},
+						 {"factor", required_argument, NULL, 'f'},
+						 {"iters", required_argument, NULL, 'n'},
+						 {"warmup", required_argument, NULL, 'w'},
+						 {"depth", required_argument, NULL, 't'},
+						 {"plugin", required_argument, NULL, 'p'},
+						 {"json", no_argument, NULL, 'j'},
+						 {"help", no_argument, NULL, 'h'},
+						 {NULL, 0, NULL, 0}};
+	struct bench_opts o = {.plugin = "build/libnccl-net-gdx.so",
+			       .min_size = 1 << 20,
+			       .max_size = 1 << 20,
+			       .factor = 2,
+			       .iters = 1000,
+			       .warmup = 100,
 			       .depth = 8};
 	int to_recv[2], to_send[2], c, status;
 	pid_t pid;
