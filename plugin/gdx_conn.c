@@ -223,13 +223,16 @@ static void gdx_comm_base_fini(struct gdx_comm *c)
 #define GDX_SEND_WR 512
 #define GDX_RECV_WR (2 * GDX_MAX_REQUESTS)
 
-static int gdx_comm_rails_create(struct gdx_comm *c, struct gdx_dev *dev)
+/* One rail per member of the (possibly fused) device. */
+static int gdx_comm_rails_create(struct gdx_comm *c, struct gdx_vdev *v)
 {
-	int ret = gdx_rail_create(&c->rails[0], dev, GDX_SEND_WR, GDX_RECV_WR);
+	for (int i = 0; i < v->nmembers; i++) {
+		int ret = gdx_rail_create(&c->rails[i], v->members[i], GDX_SEND_WR, GDX_RECV_WR);
 
-	if (ret)
-		return ret;
-	c->nrails = 1;
+		if (ret)
+			return ret; /* the caller's free destroys the rails made */
+		c->nrails = i + 1;
+	}
 	return 0;
 }
 
@@ -238,7 +241,7 @@ static void gdx_meta_fill(struct gdx_wire_meta *m, const struct gdx_comm *c)
 	memset(m, 0, sizeof(*m));
 	m->nrails = (uint32_t)c->nrails;
 	m->max_recvs = 1;
-	snprintf(m->dev_name, sizeof(m->dev_name), "%s", gdx_dev_get(c->dev_index)->name);
+	snprintf(m->dev_name, sizeof(m->dev_name), "%.63s", gdx_vdev_get(c->dev_index)->name);
 	for (int i = 0; i < c->nrails; i++)
 		gdx_rail_local(&c->rails[i], &m->rails[i]);
 }
@@ -248,8 +251,8 @@ static int gdx_comm_rails_connect(struct gdx_comm *c, const struct gdx_wire_meta
 	if ((int)remote->nrails != c->nrails) {
 		GDX_WARN("peer %s (%s) uses %u rails, %s uses %d: both ends must be configured "
 			 "alike",
-			 c->peer, remote->dev_name, remote->nrails, gdx_dev_get(c->dev_index)->name,
-			 c->nrails);
+			 c->peer, remote->dev_name, remote->nrails,
+			 gdx_vdev_get(c->dev_index)->name, c->nrails);
 		return -EPROTO;
 	}
 	snprintf(c->peer_dev, sizeof(c->peer_dev), "%s", remote->dev_name);
@@ -276,7 +279,7 @@ static void gdx_send_comm_free(struct gdx_send_comm *sc)
 static int gdx_send_comm_create(int dev_index, int fd, const char *peer,
 				struct gdx_send_comm **sc_p)
 {
-	struct gdx_dev *dev = gdx_dev_get(dev_index);
+	struct gdx_vdev *dev = gdx_vdev_get(dev_index);
 	struct gdx_send_comm *sc;
 	int ret;
 
@@ -301,7 +304,7 @@ static int gdx_send_comm_create(int dev_index, int fd, const char *peer,
 				 IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
 	if (!sc->fifo_mr) {
 		ret = errno ? -errno : -ENOMEM;
-		GDX_WARN("ibv_reg_mr(%s, clear-to-send FIFO) failed: %s", dev->ibdev,
+		GDX_WARN("ibv_reg_mr(%s, clear-to-send FIFO) failed: %s", dev->name,
 			 strerror(-ret));
 		goto err;
 	}
@@ -420,7 +423,8 @@ static int gdx_connect_progress(struct gdx_connect *cs)
 			ret = gdx_send_comm_create(cs->dev, cs->fd, cs->peer, &cs->sc);
 			if (ret)
 				return ret;
-			gdx_wire_hello_pack(&cs->out.hello, cs->nonce);
+			gdx_wire_hello_pack(&cs->out.hello, cs->nonce,
+					    (uint32_t)cs->sc->base.nrails);
 			gdx_meta_fill(&cs->meta_in, &cs->sc->base); /* scratch for ours */
 			cs->meta_in.fifo_addr = (uintptr_t)cs->sc->fifo;
 			cs->meta_in.fifo_rkey = cs->sc->fifo_mr->rkey;
@@ -444,6 +448,14 @@ static int gdx_connect_progress(struct gdx_connect *cs)
 			if (ret) {
 				GDX_WARN("connect to %s refused: %s", cs->peer, why);
 				return ret;
+			}
+			if (gdx_wire_hello_rails(&cs->hello_in) != (uint32_t)cs->sc->base.nrails) {
+				GDX_WARN(
+					"connect to %s refused: the listener's device has %u rail(s), "
+					"%s has %d: fuse the devices alike on both ends",
+					cs->peer, gdx_wire_hello_rails(&cs->hello_in),
+					gdx_vdev_get(cs->dev)->name, cs->sc->base.nrails);
+				return -EPROTO;
 			}
 			gdx_xfer_set(&cs->xfer, &cs->meta_in, sizeof(cs->meta_in));
 			cs->state = GDX_CONN_RECV_META;
@@ -514,7 +526,7 @@ int gdx_connect(int dev, void *handle, struct gdx_send_comm **comm_p)
 		gdx_send_comm_free(sc);
 		return ret;
 	}
-	GDX_INFO(NCCL_NET, "connected %s to %s (%s), %d rail(s)", gdx_dev_get(dev)->name,
+	GDX_INFO(NCCL_NET, "connected %s to %s (%s), %d rail(s)", gdx_vdev_get(dev)->name,
 		 sc->base.peer, sc->base.peer_dev, sc->base.nrails);
 	*comm_p = sc;
 	return 0;
@@ -533,7 +545,7 @@ static void gdx_recv_comm_free(struct gdx_recv_comm *rc)
 
 static int gdx_recv_comm_create(int dev_index, struct gdx_accept *a)
 {
-	struct gdx_dev *dev = gdx_dev_get(dev_index);
+	struct gdx_vdev *dev = gdx_vdev_get(dev_index);
 	struct gdx_recv_comm *rc;
 	int ret;
 
@@ -557,7 +569,7 @@ static int gdx_recv_comm_create(int dev_index, struct gdx_accept *a)
 				GDX_MAX_REQUESTS * sizeof(struct gdx_cts), IBV_ACCESS_LOCAL_WRITE);
 	if (!rc->cts_mr) {
 		ret = errno ? -errno : -ENOMEM;
-		GDX_WARN("ibv_reg_mr(%s, clear-to-send staging) failed: %s", dev->ibdev,
+		GDX_WARN("ibv_reg_mr(%s, clear-to-send staging) failed: %s", dev->name,
 			 strerror(-ret));
 		goto err;
 	}
@@ -590,6 +602,8 @@ static void gdx_accept_free(struct gdx_accept *a)
 static int gdx_accept_progress(struct gdx_listen_comm *lc, struct gdx_accept *a)
 {
 	char why[256];
+	struct gdx_vdev *v = gdx_vdev_get(lc->dev_index);
+	int nrails = v ? v->nmembers : 1;
 	int ret;
 
 	for (;;) {
@@ -600,12 +614,21 @@ static int gdx_accept_progress(struct gdx_listen_comm *lc, struct gdx_accept *a)
 				goto io_err;
 			ret = gdx_wire_hello_check(&a->hello, sizeof(a->hello), lc->nonce, why,
 						   sizeof(why));
+			if (!ret && gdx_wire_hello_rails(&a->hello) != (uint32_t)nrails) {
+				snprintf(
+					why, sizeof(why),
+					"its device has %u rail(s), %.64s has %d: fuse the devices "
+					"alike on both ends",
+					gdx_wire_hello_rails(&a->hello),
+					v ? v->name : "this device", nrails);
+				ret = -EPROTO;
+			}
 			if (ret) {
 				/* Tell a mismatched peer who we are, so it can name both. */
 				struct gdx_wire_hello ours;
 				struct gdx_xfer x = {&ours, sizeof(ours), 0};
 
-				gdx_wire_hello_pack(&ours, lc->nonce);
+				gdx_wire_hello_pack(&ours, lc->nonce, (uint32_t)nrails);
 				gdx_sock_send_some(a->fd, &x);
 				GDX_WARN("refused connection from %s: %s", a->peer, why);
 				return ret;
@@ -627,7 +650,7 @@ static int gdx_accept_progress(struct gdx_listen_comm *lc, struct gdx_accept *a)
 			if (ret)
 				return ret;
 			a->rc->base.sock = a->fd;
-			gdx_wire_hello_pack(&a->out.hello, lc->nonce);
+			gdx_wire_hello_pack(&a->out.hello, lc->nonce, (uint32_t)nrails);
 			gdx_meta_fill(&a->meta, &a->rc->base);
 			gdx_wire_meta_pack(&a->out.meta, &a->meta);
 			gdx_xfer_set(&a->xfer, &a->out, sizeof(a->out));
@@ -727,7 +750,7 @@ static int gdx_accept_pending(struct gdx_listen_comm *lc, struct gdx_recv_comm *
 		}
 		*comm_p = a->rc;
 		GDX_INFO(NCCL_NET, "accepted %s (%s) on %s, %d rail(s)", a->rc->base.peer,
-			 a->rc->base.peer_dev, gdx_dev_get(lc->dev_index)->name,
+			 a->rc->base.peer_dev, gdx_vdev_get(lc->dev_index)->name,
 			 a->rc->base.nrails);
 		a->rc = NULL;
 		a->fd = -1;

@@ -14,6 +14,11 @@ static struct gdx_dev gdx_devs[GDX_MAX_DEVS];
 static int gdx_ndevs;
 static struct gdx_ibctx *gdx_ibctxs;
 static int gdx_nibctxs;
+/* Written at init and by gdx_vdev_fuse() (NCCL's makeVDevice, on the thread
+ * that creates communicators); entries never move once written. */
+static struct gdx_vdev gdx_vdevs[GDX_MAX_DEVS];
+static int gdx_nvdevs;
+static pthread_mutex_t gdx_vdev_lock = PTHREAD_MUTEX_INITIALIZER;
 
 const char *gdx_sysfs_root(void)
 {
@@ -178,6 +183,16 @@ int gdx_devs_init(void)
 		gdx_nibctxs++;
 	}
 	ibv_free_device_list(list);
+	for (int i = 0; i < gdx_ndevs; i++) {
+		struct gdx_vdev *v = &gdx_vdevs[i];
+
+		memcpy(v->name, gdx_devs[i].name, sizeof(gdx_devs[i].name));
+		v->nmembers = 1;
+		v->members[0] = &gdx_devs[i];
+		v->phys[0] = i;
+		v->speed_mbps = gdx_devs[i].speed_mbps;
+	}
+	gdx_nvdevs = gdx_ndevs;
 	if (gdx_ndevs == 0) {
 		GDX_WARN("none of %d RDMA devices (%d ports) has an active port%s%s%s", nlist,
 			 seen_ports, filter.n ? " passing NCCL_GDX_HCA=\"" : "",
@@ -193,6 +208,7 @@ void gdx_devs_fini(void)
 	for (int i = 0; i < gdx_ndevs; i++)
 		free(gdx_devs[i].pci_path);
 	gdx_ndevs = 0;
+	gdx_nvdevs = 0;
 	for (int i = 0; i < gdx_nibctxs; i++) {
 		struct gdx_ibctx *ib = &gdx_ibctxs[i];
 
@@ -214,6 +230,130 @@ int gdx_devs_count(void)
 struct gdx_dev *gdx_dev_get(int index)
 {
 	return index >= 0 && index < gdx_ndevs ? &gdx_devs[index] : NULL;
+}
+
+int gdx_vdevs_count(void)
+{
+	return __atomic_load_n(&gdx_nvdevs, __ATOMIC_ACQUIRE);
+}
+
+struct gdx_vdev *gdx_vdev_get(int index)
+{
+	return index >= 0 && index < gdx_vdevs_count() ? &gdx_vdevs[index] : NULL;
+}
+
+int gdx_vdev_fuse(const int *phys, int n, int max_members, const char **err_p)
+{
+	struct gdx_vdev *v;
+	int index;
+
+	if (n < 2 || n > max_members) {
+		*err_p = n < 2 ? "a fused device needs at least 2 members"
+			       : "too many members for one fused device";
+		return -EINVAL;
+	}
+	for (int i = 0; i < n; i++) {
+		if (phys[i] < 0 || phys[i] >= gdx_ndevs) {
+			*err_p = "no such device";
+			return -EINVAL;
+		}
+		for (int j = 0; j < i; j++) {
+			if (phys[j] == phys[i]) {
+				*err_p = "a device is listed twice";
+				return -EINVAL;
+			}
+		}
+		if (gdx_devs[phys[i]].link_layer != gdx_devs[phys[0]].link_layer) {
+			*err_p = "InfiniBand and RoCE devices cannot be fused";
+			return -EINVAL;
+		}
+	}
+	pthread_mutex_lock(&gdx_vdev_lock);
+	index = gdx_nvdevs;
+	if (index == GDX_MAX_DEVS) {
+		pthread_mutex_unlock(&gdx_vdev_lock);
+		*err_p = "device table full";
+		return -EINVAL;
+	}
+	v = &gdx_vdevs[index];
+	memset(v, 0, sizeof(*v));
+	for (int i = 0; i < n; i++) {
+		struct gdx_dev *d = &gdx_devs[phys[i]];
+		size_t used = strlen(v->name);
+
+		snprintf(v->name + used, sizeof(v->name) - used, "%s%s", i ? "+" : "", d->name);
+		v->members[i] = d;
+		v->phys[i] = phys[i];
+		v->speed_mbps += d->speed_mbps;
+	}
+	v->nmembers = n;
+	__atomic_store_n(&gdx_nvdevs, index + 1, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&gdx_vdev_lock);
+	return index;
+}
+
+static int gdx_dev_find(const char *name, size_t len)
+{
+	for (int i = 0; i < gdx_ndevs; i++)
+		if (strlen(gdx_devs[i].name) == len && !strncmp(gdx_devs[i].name, name, len))
+			return i;
+	return -1;
+}
+
+/* One group "a+b+c" of spec, len bytes long. */
+static int gdx_vdev_parse_group(const char *s, size_t len)
+{
+	int phys[GDX_MAX_RAILS], n = 0, ret;
+	const char *end = s + len, *err;
+
+	while (s < end) {
+		const char *plus = memchr(s, '+', (size_t)(end - s));
+		size_t l = plus ? (size_t)(plus - s) : (size_t)(end - s);
+
+		if (n == GDX_MAX_RAILS) {
+			GDX_WARN("NCCL_GDX_RAILS: group \"%.*s\" has more than %d members",
+				 (int)len, end - len, GDX_MAX_RAILS);
+			return -EINVAL;
+		}
+		phys[n] = gdx_dev_find(s, l);
+		if (phys[n] < 0) {
+			GDX_WARN("NCCL_GDX_RAILS: no active device \"%.*s\"", (int)l, s);
+			return -EINVAL;
+		}
+		n++;
+		s += l + (plus ? 1 : 0);
+	}
+	ret = gdx_vdev_fuse(phys, n, GDX_MAX_RAILS, &err);
+	if (ret < 0) {
+		GDX_WARN("NCCL_GDX_RAILS: group \"%.*s\" refused: %s", (int)len, end - len, err);
+		return ret;
+	}
+	GDX_INFO(NCCL_INIT | NCCL_NET, "device %d: %s, %d rails, %d Mbps", ret, gdx_vdevs[ret].name,
+		 n, gdx_vdevs[ret].speed_mbps);
+	return 0;
+}
+
+int gdx_vdevs_from_spec(const char *spec)
+{
+	const char *s = spec;
+
+	if (!spec || !*spec || !strcmp(spec, "off") || !strcmp(spec, "auto"))
+		return 0; /* "auto": see gdx_devs_auto_rails() */
+	while (*s) {
+		const char *comma = strchr(s, ',');
+		size_t len = comma ? (size_t)(comma - s) : strlen(s);
+		int ret;
+
+		if (len == 0) {
+			GDX_WARN("NCCL_GDX_RAILS=\"%s\": empty group", spec);
+			return -EINVAL;
+		}
+		ret = gdx_vdev_parse_group(s, len);
+		if (ret)
+			return ret;
+		s += len + (comma ? 1 : 0);
+	}
+	return 0;
 }
 
 int gdx_dev_pd(struct gdx_dev *dev, struct ibv_pd **pd_p)

@@ -51,10 +51,13 @@ static ncclResult_t gdx_net_init(ncclDebugLogger_t logger)
 			ret = gdx_oob_check();
 		if (!ret)
 			ret = gdx_devs_init();
+		if (ret >= 0)
+			ret = gdx_vdevs_from_spec(gdx_params.rails);
 		if (ret >= 0) {
 			gdx_initialized = true;
 			GDX_INFO(NCCL_INIT | NCCL_NET,
-				 "libnccl-net-gdx %s, %d device(s), net API v7", GDX_VERSION, ret);
+				 "libnccl-net-gdx %s, %d device(s), net API v7", GDX_VERSION,
+				 gdx_vdevs_count());
 			ret = 0;
 		} else {
 			/* The cause was the one WARN; this says what follows from it. */
@@ -71,34 +74,38 @@ static ncclResult_t gdx_net_devices(int *ndev)
 {
 	if (!ndev)
 		return ncclInternalError;
-	*ndev = gdx_devs_count();
+	*ndev = gdx_vdevs_count();
 	return ncclSuccess;
 }
 
-static struct gdx_dev *gdx_net_dev(int dev, const char *call)
+static struct gdx_vdev *gdx_net_dev(int dev, const char *call)
 {
-	struct gdx_dev *d = gdx_dev_get(dev);
+	struct gdx_vdev *v = gdx_vdev_get(dev);
 
-	if (!d)
-		GDX_WARN("%s: device %d does not exist (%d devices)", call, dev, gdx_devs_count());
-	return d;
+	if (!v)
+		GDX_WARN("%s: device %d does not exist (%d devices)", call, dev, gdx_vdevs_count());
+	return v;
 }
 
 static ncclResult_t gdx_net_get_properties_v7(int dev, ncclNetProperties_v7_t *props)
 {
-	struct gdx_dev *d = gdx_net_dev(dev, "getProperties");
+	struct gdx_vdev *v = gdx_net_dev(dev, "getProperties");
+	struct gdx_dev *lead;
 
-	if (!d || !props)
+	if (!v || !props)
 		return ncclInternalError;
+	/* A fused device is placed where its leading NIC is, and shares its
+	 * (guid, port) so NCCL accounts their bandwidth together. */
+	lead = v->members[0];
 	memset(props, 0, sizeof(*props));
-	props->name = d->name;
-	props->pciPath = d->pci_path;
-	props->guid = d->guid;
+	props->name = v->name;
+	props->pciPath = lead->pci_path;
+	props->guid = lead->guid;
 	props->ptrSupport = NCCL_PTR_HOST;
-	props->speed = d->speed_mbps;
-	props->port = d->port;
+	props->speed = v->speed_mbps;
+	props->port = lead->port;
 	props->latency = 0;
-	props->maxComms = d->max_qp;
+	props->maxComms = lead->max_qp;
 	props->maxRecvs = 1;
 	props->netDeviceType = NCCL_NET_DEVICE_HOST;
 	props->netDeviceVersion = NCCL_NET_DEVICE_INVALID_VERSION;

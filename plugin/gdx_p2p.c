@@ -13,6 +13,7 @@
 
 #include <gdx/gdx_comm.h>
 #include <gdx/gdx_log.h>
+#include <gdx/gdx_param.h>
 
 /* Receives kept posted per rail; reposted in batches of GDX_RECV_BATCH. */
 #define GDX_RECVS_AHEAD (2 * GDX_MAX_REQUESTS)
@@ -29,7 +30,7 @@
 
 static const char *gdx_comm_dev_name(const struct gdx_comm *c)
 {
-	return gdx_dev_get(c->dev_index)->name;
+	return gdx_vdev_get(c->dev_index)->name;
 }
 
 static struct gdx_request *gdx_req_get(struct gdx_comm *c, bool is_send)
@@ -287,9 +288,9 @@ static int gdx_post_rail(struct gdx_comm *c, int rail, struct gdx_request *req, 
 	return 0;
 }
 
-/* The message does not fit the receive: tell the receiver, whose request
- * would otherwise wait forever, and fail. */
-static int gdx_send_refuse(struct gdx_send_comm *sc, uint64_t size, uint64_t posted)
+/* The message does not fit the receive: tell the receiver on a rail it waits
+ * on (its request would otherwise wait forever), and fail. */
+static int gdx_send_refuse(struct gdx_send_comm *sc, uint32_t mask, uint64_t size, uint64_t posted)
 {
 	struct gdx_comm *c = &sc->base;
 
@@ -297,9 +298,58 @@ static int gdx_send_refuse(struct gdx_send_comm *sc, uint64_t size, uint64_t pos
 		 "(%llu bytes): the two ranks disagree on the message size",
 		 gdx_comm_dev_name(c), (unsigned long long)size, c->peer,
 		 (unsigned long long)posted);
-	gdx_post_rail(c, 0, NULL, GDX_WRID_REFUSE, NULL, 0, 0, 0, 0, GDX_IMM_REFUSED);
+	gdx_post_rail(c, __builtin_ctz(mask), NULL, GDX_WRID_REFUSE, NULL, 0, 0, 0, 0,
+		      GDX_IMM_REFUSED);
 	gdx_comm_fail(c, -EMSGSIZE);
 	return -EMSGSIZE;
+}
+
+/* Bytes each rail of mask carries: 128-byte multiples, so that NCCL's LL and
+ * LL128 flag lines are never split between rails; the last rails may get 0. */
+static uint64_t gdx_stripe_chunk(uint64_t size, uint32_t mask)
+{
+	uint64_t n = (uint64_t)__builtin_popcount(mask);
+
+	return n == 1 ? size : ((size + n - 1) / n + 127) / 128 * 128;
+}
+
+static bool gdx_stripe_has_room(struct gdx_comm *c, uint32_t mask, uint64_t size)
+{
+	uint64_t chunk = gdx_stripe_chunk(size, mask), off = 0;
+
+	for (int r = 0; r < c->nrails; r++) {
+		uint64_t len;
+
+		if (!(mask & (1u << r)))
+			continue;
+		len = off < size ? (size - off < chunk ? size - off : chunk) : 0;
+		if (!gdx_rail_has_room(c, r, gdx_rail_wrs(&c->rails[r], len)))
+			return false;
+		off += chunk;
+	}
+	return true;
+}
+
+static int gdx_stripe_post(struct gdx_comm *c, struct gdx_request *req, const struct gdx_cts *slot,
+			   uint32_t mask, char *data, uint64_t size, const struct gdx_mr *mr)
+{
+	uint64_t chunk = gdx_stripe_chunk(size, mask), off = 0, raddr = le64toh(slot->addr);
+
+	for (int r = 0; r < c->nrails; r++) {
+		uint64_t len;
+		int ret;
+
+		if (!(mask & (1u << r)))
+			continue;
+		len = off < size ? (size - off < chunk ? size - off : chunk) : 0;
+		ret = gdx_post_rail(c, r, req, (uintptr_t)req, data + (off < size ? off : 0), len,
+				    mr->mrs[r]->lkey, raddr + (off < size ? off : 0),
+				    le32toh(slot->rkeys[r]), (uint32_t)len);
+		if (ret)
+			return ret;
+		off += chunk;
+	}
+	return 0;
 }
 
 int gdx_isend(struct gdx_send_comm *sc, void *data, uint64_t size, int tag, struct gdx_mr *mr,
@@ -308,7 +358,7 @@ int gdx_isend(struct gdx_send_comm *sc, void *data, uint64_t size, int tag, stru
 	struct gdx_comm *c = &sc->base;
 	struct gdx_cts *slot = &sc->fifo[sc->head % GDX_MAX_REQUESTS];
 	struct gdx_request *req;
-	uint64_t raddr, posted;
+	uint64_t posted;
 	uint32_t mask;
 	int ret;
 
@@ -325,30 +375,28 @@ int gdx_isend(struct gdx_send_comm *sc, void *data, uint64_t size, int tag, stru
 		return c->err;
 	}
 	c->idle_polls = 0;
-	if (!gdx_rail_has_room(c, 0, gdx_rail_wrs(&c->rails[0], size)))
-		return c->err; /* completions free the room; NCCL calls again */
-	raddr = le64toh(slot->addr);
 	posted = le64toh(slot->size);
 	mask = le32toh(slot->rail_mask);
 	(void)tag; /* matching is by order; NCCL's tags only pick among grouped receives */
+	if (mask == 0 || mask >> c->nrails || size >= GDX_IMM_REFUSED) {
+		GDX_WARN("%s: clear-to-send from %s is malformed (rails 0x%x of %d, size %llu)",
+			 gdx_comm_dev_name(c), c->peer, mask, c->nrails,
+			 (unsigned long long)posted);
+		gdx_comm_fail(c, -EPROTO);
+		return -EPROTO;
+	}
 	if (size > posted) {
 		sc->head++;
-		return gdx_send_refuse(sc, size, posted);
+		return gdx_send_refuse(sc, mask, size, posted);
 	}
+	if (!gdx_stripe_has_room(c, mask, size))
+		return c->err; /* completions free the room; NCCL calls again */
 	req = gdx_req_get(c, true);
 	if (!req)
 		return -ENOSPC;
 	sc->head++;
 	req->size = size;
-	if (mask != 1u || size > UINT32_MAX - 1) {
-		GDX_WARN("%s: clear-to-send from %s is malformed (rails 0x%x, size %llu)",
-			 gdx_comm_dev_name(c), c->peer, mask, (unsigned long long)posted);
-		req->state = GDX_REQ_FREE;
-		gdx_comm_fail(c, -EPROTO);
-		return -EPROTO;
-	}
-	ret = gdx_post_rail(c, 0, req, (uintptr_t)req, data, size, mr->mrs[0]->lkey, raddr,
-			    le32toh(slot->rkeys[0]), (uint32_t)size);
+	ret = gdx_stripe_post(c, req, slot, mask, data, size, mr);
 	if (ret) {
 		req->state = GDX_REQ_FREE;
 		gdx_comm_fail(c, ret);
@@ -401,7 +449,7 @@ int gdx_irecv(struct gdx_recv_comm *rc, int n, void **data, const uint64_t *size
 	struct gdx_comm *c = &rc->base;
 	struct gdx_cts *cts;
 	struct gdx_request *req;
-	struct gdx_expect_ring *ring = &rc->expect[0];
+	uint32_t mask;
 	int ret;
 
 	*req_p = NULL;
@@ -419,12 +467,20 @@ int gdx_irecv(struct gdx_recv_comm *rc, int n, void **data, const uint64_t *size
 	if (!req)
 		return -ENOSPC;
 	req->posted = sizes[0];
+	/* Large receives take every rail; small ones take one, in turn. */
+	if (c->nrails == 1)
+		mask = 1;
+	else if (sizes[0] >= (uint64_t)gdx_params.stripe_min)
+		mask = (1u << c->nrails) - 1;
+	else
+		mask = 1u << (rc->tail % (uint64_t)c->nrails);
 	cts = &rc->cts[rc->tail % GDX_MAX_REQUESTS];
 	memset(cts, 0, sizeof(*cts));
 	cts->addr = htole64((uintptr_t)data[0]);
 	cts->size = htole64(sizes[0]);
-	cts->rkeys[0] = htole32(mrs[0]->mrs[0]->rkey);
-	cts->rail_mask = htole32(1);
+	for (int r = 0; r < c->nrails; r++)
+		cts->rkeys[r] = htole32(mrs[0]->mrs[r]->rkey);
+	cts->rail_mask = htole32(mask);
 	cts->tag = htole32((uint32_t)tags[0]);
 	cts->seq = htole32((uint32_t)(rc->tail + 1));
 	ret = gdx_post_cts(rc, cts, rc->tail);
@@ -434,8 +490,14 @@ int gdx_irecv(struct gdx_recv_comm *rc, int n, void **data, const uint64_t *size
 		return ret;
 	}
 	rc->tail++;
-	ring->reqs[ring->tail++ % GDX_MAX_REQUESTS] = req;
-	req->pending = 1;
+	for (int r = 0; r < c->nrails; r++) {
+		struct gdx_expect_ring *ring = &rc->expect[r];
+
+		if (!(mask & (1u << r)))
+			continue;
+		ring->reqs[ring->tail++ % GDX_MAX_REQUESTS] = req;
+		req->pending++;
+	}
 	*req_p = req;
 	return 0;
 }

@@ -80,6 +80,10 @@ int gdx_params_load(void)
 			 gdx_params.sl, gdx_params.tc);
 		return -EINVAL;
 	}
+	if (gdx_params.stripe_min < 0) {
+		GDX_WARN("NCCL_GDX_STRIPE_MIN=%d must not be negative", gdx_params.stripe_min);
+		return -EINVAL;
+	}
 	if (gdx_params.addr_family != 4 && gdx_params.addr_family != 6) {
 		GDX_WARN("NCCL_GDX_ADDR_FAMILY=%d must be 4 or 6", gdx_params.addr_family);
 		return -EINVAL;

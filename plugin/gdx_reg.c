@@ -35,12 +35,12 @@ int gdx_reg_mr(struct gdx_comm *comm, void *data, uint64_t size, int type, struc
 	if (type != NCCL_PTR_HOST) {
 		GDX_WARN("%s: registration of memory type %d refused: this device advertises "
 			 "host memory only (NCCL_PTR_HOST)",
-			 gdx_dev_get(comm->dev_index)->name, type);
+			 gdx_vdev_get(comm->dev_index)->name, type);
 		return -EINVAL;
 	}
 	if (size == 0 || !data) {
 		GDX_WARN("%s: registration of %llu bytes at %p refused: empty range",
-			 gdx_dev_get(comm->dev_index)->name, (unsigned long long)size, data);
+			 gdx_vdev_get(comm->dev_index)->name, (unsigned long long)size, data);
 		return -EINVAL;
 	}
 	mr = calloc(1, sizeof(*mr));

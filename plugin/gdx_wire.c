@@ -43,12 +43,19 @@ int gdx_handle_check(const struct gdx_handle *h, char *why, size_t why_len)
 	return 0;
 }
 
-void gdx_wire_hello_pack(struct gdx_wire_hello *h, uint64_t nonce)
+void gdx_wire_hello_pack(struct gdx_wire_hello *h, uint64_t nonce, uint32_t nrails)
 {
+	h->nrails = htole32(nrails);
+	h->reserved = 0;
 	h->magic = htole64(GDX_WIRE_MAGIC);
 	h->version = htole32(GDX_WIRE_VERSION);
 	h->meta_len = htole32(sizeof(struct gdx_wire_meta));
 	h->nonce = htole64(nonce);
+}
+
+uint32_t gdx_wire_hello_rails(const struct gdx_wire_hello *h)
+{
+	return le32toh(h->nrails);
 }
 
 int gdx_wire_hello_check(const void *buf, size_t len, uint64_t nonce, char *why, size_t why_len)

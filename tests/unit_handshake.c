@@ -116,7 +116,7 @@ static void test_wrong_version_names_both(void)
 	int fd;
 
 	listener_open(&l);
-	gdx_wire_hello_pack(&h, le64toh(l.handle.nonce));
+	gdx_wire_hello_pack(&h, le64toh(l.handle.nonce), 1);
 	h.version = htole32(7);
 	fd = client_connect(&l);
 	ASSERT_EQ(write(fd, &h, sizeof(h)), (ssize_t)sizeof(h));
@@ -131,6 +131,25 @@ static void test_wrong_version_names_both(void)
 	ASSERT_EQ(gdx_close_listen(l.lc), 0);
 }
 
+static void test_rail_count_mismatch_names_both(void)
+{
+	struct listener l;
+	struct gdx_wire_hello h, reply;
+	int fd;
+
+	listener_open(&l);
+	gdx_wire_hello_pack(&h, le64toh(l.handle.nonce), 2);
+	fd = client_connect(&l);
+	ASSERT_EQ(write(fd, &h, sizeof(h)), (ssize_t)sizeof(h));
+	accept_until_warned(&l, 2);
+	ASSERT_STR_CONTAINS(gdx_test_warnings(), "its device has 2 rail(s)");
+	ASSERT_STR_CONTAINS(gdx_test_warnings(), "has 1: fuse the devices alike");
+	ASSERT_EQ(client_read_all(fd, &reply, sizeof(reply)), (ssize_t)sizeof(reply));
+	ASSERT_EQ(gdx_wire_hello_rails(&reply), 1);
+	close(fd);
+	ASSERT_EQ(gdx_close_listen(l.lc), 0);
+}
+
 static void test_truncated_hello(void)
 {
 	struct listener l;
@@ -138,12 +157,12 @@ static void test_truncated_hello(void)
 	int fd;
 
 	listener_open(&l);
-	gdx_wire_hello_pack(&h, le64toh(l.handle.nonce));
+	gdx_wire_hello_pack(&h, le64toh(l.handle.nonce), 1);
 	fd = client_connect(&l);
 	ASSERT_EQ(write(fd, &h, 10), 10);
 	close(fd);
 	accept_until_warned(&l, 2);
-	ASSERT_STR_CONTAINS(gdx_test_warnings(), "after 10 of 24 bytes");
+	ASSERT_STR_CONTAINS(gdx_test_warnings(), "after 10 of 32 bytes");
 	ASSERT_EQ(l.lc->npending, 0);
 	ASSERT_EQ(gdx_close_listen(l.lc), 0);
 }
@@ -155,7 +174,7 @@ static void test_oversized_length_and_wrong_nonce(void)
 	int fd;
 
 	listener_open(&l);
-	gdx_wire_hello_pack(&h, le64toh(l.handle.nonce));
+	gdx_wire_hello_pack(&h, le64toh(l.handle.nonce), 1);
 	h.meta_len = htole32(0xfffffff0u);
 	fd = client_connect(&l);
 	ASSERT_EQ(write(fd, &h, sizeof(h)), (ssize_t)sizeof(h));
@@ -163,7 +182,7 @@ static void test_oversized_length_and_wrong_nonce(void)
 	ASSERT_STR_CONTAINS(gdx_test_warnings(), "4294967280 bytes of metadata");
 	close(fd);
 	gdx_test_log_clear();
-	gdx_wire_hello_pack(&h, le64toh(l.handle.nonce) + 1);
+	gdx_wire_hello_pack(&h, le64toh(l.handle.nonce) + 1, 1);
 	fd = client_connect(&l);
 	ASSERT_EQ(write(fd, &h, sizeof(h)), (ssize_t)sizeof(h));
 	accept_until_warned(&l, 2);
@@ -280,7 +299,8 @@ static void test_double_close(void)
 }
 
 GDX_TESTS_MAIN(TEST(test_garbage_is_refused, 10), TEST(test_wrong_version_names_both, 10),
-	       TEST(test_truncated_hello, 10), TEST(test_oversized_length_and_wrong_nonce, 10),
+	       TEST(test_rail_count_mismatch_names_both, 10), TEST(test_truncated_hello, 10),
+	       TEST(test_oversized_length_and_wrong_nonce, 10),
 	       TEST(test_silent_connection_times_out, 10), TEST(test_port_probe_is_quiet, 10),
 	       TEST(test_flood_is_bounded, 10), TEST(test_connect_refuses_foreign_handle, 10),
 	       TEST(test_connect_to_closed_port, 10), TEST(test_double_close, 10))

@@ -52,7 +52,7 @@ static void test_hello(void)
 	struct gdx_wire_hello h;
 	char why[256];
 
-	gdx_wire_hello_pack(&h, 77);
+	gdx_wire_hello_pack(&h, 77, 1);
 	ASSERT_EQ(gdx_wire_hello_check(&h, sizeof(h), 77, why, sizeof(why)), 0);
 	ASSERT_EQ(gdx_wire_hello_check(&h, sizeof(h), 78, why, sizeof(why)), -EPROTO);
 	ASSERT_STR_CONTAINS(why, "nonce");
@@ -60,7 +60,7 @@ static void test_hello(void)
 	h.version = htole32(9);
 	ASSERT_EQ(gdx_wire_hello_check(&h, sizeof(h), 77, why, sizeof(why)), -EPROTONOSUPPORT);
 	ASSERT_STR_CONTAINS(why, "version 9");
-	gdx_wire_hello_pack(&h, 77);
+	gdx_wire_hello_pack(&h, 77, 1);
 	h.meta_len = htole32(0x7fffffff);
 	ASSERT_EQ(gdx_wire_hello_check(&h, sizeof(h), 77, why, sizeof(why)), -EPROTO);
 	ASSERT_STR_CONTAINS(why, "2147483647 bytes of metadata");

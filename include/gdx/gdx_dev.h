@@ -39,6 +39,31 @@ struct gdx_dev {
 	struct gdx_ibctx *ib;
 };
 
+/*
+ * What NCCL sees as one device: a physical port, or several fused into rails
+ * that one connection stripes over. Physical ports come first, each its own
+ * one-member device; fused devices follow (NCCL_GDX_RAILS, makeVDevice).
+ */
+#define GDX_VDEV_NAME_MAX (GDX_MAX_RAILS * GDX_DEV_NAME_MAX)
+
+struct gdx_vdev {
+	char name[GDX_VDEV_NAME_MAX]; /* members joined with '+' */
+	int nmembers;
+	struct gdx_dev *members[GDX_MAX_RAILS];
+	int phys[GDX_MAX_RAILS]; /* physical indices of the members */
+	int speed_mbps;		 /* sum over the members */
+};
+
+int gdx_vdevs_count(void);
+struct gdx_vdev *gdx_vdev_get(int index);
+/* Appends a fused device of the physical devices phys[0..n-1] (distinct, one
+ * link layer, 2..max_members). Returns its index, or -EINVAL with *err_p
+ * saying what was wrong. Takes the table lock: callable after init. */
+int gdx_vdev_fuse(const int *phys, int n, int max_members, const char **err_p);
+/* Applies NCCL_GDX_RAILS: "off", "auto" (topology-driven; see gdx_dev.c) or
+ * groups "a+b,c+d" of device names. Returns 0 or -EINVAL after a WARN. */
+int gdx_vdevs_from_spec(const char *spec);
+
 /* Discovers devices (idempotent per load). Returns the count (> 0) or a negative
  * errno after one WARN saying why there is no usable device. */
 int gdx_devs_init(void);

@@ -25,6 +25,12 @@
 	  "QP transport retries (0-6; 7 means forever on some devices, so it is refused)")       \
 	X(int, sl, "SL", "0", "InfiniBand service level (0-15)")                                 \
 	X(int, tc, "TC", "0", "RoCE traffic class (0-255)")                                      \
+	X(str, rails, "RAILS", "auto",                                                           \
+	  "fused devices striping over several NICs: auto (a GPU's equally near NICs), off, "    \
+	  "or groups such as mlx5_0+mlx5_1,mlx5_2+mlx5_3")                                       \
+	X(int, stripe_min, "STRIPE_MIN", "65536",                                                \
+	  "messages of at least this many bytes are split over every rail of a fused device; "   \
+	  "smaller ones go to one rail, round-robin")                                            \
 	X(int, handshake_timeout_ms, "HANDSHAKE_TIMEOUT_MS", "30000",                            \
 	  "drop an incoming out-of-band connection that has not finished its handshake by then")
 

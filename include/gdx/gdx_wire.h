@@ -38,6 +38,8 @@ struct gdx_wire_hello {
 	uint32_t version;
 	uint32_t meta_len; /* bytes of struct gdx_wire_meta that follow */
 	uint64_t nonce;	   /* the listener's nonce from the handle */
+	uint32_t nrails;   /* rails of the sender's device: both ends must agree */
+	uint32_t reserved;
 };
 
 /* One rail's QP address. */
@@ -89,7 +91,9 @@ void gdx_handle_pack(struct gdx_handle *h, int family, const void *addr, uint16_
  * -EINVAL for a malformed address. */
 int gdx_handle_check(const struct gdx_handle *h, char *why, size_t why_len);
 
-void gdx_wire_hello_pack(struct gdx_wire_hello *h, uint64_t nonce);
+void gdx_wire_hello_pack(struct gdx_wire_hello *h, uint64_t nonce, uint32_t nrails);
+/* The rail count a validated hello announces. */
+uint32_t gdx_wire_hello_rails(const struct gdx_wire_hello *h);
 /* Validates a peer's hello. Returns 0; -EPROTONOSUPPORT for another magic or
  * version; -EPROTO for a wrong nonce or length. why gets a full sentence. */
 int gdx_wire_hello_check(const void *buf, size_t len, uint64_t nonce, char *why, size_t why_len);
