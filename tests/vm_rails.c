@@ -12,7 +12,7 @@
 #include "gdx_test.h"
 
 /* Devices 0-3 are rxe0-rxe3; the fused ones follow. */
-#define FUSED_LISTEN 4
+#define FUSED_LISTEN  4
 #define FUSED_CONNECT 5
 
 static const ncclNet_v7_t *net_up(const char *rails)
@@ -59,9 +59,8 @@ static void test_fused_properties(void)
 	ASSERT_EQ(gdx_test_warning_count(), 0);
 }
 
-static const size_t sizes[] = {0,     1,      127,     128,      129,	  4097,	   65535,
-			       65536, 65537, 131072, 1000001, 1048576, 4194305, 16777216,
-			       67108863};
+static const size_t sizes[] = {0,     1,      127,     128,	129,	 4097,	   65535,   65536,
+			       65537, 131072, 1000001, 1048576, 4194305, 16777216, 67108863};
 
 static void test_striped_all_sizes(void)
 {
