@@ -11,6 +11,9 @@ SIZES=${SIZES:-"65536 1048576"}
 ROUNDS=${ROUNDS:-3}
 DEPTH=${DEPTH:-32}
 SERVER_DEV=rxe0 CLIENT_DEV=rxe1 SERVER_ADDR=198.18.0.1
+# perftest's default ack timeout (4.096 us * 2^14 = 67 ms): the emulated wire drops a
+# packet now and then, and a 4 s timeout (the plugin's default) would then stall a run.
+export NCCL_GDX_TIMEOUT=${NCCL_GDX_TIMEOUT:-14}
 
 [ "${GDX_VM:-}" = 1 ] || { echo "side-by-side.sh runs inside scripts/vm-run.sh" >&2; exit 2; }
 
