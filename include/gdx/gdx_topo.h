@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * GPU and RDMA NIC placement from hwloc: the PCIe path class between every
+ * GPU and every NIC (the codes of `nvidia-smi topo -m`), the NICs each GPU
+ * would use (its rail), and the rail groups these form. The topology comes
+ * from the live machine or from an hwloc XML file (`lstopo --of xml`), so
+ * tests feed fixtures. Everything is computed in gdx_topo_load(); the object
+ * is read-only afterwards, so any number of threads may read it at once.
+ */
+#ifndef GDX_TOPO_H
+#define GDX_TOPO_H
+
+#include <stddef.h>
+
+/* Ordered nearest first, so classes compare with < and >. */
+enum gdx_path {
+	GDX_PATH_PIX = 1, /* same PCIe switch: at most one switch between them */
+	GDX_PATH_PXB,	  /* several PCIe switches, no host bridge */
+	GDX_PATH_PHB,	  /* through one PCIe host bridge (root complex) */
+	GDX_PATH_NODE,	  /* between host bridges of one NUMA node */
+	GDX_PATH_SYS,	  /* across the socket interconnect, between NUMA nodes */
+	GDX_PATH_UNKNOWN, /* the NIC has no PCI device (rxe, some VFs) */
+};
+
+#define GDX_TOPO_PCI_LEN  16 /* "0000:17:00.0" and its NUL */
+#define GDX_TOPO_NAME_LEN 64
+
+struct gdx_topo_gpu {
+	char pci[GDX_TOPO_PCI_LEN]; /* bus id, "0000:17:00.0" */
+	int numa;		    /* NUMA node, -1 when unknown */
+};
+
+struct gdx_topo_nic {
+	char name[GDX_TOPO_NAME_LEN]; /* verbs name, "mlx5_0" */
+	char pci[GDX_TOPO_PCI_LEN];   /* bus id; "" when it has no PCI device */
+	int numa;		      /* NUMA node of its PCI device, -1 when unknown */
+	int rail_gpus;		      /* GPUs whose rail holds it: 0 alone, 2+ shared */
+};
+
+/*
+ * A set of NICs used together: the rail of the GPUs listed (GPUs with the
+ * same rail share one group), or a single NIC in no GPU's rail (ngpus 0).
+ */
+struct gdx_topo_group {
+	const int *nics; /* NIC indices, in name order */
+	int nnics;
+	const int *gpus; /* GPU indices, ascending */
+	int ngpus;
+};
+
+struct gdx_topo;
+
+/* "PIX", "PXB", "PHB", "NODE", "SYS", or "UNKNOWN" for anything else. */
+const char *gdx_path_name(enum gdx_path p);
+
+/*
+ * Loads the topology of this machine (xml NULL) or of an hwloc XML file, with
+ * I/O objects. Returns 0 and *topo_p, -ENOENT when xml does not exist,
+ * -EINVAL when it is not an hwloc XML topology (or hwloc cannot read this
+ * machine), -ENOMEM, or another -errno when the file cannot be read; on
+ * failure why (when not NULL) says what went wrong in one line.
+ */
+int gdx_topo_load(const char *xml, struct gdx_topo **topo_p, char *why, size_t why_len);
+void gdx_topo_free(struct gdx_topo *t);
+
+/* GPUs (NVIDIA PCI devices of class 3D or VGA) in bus id order, and RDMA
+ * NICs (hwloc OpenFabrics devices) in name order, mlx5_9 before mlx5_10.
+ * The getters return NULL for an index out of range. */
+int gdx_topo_ngpus(const struct gdx_topo *t);
+const struct gdx_topo_gpu *gdx_topo_gpu(const struct gdx_topo *t, int i);
+int gdx_topo_nnics(const struct gdx_topo *t);
+const struct gdx_topo_nic *gdx_topo_nic(const struct gdx_topo *t, int i);
+
+/* Index of the GPU with that bus id ("0000:17:00.0", any case) or of the
+ * NIC with that name; -1 when there is none. */
+int gdx_topo_find_gpu(const struct gdx_topo *t, const char *pci);
+int gdx_topo_find_nic(const struct gdx_topo *t, const char *name);
+
+/* Path class between a GPU and a NIC; UNKNOWN for an index out of range. */
+enum gdx_path gdx_topo_path(const struct gdx_topo *t, int gpu, int nic);
+
+/*
+ * Every NIC, nearest to the GPU first (by path class, then name). Fills up to
+ * max indices (nics may be NULL when max is 0) and returns how many there
+ * are in all (-EINVAL for a bad GPU).
+ */
+int gdx_topo_gpu_nics(const struct gdx_topo *t, int gpu, int *nics, int max);
+
+/*
+ * The GPU's rail: the NICs at its best path class, ties kept, in name order;
+ * NICs without a PCI device never belong to a rail. Fills up to max indices
+ * and returns how many there are in all (0: no PCI NIC; -EINVAL: bad GPU).
+ */
+int gdx_topo_gpu_rail(const struct gdx_topo *t, int gpu, int *nics, int max);
+
+/*
+ * Rail groups: one per distinct GPU rail, in order of the first GPU using it,
+ * then one per NIC in no rail (near no GPU, or without a PCI device), in NIC
+ * order.
+ */
+int gdx_topo_ngroups(const struct gdx_topo *t);
+const struct gdx_topo_group *gdx_topo_group(const struct gdx_topo *t, int i);
+
+#endif

@@ -1,0 +1,547 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * GPU/NIC placement from hwloc. gdx_topo_load() reads the tree once, copies
+ * out what the plugin and gdx-doctor need (bus ids, NUMA nodes, the path
+ * class of every GPU-NIC pair, rails, groups) and drops the hwloc topology,
+ * so the result is plain memory that never changes and needs no lock.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <hwloc.h>
+
+#include <gdx/gdx_topo.h>
+
+#define GDX_PCI_VENDOR_NVIDIA 0x10de
+#define GDX_PCI_CLASS_VGA     0x0300
+#define GDX_PCI_CLASS_3D      0x0302
+
+struct gdx_topo {
+	int ngpus, nnics, ngroups;
+	struct gdx_topo_gpu *gpus;
+	struct gdx_topo_nic *nics;
+	enum gdx_path *paths; /* ngpus x nnics */
+	int *order;	      /* ngpus x nnics: per GPU, NIC indices nearest first */
+	int *rail_len;	      /* per GPU: how many leading entries of order[] are its rail */
+	struct gdx_topo_group *groups;
+	int *group_idx; /* backing store of the groups' nics[] and gpus[] */
+};
+
+/* What load keeps of hwloc until the copy is done. */
+struct gdx_topo_scan {
+	hwloc_topology_t h;
+	hwloc_obj_t *gpu_objs; /* PCI devices */
+	hwloc_obj_t *nic_objs; /* PCI devices; NULL for a NIC without one */
+};
+
+const char *gdx_path_name(enum gdx_path p)
+{
+	switch (p) {
+	case GDX_PATH_PIX: return "PIX";
+	case GDX_PATH_PXB: return "PXB";
+	case GDX_PATH_PHB: return "PHB";
+	case GDX_PATH_NODE: return "NODE";
+	case GDX_PATH_SYS: return "SYS";
+	default: return "UNKNOWN";
+	}
+}
+
+static bool gdx_topo_is_bridge(hwloc_obj_t o, hwloc_obj_bridge_type_t upstream)
+{
+	return o && o->type == HWLOC_OBJ_BRIDGE && o->attr->bridge.upstream_type == upstream;
+}
+
+/*
+ * How hwloc draws PCIe: every root complex is a host bridge (a Bridge whose
+ * upstream side is HOST) hanging off the CPU object it is local to (Package,
+ * Group or NUMA-level object). Below it, every PCI-to-PCI bridge function is
+ * a Bridge with a PCI upstream side: a root port, then for each PCIe switch
+ * its upstream port with one child Bridge per downstream port. A device sits
+ * below a root port or a switch's downstream port (in a VM, often right on
+ * the host bridge).
+ *
+ * NCCL places a device by its sysfs path: it skips the port right above the
+ * device and takes the bridge above that, when there is one, as the switch
+ * the device hangs off (so a switch's upstream and downstream ports count as
+ * one switch); otherwise the device hangs off the CPU. This returns that
+ * switch (its upstream port), or NULL when o hangs off the host bridge.
+ */
+static hwloc_obj_t gdx_topo_switch_of(hwloc_obj_t o)
+{
+	hwloc_obj_t port = o->parent;
+
+	if (!gdx_topo_is_bridge(port, HWLOC_OBJ_BRIDGE_PCI))
+		return NULL;
+	return gdx_topo_is_bridge(port->parent, HWLOC_OBJ_BRIDGE_PCI) ? port->parent : NULL;
+}
+
+static hwloc_obj_t gdx_topo_host_bridge_of(hwloc_obj_t o)
+{
+	for (o = o->parent; o && hwloc_obj_type_is_io(o->type); o = o->parent)
+		if (gdx_topo_is_bridge(o, HWLOC_OBJ_BRIDGE_HOST))
+			return o;
+	return NULL;
+}
+
+/* The NUMA node an I/O object is local to: the one node of the CPU object it
+ * hangs off; -1 when that object spans several nodes or none. */
+static int gdx_topo_numa_of(hwloc_topology_t h, hwloc_obj_t o)
+{
+	hwloc_obj_t cpu = hwloc_get_non_io_ancestor_obj(h, o);
+
+	if (!cpu || !cpu->nodeset || hwloc_bitmap_weight(cpu->nodeset) != 1)
+		return -1;
+	return hwloc_bitmap_first(cpu->nodeset);
+}
+
+/*
+ * The path class between a GPU and a NIC PCI device, as `nvidia-smi topo -m`
+ * names it and NCCL computes it from the NIC's pciPath:
+ * - PIX: both hang off the same switch (see gdx_topo_switch_of): GPU, port,
+ *   switch, port, NIC.
+ * - PXB: the chains of switches above them meet, but not at the first one of
+ *   each: the path crosses from switch to switch without reaching the CPU.
+ * - PHB: the chains do not meet, and both sit under the same host bridge.
+ * - NODE: different host bridges of the same NUMA node.
+ * - SYS: different NUMA nodes. When a node is unknown, the same Package (or
+ *   no Package known for either) counts as NODE.
+ * One difference with NCCL: NCCL folds the second level of Broadcom PEX
+ * Gen4/Gen5 switches (1000:c010, 1000:c030, Broadcom subsystem ids) into the
+ * first, so behind such a switch it may say PIX where nvidia-smi and this
+ * code say PXB (DGX A100: PXB here, as in its `nvidia-smi topo -m`).
+ */
+static enum gdx_path gdx_topo_classify(hwloc_topology_t h, hwloc_obj_t gpu, int gpu_numa,
+				       hwloc_obj_t nic, int nic_numa)
+{
+	hwloc_obj_t gpu_sw = gdx_topo_switch_of(gpu), nic_sw = gdx_topo_switch_of(nic);
+	hwloc_obj_t host, pg, pn;
+
+	for (hwloc_obj_t sn = nic_sw; sn; sn = gdx_topo_switch_of(sn))
+		for (hwloc_obj_t sg = gpu_sw; sg; sg = gdx_topo_switch_of(sg))
+			if (sg == sn)
+				return sg == gpu_sw && sn == nic_sw ? GDX_PATH_PIX : GDX_PATH_PXB;
+	host = gdx_topo_host_bridge_of(gpu);
+	if (host && host == gdx_topo_host_bridge_of(nic))
+		return GDX_PATH_PHB;
+	if (gpu_numa >= 0 && nic_numa >= 0)
+		return gpu_numa == nic_numa ? GDX_PATH_NODE : GDX_PATH_SYS;
+	pg = hwloc_get_ancestor_obj_by_type(h, HWLOC_OBJ_PACKAGE, gpu);
+	pn = hwloc_get_ancestor_obj_by_type(h, HWLOC_OBJ_PACKAGE, nic);
+	return pg == pn ? GDX_PATH_NODE : GDX_PATH_SYS;
+}
+
+static void gdx_topo_busid(hwloc_obj_t pci, char buf[GDX_TOPO_PCI_LEN])
+{
+	const struct hwloc_pcidev_attr_s *a = &pci->attr->pcidev;
+
+	snprintf(buf, GDX_TOPO_PCI_LEN, "%04x:%02x:%02x.%01x", (unsigned)a->domain, a->bus, a->dev,
+		 a->func);
+}
+
+static bool gdx_topo_is_gpu(hwloc_obj_t o)
+{
+	const struct hwloc_pcidev_attr_s *a = &o->attr->pcidev;
+
+	/* Only the GPU function itself: its HDMI audio, USB-C and the NVSwitches
+	 * are NVIDIA devices of other classes. */
+	return a->vendor_id == GDX_PCI_VENDOR_NVIDIA &&
+	       (a->class_id == GDX_PCI_CLASS_3D || a->class_id == GDX_PCI_CLASS_VGA);
+}
+
+static int gdx_topo_cmp_pci(const void *a, const void *b)
+{
+	const struct hwloc_pcidev_attr_s *x = &(*(const hwloc_obj_t *)a)->attr->pcidev;
+	const struct hwloc_pcidev_attr_s *y = &(*(const hwloc_obj_t *)b)->attr->pcidev;
+	unsigned long kx = ((unsigned long)x->domain << 24) | ((unsigned long)x->bus << 16) |
+			   ((unsigned long)x->dev << 8) | x->func;
+	unsigned long ky = ((unsigned long)y->domain << 24) | ((unsigned long)y->bus << 16) |
+			   ((unsigned long)y->dev << 8) | y->func;
+
+	return kx < ky ? -1 : kx > ky;
+}
+
+static int gdx_topo_cmp_osdev_name(const void *a, const void *b)
+{
+	const char *x = (*(const hwloc_obj_t *)a)->name, *y = (*(const hwloc_obj_t *)b)->name;
+
+	/* strverscmp so that mlx5_10 comes after mlx5_9, as people number them. */
+	return strverscmp(x ? x : "", y ? y : "");
+}
+
+static bool gdx_topo_is_rdma(hwloc_obj_t o)
+{
+	return o->attr->osdev.type == HWLOC_OBJ_OSDEV_OPENFABRICS && o->name && o->name[0];
+}
+
+/* Finds the GPUs and NICs: t->gpus and t->nics, and in scan their PCI
+ * objects, which the path classes are computed from. */
+static int gdx_topo_collect(struct gdx_topo *t, struct gdx_topo_scan *scan)
+{
+	hwloc_obj_t o, *nic_osdevs;
+	int ng = 0, nn = 0;
+
+	for (o = hwloc_get_next_pcidev(scan->h, NULL); o; o = hwloc_get_next_pcidev(scan->h, o))
+		ng += gdx_topo_is_gpu(o);
+	for (o = hwloc_get_next_osdev(scan->h, NULL); o; o = hwloc_get_next_osdev(scan->h, o))
+		nn += gdx_topo_is_rdma(o);
+
+	/* calloc(0) may return NULL; one spare slot keeps "no memory" unambiguous. */
+	scan->gpu_objs = calloc((size_t)ng + 1, sizeof(*scan->gpu_objs));
+	scan->nic_objs = calloc((size_t)nn + 1, sizeof(*scan->nic_objs));
+	nic_osdevs = calloc((size_t)nn + 1, sizeof(*nic_osdevs));
+	t->gpus = calloc((size_t)ng + 1, sizeof(*t->gpus));
+	t->nics = calloc((size_t)nn + 1, sizeof(*t->nics));
+	if (!scan->gpu_objs || !scan->nic_objs || !nic_osdevs || !t->gpus || !t->nics) {
+		free(nic_osdevs);
+		return -ENOMEM;
+	}
+
+	for (o = hwloc_get_next_pcidev(scan->h, NULL); o && t->ngpus < ng;
+	     o = hwloc_get_next_pcidev(scan->h, o))
+		if (gdx_topo_is_gpu(o))
+			scan->gpu_objs[t->ngpus++] = o;
+	for (o = hwloc_get_next_osdev(scan->h, NULL); o && t->nnics < nn;
+	     o = hwloc_get_next_osdev(scan->h, o))
+		if (gdx_topo_is_rdma(o))
+			nic_osdevs[t->nnics++] = o;
+	qsort(scan->gpu_objs, (size_t)t->ngpus, sizeof(*scan->gpu_objs), gdx_topo_cmp_pci);
+	qsort(nic_osdevs, (size_t)t->nnics, sizeof(*nic_osdevs), gdx_topo_cmp_osdev_name);
+
+	for (int i = 0; i < t->ngpus; i++) {
+		gdx_topo_busid(scan->gpu_objs[i], t->gpus[i].pci);
+		t->gpus[i].numa = gdx_topo_numa_of(scan->h, scan->gpu_objs[i]);
+	}
+	for (int i = 0; i < t->nnics; i++) {
+		struct gdx_topo_nic *nic = &t->nics[i];
+		hwloc_obj_t parent = nic_osdevs[i]->parent;
+
+		snprintf(nic->name, sizeof(nic->name), "%s", nic_osdevs[i]->name);
+		nic->numa = -1;
+		/* A virtual device (rxe, siw) hangs off a CPU object or the
+		 * machine: it has no PCI device and no locality of its own. */
+		if (parent && parent->type == HWLOC_OBJ_PCI_DEVICE) {
+			scan->nic_objs[i] = parent;
+			gdx_topo_busid(parent, nic->pci);
+			nic->numa = gdx_topo_numa_of(scan->h, parent);
+		}
+	}
+	free(nic_osdevs);
+	return 0;
+}
+
+/* Paths, then each GPU's NICs nearest first; the rail is the head of that
+ * list at the best class. NICs are in name order already, so walking the
+ * classes in order and the NICs in index order sorts by (class, name). */
+static void gdx_topo_rank(struct gdx_topo *t, const struct gdx_topo_scan *scan)
+{
+	for (int g = 0; g < t->ngpus; g++) {
+		enum gdx_path *row = &t->paths[(size_t)g * (size_t)t->nnics];
+		int *order = &t->order[(size_t)g * (size_t)t->nnics];
+		int n = 0;
+
+		for (int i = 0; i < t->nnics; i++) {
+			hwloc_obj_t nic = scan->nic_objs[i];
+
+			row[i] = nic ? gdx_topo_classify(scan->h, scan->gpu_objs[g],
+							 t->gpus[g].numa, nic, t->nics[i].numa)
+				     : GDX_PATH_UNKNOWN;
+		}
+		for (int p = GDX_PATH_PIX; p <= GDX_PATH_UNKNOWN; p++)
+			for (int i = 0; i < t->nnics; i++)
+				if ((int)row[i] == p)
+					order[n++] = i;
+		t->rail_len[g] = 0;
+		while (t->rail_len[g] < n && row[order[t->rail_len[g]]] == row[order[0]] &&
+		       row[order[0]] != GDX_PATH_UNKNOWN)
+			t->rail_len[g]++;
+		for (int i = 0; i < t->rail_len[g]; i++)
+			t->nics[order[i]].rail_gpus++;
+	}
+}
+
+static bool gdx_topo_same_rail(const struct gdx_topo *t, int g, const struct gdx_topo_group *grp)
+{
+	const int *rail = &t->order[(size_t)g * (size_t)t->nnics];
+
+	if (t->rail_len[g] != grp->nnics)
+		return false;
+	for (int i = 0; i < grp->nnics; i++)
+		if (rail[i] != grp->nics[i])
+			return false;
+	return true;
+}
+
+static int gdx_topo_group_all(struct gdx_topo *t)
+{
+	/* Room for every GPU once, every rail group's NICs (at most one group per
+	 * GPU) and every NIC alone. */
+	size_t nidx = (size_t)t->ngpus * ((size_t)t->nnics + 1) + (size_t)t->nnics;
+	int *group_of = calloc((size_t)t->ngpus + 1, sizeof(*group_of));
+	int *next;
+
+	t->groups = calloc((size_t)t->ngpus + (size_t)t->nnics + 1, sizeof(*t->groups));
+	t->group_idx = calloc(nidx + 1, sizeof(*t->group_idx));
+	if (!group_of || !t->groups || !t->group_idx) {
+		free(group_of);
+		return -ENOMEM;
+	}
+	next = t->group_idx;
+
+	/* First pass: which group each GPU joins, and the groups' NICs. */
+	for (int g = 0; g < t->ngpus; g++) {
+		int found = -1;
+
+		group_of[g] = -1;
+		if (!t->rail_len[g])
+			continue;
+		for (int i = 0; i < t->ngroups && found < 0; i++)
+			if (gdx_topo_same_rail(t, g, &t->groups[i]))
+				found = i;
+		if (found < 0) {
+			struct gdx_topo_group *grp = &t->groups[t->ngroups];
+
+			memcpy(next, &t->order[(size_t)g * (size_t)t->nnics],
+			       (size_t)t->rail_len[g] * sizeof(*next));
+			grp->nics = next;
+			grp->nnics = t->rail_len[g];
+			next += t->rail_len[g];
+			found = t->ngroups++;
+		}
+		group_of[g] = found;
+		t->groups[found].ngpus++;
+	}
+	/* Second pass: each group's GPUs, contiguous and ascending. */
+	for (int i = 0; i < t->ngroups; i++) {
+		int *gpus = next, n = 0;
+
+		for (int g = 0; g < t->ngpus; g++)
+			if (group_of[g] == i)
+				gpus[n++] = g;
+		t->groups[i].gpus = gpus;
+		next += n;
+	}
+	free(group_of);
+
+	for (int i = 0; i < t->nnics; i++) {
+		struct gdx_topo_group *grp;
+
+		if (t->nics[i].rail_gpus)
+			continue;
+		grp = &t->groups[t->ngroups++];
+		*next = i;
+		grp->nics = next++;
+		grp->nnics = 1;
+	}
+	return 0;
+}
+
+static void gdx_topo_why(char *why, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void gdx_topo_why(char *why, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!why || !len)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(why, len, fmt, ap);
+	va_end(ap);
+}
+
+/* hwloc says only "failed" about a file it cannot parse, so a missing,
+ * unreadable or directory path is told apart here first. */
+static int gdx_topo_check_file(const char *xml, char *why, size_t why_len)
+{
+	struct stat st;
+	int fd = open(xml, O_RDONLY | O_CLOEXEC), ret = 0;
+
+	if (fd < 0) {
+		ret = -errno;
+		gdx_topo_why(why, why_len, "%s: %s", xml, strerror(errno));
+		return ret;
+	}
+	if (fstat(fd, &st)) {
+		ret = -errno;
+		gdx_topo_why(why, why_len, "%s: %s", xml, strerror(errno));
+	} else if (S_ISDIR(st.st_mode)) {
+		ret = -EINVAL;
+		gdx_topo_why(why, why_len, "%s is a directory, not an hwloc XML file", xml);
+	}
+	close(fd);
+	return ret;
+}
+
+static int gdx_topo_read(struct gdx_topo_scan *scan, const char *xml, char *why, size_t why_len)
+{
+	if (hwloc_topology_init(&scan->h)) {
+		scan->h = NULL;
+		gdx_topo_why(why, why_len, "hwloc_topology_init failed: %s", strerror(errno));
+		return -ENOMEM;
+	}
+	/* hwloc drops I/O objects by default. Keep every bridge too, not only
+	 * those above "important" devices, so switch levels are never lost. */
+	if (hwloc_topology_set_io_types_filter(scan->h, HWLOC_TYPE_FILTER_KEEP_ALL)) {
+		gdx_topo_why(why, why_len, "hwloc cannot keep I/O objects: %s", strerror(errno));
+		return -EINVAL;
+	}
+	if (xml && hwloc_topology_set_xml(scan->h, xml)) {
+		gdx_topo_why(why, why_len, "%s is not an hwloc XML topology", xml);
+		return -EINVAL;
+	}
+	if (hwloc_topology_load(scan->h)) {
+		if (xml)
+			gdx_topo_why(why, why_len, "%s is not an hwloc XML topology", xml);
+		else
+			gdx_topo_why(why, why_len,
+				     "hwloc could not read this machine's topology: %s",
+				     strerror(errno));
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int gdx_topo_load(const char *xml, struct gdx_topo **topo_p, char *why, size_t why_len)
+{
+	struct gdx_topo_scan scan = {0};
+	struct gdx_topo *t = NULL;
+	size_t cells;
+	int ret;
+
+	gdx_topo_why(why, why_len, "%s", "");
+	if (xml) {
+		ret = gdx_topo_check_file(xml, why, why_len);
+		if (ret)
+			return ret;
+	}
+	t = calloc(1, sizeof(*t));
+	if (!t) {
+		gdx_topo_why(why, why_len, "out of memory");
+		return -ENOMEM;
+	}
+	ret = gdx_topo_read(&scan, xml, why, why_len);
+	if (ret)
+		goto out;
+	ret = gdx_topo_collect(t, &scan);
+	if (ret)
+		goto nomem;
+	cells = (size_t)t->ngpus * (size_t)t->nnics + 1;
+	t->paths = calloc(cells, sizeof(*t->paths));
+	t->order = calloc(cells, sizeof(*t->order));
+	t->rail_len = calloc((size_t)t->ngpus + 1, sizeof(*t->rail_len));
+	if (!t->paths || !t->order || !t->rail_len) {
+		ret = -ENOMEM;
+		goto nomem;
+	}
+	gdx_topo_rank(t, &scan);
+	ret = gdx_topo_group_all(t);
+	if (ret)
+		goto nomem;
+	*topo_p = t;
+	t = NULL;
+	goto out;
+nomem:
+	gdx_topo_why(why, why_len, "out of memory");
+out:
+	if (scan.h)
+		hwloc_topology_destroy(scan.h);
+	free(scan.gpu_objs);
+	free(scan.nic_objs);
+	gdx_topo_free(t);
+	return ret;
+}
+
+void gdx_topo_free(struct gdx_topo *t)
+{
+	if (!t)
+		return;
+	free(t->gpus);
+	free(t->nics);
+	free(t->paths);
+	free(t->order);
+	free(t->rail_len);
+	free(t->groups);
+	free(t->group_idx);
+	free(t);
+}
+
+int gdx_topo_ngpus(const struct gdx_topo *t)
+{
+	return t->ngpus;
+}
+
+const struct gdx_topo_gpu *gdx_topo_gpu(const struct gdx_topo *t, int i)
+{
+	return i >= 0 && i < t->ngpus ? &t->gpus[i] : NULL;
+}
+
+int gdx_topo_nnics(const struct gdx_topo *t)
+{
+	return t->nnics;
+}
+
+const struct gdx_topo_nic *gdx_topo_nic(const struct gdx_topo *t, int i)
+{
+	return i >= 0 && i < t->nnics ? &t->nics[i] : NULL;
+}
+
+int gdx_topo_find_gpu(const struct gdx_topo *t, const char *pci)
+{
+	for (int i = 0; pci && i < t->ngpus; i++)
+		if (!strcasecmp(t->gpus[i].pci, pci))
+			return i;
+	return -1;
+}
+
+int gdx_topo_find_nic(const struct gdx_topo *t, const char *name)
+{
+	for (int i = 0; name && i < t->nnics; i++)
+		if (!strcmp(t->nics[i].name, name))
+			return i;
+	return -1;
+}
+
+enum gdx_path gdx_topo_path(const struct gdx_topo *t, int gpu, int nic)
+{
+	if (gpu < 0 || gpu >= t->ngpus || nic < 0 || nic >= t->nnics)
+		return GDX_PATH_UNKNOWN;
+	return t->paths[(size_t)gpu * (size_t)t->nnics + (size_t)nic];
+}
+
+static int gdx_topo_copy_order(const struct gdx_topo *t, int gpu, int n, int *nics, int max)
+{
+	if (gpu < 0 || gpu >= t->ngpus)
+		return -EINVAL;
+	for (int i = 0; i < n && i < max; i++)
+		nics[i] = t->order[(size_t)gpu * (size_t)t->nnics + (size_t)i];
+	return n;
+}
+
+int gdx_topo_gpu_nics(const struct gdx_topo *t, int gpu, int *nics, int max)
+{
+	return gdx_topo_copy_order(t, gpu, t->nnics, nics, max);
+}
+
+int gdx_topo_gpu_rail(const struct gdx_topo *t, int gpu, int *nics, int max)
+{
+	if (gpu < 0 || gpu >= t->ngpus)
+		return -EINVAL;
+	return gdx_topo_copy_order(t, gpu, t->rail_len[gpu], nics, max);
+}
+
+int gdx_topo_ngroups(const struct gdx_topo *t)
+{
+	return t->ngroups;
+}
+
+const struct gdx_topo_group *gdx_topo_group(const struct gdx_topo *t, int i)
+{
+	return i >= 0 && i < t->ngroups ? &t->groups[i] : NULL;
+}

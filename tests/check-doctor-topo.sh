@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# gdx-doctor topo on the hwloc XML fixtures: the table and the JSON (checked
+# with python3's json module) on two machines, and the exit status of every
+# failure: missing file, not hwloc XML, no GPU, no RDMA NIC, bad usage.
+# Prints "ok ..." / "not ok ..." lines and "# doctor-topo: N passed, N failed".
+#
+#   tests/check-doctor-topo.sh            # runs build/gdx-doctor
+#   GDX_DOCTOR=path/to/gdx-doctor tests/check-doctor-topo.sh
+set -uo pipefail
+
+cd "$(dirname "$0")/.." || exit 1
+doctor=${GDX_DOCTOR:-build/gdx-doctor}
+fx=tests/fixtures/topo
+passed=0
+failed=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+ok() {
+	echo "ok $1"
+	passed=$((passed + 1))
+}
+
+not_ok() {
+	echo "not ok $1: $2"
+	failed=$((failed + 1))
+}
+
+# run NAME WANT_STATUS ARGS...: runs the doctor, output in $tmp/out and $tmp/err;
+# returns non-zero (after a "not ok") when the exit status is not WANT_STATUS.
+run() {
+	local name=$1 want=$2 rc
+	shift 2
+	"$doctor" "$@" >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	if [ "$rc" -ne "$want" ]; then
+		not_ok "$name" "exit status $rc, expected $want; stderr: $(head -c 300 "$tmp/err")"
+		return 1
+	fi
+}
+
+# has NAME FILE REGEX: one "ok"/"not ok" line on whether FILE matches REGEX.
+has() {
+	if grep -Eq -- "$3" "$2"; then
+		ok "$1"
+	else
+		not_ok "$1" "no line matches '$3' in: $(head -c 600 "$2")"
+	fi
+}
+
+# json NAME PYTHON_EXPR: the output is valid JSON (json.tool) and the
+# expression over it, d, is true.
+json() {
+	if ! python3 -m json.tool "$tmp/out" >/dev/null 2>"$tmp/json-err"; then
+		not_ok "$1" "invalid JSON: $(head -c 300 "$tmp/json-err")"
+	elif python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+sys.exit(0 if eval(sys.argv[2]) else 1)' "$tmp/out" "$2" 2>"$tmp/json-err"; then
+		ok "$1"
+	else
+		not_ok "$1" "JSON does not satisfy: $2 $(head -c 300 "$tmp/json-err")"
+	fi
+}
+
+if [ ! -x "$doctor" ]; then
+	not_ok "gdx-doctor is built" "$doctor is missing (make first)"
+	echo "# doctor-topo: $passed passed, $failed failed"
+	exit 1
+fi
+if ! command -v python3 >/dev/null; then
+	not_ok "python3 is installed" "needed to check the JSON"
+fi
+
+# DGX H100: one PIX NIC per GPU; the storage NICs stand alone.
+if run "topo dgx-h100" 0 topo --xml "$fx/dgx-h100.xml"; then
+	has "topo dgx-h100: GPU 1b and mlx5_0 are PIX" "$tmp/out" '^0000:1b:00\.0 +PIX +NODE '
+	has "topo dgx-h100: GPU df is PIX only to mlx5_11" "$tmp/out" '^0000:df:00\.0 +(SYS +){6}(NODE +){3}PIX +1$'
+	has "topo dgx-h100: rail group of GPU 1b" "$tmp/out" 'group 0: mlx5_0 +<- 0000:1b:00\.0 PIX$'
+	has "topo dgx-h100: storage NIC stands alone" "$tmp/out" 'group 8: mlx5_1 +\(near no GPU: stands alone\)'
+	has "topo dgx-h100: NIC NUMA node" "$tmp/out" '^  mlx5_6 +0000:9a:00\.0 +NUMA 1 '
+fi
+if run "topo dgx-h100 --json" 0 topo --xml "$fx/dgx-h100.xml" --json; then
+	json "topo dgx-h100 --json: 8 GPUs, 10 NICs, one-NIC rails" \
+		'len(d["gpus"]) == 8 and len(d["nics"]) == 10 and all(len(g["rail"]) == 1 for g in d["gpus"])'
+	json "topo dgx-h100 --json: GPU 1b nearest first" \
+		'd["gpus"][0]["pci"] == "0000:1b:00.0" and d["gpus"][0]["numa"] == 0 and d["gpus"][0]["nics"][0] == {"name": "mlx5_0", "pci": "0000:18:00.0", "path": "PIX"} and d["gpus"][0]["nics"][-1]["path"] == "SYS"'
+fi
+
+# DGX A100: two switch levels (PXB), two NICs shared by two GPUs.
+if run "topo dgx-a100" 0 topo --xml "$fx/dgx-a100.xml"; then
+	has "topo dgx-a100: GPU 07 is PXB to mlx5_0 and mlx5_1" "$tmp/out" '^0000:07:00\.0 +PXB +PXB +SYS '
+	has "topo dgx-a100: shared rail group" "$tmp/out" 'group 0: mlx5_0,mlx5_1 +<- 0000:07:00\.0 PXB, 0000:0f:00\.0 PXB$'
+	has "topo dgx-a100: GPU NUMA node" "$tmp/out" '^0000:b7:00\.0 .* 5$'
+fi
+if run "topo dgx-a100 --json" 0 topo --xml "$fx/dgx-a100.xml" --json; then
+	json "topo dgx-a100 --json: rails and groups" \
+		'd["gpus"][1]["rail"] == ["mlx5_0", "mlx5_1"] and d["gpus"][1]["numa"] == 3 and d["groups"][0] == {"nics": ["mlx5_0", "mlx5_1"], "gpus": ["0000:07:00.0", "0000:0f:00.0"]}'
+fi
+
+# A NIC without PCI device: UNKNOWN, null in JSON, never in a rail.
+if run "topo rxe-only --json" 0 topo --xml "$fx/rxe-only.xml" --json; then
+	json "topo rxe-only --json: rxe0 has no PCI device" \
+		'd["nics"] == [{"name": "rxe0", "pci": None, "numa": None, "rail_gpus": 0}] and d["gpus"][0]["nics"][0]["path"] == "UNKNOWN" and d["gpus"][0]["rail"] == []'
+fi
+
+# Failures and their exit statuses.
+if run "topo missing file exits 3" 3 topo --xml "$fx/no-such-machine.xml"; then
+	has "topo missing file exits 3" "$tmp/err" 'no-such-machine\.xml: No such file'
+fi
+printf 'GPU0 mlx5_0 PIX\n' >"$tmp/not-xml.xml"
+if run "topo non-XML file exits 3" 3 topo --xml "$tmp/not-xml.xml"; then
+	has "topo non-XML file exits 3" "$tmp/err" 'not an hwloc XML topology'
+fi
+if run "topo no GPU exits 4" 4 topo --xml "$fx/no-gpu.xml"; then
+	has "topo no GPU exits 4" "$tmp/err" 'no NVIDIA GPU found'
+fi
+if run "topo no GPU --json exits 4" 4 topo --xml "$fx/no-gpu.xml" --json; then
+	json "topo no GPU --json is still a report" 'd["gpus"] == [] and d["nics"][0]["name"] == "mlx5_0"'
+fi
+if run "topo no RDMA NIC exits 5" 5 topo --xml "$fx/no-nic.xml"; then
+	has "topo no RDMA NIC exits 5" "$tmp/err" 'no RDMA NIC found'
+fi
+run "topo unknown option exits 2" 2 topo --no-such-option && ok "topo unknown option exits 2"
+run "unknown command exits 2" 2 no-such-command && ok "unknown command exits 2"
+if run "--help exits 0" 0 --help; then
+	has "--help lists topo and the exit statuses" "$tmp/out" '^  5  no RDMA NIC found'
+fi
+if run "topo --help exits 0" 0 topo --help; then
+	has "topo --help lists --xml" "$tmp/out" '--xml FILE'
+fi
+
+echo "# doctor-topo: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
