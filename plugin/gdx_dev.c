@@ -212,6 +212,7 @@ void gdx_devs_fini(void)
 	for (int i = 0; i < gdx_nibctxs; i++) {
 		struct gdx_ibctx *ib = &gdx_ibctxs[i];
 
+		gdx_regcache_destroy(ib->cache);
 		if (ib->pd && ibv_dealloc_pd(ib->pd))
 			GDX_WARN("ibv_dealloc_pd failed at unload: memory still registered");
 		ibv_close_device(ib->ctx);
@@ -242,14 +243,14 @@ struct gdx_vdev *gdx_vdev_get(int index)
 	return index >= 0 && index < gdx_vdevs_count() ? &gdx_vdevs[index] : NULL;
 }
 
-int gdx_vdev_fuse(const int *phys, int n, int max_members, const char **err_p)
+int gdx_vdev_fuse(const int *phys, int n, int min_members, int max_members, const char **err_p)
 {
 	struct gdx_vdev *v;
 	int index;
 
-	if (n < 2 || n > max_members) {
-		*err_p = n < 2 ? "a fused device needs at least 2 members"
-			       : "too many members for one fused device";
+	if (n < min_members || n > max_members) {
+		*err_p = n < min_members ? "a fused device needs at least 2 members"
+					 : "too many members for one fused device";
 		return -EINVAL;
 	}
 	for (int i = 0; i < n; i++) {
@@ -323,7 +324,7 @@ static int gdx_vdev_parse_group(const char *s, size_t len)
 		n++;
 		s += l + (plus ? 1 : 0);
 	}
-	ret = gdx_vdev_fuse(phys, n, GDX_MAX_RAILS, &err);
+	ret = gdx_vdev_fuse(phys, n, 2, GDX_MAX_RAILS, &err);
 	if (ret < 0) {
 		GDX_WARN("NCCL_GDX_RAILS: group \"%.*s\" refused: %s", (int)len, end - len, err);
 		return ret;
@@ -367,9 +368,20 @@ int gdx_dev_pd(struct gdx_dev *dev, struct ibv_pd **pd_p)
 		if (!ib->pd) {
 			ret = errno ? -errno : -ENOMEM;
 			GDX_WARN("ibv_alloc_pd(%s) failed: %s", dev->ibdev, strerror(-ret));
+		} else {
+			ret = gdx_regcache_create(&gdx_reg_verbs_ops, ib, &ib->cache);
+			if (ret) {
+				ibv_dealloc_pd(ib->pd);
+				ib->pd = NULL;
+			}
 		}
 	}
 	*pd_p = ib->pd;
 	pthread_mutex_unlock(&ib->lock);
 	return ret;
+}
+
+struct gdx_regcache *gdx_dev_regcache(struct gdx_dev *dev)
+{
+	return dev->ib->cache;
 }

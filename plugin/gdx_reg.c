@@ -1,4 +1,9 @@
 /* SPDX-License-Identifier: MIT */
+/*
+ * Memory registration. Every registration goes through the registration cache
+ * of each rail's device, so a buffer registered once serves every comm on
+ * that device (regIsGlobal) and a second registration inside it is a hit.
+ */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,23 +14,51 @@
 
 #define GDX_MR_ACCESS (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ)
 
-static void gdx_reg_warn(const struct gdx_rail *r, const void *data, uint64_t size, int err)
+/* Names the likely cause: the memlock limit, an unmapped range, or the errno. */
+static void gdx_reg_warn(const char *ibdev, uintptr_t start, uintptr_t end, int err)
 {
+	unsigned long long len = (unsigned long long)(end - start);
 	struct rlimit rl;
 
 	if (err == ENOMEM && !getrlimit(RLIMIT_MEMLOCK, &rl) && rl.rlim_cur != RLIM_INFINITY)
 		GDX_WARN("ibv_reg_mr(%s, %p, %llu bytes) failed: %s; the memlock limit is %llu "
 			 "KiB: raise it (ulimit -l unlimited, or LimitMEMLOCK=infinity)",
-			 r->dev->ibdev, data, (unsigned long long)size, strerror(err),
+			 ibdev, (void *)start, len, strerror(err),
 			 (unsigned long long)rl.rlim_cur / 1024);
 	else if (err == EFAULT)
 		GDX_WARN("ibv_reg_mr(%s, %p, %llu bytes) failed: %s; the range is not mapped "
 			 "memory of this process",
-			 r->dev->ibdev, data, (unsigned long long)size, strerror(err));
+			 ibdev, (void *)start, len, strerror(err));
 	else
-		GDX_WARN("ibv_reg_mr(%s, %p, %llu bytes) failed: %s", r->dev->ibdev, data,
-			 (unsigned long long)size, strerror(err));
+		GDX_WARN("ibv_reg_mr(%s, %p, %llu bytes) failed: %s", ibdev, (void *)start, len,
+			 strerror(err));
 }
+
+static int gdx_reg_verbs(void *arg, uintptr_t start, uintptr_t end, void **handle_p)
+{
+	struct gdx_ibctx *ib = arg;
+	struct ibv_mr *mr = ibv_reg_mr(ib->pd, (void *)start, end - start, GDX_MR_ACCESS);
+
+	if (!mr) {
+		int err = errno ? errno : ENOMEM;
+
+		gdx_reg_warn(ibv_get_device_name(ib->ctx->device), start, end, err);
+		return -err;
+	}
+	*handle_p = mr;
+	return 0;
+}
+
+static void gdx_dereg_verbs(void *arg, void *handle)
+{
+	int err = ibv_dereg_mr(handle);
+
+	(void)arg;
+	if (err)
+		GDX_WARN("ibv_dereg_mr failed: %s", strerror(err));
+}
+
+const struct gdx_regcache_ops gdx_reg_verbs_ops = {.reg = gdx_reg_verbs, .dereg = gdx_dereg_verbs};
 
 int gdx_reg_mr(struct gdx_comm *comm, void *data, uint64_t size, int type, struct gdx_mr **mr_p)
 {
@@ -49,14 +82,16 @@ int gdx_reg_mr(struct gdx_comm *comm, void *data, uint64_t size, int type, struc
 	mr->addr = (uintptr_t)data;
 	mr->size = size;
 	for (int r = 0; r < comm->nrails; r++) {
-		struct gdx_rail *rail = &comm->rails[r];
+		struct gdx_regcache *cache = gdx_dev_regcache(comm->rails[r].dev);
+		struct ibv_mr *vmr;
 
-		mr->mrs[r] = ibv_reg_mr(rail->pd, data, size, GDX_MR_ACCESS);
-		if (!mr->mrs[r]) {
-			ret = errno ? -errno : -ENOMEM;
-			gdx_reg_warn(rail, data, size, -ret);
+		ret = gdx_regcache_get(cache, (uintptr_t)data, size, &mr->entries[r]);
+		if (ret)
 			goto err;
-		}
+		mr->caches[r] = cache;
+		vmr = mr->entries[r]->handle;
+		mr->lkey[r] = vmr->lkey;
+		mr->rkey[r] = vmr->rkey;
 		mr->nrails = r + 1;
 	}
 	mr->kind = GDX_KIND_MR;
@@ -65,28 +100,20 @@ int gdx_reg_mr(struct gdx_comm *comm, void *data, uint64_t size, int type, struc
 
 err:
 	for (int r = 0; r < mr->nrails; r++)
-		ibv_dereg_mr(mr->mrs[r]);
+		gdx_regcache_put(mr->caches[r], mr->entries[r]);
 	free(mr);
 	return ret;
 }
 
 int gdx_dereg_mr(struct gdx_mr *mr)
 {
-	int ret = 0;
-
 	if (!mr || mr->kind != GDX_KIND_MR) {
 		GDX_WARN("deregMr of %p, which is not a live memory handle", (void *)mr);
 		return -EINVAL;
 	}
-	for (int r = 0; r < mr->nrails; r++) {
-		int err = ibv_dereg_mr(mr->mrs[r]);
-
-		if (err) {
-			GDX_WARN("ibv_dereg_mr failed: %s", strerror(err));
-			ret = -err;
-		}
-	}
+	for (int r = 0; r < mr->nrails; r++)
+		gdx_regcache_put(mr->caches[r], mr->entries[r]);
 	mr->kind = GDX_KIND_DEAD;
 	free(mr);
-	return ret;
+	return 0;
 }

@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <stdint.h>
 
+#include <gdx/gdx_regcache.h>
 #include <gdx/gdx_wire.h>
 
 #define GDX_MAX_DEVS 64
@@ -18,7 +19,8 @@
 /* One opened verbs device, shared by its ports. */
 struct gdx_ibctx {
 	struct ibv_context *ctx;
-	struct ibv_pd *pd; /* allocated on first use, under lock */
+	struct ibv_pd *pd;	    /* allocated on first use, under lock */
+	struct gdx_regcache *cache; /* registrations on pd, with it */
 	pthread_mutex_t lock;
 	struct ibv_device_attr attr;
 };
@@ -57,9 +59,9 @@ struct gdx_vdev {
 int gdx_vdevs_count(void);
 struct gdx_vdev *gdx_vdev_get(int index);
 /* Appends a fused device of the physical devices phys[0..n-1] (distinct, one
- * link layer, 2..max_members). Returns its index, or -EINVAL with *err_p
+ * link layer, min..max members). Returns its index, or -EINVAL with *err_p
  * saying what was wrong. Takes the table lock: callable after init. */
-int gdx_vdev_fuse(const int *phys, int n, int max_members, const char **err_p);
+int gdx_vdev_fuse(const int *phys, int n, int min_members, int max_members, const char **err_p);
 /* Applies NCCL_GDX_RAILS: "off", "auto" (topology-driven; see gdx_dev.c) or
  * groups "a+b,c+d" of device names. Returns 0 or -EINVAL after a WARN. */
 int gdx_vdevs_from_spec(const char *spec);
@@ -73,6 +75,10 @@ int gdx_devs_count(void);
 struct gdx_dev *gdx_dev_get(int index);
 /* The device's protection domain, allocated on first use. */
 int gdx_dev_pd(struct gdx_dev *dev, struct ibv_pd **pd_p);
+/* Registration through verbs on an ibctx's PD (gdx_reg.c); arg is the ibctx. */
+extern const struct gdx_regcache_ops gdx_reg_verbs_ops;
+/* Its registration cache (host memory; made with the PD). */
+struct gdx_regcache *gdx_dev_regcache(struct gdx_dev *dev);
 
 /* Mbps for an active_speed/active_width pair, 0 when unknown. */
 int gdx_dev_speed_mbps(unsigned active_speed, unsigned active_width);
