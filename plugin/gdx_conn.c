@@ -37,7 +37,9 @@ enum gdx_connect_state {
 struct gdx_connect {
 	struct gdx_connect *next;
 	const void *key;
+	struct gdx_ctx *ctx;
 	int dev;
+	int tc;
 	enum gdx_connect_state state;
 	int fd;
 	uint64_t nonce;
@@ -154,7 +156,7 @@ int gdx_oob_check(void)
 	return ret;
 }
 
-int gdx_listen(int dev, void *handle, struct gdx_listen_comm **comm_p)
+int gdx_listen(struct gdx_ctx *ctx, int dev, void *handle, struct gdx_listen_comm **comm_p)
 {
 	struct gdx_sockaddr addr, bound;
 	char ifname[GDX_IFNAME_MAX];
@@ -170,6 +172,7 @@ int gdx_listen(int dev, void *handle, struct gdx_listen_comm **comm_p)
 		return -ENOMEM;
 	lc->kind = GDX_KIND_LISTEN;
 	lc->dev_index = dev;
+	lc->ctx = ctx;
 	ret = gdx_sock_listen(&addr, &lc->fd, &bound);
 	if (ret) {
 		GDX_WARN("listen on %s failed: %s", ifname, strerror(-ret));
@@ -197,10 +200,13 @@ err_free:
 }
 
 /* Allocates the objects a comm starts with; rails come later. */
-static void gdx_comm_base_init(struct gdx_comm *c, uint32_t kind, int dev, int fd, const char *peer)
+static void gdx_comm_base_init(struct gdx_comm *c, uint32_t kind, int dev, int fd, const char *peer,
+			       struct gdx_ctx *ctx, int tc)
 {
 	c->kind = kind;
 	c->dev_index = dev;
+	c->ctx = ctx;
+	c->tc = tc >= 0 ? tc : (ctx && ctx->tc >= 0 ? ctx->tc : -1);
 	c->sock = fd;
 	snprintf(c->peer, sizeof(c->peer), "%s", peer);
 	for (int i = 0; i < GDX_MAX_REQUESTS; i++)
@@ -231,6 +237,8 @@ static int gdx_comm_rails_create(struct gdx_comm *c, struct gdx_vdev *v)
 
 		if (ret)
 			return ret; /* the caller's free destroys the rails made */
+		if (c->tc >= 0)
+			c->rails[i].tc = c->tc;
 		c->nrails = i + 1;
 	}
 	return 0;
@@ -276,10 +284,9 @@ static void gdx_send_comm_free(struct gdx_send_comm *sc)
 	free(sc);
 }
 
-static int gdx_send_comm_create(int dev_index, int fd, const char *peer,
-				struct gdx_send_comm **sc_p)
+static int gdx_send_comm_create(struct gdx_connect *cs, struct gdx_send_comm **sc_p)
 {
-	struct gdx_vdev *dev = gdx_vdev_get(dev_index);
+	struct gdx_vdev *dev = gdx_vdev_get(cs->dev);
 	struct gdx_send_comm *sc;
 	int ret;
 
@@ -288,7 +295,7 @@ static int gdx_send_comm_create(int dev_index, int fd, const char *peer,
 	sc = calloc(1, sizeof(*sc));
 	if (!sc)
 		return -ENOMEM;
-	gdx_comm_base_init(&sc->base, GDX_KIND_SEND, dev_index, -1, peer);
+	gdx_comm_base_init(&sc->base, GDX_KIND_SEND, cs->dev, -1, cs->peer, cs->ctx, cs->tc);
 	ret = gdx_comm_rails_create(&sc->base, dev);
 	if (ret)
 		goto err;
@@ -308,7 +315,7 @@ static int gdx_send_comm_create(int dev_index, int fd, const char *peer,
 			 strerror(-ret));
 		goto err;
 	}
-	sc->base.sock = fd;
+	sc->base.sock = cs->fd;
 	*sc_p = sc;
 	return 0;
 
@@ -347,7 +354,8 @@ static struct gdx_connect *gdx_connect_find(const void *key)
 	return cs;
 }
 
-static int gdx_connect_start(int dev, const void *handle, struct gdx_connect **cs_p)
+static int gdx_connect_start(struct gdx_ctx *ctx, int dev, int tc, const void *handle,
+			     struct gdx_connect **cs_p)
 {
 	const struct gdx_handle *h = handle;
 	struct gdx_sockaddr to;
@@ -377,7 +385,9 @@ static int gdx_connect_start(int dev, const void *handle, struct gdx_connect **c
 	if (!cs)
 		return -ENOMEM;
 	cs->key = handle;
+	cs->ctx = ctx;
 	cs->dev = dev;
+	cs->tc = tc;
 	cs->fd = -1;
 	cs->nonce = le64toh(h->nonce);
 	gdx_sock_addr_str(&to, cs->peer, sizeof(cs->peer));
@@ -420,7 +430,7 @@ static int gdx_connect_progress(struct gdx_connect *cs)
 				GDX_WARN("connect to %s failed: %s", cs->peer, strerror(-ret));
 				return ret;
 			}
-			ret = gdx_send_comm_create(cs->dev, cs->fd, cs->peer, &cs->sc);
+			ret = gdx_send_comm_create(cs, &cs->sc);
 			if (ret)
 				return ret;
 			gdx_wire_hello_pack(&cs->out.hello, cs->nonce,
@@ -498,7 +508,7 @@ io_err:
 	return ret;
 }
 
-int gdx_connect(int dev, void *handle, struct gdx_send_comm **comm_p)
+int gdx_connect(struct gdx_ctx *ctx, int dev, int tc, void *handle, struct gdx_send_comm **comm_p)
 {
 	struct gdx_connect *cs = gdx_connect_find(handle);
 	struct gdx_send_comm *sc;
@@ -506,7 +516,7 @@ int gdx_connect(int dev, void *handle, struct gdx_send_comm **comm_p)
 
 	*comm_p = NULL;
 	if (!cs) {
-		ret = gdx_connect_start(dev, handle, &cs);
+		ret = gdx_connect_start(ctx, dev, tc, handle, &cs);
 		if (ret)
 			return ret;
 	}
@@ -543,9 +553,9 @@ static void gdx_recv_comm_free(struct gdx_recv_comm *rc)
 	free(rc);
 }
 
-static int gdx_recv_comm_create(int dev_index, struct gdx_accept *a)
+static int gdx_recv_comm_create(struct gdx_listen_comm *lc, struct gdx_accept *a)
 {
-	struct gdx_vdev *dev = gdx_vdev_get(dev_index);
+	struct gdx_vdev *dev = gdx_vdev_get(lc->dev_index);
 	struct gdx_recv_comm *rc;
 	int ret;
 
@@ -554,7 +564,7 @@ static int gdx_recv_comm_create(int dev_index, struct gdx_accept *a)
 	rc = calloc(1, sizeof(*rc));
 	if (!rc)
 		return -ENOMEM;
-	gdx_comm_base_init(&rc->base, GDX_KIND_RECV, dev_index, -1, a->peer);
+	gdx_comm_base_init(&rc->base, GDX_KIND_RECV, lc->dev_index, -1, a->peer, lc->ctx, -1);
 	ret = gdx_comm_rails_create(&rc->base, dev);
 	if (ret)
 		goto err;
@@ -646,7 +656,7 @@ static int gdx_accept_progress(struct gdx_listen_comm *lc, struct gdx_accept *a)
 				GDX_WARN("refused connection from %s: %s", a->peer, why);
 				return ret;
 			}
-			ret = gdx_recv_comm_create(lc->dev_index, a);
+			ret = gdx_recv_comm_create(lc, a);
 			if (ret)
 				return ret;
 			a->rc->base.sock = a->fd;
@@ -803,6 +813,48 @@ int gdx_close_recv(struct gdx_recv_comm *rc)
 		return -EBADF;
 	gdx_recv_comm_free(rc);
 	return 0;
+}
+
+int gdx_conn_close_owned(struct gdx_ctx *ctx)
+{
+	struct gdx_connect *cs;
+	int closed = 0;
+
+	for (;;) {
+		const void *victim = NULL;
+
+		pthread_mutex_lock(&gdx_conn_lock);
+		for (int i = 0; i < gdx_nlive && !victim; i++) {
+			const uint32_t kind = *(const uint32_t *)gdx_live[i];
+			const struct gdx_ctx *owner =
+				kind == GDX_KIND_LISTEN
+					? ((const struct gdx_listen_comm *)gdx_live[i])->ctx
+					: ((const struct gdx_comm *)gdx_live[i])->ctx;
+
+			if (owner == ctx)
+				victim = gdx_live[i];
+		}
+		pthread_mutex_unlock(&gdx_conn_lock);
+		if (!victim)
+			break;
+		switch (*(const uint32_t *)victim) {
+		case GDX_KIND_LISTEN: gdx_close_listen((struct gdx_listen_comm *)victim); break;
+		case GDX_KIND_SEND: gdx_close_send((struct gdx_send_comm *)victim); break;
+		default: gdx_close_recv((struct gdx_recv_comm *)victim); break;
+		}
+		closed++;
+	}
+	do {
+		pthread_mutex_lock(&gdx_conn_lock);
+		for (cs = gdx_connects; cs && cs->ctx != ctx; cs = cs->next)
+			;
+		pthread_mutex_unlock(&gdx_conn_lock);
+		if (cs) {
+			gdx_connect_free(cs);
+			closed++;
+		}
+	} while (cs);
+	return closed;
 }
 
 void gdx_conn_fini(void)

@@ -1,19 +1,20 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The NCCL boundary: argument checks, the one mapping from internal errors to
- * ncclResult_t, and the exported ncclNetPlugin_v7 table.
+ * The NCCL boundary in the newest API's terms: argument checks, contexts, and
+ * the one mapping from internal errors to ncclResult_t. The exported tables
+ * (gdx_net_tables.c) are thin adapters onto these functions.
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <nccl/net.h>
 #include <gdx/gdx_comm.h>
 #include <gdx/gdx_dev.h>
 #include <gdx/gdx_log.h>
+#include <gdx/gdx_net.h>
 #include <gdx/gdx_param.h>
-
-#define GDX_EXPORT __attribute__((visibility("default")))
 
 #ifndef GDX_VERSION
 #define GDX_VERSION "unknown"
@@ -21,6 +22,9 @@
 
 static pthread_mutex_t gdx_init_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool gdx_initialized;
+/* v11+ contexts handed out and not finalized; under gdx_init_lock. */
+static struct gdx_ctx **gdx_ctxs;
+static int gdx_nctxs;
 
 /* The only place an internal error becomes an NCCL result. */
 static ncclResult_t gdx_nccl_result(int err)
@@ -39,38 +43,110 @@ static ncclResult_t gdx_nccl_result(int err)
 	}
 }
 
-static ncclResult_t gdx_net_init(ncclDebugLogger_t logger)
+/* Once per load: parameters, the out-of-band interface, the devices. */
+static int gdx_net_setup(ncclDebugLogger_t logger)
 {
-	int ret = 0;
+	int ret;
+
+	gdx_log_set(logger);
+	if (gdx_initialized)
+		return 0;
+	ret = gdx_params_load();
+	if (!ret)
+		ret = gdx_oob_check();
+	if (!ret)
+		ret = gdx_devs_init();
+	if (ret >= 0)
+		ret = gdx_vdevs_from_spec(gdx_params.rails);
+	if (ret < 0) {
+		/* The cause was the one WARN; this says what follows from it. */
+		GDX_INFO(NCCL_INIT | NCCL_NET,
+			 "plugin disabled (%s); NCCL falls back to its next network",
+			 strerror(-ret));
+		return ret;
+	}
+	gdx_initialized = true;
+	GDX_INFO(NCCL_INIT | NCCL_NET, "libnccl-net-gdx %s, %d device(s), net API v7 to v12",
+		 GDX_VERSION, gdx_vdevs_count());
+	return 0;
+}
+
+static struct gdx_ctx *gdx_net_ctx(void *ctx, const char *call)
+{
+	bool found = false;
 
 	pthread_mutex_lock(&gdx_init_lock);
-	gdx_log_set(logger);
-	if (!gdx_initialized) {
-		ret = gdx_params_load();
-		if (!ret)
-			ret = gdx_oob_check();
-		if (!ret)
-			ret = gdx_devs_init();
-		if (ret >= 0)
-			ret = gdx_vdevs_from_spec(gdx_params.rails);
-		if (ret >= 0) {
-			gdx_initialized = true;
-			GDX_INFO(NCCL_INIT | NCCL_NET,
-				 "libnccl-net-gdx %s, %d device(s), net API v7", GDX_VERSION,
-				 gdx_vdevs_count());
-			ret = 0;
-		} else {
-			/* The cause was the one WARN; this says what follows from it. */
-			GDX_INFO(NCCL_INIT | NCCL_NET,
-				 "plugin disabled (%s); NCCL falls back to its next network",
-				 strerror(-ret));
-		}
+	for (int i = 0; i < gdx_nctxs && !found; i++)
+		found = gdx_ctxs[i] == ctx;
+	pthread_mutex_unlock(&gdx_init_lock);
+	if (!found)
+		GDX_WARN("%s: %p is not a context from init (finalized already?)", call, ctx);
+	return found ? ctx : NULL;
+}
+
+ncclResult_t gdx_net_init(void **ctx_p, uint64_t comm_id, int tc, ncclDebugLogger_t logger,
+			  ncclProfilerCallback_t prof)
+{
+	struct gdx_ctx *ctx, **v;
+	int ret;
+
+	(void)prof; /* accepted; this plugin reports no profiler events */
+	pthread_mutex_lock(&gdx_init_lock);
+	ret = gdx_net_setup(logger);
+	if (ret || !ctx_p)
+		goto out;
+	ctx = calloc(1, sizeof(*ctx));
+	v = realloc(gdx_ctxs, (size_t)(gdx_nctxs + 1) * sizeof(*v));
+	if (!ctx || !v) {
+		free(ctx);
+		if (v)
+			gdx_ctxs = v;
+		ret = -ENOMEM;
+		goto out;
 	}
+	gdx_ctxs = v;
+	ctx->kind = GDX_KIND_CTX;
+	ctx->comm_id = comm_id;
+	ctx->tc = tc;
+	gdx_ctxs[gdx_nctxs++] = ctx;
+	*ctx_p = ctx;
+	GDX_INFO(NCCL_INIT | NCCL_NET, "context %p for communicator 0x%llx, traffic class %d",
+		 (void *)ctx, (unsigned long long)comm_id, tc);
+out:
 	pthread_mutex_unlock(&gdx_init_lock);
 	return gdx_nccl_result(ret);
 }
 
-static ncclResult_t gdx_net_devices(int *ndev)
+ncclResult_t gdx_net_finalize(void *ctx)
+{
+	struct gdx_ctx *c = gdx_net_ctx(ctx, "finalize");
+	int left;
+
+	if (!c)
+		return ncclInternalError;
+	left = gdx_conn_close_owned(c);
+	if (left)
+		GDX_WARN("finalize of context %p closed %d comm(s) NCCL had left open", ctx, left);
+	pthread_mutex_lock(&gdx_init_lock);
+	for (int i = 0; i < gdx_nctxs; i++)
+		if (gdx_ctxs[i] == c)
+			gdx_ctxs[i] = gdx_ctxs[--gdx_nctxs];
+	pthread_mutex_unlock(&gdx_init_lock);
+	c->kind = GDX_KIND_DEAD;
+	free(c);
+	return ncclSuccess;
+}
+
+ncclResult_t gdx_net_set_attr(void *ctx, const ncclNetAttr_v11_t *attr)
+{
+	if (!gdx_net_ctx(ctx, "setNetAttr") || !attr)
+		return ncclInternalError;
+	/* Hints for tuning; the transport does not change with them. */
+	GDX_TRACE(NCCL_NET, "setNetAttr op %u algo %u proto %u", attr->op, attr->algo, attr->proto);
+	return ncclSuccess;
+}
+
+ncclResult_t gdx_net_devices(int *ndev)
 {
 	if (!ndev)
 		return ncclInternalError;
@@ -87,55 +163,61 @@ static struct gdx_vdev *gdx_net_dev(int dev, const char *call)
 	return v;
 }
 
-static ncclResult_t gdx_net_get_properties_v7(int dev, ncclNetProperties_v7_t *props)
+ncclResult_t gdx_net_props(int dev, struct gdx_net_props *p)
 {
 	struct gdx_vdev *v = gdx_net_dev(dev, "getProperties");
 	struct gdx_dev *lead;
 
-	if (!v || !props)
+	if (!v || !p)
 		return ncclInternalError;
 	/* A fused device is placed where its leading NIC is, and shares its
 	 * (guid, port) so NCCL accounts their bandwidth together. */
 	lead = v->members[0];
-	memset(props, 0, sizeof(*props));
-	props->name = v->name;
-	props->pciPath = lead->pci_path;
-	props->guid = lead->guid;
-	props->ptrSupport = NCCL_PTR_HOST;
-	props->speed = v->speed_mbps;
-	props->port = lead->port;
-	props->latency = 0;
-	props->maxComms = lead->max_qp;
-	props->maxRecvs = 1;
-	props->netDeviceType = NCCL_NET_DEVICE_HOST;
-	props->netDeviceVersion = NCCL_NET_DEVICE_INVALID_VERSION;
+	memset(p, 0, sizeof(*p));
+	p->name = v->name;
+	p->pci_path = lead->pci_path;
+	p->guid = lead->guid;
+	p->ptr_support = NCCL_PTR_HOST;
+	p->reg_is_global = 1;
+	p->speed = v->speed_mbps;
+	p->port = lead->port;
+	p->max_comms = lead->max_qp;
+	p->max_recvs = 1;
+	p->ndevs = v->nmembers;
+	memcpy(p->devs, v->phys, sizeof(int) * (size_t)v->nmembers);
+	p->max_p2p_bytes = GDX_MAX_MESSAGE;
+	p->max_coll_bytes = GDX_MAX_MESSAGE;
+	p->max_multi_request_size = 1;
+	p->rail_id = NCCL_NET_ID_UNDEF;
+	p->plane_id = NCCL_NET_ID_UNDEF;
 	return ncclSuccess;
 }
 
-static ncclResult_t gdx_net_listen(int dev, void *handle, void **listen_comm)
+ncclResult_t gdx_net_listen(void *ctx, int dev, void *handle, void **listen_comm)
 {
 	struct gdx_listen_comm *lc;
 	int ret;
 
 	if (!handle || !listen_comm || !gdx_net_dev(dev, "listen"))
 		return ncclInternalError;
-	ret = gdx_listen(dev, handle, &lc);
+	if (ctx && !gdx_net_ctx(ctx, "listen"))
+		return ncclInternalError;
+	ret = gdx_listen(ctx, dev, handle, &lc);
 	if (!ret)
 		*listen_comm = lc;
 	return gdx_nccl_result(ret);
 }
 
-/* The device-handle argument may be NULL or point to NULL: never touched. */
-static ncclResult_t gdx_net_connect_v7(int dev, void *handle, void **send_comm,
-				       ncclNetDeviceHandle_v7_t **dev_comm)
+ncclResult_t gdx_net_connect(void *ctx, int dev, int tc, void *handle, void **send_comm)
 {
 	struct gdx_send_comm *sc = NULL;
 	int ret;
 
-	(void)dev_comm;
 	if (!handle || !send_comm || !gdx_net_dev(dev, "connect"))
 		return ncclInternalError;
-	ret = gdx_connect(dev, handle, &sc);
+	if (ctx && !gdx_net_ctx(ctx, "connect"))
+		return ncclInternalError;
+	ret = gdx_connect(ctx, dev, tc, handle, &sc);
 	*send_comm = sc;
 	return gdx_nccl_result(ret);
 }
@@ -173,14 +255,12 @@ static struct gdx_recv_comm *gdx_net_recv_comm(void *comm, const char *call)
 	return rc;
 }
 
-static ncclResult_t gdx_net_accept_v7(void *listen_comm, void **recv_comm,
-				      ncclNetDeviceHandle_v7_t **dev_comm)
+ncclResult_t gdx_net_accept(void *listen_comm, void **recv_comm)
 {
 	struct gdx_listen_comm *lc = gdx_net_listen_comm(listen_comm, "accept");
 	struct gdx_recv_comm *rc = NULL;
 	int ret;
 
-	(void)dev_comm;
 	if (!lc || !recv_comm)
 		return ncclInternalError;
 	ret = gdx_accept(lc, &rc);
@@ -188,7 +268,7 @@ static ncclResult_t gdx_net_accept_v7(void *listen_comm, void **recv_comm,
 	return gdx_nccl_result(ret);
 }
 
-static ncclResult_t gdx_net_reg_mr(void *comm, void *data, size_t size, int type, void **mhandle)
+ncclResult_t gdx_net_reg_mr(void *comm, void *data, size_t size, int type, void **mhandle)
 {
 	struct gdx_comm *c = comm;
 	struct gdx_mr *mr;
@@ -204,63 +284,56 @@ static ncclResult_t gdx_net_reg_mr(void *comm, void *data, size_t size, int type
 	return gdx_nccl_result(ret);
 }
 
-static ncclResult_t gdx_net_reg_mr_v7(void *comm, void *data, int size, int type, void **mhandle)
+ncclResult_t gdx_net_dereg_mr(void *comm, void *mhandle)
 {
-	if (size < 0) {
-		GDX_WARN("regMr: negative size %d", size);
-		return ncclInternalError;
-	}
-	return gdx_net_reg_mr(comm, data, (size_t)size, type, mhandle);
-}
-
-static ncclResult_t gdx_net_dereg_mr(void *comm, void *mhandle)
-{
-	(void)comm;
+	(void)comm; /* registrations are global: the handle knows its caches */
 	return gdx_nccl_result(gdx_dereg_mr(mhandle));
 }
 
-static ncclResult_t gdx_net_isend_v7(void *send_comm, void *data, int size, int tag, void *mhandle,
-				     void **request)
+static bool gdx_net_size_ok(const char *call, size_t size)
+{
+	if (size <= GDX_MAX_MESSAGE)
+		return true;
+	GDX_WARN("%s: %zu bytes is more than maxP2pBytes (%llu)", call, size, GDX_MAX_MESSAGE);
+	return false;
+}
+
+ncclResult_t gdx_net_isend(void *send_comm, void *data, size_t size, int tag, void *mhandle,
+			   void **request)
 {
 	struct gdx_send_comm *sc = gdx_net_send_comm(send_comm, "isend");
 	struct gdx_request *req;
 	int ret;
 
-	if (!sc || !request || size < 0) {
-		if (size < 0)
-			GDX_WARN("isend: negative size %d", size);
+	if (!sc || !request || !gdx_net_size_ok("isend", size))
 		return ncclInternalError;
-	}
-	ret = gdx_isend(sc, data, (uint64_t)size, tag, mhandle, &req);
+	ret = gdx_isend(sc, data, size, tag, mhandle, &req);
 	*request = req;
 	return gdx_nccl_result(ret);
 }
 
-static ncclResult_t gdx_net_irecv_v7(void *recv_comm, int n, void **data, int *sizes, int *tags,
-				     void **mhandles, void **request)
+ncclResult_t gdx_net_irecv(void *recv_comm, int n, void **data, size_t *sizes, int *tags,
+			   void **mhandles, void **request)
 {
 	struct gdx_recv_comm *rc = gdx_net_recv_comm(recv_comm, "irecv");
-	uint64_t sizes64[NCCL_NET_MAX_REQUESTS];
 	struct gdx_request *req;
 	int ret;
 
+	/* *request may hold NCCL_NET_OPTIONAL_RECV_COMPLETION on input (v9+): it is
+	 * only a hint, and a real request is always written back. */
 	if (!rc || !request || !data || !sizes || !tags || !mhandles || n < 1 ||
 	    n > NCCL_NET_MAX_REQUESTS)
 		return ncclInternalError;
-	for (int i = 0; i < n; i++) {
-		if (sizes[i] < 0) {
-			GDX_WARN("irecv: negative size %d", sizes[i]);
+	for (int i = 0; i < n; i++)
+		if (!gdx_net_size_ok("irecv", sizes[i]))
 			return ncclInternalError;
-		}
-		sizes64[i] = (uint64_t)sizes[i];
-	}
-	ret = gdx_irecv(rc, n, data, sizes64, tags, (struct gdx_mr **)mhandles, &req);
+	ret = gdx_irecv(rc, n, data, sizes, tags, (struct gdx_mr **)mhandles, &req);
 	*request = req;
 	return gdx_nccl_result(ret);
 }
 
-static ncclResult_t gdx_net_iflush_v7(void *recv_comm, int n, void **data, int *sizes,
-				      void **mhandles, void **request)
+ncclResult_t gdx_net_iflush(void *recv_comm, int n, void **data, int *sizes, void **mhandles,
+			    void **request)
 {
 	struct gdx_recv_comm *rc = gdx_net_recv_comm(recv_comm, "iflush");
 	struct gdx_request *req;
@@ -273,7 +346,7 @@ static ncclResult_t gdx_net_iflush_v7(void *recv_comm, int n, void **data, int *
 	return gdx_nccl_result(ret);
 }
 
-static ncclResult_t gdx_net_test_v7(void *request, int *done, int *sizes)
+ncclResult_t gdx_net_test(void *request, int *done, int *sizes)
 {
 	uint64_t size = 0;
 	int ret;
@@ -288,7 +361,7 @@ static ncclResult_t gdx_net_test_v7(void *request, int *done, int *sizes)
 	return gdx_nccl_result(ret);
 }
 
-static ncclResult_t gdx_net_close_send(void *send_comm)
+ncclResult_t gdx_net_close_send(void *send_comm)
 {
 	struct gdx_send_comm *sc = send_comm;
 
@@ -299,7 +372,7 @@ static ncclResult_t gdx_net_close_send(void *send_comm)
 	return gdx_nccl_result(gdx_close_send(sc));
 }
 
-static ncclResult_t gdx_net_close_recv(void *recv_comm)
+ncclResult_t gdx_net_close_recv(void *recv_comm)
 {
 	struct gdx_recv_comm *rc = recv_comm;
 
@@ -310,7 +383,7 @@ static ncclResult_t gdx_net_close_recv(void *recv_comm)
 	return gdx_nccl_result(gdx_close_recv(rc));
 }
 
-static ncclResult_t gdx_net_close_listen(void *listen_comm)
+ncclResult_t gdx_net_close_listen(void *listen_comm)
 {
 	struct gdx_listen_comm *lc = listen_comm;
 
@@ -321,38 +394,49 @@ static ncclResult_t gdx_net_close_listen(void *listen_comm)
 	return gdx_nccl_result(gdx_close_listen(lc));
 }
 
-/* NCCL 2.28+ unloads the plugin when its last communicator goes, and a v7
- * plugin gets no finalize call: release the devices here. With comms still
+ncclResult_t gdx_net_make_vdevice(int *d, int ndevs, const int *devs, int max_members)
+{
+	const char *err = "no member given";
+	int ret = -EINVAL;
+
+	if (!d || !devs || ndevs < 1) {
+		GDX_WARN("makeVDevice: %d members refused: %s", ndevs, err);
+		return ncclInvalidUsage;
+	}
+	for (int i = 0; i < ndevs; i++) {
+		if (devs[i] < 0 || devs[i] >= gdx_devs_count()) {
+			GDX_WARN("makeVDevice: member %d is not a physical device (there are %d)",
+				 devs[i], gdx_devs_count());
+			return ncclInvalidUsage;
+		}
+	}
+	ret = gdx_vdev_fuse(devs, ndevs, 1, max_members, &err);
+	if (ret < 0) {
+		GDX_WARN("makeVDevice: %d members refused: %s (at most %d)", ndevs, err,
+			 max_members);
+		return ncclInvalidUsage;
+	}
+	*d = ret;
+	GDX_INFO(NCCL_INIT | NCCL_NET, "device %d: %s, made by NCCL from %d device(s)", ret,
+		 gdx_vdev_get(ret)->name, ndevs);
+	return ncclSuccess;
+}
+
+/* NCCL 2.28+ unloads the plugin when its last communicator goes, and before
+ * v11 there is no finalize call: release the devices here. With comms still
  * open (the process is exiting under running threads) leave them alone. */
 __attribute__((destructor)) static void gdx_net_unload(void)
 {
 	pthread_mutex_lock(&gdx_init_lock);
 	if (gdx_initialized && gdx_comms_open() == 0) {
+		for (int i = 0; i < gdx_nctxs; i++)
+			free(gdx_ctxs[i]);
+		free(gdx_ctxs);
+		gdx_ctxs = NULL;
+		gdx_nctxs = 0;
 		gdx_conn_fini();
 		gdx_devs_fini();
 		gdx_initialized = false;
 	}
 	pthread_mutex_unlock(&gdx_init_lock);
 }
-
-GDX_EXPORT const ncclNet_v7_t ncclNetPlugin_v7 = {
-	.name = "GDX",
-	.init = gdx_net_init,
-	.devices = gdx_net_devices,
-	.getProperties = gdx_net_get_properties_v7,
-	.listen = gdx_net_listen,
-	.connect = gdx_net_connect_v7,
-	.accept = gdx_net_accept_v7,
-	.regMr = gdx_net_reg_mr_v7,
-	.regMrDmaBuf = NULL, /* NCCL_PTR_DMABUF is not advertised */
-	.deregMr = gdx_net_dereg_mr,
-	.isend = gdx_net_isend_v7,
-	.irecv = gdx_net_irecv_v7,
-	.iflush = gdx_net_iflush_v7,
-	.test = gdx_net_test_v7,
-	.closeSend = gdx_net_close_send,
-	.closeRecv = gdx_net_close_recv,
-	.closeListen = gdx_net_close_listen,
-	.getDeviceMr = NULL, /* host plugin: no device handles */
-	.irecvConsumed = NULL,
-};

@@ -343,7 +343,7 @@ static int gdx_stripe_post(struct gdx_comm *c, struct gdx_request *req, const st
 			continue;
 		len = off < size ? (size - off < chunk ? size - off : chunk) : 0;
 		ret = gdx_post_rail(c, r, req, (uintptr_t)req, data + (off < size ? off : 0), len,
-				    mr->mrs[r]->lkey, raddr + (off < size ? off : 0),
+				    mr->lkey[r], raddr + (off < size ? off : 0),
 				    le32toh(slot->rkeys[r]), (uint32_t)len);
 		if (ret)
 			return ret;
@@ -479,7 +479,7 @@ int gdx_irecv(struct gdx_recv_comm *rc, int n, void **data, const uint64_t *size
 	cts->addr = htole64((uintptr_t)data[0]);
 	cts->size = htole64(sizes[0]);
 	for (int r = 0; r < c->nrails; r++)
-		cts->rkeys[r] = htole32(mrs[0]->mrs[r]->rkey);
+		cts->rkeys[r] = htole32(mrs[0]->rkey[r]);
 	cts->rail_mask = htole32(mask);
 	cts->tag = htole32((uint32_t)tags[0]);
 	cts->seq = htole32((uint32_t)(rc->tail + 1));

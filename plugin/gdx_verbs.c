@@ -88,6 +88,7 @@ int gdx_rail_create(struct gdx_rail *r, struct gdx_dev *dev, uint32_t max_send_w
 
 	memset(r, 0, sizeof(*r));
 	r->dev = dev;
+	r->tc = gdx_params.tc;
 	ret = gdx_dev_pd(dev, &r->pd);
 	if (ret)
 		return ret;
@@ -164,7 +165,7 @@ int gdx_rail_connect(struct gdx_rail *r, const struct gdx_wire_rail *remote)
 		memcpy(attr.ah_attr.grh.dgid.raw, remote->gid, 16);
 		attr.ah_attr.grh.sgid_index = (uint8_t)r->gid_index;
 		attr.ah_attr.grh.hop_limit = 255;
-		attr.ah_attr.grh.traffic_class = (uint8_t)gdx_params.tc;
+		attr.ah_attr.grh.traffic_class = (uint8_t)r->tc;
 	} else {
 		attr.ah_attr.dlid = remote->lid;
 	}

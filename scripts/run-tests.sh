@@ -34,7 +34,7 @@ tally() {
 check_exports() {
 	local syms
 	syms=$(nm -D --defined-only build/libnccl-net-gdx.so | awk '{print $3}' | sort | tr '\n' ' ')
-	if [ "$syms" = "ncclNetPlugin_v7 " ]; then
+	if [ "$syms" = "ncclNetPlugin_v10 ncclNetPlugin_v11 ncclNetPlugin_v12 ncclNetPlugin_v7 ncclNetPlugin_v8 ncclNetPlugin_v9 " ]; then
 		echo "ok exported symbols are the plugin tables only: $syms"
 		echo "# exports: 1 passed, 0 failed"
 	else
@@ -60,6 +60,7 @@ if [ "$mode" != vm ]; then
 	{
 		check_exports
 		check_format
+		tests/check-doctor-topo.sh
 		for t in build/tests/unit_*; do
 			case "$t" in *.o | *.d) continue ;; esac
 			"$t"

@@ -31,7 +31,7 @@ static void listener_open(struct listener *l)
 	setenv("NCCL_GDX_SOCKET_IFNAME", "lo", 1);
 	gdx_log_set(gdx_test_logger);
 	ASSERT_EQ(gdx_params_load(), 0);
-	ASSERT_EQ(gdx_listen(0, &l->handle, &l->lc), 0);
+	ASSERT_EQ(gdx_listen(NULL, 0, &l->handle, &l->lc), 0);
 	memset(&l->addr, 0, sizeof(l->addr));
 	l->addr.sin_family = AF_INET;
 	l->addr.sin_port = l->handle.port;
@@ -264,7 +264,7 @@ static void test_connect_refuses_foreign_handle(void)
 	listener_open(&l);
 	h = l.handle;
 	h.version = htole32(3);
-	ASSERT_EQ(gdx_connect(0, &h, &sc), -EPROTONOSUPPORT);
+	ASSERT_EQ(gdx_connect(NULL, 0, -1, &h, &sc), -EPROTONOSUPPORT);
 	ASSERT(sc == NULL);
 	ASSERT_STR_CONTAINS(gdx_test_warnings(), "version 3");
 	ASSERT_STR_CONTAINS(gdx_test_warnings(), "version 1");
@@ -282,7 +282,7 @@ static void test_connect_to_closed_port(void)
 	h = l.handle;
 	ASSERT_EQ(gdx_close_listen(l.lc), 0);
 	for (int i = 0; i < 1000 && ret == 0; i++) {
-		ret = gdx_connect(0, &h, &sc);
+		ret = gdx_connect(NULL, 0, -1, &h, &sc);
 		usleep(1000);
 	}
 	ASSERT_EQ(ret, -ECONNREFUSED);

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include <nccl/net_common.h>
+#include <gdx/gdx_regcache.h>
 #include <gdx/gdx_sock.h>
 #include <gdx/gdx_verbs.h>
 #include <gdx/gdx_wire.h>
@@ -24,6 +25,7 @@ enum gdx_kind {
 	GDX_KIND_SEND = 0x53454e44,   /* "SEND" */
 	GDX_KIND_RECV = 0x52454356,   /* "RECV" */
 	GDX_KIND_MR = 0x4d524d52,     /* "MRMR" */
+	GDX_KIND_CTX = 0x43545854,    /* "CTXT" */
 	GDX_KIND_DEAD = 0x44454144,   /* "DEAD": closed */
 };
 
@@ -33,6 +35,14 @@ enum gdx_req_state {
 };
 
 struct gdx_comm;
+
+/* What one NCCL communicator owns (v11+: init returns one per communicator;
+ * older versions use none, and their comms belong to the process). */
+struct gdx_ctx {
+	uint32_t kind;
+	uint64_t comm_id;
+	int tc; /* traffic class from NCCL's config; -1: NCCL_GDX_TC */
+};
 
 struct gdx_request {
 	struct gdx_comm *comm;
@@ -53,6 +63,8 @@ struct gdx_request {
 struct gdx_comm {
 	uint32_t kind;
 	int dev_index;
+	struct gdx_ctx *ctx; /* owner, or NULL */
+	int tc;		     /* traffic class; -1: NCCL_GDX_TC */
 	int nrails;
 	struct gdx_rail rails[GDX_MAX_RAILS];
 	int sock;		/* out-of-band socket, kept open as the liveness signal */
@@ -93,7 +105,10 @@ struct gdx_recv_comm {
 struct gdx_mr {
 	uint32_t kind;
 	int nrails;
-	struct ibv_mr *mrs[GDX_MAX_RAILS];
+	struct gdx_regcache *caches[GDX_MAX_RAILS];	   /* each rail's device's */
+	struct gdx_regcache_entry *entries[GDX_MAX_RAILS]; /* taken from those */
+	uint32_t lkey[GDX_MAX_RAILS];
+	uint32_t rkey[GDX_MAX_RAILS];
 	uintptr_t addr;
 	uint64_t size;
 };
@@ -126,6 +141,7 @@ struct gdx_accept {
 struct gdx_listen_comm {
 	uint32_t kind;
 	int dev_index;
+	struct gdx_ctx *ctx; /* owner, or NULL; receive comms inherit it */
 	int fd;
 	uint64_t nonce;
 	int npending;
@@ -141,14 +157,17 @@ int gdx_oob_check(void);
 
 /* Connection setup (gdx_conn.c). All return 0, or a negative errno; connect
  * and accept leave *comm_p NULL while the handshake is still under way. */
-int gdx_listen(int dev, void *handle, struct gdx_listen_comm **comm_p);
-int gdx_connect(int dev, void *handle, struct gdx_send_comm **comm_p);
+int gdx_listen(struct gdx_ctx *ctx, int dev, void *handle, struct gdx_listen_comm **comm_p);
+/* tc: the connection's traffic class, -1 for the context's or NCCL_GDX_TC. */
+int gdx_connect(struct gdx_ctx *ctx, int dev, int tc, void *handle, struct gdx_send_comm **comm_p);
 int gdx_accept(struct gdx_listen_comm *lc, struct gdx_recv_comm **comm_p);
 int gdx_close_listen(struct gdx_listen_comm *lc);
 int gdx_close_send(struct gdx_send_comm *sc);
 int gdx_close_recv(struct gdx_recv_comm *rc);
 /* Frees connects that NCCL started and never finished (unload). */
 void gdx_conn_fini(void);
+/* Closes every comm and pending connect ctx owns; returns how many. */
+int gdx_conn_close_owned(struct gdx_ctx *ctx);
 
 /* Registration (gdx_reg.c). */
 int gdx_reg_mr(struct gdx_comm *comm, void *data, uint64_t size, int type, struct gdx_mr **mr_p);

@@ -5,5 +5,10 @@
 
 #include "net_common.h"
 #include "net_v7.h"
+#include "net_v8.h"
+#include "net_v9.h"
+#include "net_v10.h"
+#include "net_v11.h"
+#include "net_v12.h"
 
 #endif

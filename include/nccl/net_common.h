@@ -60,6 +60,16 @@ typedef enum { NCCL_NET_DEVICE_HOST = 0, NCCL_NET_DEVICE_UNPACK = 1 } ncclNetDev
 
 #define NCCL_NET_DEVICE_INVALID_VERSION 0x0
 
+/* Appeared with later API versions. */
+#define NCCL_MAX_NET_SIZE_BYTES		  (1ULL << 40) /* v9: upper bound of maxP2pBytes */
+#define NCCL_NET_OPTIONAL_RECV_COMPLETION 0x1	       /* v9: *request on input to irecv */
+#define NCCL_NET_TRAFFIC_CLASS_UNDEF	  -1	       /* v10 */
+#define NCCL_NET_ID_UNDEF		  -1	       /* v12: railId, planeId */
+
+/* v10: the profiler callback NCCL passes to init. */
+typedef ncclResult_t (*ncclProfilerCallback_t)(void **eHandle, int type, void *phandle,
+					       int64_t pluginId, void *extData);
+
 typedef struct {
 	ncclNetDeviceType netDeviceType;
 	int netDeviceVersion;

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The plugin's NCCL entry points in the newest API's terms (size_t sizes, a
+ * per-communicator context). gdx_net_tables.c adapts each exported
+ * ncclNetPlugin_vN table onto these with thin wrappers.
+ */
+#ifndef GDX_NET_H
+#define GDX_NET_H
+
+#include <nccl/net.h>
+
+/* Largest message: the per-rail byte count travels in a 32-bit immediate. */
+#define GDX_MAX_MESSAGE (1ULL << 31)
+
+/* Every property any API version reports. */
+struct gdx_net_props {
+	char *name;
+	char *pci_path;
+	uint64_t guid;
+	int ptr_support;
+	int reg_is_global;
+	int force_flush;
+	int speed;
+	int port;
+	float latency;
+	int max_comms;
+	int max_recvs;
+	int ndevs; /* physical devices behind this one */
+	int devs[NCCL_NET_MAX_DEVS_PER_NIC_V12];
+	size_t max_p2p_bytes;
+	size_t max_coll_bytes;
+	int max_multi_request_size;
+	int16_t rail_id;
+	int16_t plane_id;
+};
+
+/* ctx_p NULL: the pre-v11 form, once per load. tc: NCCL's traffic class or -1. */
+ncclResult_t gdx_net_init(void **ctx_p, uint64_t comm_id, int tc, ncclDebugLogger_t logger,
+			  ncclProfilerCallback_t prof);
+ncclResult_t gdx_net_finalize(void *ctx);
+ncclResult_t gdx_net_set_attr(void *ctx, const ncclNetAttr_v11_t *attr);
+ncclResult_t gdx_net_devices(int *ndev);
+ncclResult_t gdx_net_props(int dev, struct gdx_net_props *p);
+ncclResult_t gdx_net_listen(void *ctx, int dev, void *handle, void **listen_comm);
+ncclResult_t gdx_net_connect(void *ctx, int dev, int tc, void *handle, void **send_comm);
+ncclResult_t gdx_net_accept(void *listen_comm, void **recv_comm);
+ncclResult_t gdx_net_reg_mr(void *comm, void *data, size_t size, int type, void **mhandle);
+ncclResult_t gdx_net_dereg_mr(void *comm, void *mhandle);
+ncclResult_t gdx_net_isend(void *send_comm, void *data, size_t size, int tag, void *mhandle,
+			   void **request);
+ncclResult_t gdx_net_irecv(void *recv_comm, int n, void **data, size_t *sizes, int *tags,
+			   void **mhandles, void **request);
+ncclResult_t gdx_net_iflush(void *recv_comm, int n, void **data, int *sizes, void **mhandles,
+			    void **request);
+ncclResult_t gdx_net_test(void *request, int *done, int *sizes);
+ncclResult_t gdx_net_close_send(void *send_comm);
+ncclResult_t gdx_net_close_recv(void *recv_comm);
+ncclResult_t gdx_net_close_listen(void *listen_comm);
+/* max_members: 4 through v11, 8 from v12. */
+ncclResult_t gdx_net_make_vdevice(int *d, int ndevs, const int *devs, int max_members);
+
+#endif

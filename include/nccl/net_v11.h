@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ncclNet_v11_t (NCCL 2.28): init per communicator returning a context that
+ * listen and connect take, finalize, setNetAttr, maxMultiRequestSize.
+ */
+#ifndef NCCL_NET_V11_H
+#define NCCL_NET_V11_H
+
+#include "net_v10.h"
+
+typedef ncclNetDeviceHandle_v7_t ncclNetDeviceHandle_v11_t;
+typedef ncclNetVDeviceProps_v9_t ncclNetVDeviceProps_v11_t;
+
+typedef struct {
+	int trafficClass;
+} ncclNetCommConfig_v11_t;
+
+typedef struct {
+	char *name;
+	char *pciPath;
+	uint64_t guid;
+	int ptrSupport;
+	int regIsGlobal;
+	int forceFlush;
+	int speed;
+	int port;
+	float latency;
+	int maxComms;
+	int maxRecvs;
+	ncclNetDeviceType netDeviceType;
+	int netDeviceVersion;
+	ncclNetVDeviceProps_v11_t vProps;
+	size_t maxP2pBytes;
+	size_t maxCollBytes;
+	int maxMultiRequestSize; /* requests one multi-request may hold */
+} ncclNetProperties_v11_t;
+
+typedef struct {
+	int32_t maxConcurrentPeers; /* -1: undefined, here and below */
+	int32_t minConcurrentPeers;
+	int32_t maxFlowsPerPeer;
+	int32_t minFlowsPerPeer;
+} ncclNetCommAttr_v11_t;
+
+typedef struct {
+	ncclNetCommAttr_v11_t sendCommAttr;
+	ncclNetCommAttr_v11_t recvCommAttr;
+	uint32_t op;
+	uint32_t algo;
+	uint32_t proto;
+} ncclNetAttr_v11_t;
+
+typedef struct {
+	const char *name;
+	ncclResult_t (*init)(void **ctx, uint64_t commId, ncclNetCommConfig_v11_t *config,
+			     ncclDebugLogger_t logFunction, ncclProfilerCallback_t profFunction);
+	ncclResult_t (*devices)(int *ndev);
+	ncclResult_t (*getProperties)(int dev, ncclNetProperties_v11_t *props);
+	ncclResult_t (*listen)(void *ctx, int dev, void *handle, void **listenComm);
+	ncclResult_t (*connect)(void *ctx, int dev, void *handle, void **sendComm,
+				ncclNetDeviceHandle_v11_t **sendDevComm);
+	ncclResult_t (*accept)(void *listenComm, void **recvComm,
+			       ncclNetDeviceHandle_v11_t **recvDevComm);
+	ncclResult_t (*regMr)(void *comm, void *data, size_t size, int type, void **mhandle);
+	ncclResult_t (*regMrDmaBuf)(void *comm, void *data, size_t size, int type, uint64_t offset,
+				    int fd, void **mhandle);
+	ncclResult_t (*deregMr)(void *comm, void *mhandle);
+	ncclResult_t (*isend)(void *sendComm, void *data, size_t size, int tag, void *mhandle,
+			      void *phandle, void **request);
+	ncclResult_t (*irecv)(void *recvComm, int n, void **data, size_t *sizes, int *tags,
+			      void **mhandles, void **phandles, void **request);
+	ncclResult_t (*iflush)(void *recvComm, int n, void **data, int *sizes, void **mhandles,
+			       void **request);
+	ncclResult_t (*test)(void *request, int *done, int *sizes);
+	ncclResult_t (*closeSend)(void *sendComm);
+	ncclResult_t (*closeRecv)(void *recvComm);
+	ncclResult_t (*closeListen)(void *listenComm);
+	ncclResult_t (*getDeviceMr)(void *comm, void *mhandle, void **dptr_mhandle);
+	ncclResult_t (*irecvConsumed)(void *recvComm, int n, void *request);
+	ncclResult_t (*makeVDevice)(int *d, ncclNetVDeviceProps_v11_t *props);
+	ncclResult_t (*finalize)(void *ctx);
+	ncclResult_t (*setNetAttr)(void *ctx, ncclNetAttr_v11_t *netAttr);
+} ncclNet_v11_t;
+
+_Static_assert(sizeof(ncclNetProperties_v11_t) == 112, "v11 properties are 112 bytes");
+_Static_assert(offsetof(ncclNetProperties_v11_t, maxMultiRequestSize) == 104,
+	       "v11 properties layout");
+_Static_assert(sizeof(ncclNetAttr_v11_t) == 44, "v11 attributes layout");
+_Static_assert(sizeof(ncclNet_v11_t) == 176, "v11 table is 176 bytes");
+_Static_assert(offsetof(ncclNet_v11_t, finalize) == 160, "v11 table layout");
+_Static_assert(offsetof(ncclNet_v11_t, setNetAttr) == 168, "v11 table layout");
+
+#endif
