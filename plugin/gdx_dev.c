@@ -9,6 +9,7 @@
 #include <gdx/gdx_hca.h>
 #include <gdx/gdx_log.h>
 #include <gdx/gdx_param.h>
+#include <gdx/gdx_topo.h>
 
 static struct gdx_dev gdx_devs[GDX_MAX_DEVS];
 static int gdx_ndevs;
@@ -104,6 +105,7 @@ static int gdx_dev_add_port(struct gdx_ibctx *ib, const char *ibdev, int ib_port
 	d->active_mtu = pa->active_mtu;
 	d->lid = pa->lid;
 	d->max_msg_sz = pa->max_msg_sz;
+	d->rail_id = -1;
 	d->ib = ib;
 	GDX_INFO(NCCL_INIT | NCCL_NET, "device %d: %s port %d, %s, %d Mbps, pci %s", gdx_ndevs,
 		 ibdev, ib_port, pa->link_layer == IBV_LINK_LAYER_ETHERNET ? "RoCE" : "IB",
@@ -331,6 +333,58 @@ static int gdx_vdev_parse_group(const char *s, size_t len)
 	}
 	GDX_INFO(NCCL_INIT | NCCL_NET, "device %d: %s, %d rails, %d Mbps", ret, gdx_vdevs[ret].name,
 		 n, gdx_vdevs[ret].speed_mbps);
+	return 0;
+}
+
+static void gdx_devs_auto_rails(const struct gdx_topo *t)
+{
+	const char *names[GDX_MAX_DEVS];
+	int members[GDX_MAX_DEVS][8], counts[GDX_MAX_DEVS], n;
+
+	for (int i = 0; i < gdx_ndevs; i++)
+		names[i] = gdx_devs[i].ibdev; /* as hwloc names the NIC */
+	n = gdx_topo_auto_rails(t, names, gdx_ndevs, members, counts, GDX_MAX_DEVS, GDX_MAX_RAILS);
+	for (int g = 0; g < n; g++) {
+		const char *err;
+		int d = gdx_vdev_fuse(members[g], counts[g], 2, GDX_MAX_RAILS, &err);
+
+		if (d < 0)
+			GDX_INFO(NCCL_INIT | NCCL_NET,
+				 "NCCL_GDX_RAILS=auto: group %d not fused: %s", g, err);
+		else
+			GDX_INFO(NCCL_INIT | NCCL_NET,
+				 "device %d: %s, %d rails (NCCL_GDX_RAILS=auto: NICs equally near "
+				 "one GPU)",
+				 d, gdx_vdevs[d].name, counts[g]);
+	}
+}
+
+int gdx_devs_topology(void)
+{
+	const char *file =
+		gdx_params.topo_file && *gdx_params.topo_file ? gdx_params.topo_file : NULL;
+	const char *rails = gdx_params.rails;
+	struct gdx_topo *t;
+	char why[256] = "";
+	int ret;
+
+	ret = gdx_topo_load(file, &t, why, sizeof(why));
+	if (ret) {
+		if (file) {
+			GDX_WARN("NCCL_GDX_TOPO_FILE=%s: %s", file, why[0] ? why : strerror(-ret));
+			return ret;
+		}
+		GDX_INFO(NCCL_INIT | NCCL_NET,
+			 "no topology (%s): rail ids unknown, nothing fused "
+			 "automatically",
+			 why[0] ? why : strerror(-ret));
+		return 0;
+	}
+	for (int i = 0; i < gdx_ndevs; i++)
+		gdx_devs[i].rail_id = gdx_topo_group_of(t, gdx_devs[i].ibdev);
+	if (!rails || !*rails || !strcmp(rails, "auto"))
+		gdx_devs_auto_rails(t);
+	gdx_topo_free(t);
 	return 0;
 }
 

@@ -57,6 +57,8 @@ static int gdx_net_setup(ncclDebugLogger_t logger)
 	if (!ret)
 		ret = gdx_devs_init();
 	if (ret >= 0)
+		ret = gdx_devs_topology();
+	if (ret >= 0)
 		ret = gdx_vdevs_from_spec(gdx_params.rails);
 	if (ret < 0) {
 		/* The cause was the one WARN; this says what follows from it. */
@@ -188,7 +190,7 @@ ncclResult_t gdx_net_props(int dev, struct gdx_net_props *p)
 	p->max_p2p_bytes = GDX_MAX_MESSAGE;
 	p->max_coll_bytes = GDX_MAX_MESSAGE;
 	p->max_multi_request_size = 1;
-	p->rail_id = NCCL_NET_ID_UNDEF;
+	p->rail_id = (int16_t)lead->rail_id; /* -1 = NCCL_NET_ID_UNDEF when unknown */
 	p->plane_id = NCCL_NET_ID_UNDEF;
 	return ncclSuccess;
 }
@@ -399,8 +401,10 @@ ncclResult_t gdx_net_make_vdevice(int *d, int ndevs, const int *devs, int max_me
 	const char *err = "no member given";
 	int ret = -EINVAL;
 
-	if (!d || !devs || ndevs < 1) {
-		GDX_WARN("makeVDevice: %d members refused: %s", ndevs, err);
+	if (!d || !devs || ndevs < 1 || ndevs > max_members) {
+		/* before reading devs[]: it holds max_members entries at most */
+		GDX_WARN("makeVDevice: %d members refused: %s (at most %d)", ndevs,
+			 ndevs < 1 ? err : "too many members for one fused device", max_members);
 		return ncclInvalidUsage;
 	}
 	for (int i = 0; i < ndevs; i++) {

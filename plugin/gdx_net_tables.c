@@ -29,8 +29,9 @@ static ncclResult_t gdx_init_v11(void **ctx, uint64_t comm_id, ncclNetCommConfig
 {
 	if (!ctx)
 		return ncclInternalError;
-	return gdx_net_init(ctx, comm_id, config ? config->trafficClass : NCCL_NET_TRAFFIC_CLASS_UNDEF,
-			    logger, prof);
+	return gdx_net_init(ctx, comm_id,
+			    config ? config->trafficClass : NCCL_NET_TRAFFIC_CLASS_UNDEF, logger,
+			    prof);
 }
 
 static ncclResult_t gdx_init_v12(void **ctx, uint64_t comm_id, ncclNetCommConfig_v12_t *config,
@@ -41,32 +42,31 @@ static ncclResult_t gdx_init_v12(void **ctx, uint64_t comm_id, ncclNetCommConfig
 
 /* ---- properties: one core fill, copied into each layout ---- */
 
-#define GDX_PROPS_COMMON(out, p)                          \
-	do {                                              \
-		(out)->name = (p).name;                   \
-		(out)->pciPath = (p).pci_path;            \
-		(out)->guid = (p).guid;                   \
-		(out)->ptrSupport = (p).ptr_support;      \
-		(out)->speed = (p).speed;                 \
-		(out)->port = (p).port;                   \
-		(out)->latency = (p).latency;             \
-		(out)->maxComms = (p).max_comms;          \
-		(out)->maxRecvs = (p).max_recvs;          \
-		(out)->netDeviceType = NCCL_NET_DEVICE_HOST; \
+#define GDX_PROPS_COMMON(out, p)                                           \
+	do {                                                               \
+		(out)->name = (p).name;                                    \
+		(out)->pciPath = (p).pci_path;                             \
+		(out)->guid = (p).guid;                                    \
+		(out)->ptrSupport = (p).ptr_support;                       \
+		(out)->speed = (p).speed;                                  \
+		(out)->port = (p).port;                                    \
+		(out)->latency = (p).latency;                              \
+		(out)->maxComms = (p).max_comms;                           \
+		(out)->maxRecvs = (p).max_recvs;                           \
+		(out)->netDeviceType = NCCL_NET_DEVICE_HOST;               \
 		(out)->netDeviceVersion = NCCL_NET_DEVICE_INVALID_VERSION; \
 	} while (0)
 
 /* vProps of v9-v11 hold 4 devices; a wider fused device reports its first 4. */
-#define GDX_PROPS_V9(out, p, max)                                                   \
-	do {                                                                        \
-		GDX_PROPS_COMMON(out, p);                                           \
-		(out)->regIsGlobal = (p).reg_is_global;                             \
-		(out)->forceFlush = (p).force_flush;                                \
-		(out)->vProps.ndevs = (p).ndevs < (max) ? (p).ndevs : (max);        \
-		memcpy((out)->vProps.devs, (p).devs,                                \
-		       sizeof(int) * (size_t)(out)->vProps.ndevs);                  \
-		(out)->maxP2pBytes = (p).max_p2p_bytes;                             \
-		(out)->maxCollBytes = (p).max_coll_bytes;                           \
+#define GDX_PROPS_V9(out, p, max)                                                                \
+	do {                                                                                     \
+		GDX_PROPS_COMMON(out, p);                                                        \
+		(out)->regIsGlobal = (p).reg_is_global;                                          \
+		(out)->forceFlush = (p).force_flush;                                             \
+		(out)->vProps.ndevs = (p).ndevs < (max) ? (p).ndevs : (max);                     \
+		memcpy((out)->vProps.devs, (p).devs, sizeof(int) * (size_t)(out)->vProps.ndevs); \
+		(out)->maxP2pBytes = (p).max_p2p_bytes;                                          \
+		(out)->maxCollBytes = (p).max_coll_bytes;                                        \
 	} while (0)
 
 static ncclResult_t gdx_props_v7(int dev, ncclNetProperties_v7_t *out)
@@ -204,8 +204,8 @@ static ncclResult_t gdx_isend_v7(void *send_comm, void *data, int size, int tag,
 	return gdx_net_isend(send_comm, data, (size_t)size, tag, mhandle, request);
 }
 
-static ncclResult_t gdx_isend_v10(void *send_comm, void *data, size_t size, int tag,
-				  void *mhandle, void *phandle, void **request)
+static ncclResult_t gdx_isend_v10(void *send_comm, void *data, size_t size, int tag, void *mhandle,
+				  void *phandle, void **request)
 {
 	(void)phandle;
 	return gdx_net_isend(send_comm, data, size, tag, mhandle, request);
@@ -258,60 +258,37 @@ static ncclResult_t gdx_set_attr_v11(void *ctx, ncclNetAttr_v11_t *attr)
 
 /* ---- the tables ---- */
 
-#define GDX_TABLE_COMMON                          \
-	.name = "GDX", .devices = gdx_net_devices,  \
-	.accept = gdx_accept_v7,                  \
-	.regMrDmaBuf = NULL, /* no DMA-BUF advertised */ \
-	.deregMr = gdx_net_dereg_mr, .iflush = gdx_net_iflush, .test = gdx_net_test, \
-	.closeSend = gdx_net_close_send, .closeRecv = gdx_net_close_recv,           \
-	.closeListen = gdx_net_close_listen,                                         \
-	.getDeviceMr = NULL, /* host plugin: no device handles */                    \
-	.irecvConsumed = NULL
+#define GDX_TABLE_COMMON                                                                     \
+	.name = "GDX", .devices = gdx_net_devices, .accept = gdx_accept_v7,                  \
+	.regMrDmaBuf = NULL, /* no DMA-BUF advertised */                                     \
+		.deregMr = gdx_net_dereg_mr, .iflush = gdx_net_iflush, .test = gdx_net_test, \
+	.closeSend = gdx_net_close_send, .closeRecv = gdx_net_close_recv,                    \
+	.closeListen = gdx_net_close_listen,                                                 \
+	.getDeviceMr = NULL, /* host plugin: no device handles */                            \
+		.irecvConsumed = NULL
 
 GDX_EXPORT const ncclNet_v7_t ncclNetPlugin_v7 = {
-	GDX_TABLE_COMMON,
-	.init = gdx_init_v7,
-	.getProperties = gdx_props_v7,
-	.listen = gdx_listen_v7,
-	.connect = gdx_connect_v7,
-	.regMr = gdx_reg_mr_v7,
-	.isend = gdx_isend_v7,
-	.irecv = gdx_irecv_v7,
+	GDX_TABLE_COMMON,	 .init = gdx_init_v7,	    .getProperties = gdx_props_v7,
+	.listen = gdx_listen_v7, .connect = gdx_connect_v7, .regMr = gdx_reg_mr_v7,
+	.isend = gdx_isend_v7,	 .irecv = gdx_irecv_v7,
 };
 
 GDX_EXPORT const ncclNet_v8_t ncclNetPlugin_v8 = {
-	GDX_TABLE_COMMON,
-	.init = gdx_init_v7,
-	.getProperties = gdx_props_v8,
-	.listen = gdx_listen_v7,
-	.connect = gdx_connect_v7,
-	.regMr = gdx_net_reg_mr,
-	.isend = gdx_isend_v7,
-	.irecv = gdx_irecv_v7,
+	GDX_TABLE_COMMON,	 .init = gdx_init_v7,	    .getProperties = gdx_props_v8,
+	.listen = gdx_listen_v7, .connect = gdx_connect_v7, .regMr = gdx_net_reg_mr,
+	.isend = gdx_isend_v7,	 .irecv = gdx_irecv_v7,
 };
 
 GDX_EXPORT const ncclNet_v9_t ncclNetPlugin_v9 = {
-	GDX_TABLE_COMMON,
-	.init = gdx_init_v7,
-	.getProperties = gdx_props_v9,
-	.listen = gdx_listen_v7,
-	.connect = gdx_connect_v7,
-	.regMr = gdx_net_reg_mr,
-	.isend = gdx_net_isend,
-	.irecv = gdx_net_irecv,
-	.makeVDevice = gdx_make_vdevice_v9,
+	GDX_TABLE_COMMON,	 .init = gdx_init_v7,	    .getProperties = gdx_props_v9,
+	.listen = gdx_listen_v7, .connect = gdx_connect_v7, .regMr = gdx_net_reg_mr,
+	.isend = gdx_net_isend,	 .irecv = gdx_net_irecv,    .makeVDevice = gdx_make_vdevice_v9,
 };
 
 GDX_EXPORT const ncclNet_v10_t ncclNetPlugin_v10 = {
-	GDX_TABLE_COMMON,
-	.init = gdx_init_v10,
-	.getProperties = gdx_props_v9,
-	.listen = gdx_listen_v7,
-	.connect = gdx_connect_v10,
-	.regMr = gdx_net_reg_mr,
-	.isend = gdx_isend_v10,
-	.irecv = gdx_irecv_v10,
-	.makeVDevice = gdx_make_vdevice_v9,
+	GDX_TABLE_COMMON,	 .init = gdx_init_v10,	     .getProperties = gdx_props_v9,
+	.listen = gdx_listen_v7, .connect = gdx_connect_v10, .regMr = gdx_net_reg_mr,
+	.isend = gdx_isend_v10,	 .irecv = gdx_irecv_v10,     .makeVDevice = gdx_make_vdevice_v9,
 };
 
 GDX_EXPORT const ncclNet_v11_t ncclNetPlugin_v11 = {

@@ -545,3 +545,44 @@ const struct gdx_topo_group *gdx_topo_group(const struct gdx_topo *t, int i)
 {
 	return i >= 0 && i < t->ngroups ? &t->groups[i] : NULL;
 }
+
+int gdx_topo_group_of(const struct gdx_topo *t, const char *nic_name)
+{
+	int nic = gdx_topo_find_nic(t, nic_name);
+
+	for (int g = 0; nic >= 0 && g < gdx_topo_ngroups(t); g++) {
+		const struct gdx_topo_group *grp = gdx_topo_group(t, g);
+
+		for (int k = 0; k < grp->nnics; k++)
+			if (grp->nics[k] == nic)
+				return g;
+	}
+	return -1;
+}
+
+int gdx_topo_auto_rails(const struct gdx_topo *t, const char *const *names, int n, int members[][8],
+			int *counts, int max_groups, int max_members)
+{
+	int ngroups = 0;
+
+	for (int g = 0; g < gdx_topo_ngroups(t) && ngroups < max_groups; g++) {
+		const struct gdx_topo_group *grp = gdx_topo_group(t, g);
+		int k = 0;
+
+		if (grp->ngpus == 0 || grp->nnics < 2)
+			continue;
+		for (int i = 0; i < grp->nnics && k < max_members; i++) {
+			const char *nic = gdx_topo_nic(t, grp->nics[i])->name;
+
+			for (int d = 0; d < n; d++) {
+				if (!strcmp(names[d], nic)) {
+					members[ngroups][k++] = d;
+					break;
+				}
+			}
+		}
+		if (k >= 2)
+			counts[ngroups++] = k;
+	}
+	return ngroups;
+}

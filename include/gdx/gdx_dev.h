@@ -38,6 +38,7 @@ struct gdx_dev {
 	enum ibv_mtu active_mtu;
 	uint16_t lid;
 	uint32_t max_msg_sz;
+	int rail_id; /* topology group of the NIC (v12 railId), -1 unknown */
 	struct gdx_ibctx *ib;
 };
 
@@ -62,6 +63,10 @@ struct gdx_vdev *gdx_vdev_get(int index);
  * link layer, min..max members). Returns its index, or -EINVAL with *err_p
  * saying what was wrong. Takes the table lock: callable after init. */
 int gdx_vdev_fuse(const int *phys, int n, int min_members, int max_members, const char **err_p);
+/* Reads the topology (live, or NCCL_GDX_TOPO_FILE): each device's rail id,
+ * and with NCCL_GDX_RAILS=auto one fused device per GPU rail group of two or
+ * more active NICs. Without a readable topology, says so and does neither. */
+int gdx_devs_topology(void);
 /* Applies NCCL_GDX_RAILS: "off", "auto" (topology-driven; see gdx_dev.c) or
  * groups "a+b,c+d" of device names. Returns 0 or -EINVAL after a WARN. */
 int gdx_vdevs_from_spec(const char *spec);

@@ -28,6 +28,8 @@
 	X(str, rails, "RAILS", "auto",                                                           \
 	  "fused devices striping over several NICs: auto (a GPU's equally near NICs), off, "    \
 	  "or groups such as mlx5_0+mlx5_1,mlx5_2+mlx5_3")                                       \
+	X(str, topo_file, "TOPO_FILE", "",                                                       \
+	  "hwloc XML (lstopo --of xml) to read instead of the live machine's topology")          \
 	X(int, stripe_min, "STRIPE_MIN", "65536",                                                \
 	  "messages of at least this many bytes are split over every rail of a fused device; "   \
 	  "smaller ones go to one rail, round-robin")                                            \

@@ -32,7 +32,7 @@ typedef struct {
 	ncclNetDeviceType netDeviceType;
 	int netDeviceVersion;
 	ncclNetVDeviceProps_v9_t vProps; /* the physical devices behind this one */
-	size_t maxP2pBytes;		  /* in (0, NCCL_MAX_NET_SIZE_BYTES] */
+	size_t maxP2pBytes;		 /* in (0, NCCL_MAX_NET_SIZE_BYTES] */
 	size_t maxCollBytes;
 } ncclNetProperties_v9_t;
 
