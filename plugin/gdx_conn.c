@@ -209,7 +209,8 @@ static void gdx_comm_base_init(struct gdx_comm *c, uint32_t kind, int dev, int f
 	c->tc = tc >= 0 ? tc : (ctx && ctx->tc >= 0 ? ctx->tc : -1);
 	c->sock = fd;
 	snprintf(c->peer, sizeof(c->peer), "%s", peer);
-	for (int i = 0; i < GDX_MAX_REQUESTS; i++)
+	c->max_reqs = kind == GDX_KIND_SEND ? GDX_MAX_SEND_REQUESTS : GDX_MAX_REQUESTS;
+	for (int i = 0; i < GDX_MAX_SEND_REQUESTS; i++)
 		c->reqs[i].comm = c;
 }
 
@@ -227,7 +228,7 @@ static void gdx_comm_base_fini(struct gdx_comm *c)
 /* Rail queue depths. A send takes one WR per max_msg_sz piece (8 MiB on rxe,
  * so up to 256 for the largest v7 message); sends wait for room. */
 #define GDX_SEND_WR 512
-#define GDX_RECV_WR (2 * GDX_MAX_REQUESTS)
+#define GDX_RECV_WR (GDX_FIFO_ENTRIES + 2 * GDX_MAX_REQUESTS)
 
 /* One rail per member of the (possibly fused) device. */
 static int gdx_comm_rails_create(struct gdx_comm *c, struct gdx_vdev *v)
@@ -248,7 +249,7 @@ static void gdx_meta_fill(struct gdx_wire_meta *m, const struct gdx_comm *c)
 {
 	memset(m, 0, sizeof(*m));
 	m->nrails = (uint32_t)c->nrails;
-	m->max_recvs = 1;
+	m->max_recvs = GDX_MAX_RECVS;
 	snprintf(m->dev_name, sizeof(m->dev_name), "%.63s", gdx_vdev_get(c->dev_index)->name);
 	for (int i = 0; i < c->nrails; i++)
 		gdx_rail_local(&c->rails[i], &m->rails[i]);
@@ -299,15 +300,15 @@ static int gdx_send_comm_create(struct gdx_connect *cs, struct gdx_send_comm **s
 	ret = gdx_comm_rails_create(&sc->base, dev);
 	if (ret)
 		goto err;
-	ret = posix_memalign((void **)&sc->fifo, 4096, GDX_MAX_REQUESTS * sizeof(struct gdx_cts));
+	ret = posix_memalign((void **)&sc->fifo, 4096, GDX_FIFO_ENTRIES * sizeof(struct gdx_cts));
 	if (ret) {
 		sc->fifo = NULL;
 		ret = -ret;
 		goto err;
 	}
-	memset(sc->fifo, 0, GDX_MAX_REQUESTS * sizeof(struct gdx_cts));
+	memset(sc->fifo, 0, GDX_FIFO_ENTRIES * sizeof(struct gdx_cts));
 	sc->fifo_mr = ibv_reg_mr(sc->base.rails[0].pd, sc->fifo,
-				 GDX_MAX_REQUESTS * sizeof(struct gdx_cts),
+				 GDX_FIFO_ENTRIES * sizeof(struct gdx_cts),
 				 IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
 	if (!sc->fifo_mr) {
 		ret = errno ? -errno : -ENOMEM;
@@ -568,15 +569,15 @@ static int gdx_recv_comm_create(struct gdx_listen_comm *lc, struct gdx_accept *a
 	ret = gdx_comm_rails_create(&rc->base, dev);
 	if (ret)
 		goto err;
-	ret = posix_memalign((void **)&rc->cts, 4096, GDX_MAX_REQUESTS * sizeof(struct gdx_cts));
+	ret = posix_memalign((void **)&rc->cts, 4096, GDX_FIFO_ENTRIES * sizeof(struct gdx_cts));
 	if (ret) {
 		rc->cts = NULL;
 		ret = -ret;
 		goto err;
 	}
-	memset(rc->cts, 0, GDX_MAX_REQUESTS * sizeof(struct gdx_cts));
+	memset(rc->cts, 0, GDX_FIFO_ENTRIES * sizeof(struct gdx_cts));
 	rc->cts_mr = ibv_reg_mr(rc->base.rails[0].pd, rc->cts,
-				GDX_MAX_REQUESTS * sizeof(struct gdx_cts), IBV_ACCESS_LOCAL_WRITE);
+				GDX_FIFO_ENTRIES * sizeof(struct gdx_cts), IBV_ACCESS_LOCAL_WRITE);
 	if (!rc->cts_mr) {
 		ret = errno ? -errno : -ENOMEM;
 		GDX_WARN("ibv_reg_mr(%s, clear-to-send staging) failed: %s", dev->name,

@@ -184,12 +184,12 @@ ncclResult_t gdx_net_props(int dev, struct gdx_net_props *p)
 	p->speed = v->speed_mbps;
 	p->port = lead->port;
 	p->max_comms = lead->max_qp;
-	p->max_recvs = 1;
+	p->max_recvs = GDX_MAX_RECVS;
 	p->ndevs = v->nmembers;
 	memcpy(p->devs, v->phys, sizeof(int) * (size_t)v->nmembers);
 	p->max_p2p_bytes = GDX_MAX_MESSAGE;
 	p->max_coll_bytes = GDX_MAX_MESSAGE;
-	p->max_multi_request_size = 1;
+	p->max_multi_request_size = GDX_MAX_RECVS;
 	p->rail_id = (int16_t)lead->rail_id; /* -1 = NCCL_NET_ID_UNDEF when unknown */
 	p->plane_id = NCCL_NET_ID_UNDEF;
 	return ncclSuccess;
@@ -350,17 +350,11 @@ ncclResult_t gdx_net_iflush(void *recv_comm, int n, void **data, int *sizes, voi
 
 ncclResult_t gdx_net_test(void *request, int *done, int *sizes)
 {
-	uint64_t size = 0;
-	int ret;
-
 	if (!request || !done) {
 		GDX_WARN("test: NULL %s", request ? "done pointer" : "request");
 		return ncclInternalError;
 	}
-	ret = gdx_test(request, done, &size);
-	if (!ret && *done && sizes)
-		sizes[0] = (int)size;
-	return gdx_nccl_result(ret);
+	return gdx_nccl_result(gdx_test(request, done, sizes));
 }
 
 ncclResult_t gdx_net_close_send(void *send_comm)

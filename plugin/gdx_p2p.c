@@ -15,8 +15,9 @@
 #include <gdx/gdx_log.h>
 #include <gdx/gdx_param.h>
 
-/* Receives kept posted per rail; reposted in batches of GDX_RECV_BATCH. */
-#define GDX_RECVS_AHEAD (2 * GDX_MAX_REQUESTS)
+/* Receives kept posted per rail, one per immediate that can be on its way
+ * (a grouped receive takes one per buffer); reposted in batches. */
+#define GDX_RECVS_AHEAD (GDX_FIFO_ENTRIES + GDX_MAX_REQUESTS)
 #define GDX_RECV_BATCH	16
 /* One clear-to-send write in this many is signaled so the send queue drains. */
 #define GDX_CTS_SIGNAL_EVERY 16
@@ -35,23 +36,37 @@ static const char *gdx_comm_dev_name(const struct gdx_comm *c)
 
 static struct gdx_request *gdx_req_get(struct gdx_comm *c, bool is_send)
 {
-	for (int i = 0; i < GDX_MAX_REQUESTS; i++) {
-		struct gdx_request *r = &c->reqs[(c->next_req + (uint32_t)i) % GDX_MAX_REQUESTS];
+	uint32_t max = (uint32_t)c->max_reqs;
+
+	if (c->active == c->max_reqs) {
+		GDX_WARN("%s: more than %d %s requests in flight on one comm (NCCL allows %d)",
+			 gdx_comm_dev_name(c), c->max_reqs, is_send ? "send" : "receive",
+			 c->max_reqs);
+		return NULL;
+	}
+	for (uint32_t i = 0; i < max; i++) {
+		struct gdx_request *r = &c->reqs[(c->next_req + i) % max];
 
 		if (r->state == GDX_REQ_FREE) {
-			c->next_req = (uint32_t)(r - c->reqs + 1) % GDX_MAX_REQUESTS;
+			c->next_req = (uint32_t)(r - c->reqs + 1) % max;
+			c->active++;
 			r->state = GDX_REQ_ACTIVE;
 			r->is_send = is_send;
 			r->pending = 0;
 			r->err = 0;
 			r->size = 0;
 			r->posted = 0;
+			r->n = 1;
 			return r;
 		}
 	}
-	GDX_WARN("%s: more than %d requests in flight on one comm (NCCL allows %d)",
-		 gdx_comm_dev_name(c), GDX_MAX_REQUESTS, NCCL_NET_MAX_REQUESTS);
-	return NULL;
+	return NULL; /* not reached: active < max means a free slot */
+}
+
+static void gdx_req_put(struct gdx_request *r)
+{
+	r->state = GDX_REQ_FREE;
+	r->comm->active--;
 }
 
 static void gdx_comm_fail(struct gdx_comm *c, int err)
@@ -83,7 +98,7 @@ static void gdx_recv_imm(struct gdx_recv_comm *rc, int rail, uint32_t imm)
 		gdx_comm_fail(&rc->base, -EPROTO);
 		return;
 	}
-	req = ring->reqs[ring->head++ % GDX_MAX_REQUESTS];
+	req = ring->reqs[ring->head++ % GDX_FIFO_ENTRIES];
 	rc->recvs_to_post[rail]++;
 	if (imm == GDX_IMM_REFUSED) {
 		GDX_WARN("%s: peer %s refused to send into a %llu-byte receive: its message is "
@@ -92,8 +107,16 @@ static void gdx_recv_imm(struct gdx_recv_comm *rc, int rail, uint32_t imm)
 			 (unsigned long long)req->posted);
 		req->err = -EMSGSIZE;
 		gdx_comm_fail(&rc->base, -EMSGSIZE);
-	} else {
+	} else if (req->n == 1) {
 		req->size += imm;
+	} else if ((int)(imm >> GDX_IMM_INDEX_SHIFT) < req->n) {
+		req->sizes[imm >> GDX_IMM_INDEX_SHIFT] = imm & ((1u << GDX_IMM_INDEX_SHIFT) - 1);
+	} else {
+		GDX_WARN("%s: peer %s sent buffer %u of a %d-buffer receive",
+			 gdx_comm_dev_name(&rc->base), rc->base.peer, imm >> GDX_IMM_INDEX_SHIFT,
+			 req->n);
+		req->err = -EPROTO;
+		gdx_comm_fail(&rc->base, -EPROTO);
 	}
 	req->pending--;
 }
@@ -352,15 +375,109 @@ static int gdx_stripe_post(struct gdx_comm *c, struct gdx_request *req, const st
 	return 0;
 }
 
+/* Reads the head slot: 0 with the entry count once every entry of it has
+ * arrived, -EAGAIN before, -EPROTO for a malformed slot. */
+static int gdx_head_slot(struct gdx_send_comm *sc, struct gdx_cts **slot_p, int *n_p)
+{
+	struct gdx_comm *c = &sc->base;
+	struct gdx_cts *slot = &sc->fifo[(sc->head % GDX_MAX_REQUESTS) * GDX_MAX_RECVS];
+	uint32_t seq = (uint32_t)(sc->head + 1), n, mask;
+
+	if (le32toh(__atomic_load_n(&slot[0].seq, __ATOMIC_ACQUIRE)) != seq)
+		return -EAGAIN;
+	n = le32toh(slot[0].nreqs);
+	mask = le32toh(slot[0].rail_mask);
+	if (n < 1 || n > GDX_MAX_RECVS || mask == 0 || mask >> c->nrails ||
+	    (n > 1 && __builtin_popcount(mask) != 1)) {
+		GDX_WARN("%s: clear-to-send from %s is malformed (%u buffers, rails 0x%x of %d)",
+			 gdx_comm_dev_name(c), c->peer, n, mask, c->nrails);
+		gdx_comm_fail(c, -EPROTO);
+		return -EPROTO;
+	}
+	/* One RDMA WRITE brought them all, but its bytes may land in any order. */
+	for (uint32_t i = 1; i < n; i++)
+		if (le32toh(__atomic_load_n(&slot[i].seq, __ATOMIC_ACQUIRE)) != seq)
+			return -EAGAIN;
+	*slot_p = slot;
+	*n_p = (int)n;
+	return 0;
+}
+
+/* Every buffer of a grouped receive has its isend: one rail, each buffer's
+ * last write carrying its index and size. */
+static int gdx_group_post(struct gdx_send_comm *sc, const struct gdx_cts *slot, int n)
+{
+	struct gdx_comm *c = &sc->base;
+	int rail = __builtin_ctz(le32toh(slot[0].rail_mask));
+
+	for (int i = 0; i < n; i++) {
+		struct gdx_request *req = sc->matched[i];
+		uint32_t imm = ((uint32_t)i << GDX_IMM_INDEX_SHIFT) | (uint32_t)req->size;
+		int ret = gdx_post_rail(c, rail, req, (uintptr_t)req, sc->matched_data[i],
+					req->size, sc->matched_mr[i]->lkey[rail],
+					le64toh(slot[i].addr), le32toh(slot[i].rkeys[rail]), imm);
+
+		if (ret)
+			return ret;
+	}
+	memset(sc->matched, 0, sizeof(sc->matched));
+	sc->nmatched = 0;
+	sc->head++;
+	return 0;
+}
+
+/* isend into a grouped receive: matched by tag; the request is returned at
+ * once, the bytes go when the last buffer of the slot is matched. */
+static int gdx_isend_group(struct gdx_send_comm *sc, const struct gdx_cts *slot, int n, void *data,
+			   uint64_t size, int tag, struct gdx_mr *mr, struct gdx_request **req_p)
+{
+	struct gdx_comm *c = &sc->base;
+	int rail = __builtin_ctz(le32toh(slot[0].rail_mask)), i, ret;
+	struct gdx_request *req;
+	uint32_t need = 0;
+
+	for (i = 0; i < n; i++)
+		if (!sc->matched[i] && le32toh(slot[i].tag) == (uint32_t)tag)
+			break;
+	if (i == n)
+		return 0; /* no buffer for this tag in the slot: NCCL calls again */
+	if (size > le64toh(slot[i].size)) {
+		sc->head++;
+		return gdx_send_refuse(sc, le32toh(slot[0].rail_mask), size, le64toh(slot[i].size));
+	}
+	if (sc->nmatched == n - 1) {
+		/* the last one: make sure the whole group fits before taking it */
+		for (int k = 0; k < n; k++)
+			need += gdx_rail_wrs(&c->rails[rail], k == i ? size : sc->matched[k]->size);
+		if (!gdx_rail_has_room(c, rail, need))
+			return c->err;
+	}
+	req = gdx_req_get(c, true);
+	if (!req)
+		return -ENOSPC;
+	req->size = size;
+	sc->matched[i] = req;
+	sc->matched_data[i] = data;
+	sc->matched_mr[i] = mr;
+	sc->nmatched++;
+	*req_p = req;
+	if (sc->nmatched < n)
+		return 0;
+	ret = gdx_group_post(sc, slot, n);
+	if (ret)
+		gdx_comm_fail(c, ret);
+	return ret;
+}
+
 int gdx_isend(struct gdx_send_comm *sc, void *data, uint64_t size, int tag, struct gdx_mr *mr,
 	      struct gdx_request **req_p)
 {
 	struct gdx_comm *c = &sc->base;
-	struct gdx_cts *slot = &sc->fifo[sc->head % GDX_MAX_REQUESTS];
+	struct gdx_cts *slot;
 	struct gdx_request *req;
 	uint64_t posted;
 	uint32_t mask;
-	int ret;
+	int n, ret;
 
 	*req_p = NULL;
 	if (c->err)
@@ -368,23 +485,21 @@ int gdx_isend(struct gdx_send_comm *sc, void *data, uint64_t size, int tag, stru
 	ret = gdx_check_mr(c, mr, data, size, "isend");
 	if (ret)
 		return ret;
-	if (le32toh(__atomic_load_n(&slot->seq, __ATOMIC_ACQUIRE)) != (uint32_t)(sc->head + 1)) {
+	ret = gdx_head_slot(sc, &slot, &n);
+	if (ret == -EAGAIN) {
 		/* No clear-to-send yet: NCCL calls again. Keep completions moving. */
 		if (!gdx_comm_poll(c))
 			gdx_comm_check_peer(c);
 		return c->err;
 	}
+	if (ret)
+		return ret;
 	c->idle_polls = 0;
+	if (n > 1)
+		return gdx_isend_group(sc, slot, n, data, size, tag, mr, req_p);
+	/* A single receive matches in order; NCCL's tags only pick among grouped ones. */
 	posted = le64toh(slot->size);
 	mask = le32toh(slot->rail_mask);
-	(void)tag; /* matching is by order; NCCL's tags only pick among grouped receives */
-	if (mask == 0 || mask >> c->nrails || size >= GDX_IMM_REFUSED) {
-		GDX_WARN("%s: clear-to-send from %s is malformed (rails 0x%x of %d, size %llu)",
-			 gdx_comm_dev_name(c), c->peer, mask, c->nrails,
-			 (unsigned long long)posted);
-		gdx_comm_fail(c, -EPROTO);
-		return -EPROTO;
-	}
 	if (size > posted) {
 		sc->head++;
 		return gdx_send_refuse(sc, mask, size, posted);
@@ -398,7 +513,7 @@ int gdx_isend(struct gdx_send_comm *sc, void *data, uint64_t size, int tag, stru
 	req->size = size;
 	ret = gdx_stripe_post(c, req, slot, mask, data, size, mr);
 	if (ret) {
-		req->state = GDX_REQ_FREE;
+		gdx_req_put(req);
 		gdx_comm_fail(c, ret);
 		return ret;
 	}
@@ -406,27 +521,25 @@ int gdx_isend(struct gdx_send_comm *sc, void *data, uint64_t size, int tag, stru
 	return 0;
 }
 
-static int gdx_post_cts(struct gdx_recv_comm *rc, struct gdx_cts *cts, uint64_t seq)
+/* One RDMA WRITE of the slot's n entries into the sender's FIFO. */
+static int gdx_post_cts(struct gdx_recv_comm *rc, struct gdx_cts *cts, int n, uint64_t seq)
 {
 	struct gdx_rail *r = &rc->base.rails[0];
-	struct ibv_sge sge = {
-		.addr = (uintptr_t)cts, .length = sizeof(*cts), .lkey = rc->cts_mr->lkey};
-	struct ibv_send_wr wr =
-				   {
-					   .wr_id = 0,
-					   .sg_list = &sge,
-					   .num_sge = 1,
-					   .opcode = IBV_WR_RDMA_WRITE,
-					   .wr.rdma = {.remote_addr =
-							       rc->remote_fifo +
-							       (seq % GDX_MAX_REQUESTS) *
-								       sizeof(struct gdx_cts),
-						       .rkey = rc->remote_fifo_rkey},
-				   },
-			   *bad;
+	uint32_t len = (uint32_t)n * sizeof(*cts);
+	struct ibv_sge sge = {.addr = (uintptr_t)cts, .length = len, .lkey = rc->cts_mr->lkey};
+	struct ibv_send_wr wr = {
+		.wr_id = 0,
+		.sg_list = &sge,
+		.num_sge = 1,
+		.opcode = IBV_WR_RDMA_WRITE,
+		.wr.rdma = {.remote_addr = rc->remote_fifo +
+					   (seq % GDX_MAX_REQUESTS) * GDX_MAX_RECVS * sizeof(*cts),
+			    .rkey = rc->remote_fifo_rkey},
+	};
+	struct ibv_send_wr *bad;
 	int ret;
 
-	if (r->max_inline >= sizeof(*cts))
+	if (r->max_inline >= len)
 		wr.send_flags |= IBV_SEND_INLINE;
 	if (++rc->cts_unsignaled == GDX_CTS_SIGNAL_EVERY) {
 		wr.send_flags |= IBV_SEND_SIGNALED;
@@ -455,48 +568,65 @@ int gdx_irecv(struct gdx_recv_comm *rc, int n, void **data, const uint64_t *size
 	*req_p = NULL;
 	if (c->err)
 		return c->err;
-	if (n != 1) {
-		GDX_WARN("%s: irecv of %d buffers; this device reports maxRecvs 1",
-			 gdx_comm_dev_name(c), n);
+	if (n < 1 || n > GDX_MAX_RECVS) {
+		GDX_WARN("%s: irecv of %d buffers; this device takes 1 to %d", gdx_comm_dev_name(c),
+			 n, GDX_MAX_RECVS);
 		return -EINVAL;
 	}
-	ret = gdx_check_mr(c, mrs[0], data[0], sizes[0], "irecv");
-	if (ret)
-		return ret;
+	for (int i = 0; i < n; i++) {
+		ret = gdx_check_mr(c, mrs[i], data[i], sizes[i], "irecv");
+		if (ret)
+			return ret;
+		if (n > 1 && sizes[i] > GDX_GROUP_MAX_SIZE) {
+			GDX_WARN("%s: grouped irecv buffer %d of %llu bytes: grouped buffers take "
+				 "at most %u",
+				 gdx_comm_dev_name(c), i, (unsigned long long)sizes[i],
+				 GDX_GROUP_MAX_SIZE);
+			return -EINVAL;
+		}
+	}
 	req = gdx_req_get(c, false);
 	if (!req)
 		return -ENOSPC;
 	req->posted = sizes[0];
-	/* Large receives take every rail; small ones take one, in turn. */
+	req->n = n;
+	memset(req->sizes, 0, sizeof(req->sizes));
+	/* Large single receives take every rail; the rest take one, in turn. */
 	if (c->nrails == 1)
 		mask = 1;
-	else if (sizes[0] >= (uint64_t)gdx_params.stripe_min)
+	else if (n == 1 && sizes[0] >= (uint64_t)gdx_params.stripe_min)
 		mask = (1u << c->nrails) - 1;
 	else
 		mask = 1u << (rc->tail % (uint64_t)c->nrails);
-	cts = &rc->cts[rc->tail % GDX_MAX_REQUESTS];
-	memset(cts, 0, sizeof(*cts));
-	cts->addr = htole64((uintptr_t)data[0]);
-	cts->size = htole64(sizes[0]);
-	for (int r = 0; r < c->nrails; r++)
-		cts->rkeys[r] = htole32(mrs[0]->rkey[r]);
-	cts->rail_mask = htole32(mask);
-	cts->tag = htole32((uint32_t)tags[0]);
-	cts->seq = htole32((uint32_t)(rc->tail + 1));
-	ret = gdx_post_cts(rc, cts, rc->tail);
+	cts = &rc->cts[(rc->tail % GDX_MAX_REQUESTS) * GDX_MAX_RECVS];
+	memset(cts, 0, (size_t)n * sizeof(*cts));
+	for (int i = 0; i < n; i++) {
+		cts[i].addr = htole64((uintptr_t)data[i]);
+		cts[i].size = htole64(sizes[i]);
+		for (int r = 0; r < c->nrails; r++)
+			cts[i].rkeys[r] = htole32(mrs[i]->rkey[r]);
+		cts[i].rail_mask = htole32(mask);
+		cts[i].tag = htole32((uint32_t)tags[i]);
+		cts[i].nreqs = htole32((uint32_t)n);
+		cts[i].seq = htole32((uint32_t)(rc->tail + 1));
+	}
+	ret = gdx_post_cts(rc, cts, n, rc->tail);
 	if (ret) {
-		req->state = GDX_REQ_FREE;
+		gdx_req_put(req);
 		gdx_comm_fail(c, ret);
 		return ret;
 	}
 	rc->tail++;
+	/* One immediate per rail of the mask, or per buffer of a group. */
 	for (int r = 0; r < c->nrails; r++) {
 		struct gdx_expect_ring *ring = &rc->expect[r];
 
 		if (!(mask & (1u << r)))
 			continue;
-		ring->reqs[ring->tail++ % GDX_MAX_REQUESTS] = req;
-		req->pending++;
+		for (int i = 0; i < (n > 1 ? n : 1); i++) {
+			ring->reqs[ring->tail++ % GDX_FIFO_ENTRIES] = req;
+			req->pending++;
+		}
 	}
 	*req_p = req;
 	return 0;
@@ -514,7 +644,7 @@ int gdx_iflush(struct gdx_recv_comm *rc, int n, void **data, const int *sizes, s
 	return rc->base.err;
 }
 
-int gdx_test(struct gdx_request *req, int *done_p, uint64_t *size_p)
+int gdx_test(struct gdx_request *req, int *done_p, int *sizes)
 {
 	struct gdx_comm *c = req->comm;
 	int err;
@@ -533,14 +663,18 @@ int gdx_test(struct gdx_request *req, int *done_p, uint64_t *size_p)
 	}
 	err = req->err ? req->err : (req->pending > 0 ? c->err : 0);
 	if (err) {
-		req->state = GDX_REQ_FREE;
+		gdx_req_put(req);
 		return err;
 	}
 	if (req->pending > 0)
 		return 0;
 	*done_p = 1;
-	*size_p = req->size;
-	req->state = GDX_REQ_FREE;
+	if (sizes && req->n > 1)
+		for (int i = 0; i < req->n; i++)
+			sizes[i] = (int)req->sizes[i];
+	else if (sizes)
+		sizes[0] = (int)req->size;
+	gdx_req_put(req);
 	return 0;
 }
 

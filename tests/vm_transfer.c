@@ -39,7 +39,7 @@ static void test_properties(void)
 	ASSERT(a.speed > 0);
 	ASSERT_EQ(a.port, 1);
 	ASSERT(a.maxComms > 0);
-	ASSERT_EQ(a.maxRecvs, 1);
+	ASSERT_EQ(a.maxRecvs, 8);
 	ASSERT_EQ(a.netDeviceType, NCCL_NET_DEVICE_HOST);
 	ASSERT_EQ(a.netDeviceVersion, 0);
 	ASSERT(a.guid != 0);
@@ -131,7 +131,7 @@ static void test_32_in_flight(void)
 
 			ASSERT_EQ(n->irecv(p.recv, 1, &data, &size, &tag, &r[0].mh, &extra),
 				  ncclInternalError);
-			ASSERT_STR_CONTAINS(gdx_test_warnings(), "more than 32 requests in flight");
+			ASSERT_STR_CONTAINS(gdx_test_warnings(), "more than 32 receive requests in flight");
 			gdx_test_log_clear();
 		}
 		for (int i = 0; i < N; i++) {

@@ -407,7 +407,7 @@ static void test_v11_two_contexts_and_finalize(void)
 	ASSERT(a.ctx && b.ctx && a.ctx != b.ctx);
 	ASSERT_EQ(TBL(&a, ncclNet_v11_t)->setNetAttr(a.ctx, &attr), ncclSuccess);
 	ASSERT_EQ(TBL(&a, ncclNet_v11_t)->getProperties(0, &props), ncclSuccess);
-	ASSERT_EQ(props.maxMultiRequestSize, 1);
+	ASSERT_EQ(props.maxMultiRequestSize, 8);
 	drv_pair(&a, 0, 1, &pa);
 	drv_pair(&b, 1, 0, &pb);
 	drv_pair(&a, 0, 1, &left); /* left open: finalize must release it */
@@ -493,6 +493,73 @@ static void test_v12_rail_unknown_without_topology(void)
 	ASSERT_EQ(T(ncclNet_v12_t)->finalize(d->ctx), ncclSuccess);
 }
 
+/* Grouped receives: 32 receives of 8 buffers each in flight, 256 isends
+ * matched by tag in a scrambled order, sizes reported per buffer. */
+static void test_grouped_receives(void)
+{
+	enum { SLOTS = NCCL_NET_MAX_REQUESTS, N = 8, SZ = 40000 };
+	static char sbuf[SLOTS][N][SZ], rbuf[SLOTS][N][SZ];
+	struct drv d_, *d = &d_;
+	ncclNetProperties_v9_t props;
+	void *smh, *rmh, *rreq[SLOTS], *sreq[SLOTS][N];
+	struct dpair p;
+
+	drv_load(d, 9);
+	ASSERT_EQ(T(ncclNet_v9_t)->getProperties(0, &props), ncclSuccess);
+	ASSERT_EQ(props.maxRecvs, N);
+	drv_pair(d, 0, 1, &p);
+	drv_reg(d, p.s, sbuf, sizeof(sbuf), &smh);
+	drv_reg(d, p.r, rbuf, sizeof(rbuf), &rmh);
+	for (int s = 0; s < SLOTS; s++) {
+		void *data[N], *mhs[N];
+		size_t sizes[N];
+		int tags[N];
+
+		for (int i = 0; i < N; i++) {
+			data[i] = rbuf[s][i];
+			mhs[i] = rmh;
+			sizes[i] = SZ;
+			tags[i] = 100 + i; /* the remote ranks */
+			gdx_fill(sbuf[s][i], SZ, (uint32_t)(s * N + i));
+		}
+		ASSERT_EQ(T(ncclNet_v9_t)->irecv(p.r, N, data, sizes, tags, mhs, &rreq[s]),
+			  ncclSuccess);
+	}
+	/* each slot's sends come in a different order; sizes differ per buffer */
+	for (int s = 0; s < SLOTS; s++) {
+		for (int k = 0; k < N; k++) {
+			int i = (k * 3 + s) % N;
+			size_t n = (size_t)(SZ - 977 * i - s);
+
+			sreq[s][i] = NULL;
+			for (double t0 = gdx_now_s(); !sreq[s][i];) {
+				ASSERT_EQ(T(ncclNet_v9_t)
+						  ->isend(p.s, sbuf[s][i], n, 100 + i, smh,
+							  &sreq[s][i]),
+					  ncclSuccess);
+				ASSERT(gdx_now_s() - t0 < 20);
+			}
+		}
+	}
+	for (int s = 0; s < SLOTS; s++) {
+		int sizes[N] = {0}, one;
+
+		ASSERT_EQ(drv_wait(d, rreq[s], sizes), ncclSuccess);
+		for (int i = 0; i < N; i++) {
+			size_t n = (size_t)(SZ - 977 * i - s);
+
+			ASSERT_EQ(sizes[i], (int)n);
+			ASSERT_EQ(gdx_check(rbuf[s][i], n, (uint32_t)(s * N + i)), -1);
+			ASSERT_EQ(drv_wait(d, sreq[s][i], &one), ncclSuccess);
+			ASSERT_EQ(one, (int)n);
+		}
+	}
+	ASSERT_EQ(drv_common(d)->deregMr(p.s, smh), ncclSuccess);
+	ASSERT_EQ(drv_common(d)->deregMr(p.r, rmh), ncclSuccess);
+	drv_unpair(d, &p);
+	ASSERT_EQ(gdx_test_warning_count(), 0);
+}
+
 GDX_TESTS_MAIN(TEST(test_v7_transfers, 120), TEST(test_v8_transfers, 120),
 	       TEST(test_v9_transfers, 120), TEST(test_v10_transfers, 120),
 	       TEST(test_v11_transfers, 120), TEST(test_v12_transfers, 120),
@@ -502,4 +569,4 @@ GDX_TESTS_MAIN(TEST(test_v7_transfers, 120), TEST(test_v8_transfers, 120),
 	       TEST(test_v11_two_contexts_and_finalize, 120),
 	       TEST(test_v11_load_init_finalize_unload_cycles, 120),
 	       TEST(test_v12_rail_ids_from_topology, 120),
-	       TEST(test_v12_rail_unknown_without_topology, 60))
+	       TEST(test_v12_rail_unknown_without_topology, 60), TEST(test_grouped_receives, 300))

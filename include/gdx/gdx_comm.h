@@ -17,6 +17,10 @@
 #include <gdx/gdx_wire.h>
 
 #define GDX_MAX_REQUESTS	NCCL_NET_MAX_REQUESTS
+/* A send comm takes NCCL_NET_MAX_REQUESTS x maxRecvs requests (NCCL's rule). */
+#define GDX_MAX_SEND_REQUESTS	(GDX_MAX_REQUESTS * GDX_MAX_RECVS)
+/* FIFO entries: one slot of GDX_MAX_RECVS entries per receive in flight. */
+#define GDX_FIFO_ENTRIES	(GDX_MAX_REQUESTS * GDX_MAX_RECVS)
 #define GDX_MAX_PENDING_ACCEPTS 64
 
 /* First word of every object handed to NCCL: tells a wrong or freed pointer. */
@@ -50,8 +54,10 @@ struct gdx_request {
 	bool is_send;
 	int pending;		     /* completions still to come, over all rails */
 	int err;		     /* first error of this request */
-	uint64_t size;		     /* send: bytes; receive: bytes arrived */
-	uint64_t posted;	     /* receive: size of the posted buffer */
+	uint64_t size;		     /* send: bytes; receive: bytes arrived (n == 1) */
+	uint64_t posted;	     /* receive: size of the (first) posted buffer */
+	int n;			     /* receive: buffers of a grouped receive */
+	uint32_t sizes[GDX_MAX_RECVS]; /* receive: bytes arrived per buffer (n > 1) */
 	uint16_t wrs[GDX_MAX_RAILS]; /* send: queue slots held on each rail */
 };
 
@@ -72,27 +78,35 @@ struct gdx_comm {
 	uint32_t idle_polls;	/* polls without progress */
 	uint64_t last_check_ms; /* last look at the peer's out-of-band socket */
 	uint32_t next_req;	/* where the search for a free request starts */
-	struct gdx_request reqs[GDX_MAX_REQUESTS];
+	int max_reqs;	/* GDX_MAX_REQUESTS, or GDX_MAX_SEND_REQUESTS for a send comm */
+	int active;	/* requests in flight */
+	struct gdx_request reqs[GDX_MAX_SEND_REQUESTS];
 	char peer[64]; /* peer's out-of-band address, for messages */
 	char peer_dev[GDX_DEV_NAME_MAX];
 };
 
 struct gdx_send_comm {
 	struct gdx_comm base;
-	struct gdx_cts *fifo; /* the receiver RDMA-writes clear-to-sends here */
+	struct gdx_cts *fifo; /* [GDX_MAX_REQUESTS][GDX_MAX_RECVS], RDMA-written by the receiver */
 	struct ibv_mr *fifo_mr;
-	uint64_t head; /* sequence number of the next send */
+	uint64_t head; /* sequence number of the slot being matched */
+	/* The head slot's entries matched by an isend so far (grouped receives
+	 * are sent once every entry has its isend). */
+	struct gdx_request *matched[GDX_MAX_RECVS];
+	void *matched_data[GDX_MAX_RECVS];
+	struct gdx_mr *matched_mr[GDX_MAX_RECVS];
+	int nmatched;
 };
 
 /* Receives whose immediates are still due on one rail, in posting order. */
 struct gdx_expect_ring {
-	struct gdx_request *reqs[GDX_MAX_REQUESTS];
+	struct gdx_request *reqs[GDX_FIFO_ENTRIES];
 	uint32_t head, tail;
 };
 
 struct gdx_recv_comm {
 	struct gdx_comm base;
-	struct gdx_cts *cts; /* staging for the clear-to-send writes */
+	struct gdx_cts *cts; /* staging for the clear-to-send writes, as the FIFO */
 	struct ibv_mr *cts_mr;
 	uint64_t remote_fifo;
 	uint32_t remote_fifo_rkey;
@@ -180,8 +194,9 @@ int gdx_irecv(struct gdx_recv_comm *rc, int n, void **data, const uint64_t *size
 	      struct gdx_mr **mrs, struct gdx_request **req_p);
 int gdx_iflush(struct gdx_recv_comm *rc, int n, void **data, const int *sizes, struct gdx_mr **mrs,
 	       struct gdx_request **req_p);
-/* *done_p = 1 and the size when complete; the request is then free again. */
-int gdx_test(struct gdx_request *req, int *done_p, uint64_t *size_p);
+/* *done_p = 1 and the sizes when complete (one per buffer of a grouped
+ * receive; sizes may be NULL); the request is then free again. */
+int gdx_test(struct gdx_request *req, int *done_p, int *sizes);
 /* Posts the receives a receive comm keeps ahead on every rail. */
 int gdx_recv_comm_start(struct gdx_recv_comm *rc);
 

@@ -76,14 +76,24 @@ struct gdx_cts {
 	uint32_t rkeys[GDX_MAX_RAILS];
 	uint32_t rail_mask; /* rails the sender must write on */
 	uint32_t tag;
-	uint32_t reserved;
-	uint32_t seq; /* sequence number + 1; 0 = never written */
+	uint32_t nreqs; /* buffers of this grouped receive, 1..GDX_MAX_RECVS */
+	uint32_t seq;	/* sequence number + 1; 0 = never written */
 };
 _Static_assert(sizeof(struct gdx_cts) == 64, "a CTS entry is 64 bytes");
 
-/* The immediate of a WRITE_WITH_IMM is the byte count on that rail; this value
- * instead says the sender refused the message (larger than the receive). */
+/* A grouped receive posts up to this many buffers in one FIFO slot, one
+ * clear-to-send entry each, written by one RDMA WRITE. */
+#define GDX_MAX_RECVS 8
+
+/*
+ * The immediate of a WRITE_WITH_IMM: for a single receive, the byte count on
+ * that rail; for a grouped one, the buffer's index in the top 3 bits and its
+ * size below (so grouped buffers are under 512 MiB). GDX_IMM_REFUSED says the
+ * sender refused a message larger than its receive.
+ */
 #define GDX_IMM_REFUSED 0xffffffffu
+#define GDX_IMM_INDEX_SHIFT 29
+#define GDX_GROUP_MAX_SIZE ((1u << GDX_IMM_INDEX_SHIFT) - 2)
 
 void gdx_handle_pack(struct gdx_handle *h, int family, const void *addr, uint16_t port_be,
 		     uint32_t scope_id, uint64_t nonce);
