@@ -131,7 +131,8 @@ static void test_32_in_flight(void)
 
 			ASSERT_EQ(n->irecv(p.recv, 1, &data, &size, &tag, &r[0].mh, &extra),
 				  ncclInternalError);
-			ASSERT_STR_CONTAINS(gdx_test_warnings(), "more than 32 receive requests in flight");
+			ASSERT_STR_CONTAINS(gdx_test_warnings(),
+					    "more than 32 receive requests in flight");
 			gdx_test_log_clear();
 		}
 		for (int i = 0; i < N; i++) {

@@ -16,9 +16,9 @@
 #include <gdx/gdx_verbs.h>
 #include <gdx/gdx_wire.h>
 
-#define GDX_MAX_REQUESTS	NCCL_NET_MAX_REQUESTS
+#define GDX_MAX_REQUESTS NCCL_NET_MAX_REQUESTS
 /* A send comm takes NCCL_NET_MAX_REQUESTS x maxRecvs requests (NCCL's rule). */
-#define GDX_MAX_SEND_REQUESTS	(GDX_MAX_REQUESTS * GDX_MAX_RECVS)
+#define GDX_MAX_SEND_REQUESTS (GDX_MAX_REQUESTS * GDX_MAX_RECVS)
 /* FIFO entries: one slot of GDX_MAX_RECVS entries per receive in flight. */
 #define GDX_FIFO_ENTRIES	(GDX_MAX_REQUESTS * GDX_MAX_RECVS)
 #define GDX_MAX_PENDING_ACCEPTS 64
@@ -52,13 +52,13 @@ struct gdx_request {
 	struct gdx_comm *comm;
 	enum gdx_req_state state;
 	bool is_send;
-	int pending;		     /* completions still to come, over all rails */
-	int err;		     /* first error of this request */
-	uint64_t size;		     /* send: bytes; receive: bytes arrived (n == 1) */
-	uint64_t posted;	     /* receive: size of the (first) posted buffer */
-	int n;			     /* receive: buffers of a grouped receive */
+	int pending;		       /* completions still to come, over all rails */
+	int err;		       /* first error of this request */
+	uint64_t size;		       /* send: bytes; receive: bytes arrived (n == 1) */
+	uint64_t posted;	       /* receive: size of the (first) posted buffer */
+	int n;			       /* receive: buffers of a grouped receive */
 	uint32_t sizes[GDX_MAX_RECVS]; /* receive: bytes arrived per buffer (n > 1) */
-	uint16_t wrs[GDX_MAX_RAILS]; /* send: queue slots held on each rail */
+	uint16_t wrs[GDX_MAX_RAILS];   /* send: queue slots held on each rail */
 };
 
 /* wr_id of work requests that belong to no request. */
@@ -78,8 +78,8 @@ struct gdx_comm {
 	uint32_t idle_polls;	/* polls without progress */
 	uint64_t last_check_ms; /* last look at the peer's out-of-band socket */
 	uint32_t next_req;	/* where the search for a free request starts */
-	int max_reqs;	/* GDX_MAX_REQUESTS, or GDX_MAX_SEND_REQUESTS for a send comm */
-	int active;	/* requests in flight */
+	int max_reqs;		/* GDX_MAX_REQUESTS, or GDX_MAX_SEND_REQUESTS for a send comm */
+	int active;		/* requests in flight */
 	struct gdx_request reqs[GDX_MAX_SEND_REQUESTS];
 	char peer[64]; /* peer's out-of-band address, for messages */
 	char peer_dev[GDX_DEV_NAME_MAX];

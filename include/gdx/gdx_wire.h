@@ -91,9 +91,9 @@ _Static_assert(sizeof(struct gdx_cts) == 64, "a CTS entry is 64 bytes");
  * size below (so grouped buffers are under 512 MiB). GDX_IMM_REFUSED says the
  * sender refused a message larger than its receive.
  */
-#define GDX_IMM_REFUSED 0xffffffffu
+#define GDX_IMM_REFUSED	    0xffffffffu
 #define GDX_IMM_INDEX_SHIFT 29
-#define GDX_GROUP_MAX_SIZE ((1u << GDX_IMM_INDEX_SHIFT) - 2)
+#define GDX_GROUP_MAX_SIZE  ((1u << GDX_IMM_INDEX_SHIFT) - 2)
 
 void gdx_handle_pack(struct gdx_handle *h, int family, const void *addr, uint16_t port_be,
 		     uint32_t scope_id, uint64_t nonce);
