@@ -72,10 +72,61 @@ $(BUILD)/fuzz_wire: $(FUZZ_OBJS)
 
 -include $(FUZZ_OBJS:.o=.d)
 
+# make install [PREFIX=/usr/local] [DESTDIR=staging]; make uninstall.
+# INSTALL_MAP is the one list of what goes where, SOURCE:DIRECTORY:MODE, so
+# uninstall removes exactly what install put there. No libnccl-net.so link:
+# NCCL_NET_PLUGIN=gdx finds the plugin by its own name (README, Install).
+PREFIX  ?= /usr/local
+BINDIR  ?= $(PREFIX)/bin
+LIBDIR  ?= $(PREFIX)/lib
+MANDIR  ?= $(PREFIX)/share/man
+DOCDIR  ?= $(PREFIX)/share/doc/libnccl-net-gdx
+INSTALL ?= install
+MANS    := $(BUILD)/man/gdx-doctor.1 $(BUILD)/man/gdx-bench.1
+
+INSTALL_MAP = $(LIB):$(LIBDIR):0644 \
+	$(BUILD)/gdx-doctor:$(BINDIR):0755 $(BUILD)/gdx-bench:$(BINDIR):0755 \
+	$(BUILD)/man/gdx-doctor.1:$(MANDIR)/man1:0644 $(BUILD)/man/gdx-bench.1:$(MANDIR)/man1:0644 \
+	README.md:$(DOCDIR):0644 LICENSE:$(DOCDIR):0644
+inst_word = $(word $2,$(subst :, ,$1))
+inst_dest = $(call inst_word,$1,2)/$(notdir $(call inst_word,$1,1))
+INSTALLED = $(foreach e,$(INSTALL_MAP),$(call inst_dest,$e))
+define inst_newline
+
+
+endef
+# A plain install as root refreshes the loader cache, so that NCCL's dlopen
+# by name finds a library just put in /usr/local/lib.
+inst_ldconfig = @if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" -eq 0 ] && command -v ldconfig >/dev/null; \
+	then ldconfig; fi
+
+.PHONY: install uninstall deb
+install: $(foreach e,$(INSTALL_MAP),$(call inst_word,$e,1))
+	$(foreach e,$(INSTALL_MAP),$(INSTALL) -D -m $(call inst_word,$e,3) $(call inst_word,$e,1) \
+		'$(DESTDIR)$(call inst_dest,$e)'$(inst_newline))
+	$(inst_ldconfig)
+
+uninstall:
+	rm -f $(foreach f,$(INSTALLED),'$(DESTDIR)$f')
+	@if [ -d '$(DESTDIR)$(DOCDIR)' ]; then rmdir --ignore-fail-on-non-empty '$(DESTDIR)$(DOCDIR)'; fi
+	$(inst_ldconfig)
+
+$(BUILD)/man/%.1: plugin/tools/%.1 Makefile
+	@mkdir -p $(dir $@)
+	sed 's/@VERSION@/$(VERSION)/g' $< >$@
+
+# make deb: $(BUILD)/libnccl-net-gdx_$(VERSION)_<arch>.deb, made with dpkg-deb
+# from the same install with PREFIX=/usr (scripts/make-deb.sh).
+deb: $(LIB) $(TOOLS) $(MANS)
+	$(if $(SANITIZE),$(error make deb: not from a SANITIZE build))
+	MAKE='$(MAKE)' scripts/make-deb.sh $(BUILD) $(VERSION)
+
 # The README's two commands: a demo transfer over Soft-RoCE, and every test.
 # Each installs what it needs first, then builds in a fresh make (so that
 # pkg-config sees the packages just installed).
 BUILD_DEPS := gcc make pkg-config libibverbs-dev libhwloc-dev binutils clang-format python3
+# make deb and tests/check-package.sh: dpkg-shlibdeps, man page checks.
+BUILD_DEPS += dpkg-dev groff-base
 
 deps:
 	scripts/ensure-packages.sh $(BUILD_DEPS)
@@ -89,6 +140,7 @@ test: deps
 	scripts/run-tests.sh
 
 clean:
-	rm -rf $(BUILD)/plugin $(BUILD)/tests $(LIB) $(ARCHIVE) $(TOOLS)
+	rm -rf $(BUILD)/plugin $(BUILD)/tests $(LIB) $(ARCHIVE) $(TOOLS) \
+	       $(BUILD)/man $(BUILD)/deb $(BUILD)/libnccl-net-gdx_*.deb
 
 -include $(OBJS:.o=.d) $(TOOL_SRCS:%.c=$(BUILD)/%.d) $(wildcard $(BUILD)/tests/*.d)

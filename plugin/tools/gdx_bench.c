@@ -8,6 +8,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -269,6 +270,35 @@ static void bench_receiver(const struct bench_opts *o, int in, int out)
 	free(buf);
 }
 
+/*
+ * The plugin this program was built or installed with: beside it in a build
+ * tree (build/gdx-bench, build/libnccl-net-gdx.so), in ../lib under an install
+ * prefix, else the bare name through the library path, as NCCL opens it.
+ * Found from the program's own path, so a DESTDIR or moved tree still works.
+ */
+static const char *bench_default_plugin(void)
+{
+	static const char *const rel[] = {"libnccl-net-gdx.so", "../lib/libnccl-net-gdx.so"};
+	static char path[PATH_MAX];
+	char exe[PATH_MAX], *slash;
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	if (n > 0) {
+		exe[n] = '\0';
+		slash = strrchr(exe, '/');
+		if (slash) {
+			slash[1] = '\0';
+			for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
+				int len = snprintf(path, sizeof(path), "%s%s", exe, rel[i]);
+
+				if (len < (int)sizeof(path) && !access(path, R_OK))
+					return path;
+			}
+		}
+	}
+	return "libnccl-net-gdx.so";
+}
+
 static void bench_usage(void)
 {
 	printf("usage: gdx-bench [options]\n"
@@ -283,7 +313,8 @@ static void bench_usage(void)
 	       "  -n, --iters N        timed messages per size (default 1000)\n"
 	       "  -w, --warmup N       untimed messages first (default 100)\n"
 	       "  -t, --depth N        messages in flight, 1-32 (default 8, as NCCL)\n"
-	       "  -p, --plugin PATH    the plugin (default build/libnccl-net-gdx.so)\n"
+	       "  -p, --plugin PATH    the plugin (default: libnccl-net-gdx.so beside this\n"
+	       "                       program, else in ../lib, else from the library path)\n"
 	       "  -j, --json           one JSON object instead of the table\n"
 	       "  -h, --help\n\n"
 	       "GB/s is 10^9 bytes per second, as nccl-tests reports.\n");
@@ -304,8 +335,7 @@ int main(int argc, char **argv)
 						 {"json", no_argument, NULL, 'j'},
 						 {"help", no_argument, NULL, 'h'},
 						 {NULL, 0, NULL, 0}};
-	struct bench_opts o = {.plugin = "build/libnccl-net-gdx.so",
-			       .min_size = 1 << 20,
+	struct bench_opts o = {.min_size = 1 << 20,
 			       .max_size = 1 << 20,
 			       .factor = 2,
 			       .iters = 1000,
@@ -331,6 +361,8 @@ int main(int argc, char **argv)
 		default: bench_usage(); return 2;
 		}
 	}
+	if (!o.plugin)
+		o.plugin = bench_default_plugin();
 	if (o.depth < 1 || o.depth > NCCL_NET_MAX_REQUESTS)
 		bench_die("--depth must be 1-%d", NCCL_NET_MAX_REQUESTS);
 	if (o.iters < 1 || o.warmup < 0 || o.min_size > o.max_size || o.factor < 2)

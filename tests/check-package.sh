@@ -1,0 +1,358 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# What users install: `make install` into a DESTDIR (every file, its mode and
+# content, the programs running from there and gdx-bench finding the installed
+# plugin), `make uninstall` leaving nothing of it, the man pages, `make deb`
+# (every file, the control fields, md5sums, Depends against the NEEDED
+# libraries, dynamic dependencies resolving, only the plugin tables exported),
+# the container recipe's install command, and README's NCCL_GDX_* reference
+# against `gdx-doctor env --markdown`.
+# Prints "ok ..." / "not ok ..." lines and "# package: N passed, N failed".
+#
+#   tests/check-package.sh                 # with build/ (make first)
+#   GDX_BUILD=build-x tests/check-package.sh
+set -uo pipefail
+
+cd "$(dirname "$0")/.." || exit 1
+# Run from `make test`, the sub-makes here must not inherit its variables.
+unset MAKEFLAGS MFLAGS MAKELEVEL
+build=${GDX_BUILD:-build}
+make=${MAKE:-make}
+passed=0
+failed=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+ok() {
+	echo "ok $1"
+	passed=$((passed + 1))
+}
+
+not_ok() {
+	echo "not ok $1: $2"
+	failed=$((failed + 1))
+}
+
+# check NAME COMMAND...: one line on whether COMMAND succeeds.
+check() {
+	local name=$1
+	shift
+	if "$@" >"$tmp/check-out" 2>&1; then
+		ok "$name"
+	else
+		not_ok "$name" "$(head -c 600 "$tmp/check-out")"
+	fi
+}
+
+# same_list NAME WANT_FILE GOT_FILE: the two sorted lists are equal.
+same_list() {
+	if diff -u "$2" "$3" >"$tmp/diff"; then
+		ok "$1"
+	else
+		not_ok "$1" "$(tail -n +3 "$tmp/diff" | grep '^[-+]' | tr '\n' ' ')"
+	fi
+}
+
+# files ROOT: every file and link under ROOT, relative, sorted.
+files() {
+	(cd "$1" && find . \( -type f -o -type l \) -printf '%P\n' | LC_ALL=C sort)
+}
+
+# The command scripts/Dockerfile runs, here with a scratch DESTDIR.
+install_cmd='make install PREFIX=/usr/local DESTDIR=/staging'
+version=$(sed -n 's/^VERSION *:= *//p' Makefile)
+pkg=libnccl-net-gdx
+
+# ---- make install / uninstall ----
+
+inst=$tmp/inst
+cat >"$tmp/want-install" <<EOF
+usr/local/bin/gdx-bench 755
+usr/local/bin/gdx-doctor 755
+usr/local/lib/libnccl-net-gdx.so 644
+usr/local/share/doc/libnccl-net-gdx/LICENSE 644
+usr/local/share/doc/libnccl-net-gdx/README.md 644
+usr/local/share/man/man1/gdx-bench.1 644
+usr/local/share/man/man1/gdx-doctor.1 644
+EOF
+if ! "$make" --no-print-directory BUILD="$build" install PREFIX=/usr/local DESTDIR="$inst" \
+	>"$tmp/install.log" 2>&1; then
+	not_ok "make install" "$(tail -c 600 "$tmp/install.log")"
+else
+	ok "make install PREFIX=/usr/local DESTDIR=..."
+	(cd "$inst" && find . \( -type f -o -type l \) -printf '%P %m\n' | LC_ALL=C sort) \
+		>"$tmp/got-install"
+	same_list "make install: exactly these files, with these modes" "$tmp/want-install" \
+		"$tmp/got-install"
+	check "make install: the plugin is the built one" \
+		cmp "$build/libnccl-net-gdx.so" "$inst/usr/local/lib/libnccl-net-gdx.so"
+	check "make install: README" cmp README.md "$inst/usr/local/share/doc/$pkg/README.md"
+	check "make install: LICENSE" cmp LICENSE "$inst/usr/local/share/doc/$pkg/LICENSE"
+	out=$("$inst/usr/local/bin/gdx-doctor" --version 2>&1)
+	if [ "$out" = "gdx-doctor $version" ]; then
+		ok "installed gdx-doctor --version prints the Makefile's VERSION ($version)"
+	else
+		not_ok "installed gdx-doctor --version" "'$out', want 'gdx-doctor $version'"
+	fi
+	for p in gdx-doctor gdx-bench; do
+		m=$inst/usr/local/share/man/man1/$p.1
+		if grep -q '@VERSION@' "$m" || ! grep -q "^\.TH .*\"$pkg $version\"" "$m"; then
+			not_ok "man page $p.1 carries the version" "$(grep '^\.TH' "$m")"
+		elif LC_ALL=C.UTF-8 groff -man -Tutf8 -ww -z "$m" >"$tmp/groff" 2>&1 &&
+			! [ -s "$tmp/groff" ]; then
+			ok "man page $p.1 has the version and formats without a warning"
+		else
+			not_ok "man page $p.1 formats without a warning" "$(head -c 400 "$tmp/groff")"
+		fi
+	done
+
+	# The bench loads the plugin beside it in the build tree, from ../lib
+	# once installed. The loader's own log names the file; without a device
+	# init fails right after, which is fine here.
+	real_inst=$(cd "$inst" && pwd -P)
+	for where in "$build/gdx-bench:$(pwd -P)/$build/libnccl-net-gdx.so" \
+		"$inst/usr/local/bin/gdx-bench:$real_inst/usr/local/bin/../lib/libnccl-net-gdx.so"; do
+		bench=${where%%:*}
+		want=${where#*:}
+		LD_DEBUG=files timeout 60 "$bench" -s 1 -n 1 -w 0 >/dev/null 2>"$tmp/bench" || true
+		if grep -q "file=$want .*dynamically loaded by" "$tmp/bench"; then
+			ok "$bench loads $want by default"
+		else
+			not_ok "$bench loads $want by default" \
+				"$(grep -E 'libnccl-net-gdx|cannot load' "$tmp/bench" | head -3)"
+		fi
+	done
+
+	# Something else in the same prefix must survive the uninstall.
+	echo other >"$inst/usr/local/bin/other-program"
+	if ! "$make" --no-print-directory BUILD="$build" uninstall PREFIX=/usr/local \
+		DESTDIR="$inst" >"$tmp/uninstall.log" 2>&1; then
+		not_ok "make uninstall" "$(tail -c 600 "$tmp/uninstall.log")"
+	else
+		echo usr/local/bin/other-program >"$tmp/want-left"
+		files "$inst" >"$tmp/got-left"
+		same_list "make uninstall removes every installed file and nothing else" \
+			"$tmp/want-left" "$tmp/got-left"
+		if [ -e "$inst/usr/local/share/doc/$pkg" ]; then
+			not_ok "make uninstall removes share/doc/$pkg" "the directory is still there"
+		else
+			ok "make uninstall removes share/doc/$pkg"
+		fi
+	fi
+fi
+
+if grep -qxF "RUN make && $install_cmd" scripts/Dockerfile; then
+	ok "scripts/Dockerfile installs with the command checked here"
+else
+	not_ok "scripts/Dockerfile installs with the command checked here" \
+		"no line 'RUN make && $install_cmd'"
+fi
+
+# Every long option of a program's --help is in its man page.
+man_has_options() {
+	local page=$1 missing=""
+	shift
+	for opt in $("$@" 2>/dev/null | grep -oE -- '--[a-z][a-z-]+' | sort -u); do
+		sed 's/\\-/-/g' "plugin/tools/$page.1" | grep -q -- "$opt" || missing="$missing $opt"
+	done
+	[ -z "$missing" ] || {
+		echo "plugin/tools/$page.1 lacks$missing"
+		return 1
+	}
+}
+# The commands listed by gdx-doctor --help, and every help text.
+doctor_cmds() {
+	"$build/gdx-doctor" --help |
+		awk '/^commands:/ { on = 1; next } on && /^$/ { exit } on && /^  [a-z]/ { print $1 }'
+}
+doctor_help_all() {
+	"$build/gdx-doctor" --help
+	for c in $(doctor_cmds); do
+		"$build/gdx-doctor" "$c" --help
+	done
+}
+check "gdx-bench.1 documents every option of gdx-bench --help" \
+	man_has_options gdx-bench "$build/gdx-bench" --help
+check "gdx-doctor.1 documents every option of every command" \
+	man_has_options gdx-doctor doctor_help_all
+for c in $(doctor_cmds); do
+	[ "$c" = help ] && continue
+	if grep -q "^\.B $c\$" plugin/tools/gdx-doctor.1; then
+		ok "gdx-doctor.1 describes the '$c' command"
+	else
+		not_ok "gdx-doctor.1 describes the '$c' command" "no '.B $c' line"
+	fi
+done
+
+# ---- make deb ----
+
+arch=$(dpkg --print-architecture)
+deb=$build/${pkg}_${version}_${arch}.deb
+x=$tmp/deb-root
+if ! "$make" --no-print-directory BUILD="$build" deb >"$tmp/deb.log" 2>&1 || [ ! -f "$deb" ]; then
+	not_ok "make deb builds $deb" "$(tail -c 600 "$tmp/deb.log")"
+else
+	ok "make deb builds $deb"
+	field() { dpkg-deb --field "$deb" "$1"; }
+	if [ "$(field Package)" = "$pkg" ] && [ "$(field Version)" = "$version" ] &&
+		[ "$(field Architecture)" = "$arch" ]; then
+		ok "deb: package $pkg, version $version (the Makefile's), architecture $arch"
+	else
+		not_ok "deb: package, version, architecture" \
+			"$(field Package) $(field Version) $(field Architecture)"
+	fi
+	for f in Maintainer Section Priority Installed-Size Description; do
+		if [ -n "$(field "$f")" ]; then
+			ok "deb: has $f ($(field "$f" | head -1))"
+		else
+			not_ok "deb: has $f" "empty or missing"
+		fi
+	done
+	if [ "$(field Recommends)" = ibverbs-providers ]; then
+		ok "deb: Recommends ibverbs-providers"
+	else
+		not_ok "deb: Recommends ibverbs-providers" "Recommends: $(field Recommends)"
+	fi
+
+	mkdir -p "$x" "$tmp/control"
+	dpkg-deb -x "$deb" "$x"
+	dpkg-deb -e "$deb" "$tmp/control"
+	cat >"$tmp/want-deb" <<EOF
+usr/bin/gdx-bench
+usr/bin/gdx-doctor
+usr/lib/libnccl-net-gdx.so
+usr/share/doc/libnccl-net-gdx/README.md.gz
+usr/share/doc/libnccl-net-gdx/copyright
+usr/share/man/man1/gdx-bench.1.gz
+usr/share/man/man1/gdx-doctor.1.gz
+EOF
+	files "$x" >"$tmp/got-deb"
+	same_list "deb: exactly these files" "$tmp/want-deb" "$tmp/got-deb"
+	cut -d' ' -f3- "$tmp/control/md5sums" | LC_ALL=C sort >"$tmp/md5-list"
+	same_list "deb: md5sums lists every file" "$tmp/want-deb" "$tmp/md5-list"
+	check "deb: md5sums match" sh -c "cd '$x' && md5sum --quiet -c '$tmp/control/md5sums'"
+	check "deb: copyright is the MIT (Expat) license" \
+		grep -q '^License: Expat$' "$x/usr/share/doc/$pkg/copyright"
+	check "deb: man pages are gzip" gzip -t "$x"/usr/share/man/man1/gdx-bench.1.gz \
+		"$x"/usr/share/man/man1/gdx-doctor.1.gz
+	out=$("$x/usr/bin/gdx-doctor" --version 2>&1)
+	if [ "$out" = "gdx-doctor $version" ]; then
+		ok "deb: gdx-doctor runs and prints $version"
+	else
+		not_ok "deb: gdx-doctor runs" "$out"
+	fi
+
+	elfs="$x/usr/lib/libnccl-net-gdx.so $x/usr/bin/gdx-doctor $x/usr/bin/gdx-bench"
+	for f in $elfs; do
+		if ldd "$f" >"$tmp/ldd" 2>&1 && ! grep -q 'not found' "$tmp/ldd"; then
+			ok "deb: dynamic dependencies of ${f#"$x"/} resolve"
+		else
+			not_ok "deb: dynamic dependencies of ${f#"$x"/} resolve" \
+				"$(grep 'not found' "$tmp/ldd" | tr '\n' ' ')"
+		fi
+	done
+
+	syms=$(nm -D --defined-only "$x/usr/lib/libnccl-net-gdx.so" | awk '{ print $3 }' | sort)
+	others=$(echo "$syms" | grep -vE '^ncclNetPlugin_v[0-9]+$' | tr '\n' ' ')
+	if [ -z "$others" ] && echo "$syms" | grep -qx ncclNetPlugin_v7; then
+		ok "deb: the plugin exports only its tables: $(echo "$syms" | tr '\n' ' ')"
+	else
+		not_ok "deb: the plugin exports only its tables" "also exports: $others"
+	fi
+
+	# Each NEEDED library's package, as this system's dpkg knows it, must be
+	# in Depends. The path comes from ldd; dpkg may list it with or
+	# without /usr (merged /usr).
+	depends=$(field Depends)
+	deps_ok=1
+	for f in $elfs; do
+		for lib in $(objdump -p "$f" | awk '$1 == "NEEDED" { print $2 }'); do
+			path=$(ldd "$f" | awk -v l="$lib" '$1 == l { print $3 }')
+			owner=""
+			for p in "$path" "$(readlink -f "$path")" "/usr$path" "${path#/usr}"; do
+				owner=$(dpkg -S "$p" 2>/dev/null | head -1 | cut -d: -f1)
+				[ -n "$owner" ] && break
+			done
+			if [ -z "$owner" ]; then
+				not_ok "deb: Depends covers $lib" "no package owns $path"
+				deps_ok=0
+			elif ! echo ", $depends" | grep -qE ", $owner( |,|$)"; then
+				not_ok "deb: Depends covers $lib" "$owner is not in: $depends"
+				deps_ok=0
+			fi
+		done
+	done
+	[ "$deps_ok" = 1 ] && ok "deb: Depends ($depends) names the package of every NEEDED library"
+fi
+
+# ---- README's reference ----
+
+doctor=$build/gdx-doctor
+awk '/^<!-- gdx-env end/ { on = 0 } on { print } /^<!-- gdx-env begin/ { on = 1 }' README.md \
+	>"$tmp/readme-env"
+{
+	echo
+	"$doctor" env --markdown
+	echo
+} >"$tmp/doctor-env"
+if [ "$(grep -c '^<!-- gdx-env begin' README.md)" != 1 ] ||
+	[ "$(grep -c '^<!-- gdx-env end' README.md)" != 1 ]; then
+	not_ok "README has one gdx-env reference" "the begin/end marker comments are missing"
+elif diff -u "$tmp/doctor-env" "$tmp/readme-env" >"$tmp/diff"; then
+	ok "README's NCCL_GDX_* reference is gdx-doctor env --markdown"
+else
+	not_ok "README's NCCL_GDX_* reference is gdx-doctor env --markdown" \
+		"run scripts/update-readme-env.sh; $(grep '^[-+]|' "$tmp/diff" | head -4 | tr '\n' ' ')"
+fi
+n=$("$doctor" env --markdown | grep -c '^| `NCCL_GDX_')
+if [ "$n" -ge 1 ] && [ "$n" -eq "$("$doctor" env | grep -c '^NCCL_GDX_')" ]; then
+	ok "gdx-doctor env and --markdown list the same $n variables"
+else
+	not_ok "gdx-doctor env and --markdown list the same variables" "$n in the table"
+fi
+
+# ---- gdx-doctor env: the environment checked as the plugin's init checks it ----
+
+# env_run NAME WANT_STATUS REGEX [VAR=VALUE...] [OPTION...]: gdx-doctor env
+# with the options, in a clean NCCL_GDX_* environment plus the assignments;
+# REGEX must match its output.
+env_run() {
+	local name=$1 want=$2 re=$3 rc a
+	local -a vars=() opts=()
+	shift 3
+	for a in "$@"; do
+		case "$a" in
+		NCCL_GDX_*=*) vars+=("$a") ;;
+		*) opts+=("$a") ;;
+		esac
+	done
+	# shellcheck disable=SC2046 # one -u and one name per word
+	env $(env | sed -n 's/^\(NCCL_GDX_[^=]*\)=.*/-u \1/p') "${vars[@]}" "$doctor" env \
+		"${opts[@]}" >"$tmp/env-out" 2>&1
+	rc=$?
+	if [ "$rc" -ne "$want" ]; then
+		not_ok "$name" "exit status $rc, expected $want: $(head -c 300 "$tmp/env-out")"
+	elif ! grep -Eq -- "$re" "$tmp/env-out"; then
+		not_ok "$name" "no line matches '$re' in: $(head -c 300 "$tmp/env-out")"
+	else
+		ok "$name"
+	fi
+}
+env_run "doctor env: defaults exit 0" 0 '^NCCL_GDX_TIMEOUT +int +default 20 +not set$'
+env_run "doctor env: shows a value set here" 0 '^NCCL_GDX_GID_INDEX .* set to "3"$' \
+	NCCL_GDX_GID_INDEX=3
+env_run "doctor env: a refused value exits 6, naming it" 6 'NCCL_GDX_TIMEOUT=0 is out of range' \
+	NCCL_GDX_TIMEOUT=0
+env_run "doctor env: a misspelt name exits 6" 6 'NCCL_GDX_TIMEOUTS is set, but the plugin has no' \
+	NCCL_GDX_TIMEOUTS=5
+# shellcheck disable=SC2016 # backquotes are Markdown here
+env_run "doctor env --markdown ignores the environment" 0 '^\| `NCCL_GDX_TIMEOUT` \| int \| `20` \|' \
+	NCCL_GDX_TIMEOUT=0 NCCL_GDX_TIMEOUTS=5 --markdown
+if "$doctor" env stray >/dev/null 2>&1; [ $? -eq 2 ]; then
+	ok "doctor env: an operand exits 2"
+else
+	not_ok "doctor env: an operand exits 2" "another exit status"
+fi
+
+echo "# package: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
