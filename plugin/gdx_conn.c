@@ -234,7 +234,7 @@ static void gdx_comm_base_fini(struct gdx_comm *c)
 static int gdx_comm_rails_create(struct gdx_comm *c, struct gdx_vdev *v)
 {
 	for (int i = 0; i < v->nmembers; i++) {
-		int ret = gdx_rail_create(&c->rails[i], v->members[i], GDX_SEND_WR, GDX_RECV_WR);
+		int ret = gdx_rail_create(&c->rails[i], v->members[i], c, GDX_SEND_WR, GDX_RECV_WR);
 
 		if (ret)
 			return ret; /* the caller's free destroys the rails made */

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -175,6 +176,9 @@ int gdx_devs_init(void)
 				 strerror(errno));
 			continue;
 		}
+		/* Async events are read without a thread, from comms that wait
+		 * (gdx_event.c), so the descriptor must never block. */
+		fcntl(ib->ctx->async_fd, F_SETFL, fcntl(ib->ctx->async_fd, F_GETFL) | O_NONBLOCK);
 		if (ibv_query_device(ib->ctx, &ib->attr) ||
 		    gdx_dev_scan(ib, ibdev, &filter, &seen_ports) == 0) {
 			ibv_close_device(ib->ctx);

@@ -200,6 +200,9 @@ static void gdx_comm_check_peer(struct gdx_comm *c)
 	if (now - c->last_check_ms < GDX_LIVENESS_MS)
 		return;
 	c->last_check_ms = now;
+	gdx_event_poll(c);
+	if (c->err)
+		return;
 	if (gdx_sock_peer_alive(c->sock) == 0)
 		return;
 	/* Anything that arrived before the peer left still counts. */

@@ -49,9 +49,11 @@ static int gdx_rail_pick_gid(struct gdx_rail *r)
 	return 0;
 }
 
-static int gdx_rail_qp_create(struct gdx_rail *r, uint32_t max_send_wr, uint32_t max_recv_wr)
+static int gdx_rail_qp_create(struct gdx_rail *r, void *owner, uint32_t max_send_wr,
+			      uint32_t max_recv_wr)
 {
 	struct ibv_qp_init_attr ia = {
+		.qp_context = owner,
 		.send_cq = r->cq,
 		.recv_cq = r->cq,
 		.qp_type = IBV_QPT_RC,
@@ -75,7 +77,7 @@ static int gdx_rail_qp_create(struct gdx_rail *r, uint32_t max_send_wr, uint32_t
 	return 0;
 }
 
-int gdx_rail_create(struct gdx_rail *r, struct gdx_dev *dev, uint32_t max_send_wr,
+int gdx_rail_create(struct gdx_rail *r, struct gdx_dev *dev, void *owner, uint32_t max_send_wr,
 		    uint32_t max_recv_wr)
 {
 	struct ibv_qp_attr attr = {
@@ -95,13 +97,13 @@ int gdx_rail_create(struct gdx_rail *r, struct gdx_dev *dev, uint32_t max_send_w
 	ret = gdx_rail_pick_gid(r);
 	if (ret)
 		return ret;
-	r->cq = ibv_create_cq(dev->ib->ctx, (int)(max_send_wr + max_recv_wr), NULL, NULL, 0);
+	r->cq = ibv_create_cq(dev->ib->ctx, (int)(max_send_wr + max_recv_wr), owner, NULL, 0);
 	if (!r->cq) {
 		ret = errno ? -errno : -ENOMEM;
 		GDX_WARN("ibv_create_cq(%s) failed: %s", dev->ibdev, strerror(-ret));
 		return ret;
 	}
-	ret = gdx_rail_qp_create(r, max_send_wr, max_recv_wr);
+	ret = gdx_rail_qp_create(r, owner, max_send_wr, max_recv_wr);
 	if (ret) {
 		GDX_WARN("ibv_create_qp(%s) failed: %s", dev->ibdev, strerror(-ret));
 		goto err_cq;
@@ -246,6 +248,9 @@ const char *gdx_wc_hint(enum ibv_wc_status status)
 		return "the peer refused the request: sizes or keys out of range";
 	case IBV_WC_WR_FLUSH_ERR:
 		return "the QP had already failed; an earlier completion holds the cause";
+	case IBV_WC_LOC_QP_OP_ERR:
+		return "the local QP could not send: its port or link is down, or it was "
+		       "misconfigured";
 	case IBV_WC_LOC_LEN_ERR: return "message longer than the posted receive";
 	default: return "see ibv_wc_status_str";
 	}

@@ -200,6 +200,10 @@ int gdx_test(struct gdx_request *req, int *done_p, int *sizes);
 /* Posts the receives a receive comm keeps ahead on every rail. */
 int gdx_recv_comm_start(struct gdx_recv_comm *rc);
 
+/* Drains the async events of c's devices without blocking; comms they name
+ * get their error (gdx_event.c). Called only while c waits. */
+void gdx_event_poll(struct gdx_comm *c);
+
 /* Live comms, so a close of something never opened or already closed is an
  * error and not a crash (gdx_conn.c). */
 bool gdx_comm_registered(const void *comm);

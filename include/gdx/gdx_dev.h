@@ -21,6 +21,7 @@ struct gdx_ibctx {
 	struct ibv_context *ctx;
 	struct ibv_pd *pd;	    /* allocated on first use, under lock */
 	struct gdx_regcache *cache; /* registrations on pd, with it */
+	int fatal;		    /* a device-fatal async event was seen */
 	pthread_mutex_t lock;
 	struct ibv_device_attr attr;
 };

@@ -27,7 +27,9 @@ struct gdx_rail {
 };
 
 /* Creates the CQ and QP and moves the QP to INIT. On failure nothing is left. */
-int gdx_rail_create(struct gdx_rail *r, struct gdx_dev *dev, uint32_t max_send_wr,
+/* owner: the comm, found again from the QP's and CQ's context when an async
+ * event names them. */
+int gdx_rail_create(struct gdx_rail *r, struct gdx_dev *dev, void *owner, uint32_t max_send_wr,
 		    uint32_t max_recv_wr);
 void gdx_rail_local(const struct gdx_rail *r, struct gdx_wire_rail *out);
 /* INIT -> RTR -> RTS towards the peer's rail. */
