@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The wire goes down under a stream: the comms on it fail within a bounded
+ * time (retries running out) and say why, the port's async event is reported,
+ * and a comm on another device keeps working. Runs inside the VM with
+ * --pairs 2; restores the link before it ends.
+ */
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "gdx_pair.h"
+#include "gdx_plugin_loader.h"
+#include "gdx_test.h"
+
+static void link_set(const char *ifname, const char *state)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "ip link set %s %s", ifname, state);
+	ASSERT_EQ(system(cmd), 0);
+}
+
+/* Waits until the rxe port is ACTIVE with its IPv4 GID back. */
+static void port_wait_active(const char *ibdev)
+{
+	char path[128], line[128];
+
+	for (int i = 0; i < 200; i++) {
+		FILE *f;
+		int active = 0, gid = 0;
+
+		snprintf(path, sizeof(path), "/sys/class/infiniband/%s/ports/1/state", ibdev);
+		if ((f = fopen(path, "r"))) {
+			active = fgets(line, sizeof(line), f) && strstr(line, "ACTIVE");
+			fclose(f);
+		}
+		snprintf(path, sizeof(path), "/sys/class/infiniband/%s/ports/1/gids/1", ibdev);
+		if ((f = fopen(path, "r"))) {
+			gid = fgets(line, sizeof(line), f) &&
+			      strncmp(line, "0000:0000:0000:0000:0000:0000", 29);
+			fclose(f);
+		}
+		if (active && gid)
+			return;
+		usleep(50000);
+	}
+	gdx_test_fail(__FILE__, __LINE__, "%s did not come back", ibdev);
+}
+
+static void test_link_down_during_transfers(void)
+{
+	enum { SZ = 1 << 20, DEPTH = 8 };
+	struct gdx_plugin plugin;
+	const ncclNet_v7_t *n;
+	struct gdx_pair a, b;
+	struct gdx_buf s, r;
+	void *sreq[DEPTH] = {0}, *rreq[DEPTH] = {0}, *data;
+	ncclResult_t res = ncclSuccess;
+	int size = SZ, tag = 0, got, done_msgs = 0;
+	double t0 = 0, waited;
+
+	/* Short ack timeout, so the retries run out in well under a second. */
+	setenv("NCCL_GDX_TIMEOUT", "14", 1);
+	gdx_plugin_load(&plugin);
+	n = plugin.v7;
+	ASSERT_EQ(n->init(gdx_test_logger), ncclSuccess);
+	gdx_pair_connect(n, 0, 1, &a); /* over veth0/veth1 */
+	gdx_pair_connect(n, 2, 3, &b); /* over veth2/veth3 */
+	gdx_transfer(&a, 100000, 100000, 0, 1);
+	gdx_buf_alloc(n, a.send, SZ, 0, &s);
+	gdx_buf_alloc(n, a.recv, SZ, 0, &r);
+	data = r.mem;
+	/* A stream with DEPTH messages in flight; the sender's wire goes down
+	 * after 10 of them. Runs until a call fails. */
+	while (res == ncclSuccess && (t0 == 0 || gdx_now_s() - t0 < 60)) {
+		for (int i = 0; i < DEPTH && res == ncclSuccess; i++) {
+			int done = 0;
+
+			if (!rreq[i])
+				res = n->irecv(a.recv, 1, &data, &size, &tag, &r.mh, &rreq[i]);
+			if (res == ncclSuccess && !sreq[i])
+				res = n->isend(a.send, s.mem, SZ, 0, s.mh, &sreq[i]);
+			if (res == ncclSuccess && sreq[i])
+				res = n->test(sreq[i], &done, &got);
+			if (done) {
+				sreq[i] = NULL;
+				res = gdx_wait(n, rreq[i], &got, 60);
+				rreq[i] = NULL;
+				if (++done_msgs == 10) {
+					link_set("veth1", "down");
+					t0 = gdx_now_s();
+				}
+			}
+		}
+	}
+	waited = gdx_now_s() - t0;
+	printf("  after %d messages, a call failed %.3f s after veth1 went down (result %d)\n",
+	       done_msgs, waited, res);
+	ASSERT(t0 > 0);
+	ASSERT_EQ(res, ncclRemoteError);
+	ASSERT(waited < 30);
+	ASSERT_STR_CONTAINS(gdx_test_warnings(), "completion failed");
+	/* the comm on the other wire is untouched */
+	for (int i = 0; i < 5; i++)
+		gdx_transfer(&b, 1000000, 1000000, 0, (uint32_t)i);
+	link_set("veth1", "up");
+	port_wait_active("rxe1");
+	/* every later call on the broken comms fails; closing them works */
+	ASSERT_NE(n->isend(a.send, s.mem, SZ, 0, s.mh, &sreq[0]), ncclSuccess);
+	gdx_buf_free(n, a.send, &s);
+	gdx_buf_free(n, a.recv, &r);
+	gdx_pair_close(&a);
+	gdx_pair_close(&b);
+	/* a new comm over the restored wire works */
+	gdx_pair_connect(n, 0, 1, &a);
+	gdx_transfer(&a, 300000, 300000, 0, 9);
+	gdx_pair_close(&a);
+}
+
+GDX_TESTS_MAIN(TEST(test_link_down_during_transfers, 240))
