@@ -10,6 +10,7 @@
 
 #include <gdx/gdx_comm.h>
 #include <gdx/gdx_log.h>
+#include <gdx/gdx_param.h>
 
 /* Several comms of one device may wait on different threads. */
 static pthread_mutex_t gdx_event_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -37,18 +38,44 @@ static void gdx_event_handle(struct gdx_dev *dev, const struct ibv_async_event *
 		__atomic_store_n(&dev->ib->fatal, 1, __ATOMIC_RELAXED);
 		break;
 	case IBV_EVENT_PORT_ERR:
-		/* Comms on it fail by themselves when the retries run out. */
-		GDX_WARN("%s port %d is down (link lost?): its comms will fail once retries run "
-			 "out",
+		GDX_WARN("%s port %d is down (link lost?): comms on it fail if it stays down "
+			 "longer than their retries last",
 			 dev->ibdev, ev->element.port_num);
+		__atomic_store_n(&dev->port_down_ms, gdx_now_ms(), __ATOMIC_RELAXED);
 		break;
 	case IBV_EVENT_PORT_ACTIVE:
 		GDX_INFO(NCCL_NET, "%s port %d is active again", dev->ibdev, ev->element.port_num);
+		__atomic_store_n(&dev->port_down_ms, 0, __ATOMIC_RELAXED);
 		break;
 	default:
 		GDX_INFO(NCCL_NET, "%s: async event %s", dev->ibdev,
 			 ibv_event_type_str(ev->event_type));
 	}
+}
+
+/* How long the QP retries last: 4.096 us * 2^timeout, retry_cnt + 1 times. */
+static uint64_t gdx_event_retry_budget_ms(void)
+{
+	return (uint64_t)(4.096e-3 * (double)(1ULL << gdx_params.timeout) *
+			  (gdx_params.retry_cnt + 1)) +
+	       1;
+}
+
+/* A comm that waits with nothing of its own on the wire (a sender waiting for
+ * a clear-to-send) gets no completion error when its port goes down; fail it
+ * once the port has been down longer than its retries would have lasted. */
+static void gdx_event_check_port(struct gdx_comm *c, struct gdx_dev *dev)
+{
+	uint64_t down = __atomic_load_n(&dev->port_down_ms, __ATOMIC_RELAXED);
+
+	if (!down || c->err || gdx_now_ms() - down <= gdx_event_retry_budget_ms())
+		return;
+	GDX_WARN("%s: %s port %d has been down for %llu ms, longer than the QP retries "
+		 "last (%llu ms): failing the comm with peer %s",
+		 gdx_vdev_get(c->dev_index)->name, dev->ibdev, dev->ib_port,
+		 (unsigned long long)(gdx_now_ms() - down),
+		 (unsigned long long)gdx_event_retry_budget_ms(), c->peer);
+	c->err = -ENETDOWN;
 }
 
 void gdx_event_poll(struct gdx_comm *c)
@@ -68,6 +95,7 @@ void gdx_event_poll(struct gdx_comm *c)
 				 gdx_vdev_get(c->dev_index)->name, dev->ibdev);
 			c->err = -EIO;
 		}
+		gdx_event_check_port(c, dev);
 	}
 	pthread_mutex_unlock(&gdx_event_lock);
 }

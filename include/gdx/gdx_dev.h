@@ -39,7 +39,8 @@ struct gdx_dev {
 	enum ibv_mtu active_mtu;
 	uint16_t lid;
 	uint32_t max_msg_sz;
-	int rail_id; /* topology group of the NIC (v12 railId), -1 unknown */
+	int rail_id;	       /* topology group of the NIC (v12 railId), -1 unknown */
+	uint64_t port_down_ms; /* when a PORT_ERR event said the port went down; 0: up */
 	struct gdx_ibctx *ib;
 };
 
