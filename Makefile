@@ -30,7 +30,7 @@ VM_TESTS   := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/vm_*.c))
 TOOLS      := $(BUILD)/gdx-bench $(BUILD)/gdx-doctor
 TEST_LIB   := $(BUILD)/tests/gdx_test.o $(BUILD)/tests/gdx_plugin_loader.o $(BUILD)/tests/gdx_pair.o
 
-.PHONY: all deps test demo clean
+.PHONY: all deps test demo bench clean
 all: $(LIB) $(ARCHIVE) $(TOOLS) $(UNIT_TESTS) $(VM_TESTS)
 
 $(BUILD)/%.o: %.c
@@ -134,6 +134,11 @@ deps:
 demo: deps
 	$(MAKE) all
 	scripts/demo.sh
+
+# The full side-by-side run (README, Performance): bandwidth, latency, rails.
+bench: deps
+	$(MAKE) all
+	scripts/bench.sh
 
 test: deps
 	$(MAKE) all

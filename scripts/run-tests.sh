@@ -71,7 +71,7 @@ fi
 
 if [ "$mode" != unit ]; then
 	start=$(date +%s)
-	scripts/vm-run.sh --pairs 2 -- 'for t in build/tests/vm_*; do case "$t" in *.o|*.d) continue;; esac; "$t"; done' \
+	scripts/vm-run.sh --pairs 2 -- 'for t in build/tests/vm_* tests/vm_*.sh; do case "$t" in *.o|*.d) continue;; esac; "$t"; done' \
 		2>&1 | tee -a "$log"
 	rc=${PIPESTATUS[0]}
 	echo "# vm: tests took $(($(date +%s) - start)) s including boot" | tee -a "$log"

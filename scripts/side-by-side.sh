@@ -10,6 +10,7 @@ set -euo pipefail
 SIZES=${SIZES:-"65536 1048576"}
 ROUNDS=${ROUNDS:-3}
 DEPTH=${DEPTH:-32}
+LAT=${LAT:-0} # 1: also 8-byte latency, gdx-bench -m lat next to ib_write_lat
 SERVER_DEV=rxe0 CLIENT_DEV=rxe1 SERVER_ADDR=198.18.0.1
 # perftest's default ack timeout (4.096 us * 2^14 = 67 ms): the emulated wire drops a
 # packet now and then, and a 4 s timeout (the plugin's default) would then stall a run.
@@ -48,10 +49,34 @@ run_perftest() {
 	awk -v s="$1" '$1 == s { print $4 }' <<<"$out"
 }
 
+# Half round trip in us: gdx-bench's median, ib_write_lat's t_typical.
+run_gdx_lat() {
+	build/gdx-bench -m lat -d "$SERVER_DEV" -D "$CLIENT_DEV" -s 8 -n 2000 -w 100 |
+		awk '!/^#/ { print $2 }'
+}
+
+run_perftest_lat() {
+	local out
+	ib_write_lat -d "$SERVER_DEV" -x "$(gid_index "$SERVER_DEV")" -s 8 -n 2000 >/dev/null 2>&1 &
+	sleep 1
+	out=$(ib_write_lat -d "$CLIENT_DEV" -x "$(gid_index "$CLIENT_DEV")" -s 8 -n 2000 \
+		"$SERVER_ADDR" 2>&1)
+	wait
+	awk '$1 == 8 { print $5 }' <<<"$out"
+}
+
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 declare -A gdx perf
+lat_gdx="" lat_perf=""
 for round in $(seq 1 "$ROUNDS"); do
+	if [ "$LAT" = 1 ]; then
+		g=$(run_gdx_lat)
+		p=$(run_perftest_lat)
+		echo "round $round, 8 bytes: gdx-bench half round trip $g us, ib_write_lat $p us"
+		lat_gdx+="$g"$'\n'
+		lat_perf+="$p"$'\n'
+	fi
 	for s in $SIZES; do
 		g=$(run_gdx "$s")
 		p=$(run_perftest "$s")
@@ -70,3 +95,11 @@ for s in $SIZES; do
 	p=$(tr ' ' '\n' <<<"${perf[$s]}" | grep . | median)
 	printf '%10s  %16.3f  %16.3f  %7.3f\n' "$s" "$g" "$p" "$(awk -v g="$g" -v p="$p" 'BEGIN { print (p > 0) ? g / p : 0 }')"
 done
+if [ "$LAT" = 1 ]; then
+	g=$(grep . <<<"$lat_gdx" | median)
+	p=$(grep . <<<"$lat_perf" | median)
+	echo
+	echo "Latency, 8-byte messages, half round trip, medians of $ROUNDS rounds"
+	printf '%10s  %16s  %16s  %7s\n' bytes "gdx-bench us" "ib_write_lat us" ratio
+	printf '%10s  %16.2f  %16.2f  %7.3f\n' 8 "$g" "$p" "$(awk -v g="$g" -v p="$p" 'BEGIN { print (p > 0) ? g / p : 0 }')"
+fi

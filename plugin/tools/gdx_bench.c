@@ -1,16 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * gdx-bench: drives the plugin through its ncclNetPlugin_v7 table, as NCCL's
- * proxy does, between two devices of this machine: a receiver process on
- * --dev and a sender process on --peer-dev, keeping --depth messages in
- * flight. Prints bandwidth per message size in nccl-tests' units.
+ * proxy does, between two devices of this machine, in two processes: the
+ * server on --dev and the client on --peer-dev.
+ *   bw    the client streams to the server, --depth messages in flight
+ *   rate  the same, reported as messages per second (for small sizes)
+ *   lat   ping-pong, one message each way at a time: half round trips,
+ *         median and p99
+ * Prints one row per message size, in nccl-tests' units (GB/s = 10^9 B/s).
  */
 #include <dlfcn.h>
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <sched.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,13 +24,25 @@
 
 #include <nccl/net.h>
 
+enum bench_mode { BENCH_BW, BENCH_RATE, BENCH_LAT };
+
 struct bench_opts {
 	const char *plugin;
 	const char *dev, *peer_dev;
 	size_t min_size, max_size;
 	int factor;
 	int iters, warmup, depth;
+	enum bench_mode mode;
 	int json;
+};
+
+/* One end: its plugin, its comms and its buffer. */
+struct bench_end {
+	const ncclNet_v7_t *net;
+	void *listen, *send, *recv;
+	void *send_mh, *recv_mh;
+	char *sbuf, *rbuf;
+	int in, out; /* pipes to the other process */
 };
 
 static double bench_now(void)
@@ -122,28 +137,37 @@ static void bench_xfer(int fd, void *buf, size_t len, int writing)
 	}
 }
 
-/* Receiver: keeps depth receives posted; times the messages after warm-up. */
-static double bench_recv(const ncclNet_v7_t *net, void *recv, char *buf, void *mh, size_t size,
-			 const struct bench_opts *o)
+/* Idle, as NCCL's proxy thread does: leave the CPU to the NIC (here, rxe's
+ * kernel threads on the same cores). */
+static void bench_idle(int progress)
+{
+	if (!progress)
+		sched_yield();
+}
+
+/* The server's side of bw/rate: keeps depth receives posted; returns the
+ * seconds the timed messages took. */
+static double bench_stream_recv(struct bench_end *e, size_t size, const struct bench_opts *o)
 {
 	void *reqs[NCCL_NET_MAX_REQUESTS] = {0};
 	int total = o->warmup + o->iters, posted = 0, completed = 0;
-	double start = 0;
+	double start = bench_now();
 
 	while (completed < total) {
 		int progress = 0;
 
 		for (int i = 0; i < o->depth; i++) {
 			int done = 0, sz = (int)size, tag = 0;
-			void *data = buf;
+			void *data = e->rbuf;
 
 			if (!reqs[i] && posted < total) {
-				NET_CHECK(net->irecv(recv, 1, &data, &sz, &tag, &mh, &reqs[i]));
+				NET_CHECK(e->net->irecv(e->recv, 1, &data, &sz, &tag, &e->recv_mh,
+							&reqs[i]));
 				posted++;
 			}
 			if (!reqs[i])
 				continue;
-			NET_CHECK(net->test(reqs[i], &done, &sz));
+			NET_CHECK(e->net->test(reqs[i], &done, &sz));
 			if (done) {
 				reqs[i] = NULL;
 				progress = 1;
@@ -151,16 +175,12 @@ static double bench_recv(const ncclNet_v7_t *net, void *recv, char *buf, void *m
 					start = bench_now();
 			}
 		}
-		/* Idle, as NCCL's proxy thread does: leave the CPU to the NIC (here,
-		 * rxe's kernel threads on the same cores). */
-		if (!progress)
-			sched_yield();
+		bench_idle(progress);
 	}
-	return o->iters ? bench_now() - (o->warmup ? start : 0) : 0;
+	return bench_now() - start;
 }
 
-static void bench_send(const ncclNet_v7_t *net, void *send, char *buf, void *mh, size_t size,
-		       const struct bench_opts *o)
+static void bench_stream_send(struct bench_end *e, size_t size, const struct bench_opts *o)
 {
 	void *reqs[NCCL_NET_MAX_REQUESTS] = {0};
 	int total = o->warmup + o->iters, posted = 0, completed = 0;
@@ -172,102 +192,264 @@ static void bench_send(const ncclNet_v7_t *net, void *send, char *buf, void *mh,
 			int done = 0, sz;
 
 			if (!reqs[i] && posted < total) {
-				NET_CHECK(net->isend(send, buf, (int)size, 0, mh, &reqs[i]));
+				NET_CHECK(e->net->isend(e->send, e->sbuf, (int)size, 0, e->send_mh,
+							&reqs[i]));
 				if (reqs[i])
 					posted++;
 			}
 			if (!reqs[i])
 				continue;
-			NET_CHECK(net->test(reqs[i], &done, &sz));
+			NET_CHECK(e->net->test(reqs[i], &done, &sz));
 			if (done) {
 				reqs[i] = NULL;
 				progress = 1;
 				completed++;
 			}
 		}
-		if (!progress)
-			sched_yield();
+		bench_idle(progress);
 	}
 }
 
-static void bench_sender(const struct bench_opts *o, int in, int out)
+static void bench_wait(struct bench_end *e, void *req)
 {
-	const ncclNet_v7_t *net = bench_load(o->plugin);
+	int done = 0, sz;
+
+	while (!done)
+		NET_CHECK(e->net->test(req, &done, &sz));
+}
+
+static void bench_post_recv(struct bench_end *e, size_t size, void **req)
+{
+	int sz = (int)size, tag = 0;
+	void *data = e->rbuf;
+
+	NET_CHECK(e->net->irecv(e->recv, 1, &data, &sz, &tag, &e->recv_mh, req));
+}
+
+static void *bench_post_send(struct bench_end *e, size_t size)
+{
+	void *req = NULL;
+
+	while (!req)
+		NET_CHECK(e->net->isend(e->send, e->sbuf, (int)size, 0, e->send_mh, &req));
+	return req;
+}
+
+static int bench_cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Ping-pong, server side: half round trips of the timed iterations, sorted.
+ * The receive for the reply is posted before the ping goes, as NCCL's proxy
+ * posts its receives ahead. */
+static void bench_pingpong(struct bench_end *e, size_t size, const struct bench_opts *o,
+			   double *half_rtt)
+{
+	void *rreq;
+
+	bench_post_recv(e, size, &rreq);
+	for (int i = 0; i < o->warmup + o->iters; i++) {
+		double t0 = bench_now();
+		void *sreq = bench_post_send(e, size), *next = NULL;
+
+		bench_wait(e, rreq);
+		if (i + 1 < o->warmup + o->iters)
+			bench_post_recv(e, size, &next);
+		if (i >= o->warmup)
+			half_rtt[i - o->warmup] = (bench_now() - t0) / 2;
+		bench_wait(e, sreq);
+		rreq = next;
+	}
+	qsort(half_rtt, (size_t)o->iters, sizeof(*half_rtt), bench_cmp);
+}
+
+/* Ping-pong, client side: answers every ping. */
+static void bench_pong(struct bench_end *e, size_t size, const struct bench_opts *o)
+{
+	void *rreq;
+
+	bench_post_recv(e, size, &rreq);
+	for (int i = 0; i < o->warmup + o->iters; i++) {
+		void *sreq, *next = NULL;
+
+		bench_wait(e, rreq);
+		if (i + 1 < o->warmup + o->iters)
+			bench_post_recv(e, size, &next);
+		sreq = bench_post_send(e, size);
+		bench_wait(e, sreq);
+		rreq = next;
+	}
+}
+
+/* Connects comm_send of one end to a listen comm of the other: the listener
+ * writes its handle to the pipe, the connector reads it. */
+static void bench_listen(struct bench_end *e, int dev)
+{
 	char handle[NCCL_NET_HANDLE_MAXSIZE];
-	void *send = NULL, *mh;
-	char *buf;
-	int dev = bench_dev(net, o->peer_dev, 1);
 
-	bench_xfer(in, handle, sizeof(handle), 0);
-	while (!send)
-		NET_CHECK(net->connect(dev, handle, &send, NULL));
-	buf = calloc(1, o->max_size ? o->max_size : 1);
-	NET_CHECK(net->regMr(send, buf, (int)(o->max_size ? o->max_size : 1), NCCL_PTR_HOST, &mh));
-	for (size_t s = o->min_size;; s = s ? s * (size_t)o->factor : 1) {
-		char go;
+	NET_CHECK(e->net->listen(dev, handle, &e->listen));
+	bench_xfer(e->out, handle, sizeof(handle), 1);
+}
 
+static void bench_connect(struct bench_end *e, int dev)
+{
+	char handle[NCCL_NET_HANDLE_MAXSIZE];
+
+	bench_xfer(e->in, handle, sizeof(handle), 0);
+	while (!e->send)
+		NET_CHECK(e->net->connect(dev, handle, &e->send, NULL));
+}
+
+static void bench_accept(struct bench_end *e)
+{
+	while (!e->recv)
+		NET_CHECK(e->net->accept(e->listen, &e->recv, NULL));
+}
+
+static void bench_buffers(struct bench_end *e, size_t size)
+{
+	size_t n = size ? size : 1;
+
+	e->sbuf = calloc(1, n);
+	e->rbuf = calloc(1, n);
+	if (!e->sbuf || !e->rbuf)
+		bench_die("out of memory");
+	if (e->send)
+		NET_CHECK(e->net->regMr(e->send, e->sbuf, (int)n, NCCL_PTR_HOST, &e->send_mh));
+	if (e->recv)
+		NET_CHECK(e->net->regMr(e->recv, e->rbuf, (int)n, NCCL_PTR_HOST, &e->recv_mh));
+}
+
+static void bench_close(struct bench_end *e)
+{
+	if (e->send_mh)
+		NET_CHECK(e->net->deregMr(e->send, e->send_mh));
+	if (e->recv_mh)
+		NET_CHECK(e->net->deregMr(e->recv, e->recv_mh));
+	if (e->send)
+		NET_CHECK(e->net->closeSend(e->send));
+	if (e->recv)
+		NET_CHECK(e->net->closeRecv(e->recv));
+	if (e->listen)
+		NET_CHECK(e->net->closeListen(e->listen));
+	free(e->sbuf);
+	free(e->rbuf);
+}
+
+static size_t bench_next(size_t s, const struct bench_opts *o)
+{
+	return s ? s * (size_t)o->factor : 1;
+}
+
+static void bench_client(const struct bench_opts *o, int in, int out)
+{
+	struct bench_end e = {.in = in, .out = out};
+	int dev;
+	char go;
+
+	e.net = bench_load(o->plugin);
+	dev = bench_dev(e.net, o->peer_dev, 1);
+	bench_connect(&e, dev);
+	if (o->mode == BENCH_LAT) {
+		bench_listen(&e, dev);
+		bench_accept(&e);
+	}
+	bench_buffers(&e, o->max_size);
+	for (size_t s = o->min_size;; s = bench_next(s, o)) {
 		bench_xfer(in, &go, 1, 0);
-		bench_send(net, send, buf, mh, s, o);
-		if (s >= o->max_size || o->factor < 2)
+		if (o->mode == BENCH_LAT)
+			bench_pong(&e, s, o);
+		else
+			bench_stream_send(&e, s, o);
+		if (s >= o->max_size)
 			break;
 	}
-	bench_xfer(out, handle, 1, 1);
-	NET_CHECK(net->deregMr(send, mh));
-	NET_CHECK(net->closeSend(send));
-	free(buf);
+	bench_xfer(in, &go, 1, 0);
+	bench_close(&e);
 }
 
-static void bench_receiver(const struct bench_opts *o, int in, int out)
+static void bench_progress(const struct bench_opts *o, size_t s)
 {
-	const ncclNet_v7_t *net = bench_load(o->plugin);
-	char handle[NCCL_NET_HANDLE_MAXSIZE];
-	void *listen, *recv = NULL, *mh;
-	char *buf;
-	int dev = bench_dev(net, o->dev, 0);
+	/* A live line on long sweeps, only where a person watches. */
+	if (o->min_size != o->max_size && !o->json && isatty(STDERR_FILENO))
+		fprintf(stderr, "\r  %zu bytes ...\033[K", s);
+}
+
+static void bench_server(const struct bench_opts *o, int in, int out)
+{
+	struct bench_end e = {.in = in, .out = out};
+	static const char *const mode_name[] = {"bw", "rate", "lat"};
 	ncclNetProperties_v7_t props;
-	int first = 1;
+	double *lat = calloc((size_t)o->iters, sizeof(double));
+	int dev, first = 1;
+	char go = 1;
 
-	NET_CHECK(net->getProperties(dev, &props));
-	NET_CHECK(net->listen(dev, handle, &listen));
-	bench_xfer(out, handle, sizeof(handle), 1);
-	while (!recv)
-		NET_CHECK(net->accept(listen, &recv, NULL));
-	buf = calloc(1, o->max_size ? o->max_size : 1);
-	NET_CHECK(net->regMr(recv, buf, (int)(o->max_size ? o->max_size : 1), NCCL_PTR_HOST, &mh));
+	e.net = bench_load(o->plugin);
+	dev = bench_dev(e.net, o->dev, 0);
+	NET_CHECK(e.net->getProperties(dev, &props));
+	bench_listen(&e, dev);
+	bench_accept(&e);
+	if (o->mode == BENCH_LAT)
+		bench_connect(&e, dev);
+	bench_buffers(&e, o->max_size);
 	if (o->json)
-		printf("{\"device\": \"%s\", \"depth\": %d, \"results\": [", props.name, o->depth);
+		printf("{\"device\": \"%s\", \"mode\": \"%s\", \"depth\": %d, \"iters\": %d, "
+		       "\"results\": [",
+		       props.name, mode_name[o->mode], o->mode == BENCH_LAT ? 1 : o->depth,
+		       o->iters);
+	else if (o->mode == BENCH_LAT)
+		printf("# gdx-bench: ping-pong on %s, %d iterations after %d warm-up\n"
+		       "# %12s %14s %14s %14s\n",
+		       props.name, o->iters, o->warmup, "bytes", "median(us)", "p99(us)",
+		       "min(us)");
 	else
-		printf("# gdx-bench: device %s, depth %d, %d iterations after %d warm-up\n"
+		printf("# gdx-bench: %s on %s, depth %d, %d iterations after %d warm-up\n"
 		       "# %12s %10s %10s %10s %12s\n",
-		       props.name, o->depth, o->iters, o->warmup, "bytes", "time(us)", "GB/s",
-		       "Gb/s", "msg/s");
-	for (size_t s = o->min_size;; s = s ? s * (size_t)o->factor : 1) {
-		char go = 1;
-		double t, gbs;
-
+		       mode_name[o->mode], props.name, o->depth, o->iters, o->warmup, "bytes",
+		       "time(us)", "GB/s", "Gb/s", "msg/s");
+	for (size_t s = o->min_size;; s = bench_next(s, o)) {
+		bench_progress(o, s);
 		bench_xfer(out, &go, 1, 1);
-		t = bench_recv(net, recv, buf, mh, s, o);
-		gbs = t > 0 ? (double)s * o->iters / t / 1e9 : 0;
-		if (o->json)
-			printf("%s{\"bytes\": %zu, \"iters\": %d, \"seconds\": %.6f, \"GBps\": %.4f, "
-			       "\"Gbps\": %.4f, \"msg_rate\": %.1f}",
-			       first ? "" : ", ", s, o->iters, t, gbs, gbs * 8,
-			       t > 0 ? o->iters / t : 0);
-		else
-			printf("  %12zu %10.2f %10.4f %10.4f %12.1f\n", s, t * 1e6 / o->iters, gbs,
-			       gbs * 8, t > 0 ? o->iters / t : 0);
+		if (o->mode == BENCH_LAT) {
+			double med, p99;
+
+			bench_pingpong(&e, s, o, lat);
+			med = lat[o->iters / 2] * 1e6;
+			p99 = lat[(o->iters * 99) / 100] * 1e6;
+			if (o->json)
+				printf("%s{\"bytes\": %zu, \"median_us\": %.3f, \"p99_us\": %.3f, "
+				       "\"min_us\": %.3f}",
+				       first ? "" : ", ", s, med, p99, lat[0] * 1e6);
+			else
+				printf("  %12zu %14.2f %14.2f %14.2f\n", s, med, p99, lat[0] * 1e6);
+		} else {
+			double t = bench_stream_recv(&e, s, o);
+			double gbs = t > 0 ? (double)s * o->iters / t / 1e9 : 0;
+			double rate = t > 0 ? o->iters / t : 0;
+
+			if (o->json)
+				printf("%s{\"bytes\": %zu, \"seconds\": %.6f, \"GBps\": %.4f, "
+				       "\"Gbps\": %.4f, \"msg_rate\": %.1f}",
+				       first ? "" : ", ", s, t, gbs, gbs * 8, rate);
+			else
+				printf("  %12zu %10.2f %10.4f %10.4f %12.1f\n", s,
+				       t * 1e6 / o->iters, gbs, gbs * 8, rate);
+		}
 		fflush(stdout);
 		first = 0;
-		if (s >= o->max_size || o->factor < 2)
+		if (s >= o->max_size)
 			break;
 	}
+	if (o->min_size != o->max_size && !o->json && isatty(STDERR_FILENO))
+		fprintf(stderr, "\r\033[K");
 	if (o->json)
 		printf("]}\n");
-	bench_xfer(in, handle, 1, 0);
-	NET_CHECK(net->deregMr(recv, mh));
-	NET_CHECK(net->closeRecv(recv));
-	NET_CHECK(net->closeListen(listen));
-	free(buf);
+	bench_xfer(out, &go, 1, 1);
+	bench_close(&e);
+	free(lat);
 }
 
 /*
@@ -302,32 +484,39 @@ static const char *bench_default_plugin(void)
 static void bench_usage(void)
 {
 	printf("usage: gdx-bench [options]\n"
-	       "Bandwidth through the plugin's NCCL API between two devices of this machine:\n"
-	       "a receiver on --dev and a sender on --peer-dev, in two processes.\n\n"
-	       "  -d, --dev NAME       receiving device (default: device 0)\n"
-	       "  -D, --peer-dev NAME  sending device (default: device 1, else 0)\n"
-	       "  -s, --size BYTES     one message size (K, M, G suffixes; default 1M)\n"
-	       "  -b, --min BYTES      sweep from (with -e, -f)\n"
+	       "Drives the plugin through its NCCL API (ncclNetPlugin_v7) between two devices\n"
+	       "of this machine, in two processes: a server on --dev, a client on --peer-dev.\n\n"
+	       "  -m, --mode MODE      bw: the client streams to the server (default);\n"
+	       "                       rate: the same, for message rates of small sizes;\n"
+	       "                       lat: ping-pong, half round trips (median, p99)\n"
+	       "  -d, --dev NAME       server device (default: device 0)\n"
+	       "  -D, --peer-dev NAME  client device (default: device 1, else 0)\n"
+	       "  -s, --size BYTES     one message size (K, M, G suffixes; default 1M,\n"
+	       "                       8 for lat and rate)\n"
+	       "  -b, --min BYTES      sweep from (with -e, -f), like nccl-tests\n"
 	       "  -e, --max BYTES      sweep to\n"
 	       "  -f, --factor N       sweep factor (default 2)\n"
+	       "  -a, --all            sweep 2 B to 8 MiB, like perftest's -a\n"
 	       "  -n, --iters N        timed messages per size (default 1000)\n"
 	       "  -w, --warmup N       untimed messages first (default 100)\n"
-	       "  -t, --depth N        messages in flight, 1-32 (default 8, as NCCL)\n"
+	       "  -t, --depth N        messages in flight, 1-32 (default 8, as NCCL; bw, rate)\n"
 	       "  -p, --plugin PATH    the plugin (default: libnccl-net-gdx.so beside this\n"
 	       "                       program, else in ../lib, else from the library path)\n"
 	       "  -j, --json           one JSON object instead of the table\n"
 	       "  -h, --help\n\n"
-	       "GB/s is 10^9 bytes per second, as nccl-tests reports.\n");
+	       "GB/s is 10^9 bytes per second, as nccl-tests reports; Gb/s beside it.\n");
 }
 
 int main(int argc, char **argv)
 {
-	static const struct option longopts[] = {{"dev", required_argument, NULL, 'd'},
+	static const struct option longopts[] = {{"mode", required_argument, NULL, 'm'},
+						 {"dev", required_argument, NULL, 'd'},
 						 {"peer-dev", required_argument, NULL, 'D'},
 						 {"size", required_argument, NULL, 's'},
 						 {"min", required_argument, NULL, 'b'},
 						 {"max", required_argument, NULL, 'e'},
 						 {"factor", required_argument, NULL, 'f'},
+						 {"all", no_argument, NULL, 'a'},
 						 {"iters", required_argument, NULL, 'n'},
 						 {"warmup", required_argument, NULL, 'w'},
 						 {"depth", required_argument, NULL, 't'},
@@ -335,23 +524,48 @@ int main(int argc, char **argv)
 						 {"json", no_argument, NULL, 'j'},
 						 {"help", no_argument, NULL, 'h'},
 						 {NULL, 0, NULL, 0}};
-	struct bench_opts o = {.min_size = 1 << 20,
-			       .max_size = 1 << 20,
+	struct bench_opts o = {.min_size = 0,
+			       .max_size = 0,
 			       .factor = 2,
 			       .iters = 1000,
 			       .warmup = 100,
-			       .depth = 8};
-	int to_recv[2], to_send[2], c, status;
+			       .depth = 8,
+			       .mode = BENCH_BW};
+	int to_server[2], to_client[2], c, status, sized = 0;
 	pid_t pid;
 
-	while ((c = getopt_long(argc, argv, "d:D:s:b:e:f:n:w:t:p:jh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "m:d:D:s:b:e:f:an:w:t:p:jh", longopts, NULL)) != -1) {
 		switch (c) {
+		case 'm':
+			if (!strcmp(optarg, "bw"))
+				o.mode = BENCH_BW;
+			else if (!strcmp(optarg, "rate"))
+				o.mode = BENCH_RATE;
+			else if (!strcmp(optarg, "lat"))
+				o.mode = BENCH_LAT;
+			else
+				bench_die("--mode must be bw, rate or lat");
+			break;
 		case 'd': o.dev = optarg; break;
 		case 'D': o.peer_dev = optarg; break;
-		case 's': o.min_size = o.max_size = bench_parse_size(optarg); break;
-		case 'b': o.min_size = bench_parse_size(optarg); break;
-		case 'e': o.max_size = bench_parse_size(optarg); break;
+		case 's':
+			o.min_size = o.max_size = bench_parse_size(optarg);
+			sized = 1;
+			break;
+		case 'b':
+			o.min_size = bench_parse_size(optarg);
+			sized = 1;
+			break;
+		case 'e':
+			o.max_size = bench_parse_size(optarg);
+			sized = 1;
+			break;
 		case 'f': o.factor = atoi(optarg); break;
+		case 'a':
+			o.min_size = 2;
+			o.max_size = 8 << 20;
+			sized = 1;
+			break;
 		case 'n': o.iters = atoi(optarg); break;
 		case 'w': o.warmup = atoi(optarg); break;
 		case 't': o.depth = atoi(optarg); break;
@@ -361,24 +575,28 @@ int main(int argc, char **argv)
 		default: bench_usage(); return 2;
 		}
 	}
+	if (!sized)
+		o.min_size = o.max_size = o.mode == BENCH_BW ? 1 << 20 : 8;
+	if (o.max_size < o.min_size)
+		o.max_size = o.min_size;
 	if (!o.plugin)
 		o.plugin = bench_default_plugin();
 	if (o.depth < 1 || o.depth > NCCL_NET_MAX_REQUESTS)
 		bench_die("--depth must be 1-%d", NCCL_NET_MAX_REQUESTS);
-	if (o.iters < 1 || o.warmup < 0 || o.min_size > o.max_size || o.factor < 2)
-		bench_die("need --iters >= 1, --warmup >= 0, --min <= --max, --factor >= 2");
-	if (pipe(to_recv) || pipe(to_send))
+	if (o.iters < 1 || o.warmup < 0 || o.factor < 2)
+		bench_die("need --iters >= 1, --warmup >= 0, --factor >= 2");
+	if (pipe(to_server) || pipe(to_client))
 		bench_die("pipe: %s", strerror(errno));
 	fflush(stdout);
 	pid = fork();
 	if (pid < 0)
 		bench_die("fork: %s", strerror(errno));
 	if (pid == 0) {
-		bench_sender(&o, to_send[0], to_recv[1]);
+		bench_client(&o, to_client[0], to_server[1]);
 		return 0;
 	}
-	bench_receiver(&o, to_recv[0], to_send[1]);
+	bench_server(&o, to_server[0], to_client[1]);
 	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status))
-		bench_die("the sending process failed");
+		bench_die("the client process failed");
 	return 0;
 }
