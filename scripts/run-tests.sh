@@ -61,6 +61,7 @@ if [ "$mode" != vm ]; then
 		check_exports
 		check_format
 		tests/check-doctor-topo.sh
+		tests/check-doctor-gdr.sh
 		tests/check-package.sh
 		for t in build/tests/unit_*; do
 			case "$t" in *.o | *.d) continue ;; esac

@@ -150,10 +150,13 @@ fi
 
 # Every long option of a program's --help is in its man page.
 man_has_options() {
-	local page=$1 missing=""
+	local page=$1 missing="" text
 	shift
+	# Read once: "sed | grep -q" fails under pipefail when grep exits early
+	# and sed, still writing a page longer than its buffer, gets SIGPIPE.
+	text=$(sed 's/\\-/-/g' "plugin/tools/$page.1")
 	for opt in $("$@" 2>/dev/null | grep -oE -- '--[a-z][a-z-]+' | sort -u); do
-		sed 's/\\-/-/g' "plugin/tools/$page.1" | grep -q -- "$opt" || missing="$missing $opt"
+		grep -q -- "$opt" <<<"$text" || missing="$missing $opt"
 	done
 	[ -z "$missing" ] || {
 		echo "plugin/tools/$page.1 lacks$missing"

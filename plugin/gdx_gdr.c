@@ -1,0 +1,1286 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * GPUDirect RDMA detection (gdx_gdr.h). Every file is read under a sysfs
+ * root so fixtures stand in for /sys; the CUDA driver is opened with dlopen
+ * so the plugin runs, and says why it stages, where there is none.
+ */
+#include <ctype.h>
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <infiniband/verbs.h>
+
+#include <gdx/gdx_dev.h>
+#include <gdx/gdx_gdr.h>
+#include <nccl/net_common.h>
+
+/* CUDA driver API values (cuda.h, CUDA 13.0), so no CUDA header is needed. */
+#define GDX_CU_ATTR_GPU_DIRECT_RDMA_SUPPORTED 116
+#define GDX_CU_ATTR_DMA_BUF_SUPPORTED	      124
+#define GDX_CU_ERROR_NO_DEVICE		      100
+
+#define GDX_PCI_EXT_CAP_START 0x100
+#define GDX_PCI_EXT_CAP_END   0x1000
+#define GDX_PCI_EXT_CAP_ACS   0x000d
+#define GDX_PCI_ACS_CTRL      6 /* offset of ACS Control in the capability */
+
+/* ---- names ---- */
+
+int gdx_gdr_policy_parse(const char *s, enum gdx_gdr_policy *p)
+{
+	if (!s || !*s || !strcasecmp(s, "auto"))
+		*p = GDX_GDR_POLICY_AUTO;
+	else if (!strcasecmp(s, "on"))
+		*p = GDX_GDR_POLICY_ON;
+	else if (!strcasecmp(s, "off"))
+		*p = GDX_GDR_POLICY_OFF;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+const char *gdx_gdr_policy_name(enum gdx_gdr_policy p)
+{
+	switch (p) {
+	case GDX_GDR_POLICY_ON: return "on";
+	case GDX_GDR_POLICY_OFF: return "off";
+	default: return "auto";
+	}
+}
+
+const char *gdx_gdr_mode_name(enum gdx_gdr_mode m)
+{
+	switch (m) {
+	case GDX_GDR_DIRECT: return "direct";
+	case GDX_GDR_STAGED: return "staged";
+	default: return "broken";
+	}
+}
+
+const char *gdx_gdr_acs_name(enum gdx_gdr_acs a)
+{
+	switch (a) {
+	case GDX_GDR_ACS_OFF: return "off";
+	case GDX_GDR_ACS_ON: return "on";
+	case GDX_GDR_ACS_UNKNOWN: return "unknown";
+	default: return "n/a";
+	}
+}
+
+const char *gdx_gdr_iommu_name(enum gdx_gdr_iommu i)
+{
+	switch (i) {
+	case GDX_GDR_IOMMU_IDENTITY: return "identity";
+	case GDX_GDR_IOMMU_TRANSLATING: return "translating";
+	case GDX_GDR_IOMMU_UNKNOWN: return "unknown";
+	default: return "off";
+	}
+}
+
+void gdx_gdr_acs_bits(unsigned ctrl, char *buf, size_t len)
+{
+	static const char *const names[] = {"SrcValid",	   "TransBlk",	 "ReqRedir",   "CmpltRedir",
+					    "UpstreamFwd", "EgressCtrl", "DirectTrans"};
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (unsigned i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (!(ctrl & (1u << i)) || used >= len)
+			continue;
+		used += (size_t)snprintf(buf + used, len - used, "%s%s", used ? " " : "", names[i]);
+	}
+}
+
+/* ---- DMA-BUF ---- */
+
+int gdx_gdr_dmabuf_probe(struct ibv_pd *pd)
+{
+	struct ibv_mr *mr;
+
+	errno = 0;
+	mr = ibv_reg_dmabuf_mr(pd, 0, 0, 0, -1, 0);
+	if (mr) {
+		ibv_dereg_mr(mr);
+		return 0;
+	}
+	return errno ? errno : EINVAL;
+}
+
+bool gdx_gdr_dmabuf_errno_ok(int err)
+{
+	return err != EOPNOTSUPP && err != EPROTONOSUPPORT;
+}
+
+/* ---- small helpers ---- */
+
+static void gdx_gdr_setf(char *buf, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void gdx_gdr_setf(char *buf, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!buf || !len)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf, len, fmt, ap);
+	va_end(ap);
+}
+
+/* First line of a file, without its newline; -errno when unreadable. */
+static int gdx_gdr_read_line(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "re");
+	int ret = 0;
+
+	buf[0] = '\0';
+	if (!f)
+		return -errno;
+	if (!fgets(buf, (int)len, f))
+		ret = ferror(f) ? -EIO : -ENODATA;
+	fclose(f);
+	buf[strcspn(buf, "\n")] = '\0';
+	return ret;
+}
+
+/* A PCI bus id "dddd:bb:dd.f" in canonical lower case; false when s is not one. */
+static bool gdx_gdr_busid(const char *s, char out[GDX_TOPO_PCI_LEN])
+{
+	unsigned dom, bus, dev, fn;
+	int end = 0;
+
+	if (sscanf(s, "%x:%x:%x.%x%n", &dom, &bus, &dev, &fn, &end) != 4 || s[end] ||
+	    !strchr(s, '.') || bus > 0xff || dev > 0x1f || fn > 7)
+		return false;
+	/* VMD puts devices in domains above 0xffff: five digits still fit. */
+	snprintf(out, GDX_TOPO_PCI_LEN, "%04x:%02x:%02x.%x", dom & 0xfffff, bus, dev, fn);
+	return dom <= 0xfffff;
+}
+
+static void gdx_gdr_pci_file(const struct gdx_gdr_probe *p, const char *bdf, const char *file,
+			     char *path, size_t len)
+{
+	snprintf(path, len, "%s/bus/pci/devices/%s/%s", p->sysfs_root, bdf, file);
+}
+
+/* ---- host facts ---- */
+
+static const struct {
+	const char *marker, *name;
+} gdx_gdr_peermem_markers[] = {
+	/* nvidia_peermem first: the in-driver module of every current driver. */
+	{"module/nvidia_peermem/version", "nvidia_peermem"},
+	{"kernel/mm/memory_peers/nv_mem/version", "nv_peer_mem"},
+	{"kernel/mm/memory_peers/nv_mem_nc/version", "nv_peer_mem"},
+};
+
+static void gdx_gdr_probe_peermem(struct gdx_gdr_probe *p)
+{
+	char path[PATH_MAX];
+
+	for (size_t i = 0; i < sizeof(gdx_gdr_peermem_markers) / sizeof(gdx_gdr_peermem_markers[0]);
+	     i++) {
+		snprintf(path, sizeof(path), "%s/%s", p->sysfs_root,
+			 gdx_gdr_peermem_markers[i].marker);
+		if (access(path, F_OK) == 0) {
+			p->peermem = true;
+			snprintf(p->peermem_name, sizeof(p->peermem_name), "%s",
+				 gdx_gdr_peermem_markers[i].name);
+			snprintf(p->peermem_marker, sizeof(p->peermem_marker), "%s",
+				 gdx_gdr_peermem_markers[i].marker);
+			return;
+		}
+	}
+	snprintf(p->peermem_name, sizeof(p->peermem_name), "nvidia_peermem");
+}
+
+static void gdx_gdr_set_kernel(struct gdx_gdr_probe *p, const char *release)
+{
+	snprintf(p->kernel, sizeof(p->kernel), "%s", release);
+	if (sscanf(release, "%d.%d", &p->kernel_major, &p->kernel_minor) != 2)
+		p->kernel_major = p->kernel_minor = 0;
+}
+
+static bool gdx_gdr_kernel_dmabuf(const struct gdx_gdr_probe *p)
+{
+	/* 0.0 is unknown: let the NIC's probe decide. */
+	return p->kernel_major == 0 || p->kernel_major > 5 ||
+	       (p->kernel_major == 5 && p->kernel_minor >= 12);
+}
+
+/* NCCL_NET_GDR_LEVEL as NCCL reads it: a name or one of the old numerals. */
+static enum gdx_path gdx_gdr_level_from_env(void)
+{
+	const char *s = getenv("NCCL_NET_GDR_LEVEL");
+
+	if (!s || !*s)
+		return GDX_PATH_PXB;
+	if (!strcasecmp(s, "LOC") || !strcmp(s, "0"))
+		return (enum gdx_path)0; /* nothing qualifies */
+	if (!strcasecmp(s, "PIX") || !strcmp(s, "1"))
+		return GDX_PATH_PIX;
+	if (!strcasecmp(s, "PXB") || !strcmp(s, "2"))
+		return GDX_PATH_PXB;
+	/* NCCL has no NODE class: a path between host bridges of one node is PHB. */
+	if (!strcasecmp(s, "PHB") || !strcmp(s, "3"))
+		return GDX_PATH_NODE;
+	if (!strcasecmp(s, "SYS") || !strcmp(s, "4") || !strcmp(s, "5"))
+		return GDX_PATH_SYS;
+	return GDX_PATH_PXB; /* NVL, C2C, P2C, PXN: PCIe paths as at the default */
+}
+
+/* ---- CUDA through the driver library ---- */
+
+typedef int (*gdx_cu_init_fn)(unsigned flags);
+typedef int (*gdx_cu_int_fn)(int *value);
+typedef int (*gdx_cu_get_fn)(int *dev, int ordinal);
+typedef int (*gdx_cu_busid_fn)(char *buf, int len, int dev);
+typedef int (*gdx_cu_attr_fn)(int *value, int attr, int dev);
+
+struct gdx_cu {
+	gdx_cu_init_fn init;
+	gdx_cu_int_fn driver_version, device_count;
+	gdx_cu_get_fn device_get;
+	gdx_cu_busid_fn bus_id;
+	gdx_cu_attr_fn attr;
+};
+
+static int gdx_gdr_add_gpu(struct gdx_gdr_probe *p, const char *pci);
+
+static int gdx_gdr_cu_attr(const struct gdx_cu *cu, int attr, int dev)
+{
+	int v = -1;
+
+	/* Drivers older than the attribute say CUDA_ERROR_INVALID_VALUE: unknown. */
+	return cu->attr(&v, attr, dev) == 0 ? !!v : -1;
+}
+
+static void gdx_gdr_probe_cuda(struct gdx_gdr_probe *p, const char *lib)
+{
+	struct gdx_cu cu;
+	void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+	int n = 0, ret;
+
+	if (!h) {
+		p->cuda = GDX_GDR_CUDA_NONE;
+		gdx_gdr_setf(p->cuda_why, sizeof(p->cuda_why), "%s cannot be loaded", lib);
+		return;
+	}
+	*(void **)&cu.init = dlsym(h, "cuInit");
+	*(void **)&cu.driver_version = dlsym(h, "cuDriverGetVersion");
+	*(void **)&cu.device_count = dlsym(h, "cuDeviceGetCount");
+	*(void **)&cu.device_get = dlsym(h, "cuDeviceGet");
+	*(void **)&cu.bus_id = dlsym(h, "cuDeviceGetPCIBusId");
+	*(void **)&cu.attr = dlsym(h, "cuDeviceGetAttribute");
+	if (!cu.init || !cu.driver_version || !cu.device_count || !cu.device_get || !cu.bus_id ||
+	    !cu.attr) {
+		p->cuda = GDX_GDR_CUDA_ERROR;
+		gdx_gdr_setf(p->cuda_why, sizeof(p->cuda_why),
+			     "%s lacks the driver API (not the NVIDIA driver's library?)", lib);
+		dlclose(h);
+		return;
+	}
+	/* From here the library stays loaded: unloading CUDA once it is
+	 * initialized is not safe, and in NCCL's process it is loaded anyway. */
+	if (cu.driver_version(&p->cuda_version))
+		p->cuda_version = 0;
+	ret = cu.init(0);
+	if (ret == GDX_CU_ERROR_NO_DEVICE)
+		ret = 0; /* a driver on a machine without GPU: zero devices */
+	else if (ret == 0)
+		ret = cu.device_count(&n);
+	if (ret) {
+		p->cuda = GDX_GDR_CUDA_ERROR;
+		p->cuda_err = ret;
+		gdx_gdr_setf(p->cuda_why, sizeof(p->cuda_why), "cuInit failed with CUDA error %d",
+			     ret);
+		return;
+	}
+	p->cuda = GDX_GDR_CUDA_OK;
+	for (int i = 0; i < n; i++) {
+		char bus[64], pci[GDX_TOPO_PCI_LEN];
+		int dev, g;
+
+		if (cu.device_get(&dev, i) || cu.bus_id(bus, (int)sizeof(bus), dev) ||
+		    !gdx_gdr_busid(bus, pci))
+			continue;
+		g = gdx_gdr_add_gpu(p, pci);
+		if (g < 0)
+			break;
+		p->gpus[g].cuda_index = i;
+		p->gpus[g].gdr_attr =
+			gdx_gdr_cu_attr(&cu, GDX_CU_ATTR_GPU_DIRECT_RDMA_SUPPORTED, dev);
+		p->gpus[g].dmabuf_attr = gdx_gdr_cu_attr(&cu, GDX_CU_ATTR_DMA_BUF_SUPPORTED, dev);
+	}
+}
+
+/* ---- GPUs and NICs ---- */
+
+static unsigned long long gdx_gdr_busid_key(const char *pci)
+{
+	unsigned dom = 0, bus = 0, dev = 0, fn = 0;
+
+	sscanf(pci, "%x:%x:%x.%x", &dom, &bus, &dev, &fn);
+	return ((unsigned long long)dom << 24) | (bus << 16) | (dev << 8) | fn;
+}
+
+static void gdx_gdr_gpu_init(struct gdx_gdr_gpu *g, const char *pci)
+{
+	memset(g, 0, sizeof(*g));
+	snprintf(g->pci, sizeof(g->pci), "%s", pci);
+	g->cuda_index = -1;
+	g->gdr_attr = -1;
+	g->dmabuf_attr = -1;
+	g->topo = -1;
+}
+
+/* Index of the GPU with that bus id, added in bus id order when new. Paths
+ * are not computed yet when GPUs are added, so indices may still move. */
+static int gdx_gdr_add_gpu(struct gdx_gdr_probe *p, const char *pci)
+{
+	unsigned long long key = gdx_gdr_busid_key(pci);
+	int i = gdx_gdr_find_gpu(p, pci);
+
+	if (i >= 0)
+		return i;
+	if (p->ngpus == GDX_GDR_MAX_GPUS)
+		return -ENOSPC;
+	for (i = p->ngpus; i > 0 && gdx_gdr_busid_key(p->gpus[i - 1].pci) > key; i--)
+		p->gpus[i] = p->gpus[i - 1];
+	gdx_gdr_gpu_init(&p->gpus[i], pci);
+	p->ngpus++;
+	return i;
+}
+
+int gdx_gdr_find_gpu(const struct gdx_gdr_probe *p, const char *pci)
+{
+	for (int i = 0; pci && i < p->ngpus; i++)
+		if (!strcasecmp(p->gpus[i].pci, pci))
+			return i;
+	return -1;
+}
+
+int gdx_gdr_find_nic(const struct gdx_gdr_probe *p, const char *ibdev)
+{
+	for (int i = 0; ibdev && i < p->nnics; i++)
+		if (!strcmp(p->nics[i].name, ibdev))
+			return i;
+	return -1;
+}
+
+/* The IOMMU domain type of a PCI device: its iommu_group's "type". */
+static enum gdx_gdr_iommu gdx_gdr_iommu_of(const struct gdx_gdr_probe *p, const char *bdf,
+					   char *type, size_t len)
+{
+	char path[PATH_MAX];
+	struct stat st;
+
+	type[0] = '\0';
+	if (!bdf[0])
+		return GDX_GDR_IOMMU_OFF;
+	gdx_gdr_pci_file(p, bdf, "iommu_group", path, sizeof(path));
+	if (stat(path, &st))
+		return GDX_GDR_IOMMU_OFF;
+	gdx_gdr_pci_file(p, bdf, "iommu_group/type", path, sizeof(path));
+	/* Kernels before 5.11 have no type file: the mode is on the command line. */
+	if (gdx_gdr_read_line(path, type, len) || !type[0])
+		return GDX_GDR_IOMMU_UNKNOWN;
+	return strcmp(type, "identity") ? GDX_GDR_IOMMU_TRANSLATING : GDX_GDR_IOMMU_IDENTITY;
+}
+
+/* BAR1 size from the "resource" file: one "start end flags" line per BAR. */
+static uint64_t gdx_gdr_bar1_of(const struct gdx_gdr_probe *p, const char *bdf)
+{
+	unsigned long long start, end, flags;
+	char path[PATH_MAX], line[128];
+	uint64_t size = 0;
+	FILE *f;
+
+	gdx_gdr_pci_file(p, bdf, "resource", path, sizeof(path));
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	/* NVIDIA GPUs: BAR0 registers, BAR1 the framebuffer aperture. */
+	if (fgets(line, sizeof(line), f) && fgets(line, sizeof(line), f) &&
+	    sscanf(line, "%llx %llx %llx", &start, &end, &flags) == 3 && start && end > start)
+		size = end - start + 1;
+	fclose(f);
+	return size;
+}
+
+/* The PCI function behind an RDMA device: the "device" link of its class
+ * entry, when it leads to a PCI device (rxe and siw have none). */
+static void gdx_gdr_nic_pci(const struct gdx_gdr_probe *p, const char *ibdev,
+			    char out[GDX_TOPO_PCI_LEN])
+{
+	char link[PATH_MAX], real[PATH_MAX];
+	const char *base;
+
+	out[0] = '\0';
+	snprintf(link, sizeof(link), "%s/class/infiniband/%s/device", p->sysfs_root, ibdev);
+	if (!realpath(link, real) || !strstr(real, "/devices/pci"))
+		return;
+	base = strrchr(real, '/');
+	if (base && !gdx_gdr_busid(base + 1, out))
+		out[0] = '\0';
+}
+
+static int gdx_gdr_add_nic(struct gdx_gdr_probe *p, const char *ibdev)
+{
+	struct gdx_gdr_nic *n;
+	int i = gdx_gdr_find_nic(p, ibdev);
+
+	if (i >= 0)
+		return i;
+	if (p->nnics == GDX_GDR_MAX_NICS)
+		return -ENOSPC;
+	n = &p->nics[p->nnics];
+	memset(n, 0, sizeof(*n));
+	snprintf(n->name, sizeof(n->name), "%s", ibdev);
+	n->dmabuf = -1;
+	n->topo = -1;
+	return p->nnics++;
+}
+
+static int gdx_gdr_cmp_name(const void *a, const void *b)
+{
+	return strverscmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Every RDMA device of the sysfs tree, mlx5_9 before mlx5_10. */
+static void gdx_gdr_list_nics(struct gdx_gdr_probe *p)
+{
+	char path[PATH_MAX], *names[GDX_GDR_MAX_NICS];
+	struct dirent *e;
+	int n = 0;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "%s/class/infiniband", p->sysfs_root);
+	d = opendir(path);
+	if (!d)
+		return;
+	while ((e = readdir(d)) && n < GDX_GDR_MAX_NICS) {
+		if (e->d_name[0] == '.')
+			continue;
+		names[n] = strdup(e->d_name);
+		if (names[n])
+			n++;
+	}
+	closedir(d);
+	qsort(names, (size_t)n, sizeof(names[0]), gdx_gdr_cmp_name);
+	for (int i = 0; i < n; i++) {
+		gdx_gdr_add_nic(p, names[i]);
+		free(names[i]);
+	}
+}
+
+/* ---- the path between a GPU and a NIC ---- */
+
+#define GDX_GDR_CHAIN_MAX 16
+
+struct gdx_gdr_chain {
+	char host[32]; /* "pci0000:15": the root bus */
+	char bdf[GDX_GDR_CHAIN_MAX][GDX_TOPO_PCI_LEN];
+	int n; /* the device itself last */
+};
+
+/*
+ * The PCI functions from the root bus down to bdf, read from the realpath of
+ * <root>/bus/pci/devices/<bdf>, which nests every device below its bridges:
+ * ".../devices/pci0000:15/0000:15:01.0/0000:16:00.0/0000:17:01.0/0000:1b:00.0".
+ */
+static int gdx_gdr_chain_of(const struct gdx_gdr_probe *p, const char *bdf, struct gdx_gdr_chain *c)
+{
+	char link[PATH_MAX], real[PATH_MAX], *s, *tok, *save;
+
+	memset(c, 0, sizeof(*c));
+	snprintf(link, sizeof(link), "%s/bus/pci/devices/%s", p->sysfs_root, bdf);
+	if (!realpath(link, real))
+		return -errno;
+	s = strstr(real, "/devices/pci");
+	if (!s)
+		return -EINVAL;
+	s += strlen("/devices/");
+	for (tok = strtok_r(s, "/", &save); tok; tok = strtok_r(NULL, "/", &save)) {
+		if (!c->host[0] && !strncmp(tok, "pci", 3))
+			snprintf(c->host, sizeof(c->host), "%s", tok);
+		else if (c->n < GDX_GDR_CHAIN_MAX && gdx_gdr_busid(tok, c->bdf[c->n]))
+			c->n++;
+	}
+	return c->n && !strcmp(c->bdf[c->n - 1], bdf) ? 0 : -EINVAL;
+}
+
+/*
+ * ACS Control of one bridge from its config space: -1 when the extended
+ * space cannot be read (an unprivileged read returns only the first 64 bytes),
+ * 0 when it has no ACS capability.
+ */
+static int gdx_gdr_acs_ctrl(const struct gdx_gdr_probe *p, const char *bdf)
+{
+	unsigned char cfg[GDX_PCI_EXT_CAP_END];
+	char path[PATH_MAX];
+	ssize_t n = 0, r;
+	unsigned off = GDX_PCI_EXT_CAP_START;
+	int fd;
+
+	gdx_gdr_pci_file(p, bdf, "config", path, sizeof(path));
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	while (n < (ssize_t)sizeof(cfg) && (r = read(fd, cfg + n, sizeof(cfg) - (size_t)n)) > 0)
+		n += r;
+	close(fd);
+	if (n < 256)
+		return -1;
+	/* A conventional function has 256 bytes and no extended capabilities. */
+	for (int hops = 0; hops < 1024 && off + 8 <= (unsigned)n; hops++) {
+		unsigned hdr = cfg[off] | cfg[off + 1] << 8 | cfg[off + 2] << 16 |
+			       (unsigned)cfg[off + 3] << 24;
+
+		if (hdr == 0 || hdr == 0xffffffffu)
+			break;
+		if ((hdr & 0xffff) == GDX_PCI_EXT_CAP_ACS)
+			return cfg[off + GDX_PCI_ACS_CTRL] | cfg[off + GDX_PCI_ACS_CTRL + 1] << 8;
+		if ((hdr >> 20) < GDX_PCI_EXT_CAP_START)
+			break;
+		off = (hdr >> 20) & 0xffc;
+	}
+	return 0;
+}
+
+static void gdx_gdr_acs_bridge(const struct gdx_gdr_probe *p, const char *bdf,
+			       struct gdx_gdr_path *path)
+{
+	int ctrl = gdx_gdr_acs_ctrl(p, bdf);
+
+	path->nbridges++;
+	if (path->acs == GDX_GDR_ACS_ON)
+		return;
+	if (ctrl < 0) {
+		if (path->acs != GDX_GDR_ACS_UNKNOWN)
+			snprintf(path->acs_bridge, sizeof(path->acs_bridge), "%s", bdf);
+		path->acs = GDX_GDR_ACS_UNKNOWN;
+	} else if (ctrl & GDX_GDR_ACS_BAD) {
+		path->acs = GDX_GDR_ACS_ON;
+		path->acs_ctrl = (unsigned)ctrl;
+		snprintf(path->acs_bridge, sizeof(path->acs_bridge), "%s", bdf);
+	} else if (path->acs == GDX_GDR_ACS_NA) {
+		path->acs = GDX_GDR_ACS_OFF;
+	}
+}
+
+/*
+ * ACS on every bridge a peer-to-peer transaction between GPU and NIC passes:
+ * below the port where their chains meet (that port included), or, when they
+ * do not meet below the root complex, every bridge of both chains.
+ */
+static void gdx_gdr_acs_path(const struct gdx_gdr_probe *p, const char *gpu, const char *nic,
+			     struct gdx_gdr_path *path)
+{
+	struct gdx_gdr_chain g, n;
+	int common = 0;
+
+	if (!nic[0] || gdx_gdr_chain_of(p, gpu, &g) || gdx_gdr_chain_of(p, nic, &n))
+		return;
+	if (!strcmp(g.host, n.host))
+		while (common < g.n - 1 && common < n.n - 1 &&
+		       !strcmp(g.bdf[common], n.bdf[common]))
+			common++;
+	if (common)
+		gdx_gdr_acs_bridge(p, g.bdf[common - 1], path);
+	for (int i = common; i < g.n - 1; i++)
+		gdx_gdr_acs_bridge(p, g.bdf[i], path);
+	for (int i = common; i < n.n - 1; i++)
+		gdx_gdr_acs_bridge(p, n.bdf[i], path);
+	if (path->acs == GDX_GDR_ACS_NA && path->nbridges == 0)
+		path->acs = GDX_GDR_ACS_OFF; /* both right on the root bus */
+}
+
+const struct gdx_gdr_path *gdx_gdr_path(const struct gdx_gdr_probe *p, int gpu, int nic)
+{
+	if (gpu < 0 || gpu >= p->ngpus || nic < 0 || nic >= p->nnics || !p->paths)
+		return NULL;
+	return &p->paths[(size_t)gpu * GDX_GDR_MAX_NICS + (size_t)nic];
+}
+
+static void gdx_gdr_fill_path(struct gdx_gdr_probe *p, const struct gdx_topo *t, int g, int n)
+{
+	struct gdx_gdr_path *path = &p->paths[(size_t)g * GDX_GDR_MAX_NICS + (size_t)n];
+
+	memset(path, 0, sizeof(*path));
+	path->cls = t && p->gpus[g].topo >= 0 && p->nics[n].topo >= 0
+			    ? gdx_topo_path(t, p->gpus[g].topo, p->nics[n].topo)
+			    : GDX_PATH_UNKNOWN;
+	gdx_gdr_acs_path(p, p->gpus[g].pci, p->nics[n].pci, path);
+}
+
+static void gdx_gdr_fill_nic(struct gdx_gdr_probe *p, const struct gdx_topo *t, int n)
+{
+	struct gdx_gdr_nic *nic = &p->nics[n];
+
+	gdx_gdr_nic_pci(p, nic->name, nic->pci);
+	if (t) {
+		nic->topo = gdx_topo_find_nic(t, nic->name);
+		if (!nic->pci[0] && nic->topo >= 0)
+			snprintf(nic->pci, sizeof(nic->pci), "%s", gdx_topo_nic(t, nic->topo)->pci);
+	}
+	nic->iommu = gdx_gdr_iommu_of(p, nic->pci, nic->iommu_type, sizeof(nic->iommu_type));
+	for (int g = 0; p->paths && g < p->ngpus; g++)
+		gdx_gdr_fill_path(p, t, g, n);
+}
+
+/* ---- the facts file (tests) ---- */
+
+static const struct {
+	const char *name;
+	int value;
+} gdx_gdr_errnos[] = {
+	{"EBADF", EBADF},   {"EOPNOTSUPP", EOPNOTSUPP}, {"EPROTONOSUPPORT", EPROTONOSUPPORT},
+	{"EINVAL", EINVAL}, {"EFAULT", EFAULT},		{"ENOSYS", ENOSYS},
+	{"EACCES", EACCES}, {"ENOMEM", ENOMEM},		{"EPERM", EPERM},
+};
+
+const char *gdx_gdr_errno_name(int err)
+{
+	for (size_t i = 0; i < sizeof(gdx_gdr_errnos) / sizeof(gdx_gdr_errnos[0]); i++)
+		if (gdx_gdr_errnos[i].value == err)
+			return gdx_gdr_errnos[i].name;
+	return NULL;
+}
+
+static int gdx_gdr_parse_errno(const char *s)
+{
+	char *end;
+	long v;
+
+	for (size_t i = 0; i < sizeof(gdx_gdr_errnos) / sizeof(gdx_gdr_errnos[0]); i++)
+		if (!strcmp(s, gdx_gdr_errnos[i].name))
+			return gdx_gdr_errnos[i].value;
+	v = strtol(s, &end, 10);
+	return *end || v <= 0 || v > 4095 ? -1 : (int)v;
+}
+
+static int gdx_gdr_parse_bytes(const char *s, uint64_t *out)
+{
+	unsigned long long v;
+	char *end;
+
+	if (!strcmp(s, "unlimited") || !strcmp(s, "infinity")) {
+		*out = GDX_GDR_MEMLOCK_INFINITY;
+		return 0;
+	}
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s)
+		return -EINVAL;
+	switch (toupper((unsigned char)*end)) {
+	case '\0': break;
+	case 'K': v <<= 10; break;
+	case 'M': v <<= 20; break;
+	case 'G': v <<= 30; break;
+	default: return -EINVAL;
+	}
+	if (*end && end[1])
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+/* "gdr=1 dmabuf=0" after a gpu line's bus id. */
+static int gdx_gdr_parse_gpu_attrs(struct gdx_gdr_gpu *g, char **save)
+{
+	char *tok;
+
+	while ((tok = strtok_r(NULL, " \t", save))) {
+		int v;
+
+		if (sscanf(tok, "gdr=%d", &v) == 1)
+			g->gdr_attr = !!v;
+		else if (sscanf(tok, "dmabuf=%d", &v) == 1)
+			g->dmabuf_attr = !!v;
+		else
+			return -EINVAL;
+	}
+	return 0;
+}
+
+static int gdx_gdr_fact(struct gdx_gdr_probe *p, char *line, int *ncuda)
+{
+	char *save, *key = strtok_r(line, " \t", &save), *a = strtok_r(NULL, " \t", &save);
+	char pci[GDX_TOPO_PCI_LEN];
+	int i;
+
+	if (!key)
+		return 0;
+	if (!a)
+		return -EINVAL;
+	if (!strcmp(key, "kernel")) {
+		gdx_gdr_set_kernel(p, a);
+	} else if (!strcmp(key, "memlock")) {
+		return gdx_gdr_parse_bytes(a, &p->memlock);
+	} else if (!strcmp(key, "cuda")) {
+		char *b = strtok_r(NULL, " \t", &save);
+
+		if (!strcmp(a, "none")) {
+			p->cuda = GDX_GDR_CUDA_NONE;
+			gdx_gdr_setf(p->cuda_why, sizeof(p->cuda_why),
+				     "libcuda.so.1 cannot be loaded");
+		} else if (!strcmp(a, "error") && b) {
+			p->cuda = GDX_GDR_CUDA_ERROR;
+			p->cuda_err = atoi(b);
+			gdx_gdr_setf(p->cuda_why, sizeof(p->cuda_why),
+				     "cuInit failed with CUDA error %d", p->cuda_err);
+		} else if (atoi(a) > 0) {
+			p->cuda = GDX_GDR_CUDA_OK;
+			p->cuda_version = atoi(a);
+		} else {
+			return -EINVAL;
+		}
+	} else if (!strcmp(key, "gpu")) {
+		if (!gdx_gdr_busid(a, pci) || (i = gdx_gdr_add_gpu(p, pci)) < 0)
+			return -EINVAL;
+		p->gpus[i].cuda_index = (*ncuda)++;
+		return gdx_gdr_parse_gpu_attrs(&p->gpus[i], &save);
+	} else if (!strcmp(key, "dmabuf")) {
+		char *e = strtok_r(NULL, " \t", &save);
+		int err = e ? gdx_gdr_parse_errno(e) : -1;
+
+		if (err < 0 || (i = gdx_gdr_add_nic(p, a)) < 0)
+			return -EINVAL;
+		p->nics[i].dmabuf_errno = err;
+		p->nics[i].dmabuf = gdx_gdr_dmabuf_errno_ok(err);
+	} else {
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int gdx_gdr_read_facts(struct gdx_gdr_probe *p, const char *file, char *why, size_t why_len)
+{
+	char line[256];
+	int lineno = 0, ncuda = 0, ret = 0;
+	FILE *f = fopen(file, "re");
+
+	if (!f) {
+		ret = -errno;
+		gdx_gdr_setf(why, why_len, "%s: %s", file, strerror(errno));
+		return ret;
+	}
+	p->from_facts = true;
+	p->cuda = GDX_GDR_CUDA_NONE;
+	gdx_gdr_setf(p->cuda_why, sizeof(p->cuda_why), "libcuda.so.1 cannot be loaded");
+	while (!ret && fgets(line, sizeof(line), f)) {
+		lineno++;
+		line[strcspn(line, "#\n")] = '\0';
+		ret = gdx_gdr_fact(p, line, &ncuda);
+		if (ret)
+			gdx_gdr_setf(why, why_len, "%s:%d: not a fact this probe knows", file,
+				     lineno);
+	}
+	fclose(f);
+	return ret;
+}
+
+/* ---- init ---- */
+
+static void gdx_gdr_probe_live(struct gdx_gdr_probe *p, const char *cuda_lib)
+{
+	struct utsname u;
+	struct rlimit rl;
+
+	if (uname(&u) == 0)
+		gdx_gdr_set_kernel(p, u.release);
+	if (getrlimit(RLIMIT_MEMLOCK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+		p->memlock = rl.rlim_cur;
+	gdx_gdr_probe_cuda(p, cuda_lib ? cuda_lib : "libcuda.so.1");
+}
+
+int gdx_gdr_probe_init(const struct gdx_gdr_opts *o, struct gdx_gdr_probe **p_out, char *why,
+		       size_t why_len)
+{
+	static const struct gdx_gdr_opts none;
+	struct gdx_topo *owned = NULL;
+	const struct gdx_topo *t;
+	struct gdx_gdr_probe *p;
+	int ret = 0;
+
+	o = o ? o : &none;
+	gdx_gdr_setf(why, why_len, "%s", "");
+	p = calloc(1, sizeof(*p));
+	if (!p) {
+		gdx_gdr_setf(why, why_len, "out of memory");
+		return -ENOMEM;
+	}
+	snprintf(p->sysfs_root, sizeof(p->sysfs_root), "%s",
+		 o->sysfs_root ? o->sysfs_root : gdx_sysfs_root());
+	p->memlock = GDX_GDR_MEMLOCK_INFINITY;
+	p->gdr_level = gdx_gdr_level_from_env();
+	gdx_gdr_probe_peermem(p);
+
+	t = o->topo;
+	if (!t && gdx_topo_load(o->xml, &owned, p->topo_why, sizeof(p->topo_why)) == 0)
+		t = owned;
+	p->have_topo = t != NULL;
+	for (int i = 0; t && i < gdx_topo_ngpus(t); i++)
+		if (gdx_gdr_add_gpu(p, gdx_topo_gpu(t, i)->pci) < 0)
+			break;
+	gdx_gdr_list_nics(p);
+	if (o->facts)
+		ret = gdx_gdr_read_facts(p, o->facts, why, why_len);
+	else
+		gdx_gdr_probe_live(p, o->cuda_lib);
+	if (ret)
+		goto out;
+
+	p->paths = calloc((size_t)p->ngpus * GDX_GDR_MAX_NICS + 1, sizeof(*p->paths));
+	if (!p->paths) {
+		gdx_gdr_setf(why, why_len, "out of memory");
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (int g = 0; g < p->ngpus; g++) {
+		struct gdx_gdr_gpu *gpu = &p->gpus[g];
+
+		gpu->topo = t ? gdx_topo_find_gpu(t, gpu->pci) : -1;
+		gpu->iommu =
+			gdx_gdr_iommu_of(p, gpu->pci, gpu->iommu_type, sizeof(gpu->iommu_type));
+		gpu->bar1 = gdx_gdr_bar1_of(p, gpu->pci);
+	}
+	for (int n = 0; n < p->nnics; n++)
+		gdx_gdr_fill_nic(p, t, n);
+out:
+	gdx_topo_free(owned);
+	if (ret) {
+		gdx_gdr_probe_free(p);
+		return ret;
+	}
+	*p_out = p;
+	return 0;
+}
+
+void gdx_gdr_probe_free(struct gdx_gdr_probe *p)
+{
+	if (!p)
+		return;
+	free(p->paths);
+	free(p);
+}
+
+int gdx_gdr_probe_nic(struct gdx_gdr_probe *p, const char *ibdev, struct ibv_pd *pd)
+{
+	int n = gdx_gdr_find_nic(p, ibdev);
+
+	if (n < 0) {
+		n = gdx_gdr_add_nic(p, ibdev);
+		if (n < 0)
+			return n;
+		/* No topology kept: its path classes stay unknown. */
+		gdx_gdr_fill_nic(p, NULL, n);
+	}
+	if (pd) {
+		p->nics[n].dmabuf_errno = gdx_gdr_dmabuf_probe(pd);
+		p->nics[n].dmabuf = gdx_gdr_dmabuf_errno_ok(p->nics[n].dmabuf_errno);
+	}
+	return n;
+}
+
+/* ---- verdicts ---- */
+
+static int gdx_gdr_cuda_gpus(const struct gdx_gdr_probe *p)
+{
+	int n = 0;
+
+	for (int g = 0; g < p->ngpus; g++)
+		n += p->gpus[g].cuda_index >= 0;
+	return n;
+}
+
+/* Whether any GPU CUDA sees has an attribute not known to be 0. */
+static bool gdx_gdr_any_gpu(const struct gdx_gdr_probe *p, bool dmabuf)
+{
+	for (int g = 0; g < p->ngpus; g++) {
+		const struct gdx_gdr_gpu *gpu = &p->gpus[g];
+
+		if (gpu->cuda_index >= 0 && (dmabuf ? gpu->dmabuf_attr : gpu->gdr_attr) != 0)
+			return true;
+	}
+	return false;
+}
+
+/* Why the NIC cannot use DMA-BUF; "" when it can. */
+static void gdx_gdr_dmabuf_why(const struct gdx_gdr_probe *p, const struct gdx_gdr_nic *nic,
+			       char *buf, size_t len)
+{
+	buf[0] = '\0';
+	if (!gdx_gdr_kernel_dmabuf(p))
+		gdx_gdr_setf(buf, len, "dma-buf unsupported (kernel %d.%d)", p->kernel_major,
+			     p->kernel_minor);
+	else if (nic->dmabuf < 0)
+		gdx_gdr_setf(buf, len, "dma-buf not probed");
+	else if (!nic->dmabuf)
+		gdx_gdr_setf(buf, len, "dma-buf unsupported (%s refuses it: %s)", nic->name,
+			     strerror(nic->dmabuf_errno));
+	else if (p->cuda_version && p->cuda_version < GDX_GDR_CUDA_DMABUF_MIN)
+		gdx_gdr_setf(buf, len, "dma-buf unsupported (CUDA driver %d.%d; needs 11.7)",
+			     p->cuda_version / 1000, p->cuda_version % 1000 / 10);
+	else if (!gdx_gdr_any_gpu(p, true))
+		gdx_gdr_setf(buf, len, "dma-buf unsupported (no GPU exports dma-buf)");
+}
+
+static void gdx_gdr_via(const struct gdx_gdr_probe *p, struct gdx_gdr_verdict *v)
+{
+	bool cuda = v->ptr_support & NCCL_PTR_CUDA, dmabuf = v->ptr_support & NCCL_PTR_DMABUF;
+
+	gdx_gdr_setf(v->via, sizeof(v->via), "%s%s%s", dmabuf ? "dma-buf" : "",
+		     cuda && dmabuf ? " and " : "", cuda ? p->peermem_name : "");
+}
+
+/*
+ * Whether the NIC can register GPU memory at all: the part of the verdict
+ * that does not depend on which GPU. Sets ptr_support and via when it can,
+ * reason and fix when it cannot.
+ */
+static bool gdx_gdr_nic_capable(const struct gdx_gdr_probe *p, const struct gdx_gdr_nic *nic,
+				struct gdx_gdr_verdict *v)
+{
+	char dmabuf_why[GDX_GDR_TEXT_LEN];
+
+	if (p->cuda == GDX_GDR_CUDA_NONE && !p->ngpus) {
+		gdx_gdr_setf(v->reason, sizeof(v->reason), "no NVIDIA GPU (no CUDA driver)");
+		return false;
+	}
+	if (p->cuda == GDX_GDR_CUDA_NONE) {
+		gdx_gdr_setf(v->reason, sizeof(v->reason),
+			     "the NVIDIA GPUs have no CUDA driver (%s)", p->cuda_why);
+		gdx_gdr_setf(v->fix, sizeof(v->fix),
+			     "install the NVIDIA driver, which provides libcuda.so.1");
+		return false;
+	}
+	if (p->cuda == GDX_GDR_CUDA_ERROR) {
+		gdx_gdr_setf(v->reason, sizeof(v->reason), "the CUDA driver does not work (%s)",
+			     p->cuda_why);
+		gdx_gdr_setf(v->fix, sizeof(v->fix),
+			     "check the driver with nvidia-smi; the kernel module and "
+			     "libcuda.so.1 must match");
+		return false;
+	}
+	if (!gdx_gdr_cuda_gpus(p)) {
+		gdx_gdr_setf(v->reason, sizeof(v->reason),
+			     "no NVIDIA GPU (CUDA driver %d.%d sees none)", p->cuda_version / 1000,
+			     p->cuda_version % 1000 / 10);
+		if (p->ngpus)
+			gdx_gdr_setf(v->fix, sizeof(v->fix),
+				     "make the GPUs visible to this process (CUDA_VISIBLE_DEVICES, "
+				     "the container's --gpus)");
+		return false;
+	}
+	if (!nic->pci[0]) {
+		gdx_gdr_setf(v->reason, sizeof(v->reason),
+			     "%s has no PCI device (software RDMA), so it cannot reach GPU memory",
+			     nic->name);
+		gdx_gdr_setf(v->fix, sizeof(v->fix),
+			     "use a hardware RDMA NIC (ConnectX-5 or later) for GPU traffic");
+		return false;
+	}
+	if (!gdx_gdr_any_gpu(p, false)) {
+		gdx_gdr_setf(
+			v->reason, sizeof(v->reason),
+			"no GPU supports GPUDirect RDMA (CUDA's GPU_DIRECT_RDMA_SUPPORTED is 0)");
+		gdx_gdr_setf(v->fix, sizeof(v->fix),
+			     "use a data-center GPU; this one cannot expose its memory to a NIC");
+		return false;
+	}
+	gdx_gdr_dmabuf_why(p, nic, dmabuf_why, sizeof(dmabuf_why));
+	v->ptr_support |= (p->peermem ? NCCL_PTR_CUDA : 0) | (!dmabuf_why[0] ? NCCL_PTR_DMABUF : 0);
+	if (v->ptr_support == NCCL_PTR_HOST) {
+		gdx_gdr_setf(v->reason, sizeof(v->reason), "%s not loaded and %s", p->peermem_name,
+			     dmabuf_why);
+		gdx_gdr_setf(v->fix, sizeof(v->fix), "modprobe %s", p->peermem_name);
+		return false;
+	}
+	gdx_gdr_via(p, v);
+	return true;
+}
+
+static void gdx_gdr_cat(char *buf, size_t len, const char *s)
+{
+	size_t used = strlen(buf);
+
+	if (used < len)
+		gdx_gdr_setf(buf + used, len - used, "%s%s", used ? "; " : "", s);
+}
+
+/* What degrades a working path, with why and how to fix it. */
+static void gdx_gdr_degrade(const struct gdx_gdr_probe *p, int g, int n, struct gdx_gdr_verdict *v)
+{
+	const struct gdx_gdr_gpu *gpu = &p->gpus[g];
+	const struct gdx_gdr_nic *nic = &p->nics[n];
+	const struct gdx_gdr_path *path = gdx_gdr_path(p, g, n);
+	char s[GDX_GDR_TEXT_LEN], bits[96];
+	bool gi = gpu->iommu == GDX_GDR_IOMMU_TRANSLATING;
+	bool ni = nic->iommu == GDX_GDR_IOMMU_TRANSLATING;
+
+	if (path->acs == GDX_GDR_ACS_ON) {
+		v->degraded |= GDX_GDR_DEG_ACS;
+		gdx_gdr_acs_bits(path->acs_ctrl & GDX_GDR_ACS_BAD, bits, sizeof(bits));
+		gdx_gdr_setf(s, sizeof(s),
+			     "ACS on bridge %s (%s) sends peer-to-peer traffic up to the root "
+			     "complex",
+			     path->acs_bridge, bits);
+		gdx_gdr_cat(v->degraded_why, sizeof(v->degraded_why), s);
+		gdx_gdr_setf(s, sizeof(s),
+			     "disable it (setpci -s %s ECAP_ACS+6.w=0, or in the BIOS)",
+			     path->acs_bridge);
+		gdx_gdr_cat(v->fix, sizeof(v->fix), s);
+	}
+	if (gi || ni) {
+		v->degraded |= GDX_GDR_DEG_IOMMU;
+		gdx_gdr_setf(s, sizeof(s), "the IOMMU translates DMA addresses of %s%s%s (%s)",
+			     gi ? gpu->pci : "", gi && ni ? " and " : "", ni ? nic->pci : "",
+			     gi ? gpu->iommu_type : nic->iommu_type);
+		gdx_gdr_cat(v->degraded_why, sizeof(v->degraded_why), s);
+		gdx_gdr_cat(v->fix, sizeof(v->fix),
+			    "boot with iommu=pt (pass-through), or turn the IOMMU off");
+	}
+	if (path->cls == GDX_PATH_SYS) {
+		v->degraded |= GDX_GDR_DEG_SYS;
+		gdx_gdr_cat(v->degraded_why, sizeof(v->degraded_why),
+			    "GPU and NIC are on different sockets (SYS): traffic crosses the CPU "
+			    "interconnect");
+		gdx_gdr_cat(v->fix, sizeof(v->fix), "use a NIC on the GPU's socket");
+	}
+}
+
+static const char *gdx_gdr_level_name(enum gdx_path level)
+{
+	/* As NCCL_NET_GDR_LEVEL names it; NODE is what NCCL calls PHB. */
+	return level == GDX_PATH_NODE ? "PHB" : level ? gdx_path_name(level) : "LOC";
+}
+
+static void gdx_gdr_verdict_init(struct gdx_gdr_verdict *v)
+{
+	memset(v, 0, sizeof(*v));
+	v->mode = GDX_GDR_STAGED;
+	v->ptr_support = NCCL_PTR_HOST;
+	v->gpu = -1;
+	v->path = GDX_PATH_UNKNOWN;
+}
+
+/* The verdict of a NIC that cannot (or may not) use GPU memory. */
+static void gdx_gdr_not_direct(const char *nic, enum gdx_gdr_policy policy,
+			       struct gdx_gdr_verdict *v)
+{
+	const char *fix = v->fix[0] ? "; fix: " : "";
+
+	v->ptr_support = NCCL_PTR_HOST;
+	v->via[0] = '\0';
+	if (policy == GDX_GDR_POLICY_ON) {
+		v->mode = GDX_GDR_BROKEN;
+		v->warn = true;
+		gdx_gdr_setf(v->line, sizeof(v->line),
+			     "%s: NCCL_GDX_GDR=on, but GPU memory cannot be registered: %s%s%s",
+			     nic, v->reason, fix, v->fix);
+		return;
+	}
+	v->mode = GDX_GDR_STAGED;
+	gdx_gdr_setf(v->line, sizeof(v->line), "%s: staged through host memory: %s%s%s", nic,
+		     v->reason, fix, v->fix);
+}
+
+/* The GPU nearest to a NIC (by path class, then index): -1 when none. */
+static int gdx_gdr_nearest_gpu(const struct gdx_gdr_probe *p, int n)
+{
+	int best = -1;
+
+	for (int g = 0; g < p->ngpus; g++) {
+		if (p->gpus[g].cuda_index < 0 && gdx_gdr_cuda_gpus(p))
+			continue; /* not this process's GPU */
+		if (best < 0 || gdx_gdr_path(p, g, n)->cls < gdx_gdr_path(p, best, n)->cls)
+			best = g;
+	}
+	return best;
+}
+
+int gdx_gdr_nic_verdict(const struct gdx_gdr_probe *p, const char *ibdev,
+			enum gdx_gdr_policy policy, struct gdx_gdr_verdict *v)
+{
+	int n = gdx_gdr_find_nic(p, ibdev), g;
+	char where[160];
+
+	gdx_gdr_verdict_init(v);
+	if (n < 0)
+		return -ENOENT;
+	if (policy == GDX_GDR_POLICY_OFF) {
+		gdx_gdr_setf(v->reason, sizeof(v->reason), "NCCL_GDX_GDR=off");
+		gdx_gdr_not_direct(ibdev, policy, v);
+		return 0;
+	}
+	if (!gdx_gdr_nic_capable(p, &p->nics[n], v)) {
+		gdx_gdr_not_direct(ibdev, policy, v);
+		return 0;
+	}
+	v->mode = GDX_GDR_DIRECT;
+	gdx_gdr_setf(v->reason, sizeof(v->reason), "GPUDirect RDMA via %s", v->via);
+	g = gdx_gdr_nearest_gpu(p, n);
+	v->gpu = g;
+	if (g < 0 || gdx_gdr_path(p, g, n)->cls == GDX_PATH_UNKNOWN) {
+		gdx_gdr_setf(where, sizeof(where), "GPU path unknown: %s",
+			     p->have_topo ? "not in the topology" : "no topology");
+		gdx_gdr_setf(v->line, sizeof(v->line), "%s: %s (%s)", ibdev, v->reason, where);
+		return 0;
+	}
+	v->path = gdx_gdr_path(p, g, n)->cls;
+	gdx_gdr_degrade(p, g, n, v);
+	gdx_gdr_setf(where, sizeof(where), "GPU %s, %s", p->gpus[g].pci, gdx_path_name(v->path));
+	if (v->path > p->gdr_level)
+		gdx_gdr_setf(where + strlen(where), sizeof(where) - strlen(where),
+			     "; NCCL stages it: %s is beyond NCCL_NET_GDR_LEVEL=%s",
+			     gdx_path_name(v->path), gdx_gdr_level_name(p->gdr_level));
+	if (v->degraded) {
+		v->warn = true;
+		gdx_gdr_setf(v->line, sizeof(v->line), "%s: %s (%s), degraded: %s; fix: %s", ibdev,
+			     v->reason, where, v->degraded_why, v->fix);
+	} else {
+		gdx_gdr_setf(v->line, sizeof(v->line), "%s: %s (%s)", ibdev, v->reason, where);
+	}
+	return 0;
+}
+
+int gdx_gdr_pair_verdict(const struct gdx_gdr_probe *p, int g, int n, enum gdx_gdr_policy policy,
+			 struct gdx_gdr_verdict *v)
+{
+	const struct gdx_gdr_gpu *gpu;
+	const char *name;
+
+	gdx_gdr_verdict_init(v);
+	if (g < 0 || g >= p->ngpus || n < 0 || n >= p->nnics)
+		return -EINVAL;
+	gpu = &p->gpus[g];
+	name = p->nics[n].name;
+	v->gpu = g;
+	v->path = gdx_gdr_path(p, g, n)->cls;
+	if (policy == GDX_GDR_POLICY_OFF) {
+		gdx_gdr_setf(v->reason, sizeof(v->reason), "NCCL_GDX_GDR=off");
+		gdx_gdr_not_direct(name, policy, v);
+		return 0;
+	}
+	if (!gdx_gdr_nic_capable(p, &p->nics[n], v)) {
+		gdx_gdr_not_direct(name, policy, v);
+		return 0;
+	}
+	/* The NIC can; can it with this GPU? */
+	if (gpu->cuda_index >= 0 && gpu->dmabuf_attr == 0)
+		v->ptr_support &= ~NCCL_PTR_DMABUF;
+	if (gpu->cuda_index >= 0 && gpu->gdr_attr == 0) {
+		gdx_gdr_setf(v->reason, sizeof(v->reason),
+			     "GPU %s does not support GPUDirect RDMA (CUDA's "
+			     "GPU_DIRECT_RDMA_SUPPORTED is 0)",
+			     gpu->pci);
+		gdx_gdr_setf(v->fix, sizeof(v->fix), "use a data-center GPU for GPUDirect RDMA");
+		gdx_gdr_not_direct(name, GDX_GDR_POLICY_AUTO, v);
+		return 0;
+	}
+	if (v->ptr_support == NCCL_PTR_HOST) {
+		gdx_gdr_setf(v->reason, sizeof(v->reason),
+			     "GPU %s cannot export dma-buf, and %s is not loaded", gpu->pci,
+			     p->peermem_name);
+		gdx_gdr_setf(v->fix, sizeof(v->fix), "modprobe %s", p->peermem_name);
+		gdx_gdr_not_direct(name, GDX_GDR_POLICY_AUTO, v);
+		return 0;
+	}
+	gdx_gdr_via(p, v);
+	gdx_gdr_degrade(p, g, n, v);
+	v->warn = v->degraded != 0;
+	if (v->path != GDX_PATH_UNKNOWN && v->path > p->gdr_level) {
+		char fix[GDX_GDR_TEXT_LEN];
+
+		/* The NIC advertises GPU memory, but NCCL will not use it here. */
+		v->mode = GDX_GDR_STAGED;
+		gdx_gdr_setf(v->reason, sizeof(v->reason),
+			     "the path is %s, beyond NCCL_NET_GDR_LEVEL=%s: NCCL stages this pair "
+			     "through host memory",
+			     gdx_path_name(v->path), gdx_gdr_level_name(p->gdr_level));
+		snprintf(fix, sizeof(fix), "%s", v->fix);
+		if (!(v->degraded & GDX_GDR_DEG_SYS)) {
+			v->fix[0] = '\0';
+			gdx_gdr_cat(v->fix, sizeof(v->fix),
+				    "use a NIC behind the GPU's PCIe switch, or raise "
+				    "NCCL_NET_GDR_LEVEL knowingly");
+			if (fix[0])
+				gdx_gdr_cat(v->fix, sizeof(v->fix), fix);
+		}
+	} else {
+		v->mode = GDX_GDR_DIRECT;
+		gdx_gdr_setf(v->reason, sizeof(v->reason), "GPUDirect RDMA via %s%s", v->via,
+			     v->path == GDX_PATH_UNKNOWN ? " (path class unknown)" : "");
+	}
+	gdx_gdr_setf(v->line, sizeof(v->line), "%s: GPU %s, %s: %s%s%s%s%s", name, gpu->pci,
+		     gdx_path_name(v->path), gdx_gdr_mode_name(v->mode),
+		     v->degraded ? ", degraded: " : "", v->degraded_why, v->fix[0] ? "; fix: " : "",
+		     v->fix);
+	return 0;
+}
+
+/* ---- host-wide checks ---- */
+
+static void gdx_gdr_bytes(uint64_t b, char *buf, size_t len)
+{
+	if (b == GDX_GDR_MEMLOCK_INFINITY)
+		snprintf(buf, len, "unlimited");
+	else if (b >= (1ULL << 30) && !(b % (1ULL << 30)))
+		snprintf(buf, len, "%llu GiB", (unsigned long long)(b >> 30));
+	else if (b >= (1ULL << 20))
+		snprintf(buf, len, "%llu MiB", (unsigned long long)(b >> 20));
+	else
+		snprintf(buf, len, "%llu KiB", (unsigned long long)(b >> 10));
+}
+
+enum gdx_gdr_level gdx_gdr_memlock_check(const struct gdx_gdr_probe *p, char *text, size_t len)
+{
+	char have[32];
+
+	gdx_gdr_bytes(p->memlock, have, sizeof(have));
+	if (p->memlock >= GDX_GDR_MEMLOCK_MIN) {
+		gdx_gdr_setf(text, len, "memlock limit %s", have);
+		return GDX_GDR_LEVEL_OK;
+	}
+	gdx_gdr_setf(text, len,
+		     "memlock limit %s is below %llu MiB: registering NCCL's buffers will fail; "
+		     "fix: ulimit -l unlimited (systemd LimitMEMLOCK=infinity, docker --ulimit "
+		     "memlock=-1)",
+		     have, GDX_GDR_MEMLOCK_MIN >> 20);
+	return GDX_GDR_LEVEL_BROKEN;
+}
+
+enum gdx_gdr_level gdx_gdr_bar1_check(const struct gdx_gdr_probe *p, int gpu, char *text,
+				      size_t len)
+{
+	char have[32];
+
+	if (gpu < 0 || gpu >= p->ngpus || !p->gpus[gpu].bar1) {
+		gdx_gdr_setf(text, len, "BAR1 unknown");
+		return GDX_GDR_LEVEL_OK;
+	}
+	gdx_gdr_bytes(p->gpus[gpu].bar1, have, sizeof(have));
+	if (p->gpus[gpu].bar1 >= GDX_GDR_BAR1_TINY) {
+		gdx_gdr_setf(text, len, "BAR1 %s", have);
+		return GDX_GDR_LEVEL_OK;
+	}
+	gdx_gdr_setf(text, len,
+		     "GPU %s has a tiny BAR1 (%s, under 256 MiB): CPU mappings of GPU memory "
+		     "(GDRCopy) run out, the NIC's access does not; fix: enable large BAR "
+		     "(Resizable BAR) in the firmware",
+		     p->gpus[gpu].pci, have);
+	return GDX_GDR_LEVEL_DEGRADED;
+}

@@ -1,0 +1,222 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# gdx-doctor check on the GPUDirect RDMA fixtures (tests/fixtures/sysfs-gdr,
+# each a sysfs root with topo.xml and a facts file): the exit status (0
+# healthy, 1 degraded, 2 broken), the reason and fix text, and the JSON
+# (python3's json module) of every case; then the policies, usage errors, and
+# one run on this machine that must not crash without RDMA or CUDA.
+# Prints "ok ..." / "not ok ..." lines and "# doctor-gdr: N passed, N failed".
+#
+#   tests/check-doctor-gdr.sh            # runs build/gdx-doctor
+#   GDX_DOCTOR=path/to/gdx-doctor tests/check-doctor-gdr.sh
+set -uo pipefail
+
+cd "$(dirname "$0")/.." || exit 1
+doctor=${GDX_DOCTOR:-build/gdx-doctor}
+fx=tests/fixtures/sysfs-gdr
+passed=0
+failed=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+# The policy and GDR level come from the environment; the fixtures assume defaults.
+unset NCCL_GDX_GDR NCCL_NET_GDR_LEVEL
+
+ok() {
+	echo "ok $1"
+	passed=$((passed + 1))
+}
+
+not_ok() {
+	echo "not ok $1: $2"
+	failed=$((failed + 1))
+}
+
+# run NAME WANT_STATUS ARGS...: runs the doctor, output in $tmp/out and $tmp/err;
+# returns non-zero (after a "not ok") when the exit status is not WANT_STATUS.
+run() {
+	local name=$1 want=$2 rc
+	shift 2
+	"$doctor" "$@" >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	if [ "$rc" -ne "$want" ]; then
+		not_ok "$name" "exit status $rc, expected $want; stderr: $(head -c 300 "$tmp/err"); out: $(grep -A3 '^Problems' "$tmp/out" | head -c 600)"
+		return 1
+	fi
+}
+
+# fixture CASE WANT_STATUS [ENV=VALUE...]: gdx-doctor check on a fixture.
+fixture() {
+	local c=$1 want=$2
+	shift 2
+	env GDX_GDR_FACTS="$fx/$c/facts" "$@" "$doctor" check --sysfs-root "$fx/$c" \
+		--xml "$fx/$c/topo.xml" >"$tmp/out" 2>"$tmp/err"
+	local rc=$?
+	if [ "$rc" -ne "$want" ]; then
+		not_ok "check $c exits $want" "exit status $rc; stderr: $(head -c 300 "$tmp/err"); problems: $(sed -n '/^Problems/,$p' "$tmp/out" | head -c 600)"
+		return 1
+	fi
+	ok "check $c exits $want"
+}
+
+# fixture_json CASE: the same run with --json, into $tmp/out.
+fixture_json() {
+	env GDX_GDR_FACTS="$fx/$1/facts" "$doctor" check --json --sysfs-root "$fx/$1" \
+		--xml "$fx/$1/topo.xml" >"$tmp/out" 2>"$tmp/err"
+}
+
+# has NAME FILE REGEX: one "ok"/"not ok" line on whether FILE matches REGEX.
+has() {
+	if grep -Eq -- "$3" "$2"; then
+		ok "$1"
+	else
+		not_ok "$1" "no line matches '$3' in: $(head -c 900 "$2")"
+	fi
+}
+
+# json NAME PYTHON_EXPR: the output is valid JSON (json.tool) and the
+# expression over it, d, is true.
+json() {
+	if ! python3 -m json.tool "$tmp/out" >/dev/null 2>"$tmp/json-err"; then
+		not_ok "$1" "invalid JSON: $(head -c 300 "$tmp/json-err")"
+	elif python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+sys.exit(0 if eval(sys.argv[2]) else 1)' "$tmp/out" "$2" 2>"$tmp/json-err"; then
+		ok "$1"
+	else
+		not_ok "$1" "JSON does not satisfy: $2 $(head -c 300 "$tmp/json-err")"
+	fi
+}
+
+if [ ! -x "$doctor" ]; then
+	not_ok "gdx-doctor is built" "$doctor is missing (make first)"
+	echo "# doctor-gdr: $passed passed, $failed failed"
+	exit 1
+fi
+if ! command -v python3 >/dev/null; then
+	not_ok "python3 is installed" "needed to check the JSON"
+fi
+
+# Healthy: every GPU direct to its own NIC; the cross pairs are NODE, which
+# NCCL stages by its default level without that being a problem.
+if fixture healthy 0; then
+	has "check healthy: mlx5_0 direct" "$tmp/out" '^  mlx5_0 +0000:18:00\.0 +direct +HOST,CUDA,DMABUF +ok \(EBADF\) +GPUDirect RDMA via dma-buf and nvidia_peermem \(GPU 0000:1b:00\.0, PIX\)$'
+	has "check healthy: RoCE v2 GIDs" "$tmp/out" '^  mlx5_1 +1 +ACTIVE +Ethernet +100 Gb/sec \(4X EDR\) +4 +2 +::ffff:10\.0\.0\.5$'
+	has "check healthy: PIX pair direct, ACS off" "$tmp/out" '^  0000:1b:00\.0 +mlx5_0 +PIX +off +identity +direct$'
+	has "check healthy: NODE pair staged by NCCL's level" "$tmp/out" '^  0000:1b:00\.0 +mlx5_1 +NODE +off +identity +staged \(beyond NCCL_NET_GDR_LEVEL\)$'
+	has "check healthy: no problems" "$tmp/out" '^Result: healthy \(exit 0\)$'
+fi
+if fixture_json healthy; then
+	json "check healthy --json" 'd["status"] == "healthy" and d["exit"] == 0 and [n["verdict"] for n in d["nics"]] == ["direct", "direct"] and d["nics"][0]["ptr_support"] == ["HOST", "CUDA", "DMABUF"] and len(d["pairs"]) == 4 and d["pairs"][0]["bridges"] == 3 and d["host"]["peermem"]["module"] == "nvidia_peermem" and d["nccl"] is None and d["problems"] == []'
+fi
+
+# Each failure mode: exit status, then the sentence that explains it.
+if fixture no-peermem 1; then
+	has "check no-peermem: staged with the reason" "$tmp/out" 'mlx5_0 .* staged +HOST +refused \(EOPNOTSUPP\) +staged through host memory: nvidia_peermem not loaded and dma-buf unsupported \(kernel 5\.4\); fix: modprobe nvidia_peermem$'
+	has "check no-peermem: the GPU is staged" "$tmp/out" '^  \[degraded\] GPU 0000:1b:00\.0 is staged through host memory on its nearest NIC mlx5_0 \(PIX\)'
+fi
+if fixture dmabuf-unsupported 0; then
+	has "check dmabuf-unsupported: peer memory only" "$tmp/out" 'direct +HOST,CUDA +refused \(EOPNOTSUPP\) +GPUDirect RDMA via nvidia_peermem '
+fi
+if fixture dmabuf-only 0; then
+	has "check dmabuf-only: dma-buf only" "$tmp/out" 'direct +HOST,DMABUF +ok \(EBADF\) +GPUDirect RDMA via dma-buf '
+fi
+if fixture legacy-peermem 0; then
+	has "check legacy-peermem: nv_peer_mem" "$tmp/out" 'peer memory +nv_peer_mem loaded \(kernel/mm/memory_peers/nv_mem/version\)'
+fi
+if fixture acs 1; then
+	has "check acs: the bridge and its bits" "$tmp/out" '^  \[degraded\] GPU 0000:1b:00\.0 and mlx5_0 \(PIX\): degraded: ACS on bridge 0000:17:01\.0 \(ReqRedir CmpltRedir\) sends peer-to-peer traffic up to the root complex; fix: disable it \(setpci -s 0000:17:01\.0 ECAP_ACS\+6\.w=0'
+	has "check acs: the pair" "$tmp/out" '^  0000:1b:00\.0 +mlx5_0 +PIX +on +identity +direct, degraded: ACS$'
+fi
+if fixture acs-unreadable 0; then
+	has "check acs-unreadable: unknown, as a note" "$tmp/out" '^  \[note\] ACS between GPU 0000:1b:00\.0 and mlx5_0 unknown: .*run as root$'
+fi
+if fixture iommu-translating 1; then
+	has "check iommu-translating: why and fix" "$tmp/out" 'degraded: the IOMMU translates DMA addresses of 0000:1b:00\.0 and 0000:18:00\.0 \(DMA-FQ\); fix: boot with iommu=pt'
+	has "check iommu-translating: the pair" "$tmp/out" '^  0000:1b:00\.0 +mlx5_0 +PIX +off +DMA-FQ +direct, degraded: IOMMU$'
+fi
+if fixture remote-nic 1; then
+	has "check remote-nic: SYS staged" "$tmp/out" '^  0000:17:00\.0 +mlx5_0 +SYS +off +identity +staged \(beyond NCCL_NET_GDR_LEVEL\), degraded: SYS$'
+	has "check remote-nic: across sockets" "$tmp/out" 'GPU and NIC are on different sockets \(SYS\): traffic crosses the CPU interconnect; fix: use a NIC on the GPU.s socket$'
+fi
+if fixture bar1-tiny 1; then
+	has "check bar1-tiny: the BAR1" "$tmp/out" '^  \[degraded\] GPU 0000:1b:00\.0 has a tiny BAR1 \(128 MiB, under 256 MiB\)'
+	has "check bar1-tiny: in the GPU table" "$tmp/out" '^  0000:1b:00\.0 +0 +yes +yes +128 MiB +identity$'
+fi
+if fixture memlock-low 2; then
+	has "check memlock-low: broken" "$tmp/out" '^  \[broken\] memlock limit 8 MiB is below 64 MiB: registering NCCL.s buffers will fail; fix: ulimit -l unlimited'
+fi
+if fixture roce-no-v2 2; then
+	has "check roce-no-v2: broken" "$tmp/out" '^  \[broken\] mlx5_0 port 1: RoCE port without a RoCE v2 GID; fix: '
+	has "check roce-no-v2: the port" "$tmp/out" '^  mlx5_0 +1 +ACTIVE +Ethernet +.* 2 +0 +'
+fi
+if fixture port-down 2; then
+	has "check port-down: broken" "$tmp/out" '^  \[broken\] no active RDMA port; fix: '
+	has "check port-down: the state" "$tmp/out" '^  mlx5_0 +1 +DOWN +InfiniBand '
+fi
+if fixture no-cuda 1; then
+	has "check no-cuda: the reason" "$tmp/out" 'staged through host memory: the NVIDIA GPUs have no CUDA driver \(libcuda\.so\.1 cannot be loaded\); fix: install the NVIDIA driver'
+fi
+if fixture rxe-vm 0; then
+	has "check rxe-vm: rxe0 staged" "$tmp/out" '^  rxe0 +\(none\) +staged +HOST +refused \(EOPNOTSUPP\) +staged through host memory: no NVIDIA GPU \(no CUDA driver\)$'
+fi
+
+# Every fixture's JSON is valid and agrees with the exit status.
+for dir in "$fx"/*/; do
+	c=$(basename "$dir")
+	fixture_json "$c"
+	rc=$?
+	json "check $c --json is valid, status $rc" \
+		"d[\"exit\"] == $rc and d[\"status\"] == [\"healthy\", \"degraded\", \"broken\"][$rc] and all(n[\"line\"].startswith(n[\"name\"] + \": \") for n in d[\"nics\"])"
+done
+
+# Policies, from NCCL_GDX_GDR as the plugin reads it.
+if fixture no-peermem 2 NCCL_GDX_GDR=on; then
+	has "check NCCL_GDX_GDR=on where it cannot" "$tmp/out" '^  \[broken\] mlx5_0: NCCL_GDX_GDR=on, but GPU memory cannot be registered: nvidia_peermem not loaded'
+fi
+if fixture healthy 0 NCCL_GDX_GDR=off; then
+	has "check NCCL_GDX_GDR=off: host only" "$tmp/out" '^  mlx5_0 .* staged +HOST +ok \(EBADF\) +staged through host memory: NCCL_GDX_GDR=off$'
+fi
+if fixture healthy 2 NCCL_GDX_GDR=maybe; then
+	has "check NCCL_GDX_GDR=maybe refused" "$tmp/out" 'NCCL_GDX_GDR=maybe is not auto, on or off'
+fi
+fixture remote-nic 1 NCCL_NET_GDR_LEVEL=SYS &&
+	has "check remote-nic, NCCL_NET_GDR_LEVEL=SYS: direct but degraded" "$tmp/out" '^  0000:17:00\.0 +mlx5_0 +SYS .* direct, degraded: SYS$'
+
+# Usage errors keep their statuses.
+if GDX_GDR_FACTS=$fx/healthy/facts run "check missing --xml exits 3" 3 check --xml "$fx/no-such.xml"; then
+	has "check missing --xml exits 3" "$tmp/err" 'no-such\.xml: No such file'
+fi
+printf 'kernel 6.8\nwhatever 1\n' >"$tmp/bad-facts"
+if GDX_GDR_FACTS=$tmp/bad-facts run "check bad facts file exits 1" 1 check --sysfs-root "$fx/healthy"; then
+	has "check bad facts file exits 1" "$tmp/err" 'bad-facts:2: not a fact'
+fi
+run "check unknown option exits 2" 2 check --no-such-option && ok "check unknown option exits 2"
+if run "check --help exits 0" 0 check --help; then
+	has "check --help lists --sysfs-root" "$tmp/out" '--sysfs-root DIR'
+	has "check --help lists its statuses" "$tmp/out" '^  1  degraded: '
+fi
+
+# This machine, as it is: no crash, whatever it has (no RDMA or CUDA here).
+# hwloc's live discovery leaks inside its plugins (gdx-doctor topo does too):
+# in a SANITIZE build, leak reports would turn the exit status into 1.
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0}
+"$doctor" >"$tmp/out" 2>"$tmp/err"
+rc=$?
+if [ "$rc" -le 2 ] && grep -q '^gdx-doctor check: this machine' "$tmp/out"; then
+	ok "gdx-doctor with no command checks this machine (exit $rc)"
+else
+	not_ok "gdx-doctor with no command checks this machine" "exit $rc: $(head -c 300 "$tmp/err")"
+fi
+"$doctor" check --json >"$tmp/out" 2>"$tmp/err"
+rc=$?
+json "check --json on this machine (exit $rc)" "d[\"exit\"] == $rc and d[\"nccl\"] is not None"
+for lib in /usr/local/cuda/lib64/libnccl.so.2 /usr/local/cuda/lib/libnccl.so.2; do
+	if [ -e "$lib" ]; then
+		json "check finds NCCL ($lib) and its version" \
+			'd["nccl"]["found"] and d["nccl"]["version_code"] > 20000 and d["nccl"]["net_api"] >= 7'
+		break
+	fi
+done
+
+echo "# doctor-gdr: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
