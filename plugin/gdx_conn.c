@@ -214,8 +214,29 @@ static void gdx_comm_base_init(struct gdx_comm *c, uint32_t kind, int dev, int f
 		c->reqs[i].comm = c;
 }
 
+/* The per-path byte counts of a comm, once it closes: the proof of which path
+ * the bytes really took. */
+static void gdx_comm_report(const struct gdx_comm *c)
+{
+	if (c->bytes_gpu + c->bytes_host == 0 || c->nrails == 0)
+		return;
+	GDX_INFO(NCCL_NET,
+		 "%s: %s comm with %s closed: %llu bytes GPU-direct, %llu bytes through "
+		 "host memory",
+		 gdx_vdev_get(c->dev_index)->name, c->kind == GDX_KIND_SEND ? "send" : "receive",
+		 c->peer, (unsigned long long)c->bytes_gpu, (unsigned long long)c->bytes_host);
+	for (int i = 0; i < c->nrails; i++) {
+		/* split evenly: the rails of one comm carry alike */
+		__atomic_add_fetch(&c->rails[i].dev->bytes_gpu, c->bytes_gpu / (uint64_t)c->nrails,
+				   __ATOMIC_RELAXED);
+		__atomic_add_fetch(&c->rails[i].dev->bytes_host,
+				   c->bytes_host / (uint64_t)c->nrails, __ATOMIC_RELAXED);
+	}
+}
+
 static void gdx_comm_base_fini(struct gdx_comm *c)
 {
+	gdx_comm_report(c);
 	for (int i = 0; i < c->nrails; i++)
 		gdx_rail_destroy(&c->rails[i]);
 	c->nrails = 0;

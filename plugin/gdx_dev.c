@@ -10,6 +10,7 @@
 #include <gdx/gdx_hca.h>
 #include <gdx/gdx_log.h>
 #include <gdx/gdx_param.h>
+#include <gdx/gdx_gdr.h>
 #include <gdx/gdx_topo.h>
 
 static struct gdx_dev gdx_devs[GDX_MAX_DEVS];
@@ -107,6 +108,7 @@ static int gdx_dev_add_port(struct gdx_ibctx *ib, const char *ibdev, int ib_port
 	d->lid = pa->lid;
 	d->max_msg_sz = pa->max_msg_sz;
 	d->rail_id = -1;
+	d->ptr_support = NCCL_PTR_HOST;
 	d->ib = ib;
 	GDX_INFO(NCCL_INIT | NCCL_NET, "device %d: %s port %d, %s, %d Mbps, pci %s", gdx_ndevs,
 		 ibdev, ib_port, pa->link_layer == IBV_LINK_LAYER_ETHERNET ? "RoCE" : "IB",
@@ -390,6 +392,55 @@ int gdx_devs_topology(void)
 		gdx_devs_auto_rails(t);
 	gdx_topo_free(t);
 	return 0;
+}
+
+int gdx_devs_gdr(void)
+{
+	const char *file =
+		gdx_params.topo_file && *gdx_params.topo_file ? gdx_params.topo_file : NULL;
+	struct gdx_gdr_opts o = {.xml = file};
+	enum gdx_gdr_policy policy;
+	struct gdx_gdr_probe *probe;
+	char why[256] = "", text[GDX_GDR_LINE_LEN];
+	int ret = 0;
+
+	if (gdx_gdr_policy_parse(gdx_params.gdr, &policy)) {
+		GDX_WARN("NCCL_GDX_GDR=\"%s\" must be auto, on or off", gdx_params.gdr);
+		return -EINVAL;
+	}
+	if (policy == GDX_GDR_POLICY_OFF) {
+		for (int i = 0; i < gdx_ndevs; i++)
+			snprintf(gdx_devs[i].gdr_why, sizeof(gdx_devs[i].gdr_why),
+				 "NCCL_GDX_GDR=off");
+		GDX_INFO(NCCL_INIT | NCCL_NET, "NCCL_GDX_GDR=off: host memory only on every NIC");
+		return 0;
+	}
+	if (gdx_gdr_probe_init(&o, &probe, why, sizeof(why))) {
+		GDX_WARN("GPUDirect RDMA probe failed (%s): host memory only", why);
+		return policy == GDX_GDR_POLICY_ON ? -ENODEV : 0;
+	}
+	if (gdx_gdr_memlock_check(probe, text, sizeof(text)) != GDX_GDR_LEVEL_OK)
+		GDX_WARN("%s", text);
+	for (int i = 0; i < gdx_ndevs; i++) {
+		struct gdx_dev *d = &gdx_devs[i];
+		struct gdx_gdr_verdict v;
+		struct ibv_pd *pd;
+
+		if (gdx_dev_pd(d, &pd) == 0)
+			gdx_gdr_probe_nic(probe, d->ibdev, pd);
+		if (gdx_gdr_nic_verdict(probe, d->ibdev, policy, &v))
+			continue;
+		d->ptr_support = v.ptr_support;
+		snprintf(d->gdr_why, sizeof(d->gdr_why), "%s", v.reason);
+		if (v.warn)
+			GDX_WARN("%s", v.line);
+		else
+			GDX_INFO(NCCL_INIT | NCCL_NET, "%s", v.line);
+		if (v.mode == GDX_GDR_BROKEN)
+			ret = -ENODEV;
+	}
+	gdx_gdr_probe_free(probe);
+	return ret;
 }
 
 int gdx_vdevs_from_spec(const char *spec)

@@ -59,6 +59,8 @@ static int gdx_net_setup(ncclDebugLogger_t logger)
 	if (ret >= 0)
 		ret = gdx_devs_topology();
 	if (ret >= 0)
+		ret = gdx_devs_gdr();
+	if (ret >= 0)
 		ret = gdx_vdevs_from_spec(gdx_params.rails);
 	if (ret < 0) {
 		/* The cause was the one WARN; this says what follows from it. */
@@ -179,7 +181,10 @@ ncclResult_t gdx_net_props(int dev, struct gdx_net_props *p)
 	p->name = v->name;
 	p->pci_path = lead->pci_path;
 	p->guid = lead->guid;
-	p->ptr_support = NCCL_PTR_HOST;
+	/* A fused device takes GPU memory only where every member does. */
+	p->ptr_support = lead->ptr_support;
+	for (int i = 1; i < v->nmembers; i++)
+		p->ptr_support &= v->members[i]->ptr_support;
 	p->reg_is_global = 1;
 	p->speed = v->speed_mbps;
 	p->port = lead->port;
@@ -281,6 +286,23 @@ ncclResult_t gdx_net_reg_mr(void *comm, void *data, size_t size, int type, void 
 		return ncclInternalError;
 	}
 	ret = gdx_reg_mr(c, data, size, type, &mr);
+	if (!ret)
+		*mhandle = mr;
+	return gdx_nccl_result(ret);
+}
+
+ncclResult_t gdx_net_reg_mr_dmabuf(void *comm, void *data, size_t size, int type, uint64_t offset,
+				   int fd, void **mhandle)
+{
+	struct gdx_comm *c = comm;
+	struct gdx_mr *mr;
+	int ret;
+
+	if (!c || (c->kind != GDX_KIND_SEND && c->kind != GDX_KIND_RECV) || !mhandle) {
+		GDX_WARN("regMrDmaBuf: %p is not a send or receive comm", comm);
+		return ncclInternalError;
+	}
+	ret = gdx_reg_mr_dmabuf(c, data, size, type, offset, fd, &mr);
 	if (!ret)
 		*mhandle = mr;
 	return gdx_nccl_result(ret);

@@ -459,6 +459,7 @@ static int gdx_isend_group(struct gdx_send_comm *sc, const struct gdx_cts *slot,
 	if (!req)
 		return -ENOSPC;
 	req->size = size;
+	req->gpu = mr->type == NCCL_PTR_CUDA;
 	sc->matched[i] = req;
 	sc->matched_data[i] = data;
 	sc->matched_mr[i] = mr;
@@ -514,6 +515,7 @@ int gdx_isend(struct gdx_send_comm *sc, void *data, uint64_t size, int tag, stru
 		return -ENOSPC;
 	sc->head++;
 	req->size = size;
+	req->gpu = mr->type == NCCL_PTR_CUDA;
 	ret = gdx_stripe_post(c, req, slot, mask, data, size, mr);
 	if (ret) {
 		gdx_req_put(req);
@@ -593,6 +595,7 @@ int gdx_irecv(struct gdx_recv_comm *rc, int n, void **data, const uint64_t *size
 		return -ENOSPC;
 	req->posted = sizes[0];
 	req->n = n;
+	req->gpu = mrs[0]->type == NCCL_PTR_CUDA;
 	memset(req->sizes, 0, sizeof(req->sizes));
 	/* Large single receives take every rail; the rest take one, in turn. */
 	if (c->nrails == 1)
@@ -672,11 +675,14 @@ int gdx_test(struct gdx_request *req, int *done_p, int *sizes)
 	if (req->pending > 0)
 		return 0;
 	*done_p = 1;
+	for (int i = 0; i < req->n && req->n > 1; i++)
+		req->size += req->sizes[i]; /* a group's total, for the counters */
 	if (sizes && req->n > 1)
 		for (int i = 0; i < req->n; i++)
 			sizes[i] = (int)req->sizes[i];
 	else if (sizes)
 		sizes[0] = (int)req->size;
+	*(req->gpu ? &c->bytes_gpu : &c->bytes_host) += req->size;
 	gdx_req_put(req);
 	return 0;
 }

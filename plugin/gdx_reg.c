@@ -60,14 +60,28 @@ static void gdx_dereg_verbs(void *arg, void *handle)
 
 const struct gdx_regcache_ops gdx_reg_verbs_ops = {.reg = gdx_reg_verbs, .dereg = gdx_dereg_verbs};
 
-int gdx_reg_mr(struct gdx_comm *comm, void *data, uint64_t size, int type, struct gdx_mr **mr_p)
+/* Whether every rail of comm takes memory of this NCCL_PTR_* kind; if not,
+ * says why in one WARN. */
+static bool gdx_reg_supported(struct gdx_comm *comm, int ptr, const char *what)
 {
-	struct gdx_mr *mr;
-	int ret;
+	for (int r = 0; r < comm->nrails; r++) {
+		const struct gdx_dev *d = comm->rails[r].dev;
 
-	if (type != NCCL_PTR_HOST) {
-		GDX_WARN("%s: registration of memory type %d refused: this device advertises "
-			 "host memory only (NCCL_PTR_HOST)",
+		if (!(d->ptr_support & ptr)) {
+			GDX_WARN("%s: registration of %s refused: %s does not advertise it (%s)",
+				 gdx_vdev_get(comm->dev_index)->name, what, d->ibdev,
+				 d->gdr_why[0] ? d->gdr_why : "no GPUDirect RDMA");
+			return false;
+		}
+	}
+	return true;
+}
+
+static int gdx_reg_check(struct gdx_comm *comm, void *data, uint64_t size, int type)
+{
+	if (type != NCCL_PTR_HOST && type != NCCL_PTR_CUDA) {
+		GDX_WARN("%s: registration of memory type %d refused: not NCCL_PTR_HOST or "
+			 "NCCL_PTR_CUDA",
 			 gdx_vdev_get(comm->dev_index)->name, type);
 		return -EINVAL;
 	}
@@ -76,11 +90,50 @@ int gdx_reg_mr(struct gdx_comm *comm, void *data, uint64_t size, int type, struc
 			 gdx_vdev_get(comm->dev_index)->name, (unsigned long long)size, data);
 		return -EINVAL;
 	}
-	mr = calloc(1, sizeof(*mr));
+	return 0;
+}
+
+static struct gdx_mr *gdx_mr_new(void *data, uint64_t size, int type)
+{
+	struct gdx_mr *mr = calloc(1, sizeof(*mr));
+
+	if (mr) {
+		mr->addr = (uintptr_t)data;
+		mr->size = size;
+		mr->type = type;
+	}
+	return mr;
+}
+
+static void gdx_mr_release(struct gdx_mr *mr)
+{
+	for (int r = 0; r < mr->nrails; r++) {
+		if (mr->direct[r]) {
+			int err = ibv_dereg_mr(mr->direct[r]);
+
+			if (err)
+				GDX_WARN("ibv_dereg_mr failed: %s", strerror(err));
+		} else {
+			gdx_regcache_put(mr->caches[r], mr->entries[r]);
+		}
+	}
+	mr->kind = GDX_KIND_DEAD;
+	free(mr);
+}
+
+int gdx_reg_mr(struct gdx_comm *comm, void *data, uint64_t size, int type, struct gdx_mr **mr_p)
+{
+	struct gdx_mr *mr;
+	int ret = gdx_reg_check(comm, data, size, type);
+
+	if (ret)
+		return ret;
+	/* GPU memory through peer memory: ibv_reg_mr takes the CUDA pointer. */
+	if (type == NCCL_PTR_CUDA && !gdx_reg_supported(comm, NCCL_PTR_CUDA, "GPU memory"))
+		return -EINVAL;
+	mr = gdx_mr_new(data, size, type);
 	if (!mr)
 		return -ENOMEM;
-	mr->addr = (uintptr_t)data;
-	mr->size = size;
 	for (int r = 0; r < comm->nrails; r++) {
 		struct gdx_regcache *cache = gdx_dev_regcache(comm->rails[r].dev);
 		struct ibv_mr *vmr;
@@ -99,9 +152,47 @@ int gdx_reg_mr(struct gdx_comm *comm, void *data, uint64_t size, int type, struc
 	return 0;
 
 err:
-	for (int r = 0; r < mr->nrails; r++)
-		gdx_regcache_put(mr->caches[r], mr->entries[r]);
-	free(mr);
+	gdx_mr_release(mr);
+	return ret;
+}
+
+int gdx_reg_mr_dmabuf(struct gdx_comm *comm, void *data, uint64_t size, int type, uint64_t offset,
+		      int fd, struct gdx_mr **mr_p)
+{
+	struct gdx_mr *mr;
+	int ret = gdx_reg_check(comm, data, size, type);
+
+	if (ret)
+		return ret;
+	if (!gdx_reg_supported(comm, NCCL_PTR_DMABUF, "a DMA-BUF"))
+		return -EINVAL;
+	mr = gdx_mr_new(data, size, type);
+	if (!mr)
+		return -ENOMEM;
+	for (int r = 0; r < comm->nrails; r++) {
+		struct gdx_rail *rail = &comm->rails[r];
+
+		mr->direct[r] = ibv_reg_dmabuf_mr(rail->pd, offset, size, (uintptr_t)data, fd,
+						  GDX_MR_ACCESS);
+		if (!mr->direct[r]) {
+			ret = errno ? -errno : -ENOMEM;
+			GDX_WARN(
+				"ibv_reg_dmabuf_mr(%s, fd %d, offset %llu, %llu bytes) failed: %s%s",
+				rail->dev->ibdev, fd, (unsigned long long)offset,
+				(unsigned long long)size, strerror(-ret),
+				ret == -EOPNOTSUPP ? "; the kernel or provider lacks DMA-BUF" : "");
+			goto err;
+		}
+		mr->lkey[r] = mr->direct[r]->lkey;
+		mr->rkey[r] = mr->direct[r]->rkey;
+		mr->nrails = r + 1;
+	}
+	mr->kind = GDX_KIND_MR;
+	*mr_p = mr;
+	return 0;
+
+err:
+	gdx_mr_release(mr);
 	return ret;
 }
 
@@ -111,9 +202,6 @@ int gdx_dereg_mr(struct gdx_mr *mr)
 		GDX_WARN("deregMr of %p, which is not a live memory handle", (void *)mr);
 		return -EINVAL;
 	}
-	for (int r = 0; r < mr->nrails; r++)
-		gdx_regcache_put(mr->caches[r], mr->entries[r]);
-	mr->kind = GDX_KIND_DEAD;
-	free(mr);
+	gdx_mr_release(mr);
 	return 0;
 }

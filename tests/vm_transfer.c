@@ -48,6 +48,9 @@ static void test_properties(void)
 	ASSERT(a.name == b.name);
 	ASSERT_STR_CONTAINS(gdx_test_infos(), "device 0: rxe0 port 1, RoCE");
 	ASSERT_STR_CONTAINS(gdx_test_infos(), "out-of-band interface");
+	/* no GPU here: host memory only, and the log says why */
+	ASSERT_STR_CONTAINS(gdx_test_infos(),
+			    "rxe0: staged through host memory: no NVIDIA GPU (no CUDA driver)");
 	/* init again is harmless */
 	ASSERT_EQ(n->init(gdx_test_logger), ncclSuccess);
 	ASSERT_EQ(gdx_test_warning_count(), 0);
@@ -290,7 +293,8 @@ static void test_misuse(void)
 	ASSERT_STR_CONTAINS(gdx_test_warnings(), "ibv_reg_mr");
 	/* CUDA memory is not advertised, so it is refused by name */
 	ASSERT_NE(n->regMr(p.send, s.mem, 64, NCCL_PTR_CUDA, &mh), ncclSuccess);
-	ASSERT_STR_CONTAINS(gdx_test_warnings(), "host memory only");
+	ASSERT_STR_CONTAINS(gdx_test_warnings(),
+			    "registration of GPU memory refused: rxe1 does not advertise it");
 	/* wrong comm kinds */
 	ASSERT_EQ(n->isend(p.recv, s.mem, 64, 0, s.mh, &sreq), ncclInternalError);
 	ASSERT_EQ(n->irecv(p.send, 1, &data, &size, &tag, &r.mh, &rreq), ncclInternalError);

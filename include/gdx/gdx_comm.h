@@ -59,6 +59,7 @@ struct gdx_request {
 	int n;			       /* receive: buffers of a grouped receive */
 	uint32_t sizes[GDX_MAX_RECVS]; /* receive: bytes arrived per buffer (n > 1) */
 	uint16_t wrs[GDX_MAX_RAILS];   /* send: queue slots held on each rail */
+	bool gpu;		       /* GPU memory: counted as GPU-direct bytes */
 };
 
 /* wr_id of work requests that belong to no request. */
@@ -73,13 +74,14 @@ struct gdx_comm {
 	int tc;		     /* traffic class; -1: NCCL_GDX_TC */
 	int nrails;
 	struct gdx_rail rails[GDX_MAX_RAILS];
-	int sock;		/* out-of-band socket, kept open as the liveness signal */
-	int err;		/* sticky: once set, every call fails with it */
-	uint32_t idle_polls;	/* polls without progress */
-	uint64_t last_check_ms; /* last look at the peer's out-of-band socket */
-	uint32_t next_req;	/* where the search for a free request starts */
-	int max_reqs;		/* GDX_MAX_REQUESTS, or GDX_MAX_SEND_REQUESTS for a send comm */
-	int active;		/* requests in flight */
+	int sock;			/* out-of-band socket, kept open as the liveness signal */
+	int err;			/* sticky: once set, every call fails with it */
+	uint32_t idle_polls;		/* polls without progress */
+	uint64_t last_check_ms;		/* last look at the peer's out-of-band socket */
+	uint32_t next_req;		/* where the search for a free request starts */
+	uint64_t bytes_gpu, bytes_host; /* moved by completed requests, by memory */
+	int max_reqs; /* GDX_MAX_REQUESTS, or GDX_MAX_SEND_REQUESTS for a send comm */
+	int active;   /* requests in flight */
 	struct gdx_request reqs[GDX_MAX_SEND_REQUESTS];
 	char peer[64]; /* peer's out-of-band address, for messages */
 	char peer_dev[GDX_DEV_NAME_MAX];
@@ -121,10 +123,12 @@ struct gdx_mr {
 	int nrails;
 	struct gdx_regcache *caches[GDX_MAX_RAILS];	   /* each rail's device's */
 	struct gdx_regcache_entry *entries[GDX_MAX_RAILS]; /* taken from those */
+	struct ibv_mr *direct[GDX_MAX_RAILS];		   /* DMA-BUF registrations: not cached */
 	uint32_t lkey[GDX_MAX_RAILS];
 	uint32_t rkey[GDX_MAX_RAILS];
 	uintptr_t addr;
 	uint64_t size;
+	int type; /* NCCL_PTR_HOST or NCCL_PTR_CUDA */
 };
 
 enum gdx_accept_state {
@@ -185,6 +189,9 @@ int gdx_conn_close_owned(struct gdx_ctx *ctx);
 
 /* Registration (gdx_reg.c). */
 int gdx_reg_mr(struct gdx_comm *comm, void *data, uint64_t size, int type, struct gdx_mr **mr_p);
+/* DMA-BUF: fd is only used during the call (NCCL closes it right after). */
+int gdx_reg_mr_dmabuf(struct gdx_comm *comm, void *data, uint64_t size, int type, uint64_t offset,
+		      int fd, struct gdx_mr **mr_p);
 int gdx_dereg_mr(struct gdx_mr *mr);
 
 /* Data path (gdx_p2p.c). */

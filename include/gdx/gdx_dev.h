@@ -14,7 +14,8 @@
 #include <gdx/gdx_regcache.h>
 #include <gdx/gdx_wire.h>
 
-#define GDX_MAX_DEVS 64
+#define GDX_MAX_DEVS	64
+#define GDX_GDR_WHY_MAX 512
 
 /* One opened verbs device, shared by its ports. */
 struct gdx_ibctx {
@@ -39,8 +40,12 @@ struct gdx_dev {
 	enum ibv_mtu active_mtu;
 	uint16_t lid;
 	uint32_t max_msg_sz;
-	int rail_id;	       /* topology group of the NIC (v12 railId), -1 unknown */
-	uint64_t port_down_ms; /* when a PORT_ERR event said the port went down; 0: up */
+	int rail_id;		       /* topology group of the NIC (v12 railId), -1 unknown */
+	uint64_t port_down_ms;	       /* when a PORT_ERR event said the port went down; 0: up */
+	int ptr_support;	       /* NCCL_PTR_* it advertises (the GPUDirect verdict) */
+	char gdr_why[GDX_GDR_WHY_MAX]; /* why it advertises what it does, for refusals */
+	/* Bytes moved by closed comms, by the memory they came from or went to. */
+	uint64_t bytes_gpu, bytes_host;
 	struct gdx_ibctx *ib;
 };
 
@@ -69,6 +74,10 @@ int gdx_vdev_fuse(const int *phys, int n, int min_members, int max_members, cons
  * and with NCCL_GDX_RAILS=auto one fused device per GPU rail group of two or
  * more active NICs. Without a readable topology, says so and does neither. */
 int gdx_devs_topology(void);
+/* Decides each device's ptrSupport from the GPUDirect probe (gdx_gdr.c) and
+ * logs one line per NIC saying which path it takes and why. -ENODEV after the
+ * WARNs when NCCL_GDX_GDR=on cannot be met. */
+int gdx_devs_gdr(void);
 /* Applies NCCL_GDX_RAILS: "off", "auto" (topology-driven; see gdx_dev.c) or
  * groups "a+b,c+d" of device names. Returns 0 or -EINVAL after a WARN. */
 int gdx_vdevs_from_spec(const char *spec);

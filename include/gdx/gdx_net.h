@@ -45,6 +45,9 @@ ncclResult_t gdx_net_listen(void *ctx, int dev, void *handle, void **listen_comm
 ncclResult_t gdx_net_connect(void *ctx, int dev, int tc, void *handle, void **send_comm);
 ncclResult_t gdx_net_accept(void *listen_comm, void **recv_comm);
 ncclResult_t gdx_net_reg_mr(void *comm, void *data, size_t size, int type, void **mhandle);
+/* The fd is not kept: NCCL closes it as soon as the call returns. */
+ncclResult_t gdx_net_reg_mr_dmabuf(void *comm, void *data, size_t size, int type, uint64_t offset,
+				   int fd, void **mhandle);
 ncclResult_t gdx_net_dereg_mr(void *comm, void *mhandle);
 ncclResult_t gdx_net_isend(void *send_comm, void *data, size_t size, int tag, void *mhandle,
 			   void **request);

@@ -33,6 +33,12 @@
 	X(int, stripe_min, "STRIPE_MIN", "65536",                                                \
 	  "messages of at least this many bytes are split over every rail of a fused device; "   \
 	  "smaller ones go to one rail, round-robin")                                            \
+	X(str, gdr, "GDR", "auto",                                                               \
+	  "GPUDirect RDMA: auto (advertise GPU memory where registering it works), on (fail "    \
+	  "init where it does not), off (host memory only)")                                     \
+	X(int, gdr_flush, "GDR_FLUSH", "1",                                                      \
+	  "1: flush receives into GPU memory with a 1-byte RDMA read; 0: never; 2: host "        \
+	  "memory too (diagnostics)")                                                            \
 	X(int, handshake_timeout_ms, "HANDSHAKE_TIMEOUT_MS", "30000",                            \
 	  "drop an incoming out-of-band connection that has not finished its handshake by then")
 
