@@ -209,7 +209,8 @@ static void gdx_comm_base_init(struct gdx_comm *c, uint32_t kind, int dev, int f
 	c->tc = tc >= 0 ? tc : (ctx && ctx->tc >= 0 ? ctx->tc : -1);
 	c->sock = fd;
 	snprintf(c->peer, sizeof(c->peer), "%s", peer);
-	c->max_reqs = kind == GDX_KIND_SEND ? GDX_MAX_SEND_REQUESTS : GDX_MAX_REQUESTS;
+	/* receive comms: 32 receives plus their flushes */
+	c->max_reqs = kind == GDX_KIND_SEND ? GDX_MAX_SEND_REQUESTS : 2 * GDX_MAX_REQUESTS;
 	for (int i = 0; i < GDX_MAX_SEND_REQUESTS; i++)
 		c->reqs[i].comm = c;
 }
@@ -569,6 +570,7 @@ static void gdx_recv_comm_free(struct gdx_recv_comm *rc)
 	if (!rc)
 		return;
 	gdx_comm_base_fini(&rc->base);
+	gdx_flush_destroy(rc);
 	if (rc->cts_mr)
 		ibv_dereg_mr(rc->cts_mr);
 	free(rc->cts);
@@ -611,6 +613,8 @@ static int gdx_recv_comm_create(struct gdx_listen_comm *lc, struct gdx_accept *a
 	if (ret)
 		goto err;
 	ret = gdx_recv_comm_start(rc);
+	if (!ret)
+		ret = gdx_flush_create(rc);
 	if (ret)
 		goto err;
 	a->rc = rc;

@@ -57,6 +57,7 @@ static struct gdx_request *gdx_req_get(struct gdx_comm *c, bool is_send)
 			r->size = 0;
 			r->posted = 0;
 			r->n = 1;
+			r->flush = false;
 			return r;
 		}
 	}
@@ -67,6 +68,8 @@ static void gdx_req_put(struct gdx_request *r)
 {
 	r->state = GDX_REQ_FREE;
 	r->comm->active--;
+	if (!r->is_send && !r->flush)
+		((struct gdx_recv_comm *)r->comm)->recvs_active--;
 }
 
 static void gdx_comm_fail(struct gdx_comm *c, int err)
@@ -137,6 +140,26 @@ static void gdx_send_done(struct gdx_comm *c, int rail, uint64_t wr_id)
 	}
 }
 
+/* The flush reads' completions, on their own CQs. */
+static int gdx_flush_poll(struct gdx_recv_comm *rc)
+{
+	struct ibv_wc wcs[8];
+	int seen = 0;
+
+	for (int r = 0; r < rc->nflush; r++) {
+		int n = ibv_poll_cq(rc->flush[r].cq, 8, wcs);
+
+		for (int i = 0; i < n; i++) {
+			if (wcs[i].status != IBV_WC_SUCCESS)
+				gdx_wc_failed(&rc->base, r, &wcs[i]);
+			else
+				((struct gdx_request *)(uintptr_t)wcs[i].wr_id)->pending--;
+		}
+		seen += n > 0 ? n : 0;
+	}
+	return seen;
+}
+
 /* Polls every rail's CQ once; returns how many completions were seen. */
 static int gdx_comm_poll(struct gdx_comm *c)
 {
@@ -174,6 +197,8 @@ static int gdx_comm_poll(struct gdx_comm *c)
 			}
 		}
 	}
+	if (c->kind == GDX_KIND_RECV)
+		seen += gdx_flush_poll((struct gdx_recv_comm *)c);
 	return seen;
 }
 
@@ -590,9 +615,15 @@ int gdx_irecv(struct gdx_recv_comm *rc, int n, void **data, const uint64_t *size
 			return -EINVAL;
 		}
 	}
+	if (rc->recvs_active == GDX_MAX_REQUESTS) {
+		GDX_WARN("%s: more than %d receive requests in flight on one comm (NCCL allows %d)",
+			 gdx_comm_dev_name(c), GDX_MAX_REQUESTS, NCCL_NET_MAX_REQUESTS);
+		return -ENOSPC;
+	}
 	req = gdx_req_get(c, false);
 	if (!req)
 		return -ENOSPC;
+	rc->recvs_active++;
 	req->posted = sizes[0];
 	req->n = n;
 	req->gpu = mrs[0]->type == NCCL_PTR_CUDA;
@@ -641,13 +672,54 @@ int gdx_irecv(struct gdx_recv_comm *rc, int n, void **data, const uint64_t *size
 int gdx_iflush(struct gdx_recv_comm *rc, int n, void **data, const int *sizes, struct gdx_mr **mrs,
 	       struct gdx_request **req_p)
 {
-	(void)data;
-	(void)sizes;
-	(void)mrs;
-	(void)n;
+	struct gdx_comm *c = &rc->base;
+	struct gdx_request *req;
+	int last = -1;
+
 	*req_p = NULL;
-	/* Host memory is coherent once the completion is seen: nothing to flush. */
-	return rc->base.err;
+	if (c->err)
+		return c->err;
+	if (!rc->nflush || n < 1 || n > GDX_MAX_RECVS || !data || !sizes || !mrs)
+		return 0; /* nothing to flush: NCCL counts it done */
+	/* The last buffer that received bytes into memory that needs it. */
+	for (int i = 0; i < n; i++)
+		if (sizes[i] > 0 && mrs[i] && mrs[i]->kind == GDX_KIND_MR &&
+		    (mrs[i]->type == NCCL_PTR_CUDA || gdx_params.gdr_flush == 2))
+			last = i;
+	if (last < 0)
+		return 0;
+	req = gdx_req_get(c, false);
+	if (!req)
+		return -ENOSPC;
+	req->flush = true;
+	for (int r = 0; r < rc->nflush; r++) {
+		struct ibv_sge sge = {.addr = (uintptr_t)rc->flush_byte,
+				      .length = 1,
+				      .lkey = rc->flush_mr[r]->lkey};
+		struct ibv_send_wr wr = {
+			.wr_id = (uintptr_t)req,
+			.sg_list = &sge,
+			.num_sge = 1,
+			.opcode = IBV_WR_RDMA_READ,
+			.send_flags = IBV_SEND_SIGNALED,
+			.wr.rdma = {.remote_addr = (uintptr_t)data[last],
+				    .rkey = mrs[last]->rkey[r]},
+		};
+		struct ibv_send_wr *bad;
+		int ret = ibv_post_send(rc->flush[r].qp, &wr, &bad);
+
+		if (ret) {
+			GDX_WARN("%s: ibv_post_send(flush read, qp 0x%x) failed: %s",
+				 gdx_comm_dev_name(c), rc->flush[r].qp->qp_num, strerror(ret));
+			gdx_comm_fail(c, -ret);
+			if (req->pending == 0)
+				gdx_req_put(req);
+			return -ret;
+		}
+		req->pending++;
+	}
+	*req_p = req;
+	return 0;
 }
 
 int gdx_test(struct gdx_request *req, int *done_p, int *sizes)

@@ -392,6 +392,43 @@ static void test_iflush_host_memory_is_null(void)
 	gdx_pair_close(&p);
 }
 
+/* NCCL_GDX_GDR_FLUSH=2 runs the flush reads on host memory too: the loopback
+ * QPs and the 1-byte RDMA READ, over rxe, as they run on GPU memory. */
+static void test_iflush_read_when_forced(void)
+{
+	const ncclNet_v7_t *n;
+	struct gdx_buf s, r;
+	struct gdx_pair p;
+	void *req = NULL, *sreq = NULL, *data;
+	int size = 100000, tag = 0, got, zero = 0;
+
+	setenv("NCCL_GDX_GDR_FLUSH", "2", 1);
+	gdx_plugin_load(&plugin);
+	n = plugin.v7;
+	ASSERT_EQ(n->init(gdx_test_logger), ncclSuccess);
+	gdx_pair_connect(n, 0, 1, &p);
+	gdx_buf_alloc(n, p.send, 100000, 0, &s);
+	gdx_buf_alloc(n, p.recv, 100000, 0, &r);
+	data = r.mem;
+	ASSERT_EQ(n->irecv(p.recv, 1, &data, &size, &tag, &r.mh, &req), ncclSuccess);
+	while (!sreq)
+		ASSERT_EQ(n->isend(p.send, s.mem, 100000, 0, s.mh, &sreq), ncclSuccess);
+	ASSERT_EQ(gdx_wait(n, sreq, &got, 20), ncclSuccess);
+	ASSERT_EQ(gdx_wait(n, req, &got, 20), ncclSuccess);
+	req = NULL;
+	ASSERT_EQ(n->iflush(p.recv, 1, &data, &got, &r.mh, &req), ncclSuccess);
+	ASSERT(req != NULL);
+	ASSERT_EQ(gdx_wait(n, req, NULL, 20), ncclSuccess);
+	/* nothing received: nothing to flush */
+	req = (void *)1;
+	ASSERT_EQ(n->iflush(p.recv, 1, &data, &zero, &r.mh, &req), ncclSuccess);
+	ASSERT(req == NULL);
+	gdx_buf_free(n, p.send, &s);
+	gdx_buf_free(n, p.recv, &r);
+	gdx_pair_close(&p);
+	ASSERT_EQ(gdx_test_warning_count(), 0);
+}
+
 static int count_fds(void)
 {
 	DIR *d = opendir("/proc/self/fd");
@@ -452,5 +489,5 @@ GDX_TESTS_MAIN(TEST(test_properties, 30), TEST(test_connect_one_thread, 60),
 	       TEST(test_send_larger_than_receive, 60), TEST(test_several_comms, 300),
 	       TEST(test_unaligned_buffers, 60), TEST(test_misuse, 60),
 	       TEST(test_close_with_requests_in_flight, 120), TEST(test_reload, 120),
-	       TEST(test_iflush_host_memory_is_null, 30),
+	       TEST(test_iflush_host_memory_is_null, 30), TEST(test_iflush_read_when_forced, 60),
 	       TEST(test_resources_return_to_baseline, 300))

@@ -60,6 +60,7 @@ struct gdx_request {
 	uint32_t sizes[GDX_MAX_RECVS]; /* receive: bytes arrived per buffer (n > 1) */
 	uint16_t wrs[GDX_MAX_RAILS];   /* send: queue slots held on each rail */
 	bool gpu;		       /* GPU memory: counted as GPU-direct bytes */
+	bool flush;		       /* an iflush: completes on the flush QPs */
 };
 
 /* wr_id of work requests that belong to no request. */
@@ -116,6 +117,12 @@ struct gdx_recv_comm {
 	uint32_t cts_unsignaled;
 	uint32_t recvs_to_post[GDX_MAX_RAILS];
 	struct gdx_expect_ring expect[GDX_MAX_RAILS];
+	int recvs_active; /* receives in flight: NCCL allows 32 (flushes aside) */
+	/* GPU flush: a QP per rail connected to itself, and a byte to read into. */
+	int nflush;
+	struct gdx_rail flush[GDX_MAX_RAILS];
+	char *flush_byte;
+	struct ibv_mr *flush_mr[GDX_MAX_RAILS];
 };
 
 struct gdx_mr {
@@ -206,6 +213,10 @@ int gdx_iflush(struct gdx_recv_comm *rc, int n, void **data, const int *sizes, s
 int gdx_test(struct gdx_request *req, int *done_p, int *sizes);
 /* Posts the receives a receive comm keeps ahead on every rail. */
 int gdx_recv_comm_start(struct gdx_recv_comm *rc);
+/* The loopback QPs iflush reads through, when receives may land in GPU
+ * memory (or NCCL_GDX_GDR_FLUSH=2); none otherwise (gdx_flush.c). */
+int gdx_flush_create(struct gdx_recv_comm *rc);
+void gdx_flush_destroy(struct gdx_recv_comm *rc);
 
 /* Drains the async events of c's devices without blocking; comms they name
  * get their error (gdx_event.c). Called only while c waits. */
