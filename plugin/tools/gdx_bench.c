@@ -73,6 +73,31 @@ static void bench_die(const char *fmt, ...)
 			bench_die("%s failed: ncclResult %d", #call, (int)_r); \
 	} while (0)
 
+/* The plugin's own per-path byte counters, from the line it logs when a comm
+ * closes: the proof of where the bytes went (GPU-direct or host memory). */
+static unsigned long long bench_bytes_gpu, bench_bytes_host;
+
+static void bench_logger(ncclDebugLogLevel level, unsigned long flags, const char *file, int line,
+			 const char *fmt, ...)
+{
+	unsigned long long gpu, host;
+	const char *p;
+	char msg[1024];
+	va_list ap;
+
+	(void)flags;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	p = strstr(msg, " closed: ");
+	if (p && sscanf(p, " closed: %llu bytes GPU-direct, %llu bytes", &gpu, &host) == 2) {
+		bench_bytes_gpu += gpu;
+		bench_bytes_host += host;
+	}
+	if (level == NCCL_LOG_WARN)
+		fprintf(stderr, "gdx-bench: %s (%s:%d)\n", msg, file, line);
+}
+
 static const ncclNet_v7_t *bench_load(const char *path)
 {
 	void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
@@ -83,7 +108,7 @@ static const ncclNet_v7_t *bench_load(const char *path)
 	net = dlsym(lib, "ncclNetPlugin_v7");
 	if (!net)
 		bench_die("%s has no ncclNetPlugin_v7", path);
-	NET_CHECK(net->init(NULL));
+	NET_CHECK(net->init(bench_logger));
 	return net;
 }
 
@@ -445,10 +470,16 @@ static void bench_server(const struct bench_opts *o, int in, int out)
 	}
 	if (o->min_size != o->max_size && !o->json && isatty(STDERR_FILENO))
 		fprintf(stderr, "\r\033[K");
-	if (o->json)
-		printf("]}\n");
 	bench_xfer(out, &go, 1, 1);
 	bench_close(&e);
+	/* what this end's comms counted when they closed */
+	if (o->json)
+		printf("], \"bytes_gpu_direct\": %llu, \"bytes_host\": %llu}\n", bench_bytes_gpu,
+		       bench_bytes_host);
+	else
+		printf("# bytes received: %llu GPU-direct, %llu through host memory (the plugin's "
+		       "counters)\n",
+		       bench_bytes_gpu, bench_bytes_host);
 	free(lat);
 }
 

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Inside the VM (scripts/vm-run.sh -- scripts/cpu-cost.sh): the plugin's CPU
+# cost per message on each side of a gdx-bench stream, from callgrind: the
+# user-space instructions spent inside the plugin's NCCL calls (isend and test
+# on the sender, irecv and test on the receiver, including the verbs
+# provider's work they call and any polling while they wait), divided by the
+# messages; and the system calls per message from strace.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+SIZE=${SIZE:-65536}
+ITERS=${ITERS:-400}
+WARMUP=10
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+msgs=$((ITERS + WARMUP))
+
+valgrind --tool=callgrind --trace-children=yes --callgrind-out-file="$out/cg.%p" \
+	build/gdx-bench -s "$SIZE" -n "$ITERS" -w "$WARMUP" -t 8 >/dev/null 2>"$out/vg.log"
+# Inclusive instructions of the named plugin entry points in one profile.
+inclusive() {
+	callgrind_annotate --inclusive=yes "$1" 2>/dev/null |
+		awk -v fns="$2" 'BEGIN { n = split(fns, f, " ") }
+			{ for (i = 1; i <= n; i++) if ($0 ~ ("gdx_net.c:" f[i] " ")) { gsub(",", "", $1); s += $1 } }
+			END { print s + 0 }'
+}
+files=$(ls "$out"/cg.* | sort -t. -k2 -n)
+server=$(head -1 <<<"$files") # the parent: the receiver
+client=$(tail -1 <<<"$files")
+recv_i=$(inclusive "$server" "gdx_net_irecv gdx_net_test")
+send_i=$(inclusive "$client" "gdx_net_isend gdx_net_test")
+# System calls per message: the difference of two runs that differ only in
+# length, so start-up (hwloc reading sysfs, connecting) cancels out; the
+# benchmark's own sched_yield while idle is left out.
+syscalls() {
+	strace -f -qq -c -e 'trace=!sched_yield' -o "$out/st.$1" \
+		build/gdx-bench -s "$SIZE" -n "$1" -w "$WARMUP" -t 8 >/dev/null
+	awk '$NF == "total" { print $(NF-2) }' "$out/st.$1"
+}
+low=$(syscalls "$ITERS")
+high=$(syscalls $((3 * ITERS)))
+n=$((2 * ITERS))
+# Per call: the difference between the two runs, per extra message. Calls the
+# connection set-up spins on (accept4, the handshake's recv) vary with timing
+# and are left out: the data path does not make them.
+per_call() {
+	for k in "$ITERS" $((3 * ITERS)); do
+		awk 'NF >= 5 && $NF != "total" && $NF != "syscall" { print $NF, $4 }' "$out/st.$k" |
+			sort >"$out/calls.$k"
+	done
+	join "$out/calls.$ITERS" "$out/calls.$((3 * ITERS))" |
+		awk -v n="$n" '$1 != "accept4" && $1 != "recvfrom" && ($3 - $2) / n >= 0.01 { printf "%s %.2f, ", $1, ($3 - $2) / n }'
+}
+echo "CPU cost per $SIZE-byte message, gdx-bench stream of $msgs messages, depth 8"
+echo "  receiver: $((recv_i / msgs)) user-space instructions in irecv + test"
+echo "  sender:   $((send_i / msgs)) user-space instructions in isend + test"
+echo "  system calls per message, both sides (sched_yield of the benchmark aside): $(per_call)"
