@@ -56,17 +56,69 @@ check_format() {
 	fi
 }
 
+# The wire fuzzer (make fuzz) for a bounded time over the kept corpus; what it
+# finds new goes to a scratch directory, a crashing input to build/fuzz-artifacts/.
+run_fuzz() {
+	local secs=${GDX_FUZZ_SECONDS:-60} dir
+	if [ ! -x build/fuzz_wire ]; then
+		echo "not ok build/fuzz_wire is missing (make fuzz)"
+		echo "# fuzz_wire: 0 passed, 1 failed"
+		return
+	fi
+	dir=$(mktemp -d)
+	mkdir -p build/fuzz-artifacts
+	if build/fuzz_wire -max_total_time="$secs" -print_final_stats=1 \
+		-artifact_prefix=build/fuzz-artifacts/ "$dir" tests/fuzz-corpus >"$dir.log" 2>&1; then
+		echo "ok fuzz_wire for $secs s: $(grep -oE '^Done [0-9]+ runs' "$dir.log"), $(grep -E 'DONE|INITED' "$dir.log" | tail -n 1 | grep -oE 'cov: [0-9]+ ft: [0-9]+ corp: [^ ]+')"
+		echo "# fuzz_wire: 1 passed, 0 failed"
+	else
+		tail -n 60 "$dir.log"
+		echo "not ok fuzz_wire: the crashing input is in build/fuzz-artifacts/"
+		echo "# fuzz_wire: 0 passed, 1 failed"
+	fi
+	rm -rf "$dir" "$dir.log"
+}
+
+# The unit tests again, built with ASan and UBSan (make SANITIZE=address,undefined).
+# A binary that dies before its summary line, or exits non-zero after a clean
+# one (LeakSanitizer at exit), counts as a failure too.
+run_sanitized_units() {
+	local t out rc
+	if ! ls build-san/tests/unit_* >/dev/null 2>&1; then
+		echo "not ok build-san/tests is missing (make SANITIZE=address,undefined all)"
+		echo "# sanitizers: 0 passed, 1 failed"
+		return
+	fi
+	for t in build-san/tests/unit_*; do
+		case "$t" in *.o | *.d) continue ;; esac
+		out=$(GDX_PLUGIN=build-san/libnccl-net-gdx.so ASAN_OPTIONS=detect_leaks=1 \
+			UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 "$t" 2>&1)
+		rc=$?
+		printf '%s\n' "$out"
+		if ! grep -qE '^# .*: [0-9]+ passed, [0-9]+ failed$' <<<"$out"; then
+			echo "not ok $t exited with status $rc before its summary"
+			echo "# $t: 0 passed, 1 failed"
+		elif [ "$rc" -ne 0 ] && ! grep -q '^not ok' <<<"$out"; then
+			echo "not ok $t passed its tests but exited with status $rc"
+			echo "# $t (exit): 0 passed, 1 failed"
+		fi
+	done
+}
+
 if [ "$mode" != vm ]; then
 	{
 		check_exports
 		check_format
 		tests/check-doctor-topo.sh
+		tests/check-doctor-log.sh
 		tests/check-doctor-gdr.sh
 		tests/check-package.sh
 		for t in build/tests/unit_*; do
 			case "$t" in *.o | *.d) continue ;; esac
 			"$t"
 		done
+		run_sanitized_units
+		run_fuzz
 	} 2>&1 | tee -a "$log"
 fi
 

@@ -32,7 +32,7 @@ iters_for() { if [ "$1" -ge 1048576 ]; then echo 300; else echo 2000; fi; }
 
 # Gb/s through the plugin.
 run_gdx() {
-	build/gdx-bench -d "$SERVER_DEV" -D "$CLIENT_DEV" -s "$1" -n "$(iters_for "$1")" -w 50 \
+	timeout 300 build/gdx-bench -d "$SERVER_DEV" -D "$CLIENT_DEV" -s "$1" -n "$(iters_for "$1")" -w 50 \
 		-t "$DEPTH" | awk '!/^#/ { print $4 }'
 }
 
@@ -40,28 +40,29 @@ run_gdx() {
 run_perftest() {
 	local gid out
 	gid=$(gid_index "$SERVER_DEV")
-	ib_write_bw -d "$SERVER_DEV" -x "$gid" -s "$1" -n "$(iters_for "$1")" -F --report_gbits \
-		>/dev/null 2>&1 &
+	timeout 120 ib_write_bw -d "$SERVER_DEV" -x "$gid" -s "$1" -n "$(iters_for "$1")" -F \
+		--report_gbits >/dev/null 2>&1 &
 	sleep 1
-	out=$(ib_write_bw -d "$CLIENT_DEV" -x "$(gid_index "$CLIENT_DEV")" -s "$1" \
+	out=$(timeout 120 ib_write_bw -d "$CLIENT_DEV" -x "$(gid_index "$CLIENT_DEV")" -s "$1" \
 		-n "$(iters_for "$1")" -F --report_gbits "$SERVER_ADDR" 2>&1)
-	wait
+	wait || true # a perftest run that timed out leaves its figure empty
 	awk -v s="$1" '$1 == s { print $4 }' <<<"$out"
 }
 
 # Half round trip in us: gdx-bench's median, ib_write_lat's t_typical.
 run_gdx_lat() {
-	build/gdx-bench -m lat -d "$SERVER_DEV" -D "$CLIENT_DEV" -s 8 -n 2000 -w 100 |
+	timeout 300 build/gdx-bench -m lat -d "$SERVER_DEV" -D "$CLIENT_DEV" -s 8 -n 2000 -w 100 |
 		awk '!/^#/ { print $2 }'
 }
 
 run_perftest_lat() {
 	local out
-	ib_write_lat -d "$SERVER_DEV" -x "$(gid_index "$SERVER_DEV")" -s 8 -n 2000 >/dev/null 2>&1 &
+	timeout 120 ib_write_lat -d "$SERVER_DEV" -x "$(gid_index "$SERVER_DEV")" -s 8 -n 2000 \
+		>/dev/null 2>&1 &
 	sleep 1
-	out=$(ib_write_lat -d "$CLIENT_DEV" -x "$(gid_index "$CLIENT_DEV")" -s 8 -n 2000 \
+	out=$(timeout 120 ib_write_lat -d "$CLIENT_DEV" -x "$(gid_index "$CLIENT_DEV")" -s 8 -n 2000 \
 		"$SERVER_ADDR" 2>&1)
-	wait
+	wait || true # a perftest run that timed out leaves its figure empty
 	awk '$1 == 8 { print $5 }' <<<"$out"
 }
 
