@@ -127,6 +127,9 @@ deb: $(LIB) $(TOOLS) $(MANS)
 BUILD_DEPS := gcc make pkg-config libibverbs-dev libhwloc-dev binutils clang-format python3
 # make deb and tests/check-package.sh: dpkg-shlibdeps, man page checks.
 BUILD_DEPS += dpkg-dev groff-base
+# make fuzz: clang and its libFuzzer/sanitizer runtimes; llvm: llvm-symbolizer,
+# so that sanitizer reports name functions and lines.
+BUILD_DEPS += clang libclang-rt-14-dev llvm
 
 deps:
 	scripts/ensure-packages.sh $(BUILD_DEPS)
@@ -142,10 +145,13 @@ bench: deps
 
 test: deps
 	$(MAKE) all
+	$(MAKE) fuzz
+	$(MAKE) SANITIZE=address,undefined BUILD=build-san all
 	scripts/run-tests.sh
 
 clean:
 	rm -rf $(BUILD)/plugin $(BUILD)/tests $(LIB) $(ARCHIVE) $(TOOLS) \
-	       $(BUILD)/man $(BUILD)/deb $(BUILD)/libnccl-net-gdx_*.deb
+	       $(BUILD)/man $(BUILD)/deb $(BUILD)/libnccl-net-gdx_*.deb \
+	       $(BUILD)/fuzz $(BUILD)/fuzz_wire $(BUILD)/fuzz-artifacts
 
 -include $(OBJS:.o=.d) $(TOOL_SRCS:%.c=$(BUILD)/%.d) $(wildcard $(BUILD)/tests/*.d)
