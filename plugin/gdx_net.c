@@ -63,6 +63,9 @@ static int gdx_net_setup(ncclDebugLogger_t logger)
 	if (ret >= 0)
 		ret = gdx_vdevs_from_spec(gdx_params.rails);
 	if (ret < 0) {
+		/* Devices opened before the failure go too: NCCL may retry the
+		 * load, and nothing may stay behind (tests/vm_lifecycle.c). */
+		gdx_devs_fini();
 		/* The cause was the one WARN; this says what follows from it. */
 		GDX_INFO(NCCL_INIT | NCCL_NET,
 			 "plugin disabled (%s); NCCL falls back to its next network",

@@ -26,6 +26,7 @@ static void test_handle_wrong_magic_and_version(void)
 {
 	struct gdx_handle h;
 	uint8_t ip[4] = {127, 0, 0, 1};
+	uint8_t ip16[16] = {0};
 	char why[256];
 
 	gdx_handle_pack(&h, AF_INET, ip, htons(1), 0, 1);
@@ -43,7 +44,7 @@ static void test_handle_wrong_magic_and_version(void)
 	ASSERT_EQ(gdx_handle_check(&h, why, sizeof(why)), -EPROTONOSUPPORT);
 	gdx_handle_pack(&h, AF_INET, ip, 0, 0, 1);
 	ASSERT_EQ(gdx_handle_check(&h, why, sizeof(why)), -EINVAL);
-	gdx_handle_pack(&h, 99, ip, htons(1), 0, 1);
+	gdx_handle_pack(&h, 99, ip16, htons(1), 0, 1); /* not AF_INET: 16 address bytes */
 	ASSERT_EQ(gdx_handle_check(&h, why, sizeof(why)), -EINVAL);
 }
 
