@@ -69,13 +69,19 @@ static ncclResult_t gdx_init_v12(void **ctx, uint64_t comm_id, ncclNetCommConfig
 		(out)->maxCollBytes = (p).max_coll_bytes;                                        \
 	} while (0)
 
+/* The core's properties of dev; ncclInternalError when NCCL passed no struct. */
+static ncclResult_t gdx_props_get(int dev, const void *out, struct gdx_net_props *p)
+{
+	ncclResult_t r = gdx_net_props(dev, p);
+
+	return r == ncclSuccess && !out ? ncclInternalError : r;
+}
+
 static ncclResult_t gdx_props_v7(int dev, ncclNetProperties_v7_t *out)
 {
 	struct gdx_net_props p;
-	ncclResult_t r = gdx_net_props(dev, &p);
+	ncclResult_t r = gdx_props_get(dev, out, &p);
 
-	if (r == ncclSuccess && !out)
-		r = ncclInternalError;
 	if (r == ncclSuccess) {
 		memset(out, 0, sizeof(*out));
 		GDX_PROPS_COMMON(out, p);
@@ -86,10 +92,8 @@ static ncclResult_t gdx_props_v7(int dev, ncclNetProperties_v7_t *out)
 static ncclResult_t gdx_props_v8(int dev, ncclNetProperties_v8_t *out)
 {
 	struct gdx_net_props p;
-	ncclResult_t r = gdx_net_props(dev, &p);
+	ncclResult_t r = gdx_props_get(dev, out, &p);
 
-	if (r == ncclSuccess && !out)
-		r = ncclInternalError;
 	if (r == ncclSuccess) {
 		memset(out, 0, sizeof(*out));
 		GDX_PROPS_COMMON(out, p);
@@ -101,10 +105,8 @@ static ncclResult_t gdx_props_v8(int dev, ncclNetProperties_v8_t *out)
 static ncclResult_t gdx_props_v9(int dev, ncclNetProperties_v9_t *out)
 {
 	struct gdx_net_props p;
-	ncclResult_t r = gdx_net_props(dev, &p);
+	ncclResult_t r = gdx_props_get(dev, out, &p);
 
-	if (r == ncclSuccess && !out)
-		r = ncclInternalError;
 	if (r == ncclSuccess) {
 		memset(out, 0, sizeof(*out));
 		GDX_PROPS_V9(out, p, NCCL_NET_MAX_DEVS_PER_NIC_V9);
@@ -115,10 +117,8 @@ static ncclResult_t gdx_props_v9(int dev, ncclNetProperties_v9_t *out)
 static ncclResult_t gdx_props_v11(int dev, ncclNetProperties_v11_t *out)
 {
 	struct gdx_net_props p;
-	ncclResult_t r = gdx_net_props(dev, &p);
+	ncclResult_t r = gdx_props_get(dev, out, &p);
 
-	if (r == ncclSuccess && !out)
-		r = ncclInternalError;
 	if (r == ncclSuccess) {
 		memset(out, 0, sizeof(*out));
 		GDX_PROPS_V9(out, p, NCCL_NET_MAX_DEVS_PER_NIC_V9);
@@ -130,10 +130,8 @@ static ncclResult_t gdx_props_v11(int dev, ncclNetProperties_v11_t *out)
 static ncclResult_t gdx_props_v12(int dev, ncclNetProperties_v12_t *out)
 {
 	struct gdx_net_props p;
-	ncclResult_t r = gdx_net_props(dev, &p);
+	ncclResult_t r = gdx_props_get(dev, out, &p);
 
-	if (r == ncclSuccess && !out)
-		r = ncclInternalError;
 	if (r == ncclSuccess) {
 		memset(out, 0, sizeof(*out));
 		GDX_PROPS_V9(out, p, NCCL_NET_MAX_DEVS_PER_NIC_V12);
