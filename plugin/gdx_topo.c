@@ -392,6 +392,10 @@ static int gdx_topo_read(struct gdx_topo_scan *scan, const char *xml, char *why,
 		gdx_topo_why(why, why_len, "hwloc cannot keep I/O objects: %s", strerror(errno));
 		return -EINVAL;
 	}
+	/* Linux's own sysfs discovery finds the same PCI tree; hwloc's "pci"
+	 * component (libpciaccess) leaks its name cache on every unload, and a
+	 * plugin loads a topology once per init. */
+	hwloc_topology_set_components(scan->h, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, "pci");
 	if (xml && hwloc_topology_set_xml(scan->h, xml)) {
 		gdx_topo_why(why, why_len, "%s is not an hwloc XML topology", xml);
 		return -EINVAL;

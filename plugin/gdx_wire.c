@@ -15,7 +15,7 @@ void gdx_handle_pack(struct gdx_handle *h, int family, const void *addr, uint16_
 	h->version = htole32(GDX_WIRE_VERSION);
 	h->family = htole16((uint16_t)family);
 	h->port = port_be;
-	memcpy(h->addr, addr, family == AF_INET ? 4 : 16);
+	memcpy(h->addr, addr, family == AF_INET6 ? 16 : 4);
 	h->scope_id = htole32(scope_id);
 	h->nonce = htole64(nonce);
 }

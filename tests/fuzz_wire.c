@@ -9,6 +9,11 @@
  *   make fuzz && build/fuzz_wire -max_total_time=60 NEW_DIR tests/fuzz-corpus
  *   FUZZ_WIRE_SEEDS=tests/fuzz-corpus build/fuzz_wire   # rewrites the seeds
  *
+ * With FUZZ_WIRE_DEVICES=1 (in the VM, over rxe) the listener has a real
+ * device, so a handshake that passes the checks goes on to create and connect
+ * QPs from the fuzzed rails, answer, and wait for the ready word: slow, but it
+ * reaches the states no device-less run can.
+ *
  * Input: byte 0 flags (FUZZ_*), byte 1 the size of the pieces the client
  * writes with an accept between them (0: all at once), then the stream.
  */
@@ -25,6 +30,7 @@
 #include <unistd.h>
 
 #include <gdx/gdx_comm.h>
+#include <gdx/gdx_dev.h>
 #include <gdx/gdx_log.h>
 #include <gdx/gdx_param.h>
 #include <gdx/gdx_wire.h>
@@ -414,6 +420,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	setenv("NCCL_GDX_SOCKET_IFNAME", "lo", 1);
 	gdx_log_set(fuzz_logger);
 	FUZZ_CHECK(gdx_params_load() == 0);
+	if (getenv("FUZZ_WIRE_DEVICES"))
+		FUZZ_CHECK(gdx_devs_init() > 0);
 	fuzz_listen();
 	fuzz_free_fd = fuzz_lowest_free_fd();
 	return 0;

@@ -11,10 +11,6 @@ san=${GDX_SAN_BUILD:-build-san}
 export GDX_PLUGIN=$san/libnccl-net-gdx.so
 export ASAN_OPTIONS=detect_leaks=1
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
-# hwloc's pci component (libpciaccess parsing pci.ids) takes ~20 s per init
-# under ASan in the emulator, and leaks when hwloc unloads it; the
-# linux component finds the same PCI devices through sysfs.
-export HWLOC_COMPONENTS=-pci
 
 # A binary that dies before its summary line (a report outside a test's own
 # process) still counts as a failure.
