@@ -21,6 +21,11 @@
 #define GDX_RECV_BATCH	16
 /* One clear-to-send write in this many is signaled so the send queue drains. */
 #define GDX_CTS_SIGNAL_EVERY 16
+/* Clear-to-sends go out in batches while the sender still holds at least
+ * GDX_CTS_DEFER_MIN of them: one RDMA WRITE, one doorbell, for up to
+ * GDX_CTS_BATCH receives. A receive tested while held back goes at once. */
+#define GDX_CTS_DEFER_MIN 2
+#define GDX_CTS_BATCH	  8
 /* How often a waiting request looks at the peer's out-of-band socket. */
 #define GDX_LIVENESS_POLLS 1024
 #define GDX_LIVENESS_MS	   100
@@ -28,6 +33,8 @@
 #define GDX_MAX_WRITE (1ULL << 30)
 /* Work requests chained into one ibv_post_send call. */
 #define GDX_POST_BATCH 16
+
+static int gdx_cts_flush(struct gdx_recv_comm *rc);
 
 static const char *gdx_comm_dev_name(const struct gdx_comm *c)
 {
@@ -121,7 +128,8 @@ static void gdx_recv_imm(struct gdx_recv_comm *rc, int rail, uint32_t imm)
 		req->err = -EPROTO;
 		gdx_comm_fail(&rc->base, -EPROTO);
 	}
-	req->pending--;
+	if (--req->pending == 0)
+		rc->cts_outstanding--;
 }
 
 /* A signaled send completion: it frees the queue slots of every WR before it. */
@@ -197,8 +205,13 @@ static int gdx_comm_poll(struct gdx_comm *c)
 			}
 		}
 	}
-	if (c->kind == GDX_KIND_RECV)
-		seen += gdx_flush_poll((struct gdx_recv_comm *)c);
+	if (c->kind == GDX_KIND_RECV) {
+		struct gdx_recv_comm *rc = (struct gdx_recv_comm *)c;
+
+		seen += gdx_flush_poll(rc);
+		if (rc->cts_sent < rc->tail && rc->cts_outstanding < GDX_CTS_DEFER_MIN)
+			gdx_cts_flush(rc);
+	}
 	return seen;
 }
 
@@ -283,15 +296,18 @@ static uint32_t gdx_rail_wrs(const struct gdx_rail *r, uint64_t len)
 	return len ? (uint32_t)((len + max - 1) / max) : 1;
 }
 
-/* Posts len bytes of data to raddr on one rail, as RDMA WRITEs ending with a
- * signaled WRITE_WITH_IMM that carries imm. The caller made sure there is
- * room in the send queue. */
+/* Posts len bytes of data (registered as mr, NULL for none) to raddr on one
+ * rail, as RDMA WRITEs ending with a signaled WRITE_WITH_IMM that carries imm.
+ * Small host-memory messages go inline: the provider copies them at post time
+ * and the NIC skips a DMA read. The caller made sure the send queue has room. */
 static int gdx_post_rail(struct gdx_comm *c, int rail, struct gdx_request *req, uint64_t wr_id,
-			 char *data, uint64_t len, uint32_t lkey, uint64_t raddr, uint32_t rkey,
-			 uint32_t imm)
+			 char *data, uint64_t len, const struct gdx_mr *mr, uint64_t raddr,
+			 uint32_t rkey, uint32_t imm)
 {
 	struct gdx_rail *r = &c->rails[rail];
 	uint64_t max = gdx_rail_max_write(r), off = 0;
+	uint32_t lkey = mr ? mr->lkey[rail] : 0;
+	bool may_inline = mr && mr->type == NCCL_PTR_HOST;
 	struct ibv_send_wr wrs[GDX_POST_BATCH], *bad;
 	struct ibv_sge sges[GDX_POST_BATCH];
 	uint32_t total = 0;
@@ -314,7 +330,10 @@ static int gdx_post_rail(struct gdx_comm *c, int rail, struct gdx_request *req, 
 				.sg_list = chunk ? &sges[n] : NULL,
 				.num_sge = chunk ? 1 : 0,
 				.opcode = last ? IBV_WR_RDMA_WRITE_WITH_IMM : IBV_WR_RDMA_WRITE,
-				.send_flags = last ? IBV_SEND_SIGNALED : 0,
+				.send_flags = (last ? IBV_SEND_SIGNALED : 0) |
+					      (may_inline && chunk && chunk <= r->max_inline
+						       ? IBV_SEND_INLINE
+						       : 0),
 				.imm_data = htobe32(imm),
 				.wr.rdma = {.remote_addr = raddr + off, .rkey = rkey},
 			};
@@ -349,7 +368,7 @@ static int gdx_send_refuse(struct gdx_send_comm *sc, uint32_t mask, uint64_t siz
 		 "(%llu bytes): the two ranks disagree on the message size",
 		 gdx_comm_dev_name(c), (unsigned long long)size, c->peer,
 		 (unsigned long long)posted);
-	gdx_post_rail(c, __builtin_ctz(mask), NULL, GDX_WRID_REFUSE, NULL, 0, 0, 0, 0,
+	gdx_post_rail(c, __builtin_ctz(mask), NULL, GDX_WRID_REFUSE, NULL, 0, NULL, 0, 0,
 		      GDX_IMM_REFUSED);
 	gdx_comm_fail(c, -EMSGSIZE);
 	return -EMSGSIZE;
@@ -381,10 +400,10 @@ static bool gdx_stripe_has_room(struct gdx_comm *c, uint32_t mask, uint64_t size
 	return true;
 }
 
-static int gdx_stripe_post(struct gdx_comm *c, struct gdx_request *req, const struct gdx_cts *slot,
+static int gdx_stripe_post(struct gdx_comm *c, struct gdx_request *req, struct gdx_cts *const *slot,
 			   uint32_t mask, char *data, uint64_t size, const struct gdx_mr *mr)
 {
-	uint64_t chunk = gdx_stripe_chunk(size, mask), off = 0, raddr = le64toh(slot->addr);
+	uint64_t chunk = gdx_stripe_chunk(size, mask), off = 0, raddr = le64toh(slot[0]->addr);
 
 	for (int r = 0; r < c->nrails; r++) {
 		uint64_t len;
@@ -394,8 +413,8 @@ static int gdx_stripe_post(struct gdx_comm *c, struct gdx_request *req, const st
 			continue;
 		len = off < size ? (size - off < chunk ? size - off : chunk) : 0;
 		ret = gdx_post_rail(c, r, req, (uintptr_t)req, data + (off < size ? off : 0), len,
-				    mr->lkey[r], raddr + (off < size ? off : 0),
-				    le32toh(slot->rkeys[r]), (uint32_t)len);
+				    mr, raddr + (off < size ? off : 0), le32toh(slot[0]->rkeys[r]),
+				    (uint32_t)len);
 		if (ret)
 			return ret;
 		off += chunk;
@@ -405,16 +424,17 @@ static int gdx_stripe_post(struct gdx_comm *c, struct gdx_request *req, const st
 
 /* Reads the head slot: 0 with the entry count once every entry of it has
  * arrived, -EAGAIN before, -EPROTO for a malformed slot. */
-static int gdx_head_slot(struct gdx_send_comm *sc, struct gdx_cts **slot_p, int *n_p)
+static int gdx_head_slot(struct gdx_send_comm *sc, struct gdx_cts **slot, int *n_p)
 {
 	struct gdx_comm *c = &sc->base;
-	struct gdx_cts *slot = &sc->fifo[(sc->head % GDX_MAX_REQUESTS) * GDX_MAX_RECVS];
-	uint32_t seq = (uint32_t)(sc->head + 1), n, mask;
+	uint32_t s = (uint32_t)(sc->head % GDX_MAX_REQUESTS), seq = (uint32_t)(sc->head + 1), n,
+		 mask;
 
-	if (le32toh(__atomic_load_n(&slot[0].seq, __ATOMIC_ACQUIRE)) != seq)
+	slot[0] = &sc->fifo[GDX_FIFO_INDEX(s, 0)];
+	if (le32toh(__atomic_load_n(&slot[0]->seq, __ATOMIC_ACQUIRE)) != seq)
 		return -EAGAIN;
-	n = le32toh(slot[0].nreqs);
-	mask = le32toh(slot[0].rail_mask);
+	n = le32toh(slot[0]->nreqs);
+	mask = le32toh(slot[0]->rail_mask);
 	if (n < 1 || n > GDX_MAX_RECVS || mask == 0 || mask >> c->nrails ||
 	    (n > 1 && __builtin_popcount(mask) != 1)) {
 		GDX_WARN("%s: clear-to-send from %s is malformed (%u buffers, rails 0x%x of %d)",
@@ -422,28 +442,29 @@ static int gdx_head_slot(struct gdx_send_comm *sc, struct gdx_cts **slot_p, int 
 		gdx_comm_fail(c, -EPROTO);
 		return -EPROTO;
 	}
-	/* One RDMA WRITE brought them all, but its bytes may land in any order. */
-	for (uint32_t i = 1; i < n; i++)
-		if (le32toh(__atomic_load_n(&slot[i].seq, __ATOMIC_ACQUIRE)) != seq)
+	/* The other entries come by other writes, or land in any order. */
+	for (uint32_t i = 1; i < n; i++) {
+		slot[i] = &sc->fifo[GDX_FIFO_INDEX(s, i)];
+		if (le32toh(__atomic_load_n(&slot[i]->seq, __ATOMIC_ACQUIRE)) != seq)
 			return -EAGAIN;
-	*slot_p = slot;
+	}
 	*n_p = (int)n;
 	return 0;
 }
 
 /* Every buffer of a grouped receive has its isend: one rail, each buffer's
  * last write carrying its index and size. */
-static int gdx_group_post(struct gdx_send_comm *sc, const struct gdx_cts *slot, int n)
+static int gdx_group_post(struct gdx_send_comm *sc, struct gdx_cts *const *slot, int n)
 {
 	struct gdx_comm *c = &sc->base;
-	int rail = __builtin_ctz(le32toh(slot[0].rail_mask));
+	int rail = __builtin_ctz(le32toh(slot[0]->rail_mask));
 
 	for (int i = 0; i < n; i++) {
 		struct gdx_request *req = sc->matched[i];
 		uint32_t imm = ((uint32_t)i << GDX_IMM_INDEX_SHIFT) | (uint32_t)req->size;
 		int ret = gdx_post_rail(c, rail, req, (uintptr_t)req, sc->matched_data[i],
-					req->size, sc->matched_mr[i]->lkey[rail],
-					le64toh(slot[i].addr), le32toh(slot[i].rkeys[rail]), imm);
+					req->size, sc->matched_mr[i], le64toh(slot[i]->addr),
+					le32toh(slot[i]->rkeys[rail]), imm);
 
 		if (ret)
 			return ret;
@@ -456,22 +477,23 @@ static int gdx_group_post(struct gdx_send_comm *sc, const struct gdx_cts *slot, 
 
 /* isend into a grouped receive: matched by tag; the request is returned at
  * once, the bytes go when the last buffer of the slot is matched. */
-static int gdx_isend_group(struct gdx_send_comm *sc, const struct gdx_cts *slot, int n, void *data,
+static int gdx_isend_group(struct gdx_send_comm *sc, struct gdx_cts *const *slot, int n, void *data,
 			   uint64_t size, int tag, struct gdx_mr *mr, struct gdx_request **req_p)
 {
 	struct gdx_comm *c = &sc->base;
-	int rail = __builtin_ctz(le32toh(slot[0].rail_mask)), i, ret;
+	int rail = __builtin_ctz(le32toh(slot[0]->rail_mask)), i, ret;
 	struct gdx_request *req;
 	uint32_t need = 0;
 
 	for (i = 0; i < n; i++)
-		if (!sc->matched[i] && le32toh(slot[i].tag) == (uint32_t)tag)
+		if (!sc->matched[i] && le32toh(slot[i]->tag) == (uint32_t)tag)
 			break;
 	if (i == n)
 		return 0; /* no buffer for this tag in the slot: NCCL calls again */
-	if (size > le64toh(slot[i].size)) {
+	if (size > le64toh(slot[i]->size)) {
 		sc->head++;
-		return gdx_send_refuse(sc, le32toh(slot[0].rail_mask), size, le64toh(slot[i].size));
+		return gdx_send_refuse(sc, le32toh(slot[0]->rail_mask), size,
+				       le64toh(slot[i]->size));
 	}
 	if (sc->nmatched == n - 1) {
 		/* the last one: make sure the whole group fits before taking it */
@@ -502,7 +524,7 @@ int gdx_isend(struct gdx_send_comm *sc, void *data, uint64_t size, int tag, stru
 	      struct gdx_request **req_p)
 {
 	struct gdx_comm *c = &sc->base;
-	struct gdx_cts *slot;
+	struct gdx_cts *slot[GDX_MAX_RECVS];
 	struct gdx_request *req;
 	uint64_t posted;
 	uint32_t mask;
@@ -514,7 +536,7 @@ int gdx_isend(struct gdx_send_comm *sc, void *data, uint64_t size, int tag, stru
 	ret = gdx_check_mr(c, mr, data, size, "isend");
 	if (ret)
 		return ret;
-	ret = gdx_head_slot(sc, &slot, &n);
+	ret = gdx_head_slot(sc, slot, &n);
 	if (ret == -EAGAIN) {
 		/* No clear-to-send yet: NCCL calls again. Keep completions moving. */
 		if (!gdx_comm_poll(c))
@@ -527,8 +549,8 @@ int gdx_isend(struct gdx_send_comm *sc, void *data, uint64_t size, int tag, stru
 	if (n > 1)
 		return gdx_isend_group(sc, slot, n, data, size, tag, mr, req_p);
 	/* A single receive matches in order; NCCL's tags only pick among grouped ones. */
-	posted = le64toh(slot->size);
-	mask = le32toh(slot->rail_mask);
+	posted = le64toh(slot[0]->size);
+	mask = le32toh(slot[0]->rail_mask);
 	if (size > posted) {
 		sc->head++;
 		return gdx_send_refuse(sc, mask, size, posted);
@@ -551,25 +573,24 @@ int gdx_isend(struct gdx_send_comm *sc, void *data, uint64_t size, int tag, stru
 	return 0;
 }
 
-/* One RDMA WRITE of the slot's n entries into the sender's FIFO. */
-static int gdx_post_cts(struct gdx_recv_comm *rc, struct gdx_cts *cts, int n, uint64_t seq)
+/* One RDMA WRITE of count FIFO entries from index first on. */
+static int gdx_cts_write(struct gdx_recv_comm *rc, uint32_t first, uint32_t count)
 {
 	struct gdx_rail *r = &rc->base.rails[0];
-	uint32_t len = (uint32_t)n * sizeof(*cts);
-	struct ibv_sge sge = {.addr = (uintptr_t)cts, .length = len, .lkey = rc->cts_mr->lkey};
+	struct ibv_sge sge = {.addr = (uintptr_t)&rc->cts[first],
+			      .length = count * (uint32_t)sizeof(*rc->cts),
+			      .lkey = rc->cts_mr->lkey};
 	struct ibv_send_wr wr = {
-		.wr_id = 0,
 		.sg_list = &sge,
 		.num_sge = 1,
 		.opcode = IBV_WR_RDMA_WRITE,
-		.wr.rdma = {.remote_addr = rc->remote_fifo +
-					   (seq % GDX_MAX_REQUESTS) * GDX_MAX_RECVS * sizeof(*cts),
+		.wr.rdma = {.remote_addr = rc->remote_fifo + first * sizeof(*rc->cts),
 			    .rkey = rc->remote_fifo_rkey},
 	};
 	struct ibv_send_wr *bad;
 	int ret;
 
-	if (r->max_inline >= len)
+	if (r->max_inline >= sge.length)
 		wr.send_flags |= IBV_SEND_INLINE;
 	if (++rc->cts_unsignaled == GDX_CTS_SIGNAL_EVERY) {
 		wr.send_flags |= IBV_SEND_SIGNALED;
@@ -580,9 +601,46 @@ static int gdx_post_cts(struct gdx_recv_comm *rc, struct gdx_cts *cts, int n, ui
 	if (ret) {
 		GDX_WARN("%s: ibv_post_send(clear-to-send, qp 0x%x) failed: %s",
 			 gdx_comm_dev_name(&rc->base), r->qp->qp_num, strerror(ret));
+		gdx_comm_fail(&rc->base, -ret);
 		return -ret;
 	}
 	r->sq_used++;
+	return 0;
+}
+
+/* Writes the clear-to-sends of receives [cts_sent, tail) into the sender's
+ * FIFO: per run of consecutive slots (two where the ring wraps), one write of
+ * their first entries, and one per further entry row that a grouped receive
+ * among them uses. */
+static int gdx_cts_flush(struct gdx_recv_comm *rc)
+{
+	if (rc->base.err)
+		return rc->base.err;
+	while (rc->cts_sent < rc->tail) {
+		uint32_t first = (uint32_t)(rc->cts_sent % GDX_MAX_REQUESTS);
+		uint64_t count = rc->tail - rc->cts_sent;
+
+		if (first + count > GDX_MAX_REQUESTS)
+			count = GDX_MAX_REQUESTS - first;
+		for (uint32_t i = 0; i < GDX_MAX_RECVS; i++) {
+			uint32_t lo = GDX_MAX_REQUESTS, hi = 0;
+			int ret;
+
+			for (uint32_t s = first; s < first + count; s++) {
+				if (le32toh(rc->cts[GDX_FIFO_INDEX(s, 0)].nreqs) <= i)
+					continue;
+				lo = s < lo ? s : lo;
+				hi = s;
+			}
+			if (lo > hi)
+				break; /* no receive of the run has this many buffers */
+			ret = gdx_cts_write(rc, GDX_FIFO_INDEX(lo, i), hi - lo + 1);
+			if (ret)
+				return ret;
+		}
+		rc->cts_sent += count;
+		rc->cts_outstanding += (uint32_t)count;
+	}
 	return 0;
 }
 
@@ -635,25 +693,19 @@ int gdx_irecv(struct gdx_recv_comm *rc, int n, void **data, const uint64_t *size
 		mask = (1u << c->nrails) - 1;
 	else
 		mask = 1u << (rc->tail % (uint64_t)c->nrails);
-	cts = &rc->cts[(rc->tail % GDX_MAX_REQUESTS) * GDX_MAX_RECVS];
-	memset(cts, 0, (size_t)n * sizeof(*cts));
 	for (int i = 0; i < n; i++) {
-		cts[i].addr = htole64((uintptr_t)data[i]);
-		cts[i].size = htole64(sizes[i]);
+		cts = &rc->cts[GDX_FIFO_INDEX(rc->tail % GDX_MAX_REQUESTS, i)];
+		memset(cts, 0, sizeof(*cts));
+		cts->addr = htole64((uintptr_t)data[i]);
+		cts->size = htole64(sizes[i]);
 		for (int r = 0; r < c->nrails; r++)
-			cts[i].rkeys[r] = htole32(mrs[i]->rkey[r]);
-		cts[i].rail_mask = htole32(mask);
-		cts[i].tag = htole32((uint32_t)tags[i]);
-		cts[i].nreqs = htole32((uint32_t)n);
-		cts[i].seq = htole32((uint32_t)(rc->tail + 1));
+			cts->rkeys[r] = htole32(mrs[i]->rkey[r]);
+		cts->rail_mask = htole32(mask);
+		cts->tag = htole32((uint32_t)tags[i]);
+		cts->nreqs = htole32((uint32_t)n);
+		cts->seq = htole32((uint32_t)(rc->tail + 1));
 	}
-	ret = gdx_post_cts(rc, cts, n, rc->tail);
-	if (ret) {
-		gdx_req_put(req);
-		gdx_comm_fail(c, ret);
-		return ret;
-	}
-	rc->tail++;
+	req->seq = rc->tail++;
 	/* One immediate per rail of the mask, or per buffer of a group. */
 	for (int r = 0; r < c->nrails; r++) {
 		struct gdx_expect_ring *ring = &rc->expect[r];
@@ -663,6 +715,13 @@ int gdx_irecv(struct gdx_recv_comm *rc, int n, void **data, const uint64_t *size
 		for (int i = 0; i < (n > 1 ? n : 1); i++) {
 			ring->reqs[ring->tail++ % GDX_FIFO_ENTRIES] = req;
 			req->pending++;
+		}
+	}
+	if (rc->cts_outstanding < GDX_CTS_DEFER_MIN || rc->tail - rc->cts_sent >= GDX_CTS_BATCH) {
+		ret = gdx_cts_flush(rc);
+		if (ret) {
+			gdx_req_put(req); /* the comm has failed: so do its other requests */
+			return ret;
 		}
 	}
 	*req_p = req;
@@ -733,6 +792,8 @@ int gdx_test(struct gdx_request *req, int *done_p, int *sizes)
 		return -EINVAL;
 	}
 	*done_p = 0;
+	if (!req->is_send && !req->flush && req->seq >= ((struct gdx_recv_comm *)c)->cts_sent)
+		gdx_cts_flush((struct gdx_recv_comm *)c);
 	if (req->pending > 0 && !req->err && !c->err) {
 		if (gdx_comm_poll(c))
 			c->idle_polls = 0;

@@ -20,7 +20,11 @@
 /* A send comm takes NCCL_NET_MAX_REQUESTS x maxRecvs requests (NCCL's rule). */
 #define GDX_MAX_SEND_REQUESTS (GDX_MAX_REQUESTS * GDX_MAX_RECVS)
 /* FIFO entries: one slot of GDX_MAX_RECVS entries per receive in flight. */
-#define GDX_FIFO_ENTRIES	(GDX_MAX_REQUESTS * GDX_MAX_RECVS)
+#define GDX_FIFO_ENTRIES (GDX_MAX_REQUESTS * GDX_MAX_RECVS)
+/* The FIFO is stored entry-major: entry i of slot s at GDX_FIFO_INDEX(s, i).
+ * The first entries of consecutive slots are then adjacent, and one RDMA
+ * WRITE of a packet or less carries a batch of single-buffer clear-to-sends. */
+#define GDX_FIFO_INDEX(s, i)	((uint32_t)(i)*GDX_MAX_REQUESTS + (uint32_t)(s))
 #define GDX_MAX_PENDING_ACCEPTS 64
 
 /* First word of every object handed to NCCL: tells a wrong or freed pointer. */
@@ -61,6 +65,7 @@ struct gdx_request {
 	uint16_t wrs[GDX_MAX_RAILS];   /* send: queue slots held on each rail */
 	bool gpu;		       /* GPU memory: counted as GPU-direct bytes */
 	bool flush;		       /* an iflush: completes on the flush QPs */
+	uint64_t seq;		       /* receive: its clear-to-send's sequence number */
 };
 
 /* wr_id of work requests that belong to no request. */
@@ -90,7 +95,7 @@ struct gdx_comm {
 
 struct gdx_send_comm {
 	struct gdx_comm base;
-	struct gdx_cts *fifo; /* [GDX_MAX_REQUESTS][GDX_MAX_RECVS], RDMA-written by the receiver */
+	struct gdx_cts *fifo; /* GDX_FIFO_ENTRIES, RDMA-written by the receiver */
 	struct ibv_mr *fifo_mr;
 	uint64_t head; /* sequence number of the slot being matched */
 	/* The head slot's entries matched by an isend so far (grouped receives
@@ -113,7 +118,9 @@ struct gdx_recv_comm {
 	struct ibv_mr *cts_mr;
 	uint64_t remote_fifo;
 	uint32_t remote_fifo_rkey;
-	uint64_t tail; /* sequence number of the next receive */
+	uint64_t tail;		  /* sequence number of the next receive */
+	uint64_t cts_sent;	  /* receives before this one have their clear-to-send out */
+	uint32_t cts_outstanding; /* of those, receives the sender has not filled yet */
 	uint32_t cts_unsignaled;
 	uint32_t recvs_to_post[GDX_MAX_RAILS];
 	struct gdx_expect_ring expect[GDX_MAX_RAILS];

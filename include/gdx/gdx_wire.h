@@ -67,8 +67,8 @@ _Static_assert(sizeof(struct gdx_wire_hello) % 8 == 0 && sizeof(struct gdx_wire_
 	       "hello and meta are sent back to back without padding");
 
 /*
- * A clear-to-send entry: the receiver has posted a buffer. 64 bytes, written
- * by one RDMA WRITE; seq is the last field and the sender polls it.
+ * A clear-to-send entry: the receiver has posted a buffer. 64 bytes; seq is
+ * the last field and the sender polls it.
  */
 struct gdx_cts {
 	uint64_t addr;
@@ -82,7 +82,7 @@ struct gdx_cts {
 _Static_assert(sizeof(struct gdx_cts) == 64, "a CTS entry is 64 bytes");
 
 /* A grouped receive posts up to this many buffers in one FIFO slot, one
- * clear-to-send entry each, written by one RDMA WRITE. */
+ * clear-to-send entry each. */
 #define GDX_MAX_RECVS 8
 
 /*
