@@ -47,7 +47,7 @@ $(LIB): $(OBJS) plugin/exports.map
 $(BUILD)/tests/%: $(BUILD)/tests/%.o $(TEST_LIB) $(ARCHIVE)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(BUILD)/gdx-bench: $(BUILD)/plugin/tools/gdx_bench.o
+$(BUILD)/gdx-bench: $(patsubst %.c,$(BUILD)/%.o,$(wildcard plugin/tools/gdx_bench*.c))
 	$(CC) $(LDFLAGS) -o $@ $^ -ldl
 
 $(BUILD)/gdx-doctor: $(BUILD)/plugin/tools/gdx_doctor.o $(ARCHIVE)

@@ -8,7 +8,12 @@ cd "$(dirname "$0")/.."
 passed=0 failed=0
 check() { # name, command producing JSON, python assertion over j
 	local out
-	if out=$(timeout 120 "${@:3}" 2>&1) &&
+	if declare -F "$3" >/dev/null; then
+		out=$("${@:3}" 2>&1)
+	else
+		out=$(timeout 120 "${@:3}" 2>&1)
+	fi
+	if [ -n "$out" ] &&
 		python3 -c "import json,sys; j=json.loads(sys.argv[1]); assert $2, j" "$out" 2>/dev/null; then
 		echo "ok $1"
 		passed=$((passed + 1))
@@ -30,5 +35,52 @@ check "gdx-bench lat, 8 B" \
 check "gdx-bench over a fused device" \
 	'j["device"] == "rxe0+rxe2" and j["results"][0]["Gbps"] > 0' \
 	env NCCL_GDX_RAILS=rxe0+rxe2,rxe1+rxe3 build/gdx-bench -d rxe0+rxe2 -D rxe1+rxe3 -s 1M -n 10 -w 2 -j
+check "gdx-bench bw, one thread driving both ends" \
+	'j["procs"] == 1 and j["results"][0]["Gbps"] > 0 and j["bytes_host"] == 12 * 65536' \
+	build/gdx-bench -P 1 -s 64K -t 4 -n 10 -w 2 -j
+check "gdx-bench lat, one thread, receives posted 4 ahead" \
+	'j["procs"] == 1 and j["depth"] == 4 and 0 < j["results"][0]["median_us"]' \
+	build/gdx-bench -P 1 -m lat -t 4 -n 50 -w 5 -j
+
+# Two machines' way: the server waits on a TCP port, the client runs what the
+# server was given (here 20 x 256 KiB, depth 4), over the other rxe device.
+server_client() { # server options...
+	timeout 120 build/gdx-bench -S --port 18600 -d rxe0 "$@" -j >"$GDX_VM_TMP/server.json" \
+		2>"$GDX_VM_TMP/server.err" &
+	timeout 120 build/gdx-bench -C 198.18.0.1 --port 18600 -d rxe1 -s 1 -n 1 \
+		>"$GDX_VM_TMP/client.out" 2>&1 || true
+	wait
+	cat "$GDX_VM_TMP/server.json"
+}
+GDX_VM_TMP=$(mktemp -d)
+check "gdx-bench --server / --client over TCP: the client runs the server's options" \
+	'j["results"][0]["bytes"] == 262144 and j["iters"] == 20 and j["bytes_host"] == 22 * 262144' \
+	server_client -s 256K -n 20 -w 2 -t 4
+
+refused() { # name, expected message, command...
+	local out rc
+	out=$(timeout 60 "${@:3}" 2>&1)
+	rc=$?
+	if [ "$rc" -eq 2 ] && grep -q "$2" <<<"$out"; then
+		echo "ok $1"
+		passed=$((passed + 1))
+	else
+		echo "not ok $1: exit $rc: $out"
+		failed=$((failed + 1))
+	fi
+}
+refused "gdx-bench --mem cuda on a device without GPUDirect is refused by name" \
+	"rxe0 does not take CUDA memory" build/gdx-bench -M cuda -d rxe0 -D rxe1 -n 1
+refused "gdx-bench --depth out of range" "depth must be 1-32" build/gdx-bench -t 33
+# A client that reaches something that is not a gdx-bench server says so.
+python3 -c 'import socket
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", 18601)); s.listen(1)
+c, _ = s.accept(); c.sendall(b"HTTP/1.0 200 OK\r\n" * 4); c.close()' &
+sleep 1
+refused "gdx-bench --client against a server that is not gdx-bench" \
+	"the server is not gdx-bench" build/gdx-bench -C 127.0.0.1 --port 18601 -d rxe1
+wait
+rm -rf "$GDX_VM_TMP"
 echo "# bench-smoke: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

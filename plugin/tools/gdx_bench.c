@@ -24,17 +24,7 @@
 
 #include <nccl/net.h>
 
-enum bench_mode { BENCH_BW, BENCH_RATE, BENCH_LAT };
-
-struct bench_opts {
-	const char *plugin;
-	const char *dev, *peer_dev;
-	size_t min_size, max_size;
-	int factor;
-	int iters, warmup, depth;
-	enum bench_mode mode;
-	int json;
-};
+#include "gdx_bench.h"
 
 /* One end: its plugin, its comms and its buffer. */
 struct bench_end {
@@ -53,8 +43,7 @@ static double bench_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static void bench_die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-static void bench_die(const char *fmt, ...)
+void bench_die(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -89,7 +78,7 @@ static void bench_logger(ncclDebugLogLevel level, unsigned long flags, const cha
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	p = strstr(msg, " closed: ");
+	p = strstr(msg, " receive comm with ") ? strstr(msg, " closed: ") : NULL;
 	if (p && sscanf(p, " closed: %llu bytes GPU-direct, %llu bytes", &gpu, &host) == 2) {
 		bench_bytes_gpu += gpu;
 		bench_bytes_host += host;
@@ -112,22 +101,6 @@ static const ncclNet_v7_t *bench_load(const char *path)
 	return net;
 }
 
-static int bench_dev(const ncclNet_v7_t *net, const char *name, int fallback)
-{
-	ncclNetProperties_v7_t props;
-	int ndev;
-
-	NET_CHECK(net->devices(&ndev));
-	if (!name)
-		return fallback < ndev ? fallback : 0;
-	for (int i = 0; i < ndev; i++) {
-		NET_CHECK(net->getProperties(i, &props));
-		if (!strcmp(props.name, name))
-			return i;
-	}
-	bench_die("no device named %s (%d devices)", name, ndev);
-}
-
 static size_t bench_parse_size(const char *s)
 {
 	char *end;
@@ -146,20 +119,6 @@ static size_t bench_parse_size(const char *s)
 	if (v < 0 || v > (double)(1u << 30))
 		bench_die("size \"%s\" out of range 0..1G", s);
 	return (size_t)v;
-}
-
-static void bench_xfer(int fd, void *buf, size_t len, int writing)
-{
-	size_t done = 0;
-
-	while (done < len) {
-		ssize_t n = writing ? write(fd, (char *)buf + done, len - done)
-				    : read(fd, (char *)buf + done, len - done);
-
-		if (n <= 0)
-			bench_die("side channel to the other process closed");
-		done += (size_t)n;
-	}
 }
 
 /* Idle, as NCCL's proxy thread does: leave the CPU to the NIC (here, rxe's
@@ -235,6 +194,57 @@ static void bench_stream_send(struct bench_end *e, size_t size, const struct ben
 	}
 }
 
+/* bw/rate with both ends in this thread (--procs 1): the one polling thread
+ * NCCL's proxy is per GPU, progressing sends and receives alike; returns the
+ * seconds the timed messages took to arrive. */
+static double bench_stream_local(struct bench_end *srv, struct bench_end *cli, size_t size,
+				 const struct bench_opts *o)
+{
+	void *rreqs[NCCL_NET_MAX_REQUESTS] = {0}, *sreqs[NCCL_NET_MAX_REQUESTS] = {0};
+	int total = o->warmup + o->iters, rposted = 0, rdone = 0, sposted = 0, sdone = 0;
+	double start = bench_now();
+
+	while (rdone < total || sdone < total) {
+		int progress = 0;
+
+		for (int i = 0; i < o->depth; i++) {
+			int done = 0, sz = (int)size, tag = 0;
+			void *data = srv->rbuf;
+
+			if (!rreqs[i] && rposted < total) {
+				NET_CHECK(srv->net->irecv(srv->recv, 1, &data, &sz, &tag,
+							  &srv->recv_mh, &rreqs[i]));
+				rposted++;
+			}
+			if (!sreqs[i] && sposted < total) {
+				NET_CHECK(cli->net->isend(cli->send, cli->sbuf, (int)size, 0,
+							  cli->send_mh, &sreqs[i]));
+				if (sreqs[i])
+					sposted++;
+			}
+			if (rreqs[i]) {
+				NET_CHECK(srv->net->test(rreqs[i], &done, &sz));
+				if (done) {
+					rreqs[i] = NULL;
+					progress = 1;
+					if (++rdone == o->warmup)
+						start = bench_now();
+				}
+			}
+			if (sreqs[i]) {
+				NET_CHECK(cli->net->test(sreqs[i], &done, &sz));
+				if (done) {
+					sreqs[i] = NULL;
+					progress = 1;
+					sdone++;
+				}
+			}
+		}
+		bench_idle(progress);
+	}
+	return bench_now() - start;
+}
+
 static void bench_wait(struct bench_end *e, void *req)
 {
 	int done = 0, sz;
@@ -267,50 +277,76 @@ static int bench_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Ping-pong, server side: half round trips of the timed iterations, sorted.
- * The receive for the reply is posted before the ping goes, as NCCL's proxy
- * posts its receives ahead. */
-static void bench_pingpong(struct bench_end *e, size_t size, const struct bench_opts *o,
-			   double *half_rtt)
+/* Receives of a ping-pong are posted --depth ahead, as NCCL's proxy posts
+ * its steps ahead, and reposted after the reply has gone: a clear-to-send
+ * is then never on the critical path. */
+static int bench_ahead(const struct bench_opts *o)
 {
-	void *rreq;
+	int total = o->warmup + o->iters;
 
-	bench_post_recv(e, size, &rreq);
-	for (int i = 0; i < o->warmup + o->iters; i++) {
-		double t0 = bench_now();
-		void *sreq = bench_post_send(e, size), *next = NULL;
+	return o->depth < total ? o->depth : total;
+}
 
-		bench_wait(e, rreq);
-		if (i + 1 < o->warmup + o->iters)
-			bench_post_recv(e, size, &next);
-		if (i >= o->warmup)
-			half_rtt[i - o->warmup] = (bench_now() - t0) / 2;
-		bench_wait(e, sreq);
-		rreq = next;
+/* Ping-pong, server side: half of each full cycle (ping posted to the next
+ * ping posted, everything the loop does included, as perftest times its
+ * iterations), of the timed iterations, sorted. */
+static void bench_pingpong(struct bench_end *ping, struct bench_end *pong, size_t size,
+			   const struct bench_opts *o, double *half_rtt)
+{
+	void *rreqs[NCCL_NET_MAX_REQUESTS], *preqs[NCCL_NET_MAX_REQUESTS];
+	int total = o->warmup + o->iters, ahead = bench_ahead(o);
+	double prev = 0;
+
+	for (int k = 0; k < ahead; k++) {
+		bench_post_recv(ping, size, &rreqs[k]);
+		if (pong)
+			bench_post_recv(pong, size, &preqs[k]);
 	}
+	for (int i = 0; i < total; i++) {
+		double now = bench_now();
+		void *sreq;
+
+		if (i > o->warmup)
+			half_rtt[i - 1 - o->warmup] = (now - prev) / 2;
+		prev = now;
+		sreq = bench_post_send(ping, size);
+		/* the slot the previous reply freed, while the peer works */
+		if (i > 0 && i - 1 + ahead < total)
+			bench_post_recv(ping, size, &rreqs[(i - 1) % ahead]);
+		if (pong) { /* --procs 1: this thread answers too */
+			bench_wait(pong, preqs[i % ahead]);
+			bench_wait(pong, bench_post_send(pong, size));
+			if (i + ahead < total)
+				bench_post_recv(pong, size, &preqs[i % ahead]);
+		}
+		bench_wait(ping, rreqs[i % ahead]);
+		bench_wait(ping, sreq);
+	}
+	half_rtt[o->iters - 1] = (bench_now() - prev) / 2;
 	qsort(half_rtt, (size_t)o->iters, sizeof(*half_rtt), bench_cmp);
 }
 
 /* Ping-pong, client side: answers every ping. */
 static void bench_pong(struct bench_end *e, size_t size, const struct bench_opts *o)
 {
-	void *rreq;
+	void *rreqs[NCCL_NET_MAX_REQUESTS];
+	int total = o->warmup + o->iters, ahead = bench_ahead(o);
 
-	bench_post_recv(e, size, &rreq);
-	for (int i = 0; i < o->warmup + o->iters; i++) {
-		void *sreq, *next = NULL;
+	for (int k = 0; k < ahead; k++)
+		bench_post_recv(e, size, &rreqs[k]);
+	for (int i = 0; i < total; i++) {
+		void *sreq;
 
-		bench_wait(e, rreq);
-		if (i + 1 < o->warmup + o->iters)
-			bench_post_recv(e, size, &next);
+		bench_wait(e, rreqs[i % ahead]);
 		sreq = bench_post_send(e, size);
+		if (i + ahead < total)
+			bench_post_recv(e, size, &rreqs[i % ahead]);
 		bench_wait(e, sreq);
-		rreq = next;
 	}
 }
 
 /* Connects comm_send of one end to a listen comm of the other: the listener
- * writes its handle to the pipe, the connector reads it. */
+ * writes its handle to the side channel, the connector reads it. */
 static void bench_listen(struct bench_end *e, int dev)
 {
 	char handle[NCCL_NET_HANDLE_MAXSIZE];
@@ -334,21 +370,45 @@ static void bench_accept(struct bench_end *e)
 		NET_CHECK(e->net->accept(e->listen, &e->recv, NULL));
 }
 
-static void bench_buffers(struct bench_end *e, size_t size)
+/* --procs 1: a send comm of c to a receive comm of l, connect and accept
+ * driven together from this thread, as NCCL's proxy drives them. */
+static void bench_pair(struct bench_end *l, int ldev, struct bench_end *c, int cdev)
 {
-	size_t n = size ? size : 1;
+	char handle[NCCL_NET_HANDLE_MAXSIZE];
 
-	e->sbuf = calloc(1, n);
-	e->rbuf = calloc(1, n);
-	if (!e->sbuf || !e->rbuf)
-		bench_die("out of memory");
-	if (e->send)
-		NET_CHECK(e->net->regMr(e->send, e->sbuf, (int)n, NCCL_PTR_HOST, &e->send_mh));
-	if (e->recv)
-		NET_CHECK(e->net->regMr(e->recv, e->rbuf, (int)n, NCCL_PTR_HOST, &e->recv_mh));
+	if (!l->listen)
+		NET_CHECK(l->net->listen(ldev, handle, &l->listen));
+	while (!c->send || !l->recv) {
+		if (!c->send)
+			NET_CHECK(c->net->connect(cdev, handle, &c->send, NULL));
+		if (!l->recv)
+			NET_CHECK(l->net->accept(l->listen, &l->recv, NULL));
+	}
 }
 
-static void bench_close(struct bench_end *e)
+static char *bench_alloc(size_t n, const struct bench_opts *o)
+{
+	char *p = o->cuda ? bench_cuda_alloc(n, o->gpu) : calloc(1, n);
+
+	if (!p)
+		bench_die("out of memory (%zu bytes)", n);
+	return p;
+}
+
+static void bench_buffers(struct bench_end *e, size_t size, const struct bench_opts *o)
+{
+	size_t n = size ? size : 1;
+	int type = o->cuda ? NCCL_PTR_CUDA : NCCL_PTR_HOST;
+
+	e->sbuf = bench_alloc(n, o);
+	e->rbuf = bench_alloc(n, o);
+	if (e->send)
+		NET_CHECK(e->net->regMr(e->send, e->sbuf, (int)n, type, &e->send_mh));
+	if (e->recv)
+		NET_CHECK(e->net->regMr(e->recv, e->rbuf, (int)n, type, &e->recv_mh));
+}
+
+static void bench_close(struct bench_end *e, const struct bench_opts *o)
 {
 	if (e->send_mh)
 		NET_CHECK(e->net->deregMr(e->send, e->send_mh));
@@ -360,8 +420,41 @@ static void bench_close(struct bench_end *e)
 		NET_CHECK(e->net->closeRecv(e->recv));
 	if (e->listen)
 		NET_CHECK(e->net->closeListen(e->listen));
-	free(e->sbuf);
-	free(e->rbuf);
+	if (o->cuda) {
+		bench_cuda_free(e->sbuf);
+		bench_cuda_free(e->rbuf);
+	} else {
+		free(e->sbuf);
+		free(e->rbuf);
+	}
+}
+
+/* The device named (or the fallback index); with --mem cuda, one that takes
+ * CUDA memory, or a clear refusal. */
+static int bench_dev(const ncclNet_v7_t *net, const char *name, int fallback,
+		     const struct bench_opts *o)
+{
+	ncclNetProperties_v7_t props;
+	int ndev, dev = -1;
+
+	NET_CHECK(net->devices(&ndev));
+	if (ndev < 1)
+		bench_die("the plugin found no device");
+	if (!name)
+		dev = fallback < ndev ? fallback : 0;
+	for (int i = 0; dev < 0 && i < ndev; i++) {
+		NET_CHECK(net->getProperties(i, &props));
+		if (!strcmp(props.name, name))
+			dev = i;
+	}
+	if (dev < 0)
+		bench_die("no device named %s (%d devices; gdx-doctor lists them)", name, ndev);
+	NET_CHECK(net->getProperties(dev, &props));
+	if (o->cuda && !(props.ptrSupport & NCCL_PTR_CUDA))
+		bench_die("%s does not take CUDA memory (no GPUDirect RDMA path: the plugin's "
+			  "log line with NCCL_DEBUG=INFO and gdx-doctor say why)",
+			  props.name);
+	return dev;
 }
 
 static size_t bench_next(size_t s, const struct bench_opts *o)
@@ -376,13 +469,15 @@ static void bench_client(const struct bench_opts *o, int in, int out)
 	char go;
 
 	e.net = bench_load(o->plugin);
-	dev = bench_dev(e.net, o->peer_dev, 1);
+	/* on one machine the client is the peer device; on two, this one's own */
+	dev = o->role == BENCH_CLIENT ? bench_dev(e.net, o->dev, 0, o)
+				      : bench_dev(e.net, o->peer_dev, 1, o);
 	bench_connect(&e, dev);
 	if (o->mode == BENCH_LAT) {
 		bench_listen(&e, dev);
 		bench_accept(&e);
 	}
-	bench_buffers(&e, o->max_size);
+	bench_buffers(&e, o->max_size, o);
 	for (size_t s = o->min_size;; s = bench_next(s, o)) {
 		bench_xfer(in, &go, 1, 0);
 		if (o->mode == BENCH_LAT)
@@ -393,7 +488,7 @@ static void bench_client(const struct bench_opts *o, int in, int out)
 			break;
 	}
 	bench_xfer(in, &go, 1, 0);
-	bench_close(&e);
+	bench_close(&e, o);
 }
 
 static void bench_progress(const struct bench_opts *o, size_t s)
@@ -403,45 +498,74 @@ static void bench_progress(const struct bench_opts *o, size_t s)
 		fprintf(stderr, "\r  %zu bytes ...\033[K", s);
 }
 
+static void bench_header(const struct bench_opts *o, const char *name, const char *peer)
+{
+	static const char *const mode_name[] = {"bw", "rate", "lat"};
+	const char *how = o->procs == 1 ? "one thread drives both ends" : "two processes";
+
+	if (o->role != BENCH_LOCAL)
+		how = "client on another machine";
+	if (o->json)
+		printf("{\"device\": \"%s\", \"peer\": \"%s\", \"mode\": \"%s\", \"depth\": %d, "
+		       "\"iters\": %d, \"procs\": %d, \"memory\": \"%s\", \"results\": [",
+		       name, peer, mode_name[o->mode], o->depth, o->iters,
+		       o->role == BENCH_LOCAL ? o->procs : 2, o->cuda ? "cuda" : "host");
+	else if (o->mode == BENCH_LAT)
+		printf("# gdx-bench: ping-pong %s <-> %s (%s, %s memory), %d iterations after %d "
+		       "warm-up, receives posted %d ahead\n"
+		       "# %12s %14s %14s %14s\n",
+		       name, peer, how, o->cuda ? "CUDA" : "host", o->iters, o->warmup, o->depth,
+		       "bytes", "median(us)", "p99(us)", "min(us)");
+	else
+		printf("# gdx-bench: %s %s -> %s (%s, %s memory), depth %d, %d iterations after "
+		       "%d warm-up\n"
+		       "# %12s %10s %10s %10s %12s\n",
+		       mode_name[o->mode], peer, name, how, o->cuda ? "CUDA" : "host", o->depth,
+		       o->iters, o->warmup, "bytes", "time(us)", "GB/s", "Gb/s", "msg/s");
+}
+
 static void bench_server(const struct bench_opts *o, int in, int out)
 {
-	struct bench_end e = {.in = in, .out = out};
-	static const char *const mode_name[] = {"bw", "rate", "lat"};
-	ncclNetProperties_v7_t props;
+	struct bench_end e = {.in = in, .out = out}, peer = {0};
+	struct bench_end *pe = o->role == BENCH_LOCAL && o->procs == 1 ? &peer : NULL;
+	ncclNetProperties_v7_t props, pprops;
 	double *lat = calloc((size_t)o->iters, sizeof(double));
-	int dev, first = 1;
+	int dev, pdev = -1, first = 1;
 	char go = 1;
 
+	if (!lat)
+		bench_die("out of memory");
 	e.net = bench_load(o->plugin);
-	dev = bench_dev(e.net, o->dev, 0);
+	dev = bench_dev(e.net, o->dev, 0, o);
 	NET_CHECK(e.net->getProperties(dev, &props));
-	bench_listen(&e, dev);
-	bench_accept(&e);
-	if (o->mode == BENCH_LAT)
-		bench_connect(&e, dev);
-	bench_buffers(&e, o->max_size);
-	if (o->json)
-		printf("{\"device\": \"%s\", \"mode\": \"%s\", \"depth\": %d, \"iters\": %d, "
-		       "\"results\": [",
-		       props.name, mode_name[o->mode], o->mode == BENCH_LAT ? 1 : o->depth,
-		       o->iters);
-	else if (o->mode == BENCH_LAT)
-		printf("# gdx-bench: ping-pong on %s, %d iterations after %d warm-up\n"
-		       "# %12s %14s %14s %14s\n",
-		       props.name, o->iters, o->warmup, "bytes", "median(us)", "p99(us)",
-		       "min(us)");
-	else
-		printf("# gdx-bench: %s on %s, depth %d, %d iterations after %d warm-up\n"
-		       "# %12s %10s %10s %10s %12s\n",
-		       mode_name[o->mode], props.name, o->depth, o->iters, o->warmup, "bytes",
-		       "time(us)", "GB/s", "Gb/s", "msg/s");
+	if (pe) {
+		peer.net = e.net;
+		pdev = bench_dev(e.net, o->peer_dev, 1, o);
+		NET_CHECK(e.net->getProperties(pdev, &pprops));
+		bench_pair(&e, dev, pe, pdev);
+		if (o->mode == BENCH_LAT)
+			bench_pair(pe, pdev, &e, dev);
+		bench_buffers(pe, o->max_size, o);
+	} else {
+		bench_listen(&e, dev);
+		bench_accept(&e);
+		if (o->mode == BENCH_LAT)
+			bench_connect(&e, dev);
+	}
+	bench_buffers(&e, o->max_size, o);
+	bench_header(o, props.name,
+		     pe			       ? pprops.name
+		     : o->role == BENCH_SERVER ? "remote"
+		     : o->peer_dev	       ? o->peer_dev
+					       : "peer");
 	for (size_t s = o->min_size;; s = bench_next(s, o)) {
 		bench_progress(o, s);
-		bench_xfer(out, &go, 1, 1);
+		if (!pe)
+			bench_xfer(out, &go, 1, 1);
 		if (o->mode == BENCH_LAT) {
 			double med, p99;
 
-			bench_pingpong(&e, s, o, lat);
+			bench_pingpong(&e, pe, s, o, lat);
 			med = lat[o->iters / 2] * 1e6;
 			p99 = lat[(o->iters * 99) / 100] * 1e6;
 			if (o->json)
@@ -451,7 +575,8 @@ static void bench_server(const struct bench_opts *o, int in, int out)
 			else
 				printf("  %12zu %14.2f %14.2f %14.2f\n", s, med, p99, lat[0] * 1e6);
 		} else {
-			double t = bench_stream_recv(&e, s, o);
+			double t =
+				pe ? bench_stream_local(&e, pe, s, o) : bench_stream_recv(&e, s, o);
 			double gbs = t > 0 ? (double)s * o->iters / t / 1e9 : 0;
 			double rate = t > 0 ? o->iters / t : 0;
 
@@ -470,9 +595,12 @@ static void bench_server(const struct bench_opts *o, int in, int out)
 	}
 	if (o->min_size != o->max_size && !o->json && isatty(STDERR_FILENO))
 		fprintf(stderr, "\r\033[K");
-	bench_xfer(out, &go, 1, 1);
-	bench_close(&e);
-	/* what this end's comms counted when they closed */
+	if (!pe)
+		bench_xfer(out, &go, 1, 1);
+	if (pe)
+		bench_close(pe, o);
+	bench_close(&e, o);
+	/* what this end's receive comms counted when they closed */
 	if (o->json)
 		printf("], \"bytes_gpu_direct\": %llu, \"bytes_host\": %llu}\n", bench_bytes_gpu,
 		       bench_bytes_host);
@@ -514,14 +642,17 @@ static const char *bench_default_plugin(void)
 
 static void bench_usage(void)
 {
-	printf("usage: gdx-bench [options]\n"
-	       "Drives the plugin through its NCCL API (ncclNetPlugin_v7) between two devices\n"
-	       "of this machine, in two processes: a server on --dev, a client on --peer-dev.\n\n"
+	printf("usage: gdx-bench [options]                    both ends on this machine\n"
+	       "       gdx-bench --server [options]           one end, waits for a client\n"
+	       "       gdx-bench --client HOST [options]      the other end, on another machine\n"
+	       "Drives the plugin through its NCCL API (ncclNetPlugin_v7), as NCCL's proxy does.\n\n"
 	       "  -m, --mode MODE      bw: the client streams to the server (default);\n"
 	       "                       rate: the same, for message rates of small sizes;\n"
 	       "                       lat: ping-pong, half round trips (median, p99)\n"
-	       "  -d, --dev NAME       server device (default: device 0)\n"
-	       "  -D, --peer-dev NAME  client device (default: device 1, else 0)\n"
+	       "  -d, --dev NAME       this end's device (the server's when both are here;\n"
+	       "                       default: device 0); a fused device is a+b (see -r)\n"
+	       "  -D, --peer-dev NAME  the client's device when both are here (default:\n"
+	       "                       device 1, else 0)\n"
 	       "  -s, --size BYTES     one message size (K, M, G suffixes; default 1M,\n"
 	       "                       8 for lat and rate)\n"
 	       "  -b, --min BYTES      sweep from (with -e, -f), like nccl-tests\n"
@@ -530,7 +661,20 @@ static void bench_usage(void)
 	       "  -a, --all            sweep 2 B to 8 MiB, like perftest's -a\n"
 	       "  -n, --iters N        timed messages per size (default 1000)\n"
 	       "  -w, --warmup N       untimed messages first (default 100)\n"
-	       "  -t, --depth N        messages in flight, 1-32 (default 8, as NCCL; bw, rate)\n"
+	       "  -t, --depth N        messages in flight, 1-32 (default 8, as NCCL); in lat,\n"
+	       "                       receives posted ahead\n"
+	       "  -P, --procs N        both ends here: 2 processes (default), or 1 thread\n"
+	       "                       driving both, as one NCCL proxy thread drives all of a\n"
+	       "                       GPU's connections\n"
+	       "  -S, --server         wait for a gdx-bench --client on --port; the client\n"
+	       "                       runs what the server was given\n"
+	       "  -C, --client HOST    connect to a gdx-bench --server on HOST\n"
+	       "      --port N         the side channel's TCP port (default 18517)\n"
+	       "  -r, --rails SPEC     fuse devices into rails (NCCL_GDX_RAILS syntax, e.g.\n"
+	       "                       mlx5_0+mlx5_1); then name the fused device with -d/-D\n"
+	       "  -M, --mem KIND       host (default) or cuda: buffers in GPU memory, for\n"
+	       "                       devices with the GPUDirect RDMA path\n"
+	       "  -g, --gpu N          the GPU for --mem cuda (default 0)\n"
 	       "  -p, --plugin PATH    the plugin (default: libnccl-net-gdx.so beside this\n"
 	       "                       program, else in ../lib, else from the library path)\n"
 	       "  -j, --json           one JSON object instead of the table\n"
@@ -538,8 +682,44 @@ static void bench_usage(void)
 	       "GB/s is 10^9 bytes per second, as nccl-tests reports; Gb/s beside it.\n");
 }
 
+static int bench_int(const char *s, const char *what)
+{
+	char *end;
+	long v = strtol(s, &end, 10);
+
+	if (*s == '\0' || *end != '\0' || v < INT_MIN || v > INT_MAX)
+		bench_die("%s must be a number, not \"%s\"", what, s);
+	return (int)v;
+}
+
+/* Both ends here: two processes, the client forked, or one thread. */
+static void bench_local(const struct bench_opts *o)
+{
+	int to_server[2], to_client[2], status;
+	pid_t pid;
+
+	if (o->procs == 1) {
+		bench_server(o, -1, -1);
+		return;
+	}
+	if (pipe(to_server) || pipe(to_client))
+		bench_die("pipe: %s", strerror(errno));
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0)
+		bench_die("fork: %s", strerror(errno));
+	if (pid == 0) {
+		bench_client(o, to_client[0], to_server[1]);
+		exit(0);
+	}
+	bench_server(o, to_server[0], to_client[1]);
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status))
+		bench_die("the client process failed");
+}
+
 int main(int argc, char **argv)
 {
+	enum { OPT_PORT = 256 };
 	static const struct option longopts[] = {{"mode", required_argument, NULL, 'm'},
 						 {"dev", required_argument, NULL, 'd'},
 						 {"peer-dev", required_argument, NULL, 'D'},
@@ -551,6 +731,13 @@ int main(int argc, char **argv)
 						 {"iters", required_argument, NULL, 'n'},
 						 {"warmup", required_argument, NULL, 'w'},
 						 {"depth", required_argument, NULL, 't'},
+						 {"procs", required_argument, NULL, 'P'},
+						 {"server", no_argument, NULL, 'S'},
+						 {"client", required_argument, NULL, 'C'},
+						 {"port", required_argument, NULL, OPT_PORT},
+						 {"rails", required_argument, NULL, 'r'},
+						 {"mem", required_argument, NULL, 'M'},
+						 {"gpu", required_argument, NULL, 'g'},
 						 {"plugin", required_argument, NULL, 'p'},
 						 {"json", no_argument, NULL, 'j'},
 						 {"help", no_argument, NULL, 'h'},
@@ -561,11 +748,14 @@ int main(int argc, char **argv)
 			       .iters = 1000,
 			       .warmup = 100,
 			       .depth = 8,
-			       .mode = BENCH_BW};
-	int to_server[2], to_client[2], c, status, sized = 0;
-	pid_t pid;
+			       .mode = BENCH_BW,
+			       .procs = 2,
+			       .role = BENCH_LOCAL,
+			       .port = 18517};
+	int c, fd, sized = 0;
 
-	while ((c = getopt_long(argc, argv, "m:d:D:s:b:e:f:an:w:t:p:jh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "m:d:D:s:b:e:f:an:w:t:P:SC:r:M:g:p:jh", longopts,
+				NULL)) != -1) {
 		switch (c) {
 		case 'm':
 			if (!strcmp(optarg, "bw"))
@@ -591,21 +781,44 @@ int main(int argc, char **argv)
 			o.max_size = bench_parse_size(optarg);
 			sized = 1;
 			break;
-		case 'f': o.factor = atoi(optarg); break;
+		case 'f': o.factor = bench_int(optarg, "--factor"); break;
 		case 'a':
 			o.min_size = 2;
 			o.max_size = 8 << 20;
 			sized = 1;
 			break;
-		case 'n': o.iters = atoi(optarg); break;
-		case 'w': o.warmup = atoi(optarg); break;
-		case 't': o.depth = atoi(optarg); break;
+		case 'n': o.iters = bench_int(optarg, "--iters"); break;
+		case 'w': o.warmup = bench_int(optarg, "--warmup"); break;
+		case 't': o.depth = bench_int(optarg, "--depth"); break;
+		case 'P': o.procs = bench_int(optarg, "--procs"); break;
+		case 'S': o.role = BENCH_SERVER; break;
+		case 'C':
+			o.role = BENCH_CLIENT;
+			o.host = optarg;
+			break;
+		case OPT_PORT: o.port = bench_int(optarg, "--port"); break;
+		case 'r':
+			/* read by the plugin's init, as NCCL_GDX_RAILS */
+			if (setenv("NCCL_GDX_RAILS", optarg, 1))
+				bench_die("setenv: %s", strerror(errno));
+			break;
+		case 'M':
+			if (!strcmp(optarg, "host"))
+				o.cuda = 0;
+			else if (!strcmp(optarg, "cuda"))
+				o.cuda = 1;
+			else
+				bench_die("--mem must be host or cuda");
+			break;
+		case 'g': o.gpu = bench_int(optarg, "--gpu"); break;
 		case 'p': o.plugin = optarg; break;
 		case 'j': o.json = 1; break;
 		case 'h': bench_usage(); return 0;
 		default: bench_usage(); return 2;
 		}
 	}
+	if (optind < argc)
+		bench_die("unexpected argument \"%s\" (see --help)", argv[optind]);
 	if (!sized)
 		o.min_size = o.max_size = o.mode == BENCH_BW ? 1 << 20 : 8;
 	if (o.max_size < o.min_size)
@@ -616,18 +829,26 @@ int main(int argc, char **argv)
 		bench_die("--depth must be 1-%d", NCCL_NET_MAX_REQUESTS);
 	if (o.iters < 1 || o.warmup < 0 || o.factor < 2)
 		bench_die("need --iters >= 1, --warmup >= 0, --factor >= 2");
-	if (pipe(to_server) || pipe(to_client))
-		bench_die("pipe: %s", strerror(errno));
-	fflush(stdout);
-	pid = fork();
-	if (pid < 0)
-		bench_die("fork: %s", strerror(errno));
-	if (pid == 0) {
-		bench_client(&o, to_client[0], to_server[1]);
-		return 0;
+	if (o.procs < 1 || o.procs > 2)
+		bench_die("--procs must be 1 or 2");
+	if (o.port < 1 || o.port > 65535)
+		bench_die("--port must be 1-65535");
+	if (o.gpu < 0)
+		bench_die("--gpu must be >= 0");
+	switch (o.role) {
+	case BENCH_LOCAL: bench_local(&o); break;
+	case BENCH_SERVER:
+		fd = bench_chan_serve(o.port);
+		bench_chan_send_opts(fd, &o);
+		bench_server(&o, fd, fd);
+		close(fd);
+		break;
+	case BENCH_CLIENT:
+		fd = bench_chan_dial(o.host, o.port);
+		bench_chan_recv_opts(fd, &o);
+		bench_client(&o, fd, fd);
+		close(fd);
+		break;
 	}
-	bench_server(&o, to_server[0], to_client[1]);
-	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status))
-		bench_die("the client process failed");
 	return 0;
 }

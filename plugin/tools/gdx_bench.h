@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: MIT */
+/* gdx-bench's parts: the options, the side channel, CUDA memory. */
+#ifndef GDX_BENCH_H
+#define GDX_BENCH_H
+
+#include <stddef.h>
+
+enum bench_mode { BENCH_BW, BENCH_RATE, BENCH_LAT };
+
+/* Where the other end is: this machine (forked, or this thread), or a
+ * gdx-bench on another machine reached over TCP. */
+enum bench_role { BENCH_LOCAL, BENCH_SERVER, BENCH_CLIENT };
+
+struct bench_opts {
+	const char *plugin;
+	const char *dev, *peer_dev;
+	size_t min_size, max_size;
+	int factor;
+	int iters, warmup, depth;
+	enum bench_mode mode;
+	int json;
+	int procs; /* BENCH_LOCAL: 2 processes, or 1 thread for both ends */
+	enum bench_role role;
+	const char *host; /* BENCH_CLIENT: the server's address */
+	int port;
+	int cuda, gpu; /* --mem cuda on GPU gpu */
+};
+
+void bench_die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+
+/* The side channel: pipes between two processes, or one TCP connection. */
+void bench_xfer(int fd, void *buf, size_t len, int writing);
+int bench_chan_serve(int port);
+int bench_chan_dial(const char *host, int port);
+/* The server tells the client what to run; both check the other is a gdx-bench. */
+void bench_chan_send_opts(int fd, const struct bench_opts *o);
+void bench_chan_recv_opts(int fd, struct bench_opts *o);
+
+/* GPU memory through the CUDA driver, loaded at run time (no link). */
+void *bench_cuda_alloc(size_t n, int gpu);
+void bench_cuda_free(void *p);
+
+#endif
