@@ -23,9 +23,10 @@
 #define GDX_CTS_SIGNAL_EVERY 16
 /* Clear-to-sends go out in batches while the sender still holds at least
  * GDX_CTS_DEFER_MIN of them: one RDMA WRITE, one doorbell, for up to
- * GDX_CTS_BATCH receives. A receive tested while held back goes at once. */
+ * NCCL_GDX_CTS_BATCH receives. A receive tested while held back goes at once,
+ * and so do all once the sender has none left; that counts on NCCL testing
+ * its outstanding receives, as its proxy does. */
 #define GDX_CTS_DEFER_MIN 2
-#define GDX_CTS_BATCH	  8
 /* How often a waiting request looks at the peer's out-of-band socket. */
 #define GDX_LIVENESS_POLLS 1024
 #define GDX_LIVENESS_MS	   100
@@ -209,7 +210,9 @@ static int gdx_comm_poll(struct gdx_comm *c)
 		struct gdx_recv_comm *rc = (struct gdx_recv_comm *)c;
 
 		seen += gdx_flush_poll(rc);
-		if (rc->cts_sent < rc->tail && rc->cts_outstanding < GDX_CTS_DEFER_MIN)
+		/* The sender ran dry with some held back (irecv sends a batch once
+		 * it runs low: there the write overlaps with the sender's work). */
+		if (rc->cts_sent < rc->tail && rc->cts_outstanding == 0)
 			gdx_cts_flush(rc);
 	}
 	return seen;
@@ -717,7 +720,8 @@ int gdx_irecv(struct gdx_recv_comm *rc, int n, void **data, const uint64_t *size
 			req->pending++;
 		}
 	}
-	if (rc->cts_outstanding < GDX_CTS_DEFER_MIN || rc->tail - rc->cts_sent >= GDX_CTS_BATCH) {
+	if (rc->cts_outstanding < GDX_CTS_DEFER_MIN ||
+	    rc->tail - rc->cts_sent >= (uint64_t)gdx_params.cts_batch) {
 		ret = gdx_cts_flush(rc);
 		if (ret) {
 			gdx_req_put(req); /* the comm has failed: so do its other requests */

@@ -84,6 +84,10 @@ int gdx_params_load(void)
 		GDX_WARN("NCCL_GDX_STRIPE_MIN=%d must not be negative", gdx_params.stripe_min);
 		return -EINVAL;
 	}
+	if (gdx_params.cts_batch < 1 || gdx_params.cts_batch > 32) {
+		GDX_WARN("NCCL_GDX_CTS_BATCH=%d is out of range 1-32", gdx_params.cts_batch);
+		return -EINVAL;
+	}
 	if (gdx_params.addr_family != 4 && gdx_params.addr_family != 6) {
 		GDX_WARN("NCCL_GDX_ADDR_FAMILY=%d must be 4 or 6", gdx_params.addr_family);
 		return -EINVAL;

@@ -52,6 +52,8 @@ static void test_malformed(void)
 	expect_refused("NCCL_GDX_RETRY_CNT", "7", "7 retries forever");
 	expect_refused("NCCL_GDX_SL", "16", "out of range");
 	expect_refused("NCCL_GDX_ADDR_FAMILY", "5", "must be 4 or 6");
+	expect_refused("NCCL_GDX_CTS_BATCH", "0", "NCCL_GDX_CTS_BATCH=0 is out of range 1-32");
+	expect_refused("NCCL_GDX_CTS_BATCH", "33", "out of range 1-32");
 }
 
 static void test_table_is_complete(void)

@@ -268,6 +268,47 @@ static void test_cts_batched(void)
 	ASSERT_EQ(gdx_test_warning_count(), 0);
 }
 
+/* NCCL_GDX_CTS_BATCH=1, for a driver that does not keep testing its
+ * receives: every clear-to-send goes at once, and the sender finds all 32
+ * without the receive side being called again. */
+static void test_cts_unbatched(void)
+{
+	enum { N = NCCL_NET_MAX_REQUESTS, SZ = 4096 };
+	const ncclNet_v7_t *n;
+	struct gdx_buf s, r;
+	void *sreq[N] = {0}, *rreq[N];
+	struct gdx_pair p;
+	int got = -1;
+
+	setenv("NCCL_GDX_CTS_BATCH", "1", 1);
+	n = net_up();
+	gdx_pair_connect(n, 0, 1, &p);
+	gdx_buf_alloc(n, p.send, SZ, 0, &s);
+	gdx_buf_alloc(n, p.recv, SZ, 0, &r);
+	gdx_fill(s.mem, SZ, 7);
+	for (int i = 0; i < N; i++) {
+		int size = SZ, tag = 0;
+		void *data = r.mem;
+
+		ASSERT_EQ(n->irecv(p.recv, 1, &data, &size, &tag, &r.mh, &rreq[i]), ncclSuccess);
+	}
+	for (int i = 0; i < N; i++) {
+		for (double t0 = gdx_now_s(); !sreq[i] && gdx_now_s() - t0 < 20;)
+			ASSERT_EQ(n->isend(p.send, s.mem, SZ, 0, s.mh, &sreq[i]), ncclSuccess);
+		ASSERT(sreq[i]);
+	}
+	for (int i = 0; i < N; i++) {
+		ASSERT_EQ(gdx_wait(n, rreq[i], &got, 60), ncclSuccess);
+		ASSERT_EQ(got, SZ);
+		ASSERT_EQ(gdx_wait(n, sreq[i], &got, 60), ncclSuccess);
+	}
+	ASSERT_EQ(gdx_check(r.mem, SZ, 7), -1);
+	gdx_buf_free(n, p.send, &s);
+	gdx_buf_free(n, p.recv, &r);
+	gdx_pair_close(&p);
+	ASSERT_EQ(gdx_test_warning_count(), 0);
+}
+
 static void test_receive_larger_than_send(void)
 {
 	const ncclNet_v7_t *n = net_up();
@@ -591,8 +632,9 @@ static void test_resources_return_to_baseline(void)
 GDX_TESTS_MAIN(TEST(test_properties, 30), TEST(test_connect_one_thread, 60),
 	       TEST(test_all_sizes_rxe1_to_rxe0, 600), TEST(test_all_sizes_rxe0_to_rxe1, 600),
 	       TEST(test_32_in_flight, 300), TEST(test_cts_batched, 120),
-	       TEST(test_receive_larger_than_send, 60), TEST(test_send_larger_than_receive, 60),
-	       TEST(test_several_comms, 300), TEST(test_unaligned_buffers, 60),
-	       TEST(test_misuse, 60), TEST(test_close_with_requests_in_flight, 120),
-	       TEST(test_reload, 120), TEST(test_iflush_host_memory_is_null, 30),
-	       TEST(test_iflush_read_when_forced, 60), TEST(test_resources_return_to_baseline, 300))
+	       TEST(test_cts_unbatched, 120), TEST(test_receive_larger_than_send, 60),
+	       TEST(test_send_larger_than_receive, 60), TEST(test_several_comms, 300),
+	       TEST(test_unaligned_buffers, 60), TEST(test_misuse, 60),
+	       TEST(test_close_with_requests_in_flight, 120), TEST(test_reload, 120),
+	       TEST(test_iflush_host_memory_is_null, 30), TEST(test_iflush_read_when_forced, 60),
+	       TEST(test_resources_return_to_baseline, 300))

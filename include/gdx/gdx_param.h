@@ -40,7 +40,11 @@
 	  "1: flush receives into GPU memory with a 1-byte RDMA read; 0: never; 2: host "        \
 	  "memory too (diagnostics)")                                                            \
 	X(int, handshake_timeout_ms, "HANDSHAKE_TIMEOUT_MS", "30000",                            \
-	  "drop an incoming out-of-band connection that has not finished its handshake by then")
+	  "drop an incoming out-of-band connection that has not finished its handshake by then") \
+	X(int, cts_batch, "CTS_BATCH", "8",                                                      \
+	  "clear-to-sends written together while the sender still holds two or more (1-32); 1 "  \
+	  "writes each at once, for a driver that does not keep testing its receives as NCCL "   \
+	  "does")
 
 struct gdx_params {
 #define GDX_PARAM_FIELD_int(field)		      int field;
