@@ -253,6 +253,24 @@ static void bench_wait(struct bench_end *e, void *req)
 		NET_CHECK(e->net->test(req, &done, &sz));
 }
 
+/* Waits for req, testing *other (a send still in flight) on the way, as
+ * NCCL's proxy progresses whatever is ready; *other becomes NULL once done. */
+static void bench_wait_also(struct bench_end *e, void *req, void **other)
+{
+	int done = 0, sz;
+
+	while (!done) {
+		NET_CHECK(e->net->test(req, &done, &sz));
+		if (*other) {
+			int odone = 0;
+
+			NET_CHECK(e->net->test(*other, &odone, &sz));
+			if (odone)
+				*other = NULL;
+		}
+	}
+}
+
 static void bench_post_recv(struct bench_end *e, size_t size, void **req)
 {
 	int sz = (int)size, tag = 0;
@@ -278,8 +296,8 @@ static int bench_cmp(const void *a, const void *b)
 }
 
 /* Receives of a ping-pong are posted --depth ahead, as NCCL's proxy posts
- * its steps ahead, and reposted after the reply has gone: a clear-to-send
- * is then never on the critical path. */
+ * its steps ahead, and reposted after the reply has gone; a send's
+ * completion is tested while waiting for the next message, not before. */
 static int bench_ahead(const struct bench_opts *o)
 {
 	int total = o->warmup + o->iters;
@@ -293,7 +311,7 @@ static int bench_ahead(const struct bench_opts *o)
 static void bench_pingpong(struct bench_end *ping, struct bench_end *pong, size_t size,
 			   const struct bench_opts *o, double *half_rtt)
 {
-	void *rreqs[NCCL_NET_MAX_REQUESTS], *preqs[NCCL_NET_MAX_REQUESTS];
+	void *rreqs[NCCL_NET_MAX_REQUESTS], *preqs[NCCL_NET_MAX_REQUESTS], *sreq = NULL;
 	int total = o->warmup + o->iters, ahead = bench_ahead(o);
 	double prev = 0;
 
@@ -304,11 +322,12 @@ static void bench_pingpong(struct bench_end *ping, struct bench_end *pong, size_
 	}
 	for (int i = 0; i < total; i++) {
 		double now = bench_now();
-		void *sreq;
 
 		if (i > o->warmup)
 			half_rtt[i - 1 - o->warmup] = (now - prev) / 2;
 		prev = now;
+		if (sreq)
+			bench_wait(ping, sreq); /* the previous ping's: done by now */
 		sreq = bench_post_send(ping, size);
 		/* the slot the previous reply freed, while the peer works */
 		if (i > 0 && i - 1 + ahead < total)
@@ -319,30 +338,32 @@ static void bench_pingpong(struct bench_end *ping, struct bench_end *pong, size_
 			if (i + ahead < total)
 				bench_post_recv(pong, size, &preqs[i % ahead]);
 		}
-		bench_wait(ping, rreqs[i % ahead]);
-		bench_wait(ping, sreq);
+		bench_wait_also(ping, rreqs[i % ahead], &sreq);
 	}
 	half_rtt[o->iters - 1] = (bench_now() - prev) / 2;
+	if (sreq)
+		bench_wait(ping, sreq);
 	qsort(half_rtt, (size_t)o->iters, sizeof(*half_rtt), bench_cmp);
 }
 
 /* Ping-pong, client side: answers every ping. */
 static void bench_pong(struct bench_end *e, size_t size, const struct bench_opts *o)
 {
-	void *rreqs[NCCL_NET_MAX_REQUESTS];
+	void *rreqs[NCCL_NET_MAX_REQUESTS], *sreq = NULL;
 	int total = o->warmup + o->iters, ahead = bench_ahead(o);
 
 	for (int k = 0; k < ahead; k++)
 		bench_post_recv(e, size, &rreqs[k]);
 	for (int i = 0; i < total; i++) {
-		void *sreq;
-
-		bench_wait(e, rreqs[i % ahead]);
+		bench_wait_also(e, rreqs[i % ahead], &sreq);
+		if (sreq)
+			bench_wait(e, sreq); /* the previous reply's: done by now */
 		sreq = bench_post_send(e, size);
 		if (i + ahead < total)
 			bench_post_recv(e, size, &rreqs[i % ahead]);
-		bench_wait(e, sreq);
 	}
+	if (sreq)
+		bench_wait(e, sreq);
 }
 
 /* Connects comm_send of one end to a listen comm of the other: the listener

@@ -142,8 +142,8 @@ void bench_chan_recv_opts(int fd, struct bench_opts *o)
 	o->depth = (int)be32toh(h.depth);
 	o->min_size = be64toh(h.min_size);
 	o->max_size = be64toh(h.max_size);
-	if (o->mode > BENCH_LAT || o->factor < 2 || o->iters < 1 || o->warmup < 0 ||
-	    o->depth < 1 || o->depth > 32 || o->max_size > (1u << 30) || o->min_size > o->max_size)
+	if (o->mode > BENCH_LAT || o->factor < 2 || o->iters < 1 || o->warmup < 0 || o->depth < 1 ||
+	    o->depth > 32 || o->max_size > (1u << 30) || o->min_size > o->max_size)
 		bench_die("the server sent options out of range (mode %d, depth %d, sizes %zu-%zu)",
 			  (int)o->mode, o->depth, o->min_size, o->max_size);
 	h.magic = htobe32(BENCH_CHAN_MAGIC);
