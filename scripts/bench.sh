@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# make bench: one VM boot, then on the same rxe devices, interleaved three
-# times: gdx-bench next to ib_write_bw (64 KiB, 1 MiB) and gdx-bench -m lat
+# make bench: one VM boot, then on the same rxe devices, interleaved five
+# times (ROUNDS): gdx-bench next to ib_write_bw (64 KiB, 1 MiB) and gdx-bench -m lat
 # next to ib_write_lat (8 B); then two tc-shaped rails against one. The
 # emulator's absolute figures mean nothing; the ratios do.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 exec scripts/vm-run.sh --pairs 2 --timeout 3000 -- \
-	'LAT=1 scripts/side-by-side.sh && echo && scripts/bench-rails.sh'
+	"LAT=1 ROUNDS=${ROUNDS:-5} scripts/side-by-side.sh && echo && scripts/bench-rails.sh"
