@@ -18,11 +18,12 @@ msgs=$((ITERS + WARMUP))
 
 valgrind --tool=callgrind --trace-children=yes --callgrind-out-file="$out/cg.%p" \
 	build/gdx-bench -s "$SIZE" -n "$ITERS" -w "$WARMUP" -t 8 >/dev/null 2>"$out/vg.log"
-# Inclusive instructions of the named plugin entry points in one profile.
+# Inclusive instructions of the named plugin entry points in one profile:
+# their own lines, not the "=> callee (Nx)" lines of the annotated callers.
 inclusive() {
-	callgrind_annotate --inclusive=yes "$1" 2>/dev/null |
+	callgrind_annotate --inclusive=yes --threshold=100 "$1" 2>/dev/null |
 		awk -v fns="$2" 'BEGIN { n = split(fns, f, " ") }
-			{ for (i = 1; i <= n; i++) if ($0 ~ ("gdx_net.c:" f[i] " ")) { gsub(",", "", $1); s += $1 } }
+			$0 !~ /=>/ { for (i = 1; i <= n; i++) if ($0 ~ ("gdx_net.c:" f[i] " ")) { gsub(",", "", $1); s += $1 } }
 			END { print s + 0 }'
 }
 files=$(ls "$out"/cg.* | sort -t. -k2 -n)
@@ -52,7 +53,19 @@ per_call() {
 	join "$out/calls.$ITERS" "$out/calls.$((3 * ITERS))" |
 		awk -v n="$n" '$1 != "accept4" && $1 != "recvfrom" && ($3 - $2) / n >= 0.01 { printf "%s %.2f, ", $1, ($3 - $2) / n }'
 }
+# The posting cost alone, without polling: in a ping-pong every isend finds
+# its clear-to-send and returns a request at the first call, and every irecv
+# returns one, so their instructions per call are exact.
+valgrind --tool=callgrind --trace-children=yes --callgrind-out-file="$out/lat.%p" \
+	build/gdx-bench -m lat -s 8 -n "$ITERS" -w "$WARMUP" >/dev/null 2>"$out/vg-lat.log"
+lat_files=$(ls "$out"/lat.* | sort -t. -k2 -n)
+isend_i=0 irecv_i=0
+for f in $lat_files; do
+	isend_i=$((isend_i + $(inclusive "$f" "gdx_net_isend")))
+	irecv_i=$((irecv_i + $(inclusive "$f" "gdx_net_irecv")))
+done
 echo "CPU cost per $SIZE-byte message, gdx-bench stream of $msgs messages, depth 8"
 echo "  receiver: $((recv_i / msgs)) user-space instructions in irecv + test"
 echo "  sender:   $((send_i / msgs)) user-space instructions in isend + test"
 echo "  system calls per message, both sides (sched_yield of the benchmark aside): $(per_call)"
+echo "  posting alone (8-byte ping-pong, both sides): isend $((isend_i / (2 * msgs))), irecv $((irecv_i / (2 * msgs))) instructions per call"

@@ -129,36 +129,67 @@ static void bench_idle(int progress)
 		sched_yield();
 }
 
-/* The server's side of bw/rate: keeps depth receives posted; returns the
- * seconds the timed messages took. */
+/*
+ * The streams keep --depth requests posted and test the oldest only, in
+ * order, as NCCL's proxy progresses a connection's steps; one ring per side.
+ */
+struct bench_ring {
+	void *reqs[NCCL_NET_MAX_REQUESTS];
+	int posted, done; /* messages posted and completed so far */
+};
+
+static void bench_ring_post_recv(struct bench_end *e, struct bench_ring *r, size_t size,
+				 const struct bench_opts *o, int total)
+{
+	while (r->posted < total && r->posted - r->done < o->depth) {
+		int sz = (int)size, tag = 0;
+		void *data = e->rbuf;
+
+		NET_CHECK(e->net->irecv(e->recv, 1, &data, &sz, &tag, &e->recv_mh,
+					&r->reqs[r->posted % o->depth]));
+		r->posted++;
+	}
+}
+
+static void bench_ring_post_send(struct bench_end *e, struct bench_ring *r, size_t size,
+				 const struct bench_opts *o, int total)
+{
+	while (r->posted < total && r->posted - r->done < o->depth) {
+		void **req = &r->reqs[r->posted % o->depth];
+
+		NET_CHECK(e->net->isend(e->send, e->sbuf, (int)size, 0, e->send_mh, req));
+		if (!*req)
+			return; /* no clear-to-send yet: next time round */
+		r->posted++;
+	}
+}
+
+/* Tests the oldest request; 1 when it completed. */
+static int bench_ring_test(struct bench_end *e, struct bench_ring *r, const struct bench_opts *o)
+{
+	int done = 0, sz;
+
+	if (r->done == r->posted)
+		return 0;
+	NET_CHECK(e->net->test(r->reqs[r->done % o->depth], &done, &sz));
+	r->done += done;
+	return done;
+}
+
+/* The server's side of bw/rate; returns the seconds the timed messages took. */
 static double bench_stream_recv(struct bench_end *e, size_t size, const struct bench_opts *o)
 {
-	void *reqs[NCCL_NET_MAX_REQUESTS] = {0};
-	int total = o->warmup + o->iters, posted = 0, completed = 0;
+	struct bench_ring r = {0};
+	int total = o->warmup + o->iters;
 	double start = bench_now();
 
-	while (completed < total) {
-		int progress = 0;
+	while (r.done < total) {
+		int progress;
 
-		for (int i = 0; i < o->depth; i++) {
-			int done = 0, sz = (int)size, tag = 0;
-			void *data = e->rbuf;
-
-			if (!reqs[i] && posted < total) {
-				NET_CHECK(e->net->irecv(e->recv, 1, &data, &sz, &tag, &e->recv_mh,
-							&reqs[i]));
-				posted++;
-			}
-			if (!reqs[i])
-				continue;
-			NET_CHECK(e->net->test(reqs[i], &done, &sz));
-			if (done) {
-				reqs[i] = NULL;
-				progress = 1;
-				if (++completed == o->warmup)
-					start = bench_now();
-			}
-		}
+		bench_ring_post_recv(e, &r, size, o, total);
+		progress = bench_ring_test(e, &r, o);
+		if (progress && r.done == o->warmup)
+			start = bench_now();
 		bench_idle(progress);
 	}
 	return bench_now() - start;
@@ -166,31 +197,12 @@ static double bench_stream_recv(struct bench_end *e, size_t size, const struct b
 
 static void bench_stream_send(struct bench_end *e, size_t size, const struct bench_opts *o)
 {
-	void *reqs[NCCL_NET_MAX_REQUESTS] = {0};
-	int total = o->warmup + o->iters, posted = 0, completed = 0;
+	struct bench_ring r = {0};
+	int total = o->warmup + o->iters;
 
-	while (completed < total) {
-		int progress = 0;
-
-		for (int i = 0; i < o->depth; i++) {
-			int done = 0, sz;
-
-			if (!reqs[i] && posted < total) {
-				NET_CHECK(e->net->isend(e->send, e->sbuf, (int)size, 0, e->send_mh,
-							&reqs[i]));
-				if (reqs[i])
-					posted++;
-			}
-			if (!reqs[i])
-				continue;
-			NET_CHECK(e->net->test(reqs[i], &done, &sz));
-			if (done) {
-				reqs[i] = NULL;
-				progress = 1;
-				completed++;
-			}
-		}
-		bench_idle(progress);
+	while (r.done < total) {
+		bench_ring_post_send(e, &r, size, o, total);
+		bench_idle(bench_ring_test(e, &r, o));
 	}
 }
 
@@ -200,46 +212,19 @@ static void bench_stream_send(struct bench_end *e, size_t size, const struct ben
 static double bench_stream_local(struct bench_end *srv, struct bench_end *cli, size_t size,
 				 const struct bench_opts *o)
 {
-	void *rreqs[NCCL_NET_MAX_REQUESTS] = {0}, *sreqs[NCCL_NET_MAX_REQUESTS] = {0};
-	int total = o->warmup + o->iters, rposted = 0, rdone = 0, sposted = 0, sdone = 0;
+	struct bench_ring rr = {0}, sr = {0};
+	int total = o->warmup + o->iters;
 	double start = bench_now();
 
-	while (rdone < total || sdone < total) {
-		int progress = 0;
+	while (rr.done < total || sr.done < total) {
+		int progress, got;
 
-		for (int i = 0; i < o->depth; i++) {
-			int done = 0, sz = (int)size, tag = 0;
-			void *data = srv->rbuf;
-
-			if (!rreqs[i] && rposted < total) {
-				NET_CHECK(srv->net->irecv(srv->recv, 1, &data, &sz, &tag,
-							  &srv->recv_mh, &rreqs[i]));
-				rposted++;
-			}
-			if (!sreqs[i] && sposted < total) {
-				NET_CHECK(cli->net->isend(cli->send, cli->sbuf, (int)size, 0,
-							  cli->send_mh, &sreqs[i]));
-				if (sreqs[i])
-					sposted++;
-			}
-			if (rreqs[i]) {
-				NET_CHECK(srv->net->test(rreqs[i], &done, &sz));
-				if (done) {
-					rreqs[i] = NULL;
-					progress = 1;
-					if (++rdone == o->warmup)
-						start = bench_now();
-				}
-			}
-			if (sreqs[i]) {
-				NET_CHECK(cli->net->test(sreqs[i], &done, &sz));
-				if (done) {
-					sreqs[i] = NULL;
-					progress = 1;
-					sdone++;
-				}
-			}
-		}
+		bench_ring_post_recv(srv, &rr, size, o, total);
+		bench_ring_post_send(cli, &sr, size, o, total);
+		got = bench_ring_test(srv, &rr, o);
+		if (got && rr.done == o->warmup)
+			start = bench_now();
+		progress = got | bench_ring_test(cli, &sr, o);
 		bench_idle(progress);
 	}
 	return bench_now() - start;
