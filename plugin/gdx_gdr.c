@@ -24,6 +24,7 @@
 
 #include <gdx/gdx_dev.h>
 #include <gdx/gdx_gdr.h>
+#include <gdx/gdx_sysfs.h>
 #include <nccl/net_common.h>
 
 /* CUDA driver API values (cuda.h, CUDA 13.0), so no CUDA header is needed. */
@@ -136,22 +137,6 @@ static void gdx_gdr_setf(char *buf, size_t len, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(buf, len, fmt, ap);
 	va_end(ap);
-}
-
-/* First line of a file, without its newline; -errno when unreadable. */
-static int gdx_gdr_read_line(const char *path, char *buf, size_t len)
-{
-	FILE *f = fopen(path, "re");
-	int ret = 0;
-
-	buf[0] = '\0';
-	if (!f)
-		return -errno;
-	if (!fgets(buf, (int)len, f))
-		ret = ferror(f) ? -EIO : -ENODATA;
-	fclose(f);
-	buf[strcspn(buf, "\n")] = '\0';
-	return ret;
 }
 
 /* A PCI bus id "dddd:bb:dd.f" in canonical lower case; false when s is not one. */
@@ -394,7 +379,7 @@ static enum gdx_gdr_iommu gdx_gdr_iommu_of(const struct gdx_gdr_probe *p, const 
 		return GDX_GDR_IOMMU_OFF;
 	gdx_gdr_pci_file(p, bdf, "iommu_group/type", path, sizeof(path));
 	/* Kernels before 5.11 have no type file: the mode is on the command line. */
-	if (gdx_gdr_read_line(path, type, len) || !type[0])
+	if (gdx_sysfs_read_line(path, type, len) || !type[0])
 		return GDX_GDR_IOMMU_UNKNOWN;
 	return strcmp(type, "identity") ? GDX_GDR_IOMMU_TRANSLATING : GDX_GDR_IOMMU_IDENTITY;
 }

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include <gdx/gdx_gid.h>
+#include <gdx/gdx_sysfs.h>
 
 bool gdx_gid_is_zero(const uint8_t raw[16])
 {
@@ -46,20 +47,6 @@ void gdx_gid_str(const uint8_t raw[16], char *buf, unsigned len)
 		snprintf(buf, len, "?");
 }
 
-static int gdx_gid_read_line(const char *path, char *buf, size_t len)
-{
-	FILE *f = fopen(path, "r");
-	int ret = 0;
-
-	if (!f)
-		return -errno;
-	if (!fgets(buf, (int)len, f))
-		ret = ferror(f) ? -EIO : -ENODATA;
-	fclose(f);
-	buf[strcspn(buf, "\n")] = '\0';
-	return ret;
-}
-
 int gdx_gid_read_table(const char *sysfs_root, const char *dev, int port,
 		       struct gdx_gid_entry *table, int max)
 {
@@ -72,14 +59,14 @@ int gdx_gid_read_table(const char *sysfs_root, const char *dev, int port,
 
 		snprintf(path, sizeof(path), "%s/class/infiniband/%s/ports/%d/gids/%d", sysfs_root,
 			 dev, port, i);
-		ret = gdx_gid_read_line(path, line, sizeof(line));
+		ret = gdx_sysfs_read_line(path, line, sizeof(line));
 		if (ret == -ENOENT)
 			break; /* past the end of the table */
 		if (ret || gdx_gid_parse(line, e->raw))
 			continue;
 		snprintf(path, sizeof(path), "%s/class/infiniband/%s/ports/%d/gid_attrs/types/%d",
 			 sysfs_root, dev, port, i);
-		if (gdx_gid_read_line(path, line, sizeof(line)))
+		if (gdx_sysfs_read_line(path, line, sizeof(line)))
 			continue; /* EINVAL: slot not populated */
 		e->index = i;
 		e->roce_version = strstr(line, "v2") ? 2 : 1;

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: MIT */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -146,4 +147,19 @@ void gdx_transfer(struct gdx_pair *p, size_t send_size, size_t recv_size, size_t
 				      "byte %zu past a %zu-byte message written", i, send_size);
 	gdx_buf_free(n, p->send, &s);
 	gdx_buf_free(n, p->recv, &r);
+}
+
+void gdx_rdma_counts(char *out, size_t len)
+{
+	FILE *f = popen("rdma resource show 2>&1", "r");
+	size_t used = 0;
+	char line[256];
+
+	ASSERT(f != NULL);
+	out[0] = '\0';
+	while (fgets(line, sizeof(line), f) && used + strlen(line) < len) {
+		strcpy(out + used, line);
+		used += strlen(line);
+	}
+	ASSERT_EQ(pclose(f), 0);
 }

@@ -50,4 +50,9 @@ void gdx_transfer(struct gdx_pair *p, size_t send_size, size_t recv_size, size_t
 
 double gdx_now_s(void);
 
+/* The verbs objects the kernel holds per device, from `rdma resource show`:
+ * "0: rxe0: pd 1 cq 2 qp 2 cm_id 0 mr 3 ctx 1 srq 0". The VM runs nothing
+ * else, so they are this process's. */
+void gdx_rdma_counts(char *out, size_t len);
+
 #endif

@@ -91,23 +91,6 @@ static int plugin_maps(void)
 	return n;
 }
 
-/* Objects the kernel holds per device: "0: rxe0: pd 1 cq 2 qp 2 cm_id 0 mr 3
- * ctx 1 srq 0". The VM runs nothing else, so they are this process's. */
-static void rdma_counts(char *out, size_t len)
-{
-	FILE *f = popen("rdma resource show 2>&1", "r");
-	size_t used = 0;
-	char line[256];
-
-	ASSERT(f != NULL);
-	out[0] = '\0';
-	while (fgets(line, sizeof(line), f) && used + strlen(line) < len) {
-		strcpy(out + used, line);
-		used += strlen(line);
-	}
-	ASSERT_EQ(pclose(f), 0);
-}
-
 static void usage_read(struct usage *u)
 {
 	/* descriptors and threads first: popen makes a pipe and a child */
@@ -115,7 +98,7 @@ static void usage_read(struct usage *u)
 	u->threads = count_dir("/proc/self/task");
 	u->rss_kib = rss_kib();
 	u->plugin_maps = plugin_maps();
-	rdma_counts(u->rdma, sizeof(u->rdma));
+	gdx_rdma_counts(u->rdma, sizeof(u->rdma));
 }
 
 static void usage_print(const char *what, const struct usage *u)

@@ -587,23 +587,6 @@ static int count_fds(void)
 	return n;
 }
 
-/* Objects the kernel holds for this process, from `rdma resource`:
- * "0: rxe0: pd 1 cq 2 qp 2 cm_id 0 mr 3 ctx 1 srq 0". */
-static void rdma_counts(char *out, size_t len)
-{
-	FILE *f = popen("rdma resource show 2>&1", "r");
-	size_t used = 0;
-	char line[256];
-
-	ASSERT(f != NULL);
-	out[0] = '\0';
-	while (fgets(line, sizeof(line), f) && used + strlen(line) < len) {
-		strcpy(out + used, line);
-		used += strlen(line);
-	}
-	ASSERT_EQ(pclose(f), 0);
-}
-
 static void test_resources_return_to_baseline(void)
 {
 	const ncclNet_v7_t *n = net_up();
@@ -615,13 +598,13 @@ static void test_resources_return_to_baseline(void)
 
 		if (i == 1) {
 			fds = count_fds();
-			rdma_counts(before, sizeof(before));
+			gdx_rdma_counts(before, sizeof(before));
 		}
 		gdx_pair_connect(n, i % 2, 1 - i % 2, &p);
 		gdx_transfer(&p, 100000, 100000, 0, (uint32_t)i);
 		gdx_pair_close(&p);
 	}
-	rdma_counts(after, sizeof(after));
+	gdx_rdma_counts(after, sizeof(after));
 	printf("  after 20 connect/transfer/close cycles:\n%s", after);
 	ASSERT_EQ(count_fds(), fds);
 	if (strcmp(before, after))

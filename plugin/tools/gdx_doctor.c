@@ -27,6 +27,7 @@
 #include <gdx/gdx_gdr.h>
 #include <gdx/gdx_gid.h>
 #include <gdx/gdx_param.h>
+#include <gdx/gdx_sysfs.h>
 #include <gdx/gdx_topo.h>
 #include <nccl/net_common.h>
 
@@ -679,21 +680,6 @@ static int check_on_opt(void *ctx, int key, const char *arg)
 	return DOCTOR_OK;
 }
 
-static int check_read(const char *path, char *buf, size_t len)
-{
-	FILE *f = fopen(path, "re");
-	int ret = 0;
-
-	buf[0] = '\0';
-	if (!f)
-		return -errno;
-	if (!fgets(buf, (int)len, f))
-		ret = -ENODATA;
-	fclose(f);
-	buf[strcspn(buf, "\n")] = '\0';
-	return ret;
-}
-
 static int check_cmp_int(const void *a, const void *b)
 {
 	return *(const int *)a - *(const int *)b;
@@ -713,15 +699,15 @@ static void check_read_port(struct check *c, const char *dev, int port)
 	cp->port = port;
 	snprintf(dir, sizeof(dir), "%s/class/infiniband/%s/ports/%d", c->p->sysfs_root, dev, port);
 	snprintf(path, sizeof(path), "%s/state", dir);
-	check_read(path, line, sizeof(line)); /* "4: ACTIVE" */
+	gdx_sysfs_read_line(path, line, sizeof(line)); /* "4: ACTIVE" */
 	colon = strchr(line, ':');
 	snprintf(cp->state, sizeof(cp->state), "%.31s", colon ? colon + 2 : line[0] ? line : "?");
 	cp->active = atoi(line) == IBV_PORT_ACTIVE;
 	snprintf(path, sizeof(path), "%s/link_layer", dir);
-	if (check_read(path, cp->link, sizeof(cp->link)))
+	if (gdx_sysfs_read_line(path, cp->link, sizeof(cp->link)))
 		snprintf(cp->link, sizeof(cp->link), "?");
 	snprintf(path, sizeof(path), "%s/rate", dir);
-	if (check_read(path, cp->rate, sizeof(cp->rate)))
+	if (gdx_sysfs_read_line(path, cp->rate, sizeof(cp->rate)))
 		snprintf(cp->rate, sizeof(cp->rate), "?");
 	if (!gids)
 		return;
