@@ -829,6 +829,7 @@ int gdx_close_send(struct gdx_send_comm *sc)
 {
 	if (gdx_live_remove(sc))
 		return -EBADF;
+	gdx_send_drain(sc);
 	gdx_send_comm_free(sc);
 	return 0;
 }

@@ -19,8 +19,11 @@
  * (a grouped receive takes one per buffer); reposted in batches. */
 #define GDX_RECVS_AHEAD (GDX_FIFO_ENTRIES + GDX_MAX_REQUESTS)
 #define GDX_RECV_BATCH	16
-/* One clear-to-send write in this many is signaled so the send queue drains. */
-#define GDX_CTS_SIGNAL_EVERY 16
+/* Work requests that need no completion of their own (clear-to-sends, inline
+ * sends) go unsignaled; one in this many is signaled to free their slots. */
+#define GDX_SIGNAL_EVERY 16
+/* How long closing a send comm waits for its inline sends to be delivered. */
+#define GDX_DRAIN_MS 1000
 /* Clear-to-sends go out in batches while the sender still holds at least
  * GDX_CTS_DEFER_MIN of them: one RDMA WRITE, one doorbell, for up to
  * NCCL_GDX_CTS_BATCH receives. A receive tested while held back goes at once,
@@ -139,14 +142,25 @@ static void gdx_send_done(struct gdx_comm *c, int rail, uint64_t wr_id)
 	struct gdx_rail *r = &c->rails[rail];
 	struct gdx_request *req;
 
-	switch (wr_id) {
-	case GDX_WRID_CTS: r->sq_used -= GDX_CTS_SIGNAL_EVERY; break;
-	case GDX_WRID_REFUSE: r->sq_used -= 1; break;
-	default:
-		req = (struct gdx_request *)(uintptr_t)wr_id;
-		r->sq_used -= req->wrs[rail];
-		req->pending--;
+	if (GDX_WRID_IS_SLOTS(wr_id)) {
+		r->sq_used -= GDX_WRID_SLOTS_N(wr_id);
+		return;
 	}
+	req = (struct gdx_request *)(uintptr_t)wr_id;
+	r->sq_used -= req->wrs[rail];
+	req->pending--;
+}
+
+/* Counts n more WRs on rail r and says whether the last of them is signaled
+ * (always when must); if so, *freed is how many slots its completion frees. */
+static bool gdx_rail_signal(struct gdx_rail *r, uint32_t n, bool must, uint32_t *freed)
+{
+	r->unsignaled += n;
+	if (!must && r->unsignaled < GDX_SIGNAL_EVERY)
+		return false;
+	*freed = r->unsignaled;
+	r->unsignaled = 0;
+	return true;
 }
 
 /* The flush reads' completions, on their own CQs. */
@@ -296,24 +310,26 @@ static uint32_t gdx_rail_wrs(const struct gdx_rail *r, uint64_t len)
 {
 	uint64_t max = gdx_rail_max_write(r);
 
-	return len ? (uint32_t)((len + max - 1) / max) : 1;
+	return len <= max ? 1 : (uint32_t)((len + max - 1) / max);
 }
 
 /* Posts len bytes of data (registered as mr, NULL for none) to raddr on one
- * rail, as RDMA WRITEs ending with a signaled WRITE_WITH_IMM that carries imm.
- * Small host-memory messages go inline: the provider copies them at post time
- * and the NIC skips a DMA read. The caller made sure the send queue has room. */
-static int gdx_post_rail(struct gdx_comm *c, int rail, struct gdx_request *req, uint64_t wr_id,
-			 char *data, uint64_t len, const struct gdx_mr *mr, uint64_t raddr,
-			 uint32_t rkey, uint32_t imm)
+ * rail, as RDMA WRITEs ending with a WRITE_WITH_IMM that carries imm; req
+ * (NULL for none) is done when that completes. Small host-memory messages go
+ * inline: the provider copies them at post time and the NIC skips a DMA read;
+ * their buffer is free again at once, so they count as done when posted and
+ * go unsignaled like clear-to-sends. The caller made sure the queue has room. */
+static int gdx_post_rail(struct gdx_comm *c, int rail, struct gdx_request *req, char *data,
+			 uint64_t len, const struct gdx_mr *mr, uint64_t raddr, uint32_t rkey,
+			 uint32_t imm)
 {
 	struct gdx_rail *r = &c->rails[rail];
 	uint64_t max = gdx_rail_max_write(r), off = 0;
-	uint32_t lkey = mr ? mr->lkey[rail] : 0;
+	uint32_t lkey = mr ? mr->lkey[rail] : 0, total = 0, freed = 0;
 	bool may_inline = mr && mr->type == NCCL_PTR_HOST;
+	bool done_at_post = req && len <= r->max_inline && (len == 0 || may_inline);
 	struct ibv_send_wr wrs[GDX_POST_BATCH], *bad;
 	struct ibv_sge sges[GDX_POST_BATCH];
-	uint32_t total = 0;
 	int ret;
 
 	do {
@@ -328,15 +344,13 @@ static int gdx_post_rail(struct gdx_comm *c, int rail, struct gdx_request *req, 
 						   .length = (uint32_t)chunk,
 						   .lkey = lkey};
 			wrs[n] = (struct ibv_send_wr){
-				.wr_id = last ? wr_id : 0,
 				.next = NULL,
 				.sg_list = chunk ? &sges[n] : NULL,
 				.num_sge = chunk ? 1 : 0,
 				.opcode = last ? IBV_WR_RDMA_WRITE_WITH_IMM : IBV_WR_RDMA_WRITE,
-				.send_flags = (last ? IBV_SEND_SIGNALED : 0) |
-					      (may_inline && chunk && chunk <= r->max_inline
-						       ? IBV_SEND_INLINE
-						       : 0),
+				.send_flags = may_inline && chunk && chunk <= r->max_inline
+						      ? IBV_SEND_INLINE
+						      : 0,
 				.imm_data = htobe32(imm),
 				.wr.rdma = {.remote_addr = raddr + off, .rkey = rkey},
 			};
@@ -344,6 +358,11 @@ static int gdx_post_rail(struct gdx_comm *c, int rail, struct gdx_request *req, 
 				wrs[n - 1].next = &wrs[n];
 			n++;
 			off += chunk;
+		}
+		if (last && gdx_rail_signal(r, total + (uint32_t)n, !done_at_post, &freed)) {
+			wrs[n - 1].send_flags |= IBV_SEND_SIGNALED;
+			wrs[n - 1].wr_id =
+				done_at_post || !req ? GDX_WRID_SLOTS(freed) : (uintptr_t)req;
 		}
 		ret = ibv_post_send(r->qp, wrs, &bad);
 		if (ret) {
@@ -354,8 +373,8 @@ static int gdx_post_rail(struct gdx_comm *c, int rail, struct gdx_request *req, 
 		total += (uint32_t)n;
 	} while (off < len);
 	r->sq_used += total;
-	if (req) {
-		req->wrs[rail] = (uint16_t)total;
+	if (req && !done_at_post) {
+		req->wrs[rail] = (uint16_t)freed;
 		req->pending++;
 	}
 	return 0;
@@ -371,8 +390,7 @@ static int gdx_send_refuse(struct gdx_send_comm *sc, uint32_t mask, uint64_t siz
 		 "(%llu bytes): the two ranks disagree on the message size",
 		 gdx_comm_dev_name(c), (unsigned long long)size, c->peer,
 		 (unsigned long long)posted);
-	gdx_post_rail(c, __builtin_ctz(mask), NULL, GDX_WRID_REFUSE, NULL, 0, NULL, 0, 0,
-		      GDX_IMM_REFUSED);
+	gdx_post_rail(c, __builtin_ctz(mask), NULL, NULL, 0, NULL, 0, 0, GDX_IMM_REFUSED);
 	gdx_comm_fail(c, -EMSGSIZE);
 	return -EMSGSIZE;
 }
@@ -415,8 +433,8 @@ static int gdx_stripe_post(struct gdx_comm *c, struct gdx_request *req, struct g
 		if (!(mask & (1u << r)))
 			continue;
 		len = off < size ? (size - off < chunk ? size - off : chunk) : 0;
-		ret = gdx_post_rail(c, r, req, (uintptr_t)req, data + (off < size ? off : 0), len,
-				    mr, raddr + (off < size ? off : 0), le32toh(slot[0]->rkeys[r]),
+		ret = gdx_post_rail(c, r, req, data + (off < size ? off : 0), len, mr,
+				    raddr + (off < size ? off : 0), le32toh(slot[0]->rkeys[r]),
 				    (uint32_t)len);
 		if (ret)
 			return ret;
@@ -465,8 +483,8 @@ static int gdx_group_post(struct gdx_send_comm *sc, struct gdx_cts *const *slot,
 	for (int i = 0; i < n; i++) {
 		struct gdx_request *req = sc->matched[i];
 		uint32_t imm = ((uint32_t)i << GDX_IMM_INDEX_SHIFT) | (uint32_t)req->size;
-		int ret = gdx_post_rail(c, rail, req, (uintptr_t)req, sc->matched_data[i],
-					req->size, sc->matched_mr[i], le64toh(slot[i]->addr),
+		int ret = gdx_post_rail(c, rail, req, sc->matched_data[i], req->size,
+					sc->matched_mr[i], le64toh(slot[i]->addr),
 					le32toh(slot[i]->rkeys[rail]), imm);
 
 		if (ret)
@@ -591,14 +609,14 @@ static int gdx_cts_write(struct gdx_recv_comm *rc, uint32_t first, uint32_t coun
 			    .rkey = rc->remote_fifo_rkey},
 	};
 	struct ibv_send_wr *bad;
+	uint32_t freed;
 	int ret;
 
 	if (r->max_inline >= sge.length)
 		wr.send_flags |= IBV_SEND_INLINE;
-	if (++rc->cts_unsignaled == GDX_CTS_SIGNAL_EVERY) {
+	if (gdx_rail_signal(r, 1, false, &freed)) {
 		wr.send_flags |= IBV_SEND_SIGNALED;
-		wr.wr_id = GDX_WRID_CTS;
-		rc->cts_unsignaled = 0;
+		wr.wr_id = GDX_WRID_SLOTS(freed);
 	}
 	ret = ibv_post_send(r->qp, &wr, &bad);
 	if (ret) {
@@ -833,4 +851,53 @@ int gdx_recv_comm_start(struct gdx_recv_comm *rc)
 			return ret;
 	}
 	return 0;
+}
+
+/* Inline sends count as done when posted, but destroying the QP could still
+ * drop them (and the receiver would wait forever): one signaled zero-byte
+ * write behind them says when they are delivered. A peer that has closed its
+ * end needs nothing more; one that hangs holds the close up GDX_DRAIN_MS. */
+void gdx_send_drain(struct gdx_send_comm *sc)
+{
+	struct gdx_comm *c = &sc->base;
+	bool busy = false;
+	uint64_t deadline;
+
+	for (int i = 0; i < c->nrails && !c->err; i++) {
+		struct gdx_rail *r = &c->rails[i];
+		struct ibv_send_wr wr = {.opcode = IBV_WR_RDMA_WRITE,
+					 .send_flags = IBV_SEND_SIGNALED},
+				   *bad;
+		uint32_t freed;
+		int ret;
+
+		if (!r->unsignaled)
+			continue;
+		gdx_rail_signal(r, 1, true, &freed);
+		wr.wr_id = GDX_WRID_SLOTS(freed);
+		ret = ibv_post_send(r->qp, &wr, &bad);
+		if (ret) {
+			GDX_WARN("%s: ibv_post_send(close, qp 0x%x) failed: %s",
+				 gdx_comm_dev_name(c), r->qp->qp_num, strerror(ret));
+			return;
+		}
+		r->sq_used++;
+		busy = true;
+	}
+	deadline = gdx_now_ms() + GDX_DRAIN_MS;
+	while (busy && !c->err) {
+		busy = false;
+		gdx_comm_poll(c);
+		for (int i = 0; i < c->nrails; i++)
+			busy |= c->rails[i].sq_used > 0;
+		if (busy && gdx_sock_peer_alive(c->sock))
+			return; /* the peer closed its comm: nothing waits for them */
+		if (busy && gdx_now_ms() > deadline) {
+			GDX_INFO(NCCL_NET,
+				 "%s: closing the send comm to %s with sends not confirmed "
+				 "delivered after %d ms",
+				 gdx_comm_dev_name(c), c->peer, GDX_DRAIN_MS);
+			return;
+		}
+	}
 }

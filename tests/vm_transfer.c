@@ -309,6 +309,117 @@ static void test_cts_unbatched(void)
 	ASSERT_EQ(gdx_test_warning_count(), 0);
 }
 
+/* Small host-memory sends go inline: the provider copies the bytes when they
+ * are posted, so the send is done at its first test and its buffer may be
+ * overwritten at once. 3,000 of them, 32 in flight, keep the send queue
+ * turning over (they go unsignaled but one in 16), every one arrives as it
+ * was when posted, and a send comm closed right after its last send still
+ * delivers it. */
+static void test_inline_sends_done_at_post(void)
+{
+	enum { N = NCCL_NET_MAX_REQUESTS, SZ = 48, MSGS = 3000 };
+	const ncclNet_v7_t *n = net_up();
+	struct gdx_buf s, r[N];
+	void *rreq[N];
+	struct gdx_pair p;
+	int got = -1;
+
+	gdx_pair_connect(n, 0, 1, &p);
+	gdx_buf_alloc(n, p.send, SZ, 0, &s);
+	for (int i = 0; i < N; i++)
+		gdx_buf_alloc(n, p.recv, SZ, 0, &r[i]);
+	for (int m = 0; m < MSGS + N; m++) {
+		int k = m % N, size = SZ, tag = 0, done = 0;
+		void *data = r[k].mem, *sreq = NULL;
+
+		if (m >= N) { /* the receive of message m - N is due */
+			ASSERT_EQ(gdx_wait(n, rreq[k], &got, 60), ncclSuccess);
+			ASSERT_EQ(got, SZ);
+			ASSERT_EQ(gdx_check(r[k].mem, SZ, (uint32_t)(m - N)), -1);
+		}
+		if (m >= MSGS)
+			continue;
+		ASSERT_EQ(n->irecv(p.recv, 1, &data, &size, &tag, &r[k].mh, &rreq[k]), ncclSuccess);
+		gdx_fill(s.mem, SZ, (uint32_t)m);
+		for (double t0 = gdx_now_s(); !sreq && gdx_now_s() - t0 < 20;) {
+			ASSERT_EQ(n->isend(p.send, s.mem, SZ, 0, s.mh, &sreq), ncclSuccess);
+			/* the receiver sends held-back clear-to-sends when tested;
+			 * this receive cannot complete before its send */
+			if (!sreq)
+				ASSERT_EQ(n->test(rreq[k], &done, &got), ncclSuccess);
+		}
+		ASSERT_EQ(done, 0);
+		ASSERT(sreq);
+		ASSERT_EQ(n->test(sreq, &done, &got), ncclSuccess);
+		ASSERT_EQ(done, 1); /* at the first test: no completion to wait for */
+		ASSERT_EQ(got, SZ);
+		memset(s.mem, 0xee, SZ); /* the bytes on their way are a copy */
+	}
+	/* The last message, then the send comm goes at once: it still arrives. */
+	{
+		int size = SZ, tag = 0, done = 0;
+		void *data = r[0].mem, *sreq = NULL;
+
+		ASSERT_EQ(n->irecv(p.recv, 1, &data, &size, &tag, &r[0].mh, &rreq[0]), ncclSuccess);
+		gdx_fill(s.mem, SZ, 99999);
+		for (double t0 = gdx_now_s(); !sreq && gdx_now_s() - t0 < 20;) {
+			ASSERT_EQ(n->isend(p.send, s.mem, SZ, 0, s.mh, &sreq), ncclSuccess);
+			if (!sreq)
+				ASSERT_EQ(n->test(rreq[0], &done, &got), ncclSuccess);
+		}
+		ASSERT_EQ(done, 0);
+		ASSERT(sreq);
+		ASSERT_EQ(n->test(sreq, &done, &got), ncclSuccess);
+		ASSERT_EQ(done, 1);
+		gdx_buf_free(n, p.send, &s);
+		ASSERT_EQ(n->closeSend(p.send), ncclSuccess);
+		p.send = NULL;
+		ASSERT_EQ(gdx_wait(n, rreq[0], &got, 60), ncclSuccess);
+		ASSERT_EQ(got, SZ);
+		ASSERT_EQ(gdx_check(r[0].mem, SZ, 99999), -1);
+	}
+	for (int i = 0; i < N; i++)
+		gdx_buf_free(n, p.recv, &r[i]);
+	gdx_pair_close(&p);
+	ASSERT_EQ(gdx_test_warning_count(), 0);
+}
+
+/* A send comm whose peer has closed its end, with an inline send it reported
+ * done: closing it does not wait for a delivery that cannot come (nor for the
+ * transport's retries). */
+static void test_close_after_inline_send_to_gone_peer(void)
+{
+	const ncclNet_v7_t *n = net_up();
+	struct gdx_buf s, r;
+	void *sreq = NULL, *rreq, *data;
+	int size = 64, tag = 0, done = 0, got = -1;
+	struct gdx_pair p;
+	double t0;
+
+	gdx_pair_connect(n, 0, 1, &p);
+	gdx_buf_alloc(n, p.send, 64, 0, &s);
+	gdx_buf_alloc(n, p.recv, 64, 0, &r);
+	data = r.mem;
+	ASSERT_EQ(n->irecv(p.recv, 1, &data, &size, &tag, &r.mh, &rreq), ncclSuccess);
+	ASSERT_EQ(n->test(rreq, &done, &got), ncclSuccess); /* its clear-to-send goes */
+	usleep(100 * 1000);
+	gdx_buf_free(n, p.recv, &r);
+	ASSERT_EQ(n->closeRecv(p.recv), ncclSuccess);
+	p.recv = NULL;
+	for (t0 = gdx_now_s(); !sreq && gdx_now_s() - t0 < 20;)
+		ASSERT_EQ(n->isend(p.send, s.mem, 8, 0, s.mh, &sreq), ncclSuccess);
+	ASSERT(sreq);
+	ASSERT_EQ(n->test(sreq, &done, &got), ncclSuccess);
+	ASSERT_EQ(done, 1);
+	gdx_buf_free(n, p.send, &s);
+	t0 = gdx_now_s();
+	ASSERT_EQ(n->closeSend(p.send), ncclSuccess);
+	p.send = NULL;
+	printf("  closing took %.2f s\n", gdx_now_s() - t0);
+	ASSERT(gdx_now_s() - t0 < 0.5);
+	gdx_pair_close(&p);
+}
+
 static void test_receive_larger_than_send(void)
 {
 	const ncclNet_v7_t *n = net_up();
@@ -615,9 +726,10 @@ static void test_resources_return_to_baseline(void)
 GDX_TESTS_MAIN(TEST(test_properties, 30), TEST(test_connect_one_thread, 60),
 	       TEST(test_all_sizes_rxe1_to_rxe0, 600), TEST(test_all_sizes_rxe0_to_rxe1, 600),
 	       TEST(test_32_in_flight, 300), TEST(test_cts_batched, 120),
-	       TEST(test_cts_unbatched, 120), TEST(test_receive_larger_than_send, 60),
-	       TEST(test_send_larger_than_receive, 60), TEST(test_several_comms, 300),
-	       TEST(test_unaligned_buffers, 60), TEST(test_misuse, 60),
-	       TEST(test_close_with_requests_in_flight, 120), TEST(test_reload, 120),
-	       TEST(test_iflush_host_memory_is_null, 30), TEST(test_iflush_read_when_forced, 60),
-	       TEST(test_resources_return_to_baseline, 300))
+	       TEST(test_cts_unbatched, 120), TEST(test_inline_sends_done_at_post, 300),
+	       TEST(test_close_after_inline_send_to_gone_peer, 60),
+	       TEST(test_receive_larger_than_send, 60), TEST(test_send_larger_than_receive, 60),
+	       TEST(test_several_comms, 300), TEST(test_unaligned_buffers, 60),
+	       TEST(test_misuse, 60), TEST(test_close_with_requests_in_flight, 120),
+	       TEST(test_reload, 120), TEST(test_iflush_host_memory_is_null, 30),
+	       TEST(test_iflush_read_when_forced, 60), TEST(test_resources_return_to_baseline, 300))

@@ -68,9 +68,13 @@ struct gdx_request {
 	uint64_t seq;		       /* receive: its clear-to-send's sequence number */
 };
 
-/* wr_id of work requests that belong to no request. */
-#define GDX_WRID_CTS	1 /* a signaled clear-to-send: frees a batch of slots */
-#define GDX_WRID_REFUSE 2 /* the immediate that refuses an oversized send */
+/* wr_id of a signaled work request that belongs to no request in flight (a
+ * clear-to-send, a refusal, an inline send already reported done): its
+ * completion frees the send queue slots of n WRs, its own and the unsignaled
+ * ones before it. Request pointers are aligned, so bit 0 tells them apart. */
+#define GDX_WRID_SLOTS(n)     (((uint64_t)(n) << 8) | 1)
+#define GDX_WRID_IS_SLOTS(id) ((id)&1)
+#define GDX_WRID_SLOTS_N(id)  ((uint32_t)((id) >> 8))
 
 /* Base of the send and receive comms. */
 struct gdx_comm {
@@ -121,7 +125,6 @@ struct gdx_recv_comm {
 	uint64_t tail;		  /* sequence number of the next receive */
 	uint64_t cts_sent;	  /* receives before this one have their clear-to-send out */
 	uint32_t cts_outstanding; /* of those, receives the sender has not filled yet */
-	uint32_t cts_unsignaled;
 	uint32_t recvs_to_post[GDX_MAX_RAILS];
 	struct gdx_expect_ring expect[GDX_MAX_RAILS];
 	int recvs_active; /* receives in flight: NCCL allows 32 (flushes aside) */
@@ -220,6 +223,9 @@ int gdx_iflush(struct gdx_recv_comm *rc, int n, void **data, const int *sizes, s
 int gdx_test(struct gdx_request *req, int *done_p, int *sizes);
 /* Posts the receives a receive comm keeps ahead on every rail. */
 int gdx_recv_comm_start(struct gdx_recv_comm *rc);
+/* Before a send comm's QPs go: waits (bounded) until the inline sends it
+ * already reported done have reached the peer. */
+void gdx_send_drain(struct gdx_send_comm *sc);
 /* The loopback QPs iflush reads through, when receives may land in GPU
  * memory (or NCCL_GDX_GDR_FLUSH=2); none otherwise (gdx_flush.c). */
 int gdx_flush_create(struct gdx_recv_comm *rc);

@@ -21,9 +21,10 @@ struct gdx_rail {
 	uint32_t psn;
 	uint32_t max_inline;
 	enum ibv_mtu path_mtu;
-	int tc;		   /* RoCE traffic class of this connection */
-	uint32_t sq_depth; /* send queue slots */
-	uint32_t sq_used;  /* slots taken by WRs whose completion is not yet polled */
+	int tc;		     /* RoCE traffic class of this connection */
+	uint32_t sq_depth;   /* send queue slots */
+	uint32_t sq_used;    /* slots taken by WRs whose completion is not yet polled */
+	uint32_t unsignaled; /* WRs posted unsignaled since the last signaled one */
 };
 
 /* Creates the CQ and QP and moves the QP to INIT. On failure nothing is left. */
