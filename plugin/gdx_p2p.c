@@ -45,9 +45,14 @@ static const char *gdx_comm_dev_name(const struct gdx_comm *c)
 	return gdx_vdev_get(c->dev_index)->name;
 }
 
+_Static_assert((GDX_MAX_SEND_REQUESTS & (GDX_MAX_SEND_REQUESTS - 1)) == 0 &&
+		       (GDX_MAX_REQUESTS & (GDX_MAX_REQUESTS - 1)) == 0,
+	       "request tables are rings of a power of two");
+
 static struct gdx_request *gdx_req_get(struct gdx_comm *c, bool is_send)
 {
-	uint32_t max = (uint32_t)c->max_reqs;
+	uint32_t wrap = (uint32_t)c->max_reqs - 1;
+	struct gdx_request *r;
 
 	if (c->active == c->max_reqs) {
 		GDX_WARN("%s: more than %d %s requests in flight on one comm (NCCL allows %d)",
@@ -55,24 +60,22 @@ static struct gdx_request *gdx_req_get(struct gdx_comm *c, bool is_send)
 			 c->max_reqs);
 		return NULL;
 	}
-	for (uint32_t i = 0; i < max; i++) {
-		struct gdx_request *r = &c->reqs[(c->next_req + i) % max];
-
-		if (r->state == GDX_REQ_FREE) {
-			c->next_req = (uint32_t)(r - c->reqs + 1) % max;
-			c->active++;
-			r->state = GDX_REQ_ACTIVE;
-			r->is_send = is_send;
-			r->pending = 0;
-			r->err = 0;
-			r->size = 0;
-			r->posted = 0;
-			r->n = 1;
-			r->flush = false;
-			return r;
-		}
-	}
-	return NULL; /* not reached: active < max means a free slot */
+	/* Requests mostly complete in order: the next slot is usually free,
+	 * and one is, as active < max. */
+	while (c->reqs[c->next_req].state != GDX_REQ_FREE)
+		c->next_req = (c->next_req + 1) & wrap;
+	r = &c->reqs[c->next_req];
+	c->next_req = (c->next_req + 1) & wrap;
+	c->active++;
+	r->state = GDX_REQ_ACTIVE;
+	r->is_send = is_send;
+	r->pending = 0;
+	r->err = 0;
+	r->size = 0;
+	r->posted = 0;
+	r->n = 1;
+	r->flush = false;
+	return r;
 }
 
 static void gdx_req_put(struct gdx_request *r)
@@ -223,7 +226,8 @@ static int gdx_comm_poll(struct gdx_comm *c)
 	if (c->kind == GDX_KIND_RECV) {
 		struct gdx_recv_comm *rc = (struct gdx_recv_comm *)c;
 
-		seen += gdx_flush_poll(rc);
+		if (rc->nflush)
+			seen += gdx_flush_poll(rc);
 		/* The sender ran dry with some held back (irecv sends a batch once
 		 * it runs low: there the write overlaps with the sender's work). */
 		if (rc->cts_sent < rc->tail && rc->cts_outstanding == 0)
@@ -276,8 +280,10 @@ static bool gdx_mr_covers(const struct gdx_mr *mr, const void *data, uint64_t si
 	return a >= mr->addr && size <= mr->size && a - mr->addr <= mr->size - size;
 }
 
-static int gdx_check_mr(const struct gdx_comm *c, const struct gdx_mr *mr, const void *data,
-			uint64_t size, const char *what)
+/* Why gdx_check_mr refused: kept out of line, off the data path. */
+__attribute__((cold, noinline)) static int gdx_mr_refuse(const struct gdx_comm *c,
+							 const struct gdx_mr *mr, const void *data,
+							 uint64_t size, const char *what)
 {
 	if (!mr || mr->kind != GDX_KIND_MR) {
 		GDX_WARN("%s: %s with an invalid memory handle %p", gdx_comm_dev_name(c), what,
@@ -298,7 +304,16 @@ static int gdx_check_mr(const struct gdx_comm *c, const struct gdx_mr *mr, const
 	return 0;
 }
 
-static uint64_t gdx_rail_max_write(const struct gdx_rail *r)
+static inline int gdx_check_mr(const struct gdx_comm *c, const struct gdx_mr *mr, const void *data,
+			       uint64_t size, const char *what)
+{
+	if (mr && mr->kind == GDX_KIND_MR && mr->nrails >= c->nrails &&
+	    (!size || gdx_mr_covers(mr, data, size)))
+		return 0;
+	return gdx_mr_refuse(c, mr, data, size, what);
+}
+
+static inline uint64_t gdx_rail_max_write(const struct gdx_rail *r)
 {
 	uint64_t max = r->dev->max_msg_sz;
 
@@ -408,12 +423,10 @@ static bool gdx_stripe_has_room(struct gdx_comm *c, uint32_t mask, uint64_t size
 {
 	uint64_t chunk = gdx_stripe_chunk(size, mask), off = 0;
 
-	for (int r = 0; r < c->nrails; r++) {
-		uint64_t len;
+	for (uint32_t m = mask; m; m &= m - 1) {
+		int r = __builtin_ctz(m);
+		uint64_t len = off < size ? (size - off < chunk ? size - off : chunk) : 0;
 
-		if (!(mask & (1u << r)))
-			continue;
-		len = off < size ? (size - off < chunk ? size - off : chunk) : 0;
 		if (!gdx_rail_has_room(c, r, gdx_rail_wrs(&c->rails[r], len)))
 			return false;
 		off += chunk;
@@ -426,13 +439,11 @@ static int gdx_stripe_post(struct gdx_comm *c, struct gdx_request *req, struct g
 {
 	uint64_t chunk = gdx_stripe_chunk(size, mask), off = 0, raddr = le64toh(slot[0]->addr);
 
-	for (int r = 0; r < c->nrails; r++) {
-		uint64_t len;
+	for (uint32_t m = mask; m; m &= m - 1) {
+		int r = __builtin_ctz(m);
+		uint64_t len = off < size ? (size - off < chunk ? size - off : chunk) : 0;
 		int ret;
 
-		if (!(mask & (1u << r)))
-			continue;
-		len = off < size ? (size - off < chunk ? size - off : chunk) : 0;
 		ret = gdx_post_rail(c, r, req, data + (off < size ? off : 0), len, mr,
 				    raddr + (off < size ? off : 0), le32toh(slot[0]->rkeys[r]),
 				    (uint32_t)len);
