@@ -21,6 +21,9 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#endif
 
 #include <nccl/net.h>
 
@@ -41,6 +44,19 @@ static double bench_now(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Stamps of the ping-pong's iterations: on x86 the cycle counter, as perftest
+ * times its iterations. clock_gettime can be a system call (a VM whose clock
+ * source is not the TSC: here, 1 us a call), and it would sit inside every
+ * timed round trip. Stamps become seconds by the run's own wall time. */
+static uint64_t bench_stamp(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	return __rdtsc();
+#else
+	return (uint64_t)(bench_now() * 1e9);
+#endif
 }
 
 void bench_die(const char *fmt, ...)
@@ -298,7 +314,8 @@ static void bench_pingpong(struct bench_end *ping, struct bench_end *pong, size_
 {
 	void *rreqs[NCCL_NET_MAX_REQUESTS], *preqs[NCCL_NET_MAX_REQUESTS], *sreq = NULL;
 	int total = o->warmup + o->iters, ahead = bench_ahead(o);
-	double prev = 0;
+	uint64_t prev = 0, first = 0, last;
+	double start = 0, secs, per_stamp;
 
 	for (int k = 0; k < ahead; k++) {
 		bench_post_recv(ping, size, &rreqs[k]);
@@ -306,10 +323,14 @@ static void bench_pingpong(struct bench_end *ping, struct bench_end *pong, size_
 			bench_post_recv(pong, size, &preqs[k]);
 	}
 	for (int i = 0; i < total; i++) {
-		double now = bench_now();
+		uint64_t now = bench_stamp();
 
 		if (i > o->warmup)
-			half_rtt[i - 1 - o->warmup] = (now - prev) / 2;
+			half_rtt[i - 1 - o->warmup] = (double)(now - prev) / 2;
+		else if (i == o->warmup) {
+			start = bench_now();
+			first = now;
+		}
 		prev = now;
 		if (sreq)
 			bench_wait(ping, sreq); /* the previous ping's: done by now */
@@ -325,7 +346,12 @@ static void bench_pingpong(struct bench_end *ping, struct bench_end *pong, size_
 		}
 		bench_wait_also(ping, rreqs[i % ahead], &sreq);
 	}
-	half_rtt[o->iters - 1] = (bench_now() - prev) / 2;
+	last = bench_stamp();
+	secs = bench_now() - start;
+	half_rtt[o->iters - 1] = (double)(last - prev) / 2;
+	per_stamp = last > first ? secs / (double)(last - first) : 0;
+	for (int k = 0; k < o->iters; k++)
+		half_rtt[k] *= per_stamp;
 	if (sreq)
 		bench_wait(ping, sreq);
 	qsort(half_rtt, (size_t)o->iters, sizeof(*half_rtt), bench_cmp);
