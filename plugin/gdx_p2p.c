@@ -866,7 +866,8 @@ int gdx_recv_comm_start(struct gdx_recv_comm *rc)
 
 /* Inline sends count as done when posted, but destroying the QP could still
  * drop them (and the receiver would wait forever): one signaled zero-byte
- * write behind them says when they are delivered. A peer that has closed its
+ * write behind them (no address or key: the responder checks none for zero
+ * bytes) says when they are delivered. A peer that has closed its
  * end needs nothing more; one that hangs holds the close up GDX_DRAIN_MS. */
 void gdx_send_drain(struct gdx_send_comm *sc)
 {
