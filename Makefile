@@ -28,10 +28,12 @@ ARCHIVE  := $(BUILD)/libgdx.a
 UNIT_TESTS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/unit_*.c))
 VM_TESTS   := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/vm_*.c))
 TOOLS      := $(BUILD)/gdx-bench $(BUILD)/gdx-doctor
+# The latency floor next to gdx-bench -m lat (scripts/side-by-side.sh).
+REF_TOOLS  := $(BUILD)/tests/ref_verbs_pingpong
 TEST_LIB   := $(BUILD)/tests/gdx_test.o $(BUILD)/tests/gdx_plugin_loader.o $(BUILD)/tests/gdx_pair.o
 
 .PHONY: all deps test demo bench clean
-all: $(LIB) $(ARCHIVE) $(TOOLS) $(UNIT_TESTS) $(VM_TESTS)
+all: $(LIB) $(ARCHIVE) $(TOOLS) $(UNIT_TESTS) $(VM_TESTS) $(REF_TOOLS)
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -45,6 +47,9 @@ $(LIB): $(OBJS) plugin/exports.map
 	      -Wl,-soname,libnccl-net-gdx.so $(LDFLAGS) -o $@ $(OBJS) $(LDLIBS)
 
 $(BUILD)/tests/%: $(BUILD)/tests/%.o $(TEST_LIB) $(ARCHIVE)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(REF_TOOLS): $(BUILD)/tests/ref_verbs_pingpong.o $(ARCHIVE)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/gdx-bench: $(patsubst %.c,$(BUILD)/%.o,$(wildcard plugin/tools/gdx_bench*.c))

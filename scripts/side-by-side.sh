@@ -63,6 +63,13 @@ run_gdx_lat() {
 		awk '!/^#/ { print $2 }'
 }
 
+# The floor: the same ping-pong on the plugin's own QPs without its data path
+# (WRITE_WITH_IMM, receive completions from the CQ, as the plugin does).
+run_floor_lat() {
+	timeout 120 build/tests/ref_verbs_pingpong -m imm -n 2000 "$SERVER_DEV" "$CLIENT_DEV" |
+		awk '!/^#/ { print $2 }'
+}
+
 run_perftest_lat() {
 	local out
 	timeout 120 ib_write_lat -d "$SERVER_DEV" -x "$(gid_index "$SERVER_DEV")" -s 8 -n 2000 \
@@ -77,14 +84,16 @@ run_perftest_lat() {
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 declare -A gdx gdx2 perf
-lat_gdx="" lat_perf=""
+lat_gdx="" lat_perf="" lat_floor=""
 for round in $(seq 1 "$ROUNDS"); do
 	if [ "$LAT" = 1 ]; then
 		g=$(run_gdx_lat)
 		p=$(run_perftest_lat)
-		echo "round $round, 8 bytes: gdx-bench half round trip $g us, ib_write_lat $p us"
+		f=$(run_floor_lat)
+		echo "round $round, 8 bytes: gdx-bench half round trip $g us, ib_write_lat $p us, floor $f us"
 		lat_gdx+="$g"$'\n'
 		lat_perf+="$p"$'\n'
+		lat_floor+="$f"$'\n'
 	fi
 	for s in $SIZES; do
 		g=$(run_gdx "$s" 1)
@@ -112,9 +121,13 @@ done
 if [ "$LAT" = 1 ]; then
 	g=$(grep . <<<"$lat_gdx" | median)
 	p=$(grep . <<<"$lat_perf" | median)
+	f=$(grep . <<<"$lat_floor" | median)
 	echo
 	echo "Latency, 8-byte messages, half round trip, medians of $ROUNDS rounds"
-	echo "gdx-bench -m lat: two processes, receives posted 8 ahead (as NCCL's steps); ib_write_lat: perftest defaults"
-	printf '%10s  %16s  %16s  %7s\n' bytes "gdx-bench us" "ib_write_lat us" ratio
-	printf '%10s  %16.2f  %16.2f  %7.3f\n' 8 "$g" "$p" "$(awk -v g="$g" -v p="$p" 'BEGIN { print (p > 0) ? g / p : 0 }')"
+	echo "gdx-bench -m lat: two processes, receives posted 8 ahead (as NCCL's steps); ib_write_lat: perftest defaults;"
+	echo "  floor: build/tests/ref_verbs_pingpong, the plugin's QPs and protocol without its data path"
+	printf '%10s  %16s  %16s  %7s  %10s  %9s\n' bytes "gdx-bench us" "ib_write_lat us" ratio "floor us" gdx/floor
+	printf '%10s  %16.2f  %16.2f  %7.3f  %10.2f  %9.3f\n' 8 "$g" "$p" \
+		"$(awk -v g="$g" -v p="$p" 'BEGIN { print (p > 0) ? g / p : 0 }')" "$f" \
+		"$(awk -v g="$g" -v f="$f" 'BEGIN { print (f > 0) ? g / f : 0 }')"
 fi

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Inside the VM: gdx-bench in each mode, a few iterations, on rxe0/rxe1; its
+# Inside the VM: gdx-bench in each mode, a few iterations, on rxe0/rxe1 (and
+# the latency floor beside it, tests/ref_verbs_pingpong.c); its
 # JSON parses and carries plausible figures. The full run is `make bench`.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -41,6 +42,16 @@ check "gdx-bench bw, one thread driving both ends" \
 check "gdx-bench lat, one thread, receives posted 4 ahead" \
 	'j["procs"] == 1 and j["depth"] == 4 and 0 < j["results"][0]["median_us"]' \
 	build/gdx-bench -P 1 -m lat -t 4 -n 50 -w 5 -j
+# The latency floor make bench prints beside gdx-bench (the plugin's QPs, no
+# data path), both ways of detecting the message.
+floor_json() {
+	timeout 120 build/tests/ref_verbs_pingpong "$@" |
+		awk '!/^#/ { printf "{\"median\": %s, \"p99\": %s, \"min\": %s}", $2, $3, $4 }'
+}
+check "ref_verbs_pingpong, WRITE_WITH_IMM and receive completions" \
+	'0 < j["min"] <= j["median"] <= j["p99"]' floor_json -m imm -n 200 -w 10 rxe0 rxe1
+check "ref_verbs_pingpong, RDMA WRITE polled in memory" \
+	'0 < j["min"] <= j["median"] <= j["p99"]' floor_json -m write -n 200 -w 10 rxe1 rxe0
 
 # Two machines' way: the server waits on a TCP port, the client runs what the
 # server was given (here 20 x 256 KiB, depth 4), over the other rxe device.
@@ -72,6 +83,10 @@ refused() { # name, expected message, command...
 refused "gdx-bench --mem cuda on a device without GPUDirect is refused by name" \
 	"rxe0 does not take CUDA memory" build/gdx-bench -M cuda -d rxe0 -D rxe1 -n 1
 refused "gdx-bench --depth out of range" "depth must be 1-32" build/gdx-bench -t 33
+refused "ref_verbs_pingpong names a device that is not there" "no device rxe9" \
+	build/tests/ref_verbs_pingpong rxe0 rxe9
+refused "ref_verbs_pingpong refuses a bad option" "usage:" \
+	build/tests/ref_verbs_pingpong -m bogus rxe0 rxe1
 # A client that reaches something that is not a gdx-bench server says so.
 python3 -c 'import socket
 s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

@@ -21,10 +21,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#if defined(__x86_64__) || defined(__i386__)
-#include <x86intrin.h>
-#endif
 
+#include <gdx/gdx_stamp.h>
 #include <nccl/net.h>
 
 #include "gdx_bench.h"
@@ -37,27 +35,6 @@ struct bench_end {
 	char *sbuf, *rbuf;
 	int in, out; /* pipes to the other process */
 };
-
-static double bench_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-/* Stamps of the ping-pong's iterations: on x86 the cycle counter, as perftest
- * times its iterations. clock_gettime can be a system call (a VM whose clock
- * source is not the TSC: here, 1 us a call), and it would sit inside every
- * timed round trip. Stamps become seconds by the run's own wall time. */
-static uint64_t bench_stamp(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	return __rdtsc();
-#else
-	return (uint64_t)(bench_now() * 1e9);
-#endif
-}
 
 void bench_die(const char *fmt, ...)
 {
@@ -197,7 +174,7 @@ static double bench_stream_recv(struct bench_end *e, size_t size, const struct b
 {
 	struct bench_ring r = {0};
 	int total = o->warmup + o->iters;
-	double start = bench_now();
+	double start = gdx_wall_s();
 
 	while (r.done < total) {
 		int progress;
@@ -205,10 +182,10 @@ static double bench_stream_recv(struct bench_end *e, size_t size, const struct b
 		bench_ring_post_recv(e, &r, size, o, total);
 		progress = bench_ring_test(e, &r, o);
 		if (progress && r.done == o->warmup)
-			start = bench_now();
+			start = gdx_wall_s();
 		bench_idle(progress);
 	}
-	return bench_now() - start;
+	return gdx_wall_s() - start;
 }
 
 static void bench_stream_send(struct bench_end *e, size_t size, const struct bench_opts *o)
@@ -230,7 +207,7 @@ static double bench_stream_local(struct bench_end *srv, struct bench_end *cli, s
 {
 	struct bench_ring rr = {0}, sr = {0};
 	int total = o->warmup + o->iters;
-	double start = bench_now();
+	double start = gdx_wall_s();
 
 	while (rr.done < total || sr.done < total) {
 		int progress, got;
@@ -239,11 +216,11 @@ static double bench_stream_local(struct bench_end *srv, struct bench_end *cli, s
 		bench_ring_post_send(cli, &sr, size, o, total);
 		got = bench_ring_test(srv, &rr, o);
 		if (got && rr.done == o->warmup)
-			start = bench_now();
+			start = gdx_wall_s();
 		progress = got | bench_ring_test(cli, &sr, o);
 		bench_idle(progress);
 	}
-	return bench_now() - start;
+	return gdx_wall_s() - start;
 }
 
 static void bench_wait(struct bench_end *e, void *req)
@@ -323,12 +300,12 @@ static void bench_pingpong(struct bench_end *ping, struct bench_end *pong, size_
 			bench_post_recv(pong, size, &preqs[k]);
 	}
 	for (int i = 0; i < total; i++) {
-		uint64_t now = bench_stamp();
+		uint64_t now = gdx_stamp();
 
 		if (i > o->warmup)
 			half_rtt[i - 1 - o->warmup] = (double)(now - prev) / 2;
 		else if (i == o->warmup) {
-			start = bench_now();
+			start = gdx_wall_s();
 			first = now;
 		}
 		prev = now;
@@ -346,8 +323,8 @@ static void bench_pingpong(struct bench_end *ping, struct bench_end *pong, size_
 		}
 		bench_wait_also(ping, rreqs[i % ahead], &sreq);
 	}
-	last = bench_stamp();
-	secs = bench_now() - start;
+	last = gdx_stamp();
+	secs = gdx_wall_s() - start;
 	half_rtt[o->iters - 1] = (double)(last - prev) / 2;
 	per_stamp = last > first ? secs / (double)(last - first) : 0;
 	for (int k = 0; k < o->iters; k++)
