@@ -73,7 +73,8 @@ static void ref_open(struct ref_end *e, const char *name)
 
 static void ref_send(struct ref_end *e, char v)
 {
-	struct ibv_sge sge = {.addr = (uintptr_t)e->buf + 64, .length = REF_SIZE, .lkey = e->mr->lkey};
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)e->buf + 64, .length = REF_SIZE, .lkey = e->mr->lkey};
 	struct ibv_send_wr wr = {
 		.sg_list = &sge,
 		.num_sge = 1,
