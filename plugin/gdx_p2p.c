@@ -500,6 +500,7 @@ static int gdx_group_post(struct gdx_send_comm *sc, struct gdx_cts *const *slot,
 
 		if (ret)
 			return ret;
+		req->pending--; /* posted now: its own completion, if any, is what is left */
 	}
 	memset(sc->matched, 0, sizeof(sc->matched));
 	sc->nmatched = 0;
@@ -539,6 +540,7 @@ static int gdx_isend_group(struct gdx_send_comm *sc, struct gdx_cts *const *slot
 		return -ENOSPC;
 	req->size = size;
 	req->gpu = mr->type == NCCL_PTR_CUDA;
+	req->pending = 1; /* not done before its bytes are posted, with the group's last */
 	sc->matched[i] = req;
 	sc->matched_data[i] = data;
 	sc->matched_mr[i] = mr;

@@ -494,7 +494,8 @@ static void test_v12_rail_unknown_without_topology(void)
 }
 
 /* Grouped receives: 32 receives of 8 buffers each in flight, 256 isends
- * matched by tag in a scrambled order, sizes reported per buffer. */
+ * matched by tag in a scrambled order, none done before its group goes,
+ * sizes reported per buffer. */
 static void test_grouped_receives(void)
 {
 	enum { SLOTS = NCCL_NET_MAX_REQUESTS, N = 8, SZ = 40000 };
@@ -549,6 +550,15 @@ static void test_grouped_receives(void)
 					  ncclSuccess);
 				if (done)
 					rdone[oldest++] = 1;
+			}
+			/* A send matched before the last buffer of its slot has not
+			 * gone yet: it is not done, its buffer is not free. */
+			if (k < N - 1) {
+				int done = -1, one;
+
+				ASSERT_EQ(T(ncclNet_v9_t)->test(sreq[s][i], &done, &one),
+					  ncclSuccess);
+				ASSERT_EQ(done, 0);
 			}
 		}
 	}
