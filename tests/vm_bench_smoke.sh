@@ -7,21 +7,25 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 
 passed=0 failed=0
-check() { # name, command producing JSON, python assertion over j
+report() { # name, 0 when it held, what to show when it did not
+	if [ "$2" -eq 0 ]; then
+		echo "ok $1"
+		passed=$((passed + 1))
+	else
+		echo "not ok $1: $3"
+		failed=$((failed + 1))
+	fi
+}
+check() { # name, python assertion over j, command producing JSON
 	local out
 	if declare -F "$3" >/dev/null; then
 		out=$("${@:3}" 2>&1)
 	else
 		out=$(timeout 120 "${@:3}" 2>&1)
 	fi
-	if [ -n "$out" ] &&
-		python3 -c "import json,sys; j=json.loads(sys.argv[1]); assert $2, j" "$out" 2>/dev/null; then
-		echo "ok $1"
-		passed=$((passed + 1))
-	else
-		echo "not ok $1: $out"
-		failed=$((failed + 1))
-	fi
+	[ -n "$out" ] &&
+		python3 -c "import json,sys; j=json.loads(sys.argv[1]); assert $2, j" "$out" 2>/dev/null
+	report "$1" $? "$out"
 }
 
 check "gdx-bench bw sweep 4K-64K" \
@@ -72,13 +76,8 @@ refused() { # name, expected message, command...
 	local out rc
 	out=$(timeout 60 "${@:3}" 2>&1)
 	rc=$?
-	if [ "$rc" -eq 2 ] && grep -q "$2" <<<"$out"; then
-		echo "ok $1"
-		passed=$((passed + 1))
-	else
-		echo "not ok $1: exit $rc: $out"
-		failed=$((failed + 1))
-	fi
+	[ "$rc" -eq 2 ] && grep -q "$2" <<<"$out"
+	report "$1" $? "exit $rc: $out"
 }
 refused "gdx-bench --mem cuda on a device without GPUDirect is refused by name" \
 	"rxe0 does not take CUDA memory" build/gdx-bench -M cuda -d rxe0 -D rxe1 -n 1

@@ -25,6 +25,16 @@ static const ncclNet_v7_t *net_up(void)
 	return plugin.v7;
 }
 
+/* Frees count send buffers and count receive buffers of p. */
+static void bufs_free(const ncclNet_v7_t *n, const struct gdx_pair *p, struct gdx_buf *s,
+		      struct gdx_buf *r, int count)
+{
+	for (int i = 0; i < count; i++) {
+		gdx_buf_free(n, p->send, &s[i]);
+		gdx_buf_free(n, p->recv, &r[i]);
+	}
+}
+
 static void test_properties(void)
 {
 	const ncclNet_v7_t *n = net_up();
@@ -171,10 +181,7 @@ static void test_32_in_flight(void)
 			ASSERT_EQ(gdx_wait(n, sreq[i], &got, 60), ncclSuccess);
 			ASSERT_EQ(gdx_check(r[i].mem, SZ, (uint32_t)(round * N + i)), -1);
 		}
-		for (int i = 0; i < N; i++) {
-			gdx_buf_free(n, p.send, &s[i]);
-			gdx_buf_free(n, p.recv, &r[i]);
-		}
+		bufs_free(n, &p, s, r, N);
 	}
 	gdx_pair_close(&p);
 	ASSERT_EQ(gdx_test_warning_count(), 0);
@@ -260,10 +267,7 @@ static void test_cts_batched(void)
 		ASSERT_EQ(gdx_wait(n, sreq[i], &got, 60), ncclSuccess);
 		ASSERT_EQ(gdx_check(r[i].mem, SZ, (uint32_t)i), -1);
 	}
-	for (int i = 0; i < N; i++) {
-		gdx_buf_free(n, p.send, &s[i]);
-		gdx_buf_free(n, p.recv, &r[i]);
-	}
+	bufs_free(n, &p, s, r, N);
 	gdx_pair_close(&p);
 	ASSERT_EQ(gdx_test_warning_count(), 0);
 }
