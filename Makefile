@@ -55,7 +55,7 @@ $(REF_TOOLS): $(BUILD)/tests/ref_verbs_pingpong.o $(ARCHIVE)
 $(BUILD)/gdx-bench: $(patsubst %.c,$(BUILD)/%.o,$(wildcard plugin/tools/gdx_bench*.c))
 	$(CC) $(LDFLAGS) -o $@ $^ -ldl
 
-$(BUILD)/gdx-doctor: $(BUILD)/plugin/tools/gdx_doctor.o $(ARCHIVE)
+$(BUILD)/gdx-doctor: $(patsubst %.c,$(BUILD)/%.o,$(wildcard plugin/tools/gdx_doctor*.c)) $(ARCHIVE)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 # make fuzz: $(BUILD)/fuzz_wire, a libFuzzer target over every parser of bytes

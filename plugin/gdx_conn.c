@@ -17,12 +17,30 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <gdx/gdx_comm.h>
+#include <gdx/gdx_conn.h>
+#include <gdx/gdx_env.h>
+#include <gdx/gdx_flush.h>
 #include <gdx/gdx_log.h>
+#include <gdx/gdx_p2p.h>
 #include <gdx/gdx_param.h>
+#include <gdx/gdx_time.h>
+
+/*
+ * Three registries, each for what NCCL can hand back to us:
+ * - connects under way (gdx_connects): NCCL calls connect() again until it
+ *   returns a comm, with the same handle buffer and nothing else that names
+ *   the attempt, so the attempt is found again by that buffer's address (the
+ *   handle's bytes are the peer's and are checked, never trusted);
+ * - live comms (gdx_live): listen, send and receive comms, so that a close or
+ *   a call on something never opened, or already closed, is refused with an
+ *   error instead of touching freed memory, and finalize closes what a
+ *   context leaves behind;
+ * - contexts (gdx_net.c): the v11+ per-communicator contexts, checked on
+ *   every call that passes one.
+ */
 
 enum gdx_connect_state {
 	GDX_CONN_TCP,	     /* connect() in progress */
@@ -31,9 +49,40 @@ enum gdx_connect_state {
 	GDX_CONN_RECV_META,  /* reading its rails */
 	GDX_CONN_SEND_READY, /* our QPs are at RTS; telling the acceptor */
 };
+#define GDX_CONN_NSTATES (GDX_CONN_SEND_READY + 1)
 
-/* A connect under way. NCCL passes the same handle buffer on every retry, so
- * the buffer's address is the key; nothing in the handle's bytes is trusted. */
+static const char *const gdx_connect_state_names[] = {
+	[GDX_CONN_TCP] = "tcp",
+	[GDX_CONN_SEND] = "send",
+	[GDX_CONN_RECV_HELLO] = "recv-hello",
+	[GDX_CONN_RECV_META] = "recv-meta",
+	[GDX_CONN_SEND_READY] = "send-ready",
+};
+_Static_assert(sizeof(gdx_connect_state_names) / sizeof(gdx_connect_state_names[0]) ==
+		       GDX_CONN_NSTATES,
+	       "every connect state has a name");
+
+enum gdx_accept_state {
+	GDX_ACC_RECV_HELLO, /* reading the connector's hello */
+	GDX_ACC_RECV_META,  /* reading its rails and FIFO */
+	GDX_ACC_SEND,	    /* our QPs are at RTS; sending our hello and rails */
+	GDX_ACC_RECV_READY, /* waiting for the connector's QPs to reach RTS */
+	GDX_ACC_DONE,
+};
+#define GDX_ACC_NSTATES (GDX_ACC_DONE + 1)
+
+static const char *const gdx_accept_state_names[] = {
+	[GDX_ACC_RECV_HELLO] = "recv-hello",
+	[GDX_ACC_RECV_META] = "recv-meta",
+	[GDX_ACC_SEND] = "send",
+	[GDX_ACC_RECV_READY] = "recv-ready",
+	[GDX_ACC_DONE] = "done",
+};
+_Static_assert(sizeof(gdx_accept_state_names) / sizeof(gdx_accept_state_names[0]) ==
+		       GDX_ACC_NSTATES,
+	       "every accept state has a name");
+
+/* A connect under way, found by the handle buffer's address (above). */
 struct gdx_connect {
 	struct gdx_connect *next;
 	const void *key;
@@ -55,18 +104,57 @@ struct gdx_connect {
 	char peer[64];
 };
 
+struct gdx_accept {
+	enum gdx_accept_state state;
+	int fd;
+	uint64_t deadline_ms;
+	struct gdx_xfer xfer;
+	struct gdx_wire_hello hello;
+	struct gdx_wire_meta meta; /* in: the connector's; then out: ours */
+	struct {
+		struct gdx_wire_hello hello;
+		struct gdx_wire_meta meta;
+	} out; /* sent as one buffer: both parts are multiples of 8 bytes */
+	uint32_t ready;
+	struct gdx_recv_comm *rc;
+	char peer[64];
+};
+
+bool gdx_conn_state_step(const char *machine, const char *const *names, int n, int from, int to,
+			 const char *peer)
+{
+	if (from >= 0 && to == from + 1 && to < n) {
+		GDX_TRACE(NCCL_NET, "%s %s: %s -> %s", machine, peer, names[from], names[to]);
+		return true;
+	}
+	GDX_WARN("%s %s: state %s cannot move to %s (a bug in the plugin's handshake)", machine,
+		 peer, from >= 0 && from < n ? names[from] : "?",
+		 to >= 0 && to < n ? names[to] : "?");
+	return false;
+}
+
+static int gdx_connect_set_state(struct gdx_connect *cs, enum gdx_connect_state to)
+{
+	if (!gdx_conn_state_step("connect to", gdx_connect_state_names, GDX_CONN_NSTATES,
+				 (int)cs->state, (int)to, cs->peer))
+		return -ENOTRECOVERABLE;
+	cs->state = to;
+	return 0;
+}
+
+static int gdx_accept_set_state(struct gdx_accept *a, enum gdx_accept_state to)
+{
+	if (!gdx_conn_state_step("accept from", gdx_accept_state_names, GDX_ACC_NSTATES,
+				 (int)a->state, (int)to, a->peer))
+		return -ENOTRECOVERABLE;
+	a->state = to;
+	return 0;
+}
+
 static pthread_mutex_t gdx_conn_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct gdx_connect *gdx_connects;
 static const void **gdx_live;
 static int gdx_nlive, gdx_live_cap;
-
-uint64_t gdx_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 static int gdx_live_add(const void *comm)
 {
@@ -134,7 +222,7 @@ static int gdx_oob_addr(struct gdx_sockaddr *addr, char *ifname)
 	int ret;
 
 	if (!spec || !*spec)
-		spec = getenv("NCCL_SOCKET_IFNAME");
+		spec = gdx_env(GDX_ENV_SOCKET_IFNAME);
 	ret = gdx_sock_find_if(spec, addr, ifname);
 	if (ret == -ENODEV)
 		GDX_WARN("no usable out-of-band IP interface%s%s%s; set NCCL_GDX_SOCKET_IFNAME",
@@ -463,14 +551,18 @@ static int gdx_connect_progress(struct gdx_connect *cs)
 			cs->meta_in.fifo_rkey = cs->sc->fifo_mr->rkey;
 			gdx_wire_meta_pack(&cs->out.meta, &cs->meta_in);
 			gdx_xfer_set(&cs->xfer, &cs->out, sizeof(cs->out));
-			cs->state = GDX_CONN_SEND;
+			ret = gdx_connect_set_state(cs, GDX_CONN_SEND);
+			if (ret)
+				return ret;
 			break;
 		case GDX_CONN_SEND:
 			ret = gdx_sock_send_some(cs->fd, &cs->xfer);
 			if (ret)
 				goto io_err;
 			gdx_xfer_set(&cs->xfer, &cs->hello_in, sizeof(cs->hello_in));
-			cs->state = GDX_CONN_RECV_HELLO;
+			ret = gdx_connect_set_state(cs, GDX_CONN_RECV_HELLO);
+			if (ret)
+				return ret;
 			break;
 		case GDX_CONN_RECV_HELLO:
 			ret = gdx_sock_recv_some(cs->fd, &cs->xfer);
@@ -491,7 +583,9 @@ static int gdx_connect_progress(struct gdx_connect *cs)
 				return -EPROTO;
 			}
 			gdx_xfer_set(&cs->xfer, &cs->meta_in, sizeof(cs->meta_in));
-			cs->state = GDX_CONN_RECV_META;
+			ret = gdx_connect_set_state(cs, GDX_CONN_RECV_META);
+			if (ret)
+				return ret;
 			break;
 		case GDX_CONN_RECV_META:
 			ret = gdx_sock_recv_some(cs->fd, &cs->xfer);
@@ -508,7 +602,9 @@ static int gdx_connect_progress(struct gdx_connect *cs)
 				return ret;
 			cs->ready = htole32(GDX_WIRE_READY);
 			gdx_xfer_set(&cs->xfer, &cs->ready, sizeof(cs->ready));
-			cs->state = GDX_CONN_SEND_READY;
+			ret = gdx_connect_set_state(cs, GDX_CONN_SEND_READY);
+			if (ret)
+				return ret;
 			break;
 		case GDX_CONN_SEND_READY:
 			ret = gdx_sock_send_some(cs->fd, &cs->xfer);
@@ -670,7 +766,9 @@ static int gdx_accept_progress(struct gdx_listen_comm *lc, struct gdx_accept *a)
 				return ret;
 			}
 			gdx_xfer_set(&a->xfer, &a->meta, sizeof(a->meta));
-			a->state = GDX_ACC_RECV_META;
+			ret = gdx_accept_set_state(a, GDX_ACC_RECV_META);
+			if (ret)
+				return ret;
 			break;
 		case GDX_ACC_RECV_META:
 			ret = gdx_sock_recv_some(a->fd, &a->xfer);
@@ -690,14 +788,18 @@ static int gdx_accept_progress(struct gdx_listen_comm *lc, struct gdx_accept *a)
 			gdx_meta_fill(&a->meta, &a->rc->base);
 			gdx_wire_meta_pack(&a->out.meta, &a->meta);
 			gdx_xfer_set(&a->xfer, &a->out, sizeof(a->out));
-			a->state = GDX_ACC_SEND;
+			ret = gdx_accept_set_state(a, GDX_ACC_SEND);
+			if (ret)
+				return ret;
 			break;
 		case GDX_ACC_SEND:
 			ret = gdx_sock_send_some(a->fd, &a->xfer);
 			if (ret)
 				goto io_err;
 			gdx_xfer_set(&a->xfer, &a->ready, sizeof(a->ready));
-			a->state = GDX_ACC_RECV_READY;
+			ret = gdx_accept_set_state(a, GDX_ACC_RECV_READY);
+			if (ret)
+				return ret;
 			break;
 		case GDX_ACC_RECV_READY:
 			ret = gdx_sock_recv_some(a->fd, &a->xfer);
@@ -708,8 +810,7 @@ static int gdx_accept_progress(struct gdx_listen_comm *lc, struct gdx_accept *a)
 					 a->peer, le32toh(a->ready));
 				return -EPROTO;
 			}
-			a->state = GDX_ACC_DONE;
-			return 0;
+			return gdx_accept_set_state(a, GDX_ACC_DONE);
 		case GDX_ACC_DONE: return 0;
 		}
 	}
@@ -867,7 +968,7 @@ int gdx_conn_close_owned(struct gdx_ctx *ctx)
 		switch (*(const uint32_t *)victim) {
 		case GDX_KIND_LISTEN: gdx_close_listen((struct gdx_listen_comm *)victim); break;
 		case GDX_KIND_SEND: gdx_close_send((struct gdx_send_comm *)victim); break;
-		default: gdx_close_recv((struct gdx_recv_comm *)victim); break;
+		default: gdx_close_recv(gdx_recv_comm_of((struct gdx_comm *)victim)); break;
 		}
 		closed++;
 	}

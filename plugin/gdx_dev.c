@@ -11,6 +11,8 @@
 #include <gdx/gdx_log.h>
 #include <gdx/gdx_param.h>
 #include <gdx/gdx_gdr.h>
+#include <gdx/gdx_gdr_verdict.h>
+#include <gdx/gdx_sysfs.h>
 #include <gdx/gdx_topo.h>
 
 static struct gdx_dev gdx_devs[GDX_MAX_DEVS];
@@ -22,13 +24,6 @@ static int gdx_nibctxs;
 static struct gdx_vdev gdx_vdevs[GDX_MAX_DEVS];
 static int gdx_nvdevs;
 static pthread_mutex_t gdx_vdev_lock = PTHREAD_MUTEX_INITIALIZER;
-
-const char *gdx_sysfs_root(void)
-{
-	const char *s = getenv("GDX_SYSFS_ROOT");
-
-	return s && *s ? s : "/sys";
-}
 
 int gdx_dev_speed_mbps(unsigned active_speed, unsigned active_width)
 {
@@ -477,20 +472,9 @@ int gdx_dev_pd(struct gdx_dev *dev, struct ibv_pd **pd_p)
 		if (!ib->pd) {
 			ret = errno ? -errno : -ENOMEM;
 			GDX_WARN("ibv_alloc_pd(%s) failed: %s", dev->ibdev, strerror(-ret));
-		} else {
-			ret = gdx_regcache_create(&gdx_reg_verbs_ops, ib, &ib->cache);
-			if (ret) {
-				ibv_dealloc_pd(ib->pd);
-				ib->pd = NULL;
-			}
 		}
 	}
 	*pd_p = ib->pd;
 	pthread_mutex_unlock(&ib->lock);
 	return ret;
-}
-
-struct gdx_regcache *gdx_dev_regcache(struct gdx_dev *dev)
-{
-	return dev->ib->cache;
 }

@@ -9,8 +9,10 @@
 #include <pthread.h>
 
 #include <gdx/gdx_comm.h>
+#include <gdx/gdx_event.h>
 #include <gdx/gdx_log.h>
 #include <gdx/gdx_param.h>
+#include <gdx/gdx_time.h>
 
 /* Several comms of one device may wait on different threads. */
 static pthread_mutex_t gdx_event_lock = PTHREAD_MUTEX_INITIALIZER;

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include <gdx/gdx_comm.h>
+#include <gdx/gdx_flush.h>
 #include <gdx/gdx_log.h>
 #include <gdx/gdx_param.h>
 

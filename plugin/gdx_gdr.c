@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * GPUDirect RDMA detection (gdx_gdr.h). Every file is read under a sysfs
- * root so fixtures stand in for /sys; the CUDA driver is opened with dlopen
- * so the plugin runs, and says why it stages, where there is none.
+ * GPUDirect RDMA probing (gdx_gdr.h): the facts, gathered once. Every file
+ * is read under a sysfs root so fixtures stand in for /sys; the CUDA driver
+ * is opened with dlopen so the plugin runs, and says why it stages, where
+ * there is none. What the facts mean is gdx_gdr_verdict.c's.
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -22,8 +23,9 @@
 
 #include <infiniband/verbs.h>
 
-#include <gdx/gdx_dev.h>
+#include <gdx/gdx_env.h>
 #include <gdx/gdx_gdr.h>
+#include <gdx/gdx_gdr_facts.h>
 #include <gdx/gdx_sysfs.h>
 #include <nccl/net_common.h>
 
@@ -38,37 +40,6 @@
 #define GDX_PCI_ACS_CTRL      6 /* offset of ACS Control in the capability */
 
 /* ---- names ---- */
-
-int gdx_gdr_policy_parse(const char *s, enum gdx_gdr_policy *p)
-{
-	if (!s || !*s || !strcasecmp(s, "auto"))
-		*p = GDX_GDR_POLICY_AUTO;
-	else if (!strcasecmp(s, "on"))
-		*p = GDX_GDR_POLICY_ON;
-	else if (!strcasecmp(s, "off"))
-		*p = GDX_GDR_POLICY_OFF;
-	else
-		return -EINVAL;
-	return 0;
-}
-
-const char *gdx_gdr_policy_name(enum gdx_gdr_policy p)
-{
-	switch (p) {
-	case GDX_GDR_POLICY_ON: return "on";
-	case GDX_GDR_POLICY_OFF: return "off";
-	default: return "auto";
-	}
-}
-
-const char *gdx_gdr_mode_name(enum gdx_gdr_mode m)
-{
-	switch (m) {
-	case GDX_GDR_DIRECT: return "direct";
-	case GDX_GDR_STAGED: return "staged";
-	default: return "broken";
-	}
-}
 
 const char *gdx_gdr_acs_name(enum gdx_gdr_acs a)
 {
@@ -126,9 +97,7 @@ bool gdx_gdr_dmabuf_errno_ok(int err)
 
 /* ---- small helpers ---- */
 
-static void gdx_gdr_setf(char *buf, size_t len, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static void gdx_gdr_setf(char *buf, size_t len, const char *fmt, ...)
+void gdx_gdr_setf(char *buf, size_t len, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -197,7 +166,7 @@ static void gdx_gdr_set_kernel(struct gdx_gdr_probe *p, const char *release)
 		p->kernel_major = p->kernel_minor = 0;
 }
 
-static bool gdx_gdr_kernel_dmabuf(const struct gdx_gdr_probe *p)
+bool gdx_gdr_kernel_dmabuf(const struct gdx_gdr_probe *p)
 {
 	/* 0.0 is unknown: let the NIC's probe decide. */
 	return p->kernel_major == 0 || p->kernel_major > 5 ||
@@ -207,9 +176,9 @@ static bool gdx_gdr_kernel_dmabuf(const struct gdx_gdr_probe *p)
 /* NCCL_NET_GDR_LEVEL as NCCL reads it: a name or one of the old numerals. */
 static enum gdx_path gdx_gdr_level_from_env(void)
 {
-	const char *s = getenv("NCCL_NET_GDR_LEVEL");
+	const char *s = gdx_env(GDX_ENV_NET_GDR_LEVEL);
 
-	if (!s || !*s)
+	if (!s)
 		return GDX_PATH_PXB;
 	if (!strcasecmp(s, "LOC") || !strcmp(s, "0"))
 		return (enum gdx_path)0; /* nothing qualifies */
@@ -625,156 +594,86 @@ static void gdx_gdr_fill_nic(struct gdx_gdr_probe *p, const struct gdx_topo *t, 
 		gdx_gdr_fill_path(p, t, g, n);
 }
 
-/* ---- the facts file (tests) ---- */
+/* ---- the facts file (tests; gdx_gdr_facts.h) ---- */
 
-static const struct {
-	const char *name;
-	int value;
-} gdx_gdr_errnos[] = {
-	{"EBADF", EBADF},   {"EOPNOTSUPP", EOPNOTSUPP}, {"EPROTONOSUPPORT", EPROTONOSUPPORT},
-	{"EINVAL", EINVAL}, {"EFAULT", EFAULT},		{"ENOSYS", ENOSYS},
-	{"EACCES", EACCES}, {"ENOMEM", ENOMEM},		{"EPERM", EPERM},
+/* What the callbacks fill; GPUs of the file are CUDA's, in the file's order. */
+struct gdx_gdr_fact_ctx {
+	struct gdx_gdr_probe *p;
+	int ncuda;
 };
 
-const char *gdx_gdr_errno_name(int err)
+static void gdx_gdr_fact_kernel(void *arg, const char *release)
 {
-	for (size_t i = 0; i < sizeof(gdx_gdr_errnos) / sizeof(gdx_gdr_errnos[0]); i++)
-		if (gdx_gdr_errnos[i].value == err)
-			return gdx_gdr_errnos[i].name;
-	return NULL;
+	gdx_gdr_set_kernel(((struct gdx_gdr_fact_ctx *)arg)->p, release);
 }
 
-static int gdx_gdr_parse_errno(const char *s)
+static void gdx_gdr_fact_memlock(void *arg, uint64_t bytes)
 {
-	char *end;
-	long v;
+	struct gdx_gdr_probe *p = ((struct gdx_gdr_fact_ctx *)arg)->p;
 
-	for (size_t i = 0; i < sizeof(gdx_gdr_errnos) / sizeof(gdx_gdr_errnos[0]); i++)
-		if (!strcmp(s, gdx_gdr_errnos[i].name))
-			return gdx_gdr_errnos[i].value;
-	v = strtol(s, &end, 10);
-	return *end || v <= 0 || v > 4095 ? -1 : (int)v;
+	p->memlock = bytes == GDX_GDR_FACT_UNLIMITED ? GDX_GDR_MEMLOCK_INFINITY : bytes;
 }
 
-static int gdx_gdr_parse_bytes(const char *s, uint64_t *out)
+static void gdx_gdr_fact_cuda(void *arg, int version, int err)
 {
-	unsigned long long v;
-	char *end;
+	struct gdx_gdr_probe *p = ((struct gdx_gdr_fact_ctx *)arg)->p;
 
-	if (!strcmp(s, "unlimited") || !strcmp(s, "infinity")) {
-		*out = GDX_GDR_MEMLOCK_INFINITY;
-		return 0;
+	if (err) {
+		p->cuda = GDX_GDR_CUDA_ERROR;
+		p->cuda_err = err;
+		gdx_gdr_setf(p->cuda_why, sizeof(p->cuda_why), "cuInit failed with CUDA error %d",
+			     err);
+	} else if (version) {
+		p->cuda = GDX_GDR_CUDA_OK;
+		p->cuda_version = version;
+	} else {
+		p->cuda = GDX_GDR_CUDA_NONE;
+		gdx_gdr_setf(p->cuda_why, sizeof(p->cuda_why), "libcuda.so.1 cannot be loaded");
 	}
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || end == s)
-		return -EINVAL;
-	switch (toupper((unsigned char)*end)) {
-	case '\0': break;
-	case 'K': v <<= 10; break;
-	case 'M': v <<= 20; break;
-	case 'G': v <<= 30; break;
-	default: return -EINVAL;
-	}
-	if (*end && end[1])
-		return -EINVAL;
-	*out = v;
-	return 0;
 }
 
-/* "gdr=1 dmabuf=0" after a gpu line's bus id. */
-static int gdx_gdr_parse_gpu_attrs(struct gdx_gdr_gpu *g, char **save)
+static int gdx_gdr_fact_gpu(void *arg, const char *busid, int gdr, int dmabuf)
 {
-	char *tok;
-
-	while ((tok = strtok_r(NULL, " \t", save))) {
-		int v;
-
-		if (sscanf(tok, "gdr=%d", &v) == 1)
-			g->gdr_attr = !!v;
-		else if (sscanf(tok, "dmabuf=%d", &v) == 1)
-			g->dmabuf_attr = !!v;
-		else
-			return -EINVAL;
-	}
-	return 0;
-}
-
-static int gdx_gdr_fact(struct gdx_gdr_probe *p, char *line, int *ncuda)
-{
-	char *save, *key = strtok_r(line, " \t", &save), *a = strtok_r(NULL, " \t", &save);
+	struct gdx_gdr_fact_ctx *fc = arg;
 	char pci[GDX_TOPO_PCI_LEN];
 	int i;
 
-	if (!key)
-		return 0;
-	if (!a)
+	if (!gdx_gdr_busid(busid, pci) || (i = gdx_gdr_add_gpu(fc->p, pci)) < 0)
 		return -EINVAL;
-	if (!strcmp(key, "kernel")) {
-		gdx_gdr_set_kernel(p, a);
-	} else if (!strcmp(key, "memlock")) {
-		return gdx_gdr_parse_bytes(a, &p->memlock);
-	} else if (!strcmp(key, "cuda")) {
-		char *b = strtok_r(NULL, " \t", &save);
+	fc->p->gpus[i].cuda_index = fc->ncuda++;
+	if (gdr >= 0)
+		fc->p->gpus[i].gdr_attr = gdr;
+	if (dmabuf >= 0)
+		fc->p->gpus[i].dmabuf_attr = dmabuf;
+	return 0;
+}
 
-		if (!strcmp(a, "none")) {
-			p->cuda = GDX_GDR_CUDA_NONE;
-			gdx_gdr_setf(p->cuda_why, sizeof(p->cuda_why),
-				     "libcuda.so.1 cannot be loaded");
-		} else if (!strcmp(a, "error") && b) {
-			p->cuda = GDX_GDR_CUDA_ERROR;
-			p->cuda_err = atoi(b);
-			gdx_gdr_setf(p->cuda_why, sizeof(p->cuda_why),
-				     "cuInit failed with CUDA error %d", p->cuda_err);
-		} else if (atoi(a) > 0) {
-			p->cuda = GDX_GDR_CUDA_OK;
-			p->cuda_version = atoi(a);
-		} else {
-			return -EINVAL;
-		}
-	} else if (!strcmp(key, "gpu")) {
-		if (!gdx_gdr_busid(a, pci) || (i = gdx_gdr_add_gpu(p, pci)) < 0)
-			return -EINVAL;
-		p->gpus[i].cuda_index = (*ncuda)++;
-		return gdx_gdr_parse_gpu_attrs(&p->gpus[i], &save);
-	} else if (!strcmp(key, "dmabuf")) {
-		char *e = strtok_r(NULL, " \t", &save);
-		int err = e ? gdx_gdr_parse_errno(e) : -1;
+static int gdx_gdr_fact_dmabuf(void *arg, const char *nic, int err)
+{
+	struct gdx_gdr_probe *p = ((struct gdx_gdr_fact_ctx *)arg)->p;
+	int i = gdx_gdr_add_nic(p, nic);
 
-		if (err < 0 || (i = gdx_gdr_add_nic(p, a)) < 0)
-			return -EINVAL;
-		p->nics[i].dmabuf_errno = err;
-		p->nics[i].dmabuf = gdx_gdr_dmabuf_errno_ok(err);
-	} else {
+	if (i < 0)
 		return -EINVAL;
-	}
+	p->nics[i].dmabuf_errno = err;
+	p->nics[i].dmabuf = gdx_gdr_dmabuf_errno_ok(err);
 	return 0;
 }
 
 static int gdx_gdr_read_facts(struct gdx_gdr_probe *p, const char *file, char *why, size_t why_len)
 {
-	char line[256];
-	int lineno = 0, ncuda = 0, ret = 0;
-	FILE *f = fopen(file, "re");
+	static const struct gdx_gdr_fact_ops ops = {
+		.kernel = gdx_gdr_fact_kernel,
+		.memlock = gdx_gdr_fact_memlock,
+		.cuda = gdx_gdr_fact_cuda,
+		.gpu = gdx_gdr_fact_gpu,
+		.dmabuf = gdx_gdr_fact_dmabuf,
+	};
+	struct gdx_gdr_fact_ctx fc = {p, 0};
 
-	if (!f) {
-		ret = -errno;
-		gdx_gdr_setf(why, why_len, "%s: %s", file, strerror(errno));
-		return ret;
-	}
 	p->from_facts = true;
-	p->cuda = GDX_GDR_CUDA_NONE;
-	gdx_gdr_setf(p->cuda_why, sizeof(p->cuda_why), "libcuda.so.1 cannot be loaded");
-	while (!ret && fgets(line, sizeof(line), f)) {
-		lineno++;
-		line[strcspn(line, "#\n")] = '\0';
-		ret = gdx_gdr_fact(p, line, &ncuda);
-		if (ret)
-			gdx_gdr_setf(why, why_len, "%s:%d: not a fact this probe knows", file,
-				     lineno);
-	}
-	fclose(f);
-	return ret;
+	gdx_gdr_fact_cuda(&fc, 0, 0); /* no CUDA unless the file says so */
+	return gdx_gdr_facts_read(file, &ops, &fc, why, why_len);
 }
 
 /* ---- init ---- */
@@ -878,394 +777,4 @@ int gdx_gdr_probe_nic(struct gdx_gdr_probe *p, const char *ibdev, struct ibv_pd 
 		p->nics[n].dmabuf = gdx_gdr_dmabuf_errno_ok(p->nics[n].dmabuf_errno);
 	}
 	return n;
-}
-
-/* ---- verdicts ---- */
-
-static int gdx_gdr_cuda_gpus(const struct gdx_gdr_probe *p)
-{
-	int n = 0;
-
-	for (int g = 0; g < p->ngpus; g++)
-		n += p->gpus[g].cuda_index >= 0;
-	return n;
-}
-
-/* Whether any GPU CUDA sees has an attribute not known to be 0. */
-static bool gdx_gdr_any_gpu(const struct gdx_gdr_probe *p, bool dmabuf)
-{
-	for (int g = 0; g < p->ngpus; g++) {
-		const struct gdx_gdr_gpu *gpu = &p->gpus[g];
-
-		if (gpu->cuda_index >= 0 && (dmabuf ? gpu->dmabuf_attr : gpu->gdr_attr) != 0)
-			return true;
-	}
-	return false;
-}
-
-/* Why the NIC cannot use DMA-BUF; "" when it can. */
-static void gdx_gdr_dmabuf_why(const struct gdx_gdr_probe *p, const struct gdx_gdr_nic *nic,
-			       char *buf, size_t len)
-{
-	buf[0] = '\0';
-	if (!gdx_gdr_kernel_dmabuf(p))
-		gdx_gdr_setf(buf, len, "dma-buf unsupported (kernel %d.%d)", p->kernel_major,
-			     p->kernel_minor);
-	else if (nic->dmabuf < 0)
-		gdx_gdr_setf(buf, len, "dma-buf not probed");
-	else if (!nic->dmabuf)
-		gdx_gdr_setf(buf, len, "dma-buf unsupported (%s refuses it: %s)", nic->name,
-			     strerror(nic->dmabuf_errno));
-	else if (p->cuda_version && p->cuda_version < GDX_GDR_CUDA_DMABUF_MIN)
-		gdx_gdr_setf(buf, len, "dma-buf unsupported (CUDA driver %d.%d; needs 11.7)",
-			     p->cuda_version / 1000, p->cuda_version % 1000 / 10);
-	else if (!gdx_gdr_any_gpu(p, true))
-		gdx_gdr_setf(buf, len, "dma-buf unsupported (no GPU exports dma-buf)");
-}
-
-static void gdx_gdr_via(const struct gdx_gdr_probe *p, struct gdx_gdr_verdict *v)
-{
-	bool cuda = v->ptr_support & NCCL_PTR_CUDA, dmabuf = v->ptr_support & NCCL_PTR_DMABUF;
-
-	gdx_gdr_setf(v->via, sizeof(v->via), "%s%s%s", dmabuf ? "dma-buf" : "",
-		     cuda && dmabuf ? " and " : "", cuda ? p->peermem_name : "");
-}
-
-/*
- * Whether the NIC can register GPU memory at all: the part of the verdict
- * that does not depend on which GPU. Sets ptr_support and via when it can,
- * reason and fix when it cannot.
- */
-static bool gdx_gdr_nic_capable(const struct gdx_gdr_probe *p, const struct gdx_gdr_nic *nic,
-				struct gdx_gdr_verdict *v)
-{
-	char dmabuf_why[GDX_GDR_TEXT_LEN];
-
-	if (p->cuda == GDX_GDR_CUDA_NONE && !p->ngpus) {
-		gdx_gdr_setf(v->reason, sizeof(v->reason), "no NVIDIA GPU (no CUDA driver)");
-		return false;
-	}
-	if (p->cuda == GDX_GDR_CUDA_NONE) {
-		gdx_gdr_setf(v->reason, sizeof(v->reason),
-			     "the NVIDIA GPUs have no CUDA driver (%s)", p->cuda_why);
-		gdx_gdr_setf(v->fix, sizeof(v->fix),
-			     "install the NVIDIA driver, which provides libcuda.so.1");
-		return false;
-	}
-	if (p->cuda == GDX_GDR_CUDA_ERROR) {
-		gdx_gdr_setf(v->reason, sizeof(v->reason), "the CUDA driver does not work (%s)",
-			     p->cuda_why);
-		gdx_gdr_setf(v->fix, sizeof(v->fix),
-			     "check the driver with nvidia-smi; the kernel module and "
-			     "libcuda.so.1 must match");
-		return false;
-	}
-	if (!gdx_gdr_cuda_gpus(p)) {
-		gdx_gdr_setf(v->reason, sizeof(v->reason),
-			     "no NVIDIA GPU (CUDA driver %d.%d sees none)", p->cuda_version / 1000,
-			     p->cuda_version % 1000 / 10);
-		if (p->ngpus)
-			gdx_gdr_setf(v->fix, sizeof(v->fix),
-				     "make the GPUs visible to this process (CUDA_VISIBLE_DEVICES, "
-				     "the container's --gpus)");
-		return false;
-	}
-	if (!nic->pci[0]) {
-		gdx_gdr_setf(v->reason, sizeof(v->reason),
-			     "%s has no PCI device (software RDMA), so it cannot reach GPU memory",
-			     nic->name);
-		gdx_gdr_setf(v->fix, sizeof(v->fix),
-			     "use a hardware RDMA NIC (ConnectX-5 or later) for GPU traffic");
-		return false;
-	}
-	if (!gdx_gdr_any_gpu(p, false)) {
-		gdx_gdr_setf(
-			v->reason, sizeof(v->reason),
-			"no GPU supports GPUDirect RDMA (CUDA's GPU_DIRECT_RDMA_SUPPORTED is 0)");
-		gdx_gdr_setf(v->fix, sizeof(v->fix),
-			     "use a data-center GPU; this one cannot expose its memory to a NIC");
-		return false;
-	}
-	gdx_gdr_dmabuf_why(p, nic, dmabuf_why, sizeof(dmabuf_why));
-	v->ptr_support |= (p->peermem ? NCCL_PTR_CUDA : 0) | (!dmabuf_why[0] ? NCCL_PTR_DMABUF : 0);
-	if (v->ptr_support == NCCL_PTR_HOST) {
-		gdx_gdr_setf(v->reason, sizeof(v->reason), "%s not loaded and %s", p->peermem_name,
-			     dmabuf_why);
-		gdx_gdr_setf(v->fix, sizeof(v->fix), "modprobe %s", p->peermem_name);
-		return false;
-	}
-	gdx_gdr_via(p, v);
-	return true;
-}
-
-static void gdx_gdr_cat(char *buf, size_t len, const char *s)
-{
-	size_t used = strlen(buf);
-
-	if (used < len)
-		gdx_gdr_setf(buf + used, len - used, "%s%s", used ? "; " : "", s);
-}
-
-/* What degrades a working path, with why and how to fix it. */
-static void gdx_gdr_degrade(const struct gdx_gdr_probe *p, int g, int n, struct gdx_gdr_verdict *v)
-{
-	const struct gdx_gdr_gpu *gpu = &p->gpus[g];
-	const struct gdx_gdr_nic *nic = &p->nics[n];
-	const struct gdx_gdr_path *path = gdx_gdr_path(p, g, n);
-	char s[GDX_GDR_TEXT_LEN], bits[96];
-	bool gi = gpu->iommu == GDX_GDR_IOMMU_TRANSLATING;
-	bool ni = nic->iommu == GDX_GDR_IOMMU_TRANSLATING;
-
-	if (path->acs == GDX_GDR_ACS_ON) {
-		v->degraded |= GDX_GDR_DEG_ACS;
-		gdx_gdr_acs_bits(path->acs_ctrl & GDX_GDR_ACS_BAD, bits, sizeof(bits));
-		gdx_gdr_setf(s, sizeof(s),
-			     "ACS on bridge %s (%s) sends peer-to-peer traffic up to the root "
-			     "complex",
-			     path->acs_bridge, bits);
-		gdx_gdr_cat(v->degraded_why, sizeof(v->degraded_why), s);
-		gdx_gdr_setf(s, sizeof(s),
-			     "disable it (setpci -s %s ECAP_ACS+6.w=0, or in the BIOS)",
-			     path->acs_bridge);
-		gdx_gdr_cat(v->fix, sizeof(v->fix), s);
-	}
-	if (gi || ni) {
-		v->degraded |= GDX_GDR_DEG_IOMMU;
-		gdx_gdr_setf(s, sizeof(s), "the IOMMU translates DMA addresses of %s%s%s (%s)",
-			     gi ? gpu->pci : "", gi && ni ? " and " : "", ni ? nic->pci : "",
-			     gi ? gpu->iommu_type : nic->iommu_type);
-		gdx_gdr_cat(v->degraded_why, sizeof(v->degraded_why), s);
-		gdx_gdr_cat(v->fix, sizeof(v->fix),
-			    "boot with iommu=pt (pass-through), or turn the IOMMU off");
-	}
-	if (path->cls == GDX_PATH_SYS) {
-		v->degraded |= GDX_GDR_DEG_SYS;
-		gdx_gdr_cat(v->degraded_why, sizeof(v->degraded_why),
-			    "GPU and NIC are on different sockets (SYS): traffic crosses the CPU "
-			    "interconnect");
-		gdx_gdr_cat(v->fix, sizeof(v->fix), "use a NIC on the GPU's socket");
-	}
-}
-
-static const char *gdx_gdr_level_name(enum gdx_path level)
-{
-	/* As NCCL_NET_GDR_LEVEL names it; NODE is what NCCL calls PHB. */
-	return level == GDX_PATH_NODE ? "PHB" : level ? gdx_path_name(level) : "LOC";
-}
-
-static void gdx_gdr_verdict_init(struct gdx_gdr_verdict *v)
-{
-	memset(v, 0, sizeof(*v));
-	v->mode = GDX_GDR_STAGED;
-	v->ptr_support = NCCL_PTR_HOST;
-	v->gpu = -1;
-	v->path = GDX_PATH_UNKNOWN;
-}
-
-/* The verdict of a NIC that cannot (or may not) use GPU memory. */
-static void gdx_gdr_not_direct(const char *nic, enum gdx_gdr_policy policy,
-			       struct gdx_gdr_verdict *v)
-{
-	const char *fix = v->fix[0] ? "; fix: " : "";
-
-	v->ptr_support = NCCL_PTR_HOST;
-	v->via[0] = '\0';
-	if (policy == GDX_GDR_POLICY_ON) {
-		v->mode = GDX_GDR_BROKEN;
-		v->warn = true;
-		gdx_gdr_setf(v->line, sizeof(v->line),
-			     "%s: NCCL_GDX_GDR=on, but GPU memory cannot be registered: %s%s%s",
-			     nic, v->reason, fix, v->fix);
-		return;
-	}
-	v->mode = GDX_GDR_STAGED;
-	gdx_gdr_setf(v->line, sizeof(v->line), "%s: staged through host memory: %s%s%s", nic,
-		     v->reason, fix, v->fix);
-}
-
-/* The GPU nearest to a NIC (by path class, then index): -1 when none. */
-static int gdx_gdr_nearest_gpu(const struct gdx_gdr_probe *p, int n)
-{
-	int best = -1;
-
-	for (int g = 0; g < p->ngpus; g++) {
-		if (p->gpus[g].cuda_index < 0 && gdx_gdr_cuda_gpus(p))
-			continue; /* not this process's GPU */
-		if (best < 0 || gdx_gdr_path(p, g, n)->cls < gdx_gdr_path(p, best, n)->cls)
-			best = g;
-	}
-	return best;
-}
-
-int gdx_gdr_nic_verdict(const struct gdx_gdr_probe *p, const char *ibdev,
-			enum gdx_gdr_policy policy, struct gdx_gdr_verdict *v)
-{
-	int n = gdx_gdr_find_nic(p, ibdev), g;
-	char where[160];
-
-	gdx_gdr_verdict_init(v);
-	if (n < 0)
-		return -ENOENT;
-	if (policy == GDX_GDR_POLICY_OFF) {
-		gdx_gdr_setf(v->reason, sizeof(v->reason), "NCCL_GDX_GDR=off");
-		gdx_gdr_not_direct(ibdev, policy, v);
-		return 0;
-	}
-	if (!gdx_gdr_nic_capable(p, &p->nics[n], v)) {
-		gdx_gdr_not_direct(ibdev, policy, v);
-		return 0;
-	}
-	v->mode = GDX_GDR_DIRECT;
-	gdx_gdr_setf(v->reason, sizeof(v->reason), "GPUDirect RDMA via %s", v->via);
-	g = gdx_gdr_nearest_gpu(p, n);
-	v->gpu = g;
-	if (g < 0 || gdx_gdr_path(p, g, n)->cls == GDX_PATH_UNKNOWN) {
-		gdx_gdr_setf(where, sizeof(where), "GPU path unknown: %s",
-			     p->have_topo ? "not in the topology" : "no topology");
-		gdx_gdr_setf(v->line, sizeof(v->line), "%s: %s (%s)", ibdev, v->reason, where);
-		return 0;
-	}
-	v->path = gdx_gdr_path(p, g, n)->cls;
-	gdx_gdr_degrade(p, g, n, v);
-	gdx_gdr_setf(where, sizeof(where), "GPU %s, %s", p->gpus[g].pci, gdx_path_name(v->path));
-	if (v->path > p->gdr_level)
-		gdx_gdr_setf(where + strlen(where), sizeof(where) - strlen(where),
-			     "; NCCL stages it: %s is beyond NCCL_NET_GDR_LEVEL=%s",
-			     gdx_path_name(v->path), gdx_gdr_level_name(p->gdr_level));
-	if (v->degraded) {
-		v->warn = true;
-		gdx_gdr_setf(v->line, sizeof(v->line), "%s: %s (%s), degraded: %s; fix: %s", ibdev,
-			     v->reason, where, v->degraded_why, v->fix);
-	} else {
-		gdx_gdr_setf(v->line, sizeof(v->line), "%s: %s (%s)", ibdev, v->reason, where);
-	}
-	return 0;
-}
-
-int gdx_gdr_pair_verdict(const struct gdx_gdr_probe *p, int g, int n, enum gdx_gdr_policy policy,
-			 struct gdx_gdr_verdict *v)
-{
-	const struct gdx_gdr_gpu *gpu;
-	const char *name;
-
-	gdx_gdr_verdict_init(v);
-	if (g < 0 || g >= p->ngpus || n < 0 || n >= p->nnics)
-		return -EINVAL;
-	gpu = &p->gpus[g];
-	name = p->nics[n].name;
-	v->gpu = g;
-	v->path = gdx_gdr_path(p, g, n)->cls;
-	if (policy == GDX_GDR_POLICY_OFF) {
-		gdx_gdr_setf(v->reason, sizeof(v->reason), "NCCL_GDX_GDR=off");
-		gdx_gdr_not_direct(name, policy, v);
-		return 0;
-	}
-	if (!gdx_gdr_nic_capable(p, &p->nics[n], v)) {
-		gdx_gdr_not_direct(name, policy, v);
-		return 0;
-	}
-	/* The NIC can; can it with this GPU? */
-	if (gpu->cuda_index >= 0 && gpu->dmabuf_attr == 0)
-		v->ptr_support &= ~NCCL_PTR_DMABUF;
-	if (gpu->cuda_index >= 0 && gpu->gdr_attr == 0) {
-		gdx_gdr_setf(v->reason, sizeof(v->reason),
-			     "GPU %s does not support GPUDirect RDMA (CUDA's "
-			     "GPU_DIRECT_RDMA_SUPPORTED is 0)",
-			     gpu->pci);
-		gdx_gdr_setf(v->fix, sizeof(v->fix), "use a data-center GPU for GPUDirect RDMA");
-		gdx_gdr_not_direct(name, GDX_GDR_POLICY_AUTO, v);
-		return 0;
-	}
-	if (v->ptr_support == NCCL_PTR_HOST) {
-		gdx_gdr_setf(v->reason, sizeof(v->reason),
-			     "GPU %s cannot export dma-buf, and %s is not loaded", gpu->pci,
-			     p->peermem_name);
-		gdx_gdr_setf(v->fix, sizeof(v->fix), "modprobe %s", p->peermem_name);
-		gdx_gdr_not_direct(name, GDX_GDR_POLICY_AUTO, v);
-		return 0;
-	}
-	gdx_gdr_via(p, v);
-	gdx_gdr_degrade(p, g, n, v);
-	v->warn = v->degraded != 0;
-	if (v->path != GDX_PATH_UNKNOWN && v->path > p->gdr_level) {
-		char fix[GDX_GDR_TEXT_LEN];
-
-		/* The NIC advertises GPU memory, but NCCL will not use it here. */
-		v->mode = GDX_GDR_STAGED;
-		gdx_gdr_setf(v->reason, sizeof(v->reason),
-			     "the path is %s, beyond NCCL_NET_GDR_LEVEL=%s: NCCL stages this pair "
-			     "through host memory",
-			     gdx_path_name(v->path), gdx_gdr_level_name(p->gdr_level));
-		snprintf(fix, sizeof(fix), "%s", v->fix);
-		if (!(v->degraded & GDX_GDR_DEG_SYS)) {
-			v->fix[0] = '\0';
-			gdx_gdr_cat(v->fix, sizeof(v->fix),
-				    "use a NIC behind the GPU's PCIe switch, or raise "
-				    "NCCL_NET_GDR_LEVEL knowingly");
-			if (fix[0])
-				gdx_gdr_cat(v->fix, sizeof(v->fix), fix);
-		}
-	} else {
-		v->mode = GDX_GDR_DIRECT;
-		gdx_gdr_setf(v->reason, sizeof(v->reason), "GPUDirect RDMA via %s%s", v->via,
-			     v->path == GDX_PATH_UNKNOWN ? " (path class unknown)" : "");
-	}
-	gdx_gdr_setf(v->line, sizeof(v->line), "%s: GPU %s, %s: %s%s%s%s%s", name, gpu->pci,
-		     gdx_path_name(v->path), gdx_gdr_mode_name(v->mode),
-		     v->degraded ? ", degraded: " : "", v->degraded_why, v->fix[0] ? "; fix: " : "",
-		     v->fix);
-	return 0;
-}
-
-/* ---- host-wide checks ---- */
-
-static void gdx_gdr_bytes(uint64_t b, char *buf, size_t len)
-{
-	if (b == GDX_GDR_MEMLOCK_INFINITY)
-		snprintf(buf, len, "unlimited");
-	else if (b >= (1ULL << 30) && !(b % (1ULL << 30)))
-		snprintf(buf, len, "%llu GiB", (unsigned long long)(b >> 30));
-	else if (b >= (1ULL << 20))
-		snprintf(buf, len, "%llu MiB", (unsigned long long)(b >> 20));
-	else
-		snprintf(buf, len, "%llu KiB", (unsigned long long)(b >> 10));
-}
-
-enum gdx_gdr_level gdx_gdr_memlock_check(const struct gdx_gdr_probe *p, char *text, size_t len)
-{
-	char have[32];
-
-	gdx_gdr_bytes(p->memlock, have, sizeof(have));
-	if (p->memlock >= GDX_GDR_MEMLOCK_MIN) {
-		gdx_gdr_setf(text, len, "memlock limit %s", have);
-		return GDX_GDR_LEVEL_OK;
-	}
-	gdx_gdr_setf(text, len,
-		     "memlock limit %s is below %llu MiB: registering NCCL's buffers will fail; "
-		     "fix: ulimit -l unlimited (systemd LimitMEMLOCK=infinity, docker --ulimit "
-		     "memlock=-1)",
-		     have, GDX_GDR_MEMLOCK_MIN >> 20);
-	return GDX_GDR_LEVEL_BROKEN;
-}
-
-enum gdx_gdr_level gdx_gdr_bar1_check(const struct gdx_gdr_probe *p, int gpu, char *text,
-				      size_t len)
-{
-	char have[32];
-
-	if (gpu < 0 || gpu >= p->ngpus || !p->gpus[gpu].bar1) {
-		gdx_gdr_setf(text, len, "BAR1 unknown");
-		return GDX_GDR_LEVEL_OK;
-	}
-	gdx_gdr_bytes(p->gpus[gpu].bar1, have, sizeof(have));
-	if (p->gpus[gpu].bar1 >= GDX_GDR_BAR1_TINY) {
-		gdx_gdr_setf(text, len, "BAR1 %s", have);
-		return GDX_GDR_LEVEL_OK;
-	}
-	gdx_gdr_setf(text, len,
-		     "GPU %s has a tiny BAR1 (%s, under 256 MiB): CPU mappings of GPU memory "
-		     "(GDRCopy) run out, the NIC's access does not; fix: enable large BAR "
-		     "(Resizable BAR) in the firmware",
-		     p->gpus[gpu].pci, have);
-	return GDX_GDR_LEVEL_DEGRADED;
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include <gdx/gdx_env.h>
 #include <gdx/gdx_log.h>
 
 static ncclDebugLogger_t gdx_logger;
@@ -18,7 +19,7 @@ void gdx_log_set(ncclDebugLogger_t fn)
 /* Without NCCL's logger, follow NCCL_DEBUG so the programs print what NCCL would. */
 static int gdx_log_stderr_level(void)
 {
-	const char *s = getenv("NCCL_DEBUG");
+	const char *s = gdx_env(GDX_ENV_DEBUG);
 
 	if (!s)
 		return NCCL_LOG_WARN;

@@ -11,10 +11,13 @@
 
 #include <nccl/net.h>
 #include <gdx/gdx_comm.h>
+#include <gdx/gdx_conn.h>
 #include <gdx/gdx_dev.h>
 #include <gdx/gdx_log.h>
 #include <gdx/gdx_net.h>
+#include <gdx/gdx_p2p.h>
 #include <gdx/gdx_param.h>
+#include <gdx/gdx_reg.h>
 
 #ifndef GDX_VERSION
 #define GDX_VERSION "unknown"
@@ -26,16 +29,18 @@ static bool gdx_initialized;
 static struct gdx_ctx **gdx_ctxs;
 static int gdx_nctxs;
 
-/* The only place an internal error becomes an NCCL result. */
-static ncclResult_t gdx_nccl_result(int err)
+ncclResult_t gdx_net_result(int err)
 {
 	switch (err) {
 	case 0: return ncclSuccess;
 	case -EINVAL: /* NCCL passed something wrong */
 	case -EBADF:
-	case -ENOSPC: /* more requests than the API allows */ return ncclInternalError;
-	case -EMSGSIZE: /* the ranks disagree on a size */
-	case -EPROTONOSUPPORT: /* peer runs another protocol version */ return ncclInvalidUsage;
+	case -ENOSPC:	       /* more requests than the API allows */
+	case -ENOTRECOVERABLE: /* the plugin's own state is wrong: a bug */
+		return ncclInternalError;
+	case -EMSGSIZE:	       /* the ranks disagree on a size */
+	case -EPROTONOSUPPORT: /* peer runs another protocol version */
+	case -EDOM: /* a fused device these NICs cannot make */ return ncclInvalidUsage;
 	case -ECONNRESET: /* peer gone */
 	case -EREMOTEIO:  /* completion error */
 	case -EPROTO: /* peer sent something malformed */ return ncclRemoteError;
@@ -121,7 +126,7 @@ ncclResult_t gdx_net_init(void **ctx_p, uint64_t comm_id, int tc, ncclDebugLogge
 		 (void *)ctx, (unsigned long long)comm_id, tc);
 out:
 	pthread_mutex_unlock(&gdx_init_lock);
-	return gdx_nccl_result(ret);
+	return gdx_net_result(ret);
 }
 
 ncclResult_t gdx_net_finalize(void *ctx)
@@ -130,7 +135,7 @@ ncclResult_t gdx_net_finalize(void *ctx)
 	int left;
 
 	if (!c)
-		return ncclInternalError;
+		return gdx_net_result(-EINVAL);
 	left = gdx_conn_close_owned(c);
 	if (left)
 		GDX_WARN("finalize of context %p closed %d comm(s) NCCL had left open", ctx, left);
@@ -147,7 +152,7 @@ ncclResult_t gdx_net_finalize(void *ctx)
 ncclResult_t gdx_net_set_attr(void *ctx, const ncclNetAttr_v11_t *attr)
 {
 	if (!gdx_net_ctx(ctx, "setNetAttr") || !attr)
-		return ncclInternalError;
+		return gdx_net_result(-EINVAL);
 	/* Hints for tuning; the transport does not change with them. */
 	GDX_TRACE(NCCL_NET, "setNetAttr op %u algo %u proto %u", attr->op, attr->algo, attr->proto);
 	return ncclSuccess;
@@ -156,7 +161,7 @@ ncclResult_t gdx_net_set_attr(void *ctx, const ncclNetAttr_v11_t *attr)
 ncclResult_t gdx_net_devices(int *ndev)
 {
 	if (!ndev)
-		return ncclInternalError;
+		return gdx_net_result(-EINVAL);
 	*ndev = gdx_vdevs_count();
 	return ncclSuccess;
 }
@@ -176,7 +181,7 @@ ncclResult_t gdx_net_props(int dev, struct gdx_net_props *p)
 	struct gdx_dev *lead;
 
 	if (!v || !p)
-		return ncclInternalError;
+		return gdx_net_result(-EINVAL);
 	/* A fused device is placed where its leading NIC is, and shares its
 	 * (guid, port) so NCCL accounts their bandwidth together. */
 	lead = v->members[0];
@@ -209,13 +214,13 @@ ncclResult_t gdx_net_listen(void *ctx, int dev, void *handle, void **listen_comm
 	int ret;
 
 	if (!handle || !listen_comm || !gdx_net_dev(dev, "listen"))
-		return ncclInternalError;
+		return gdx_net_result(-EINVAL);
 	if (ctx && !gdx_net_ctx(ctx, "listen"))
-		return ncclInternalError;
+		return gdx_net_result(-EINVAL);
 	ret = gdx_listen(ctx, dev, handle, &lc);
 	if (!ret)
 		*listen_comm = lc;
-	return gdx_nccl_result(ret);
+	return gdx_net_result(ret);
 }
 
 ncclResult_t gdx_net_connect(void *ctx, int dev, int tc, void *handle, void **send_comm)
@@ -224,12 +229,12 @@ ncclResult_t gdx_net_connect(void *ctx, int dev, int tc, void *handle, void **se
 	int ret;
 
 	if (!handle || !send_comm || !gdx_net_dev(dev, "connect"))
-		return ncclInternalError;
+		return gdx_net_result(-EINVAL);
 	if (ctx && !gdx_net_ctx(ctx, "connect"))
-		return ncclInternalError;
+		return gdx_net_result(-EINVAL);
 	ret = gdx_connect(ctx, dev, tc, handle, &sc);
 	*send_comm = sc;
-	return gdx_nccl_result(ret);
+	return gdx_net_result(ret);
 }
 
 static struct gdx_listen_comm *gdx_net_listen_comm(void *comm, const char *call)
@@ -272,10 +277,10 @@ ncclResult_t gdx_net_accept(void *listen_comm, void **recv_comm)
 	int ret;
 
 	if (!lc || !recv_comm)
-		return ncclInternalError;
+		return gdx_net_result(-EINVAL);
 	ret = gdx_accept(lc, &rc);
 	*recv_comm = rc;
-	return gdx_nccl_result(ret);
+	return gdx_net_result(ret);
 }
 
 ncclResult_t gdx_net_reg_mr(void *comm, void *data, size_t size, int type, void **mhandle)
@@ -286,12 +291,12 @@ ncclResult_t gdx_net_reg_mr(void *comm, void *data, size_t size, int type, void 
 
 	if (!c || (c->kind != GDX_KIND_SEND && c->kind != GDX_KIND_RECV) || !mhandle) {
 		GDX_WARN("regMr: %p is not a send or receive comm", comm);
-		return ncclInternalError;
+		return gdx_net_result(-EINVAL);
 	}
 	ret = gdx_reg_mr(c, data, size, type, &mr);
 	if (!ret)
 		*mhandle = mr;
-	return gdx_nccl_result(ret);
+	return gdx_net_result(ret);
 }
 
 ncclResult_t gdx_net_reg_mr_dmabuf(void *comm, void *data, size_t size, int type, uint64_t offset,
@@ -303,18 +308,18 @@ ncclResult_t gdx_net_reg_mr_dmabuf(void *comm, void *data, size_t size, int type
 
 	if (!c || (c->kind != GDX_KIND_SEND && c->kind != GDX_KIND_RECV) || !mhandle) {
 		GDX_WARN("regMrDmaBuf: %p is not a send or receive comm", comm);
-		return ncclInternalError;
+		return gdx_net_result(-EINVAL);
 	}
 	ret = gdx_reg_mr_dmabuf(c, data, size, type, offset, fd, &mr);
 	if (!ret)
 		*mhandle = mr;
-	return gdx_nccl_result(ret);
+	return gdx_net_result(ret);
 }
 
 ncclResult_t gdx_net_dereg_mr(void *comm, void *mhandle)
 {
 	(void)comm; /* registrations are global: the handle knows its caches */
-	return gdx_nccl_result(gdx_dereg_mr(mhandle));
+	return gdx_net_result(gdx_dereg_mr(mhandle));
 }
 
 static bool gdx_net_size_ok(const char *call, size_t size)
@@ -333,10 +338,10 @@ ncclResult_t gdx_net_isend(void *send_comm, void *data, size_t size, int tag, vo
 	int ret;
 
 	if (!sc || !request || !gdx_net_size_ok("isend", size))
-		return ncclInternalError;
+		return gdx_net_result(-EINVAL);
 	ret = gdx_isend(sc, data, size, tag, mhandle, &req);
 	*request = req;
-	return gdx_nccl_result(ret);
+	return gdx_net_result(ret);
 }
 
 ncclResult_t gdx_net_irecv(void *recv_comm, int n, void **data, size_t *sizes, int *tags,
@@ -350,13 +355,13 @@ ncclResult_t gdx_net_irecv(void *recv_comm, int n, void **data, size_t *sizes, i
 	 * only a hint, and a real request is always written back. */
 	if (!rc || !request || !data || !sizes || !tags || !mhandles || n < 1 ||
 	    n > NCCL_NET_MAX_REQUESTS)
-		return ncclInternalError;
+		return gdx_net_result(-EINVAL);
 	for (int i = 0; i < n; i++)
 		if (!gdx_net_size_ok("irecv", sizes[i]))
-			return ncclInternalError;
+			return gdx_net_result(-EINVAL);
 	ret = gdx_irecv(rc, n, data, sizes, tags, (struct gdx_mr **)mhandles, &req);
 	*request = req;
-	return gdx_nccl_result(ret);
+	return gdx_net_result(ret);
 }
 
 ncclResult_t gdx_net_iflush(void *recv_comm, int n, void **data, int *sizes, void **mhandles,
@@ -367,19 +372,19 @@ ncclResult_t gdx_net_iflush(void *recv_comm, int n, void **data, int *sizes, voi
 	int ret;
 
 	if (!rc || !request)
-		return ncclInternalError;
+		return gdx_net_result(-EINVAL);
 	ret = gdx_iflush(rc, n, data, sizes, (struct gdx_mr **)mhandles, &req);
 	*request = req;
-	return gdx_nccl_result(ret);
+	return gdx_net_result(ret);
 }
 
 ncclResult_t gdx_net_test(void *request, int *done, int *sizes)
 {
 	if (!request || !done) {
 		GDX_WARN("test: NULL %s", request ? "done pointer" : "request");
-		return ncclInternalError;
+		return gdx_net_result(-EINVAL);
 	}
-	return gdx_nccl_result(gdx_test(request, done, sizes));
+	return gdx_net_result(gdx_test(request, done, sizes));
 }
 
 ncclResult_t gdx_net_close_send(void *send_comm)
@@ -388,9 +393,9 @@ ncclResult_t gdx_net_close_send(void *send_comm)
 
 	if (!sc || !gdx_comm_registered(sc) || sc->base.kind != GDX_KIND_SEND) {
 		GDX_WARN("closeSend: %p is not an open send comm (closed twice?)", send_comm);
-		return ncclInternalError;
+		return gdx_net_result(-EINVAL);
 	}
-	return gdx_nccl_result(gdx_close_send(sc));
+	return gdx_net_result(gdx_close_send(sc));
 }
 
 ncclResult_t gdx_net_close_recv(void *recv_comm)
@@ -399,9 +404,9 @@ ncclResult_t gdx_net_close_recv(void *recv_comm)
 
 	if (!rc || !gdx_comm_registered(rc) || rc->base.kind != GDX_KIND_RECV) {
 		GDX_WARN("closeRecv: %p is not an open receive comm (closed twice?)", recv_comm);
-		return ncclInternalError;
+		return gdx_net_result(-EINVAL);
 	}
-	return gdx_nccl_result(gdx_close_recv(rc));
+	return gdx_net_result(gdx_close_recv(rc));
 }
 
 ncclResult_t gdx_net_close_listen(void *listen_comm)
@@ -410,9 +415,9 @@ ncclResult_t gdx_net_close_listen(void *listen_comm)
 
 	if (!lc || !gdx_comm_registered(lc) || lc->kind != GDX_KIND_LISTEN) {
 		GDX_WARN("closeListen: %p is not an open listen comm (closed twice?)", listen_comm);
-		return ncclInternalError;
+		return gdx_net_result(-EINVAL);
 	}
-	return gdx_nccl_result(gdx_close_listen(lc));
+	return gdx_net_result(gdx_close_listen(lc));
 }
 
 ncclResult_t gdx_net_make_vdevice(int *d, int ndevs, const int *devs, int max_members)
@@ -424,20 +429,20 @@ ncclResult_t gdx_net_make_vdevice(int *d, int ndevs, const int *devs, int max_me
 		/* before reading devs[]: it holds max_members entries at most */
 		GDX_WARN("makeVDevice: %d members refused: %s (at most %d)", ndevs,
 			 ndevs < 1 ? err : "too many members for one fused device", max_members);
-		return ncclInvalidUsage;
+		return gdx_net_result(-EDOM);
 	}
 	for (int i = 0; i < ndevs; i++) {
 		if (devs[i] < 0 || devs[i] >= gdx_devs_count()) {
 			GDX_WARN("makeVDevice: member %d is not a physical device (there are %d)",
 				 devs[i], gdx_devs_count());
-			return ncclInvalidUsage;
+			return gdx_net_result(-EDOM);
 		}
 	}
 	ret = gdx_vdev_fuse(devs, ndevs, 1, max_members, &err);
 	if (ret < 0) {
 		GDX_WARN("makeVDevice: %d members refused: %s (at most %d)", ndevs, err,
 			 max_members);
-		return ncclInvalidUsage;
+		return gdx_net_result(-EDOM);
 	}
 	*d = ret;
 	GDX_INFO(NCCL_INIT | NCCL_NET, "device %d: %s, made by NCCL from %d device(s)", ret,

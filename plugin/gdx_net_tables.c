@@ -5,6 +5,7 @@
  * sizes to size_t, drop what they do not have (profiler handles, contexts)
  * and copy the properties into their own layout.
  */
+#include <errno.h>
 #include <string.h>
 
 #include <gdx/gdx_log.h>
@@ -28,7 +29,7 @@ static ncclResult_t gdx_init_v11(void **ctx, uint64_t comm_id, ncclNetCommConfig
 				 ncclDebugLogger_t logger, ncclProfilerCallback_t prof)
 {
 	if (!ctx)
-		return ncclInternalError;
+		return gdx_net_result(-EINVAL);
 	return gdx_net_init(ctx, comm_id,
 			    config ? config->trafficClass : NCCL_NET_TRAFFIC_CLASS_UNDEF, logger,
 			    prof);
@@ -69,12 +70,12 @@ static ncclResult_t gdx_init_v12(void **ctx, uint64_t comm_id, ncclNetCommConfig
 		(out)->maxCollBytes = (p).max_coll_bytes;                                        \
 	} while (0)
 
-/* The core's properties of dev; ncclInternalError when NCCL passed no struct. */
+/* The core's properties of dev; an error when NCCL passed no struct. */
 static ncclResult_t gdx_props_get(int dev, const void *out, struct gdx_net_props *p)
 {
 	ncclResult_t r = gdx_net_props(dev, p);
 
-	return r == ncclSuccess && !out ? ncclInternalError : r;
+	return r == ncclSuccess && !out ? gdx_net_result(-EINVAL) : r;
 }
 
 static ncclResult_t gdx_props_v7(int dev, ncclNetProperties_v7_t *out)
@@ -185,7 +186,7 @@ static ncclResult_t gdx_reg_mr_v7(void *comm, void *data, int size, int type, vo
 {
 	if (size < 0) {
 		GDX_WARN("regMr: negative size %d", size);
-		return ncclInternalError;
+		return gdx_net_result(-EINVAL);
 	}
 	return gdx_net_reg_mr(comm, data, (size_t)size, type, mhandle);
 }
@@ -197,7 +198,7 @@ static ncclResult_t gdx_isend_v7(void *send_comm, void *data, int size, int tag,
 {
 	if (size < 0) {
 		GDX_WARN("isend: negative size %d", size);
-		return ncclInternalError;
+		return gdx_net_result(-EINVAL);
 	}
 	return gdx_net_isend(send_comm, data, (size_t)size, tag, mhandle, request);
 }
@@ -219,7 +220,7 @@ static ncclResult_t gdx_irecv_v7(void *recv_comm, int n, void **data, int *sizes
 	for (int i = 0; i < n; i++) {
 		if (sizes[i] < 0) {
 			GDX_WARN("irecv: negative size %d", sizes[i]);
-			return ncclInternalError;
+			return gdx_net_result(-EINVAL);
 		}
 		sizes64[i] = (size_t)sizes[i];
 	}
@@ -238,14 +239,14 @@ static ncclResult_t gdx_irecv_v10(void *recv_comm, int n, void **data, size_t *s
 static ncclResult_t gdx_make_vdevice_v9(int *d, ncclNetVDeviceProps_v9_t *props)
 {
 	if (!props)
-		return ncclInternalError;
+		return gdx_net_result(-EINVAL);
 	return gdx_net_make_vdevice(d, props->ndevs, props->devs, NCCL_NET_MAX_DEVS_PER_NIC_V9);
 }
 
 static ncclResult_t gdx_make_vdevice_v12(int *d, ncclNetVDeviceProps_v12_t *props)
 {
 	if (!props)
-		return ncclInternalError;
+		return gdx_net_result(-EINVAL);
 	return gdx_net_make_vdevice(d, props->ndevs, props->devs, NCCL_NET_MAX_DEVS_PER_NIC_V12);
 }
 

@@ -12,8 +12,11 @@
 #include <string.h>
 
 #include <gdx/gdx_comm.h>
+#include <gdx/gdx_event.h>
 #include <gdx/gdx_log.h>
+#include <gdx/gdx_p2p.h>
 #include <gdx/gdx_param.h>
+#include <gdx/gdx_time.h>
 
 /* Receives kept posted per rail, one per immediate that can be on its way
  * (a grouped receive takes one per buffer); reposted in batches. */
@@ -83,7 +86,7 @@ static void gdx_req_put(struct gdx_request *r)
 	r->state = GDX_REQ_FREE;
 	r->comm->active--;
 	if (!r->is_send && !r->flush)
-		((struct gdx_recv_comm *)r->comm)->recvs_active--;
+		gdx_recv_comm_of(r->comm)->recvs_active--;
 }
 
 static void gdx_comm_fail(struct gdx_comm *c, int err)
@@ -209,12 +212,12 @@ static int gdx_comm_poll(struct gdx_comm *c)
 				continue;
 			}
 			if (wc->opcode == IBV_WC_RECV_RDMA_WITH_IMM)
-				gdx_recv_imm((struct gdx_recv_comm *)c, r, be32toh(wc->imm_data));
+				gdx_recv_imm(gdx_recv_comm_of(c), r, be32toh(wc->imm_data));
 			else
 				gdx_send_done(c, r, wc->wr_id);
 		}
 		if (c->kind == GDX_KIND_RECV) {
-			struct gdx_recv_comm *rc = (struct gdx_recv_comm *)c;
+			struct gdx_recv_comm *rc = gdx_recv_comm_of(c);
 
 			if (rc->recvs_to_post[r] >= GDX_RECV_BATCH) {
 				if (gdx_rail_post_recvs(&c->rails[r], (int)rc->recvs_to_post[r]))
@@ -224,7 +227,7 @@ static int gdx_comm_poll(struct gdx_comm *c)
 		}
 	}
 	if (c->kind == GDX_KIND_RECV) {
-		struct gdx_recv_comm *rc = (struct gdx_recv_comm *)c;
+		struct gdx_recv_comm *rc = gdx_recv_comm_of(c);
 
 		if (rc->nflush)
 			seen += gdx_flush_poll(rc);
@@ -827,8 +830,8 @@ int gdx_test(struct gdx_request *req, int *done_p, int *sizes)
 		return -EINVAL;
 	}
 	*done_p = 0;
-	if (!req->is_send && !req->flush && req->seq >= ((struct gdx_recv_comm *)c)->cts_sent)
-		gdx_cts_flush((struct gdx_recv_comm *)c);
+	if (!req->is_send && !req->flush && req->seq >= gdx_recv_comm_of(c)->cts_sent)
+		gdx_cts_flush(gdx_recv_comm_of(c));
 	if (req->pending > 0 && !req->err && !c->err) {
 		if (gdx_comm_poll(c))
 			c->idle_polls = 0;

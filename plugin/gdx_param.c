@@ -38,14 +38,19 @@ static int gdx_param_parse_str(const char *name, const char *s, const char **out
 	return 0;
 }
 
+const char *gdx_param_env(const char *name)
+{
+	char var[64] = "NCCL_GDX_";
+
+	strncat(var, name, sizeof(var) - strlen(var) - 1);
+	return getenv(var);
+}
+
 /* Reads NCCL_GDX_<name>, falling back to the table's default. */
 static const char *gdx_param_raw(const char *name, const char *def, int *from_env)
 {
-	char var[64] = "NCCL_GDX_";
-	const char *v;
+	const char *v = gdx_param_env(name);
 
-	strncat(var, name, sizeof(var) - strlen(var) - 1);
-	v = getenv(var);
 	*from_env = v != NULL;
 	return v ? v : def;
 }

@@ -5,12 +5,15 @@
  * that device (regIsGlobal) and a second registration inside it is a hit.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 
 #include <gdx/gdx_comm.h>
+#include <gdx/gdx_dev.h>
 #include <gdx/gdx_log.h>
+#include <gdx/gdx_reg.h>
 
 #define GDX_MR_ACCESS (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ)
 
@@ -58,7 +61,26 @@ static void gdx_dereg_verbs(void *arg, void *handle)
 		GDX_WARN("ibv_dereg_mr failed: %s", strerror(err));
 }
 
-const struct gdx_regcache_ops gdx_reg_verbs_ops = {.reg = gdx_reg_verbs, .dereg = gdx_dereg_verbs};
+static const struct gdx_regcache_ops gdx_reg_verbs_ops = {.reg = gdx_reg_verbs,
+							  .dereg = gdx_dereg_verbs};
+
+/* The registration cache of dev's protection domain, made on first use; the
+ * device table frees it with the PD. */
+static int gdx_reg_cache(struct gdx_dev *dev, struct gdx_regcache **cache_p)
+{
+	struct gdx_ibctx *ib = dev->ib;
+	struct ibv_pd *pd;
+	int ret = gdx_dev_pd(dev, &pd);
+
+	if (ret)
+		return ret;
+	pthread_mutex_lock(&ib->lock);
+	if (!ib->cache)
+		ret = gdx_regcache_create(&gdx_reg_verbs_ops, ib, &ib->cache);
+	*cache_p = ib->cache;
+	pthread_mutex_unlock(&ib->lock);
+	return ret;
+}
 
 /* Whether every rail of comm takes memory of this NCCL_PTR_* kind; if not,
  * says why in one WARN. */
@@ -135,10 +157,12 @@ int gdx_reg_mr(struct gdx_comm *comm, void *data, uint64_t size, int type, struc
 	if (!mr)
 		return -ENOMEM;
 	for (int r = 0; r < comm->nrails; r++) {
-		struct gdx_regcache *cache = gdx_dev_regcache(comm->rails[r].dev);
+		struct gdx_regcache *cache;
 		struct ibv_mr *vmr;
 
-		ret = gdx_regcache_get(cache, (uintptr_t)data, size, &mr->entries[r]);
+		ret = gdx_reg_cache(comm->rails[r].dev, &cache);
+		if (!ret)
+			ret = gdx_regcache_get(cache, (uintptr_t)data, size, &mr->entries[r]);
 		if (ret)
 			goto err;
 		mr->caches[r] = cache;

@@ -3,7 +3,15 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <gdx/gdx_env.h>
 #include <gdx/gdx_sysfs.h>
+
+const char *gdx_sysfs_root(void)
+{
+	const char *s = gdx_env(GDX_ENV_SYSFS_ROOT);
+
+	return s ? s : "/sys";
+}
 
 int gdx_sysfs_read_line(const char *path, char *buf, size_t len)
 {

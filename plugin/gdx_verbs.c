@@ -7,6 +7,7 @@
 #include <gdx/gdx_gid.h>
 #include <gdx/gdx_log.h>
 #include <gdx/gdx_param.h>
+#include <gdx/gdx_sysfs.h>
 #include <gdx/gdx_verbs.h>
 
 /* A CTS entry is 64 bytes; inlining it saves the NIC a DMA read. */

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <gdx/gdx_comm.h>
+#include <gdx/gdx_conn.h>
 #include <gdx/gdx_log.h>
 #include <gdx/gdx_param.h>
 
@@ -298,9 +299,31 @@ static void test_double_close(void)
 	ASSERT_EQ(gdx_close_listen(l.lc), -EBADF);
 }
 
+/* The handshakes move one state forward at a time; anything else is a bug
+ * that is refused and named, never acted on. */
+static void test_state_steps(void)
+{
+	static const char *const names[] = {"first", "second", "third"};
+
+	gdx_log_set(gdx_test_logger);
+	gdx_test_log_clear();
+	ASSERT(gdx_conn_state_step("connect to", names, 3, 0, 1, "peer"));
+	ASSERT(gdx_conn_state_step("connect to", names, 3, 1, 2, "peer"));
+	ASSERT_EQ(gdx_test_warning_count(), 0);
+	ASSERT(!gdx_conn_state_step("accept from", names, 3, 2, 3, "peer")); /* past the last */
+	ASSERT(!gdx_conn_state_step("accept from", names, 3, 0, 2, "peer")); /* skips one */
+	ASSERT(!gdx_conn_state_step("accept from", names, 3, 1, 0, "peer")); /* backwards */
+	ASSERT(!gdx_conn_state_step("accept from", names, 3, 1, 1, "peer")); /* stays */
+	ASSERT_EQ(gdx_test_warning_count(), 4);
+	ASSERT_STR_CONTAINS(gdx_test_warnings(),
+			    "accept from peer: state first cannot move to third");
+	ASSERT_STR_CONTAINS(gdx_test_warnings(), "state third cannot move to ?");
+}
+
 GDX_TESTS_MAIN(TEST(test_garbage_is_refused, 10), TEST(test_wrong_version_names_both, 10),
 	       TEST(test_rail_count_mismatch_names_both, 10), TEST(test_truncated_hello, 10),
 	       TEST(test_oversized_length_and_wrong_nonce, 10),
 	       TEST(test_silent_connection_times_out, 10), TEST(test_port_probe_is_quiet, 10),
 	       TEST(test_flood_is_bounded, 10), TEST(test_connect_refuses_foreign_handle, 10),
-	       TEST(test_connect_to_closed_port, 10), TEST(test_double_close, 10))
+	       TEST(test_connect_to_closed_port, 10), TEST(test_double_close, 10),
+	       TEST(test_state_steps, 5))

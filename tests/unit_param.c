@@ -2,6 +2,7 @@
 /* NCCL_GDX_* parsing. */
 #include <errno.h>
 
+#include <gdx/gdx_env.h>
 #include <gdx/gdx_log.h>
 #include <gdx/gdx_param.h>
 
@@ -66,5 +67,23 @@ static void test_table_is_complete(void)
 	}
 }
 
+/* The variables read outside the table: unset and empty both read as unset,
+ * as NCCL reads its own. */
+static void test_foreign_variables(void)
+{
+	unsetenv("NCCL_SOCKET_IFNAME");
+	ASSERT(gdx_env(GDX_ENV_SOCKET_IFNAME) == NULL);
+	setenv("NCCL_SOCKET_IFNAME", "", 1);
+	ASSERT(gdx_env(GDX_ENV_SOCKET_IFNAME) == NULL);
+	setenv("NCCL_SOCKET_IFNAME", "=eth0", 1);
+	ASSERT_EQ(strcmp(gdx_env(GDX_ENV_SOCKET_IFNAME), "=eth0"), 0);
+	ASSERT_EQ(strcmp(gdx_env_name(GDX_ENV_SYSFS_ROOT), "GDX_SYSFS_ROOT"), 0);
+	unsetenv("NCCL_SOCKET_IFNAME");
+	setenv("NCCL_GDX_RAILS", "off", 1);
+	ASSERT_EQ(strcmp(gdx_param_env("RAILS"), "off"), 0);
+	unsetenv("NCCL_GDX_RAILS");
+	ASSERT(gdx_param_env("RAILS") == NULL);
+}
+
 GDX_TESTS_MAIN(TEST(test_defaults, 5), TEST(test_values_and_info_line, 5), TEST(test_malformed, 5),
-	       TEST(test_table_is_complete, 5))
+	       TEST(test_table_is_complete, 5), TEST(test_foreign_variables, 5))

@@ -13,6 +13,8 @@
 #include <unistd.h>
 
 #include <gdx/gdx_gdr.h>
+#include <gdx/gdx_gdr_facts.h>
+#include <gdx/gdx_gdr_verdict.h>
 #include <nccl/net_common.h>
 
 #include "gdx_test.h"

@@ -1,13 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The core objects behind NCCL's opaque pointers: listen, send and receive
- * comms, requests and memory handles. One comm is only ever driven by one
- * thread at a time (NCCL's contract), so the data path takes no lock.
+ * comms, requests and memory handles, shared by the files that make and use
+ * them (gdx_conn.c, gdx_p2p.c, gdx_flush.c, gdx_reg.c, gdx_event.c; each
+ * declares its functions in its own header). One comm is only ever driven by
+ * one thread at a time (NCCL's contract), so the data path takes no lock.
  */
 #ifndef GDX_COMM_H
 #define GDX_COMM_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include <nccl/net_common.h>
@@ -148,30 +151,8 @@ struct gdx_mr {
 	int type; /* NCCL_PTR_HOST or NCCL_PTR_CUDA */
 };
 
-enum gdx_accept_state {
-	GDX_ACC_RECV_HELLO, /* reading the connector's hello */
-	GDX_ACC_RECV_META,  /* reading its rails and FIFO */
-	GDX_ACC_SEND,	    /* our QPs are at RTS; sending our hello and rails */
-	GDX_ACC_RECV_READY, /* waiting for the connector's QPs to reach RTS */
-	GDX_ACC_DONE,
-};
-
-/* One incoming out-of-band connection being handshaken. */
-struct gdx_accept {
-	enum gdx_accept_state state;
-	int fd;
-	uint64_t deadline_ms;
-	struct gdx_xfer xfer;
-	struct gdx_wire_hello hello;
-	struct gdx_wire_meta meta; /* in: the connector's; then out: ours */
-	struct {
-		struct gdx_wire_hello hello;
-		struct gdx_wire_meta meta;
-	} out; /* sent as one buffer: both parts are multiples of 8 bytes */
-	uint32_t ready;
-	struct gdx_recv_comm *rc;
-	char peer[64];
-};
+/* One incoming out-of-band connection being handshaken (gdx_conn.c). */
+struct gdx_accept;
 
 struct gdx_listen_comm {
 	uint32_t kind;
@@ -183,61 +164,10 @@ struct gdx_listen_comm {
 	struct gdx_accept *pending[GDX_MAX_PENDING_ACCEPTS];
 };
 
-/* Monotonic milliseconds, from the vDSO (no system call). */
-uint64_t gdx_now_ms(void);
-
-/* Logs the out-of-band interface init() would use; -ENODEV after a WARN when
- * there is none. */
-int gdx_oob_check(void);
-
-/* Connection setup (gdx_conn.c). All return 0, or a negative errno; connect
- * and accept leave *comm_p NULL while the handshake is still under way. */
-int gdx_listen(struct gdx_ctx *ctx, int dev, void *handle, struct gdx_listen_comm **comm_p);
-/* tc: the connection's traffic class, -1 for the context's or NCCL_GDX_TC. */
-int gdx_connect(struct gdx_ctx *ctx, int dev, int tc, void *handle, struct gdx_send_comm **comm_p);
-int gdx_accept(struct gdx_listen_comm *lc, struct gdx_recv_comm **comm_p);
-int gdx_close_listen(struct gdx_listen_comm *lc);
-int gdx_close_send(struct gdx_send_comm *sc);
-int gdx_close_recv(struct gdx_recv_comm *rc);
-/* Frees connects that NCCL started and never finished (unload). */
-void gdx_conn_fini(void);
-/* Closes every comm and pending connect ctx owns; returns how many. */
-int gdx_conn_close_owned(struct gdx_ctx *ctx);
-
-/* Registration (gdx_reg.c). */
-int gdx_reg_mr(struct gdx_comm *comm, void *data, uint64_t size, int type, struct gdx_mr **mr_p);
-/* DMA-BUF: fd is only used during the call (NCCL closes it right after). */
-int gdx_reg_mr_dmabuf(struct gdx_comm *comm, void *data, uint64_t size, int type, uint64_t offset,
-		      int fd, struct gdx_mr **mr_p);
-int gdx_dereg_mr(struct gdx_mr *mr);
-
-/* Data path (gdx_p2p.c). */
-int gdx_isend(struct gdx_send_comm *sc, void *data, uint64_t size, int tag, struct gdx_mr *mr,
-	      struct gdx_request **req_p);
-int gdx_irecv(struct gdx_recv_comm *rc, int n, void **data, const uint64_t *sizes, const int *tags,
-	      struct gdx_mr **mrs, struct gdx_request **req_p);
-int gdx_iflush(struct gdx_recv_comm *rc, int n, void **data, const int *sizes, struct gdx_mr **mrs,
-	       struct gdx_request **req_p);
-/* *done_p = 1 and the sizes when complete (one per buffer of a grouped
- * receive; sizes may be NULL); the request is then free again. */
-int gdx_test(struct gdx_request *req, int *done_p, int *sizes);
-/* Posts the receives a receive comm keeps ahead on every rail. */
-int gdx_recv_comm_start(struct gdx_recv_comm *rc);
-/* Before a send comm's QPs go: waits (bounded) until the inline sends it
- * already reported done have reached the peer. */
-void gdx_send_drain(struct gdx_send_comm *sc);
-/* The loopback QPs iflush reads through, when receives may land in GPU
- * memory (or NCCL_GDX_GDR_FLUSH=2); none otherwise (gdx_flush.c). */
-int gdx_flush_create(struct gdx_recv_comm *rc);
-void gdx_flush_destroy(struct gdx_recv_comm *rc);
-
-/* Drains the async events of c's devices without blocking; comms they name
- * get their error (gdx_event.c). Called only while c waits. */
-void gdx_event_poll(struct gdx_comm *c);
-
-/* Live comms, so a close of something never opened or already closed is an
- * error and not a crash (gdx_conn.c). */
-bool gdx_comm_registered(const void *comm);
-int gdx_comms_open(void);
+/* The receive comm behind a comm known to be one (kind GDX_KIND_RECV). */
+static inline struct gdx_recv_comm *gdx_recv_comm_of(struct gdx_comm *c)
+{
+	return (struct gdx_recv_comm *)((char *)c - offsetof(struct gdx_recv_comm, base));
+}
 
 #endif

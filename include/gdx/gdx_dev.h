@@ -21,7 +21,7 @@
 struct gdx_ibctx {
 	struct ibv_context *ctx;
 	struct ibv_pd *pd;	    /* allocated on first use, under lock */
-	struct gdx_regcache *cache; /* registrations on pd, with it */
+	struct gdx_regcache *cache; /* registrations on pd: made by gdx_reg.c, under lock */
 	int fatal;		    /* a device-fatal async event was seen */
 	pthread_mutex_t lock;
 	struct ibv_device_attr attr;
@@ -91,15 +91,8 @@ int gdx_devs_count(void);
 struct gdx_dev *gdx_dev_get(int index);
 /* The device's protection domain, allocated on first use. */
 int gdx_dev_pd(struct gdx_dev *dev, struct ibv_pd **pd_p);
-/* Registration through verbs on an ibctx's PD (gdx_reg.c); arg is the ibctx. */
-extern const struct gdx_regcache_ops gdx_reg_verbs_ops;
-/* Its registration cache (host memory; made with the PD). */
-struct gdx_regcache *gdx_dev_regcache(struct gdx_dev *dev);
 
 /* Mbps for an active_speed/active_width pair, 0 when unknown. */
 int gdx_dev_speed_mbps(unsigned active_speed, unsigned active_width);
-
-/* Path of the sysfs tree; "/sys" unless GDX_SYSFS_ROOT points at a fixture. */
-const char *gdx_sysfs_root(void);
 
 #endif

@@ -34,6 +34,10 @@ struct gdx_net_props {
 	int16_t plane_id;
 };
 
+/* The only place an internal error (0 or a negative errno) becomes an NCCL
+ * result; every entry point, and every table's own check, returns through it. */
+ncclResult_t gdx_net_result(int err);
+
 /* ctx_p NULL: the pre-v11 form, once per load. tc: NCCL's traffic class or -1. */
 ncclResult_t gdx_net_init(void **ctx_p, uint64_t comm_id, int tc, ncclDebugLogger_t logger,
 			  ncclProfilerCallback_t prof);

@@ -65,6 +65,11 @@ extern struct gdx_params gdx_params;
 extern const struct gdx_param_info gdx_param_infos[];
 extern const int gdx_param_count;
 
+/* The raw value of NCCL_GDX_<name> (name without the prefix), NULL when
+ * unset: for gdx-doctor, which shows and checks what the table will read.
+ * The plugin's only other environment reads are listed in gdx_env.h. */
+const char *gdx_param_env(const char *name);
+
 /* Parses the environment into gdx_params. Logs each value the user set once at
  * INFO; returns -EINVAL (after a WARN naming the variable) for a malformed value. */
 int gdx_params_load(void);

@@ -5,6 +5,10 @@
 
 #include <stddef.h>
 
+/* Path of the sysfs tree: "/sys", or the fixture tree GDX_SYSFS_ROOT names
+ * (tests only, gdx_env.h). */
+const char *gdx_sysfs_root(void);
+
 /* The first line of path, without its newline, into buf (empty on failure):
  * 0, -errno when it cannot be opened, -EIO when reading fails (sysfs answers
  * EINVAL for an unpopulated attribute), -ENODATA when it is empty. */

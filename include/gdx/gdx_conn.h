@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Connection setup (gdx_conn.c): listen, and connect and accept as resumable
+ * state machines over the out-of-band socket; closing; the registries of
+ * what is open. All return 0, or a negative errno; connect and accept leave
+ * *comm_p NULL while the handshake is still under way.
+ */
+#ifndef GDX_CONN_H
+#define GDX_CONN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <gdx/gdx_comm.h>
+
+/* Logs the out-of-band interface init() would use; -ENODEV after a WARN when
+ * there is none. */
+int gdx_oob_check(void);
+
+int gdx_listen(struct gdx_ctx *ctx, int dev, void *handle, struct gdx_listen_comm **comm_p);
+/* tc: the connection's traffic class, -1 for the context's or NCCL_GDX_TC. */
+int gdx_connect(struct gdx_ctx *ctx, int dev, int tc, void *handle, struct gdx_send_comm **comm_p);
+int gdx_accept(struct gdx_listen_comm *lc, struct gdx_recv_comm **comm_p);
+int gdx_close_listen(struct gdx_listen_comm *lc);
+int gdx_close_send(struct gdx_send_comm *sc);
+int gdx_close_recv(struct gdx_recv_comm *rc);
+/* Frees connects that NCCL started and never finished (unload). */
+void gdx_conn_fini(void);
+/* Closes every comm and pending connect ctx owns; returns how many. */
+int gdx_conn_close_owned(struct gdx_ctx *ctx);
+
+/* Live comms, so a close of something never opened or already closed is an
+ * error and not a crash. */
+bool gdx_comm_registered(const void *comm);
+int gdx_comms_open(void);
+
+/* Both handshakes are straight lines: a state may only move to the next one
+ * (from + 1, below n). Logs "machine peer: old -> new" at TRACE, or a WARN
+ * naming both states when the move is refused. */
+bool gdx_conn_state_step(const char *machine, const char *const *names, int n, int from, int to,
+			 const char *peer);
+
+#endif

@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Every environment variable the plugin and its programs read that is not
+ * one of its own NCCL_GDX_* knobs (those are the table in gdx_param.h): NCCL's
+ * own variables, read to behave as NCCL does or to predict what NCCL will do,
+ * and the hooks only the tests set. No getenv() elsewhere but in gdx_param.c,
+ * so this list is the whole of what the environment can change.
+ */
+#ifndef GDX_ENV_H
+#define GDX_ENV_H
+
+/*      id             variable              owner   why it is read */
+#define GDX_ENV_TABLE(X)                                                                        \
+	X(SOCKET_IFNAME, "NCCL_SOCKET_IFNAME", "NCCL",                                          \
+	  "the out-of-band interface when NCCL_GDX_SOCKET_IFNAME is unset, as NCCL's own")      \
+	X(NET_GDR_LEVEL, "NCCL_NET_GDR_LEVEL", "NCCL",                                          \
+	  "the GPU-NIC distance up to which NCCL uses GPUDirect RDMA: the verdicts predict it") \
+	X(DEBUG, "NCCL_DEBUG", "NCCL", "the log level when there is no NCCL logger (programs)") \
+	X(NET_PLUGIN, "NCCL_NET_PLUGIN", "NCCL", "gdx-doctor: which plugin NCCL would load")    \
+	X(SYSFS_ROOT, "GDX_SYSFS_ROOT", "tests",                                                \
+	  "tests only: a fixture tree read instead of /sys")                                    \
+	X(GDR_FACTS, "GDX_GDR_FACTS", "tests",                                                  \
+	  "tests only: a facts file instead of the live GPUDirect probes (gdx_gdr.h)")
+
+enum gdx_env_var {
+#define GDX_ENV_ID(id, name, owner, why) GDX_ENV_##id,
+	GDX_ENV_TABLE(GDX_ENV_ID)
+#undef GDX_ENV_ID
+};
+
+/* The variable's value; NULL when it is unset or empty (NCCL reads "" as unset). */
+const char *gdx_env(enum gdx_env_var v);
+/* Its name, for messages. */
+const char *gdx_env_name(enum gdx_env_var v);
+
+#endif

@@ -1,0 +1,15 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The GPU flush path of a receive comm (gdx_flush.c): the loopback QPs iflush
+ * reads through, when receives may land in GPU memory (or
+ * NCCL_GDX_GDR_FLUSH=2); none otherwise.
+ */
+#ifndef GDX_FLUSH_H
+#define GDX_FLUSH_H
+
+#include <gdx/gdx_comm.h>
+
+int gdx_flush_create(struct gdx_recv_comm *rc);
+void gdx_flush_destroy(struct gdx_recv_comm *rc);
+
+#endif

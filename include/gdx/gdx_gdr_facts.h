@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The GPUDirect facts file (tests only; gdx-doctor reads its path from
+ * GDX_GDR_FACTS): what the live probes would find, written down, so that the
+ * verdicts can be driven on a machine without a GPU. One fact per line, '#'
+ * starts a comment:
+ *   kernel 6.8.0-45-generic       uname's release
+ *   memlock unlimited | 8M | 65536 RLIMIT_MEMLOCK (bytes, K/M/G suffixes)
+ *   cuda none | 12040 | error 100 no libcuda.so.1 / driver version / cuInit error
+ *   gpu 0000:1b:00.0 gdr=1 dmabuf=1   one CUDA device, in CUDA's order
+ *   dmabuf mlx5_0 EBADF           errno of the NIC's DMA-BUF probe (name or number)
+ * The parser only reads; what each fact means is the probe's (gdx_gdr.c),
+ * which takes them through these callbacks.
+ */
+#ifndef GDX_GDR_FACTS_H
+#define GDX_GDR_FACTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define GDX_GDR_FACT_UNLIMITED UINT64_MAX /* "memlock unlimited" */
+
+struct gdx_gdr_fact_ops {
+	void (*kernel)(void *arg, const char *release);
+	void (*memlock)(void *arg, uint64_t bytes);
+	/* version 0: "cuda none"; err != 0: "cuda error ERR". */
+	void (*cuda)(void *arg, int version, int err);
+	/* gdr and dmabuf: 1, 0, or -1 when the line leaves them out. Returns 0,
+	 * or -EINVAL for a bus id the probe does not take. */
+	int (*gpu)(void *arg, const char *busid, int gdr, int dmabuf);
+	int (*dmabuf)(void *arg, const char *nic, int err);
+};
+
+/* Reads file, calling ops per fact. Returns 0, -errno when it cannot be
+ * read, or -EINVAL for a line that is not a fact; why says which. */
+int gdx_gdr_facts_read(const char *file, const struct gdx_gdr_fact_ops *ops, void *arg, char *why,
+		       size_t why_len);
+
+/* "EBADF", "EOPNOTSUPP", ... for the errnos a DMA-BUF probe or registration
+ * sees; NULL for others. */
+const char *gdx_gdr_errno_name(int err);
+
+#endif

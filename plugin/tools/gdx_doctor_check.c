@@ -1,0 +1,887 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * gdx-doctor check (the default): judges GPUDirect RDMA end to end, with an
+ * exit status of its own: 0 healthy, 1 degraded, 2 broken.
+ */
+#include <ctype.h>
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <limits.h>
+#include <link.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <infiniband/verbs.h>
+
+#include <gdx/gdx_env.h>
+#include <gdx/gdx_gdr.h>
+#include <gdx/gdx_gdr_facts.h>
+#include <gdx/gdx_gdr_verdict.h>
+#include <gdx/gdx_gid.h>
+#include <gdx/gdx_param.h>
+#include <gdx/gdx_sysfs.h>
+#include <gdx/gdx_topo.h>
+#include <nccl/net_common.h>
+
+#include "gdx_doctor.h"
+
+/*
+ * One pass over everything GPUDirect RDMA needs, from the plugin's own
+ * probes (gdx_gdr.h): RDMA ports, memlock, peer memory, DMA-BUF, the CUDA
+ * driver and GPUs, every GPU-NIC path, and the NCCL that would load the
+ * plugin. The status is the worst problem found: healthy, degraded, broken.
+ * Tests point --sysfs-root and --xml at fixtures, and GDX_GDR_FACTS at a
+ * facts file standing in for CUDA, uname, getrlimit and the DMA-BUF probe.
+ */
+
+#define CHECK_MAX_PORTS	   256
+#define CHECK_MAX_PROBLEMS 256
+
+struct check_opts {
+	const char *sysfs_root;
+	const char *xml;
+	bool json;
+};
+
+struct check_port {
+	char dev[GDX_TOPO_NAME_LEN];
+	int port;
+	char state[32]; /* "ACTIVE", "DOWN" */
+	bool active;
+	char link[24]; /* "InfiniBand", "Ethernet" */
+	char rate[64];
+	int ngids, nv2; /* configured GIDs, and of them RoCE v2 */
+	char gid[64];	/* the one the plugin would choose, "" when none */
+};
+
+struct check_problem {
+	enum gdx_gdr_level level; /* OK: a note */
+	char text[GDX_GDR_LINE_LEN];
+};
+
+struct check_nccl {
+	bool found, in_path;
+	char path[PATH_MAX];
+	int version; /* NCCL_VERSION_CODE, 0 when unknown */
+	int api;     /* newest net API it tries; 0 when it cannot load this plugin */
+	const char *plugin_env;
+	char plugin_path[PATH_MAX]; /* where NCCL_NET_PLUGIN leads, "" when nowhere */
+};
+
+struct check {
+	const char *source;
+	enum gdx_gdr_policy policy;
+	const char *policy_env;
+	struct gdx_gdr_probe *p;
+	struct check_port ports[CHECK_MAX_PORTS];
+	int nports;
+	struct gdx_gdr_verdict *nic_v;	/* per NIC */
+	struct gdx_gdr_verdict *pair_v; /* [gpu * nnics + nic] */
+	struct check_nccl nccl;
+	bool nccl_checked;
+	struct check_problem problems[CHECK_MAX_PROBLEMS];
+	int nproblems;
+	enum gdx_gdr_level status;
+};
+
+static void check_problem(struct check *c, enum gdx_gdr_level level, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void check_problem(struct check *c, enum gdx_gdr_level level, const char *fmt, ...)
+{
+	struct check_problem *pr;
+	va_list ap;
+
+	if (level > c->status)
+		c->status = level;
+	if (c->nproblems == CHECK_MAX_PROBLEMS)
+		return;
+	pr = &c->problems[c->nproblems++];
+	pr->level = level;
+	va_start(ap, fmt);
+	vsnprintf(pr->text, sizeof(pr->text), fmt, ap);
+	va_end(ap);
+}
+
+static int check_on_opt(void *ctx, int key, const char *arg)
+{
+	struct check_opts *o = ctx;
+
+	switch (key) {
+	case 's': o->sysfs_root = arg; break;
+	case 'x': o->xml = arg; break;
+	case 'j': o->json = true; break;
+	}
+	return DOCTOR_OK;
+}
+
+static int check_cmp_int(const void *a, const void *b)
+{
+	return *(const int *)a - *(const int *)b;
+}
+
+/* One port from <root>/class/infiniband/<dev>/ports/<port>/. */
+static void check_read_port(struct check *c, const char *dev, int port)
+{
+	struct gdx_gid_entry *gids = calloc(GDX_GID_TABLE_MAX, sizeof(*gids));
+	struct check_port *cp = &c->ports[c->nports++];
+	char dir[PATH_MAX], path[PATH_MAX + 32], line[128];
+	const char *colon;
+	int n, best;
+
+	memset(cp, 0, sizeof(*cp));
+	snprintf(cp->dev, sizeof(cp->dev), "%s", dev);
+	cp->port = port;
+	snprintf(dir, sizeof(dir), "%s/class/infiniband/%s/ports/%d", c->p->sysfs_root, dev, port);
+	snprintf(path, sizeof(path), "%s/state", dir);
+	gdx_sysfs_read_line(path, line, sizeof(line)); /* "4: ACTIVE" */
+	colon = strchr(line, ':');
+	snprintf(cp->state, sizeof(cp->state), "%.31s", colon ? colon + 2 : line[0] ? line : "?");
+	cp->active = atoi(line) == IBV_PORT_ACTIVE;
+	snprintf(path, sizeof(path), "%s/link_layer", dir);
+	if (gdx_sysfs_read_line(path, cp->link, sizeof(cp->link)))
+		snprintf(cp->link, sizeof(cp->link), "?");
+	snprintf(path, sizeof(path), "%s/rate", dir);
+	if (gdx_sysfs_read_line(path, cp->rate, sizeof(cp->rate)))
+		snprintf(cp->rate, sizeof(cp->rate), "?");
+	if (!gids)
+		return;
+	n = gdx_gid_read_table(c->p->sysfs_root, dev, port, gids, GDX_GID_TABLE_MAX);
+	for (int i = 0; i < n; i++) {
+		if (gdx_gid_is_zero(gids[i].raw))
+			continue;
+		cp->ngids++;
+		cp->nv2 += gids[i].roce_version == 2;
+	}
+	best = n > 0 ? gdx_gid_choose(gids, n, 4, 2) : -1;
+	if (best >= 0)
+		gdx_gid_str(gids[best].raw, cp->gid, sizeof(cp->gid));
+	free(gids);
+}
+
+static void check_ports(struct check *c)
+{
+	for (int i = 0; i < c->p->nnics && c->nports < CHECK_MAX_PORTS; i++) {
+		const char *dev = c->p->nics[i].name;
+		char path[PATH_MAX];
+		int ports[32], n = 0;
+		struct dirent *e;
+		DIR *d;
+
+		snprintf(path, sizeof(path), "%s/class/infiniband/%s/ports", c->p->sysfs_root, dev);
+		d = opendir(path);
+		if (!d)
+			continue;
+		while ((e = readdir(d)) && n < 32)
+			if (isdigit((unsigned char)e->d_name[0]))
+				ports[n++] = atoi(e->d_name);
+		closedir(d);
+		qsort(ports, (size_t)n, sizeof(ports[0]), check_cmp_int);
+		for (int k = 0; k < n && c->nports < CHECK_MAX_PORTS; k++)
+			check_read_port(c, dev, ports[k]);
+	}
+}
+
+/* The DMA-BUF probe needs each device's protection domain: live only. */
+static void check_probe_dmabuf(struct check *c)
+{
+	struct ibv_device **list;
+	int n = 0;
+
+	list = ibv_get_device_list(&n);
+	for (int i = 0; list && i < n; i++) {
+		const char *name = ibv_get_device_name(list[i]);
+		struct ibv_context *ctx;
+		struct ibv_pd *pd;
+
+		if (gdx_gdr_find_nic(c->p, name) < 0)
+			continue;
+		ctx = ibv_open_device(list[i]);
+		if (!ctx)
+			continue;
+		pd = ibv_alloc_pd(ctx);
+		if (pd) {
+			gdx_gdr_probe_nic(c->p, name, pd);
+			ibv_dealloc_pd(pd);
+		}
+		ibv_close_device(ctx);
+	}
+	if (list)
+		ibv_free_device_list(list);
+}
+
+/* NCCL_VERSION_CODE: 22809 for 2.28.9; before 2.9, 2803 for 2.8.3. */
+static void check_nccl_version(int code, int *major, int *minor, int *patch)
+{
+	int base = code >= 10000 ? 10000 : 1000;
+
+	*major = code / base;
+	*minor = code % base / 100;
+	*patch = code % 100;
+}
+
+/* The newest net API a NCCL release tries (README of the plugin API). */
+static int check_nccl_api(int code)
+{
+	int major, minor, patch;
+
+	check_nccl_version(code, &major, &minor, &patch);
+	if (major != 2 || minor < 19)
+		return major > 2 ? 12 : 0;
+	if (minor == 19)
+		return 7;
+	if (minor <= 23)
+		return 8;
+	if (minor <= 25)
+		return 9;
+	if (minor <= 27)
+		return 10;
+	if (minor <= 29)
+		return 11;
+	return 12;
+}
+
+/* Opens a library only to read it: NCCL's constructors do not initialize it. */
+static void *check_dlopen(const char *name, char *path, size_t len)
+{
+	void *h = dlopen(name, RTLD_LAZY | RTLD_LOCAL);
+	struct link_map *lm;
+
+	if (h && path && dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0 && lm->l_name)
+		snprintf(path, len, "%s", lm->l_name);
+	return h;
+}
+
+static void check_nccl(struct check *c)
+{
+	static const char *const dirs[] = {"/usr/local/cuda/lib64",
+					   "/usr/local/cuda/lib",
+					   "/usr/lib/x86_64-linux-gnu",
+					   "/usr/lib64",
+					   "/usr/local/lib",
+					   "/opt/nccl/lib"};
+	struct check_nccl *n = &c->nccl;
+	int (*get_version)(int *);
+	char name[PATH_MAX];
+	void *h;
+
+	c->nccl_checked = true;
+	h = check_dlopen("libnccl.so.2", n->path, sizeof(n->path));
+	n->in_path = h != NULL;
+	for (size_t i = 0; !h && i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		snprintf(name, sizeof(name), "%s/libnccl.so.2", dirs[i]);
+		if (access(name, F_OK) == 0)
+			h = check_dlopen(name, n->path, sizeof(n->path));
+	}
+	n->found = h != NULL;
+	if (h) {
+		*(void **)&get_version = dlsym(h, "ncclGetVersion");
+		if (get_version && get_version(&n->version) != 0)
+			n->version = 0;
+		n->api = check_nccl_api(n->version);
+		/* Never dlclose: a C++ library may not unload cleanly. */
+	}
+	n->plugin_env = gdx_env(GDX_ENV_NET_PLUGIN);
+	/* As NCCL resolves it: the value itself (2.21+), then libnccl-net-<value>.so. */
+	snprintf(name, sizeof(name), "libnccl-net-%s.so", n->plugin_env ? n->plugin_env : "gdx");
+	h = NULL;
+	if (n->plugin_env)
+		h = check_dlopen(n->plugin_env, n->plugin_path, sizeof(n->plugin_path));
+	if (!h)
+		h = check_dlopen(name, n->plugin_path, sizeof(n->plugin_path));
+	if (h && !dlsym(h, "ncclNetPlugin_v7"))
+		n->plugin_path[0] = '\0'; /* another plugin, or not one */
+	if (!h)
+		n->plugin_path[0] = '\0';
+}
+
+static void check_nccl_problems(struct check *c)
+{
+	const struct check_nccl *n = &c->nccl;
+	int major, minor, patch;
+
+	if (!n->found) {
+		check_problem(c, GDX_GDR_LEVEL_OK,
+			      "no libnccl.so.2 in the library path or the usual directories (a "
+			      "job may bring its own, e.g. in a Python wheel)");
+		return;
+	}
+	check_nccl_version(n->version, &major, &minor, &patch);
+	if (n->version && !n->api)
+		check_problem(c, GDX_GDR_LEVEL_DEGRADED,
+			      "NCCL %d.%d.%d (%s) does not load this plugin: it needs net API v7, "
+			      "NCCL 2.19 or later; fix: use NCCL 2.19 or later",
+			      major, minor, patch, n->path);
+	if (!n->in_path)
+		check_problem(c, GDX_GDR_LEVEL_OK,
+			      "%s is not in the library path; the job's NCCL may be another one",
+			      n->path);
+	if (!n->plugin_env)
+		check_problem(c, GDX_GDR_LEVEL_OK,
+			      "NCCL_NET_PLUGIN is not set: NCCL opens libnccl-net.so, not this "
+			      "plugin; fix: export NCCL_NET_PLUGIN=gdx");
+	else if (!n->plugin_path[0])
+		check_problem(c, GDX_GDR_LEVEL_DEGRADED,
+			      "NCCL_NET_PLUGIN=%s does not lead to this plugin "
+			      "(libnccl-net-gdx.so, exporting ncclNetPlugin_v7); fix: add its "
+			      "directory to LD_LIBRARY_PATH",
+			      n->plugin_env);
+}
+
+static bool check_pair_ok(const struct gdx_gdr_verdict *v)
+{
+	return v->mode == GDX_GDR_DIRECT && !v->degraded;
+}
+
+/* Every GPU should reach its nearest NIC directly and cleanly. */
+static void check_gpu_problems(struct check *c)
+{
+	const struct gdx_gdr_probe *p = c->p;
+
+	for (int g = 0; g < p->ngpus; g++) {
+		enum gdx_path best = GDX_PATH_UNKNOWN;
+		const struct gdx_gdr_verdict *worst = NULL;
+		char text[GDX_GDR_TEXT_LEN];
+		int worst_nic = -1;
+		bool ok = false;
+
+		if (gdx_gdr_bar1_check(p, g, text, sizeof(text)) != GDX_GDR_LEVEL_OK)
+			check_problem(c, GDX_GDR_LEVEL_DEGRADED, "%s", text);
+		for (int n = 0; n < p->nnics; n++)
+			if (gdx_gdr_path(p, g, n)->cls < best)
+				best = gdx_gdr_path(p, g, n)->cls;
+		for (int n = 0; n < p->nnics; n++) {
+			const struct gdx_gdr_verdict *v = &c->pair_v[g * p->nnics + n];
+
+			if (gdx_gdr_path(p, g, n)->cls != best)
+				continue;
+			if (check_pair_ok(v))
+				ok = true;
+			else if (!worst)
+				worst = v, worst_nic = n;
+			if (gdx_gdr_path(p, g, n)->acs == GDX_GDR_ACS_UNKNOWN)
+				check_problem(
+					c, GDX_GDR_LEVEL_OK,
+					"ACS between GPU %s and %s unknown: bridge %s's config "
+					"space beyond 64 bytes is unreadable; run as root",
+					p->gpus[g].pci, p->nics[n].name,
+					gdx_gdr_path(p, g, n)->acs_bridge);
+		}
+		if (ok || !worst || c->policy == GDX_GDR_POLICY_OFF)
+			continue;
+		if (worst->mode == GDX_GDR_DIRECT)
+			check_problem(c, GDX_GDR_LEVEL_DEGRADED,
+				      "GPU %s and %s (%s): degraded: %s; fix: %s", p->gpus[g].pci,
+				      p->nics[worst_nic].name, gdx_path_name(worst->path),
+				      worst->degraded_why, worst->fix);
+		else
+			check_problem(c, GDX_GDR_LEVEL_DEGRADED,
+				      "GPU %s is staged through host memory on its nearest NIC %s "
+				      "(%s): %s%s%s%s%s",
+				      p->gpus[g].pci, p->nics[worst_nic].name,
+				      gdx_path_name(worst->path), worst->reason,
+				      worst->degraded ? "; " : "", worst->degraded_why,
+				      worst->fix[0] ? "; fix: " : "", worst->fix);
+	}
+}
+
+static void check_port_problems(struct check *c)
+{
+	int active = 0;
+
+	if (!c->p->nnics) {
+		check_problem(c, GDX_GDR_LEVEL_BROKEN,
+			      "no RDMA device in %s/class/infiniband; fix: load the NIC's driver "
+			      "(mlx5_ib), or create a Soft-RoCE device (rdma link add)",
+			      c->p->sysfs_root);
+		return;
+	}
+	for (int i = 0; i < c->nports; i++) {
+		const struct check_port *cp = &c->ports[i];
+
+		active += cp->active;
+		if (cp->active && !strcmp(cp->link, "Ethernet") && !cp->nv2)
+			check_problem(
+				c, GDX_GDR_LEVEL_BROKEN,
+				"%s port %d: RoCE port without a RoCE v2 GID; fix: give its "
+				"netdev an IP address (RoCE v2 GIDs follow the addresses) and "
+				"check that RoCE v2 is enabled",
+				cp->dev, cp->port);
+	}
+	if (!active)
+		check_problem(c, GDX_GDR_LEVEL_BROKEN,
+			      "no active RDMA port; fix: check the cable and the subnet manager "
+			      "(InfiniBand) or the netdev's link (RoCE)");
+}
+
+static int check_run(struct check *c)
+{
+	struct gdx_gdr_probe *p = c->p;
+	char text[GDX_GDR_TEXT_LEN];
+
+	c->nic_v = calloc((size_t)p->nnics + 1, sizeof(*c->nic_v));
+	c->pair_v = calloc((size_t)p->ngpus * (size_t)p->nnics + 1, sizeof(*c->pair_v));
+	if (!c->nic_v || !c->pair_v)
+		return -ENOMEM;
+	check_ports(c);
+	check_port_problems(c);
+	if (gdx_gdr_memlock_check(p, text, sizeof(text)) != GDX_GDR_LEVEL_OK)
+		check_problem(c, GDX_GDR_LEVEL_BROKEN, "%s", text);
+	for (int n = 0; n < p->nnics; n++) {
+		gdx_gdr_nic_verdict(p, p->nics[n].name, c->policy, &c->nic_v[n]);
+		if (c->nic_v[n].mode == GDX_GDR_BROKEN)
+			check_problem(c, GDX_GDR_LEVEL_BROKEN, "%s", c->nic_v[n].line);
+		for (int g = 0; g < p->ngpus; g++)
+			gdx_gdr_pair_verdict(p, g, n, c->policy, &c->pair_v[g * p->nnics + n]);
+	}
+	check_gpu_problems(c);
+	/* The library NCCL would load is this machine's, never a fixture's. */
+	if (!p->from_facts) {
+		check_nccl(c);
+		check_nccl_problems(c);
+	}
+	return 0;
+}
+
+/* ---- output ---- */
+
+static const char *const check_status_names[] = {"healthy", "degraded", "broken"};
+static const char *const check_level_names[] = {"note", "degraded", "broken"};
+
+static void check_ptr(int ptr, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s%s%s", ptr & NCCL_PTR_HOST ? "HOST" : "",
+		 ptr & NCCL_PTR_CUDA ? ",CUDA" : "", ptr & NCCL_PTR_DMABUF ? ",DMABUF" : "");
+}
+
+static void check_attr(int v, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s", v < 0 ? "?" : v ? "yes" : "no");
+}
+
+static void check_bytes(uint64_t b, char *buf, size_t len)
+{
+	if (!b)
+		snprintf(buf, len, "?");
+	else if (b == GDX_GDR_MEMLOCK_INFINITY)
+		snprintf(buf, len, "unlimited");
+	else if (b >= (1ULL << 30))
+		snprintf(buf, len, "%llu GiB", (unsigned long long)(b >> 30));
+	else
+		snprintf(buf, len, "%llu MiB", (unsigned long long)(b >> 20));
+}
+
+static void check_dmabuf_probe(const struct gdx_gdr_nic *nic, char *buf, size_t len)
+{
+	const char *e = gdx_gdr_errno_name(nic->dmabuf_errno);
+
+	if (nic->dmabuf < 0)
+		snprintf(buf, len, "not probed");
+	else if (e)
+		snprintf(buf, len, "%s (%s)", nic->dmabuf ? "ok" : "refused", e);
+	else
+		snprintf(buf, len, "%s (errno %d)", nic->dmabuf ? "ok" : "refused",
+			 nic->dmabuf_errno);
+}
+
+/* The IOMMU of a pair: the translating side if any, else the GPU's mode. */
+static const char *check_pair_iommu(const struct gdx_gdr_gpu *g, const struct gdx_gdr_nic *n)
+{
+	if (g->iommu == GDX_GDR_IOMMU_TRANSLATING)
+		return g->iommu_type;
+	if (n->iommu == GDX_GDR_IOMMU_TRANSLATING)
+		return n->iommu_type;
+	return gdx_gdr_iommu_name(g->iommu);
+}
+
+static void check_degraded(unsigned d, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s%s%s", d & GDX_GDR_DEG_ACS ? " ACS" : "",
+		 d & GDX_GDR_DEG_IOMMU ? " IOMMU" : "", d & GDX_GDR_DEG_SYS ? " SYS" : "");
+}
+
+static void check_human_host(const struct check *c, FILE *f)
+{
+	const struct gdx_gdr_probe *p = c->p;
+	char text[GDX_GDR_TEXT_LEN], have[32];
+
+	fputs("\nHost\n", f);
+	check_bytes(p->memlock, have, sizeof(have));
+	fprintf(f, "  %-13s %s%s\n", "memlock", have,
+		gdx_gdr_memlock_check(p, text, sizeof(text)) == GDX_GDR_LEVEL_OK
+			? ""
+			: ": too low (64 MiB or more needed)");
+	if (p->peermem)
+		fprintf(f, "  %-13s %s loaded (%s)\n", "peer memory", p->peermem_name,
+			p->peermem_marker);
+	else
+		fprintf(f, "  %-13s not loaded (no nvidia_peermem or nv_peer_mem marker)\n",
+			"peer memory");
+	if (!p->kernel_major)
+		fprintf(f, "  %-13s kernel version unknown (each NIC's probe: below)\n", "dma-buf");
+	else
+		fprintf(f, "  %-13s kernel %d.%d %s 5.12 or later (each NIC's probe: below)\n",
+			"dma-buf", p->kernel_major, p->kernel_minor,
+			p->kernel_major > 5 || (p->kernel_major == 5 && p->kernel_minor >= 12)
+				? "is"
+				: "is not");
+	if (p->cuda == GDX_GDR_CUDA_OK)
+		fprintf(f, "  %-13s %d.%d\n", "CUDA driver", p->cuda_version / 1000,
+			p->cuda_version % 1000 / 10);
+	else
+		fprintf(f, "  %-13s %s (%s)\n", "CUDA driver",
+			p->cuda == GDX_GDR_CUDA_NONE ? "none" : "not working", p->cuda_why);
+	fprintf(f, "  %-13s NCCL_NET_GDR_LEVEL=%s\n", "GDR level",
+		p->gdr_level == GDX_PATH_NODE ? "PHB" : gdx_path_name(p->gdr_level));
+	if (!c->nccl_checked) {
+		fprintf(f, "  %-13s not checked (facts file)\n", "NCCL");
+	} else if (!c->nccl.found) {
+		fprintf(f, "  %-13s not found\n", "NCCL");
+	} else {
+		int major, minor, patch;
+
+		check_nccl_version(c->nccl.version, &major, &minor, &patch);
+		fprintf(f, "  %-13s %d.%d.%d at %s: ", "NCCL", major, minor, patch, c->nccl.path);
+		if (!c->nccl.api)
+			fputs("too old for this plugin (needs 2.19)\n", f);
+		else
+			fprintf(f, "loads this plugin through ncclNetPlugin_v%d\n", c->nccl.api);
+		fprintf(f, "  %-13s %s%s%s\n", "plugin",
+			c->nccl.plugin_path[0] ? c->nccl.plugin_path : "not found",
+			c->nccl.plugin_env ? ", NCCL_NET_PLUGIN=" : " (NCCL_NET_PLUGIN not set)",
+			c->nccl.plugin_env ? c->nccl.plugin_env : "");
+	}
+}
+
+static void check_human(const struct check *c, FILE *f)
+{
+	const struct gdx_gdr_probe *p = c->p;
+	char a[32], b[32], d[48];
+
+	fprintf(f, "gdx-doctor check: %s (kernel %s, NCCL_GDX_GDR=%s)\n", c->source,
+		p->kernel[0] ? p->kernel : "?", gdx_gdr_policy_name(c->policy));
+	fputs("\nRDMA ports\n", f);
+	if (!c->nports)
+		fputs("  none\n", f);
+	else
+		fprintf(f, "  %-10s %-4s %-8s %-10s %-22s %-5s %-7s %s\n", "DEVICE", "PORT",
+			"STATE", "LINK", "RATE", "GIDS", "ROCEv2", "GID");
+	for (int i = 0; i < c->nports; i++) {
+		const struct check_port *cp = &c->ports[i];
+		bool roce = !strcmp(cp->link, "Ethernet");
+
+		snprintf(a, sizeof(a), "%d", cp->nv2);
+		fprintf(f, "  %-10s %-4d %-8s %-10s %-22s %-5d %-7s %s\n", cp->dev, cp->port,
+			cp->state, cp->link, cp->rate, cp->ngids, roce ? a : "-",
+			cp->gid[0] ? cp->gid : "-");
+	}
+	check_human_host(c, f);
+
+	fputs("\nGPUs\n", f);
+	if (!p->ngpus)
+		fputs("  none\n", f);
+	else
+		fprintf(f, "  %-13s %-5s %-4s %-7s %-9s %s\n", "GPU", "CUDA", "GDR", "DMA-BUF",
+			"BAR1", "IOMMU");
+	for (int g = 0; g < p->ngpus; g++) {
+		const struct gdx_gdr_gpu *gpu = &p->gpus[g];
+		char idx[16], bar1[32];
+
+		snprintf(idx, sizeof(idx), "%d", gpu->cuda_index);
+		check_attr(gpu->gdr_attr, a, sizeof(a));
+		check_attr(gpu->dmabuf_attr, b, sizeof(b));
+		check_bytes(gpu->bar1, bar1, sizeof(bar1));
+		fprintf(f, "  %-13s %-5s %-4s %-7s %-9s %s\n", gpu->pci,
+			gpu->cuda_index >= 0 ? idx : "-", a, b, bar1,
+			gpu->iommu == GDX_GDR_IOMMU_TRANSLATING ? gpu->iommu_type
+								: gdx_gdr_iommu_name(gpu->iommu));
+	}
+
+	fprintf(f, "\nNICs (what the plugin advertises with NCCL_GDX_GDR=%s)\n",
+		gdx_gdr_policy_name(c->policy));
+	if (!p->nnics)
+		fputs("  none\n", f);
+	else
+		fprintf(f, "  %-10s %-13s %-8s %-16s %-21s %s\n", "NIC", "PCI", "VERDICT", "PTR",
+			"DMA-BUF PROBE", "WHY");
+	for (int n = 0; n < p->nnics; n++) {
+		const struct gdx_gdr_verdict *v = &c->nic_v[n];
+		const char *why = v->line + strlen(p->nics[n].name) + 2;
+
+		check_ptr(v->ptr_support, a, sizeof(a));
+		check_dmabuf_probe(&p->nics[n], d, sizeof(d));
+		fprintf(f, "  %-10s %-13s %-8s %-16s %-21s %s\n", p->nics[n].name,
+			p->nics[n].pci[0] ? p->nics[n].pci : "(none)", gdx_gdr_mode_name(v->mode),
+			a, d, why);
+	}
+
+	if (p->ngpus && p->nnics) {
+		fputs("\nGPU-NIC pairs\n", f);
+		fprintf(f, "  %-13s %-10s %-7s %-8s %-12s %s\n", "GPU", "NIC", "PATH", "ACS",
+			"IOMMU", "VERDICT");
+	}
+	for (int g = 0; g < p->ngpus && p->nnics; g++) {
+		for (int n = 0; n < p->nnics; n++) {
+			const struct gdx_gdr_verdict *v = &c->pair_v[g * p->nnics + n];
+			const struct gdx_gdr_path *path = gdx_gdr_path(p, g, n);
+
+			check_degraded(v->degraded, d, sizeof(d));
+			fprintf(f, "  %-13s %-10s %-7s %-8s %-12s %s%s%s%s\n", p->gpus[g].pci,
+				p->nics[n].name, gdx_path_name(path->cls),
+				gdx_gdr_acs_name(path->acs),
+				check_pair_iommu(&p->gpus[g], &p->nics[n]),
+				gdx_gdr_mode_name(v->mode),
+				v->mode == GDX_GDR_STAGED && v->ptr_support != NCCL_PTR_HOST
+					? " (beyond NCCL_NET_GDR_LEVEL)"
+					: "",
+				v->degraded ? ", degraded:" : "", d);
+		}
+	}
+
+	fputs("\nProblems\n", f);
+	for (int i = 0; i < c->nproblems; i++)
+		fprintf(f, "  [%s] %s\n", check_level_names[c->problems[i].level],
+			c->problems[i].text);
+	if (!c->nproblems)
+		fputs("  none\n", f);
+	fprintf(f, "\nResult: %s (exit %d)\n", check_status_names[c->status], (int)c->status);
+}
+
+static void check_json_host(const struct check *c, FILE *f)
+{
+	const struct gdx_gdr_probe *p = c->p;
+	static const char *const cuda[] = {"none", "error", "ok"};
+
+	fputs(",\n \"host\": {", f);
+	json_key_str(f, "kernel", p->kernel);
+	if (p->memlock == GDX_GDR_MEMLOCK_INFINITY)
+		fputs(", \"memlock\": \"unlimited\"", f);
+	else
+		fprintf(f, ", \"memlock\": %llu", (unsigned long long)p->memlock);
+	fprintf(f, ",\n  \"peermem\": {\"loaded\": %s, ", p->peermem ? "true" : "false");
+	json_key_str(f, "module", p->peermem ? p->peermem_name : NULL);
+	fputs(", ", f);
+	json_key_str(f, "marker", p->peermem ? p->peermem_marker : NULL);
+	fprintf(f, "},\n  \"cuda\": {\"state\": \"%s\", \"version\": %d, ", cuda[p->cuda],
+		p->cuda_version);
+	json_key_str(f, "why", p->cuda == GDX_GDR_CUDA_OK ? NULL : p->cuda_why);
+	fprintf(f, "},\n  \"gdr_level\": \"%s\"}",
+		p->gdr_level == GDX_PATH_NODE ? "PHB" : gdx_path_name(p->gdr_level));
+	if (!c->nccl_checked) {
+		fputs(",\n \"nccl\": null", f);
+		return;
+	}
+	fprintf(f, ",\n \"nccl\": {\"found\": %s, ", c->nccl.found ? "true" : "false");
+	json_key_str(f, "path", c->nccl.found ? c->nccl.path : NULL);
+	fprintf(f, ", \"in_library_path\": %s, \"version_code\": %d, \"net_api\": %d, ",
+		c->nccl.in_path ? "true" : "false", c->nccl.version, c->nccl.api);
+	json_key_str(f, "nccl_net_plugin", c->nccl.plugin_env);
+	fputs(", ", f);
+	json_key_str(f, "plugin_path", c->nccl.plugin_path);
+	fputs("}", f);
+}
+
+static void check_json_verdict(FILE *f, const struct gdx_gdr_verdict *v)
+{
+	fprintf(f, "\"verdict\": \"%s\", \"ptr_support\": [\"HOST\"%s%s], ",
+		gdx_gdr_mode_name(v->mode), v->ptr_support & NCCL_PTR_CUDA ? ", \"CUDA\"" : "",
+		v->ptr_support & NCCL_PTR_DMABUF ? ", \"DMABUF\"" : "");
+	json_key_str(f, "via", v->via);
+	fputs(", \"degraded\": [", f);
+	for (unsigned bit = GDX_GDR_DEG_ACS, k = 0; bit <= GDX_GDR_DEG_SYS; bit <<= 1) {
+		if (!(v->degraded & bit))
+			continue;
+		fprintf(f, "%s\"%s\"", k++ ? ", " : "",
+			bit == GDX_GDR_DEG_ACS	   ? "ACS"
+			: bit == GDX_GDR_DEG_IOMMU ? "IOMMU"
+						   : "SYS");
+	}
+	fputs("], ", f);
+	json_key_str(f, "reason", v->reason);
+	fputs(", ", f);
+	json_key_str(f, "fix", v->fix);
+	fputs(", ", f);
+	json_key_str(f, "degraded_why", v->degraded_why);
+}
+
+static void check_json(const struct check *c, FILE *f)
+{
+	const struct gdx_gdr_probe *p = c->p;
+
+	fputs("{", f);
+	json_key_str(f, "source", c->source);
+	fprintf(f, ", \"policy\": \"%s\", \"status\": \"%s\", \"exit\": %d,\n \"ports\": [",
+		gdx_gdr_policy_name(c->policy), check_status_names[c->status], (int)c->status);
+	for (int i = 0; i < c->nports; i++) {
+		const struct check_port *cp = &c->ports[i];
+
+		fprintf(f, "%s\n  {", i ? "," : "");
+		json_key_str(f, "device", cp->dev);
+		fprintf(f, ", \"port\": %d, ", cp->port);
+		json_key_str(f, "state", cp->state);
+		fprintf(f, ", \"active\": %s, ", cp->active ? "true" : "false");
+		json_key_str(f, "link_layer", cp->link);
+		fputs(", ", f);
+		json_key_str(f, "rate", cp->rate);
+		fprintf(f, ", \"gids\": %d, \"roce_v2_gids\": %d, ", cp->ngids, cp->nv2);
+		json_key_str(f, "gid", cp->gid);
+		fputs("}", f);
+	}
+	fputs("]", f);
+	check_json_host(c, f);
+	fputs(",\n \"gpus\": [", f);
+	for (int g = 0; g < p->ngpus; g++) {
+		const struct gdx_gdr_gpu *gpu = &p->gpus[g];
+
+		fprintf(f, "%s\n  {", g ? "," : "");
+		json_key_str(f, "pci", gpu->pci);
+		fputs(", \"cuda_index\": ", f);
+		if (gpu->cuda_index >= 0)
+			fprintf(f, "%d", gpu->cuda_index);
+		else
+			fputs("null", f);
+		fputs(", \"gdr\": ", f);
+		json_tri(f, gpu->gdr_attr);
+		fputs(", \"dmabuf\": ", f);
+		json_tri(f, gpu->dmabuf_attr);
+		if (gpu->bar1)
+			fprintf(f, ", \"bar1\": %llu", (unsigned long long)gpu->bar1);
+		else
+			fputs(", \"bar1\": null", f);
+		fprintf(f, ", \"iommu\": \"%s\", ", gdx_gdr_iommu_name(gpu->iommu));
+		json_key_str(f, "iommu_type", gpu->iommu_type);
+		fputs("}", f);
+	}
+	fputs("],\n \"nics\": [", f);
+	for (int n = 0; n < p->nnics; n++) {
+		const struct gdx_gdr_nic *nic = &p->nics[n];
+		const struct gdx_gdr_verdict *v = &c->nic_v[n];
+
+		fprintf(f, "%s\n  {", n ? "," : "");
+		json_key_str(f, "name", nic->name);
+		fputs(", ", f);
+		json_key_str(f, "pci", nic->pci);
+		fputs(", \"dmabuf_probe\": ", f);
+		json_tri(f, nic->dmabuf);
+		fputs(", ", f);
+		json_key_str(f, "dmabuf_errno",
+			     nic->dmabuf < 0 ? NULL : gdx_gdr_errno_name(nic->dmabuf_errno));
+		fprintf(f, ", \"iommu\": \"%s\", ", gdx_gdr_iommu_name(nic->iommu));
+		json_key_str(f, "gpu", v->gpu >= 0 ? p->gpus[v->gpu].pci : NULL);
+		fprintf(f, ", \"path\": \"%s\",\n   ", gdx_path_name(v->path));
+		check_json_verdict(f, v);
+		fprintf(f, ",\n   \"warn\": %s, ", v->warn ? "true" : "false");
+		json_key_str(f, "line", v->line);
+		fputs("}", f);
+	}
+	fputs("],\n \"pairs\": [", f);
+	for (int g = 0; g < p->ngpus; g++) {
+		for (int n = 0; n < p->nnics; n++) {
+			const struct gdx_gdr_path *path = gdx_gdr_path(p, g, n);
+
+			fprintf(f, "%s\n  {", g || n ? "," : "");
+			json_key_str(f, "gpu", p->gpus[g].pci);
+			fputs(", ", f);
+			json_key_str(f, "nic", p->nics[n].name);
+			fprintf(f, ", \"path\": \"%s\", \"acs\": \"%s\", ",
+				gdx_path_name(path->cls), gdx_gdr_acs_name(path->acs));
+			json_key_str(f, "acs_bridge", path->acs_bridge);
+			fprintf(f, ", \"bridges\": %d, \"iommu\": ", path->nbridges);
+			json_str(f, check_pair_iommu(&p->gpus[g], &p->nics[n]));
+			fputs(",\n   ", f);
+			check_json_verdict(f, &c->pair_v[g * p->nnics + n]);
+			fputs("}", f);
+		}
+	}
+	fputs("],\n \"problems\": [", f);
+	for (int i = 0; i < c->nproblems; i++) {
+		fprintf(f, "%s\n  {\"level\": \"%s\", ", i ? "," : "",
+			check_level_names[c->problems[i].level]);
+		json_key_str(f, "text", c->problems[i].text);
+		fputs("}", f);
+	}
+	fputs("]}\n", f);
+}
+
+static int doctor_check(const struct doctor_cmd *cmd, int argc, char **argv)
+{
+	struct check_opts o = {0};
+	struct gdx_gdr_opts go = {0};
+	struct gdx_topo *t = NULL;
+	struct check *c;
+	char why[512];
+	int ret;
+
+	ret = doctor_args(cmd, argc, argv, check_on_opt, &o);
+	if (ret != DOCTOR_OK)
+		return ret;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return DOCTOR_ERROR;
+	c->policy_env = gdx_param_env("GDR");
+	if (gdx_gdr_policy_parse(c->policy_env, &c->policy))
+		check_problem(c, GDX_GDR_LEVEL_BROKEN,
+			      "NCCL_GDX_GDR=%s is not auto, on or off: the plugin's init fails",
+			      c->policy_env);
+	/* An explicit topology must load; this machine's may be missing (a note). */
+	if (o.xml) {
+		ret = gdx_topo_load(o.xml, &t, why, sizeof(why));
+		if (ret) {
+			fprintf(stderr, "gdx-doctor check: %s\n", why);
+			free(c);
+			return ret == -ENOMEM ? DOCTOR_ERROR : DOCTOR_NO_TOPO;
+		}
+	}
+	go.sysfs_root = o.sysfs_root ? o.sysfs_root : "/sys";
+	go.topo = t;
+	go.facts = gdx_env(GDX_ENV_GDR_FACTS); /* tests only, gdx_gdr_facts.h */
+	ret = gdx_gdr_probe_init(&go, &c->p, why, sizeof(why));
+	if (ret) {
+		fprintf(stderr, "gdx-doctor check: %s\n", why);
+		gdx_topo_free(t);
+		free(c);
+		return DOCTOR_ERROR;
+	}
+	c->source = o.sysfs_root ? o.sysfs_root : "this machine";
+	if (!c->p->have_topo)
+		check_problem(c, GDX_GDR_LEVEL_OK, "no topology (%s): path classes unknown",
+			      c->p->topo_why);
+	if (!c->p->from_facts)
+		check_probe_dmabuf(c);
+	ret = check_run(c);
+	if (ret) {
+		fprintf(stderr, "gdx-doctor check: out of memory\n");
+		ret = DOCTOR_ERROR;
+	} else {
+		if (o.json)
+			check_json(c, stdout);
+		else
+			check_human(c, stdout);
+		ret = (int)c->status;
+	}
+	free(c->nic_v);
+	free(c->pair_v);
+	gdx_gdr_probe_free(c->p);
+	gdx_topo_free(t);
+	free(c);
+	return ret;
+}
+
+static const struct doctor_opt check_opts[] = {
+	{"sysfs-root", 's', "DIR", "read sysfs under DIR instead of /sys (fixtures)"},
+	{"xml", 'x', "FILE",
+	 "read an hwloc XML topology (lstopo --of xml) instead of this machine"},
+	{"json", 'j', NULL, "print JSON instead of the tables"},
+	{0},
+};
+
+const struct doctor_cmd doctor_cmd_check = {
+	.name = "check",
+	.summary = "GPUDirect RDMA end to end: ports, memlock, peer memory, DMA-BUF, CUDA, paths",
+	.opts = check_opts,
+	.run = doctor_check,
+};

@@ -1,0 +1,292 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * gdx-doctor topo: the PCIe path class between every GPU and RDMA NIC (as
+ * `nvidia-smi topo -m` shows it), the rail groups the plugin would form and
+ * the NUMA node of each device, from the plugin's own topology module.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gdx/gdx_topo.h>
+
+#include "gdx_doctor.h"
+
+struct topo_opts {
+	const char *xml;
+	bool json;
+};
+
+static int topo_on_opt(void *ctx, int key, const char *arg)
+{
+	struct topo_opts *o = ctx;
+
+	switch (key) {
+	case 'x': o->xml = arg; break;
+	case 'j': o->json = true; break;
+	}
+	return DOCTOR_OK;
+}
+
+static void json_numa(FILE *f, int numa)
+{
+	if (numa >= 0)
+		fprintf(f, "%d", numa);
+	else
+		fputs("null", f);
+}
+
+static int topo_json(const struct gdx_topo *t, const char *source, FILE *f)
+{
+	int nn = gdx_topo_nnics(t);
+	int *order = calloc((size_t)nn + 1, sizeof(*order));
+
+	if (!order)
+		return -ENOMEM;
+	fputs("{\"source\": ", f);
+	json_str_or_null(f, source);
+	fputs(",\n \"gpus\": [", f);
+	for (int g = 0; g < gdx_topo_ngpus(t); g++) {
+		const struct gdx_topo_gpu *gpu = gdx_topo_gpu(t, g);
+		int n = gdx_topo_gpu_nics(t, g, order, nn);
+		int r = gdx_topo_gpu_rail(t, g, NULL, 0);
+
+		fprintf(f, "%s\n  {\"pci\": ", g ? "," : "");
+		json_str(f, gpu->pci);
+		fputs(", \"numa\": ", f);
+		json_numa(f, gpu->numa);
+		fputs(",\n   \"nics\": [", f);
+		for (int i = 0; i < n; i++) {
+			const struct gdx_topo_nic *nic = gdx_topo_nic(t, order[i]);
+
+			fprintf(f, "%s{\"name\": ", i ? ",\n            " : "");
+			json_str(f, nic->name);
+			fputs(", \"pci\": ", f);
+			json_str_or_null(f, nic->pci);
+			fprintf(f, ", \"path\": \"%s\"}",
+				gdx_path_name(gdx_topo_path(t, g, order[i])));
+		}
+		fputs("],\n   \"rail\": [", f);
+		/* The rail is the head of the nearest-first list. */
+		for (int i = 0; i < r; i++) {
+			fputs(i ? ", " : "", f);
+			json_str(f, gdx_topo_nic(t, order[i])->name);
+		}
+		fputs("]}", f);
+	}
+	fputs("],\n \"nics\": [", f);
+	for (int i = 0; i < nn; i++) {
+		const struct gdx_topo_nic *nic = gdx_topo_nic(t, i);
+
+		fprintf(f, "%s\n  {\"name\": ", i ? "," : "");
+		json_str(f, nic->name);
+		fputs(", \"pci\": ", f);
+		json_str_or_null(f, nic->pci);
+		fputs(", \"numa\": ", f);
+		json_numa(f, nic->numa);
+		fprintf(f, ", \"rail_gpus\": %d}", nic->rail_gpus);
+	}
+	fputs("],\n \"groups\": [", f);
+	for (int i = 0; i < gdx_topo_ngroups(t); i++) {
+		const struct gdx_topo_group *grp = gdx_topo_group(t, i);
+
+		fprintf(f, "%s\n  {\"nics\": [", i ? "," : "");
+		for (int k = 0; k < grp->nnics; k++) {
+			fputs(k ? ", " : "", f);
+			json_str(f, gdx_topo_nic(t, grp->nics[k])->name);
+		}
+		fputs("], \"gpus\": [", f);
+		for (int k = 0; k < grp->ngpus; k++) {
+			fputs(k ? ", " : "", f);
+			json_str(f, gdx_topo_gpu(t, grp->gpus[k])->pci);
+		}
+		fputs("]}", f);
+	}
+	fputs("]}\n", f);
+	free(order);
+	return 0;
+}
+
+static void topo_print_numa(FILE *f, int numa)
+{
+	if (numa >= 0)
+		fprintf(f, "%d", numa);
+	else
+		fputs("?", f);
+}
+
+static void topo_matrix(const struct gdx_topo *t, FILE *f)
+{
+	int ng = gdx_topo_ngpus(t), nn = gdx_topo_nnics(t);
+	int w = (int)strlen("UNKNOWN");
+
+	for (int i = 0; i < nn; i++)
+		if ((int)strlen(gdx_topo_nic(t, i)->name) > w)
+			w = (int)strlen(gdx_topo_nic(t, i)->name);
+	fprintf(f, "\n%-14s", "GPU");
+	for (int i = 0; i < nn; i++)
+		fprintf(f, "%-*s", w + 2, gdx_topo_nic(t, i)->name);
+	fputs("NUMA\n", f);
+	for (int g = 0; g < ng; g++) {
+		fprintf(f, "%-14s", gdx_topo_gpu(t, g)->pci);
+		for (int i = 0; i < nn; i++)
+			fprintf(f, "%-*s", w + 2, gdx_path_name(gdx_topo_path(t, g, i)));
+		topo_print_numa(f, gdx_topo_gpu(t, g)->numa);
+		fputc('\n', f);
+	}
+	if (!nn)
+		return;
+	fputs("\n"
+	      "  PIX  = same PCIe switch (at most one switch between GPU and NIC)\n"
+	      "  PXB  = several PCIe switches, no host bridge\n"
+	      "  PHB  = through a PCIe host bridge (the CPU's root complex)\n"
+	      "  NODE = between PCIe host bridges within one NUMA node\n"
+	      "  SYS  = across the interconnect between NUMA nodes (QPI/UPI, Infinity Fabric)\n",
+	      f);
+	for (int i = 0; i < nn; i++)
+		if (!gdx_topo_nic(t, i)->pci[0]) {
+			fputs("  UNKNOWN = the NIC has no PCI device (virtual, such as rxe)\n", f);
+			break;
+		}
+}
+
+static void topo_groups(const struct gdx_topo *t, FILE *f)
+{
+	fputs("\nRail groups (each GPU uses the NICs at its best path class):\n", f);
+	for (int i = 0; i < gdx_topo_ngroups(t); i++) {
+		const struct gdx_topo_group *grp = gdx_topo_group(t, i);
+		int col = fprintf(f, "  group %d: ", i);
+
+		for (int k = 0; k < grp->nnics; k++)
+			col += fprintf(f, "%s%s", k ? "," : "",
+				       gdx_topo_nic(t, grp->nics[k])->name);
+		if (!grp->ngpus) {
+			const char *why = gdx_topo_nic(t, grp->nics[0])->pci[0] ? "near no GPU"
+										: "no PCI device";
+
+			fprintf(f, "%*s(%s: stands alone)\n", col < 32 ? 32 - col : 1, "", why);
+			continue;
+		}
+		fprintf(f, "%*s<- ", col < 32 ? 32 - col : 1, "");
+		for (int k = 0; k < grp->ngpus; k++)
+			fprintf(f, "%s%s %s", k ? ", " : "", gdx_topo_gpu(t, grp->gpus[k])->pci,
+				gdx_path_name(gdx_topo_path(t, grp->gpus[k], grp->nics[0])));
+		fputc('\n', f);
+	}
+	for (int g = 0; g < gdx_topo_ngpus(t); g++)
+		if (gdx_topo_gpu_rail(t, g, NULL, 0) == 0)
+			fprintf(f, "  GPU %s has no PCI NIC: no rail\n", gdx_topo_gpu(t, g)->pci);
+}
+
+static void topo_nics(const struct gdx_topo *t, FILE *f)
+{
+	int ng = gdx_topo_ngpus(t);
+
+	fputs("\nNICs:\n", f);
+	for (int i = 0; i < gdx_topo_nnics(t); i++) {
+		const struct gdx_topo_nic *nic = gdx_topo_nic(t, i);
+
+		fprintf(f, "  %-10s %-14s NUMA ", nic->name, nic->pci[0] ? nic->pci : "(no PCI)");
+		topo_print_numa(f, nic->numa);
+		if (nic->rail_gpus > 1)
+			fprintf(f, "   shared by %d GPUs\n", nic->rail_gpus);
+		else if (nic->rail_gpus == 1)
+			fputs("   rail of 1 GPU\n", f);
+		else if (ng)
+			fputs("   in no GPU's rail\n", f);
+		else
+			fputc('\n', f);
+	}
+}
+
+/* GPUs whose nearest NIC is beyond NCCL's default NCCL_NET_GDR_LEVEL (PXB):
+ * NCCL will stage their traffic through host memory. */
+static void topo_notes(const struct gdx_topo *t, FILE *f)
+{
+	bool header = false;
+
+	for (int g = 0; g < gdx_topo_ngpus(t); g++) {
+		int nic;
+
+		if (gdx_topo_gpu_rail(t, g, &nic, 1) < 1 ||
+		    gdx_topo_path(t, g, nic) <= GDX_PATH_PXB)
+			continue;
+		if (!header)
+			fputs("\nNotes:\n", f);
+		header = true;
+		fprintf(f,
+			"  GPU %s: nearest NIC %s is %s; NCCL uses GPUDirect RDMA only up to\n"
+			"    NCCL_NET_GDR_LEVEL (default PXB), so this GPU's traffic is staged\n",
+			gdx_topo_gpu(t, g)->pci, gdx_topo_nic(t, nic)->name,
+			gdx_path_name(gdx_topo_path(t, g, nic)));
+	}
+}
+
+static void topo_human(const struct gdx_topo *t, const char *source, FILE *f)
+{
+	fprintf(f, "Topology of %s: %d GPU(s), %d RDMA NIC(s)\n", source ? source : "this machine",
+		gdx_topo_ngpus(t), gdx_topo_nnics(t));
+	if (gdx_topo_ngpus(t))
+		topo_matrix(t, f);
+	if (gdx_topo_ngroups(t) || gdx_topo_ngpus(t))
+		topo_groups(t, f);
+	if (gdx_topo_nnics(t))
+		topo_nics(t, f);
+	topo_notes(t, f);
+}
+
+static int doctor_topo(const struct doctor_cmd *cmd, int argc, char **argv)
+{
+	struct topo_opts o = {0};
+	struct gdx_topo *t;
+	char why[512];
+	int ret;
+
+	ret = doctor_args(cmd, argc, argv, topo_on_opt, &o);
+	if (ret != DOCTOR_OK)
+		return ret;
+
+	ret = gdx_topo_load(o.xml, &t, why, sizeof(why));
+	if (ret) {
+		fprintf(stderr, "gdx-doctor topo: %s\n", why);
+		return ret == -ENOMEM ? DOCTOR_ERROR : DOCTOR_NO_TOPO;
+	}
+	/* The report is printed even when a GPU or NIC is missing: it shows
+	 * what was found; the exit status says what was not. */
+	if (o.json)
+		ret = topo_json(t, o.xml, stdout);
+	else
+		topo_human(t, o.xml, stdout);
+	/* The report first, then what is missing, in that order on a terminal. */
+	fflush(stdout);
+	if (ret) {
+		fprintf(stderr, "gdx-doctor topo: out of memory\n");
+		ret = DOCTOR_ERROR;
+	} else if (!gdx_topo_ngpus(t)) {
+		fprintf(stderr, "gdx-doctor topo: no NVIDIA GPU found in %s\n",
+			o.xml ? o.xml : "this machine");
+		ret = DOCTOR_NO_GPU;
+	} else if (!gdx_topo_nnics(t)) {
+		fprintf(stderr, "gdx-doctor topo: no RDMA NIC found in %s\n",
+			o.xml ? o.xml : "this machine");
+		ret = DOCTOR_NO_NIC;
+	}
+	gdx_topo_free(t);
+	return ret;
+}
+
+static const struct doctor_opt topo_opts[] = {
+	{"xml", 'x', "FILE",
+	 "read an hwloc XML topology (lstopo --of xml) instead of this machine"},
+	{"json", 'j', NULL, "print JSON instead of the table"},
+	{0},
+};
+
+const struct doctor_cmd doctor_cmd_topo = {
+	.name = "topo",
+	.summary = "GPU-NIC PCIe path classes, the rail groups the plugin forms, NUMA nodes",
+	.opts = topo_opts,
+	.run = doctor_topo,
+};
