@@ -27,13 +27,16 @@ ARCHIVE  := $(BUILD)/libgdx.a
 
 UNIT_TESTS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/unit_*.c))
 VM_TESTS   := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/vm_*.c))
+# The data-path tests that need every NIC to reach every other (vm-run.sh --switch).
+SW_TESTS   := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/sw_*.c))
 TOOLS      := $(BUILD)/gdx-bench $(BUILD)/gdx-doctor
 # The latency floor next to gdx-bench -m lat (scripts/side-by-side.sh).
 REF_TOOLS  := $(BUILD)/tests/ref_verbs_pingpong
-TEST_LIB   := $(BUILD)/tests/gdx_test.o $(BUILD)/tests/gdx_plugin_loader.o $(BUILD)/tests/gdx_pair.o
+TEST_LIB   := $(BUILD)/tests/gdx_test.o $(BUILD)/tests/gdx_plugin_loader.o $(BUILD)/tests/gdx_pair.o \
+	      $(BUILD)/tests/gdx_drv.o
 
 .PHONY: all deps test demo bench clean
-all: $(LIB) $(ARCHIVE) $(TOOLS) $(UNIT_TESTS) $(VM_TESTS) $(REF_TOOLS)
+all: $(LIB) $(ARCHIVE) $(TOOLS) $(UNIT_TESTS) $(VM_TESTS) $(SW_TESTS) $(REF_TOOLS)
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -129,7 +132,7 @@ deb: $(LIB) $(TOOLS) $(MANS)
 # The README's two commands: a demo transfer over Soft-RoCE, and every test.
 # Each installs what it needs first, then builds in a fresh make (so that
 # pkg-config sees the packages just installed).
-BUILD_DEPS := gcc make pkg-config libibverbs-dev libhwloc-dev binutils clang-format python3
+BUILD_DEPS := gcc make pkg-config libibverbs-dev libhwloc-dev binutils clang-format python3 shellcheck
 # make deb and tests/check-package.sh: dpkg-shlibdeps, man page checks.
 BUILD_DEPS += dpkg-dev groff-base
 # make fuzz: clang and its libFuzzer/sanitizer runtimes; llvm: llvm-symbolizer,

@@ -1,5 +1,7 @@
 #!/bin/sh
-# In-guest init for scripts/vm-run.sh. Not meant to be run on the host.
+# In-guest init for scripts/vm-run.sh. Not meant to be run on the host,
+# except as "vm-init.sh wires N [MTU]": the N veth pairs with rxe devices of
+# the VM, made on a real host that has rdma_rxe (scripts/gpu-check.sh).
 #
 # Stage 1 runs as /init of the initramfs under busybox: load the modules,
 # build the root (host / over 9p, read-only, under an overlay with a tmpfs
@@ -17,6 +19,7 @@
 FINAL_RUN=/run/gdx-vm # where the rw share ends up in the final root
 RUN=                  # where it is now; empty until mounted
 BB=/bin/busybox       # static; in stage 2 a copy in RAM (see stage1)
+WIRES=                # set when run on a real host for its wires only
 
 # reboot(2) from PID 1 itself, from a binary in RAM. sysrq o would power off
 # asynchronously while PID 1 keeps running from 9p, whose device is shut
@@ -31,6 +34,8 @@ power_off() {
 
 fail() {
 	echo "vm-init: $*" >&2
+	# on a real host (wires), never power off: just fail
+	[ -n "$WIRES" ] && exit 1
 	[ -n "$RUN" ] && echo "$*" >"$RUN/error"
 	power_off
 }
@@ -155,6 +160,60 @@ setup_network() {
 	rdma -b "$rbatch" >&2 || fail "rxe setup failed (rdma -b)"
 }
 
+# One switch: vethK (rxeK) to bridge port swK, for K < 2 * pairs. Each
+# device's traffic leaves by its own veth (a policy table per source
+# address), arrives by its peer's, and only the owner answers ARP for an
+# address (arp_ignore), so that rxe sees real packets on the right device.
+setup_switch() {
+	n=$((2 * $1))
+	mtu=$2
+	batch=/run/gdx-vm-ip.batch
+	rbatch=/run/gdx-vm-rdma.batch
+	: >"$batch"
+	: >"$rbatch"
+	for c in all default; do
+		put /proc/sys/net/ipv4/conf/$c/rp_filter 0
+		put /proc/sys/net/ipv4/conf/$c/accept_local 1
+		put /proc/sys/net/ipv4/conf/$c/arp_ignore 1
+		put /proc/sys/net/ipv4/conf/$c/arp_announce 2
+	done
+	put /proc/sys/net/ipv6/conf/default/disable_ipv6 1
+	cat >>"$batch" <<-EOF
+		link set lo up
+		link add br0 type bridge
+		link set br0 up
+	EOF
+	k=0
+	while [ "$k" -lt "$n" ]; do
+		a=198.19.0.$((k + 1))
+		cat >>"$batch" <<-EOF
+			link add veth$k mtu $mtu type veth peer name sw$k mtu $mtu
+			link set sw$k master br0
+			link set sw$k up
+			addr add $a/24 dev veth$k
+			link set veth$k up
+			rule add pref 10 iif veth$k lookup local
+			rule add pref 15 from $a to $a lookup local
+			rule add pref 20 from $a to 198.19.0.0/24 lookup $((100 + k))
+			route add 198.19.0.0/24 dev veth$k src $a table $((100 + k))
+		EOF
+		echo "link add rxe$k type rxe netdev veth$k" >>"$rbatch"
+		k=$((k + 1))
+	done
+	cat >>"$batch" <<-EOF
+		rule add pref 1000 lookup local
+		rule del pref 0 lookup local
+	EOF
+	ip -batch "$batch" >&2 || fail "switch setup failed (ip -batch)"
+	for d in /proc/sys/net/ipv4/conf/veth*; do
+		put "$d/rp_filter" 0
+		put "$d/accept_local" 1
+		put "$d/arp_ignore" 1
+		put "$d/arp_announce" 2
+	done
+	rdma -b "$rbatch" >&2 || fail "rxe setup failed (rdma -b)"
+}
+
 # GID index 1 is the RoCE v2 IPv4-mapped GID; it appears asynchronously.
 wait_gids() {
 	n=$1
@@ -184,13 +243,18 @@ stage2() {
 	cd / || fail "no /"
 	cwd=$(cat "$RUN/cwd")
 	pairs=$(cat "$RUN/pairs")
+	wiring=$(cat "$RUN/wiring")
 	mtu=$(cat "$RUN/mtu")
 	# shellcheck disable=SC3045 # dash and busybox ash both have ulimit -l
 	ulimit -l unlimited || fail "ulimit -l unlimited failed"
 	# The host's name, so that it resolves through the host's /etc/hosts.
 	[ -r /etc/hostname ] && put /proc/sys/kernel/hostname "$(cat /etc/hostname)"
 
-	setup_network "$pairs" "$mtu"
+	if [ "$wiring" = switch ]; then
+		setup_switch "$pairs" "$mtu"
+	else
+		setup_network "$pairs" "$mtu"
+	fi
 	rxe=
 	k=0
 	while [ "$k" -lt $((2 * pairs)) ]; do
@@ -200,7 +264,8 @@ stage2() {
 	wait_gids $((2 * pairs))
 
 	mkdir -p "$RUN/out"
-	export GDX_VM=1 GDX_VM_PAIRS="$pairs" GDX_VM_RXE="$rxe" GDX_VM_OUT="$RUN/out"
+	export GDX_VM=1 GDX_VM_PAIRS="$pairs" GDX_VM_WIRING="$wiring" GDX_VM_RXE="$rxe"
+	export GDX_VM_OUT="$RUN/out"
 	cd "$cwd" || fail "cannot cd to $cwd in the guest"
 	cmd=$(cat "$RUN/cmd")
 	read -r up _ </proc/uptime
@@ -222,7 +287,16 @@ stage2() {
 	power_off
 }
 
+# On a real host with rdma_rxe (scripts/gpu-check.sh): only the wires.
+wires() {
+	WIRES=1
+	[ "$(id -u)" -eq 0 ] || fail "wires: needs root"
+	setup_network "$1" "${2:-1500}"
+	wait_gids $((2 * $1))
+}
+
 case ${1:-} in
 stage2) stage2 ;;
+wires) wires "${2:-1}" "${3:-1500}" ;;
 *) stage1 ;;
 esac

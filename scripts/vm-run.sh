@@ -24,6 +24,8 @@ directory. Several COMMAND words are joined with spaces.
 
 Options:
   --pairs N        veth pairs / rxe device pairs (default 1, at most 64)
+  --switch         the 2N rxe devices on one switch instead of wired in pairs:
+                   every device reaches every other
   --mem MiB        guest memory (default 2048)
   --timeout SEC    kill the VM after SEC seconds (default 1200)
   --mtu BYTES      MTU of the veths (default 1500; rxe uses the IB MTU below it)
@@ -32,8 +34,11 @@ Options:
 
 In the guest, pair i is veth(2i) 198.18.i.1/24 <-> veth(2i+1) 198.18.i.2/24,
 with rxe(2i) on veth(2i) and rxe(2i+1) on veth(2i+1); traffic between the two
-addresses really crosses the veth. GID index 1 is the RoCE v2 IPv4 GID.
-COMMAND sees GDX_VM=1, GDX_VM_PAIRS=N, GDX_VM_RXE="rxe0 rxe1 ...",
+addresses really crosses the veth. With --switch, vethK (198.19.0.K+1/24, rxeK)
+is wired to port swK of a bridge, so that any two devices reach each other
+across their veths. GID index 1 is the RoCE v2 IPv4 GID.
+COMMAND sees GDX_VM=1, GDX_VM_PAIRS=N, GDX_VM_WIRING=pairs or switch,
+GDX_VM_RXE="rxe0 rxe1 ...",
 GDX_VM_OUT (a writable directory that comes back to the host, see --out).
 Writes anywhere else vanish with the VM. COMMAND's stdin is /dev/null, its
 stdout and stderr are a terminal (hvc0) streamed to this script's stdout.
@@ -75,8 +80,14 @@ mem=2048
 tmo=1200
 mtu=1500
 outdir=
+wiring=pairs
 while (($# > 0)); do
 	case $1 in
+	--switch)
+		wiring=switch
+		shift
+		continue
+		;;
 	--pairs | --mem | --timeout | --mtu | --out)
 		(($# >= 2)) || usage_error "$1 needs a value"
 		opt=${1#--}
@@ -382,6 +393,7 @@ kernel=$kdir/boot/vmlinuz-$kver
 echo "$cwd" >"$run_dir/cwd"
 printf '%s\n' "$cmd" >"$run_dir/cmd"
 echo "$pairs" >"$run_dir/pairs"
+echo "$wiring" >"$run_dir/wiring"
 echo "$mtu" >"$run_dir/mtu"
 echo "$kdir/lib/modules" >"$run_dir/moddir"
 mkdir -p "$run_dir/out"

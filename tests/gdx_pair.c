@@ -1,8 +1,16 @@
 /* SPDX-License-Identifier: MIT */
+#include <arpa/inet.h>
+#include <linux/if_ether.h>
+#include <linux/if_packet.h>
+#include <net/if.h>
+#include <netinet/ip.h>
+#include <netinet/udp.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "gdx_pair.h"
@@ -165,4 +173,42 @@ void gdx_rdma_counts(char *out, size_t len)
 		used += strlen(line);
 	}
 	ASSERT_EQ(pclose(f), 0);
+}
+
+/* The TOS byte of the next RoCE v2 packet (UDP port 4791) leaving ifname. */
+int gdx_capture_tos(const char *ifname, void (*send_some)(void *), void *arg)
+{
+	struct sockaddr_ll sll = {.sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_ALL)};
+	unsigned char pkt[2048];
+	int fd = socket(AF_PACKET, SOCK_DGRAM, htons(ETH_P_ALL)), tos = -1, seen = 0;
+
+	ASSERT(fd >= 0);
+	sll.sll_ifindex = (int)if_nametoindex(ifname);
+	ASSERT(sll.sll_ifindex > 0);
+	ASSERT_EQ(bind(fd, (struct sockaddr *)&sll, sizeof(sll)), 0);
+	send_some(arg);
+	for (int i = 0; i < 10000 && tos < 0; i++) {
+		struct pollfd pfd = {.fd = fd, .events = POLLIN};
+		const struct iphdr *ip = (const struct iphdr *)pkt;
+		struct sockaddr_ll from;
+		socklen_t from_len;
+		ssize_t n;
+
+		if (poll(&pfd, 1, 2000) <= 0)
+			break;
+		from_len = sizeof(from);
+		n = recvfrom(fd, pkt, sizeof(pkt), 0, (struct sockaddr *)&from, &from_len);
+		/* only what leaves: the peer's packets arrive on this veth too */
+		if (n < (ssize_t)(sizeof(*ip) + sizeof(struct udphdr)) ||
+		    from.sll_pkttype != PACKET_OUTGOING || from.sll_protocol != htons(ETH_P_IP) ||
+		    ip->protocol != IPPROTO_UDP)
+			continue;
+		seen++;
+		if (ntohs(((const struct udphdr *)(pkt + ip->ihl * 4))->dest) == 4791)
+			tos = ip->tos;
+	}
+	close(fd);
+	if (tos < 0)
+		printf("  %d outgoing UDP packets on %s, none to port 4791\n", seen, ifname);
+	return tos;
 }

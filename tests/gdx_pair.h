@@ -55,4 +55,8 @@ double gdx_now_s(void);
  * else, so they are this process's. */
 void gdx_rdma_counts(char *out, size_t len);
 
+/* The TOS byte of the first RoCE v2 packet (UDP port 4791) that leaves
+ * ifname while send_some(arg) runs; -1 when none does. */
+int gdx_capture_tos(const char *ifname, void (*send_some)(void *), void *arg);
+
 #endif

@@ -4,6 +4,7 @@
 #define NCCL_NET_H
 
 #include "net_common.h"
+#include "net_v6.h"
 #include "net_v7.h"
 #include "net_v8.h"
 #include "net_v9.h"
