@@ -32,8 +32,11 @@
  * Three registries, each for what NCCL can hand back to us:
  * - connects under way (gdx_connects): NCCL calls connect() again until it
  *   returns a comm, with the same handle buffer and nothing else that names
- *   the attempt, so the attempt is found again by that buffer's address (the
- *   handle's bytes are the peer's and are checked, never trusted);
+ *   the attempt, so the attempt is found again by that buffer's address and
+ *   the handle in it (its listener's address and nonce): a buffer NCCL
+ *   reuses for another handle starts a connect of its own. One that NCCL
+ *   stops calling is freed once it has not been called for the handshake
+ *   timeout (the handle's bytes are the peer's and checked, never trusted);
  * - live comms (gdx_live): listen, send and receive comms, so that a close or
  *   a call on something never opened, or already closed, is refused with an
  *   error instead of touching freed memory, and finalize closes what a
@@ -82,10 +85,13 @@ _Static_assert(sizeof(gdx_accept_state_names) / sizeof(gdx_accept_state_names[0]
 		       GDX_ACC_NSTATES,
 	       "every accept state has a name");
 
-/* A connect under way, found by the handle buffer's address (above). */
+/* A connect under way, found by the handle buffer and its contents (above). */
 struct gdx_connect {
 	struct gdx_connect *next;
 	const void *key;
+	struct gdx_handle handle; /* as it was in the buffer */
+	uint64_t last_ms;	  /* the last call that drove it */
+	uint32_t remote_members;  /* NICs of the listener's device */
 	struct gdx_ctx *ctx;
 	int dev;
 	int tc;
@@ -218,15 +224,15 @@ int gdx_comms_open(void)
 
 static int gdx_oob_addr(struct gdx_sockaddr *addr, char *ifname)
 {
-	const char *spec = gdx_params.socket_ifname;
+	const char *spec = gdx_params.socket_ifname; /* or NCCL_SOCKET_IFNAME, its twin */
 	int ret;
 
-	if (!spec || !*spec)
-		spec = gdx_env(GDX_ENV_SOCKET_IFNAME);
-	ret = gdx_sock_find_if(spec, addr, ifname);
+	ret = gdx_sock_find_if(spec, gdx_env(GDX_ENV_SOCKET_FAMILY), addr, ifname);
 	if (ret == -ENODEV)
 		GDX_WARN("no usable out-of-band IP interface%s%s%s; set NCCL_GDX_SOCKET_IFNAME",
-			 spec && *spec ? " matches \"" : " (up, not loopback)",
+			 spec && *spec ? " matches \""
+				       : " (up, with an address that is not "
+					 "link-local)",
 			 spec && *spec ? spec : "", spec && *spec ? "\"" : "");
 	return ret;
 }
@@ -270,10 +276,11 @@ int gdx_listen(struct gdx_ctx *ctx, int dev, void *handle, struct gdx_listen_com
 		lc->nonce = ((uint64_t)random() << 32) ^ (uint64_t)random() ^ gdx_now_ms();
 	ip = bound.u.sa.sa_family == AF_INET ? (const void *)&bound.u.in.sin_addr
 					     : (const void *)&bound.u.in6.sin6_addr;
-	gdx_handle_pack(
-		handle, bound.u.sa.sa_family, ip,
-		bound.u.sa.sa_family == AF_INET ? bound.u.in.sin_port : bound.u.in6.sin6_port,
-		bound.u.sa.sa_family == AF_INET6 ? bound.u.in6.sin6_scope_id : 0, lc->nonce);
+	gdx_handle_pack(handle, bound.u.sa.sa_family, ip,
+			bound.u.sa.sa_family == AF_INET ? bound.u.in.sin_port
+							: bound.u.in6.sin6_port,
+			bound.u.sa.sa_family == AF_INET6 ? bound.u.in6.sin6_scope_id : 0, lc->nonce,
+			gdx_vdev_get(dev) ? (uint32_t)gdx_vdev_get(dev)->nmembers : 1);
 	ret = gdx_live_add(lc);
 	if (ret)
 		goto err_close;
@@ -295,6 +302,7 @@ static void gdx_comm_base_init(struct gdx_comm *c, uint32_t kind, int dev, int f
 	c->dev_index = dev;
 	c->ctx = ctx;
 	c->tc = tc >= 0 ? tc : (ctx && ctx->tc >= 0 ? ctx->tc : -1);
+	c->nmembers = gdx_vdev_get(dev)->nmembers;
 	c->sock = fd;
 	snprintf(c->peer, sizeof(c->peer), "%s", peer);
 	/* receive comms: 32 receives plus their flushes */
@@ -340,19 +348,30 @@ static void gdx_comm_base_fini(struct gdx_comm *c)
 #define GDX_SEND_WR 512
 #define GDX_RECV_WR (GDX_FIFO_ENTRIES + 2 * GDX_MAX_REQUESTS)
 
-/* One rail per member of the (possibly fused) device. */
-static int gdx_comm_rails_create(struct gdx_comm *c, struct gdx_vdev *v)
+/* nrails rails over the members of the (possibly fused) device, rail i on
+ * member i % members, each with the connection's service level and class. */
+static int gdx_comm_rails_create(struct gdx_comm *c, struct gdx_vdev *v, int nrails, uint8_t sl,
+				 uint8_t tc)
 {
-	for (int i = 0; i < v->nmembers; i++) {
-		int ret = gdx_rail_create(&c->rails[i], v->members[i], c, GDX_SEND_WR, GDX_RECV_WR);
+	for (int i = 0; i < nrails; i++) {
+		struct gdx_rail *r = &c->rails[i];
+		int ret = gdx_rail_create(r, v->members[i % v->nmembers], c, GDX_SEND_WR,
+					  GDX_RECV_WR);
 
 		if (ret)
 			return ret; /* the caller's free destroys the rails made */
-		if (c->tc >= 0)
-			c->rails[i].tc = c->tc;
+		r->member = i % v->nmembers;
+		r->sl = sl;
+		r->tc = tc;
 		c->nrails = i + 1;
 	}
 	return 0;
+}
+
+/* The connection's rail count: net_ib's max(local, remote) QPs. */
+static int gdx_rails_for(int local, uint32_t remote)
+{
+	return (uint32_t)local > remote ? local : (int)remote;
 }
 
 static void gdx_meta_fill(struct gdx_wire_meta *m, const struct gdx_comm *c)
@@ -360,6 +379,8 @@ static void gdx_meta_fill(struct gdx_wire_meta *m, const struct gdx_comm *c)
 	memset(m, 0, sizeof(*m));
 	m->nrails = (uint32_t)c->nrails;
 	m->max_recvs = GDX_MAX_RECVS;
+	m->sl = c->rails[0].sl;
+	m->tc = c->rails[0].tc;
 	snprintf(m->dev_name, sizeof(m->dev_name), "%.63s", gdx_vdev_get(c->dev_index)->name);
 	for (int i = 0; i < c->nrails; i++)
 		gdx_rail_local(&c->rails[i], &m->rails[i]);
@@ -368,8 +389,8 @@ static void gdx_meta_fill(struct gdx_wire_meta *m, const struct gdx_comm *c)
 static int gdx_comm_rails_connect(struct gdx_comm *c, const struct gdx_wire_meta *remote)
 {
 	if ((int)remote->nrails != c->nrails) {
-		GDX_WARN("peer %s (%s) uses %u rails, %s uses %d: both ends must be configured "
-			 "alike",
+		GDX_WARN("peer %s (%s) made %u QPs for the connection, %s made %d: its handshake "
+			 "disagrees with its own rail count",
 			 c->peer, remote->dev_name, remote->nrails,
 			 gdx_vdev_get(c->dev_index)->name, c->nrails);
 		return -EPROTO;
@@ -384,10 +405,46 @@ static int gdx_comm_rails_connect(struct gdx_comm *c, const struct gdx_wire_meta
 	return 0;
 }
 
+#define GDX_GROUP_SIZES_BYTES (GDX_MAX_REQUESTS * GDX_MAX_RECVS * sizeof(uint32_t))
+
+/* A group-sizes array of GDX_GROUP_SIZES_BYTES registered on every NIC of
+ * c's device: where a receiver takes grouped receives' sizes (remote write),
+ * or where a sender writes them from. */
+static int gdx_group_sizes_create(struct gdx_comm *c, uint32_t (**sizes_p)[GDX_MAX_RECVS],
+				  struct ibv_mr **mrs, int access)
+{
+	int ret = posix_memalign((void **)sizes_p, 4096, GDX_GROUP_SIZES_BYTES);
+
+	if (ret) {
+		*sizes_p = NULL;
+		return -ret;
+	}
+	memset(*sizes_p, 0, GDX_GROUP_SIZES_BYTES);
+	for (int m = 0; m < c->nmembers; m++) {
+		mrs[m] = ibv_reg_mr(c->rails[m].pd, *sizes_p, GDX_GROUP_SIZES_BYTES, access);
+		if (!mrs[m]) {
+			ret = errno ? -errno : -ENOMEM;
+			GDX_WARN("ibv_reg_mr(%s, group sizes) failed: %s", c->rails[m].dev->ibdev,
+				 strerror(-ret));
+			return ret;
+		}
+	}
+	return 0;
+}
+
+static void gdx_group_sizes_destroy(void *sizes, struct ibv_mr **mrs)
+{
+	for (int m = 0; m < GDX_MAX_RAILS; m++)
+		if (mrs[m])
+			ibv_dereg_mr(mrs[m]);
+	free(sizes);
+}
+
 static void gdx_send_comm_free(struct gdx_send_comm *sc)
 {
 	if (!sc)
 		return;
+	gdx_group_sizes_destroy(sc->sizes_out, sc->sizes_out_mr);
 	gdx_comm_base_fini(&sc->base);
 	if (sc->fifo_mr)
 		ibv_dereg_mr(sc->fifo_mr);
@@ -399,6 +456,7 @@ static int gdx_send_comm_create(struct gdx_connect *cs, struct gdx_send_comm **s
 {
 	struct gdx_vdev *dev = gdx_vdev_get(cs->dev);
 	struct gdx_send_comm *sc;
+	uint8_t sl, tc;
 	int ret;
 
 	if (!dev)
@@ -407,7 +465,12 @@ static int gdx_send_comm_create(struct gdx_connect *cs, struct gdx_send_comm **s
 	if (!sc)
 		return -ENOMEM;
 	gdx_comm_base_init(&sc->base, GDX_KIND_SEND, cs->dev, -1, cs->peer, cs->ctx, cs->tc);
-	ret = gdx_comm_rails_create(&sc->base, dev);
+	gdx_rail_qos(sc->base.tc, &sl, &tc);
+	ret = gdx_comm_rails_create(&sc->base, dev,
+				    gdx_rails_for(dev->nmembers, cs->remote_members), sl, tc);
+	if (!ret)
+		ret = gdx_group_sizes_create(&sc->base, &sc->sizes_out, sc->sizes_out_mr,
+					     IBV_ACCESS_LOCAL_WRITE);
 	if (ret)
 		goto err;
 	ret = posix_memalign((void **)&sc->fifo, 4096, GDX_FIFO_ENTRIES * sizeof(struct gdx_cts));
@@ -454,15 +517,43 @@ static void gdx_connect_free(struct gdx_connect *cs)
 	free(cs);
 }
 
-static struct gdx_connect *gdx_connect_find(const void *key)
+/* The connect this call resumes: the same buffer holding the same handle.
+ * Found under the lock and stamped, so that no sweep frees it meanwhile. */
+static struct gdx_connect *gdx_connect_find(const void *key, uint64_t now)
 {
 	struct gdx_connect *cs;
 
 	pthread_mutex_lock(&gdx_conn_lock);
-	for (cs = gdx_connects; cs && cs->key != key; cs = cs->next)
-		;
+	for (cs = gdx_connects; cs; cs = cs->next)
+		if (cs->key == key && !memcmp(&cs->handle, key, sizeof(cs->handle)))
+			break;
+	if (cs)
+		cs->last_ms = now;
 	pthread_mutex_unlock(&gdx_conn_lock);
 	return cs;
+}
+
+/* Frees connects NCCL has stopped calling: none for the handshake timeout. */
+static void gdx_connect_sweep(uint64_t now)
+{
+	for (;;) {
+		struct gdx_connect *cs;
+
+		pthread_mutex_lock(&gdx_conn_lock);
+		for (cs = gdx_connects; cs; cs = cs->next)
+			if (now - cs->last_ms > (uint64_t)gdx_params.handshake_timeout_ms)
+				break;
+		if (cs)
+			cs->last_ms = now; /* ours to free: no other sweep takes it */
+		pthread_mutex_unlock(&gdx_conn_lock);
+		if (!cs)
+			return;
+		GDX_INFO(NCCL_NET,
+			 "connect to %s abandoned: not called again for %d ms; its socket and "
+			 "QPs are freed",
+			 cs->peer, gdx_params.handshake_timeout_ms);
+		gdx_connect_free(cs);
+	}
 }
 
 static int gdx_connect_start(struct gdx_ctx *ctx, int dev, int tc, const void *handle,
@@ -496,6 +587,9 @@ static int gdx_connect_start(struct gdx_ctx *ctx, int dev, int tc, const void *h
 	if (!cs)
 		return -ENOMEM;
 	cs->key = handle;
+	memcpy(&cs->handle, handle, sizeof(cs->handle));
+	cs->last_ms = gdx_now_ms();
+	cs->remote_members = le16toh(h->nrails);
 	cs->ctx = ctx;
 	cs->dev = dev;
 	cs->tc = tc;
@@ -545,7 +639,7 @@ static int gdx_connect_progress(struct gdx_connect *cs)
 			if (ret)
 				return ret;
 			gdx_wire_hello_pack(&cs->out.hello, cs->nonce,
-					    (uint32_t)cs->sc->base.nrails);
+					    (uint32_t)cs->sc->base.nmembers);
 			gdx_meta_fill(&cs->meta_in, &cs->sc->base); /* scratch for ours */
 			cs->meta_in.fifo_addr = (uintptr_t)cs->sc->fifo;
 			cs->meta_in.fifo_rkey = cs->sc->fifo_mr->rkey;
@@ -574,12 +668,11 @@ static int gdx_connect_progress(struct gdx_connect *cs)
 				GDX_WARN("connect to %s refused: %s", cs->peer, why);
 				return ret;
 			}
-			if (gdx_wire_hello_rails(&cs->hello_in) != (uint32_t)cs->sc->base.nrails) {
-				GDX_WARN(
-					"connect to %s refused: the listener's device has %u rail(s), "
-					"%s has %d: fuse the devices alike on both ends",
-					cs->peer, gdx_wire_hello_rails(&cs->hello_in),
-					gdx_vdev_get(cs->dev)->name, cs->sc->base.nrails);
+			if (gdx_wire_hello_rails(&cs->hello_in) != cs->remote_members) {
+				GDX_WARN("connect to %s refused: the listener's handle said %u "
+					 "rail(s), its hello says %u",
+					 cs->peer, cs->remote_members,
+					 gdx_wire_hello_rails(&cs->hello_in));
 				return -EPROTO;
 			}
 			gdx_xfer_set(&cs->xfer, &cs->meta_in, sizeof(cs->meta_in));
@@ -600,6 +693,9 @@ static int gdx_connect_progress(struct gdx_connect *cs)
 			ret = gdx_comm_rails_connect(&cs->sc->base, &cs->meta_in);
 			if (ret)
 				return ret;
+			cs->sc->remote_sizes = cs->meta_in.sizes_addr;
+			for (int i = 0; i < cs->sc->base.nrails; i++)
+				cs->sc->remote_sizes_rkey[i] = cs->meta_in.rails[i].sizes_rkey;
 			cs->ready = htole32(GDX_WIRE_READY);
 			gdx_xfer_set(&cs->xfer, &cs->ready, sizeof(cs->ready));
 			ret = gdx_connect_set_state(cs, GDX_CONN_SEND_READY);
@@ -627,13 +723,30 @@ io_err:
 	return ret;
 }
 
+/* What the connection's INFO line adds when the ends' rail counts differ. */
+static const char *gdx_rails_note(const struct gdx_comm *c, uint32_t peer_members, char *buf,
+				  size_t len)
+{
+	buf[0] = '\0';
+	if ((uint32_t)c->nmembers != peer_members)
+		snprintf(buf, len,
+			 " (%d rail(s) here, %u there: one QP per rail of the larger end)",
+			 c->nmembers, peer_members);
+	return buf;
+}
+
 int gdx_connect(struct gdx_ctx *ctx, int dev, int tc, void *handle, struct gdx_send_comm **comm_p)
 {
-	struct gdx_connect *cs = gdx_connect_find(handle);
+	uint64_t now = gdx_now_ms();
+	struct gdx_connect *cs;
 	struct gdx_send_comm *sc;
+	uint32_t members;
+	char note[96];
 	int ret;
 
 	*comm_p = NULL;
+	gdx_connect_sweep(now);
+	cs = gdx_connect_find(handle, now);
 	if (!cs) {
 		ret = gdx_connect_start(ctx, dev, tc, handle, &cs);
 		if (ret)
@@ -649,14 +762,16 @@ int gdx_connect(struct gdx_ctx *ctx, int dev, int tc, void *handle, struct gdx_s
 	sc = cs->sc;
 	cs->sc = NULL;
 	cs->fd = -1;
+	members = cs->remote_members;
 	gdx_connect_free(cs);
 	ret = gdx_live_add(sc);
 	if (ret) {
 		gdx_send_comm_free(sc);
 		return ret;
 	}
-	GDX_INFO(NCCL_NET, "connected %s to %s (%s), %d rail(s)", gdx_vdev_get(dev)->name,
-		 sc->base.peer, sc->base.peer_dev, sc->base.nrails);
+	GDX_INFO(NCCL_NET, "connected %s to %s (%s), %d rail(s)%s", gdx_vdev_get(dev)->name,
+		 sc->base.peer, sc->base.peer_dev, sc->base.nrails,
+		 gdx_rails_note(&sc->base, members, note, sizeof(note)));
 	*comm_p = sc;
 	return 0;
 }
@@ -665,12 +780,22 @@ static void gdx_recv_comm_free(struct gdx_recv_comm *rc)
 {
 	if (!rc)
 		return;
-	gdx_comm_base_fini(&rc->base);
 	gdx_flush_destroy(rc);
+	gdx_group_sizes_destroy(rc->group_sizes, rc->group_sizes_mr);
+	gdx_comm_base_fini(&rc->base);
 	if (rc->cts_mr)
 		ibv_dereg_mr(rc->cts_mr);
 	free(rc->cts);
 	free(rc);
+}
+
+/* The acceptor's metadata: its rails, and where its group sizes go. */
+static void gdx_recv_meta_fill(struct gdx_wire_meta *m, const struct gdx_recv_comm *rc)
+{
+	gdx_meta_fill(m, &rc->base);
+	m->sizes_addr = (uintptr_t)rc->group_sizes;
+	for (int i = 0; i < rc->base.nrails; i++)
+		m->rails[i].sizes_rkey = rc->group_sizes_mr[rc->base.rails[i].member]->rkey;
 }
 
 static int gdx_recv_comm_create(struct gdx_listen_comm *lc, struct gdx_accept *a)
@@ -685,7 +810,14 @@ static int gdx_recv_comm_create(struct gdx_listen_comm *lc, struct gdx_accept *a
 	if (!rc)
 		return -ENOMEM;
 	gdx_comm_base_init(&rc->base, GDX_KIND_RECV, lc->dev_index, -1, a->peer, lc->ctx, -1);
-	ret = gdx_comm_rails_create(&rc->base, dev);
+	/* the sender's service level and class for both ends, as net_ib; the
+	 * clear-to-sends' own class when NCCL_GDX_FIFO_TC says so */
+	ret = gdx_comm_rails_create(
+		&rc->base, dev, gdx_rails_for(dev->nmembers, gdx_wire_hello_rails(&a->hello)),
+		a->meta.sl, gdx_params.fifo_tc >= 0 ? (uint8_t)gdx_params.fifo_tc : a->meta.tc);
+	if (!ret)
+		ret = gdx_group_sizes_create(&rc->base, &rc->group_sizes, rc->group_sizes_mr,
+					     IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
 	if (ret)
 		goto err;
 	ret = posix_memalign((void **)&rc->cts, 4096, GDX_FIFO_ENTRIES * sizeof(struct gdx_cts));
@@ -746,15 +878,6 @@ static int gdx_accept_progress(struct gdx_listen_comm *lc, struct gdx_accept *a)
 				goto io_err;
 			ret = gdx_wire_hello_check(&a->hello, sizeof(a->hello), lc->nonce, why,
 						   sizeof(why));
-			if (!ret && gdx_wire_hello_rails(&a->hello) != (uint32_t)nrails) {
-				snprintf(
-					why, sizeof(why),
-					"its device has %u rail(s), %.64s has %d: fuse the devices "
-					"alike on both ends",
-					gdx_wire_hello_rails(&a->hello),
-					v ? v->name : "this device", nrails);
-				ret = -EPROTO;
-			}
 			if (ret) {
 				/* Tell a mismatched peer who we are, so it can name both. */
 				struct gdx_wire_hello ours;
@@ -785,7 +908,7 @@ static int gdx_accept_progress(struct gdx_listen_comm *lc, struct gdx_accept *a)
 				return ret;
 			a->rc->base.sock = a->fd;
 			gdx_wire_hello_pack(&a->out.hello, lc->nonce, (uint32_t)nrails);
-			gdx_meta_fill(&a->meta, &a->rc->base);
+			gdx_recv_meta_fill(&a->meta, a->rc);
 			gdx_wire_meta_pack(&a->out.meta, &a->meta);
 			gdx_xfer_set(&a->xfer, &a->out, sizeof(a->out));
 			ret = gdx_accept_set_state(a, GDX_ACC_SEND);
@@ -860,6 +983,7 @@ static bool gdx_listen_take(struct gdx_listen_comm *lc)
 static int gdx_accept_pending(struct gdx_listen_comm *lc, struct gdx_recv_comm **comm_p)
 {
 	uint64_t now = gdx_now_ms();
+	char note[96];
 
 	for (int i = 0; i < lc->npending; i++) {
 		struct gdx_accept *a = lc->pending[i];
@@ -886,9 +1010,11 @@ static int gdx_accept_pending(struct gdx_listen_comm *lc, struct gdx_recv_comm *
 			return ret;
 		}
 		*comm_p = a->rc;
-		GDX_INFO(NCCL_NET, "accepted %s (%s) on %s, %d rail(s)", a->rc->base.peer,
+		GDX_INFO(NCCL_NET, "accepted %s (%s) on %s, %d rail(s)%s", a->rc->base.peer,
 			 a->rc->base.peer_dev, gdx_vdev_get(lc->dev_index)->name,
-			 a->rc->base.nrails);
+			 a->rc->base.nrails,
+			 gdx_rails_note(&a->rc->base, gdx_wire_hello_rails(&a->hello), note,
+					sizeof(note)));
 		a->rc = NULL;
 		a->fd = -1;
 		gdx_accept_free(a);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include <gdx/gdx_dev.h>
+#include <gdx/gdx_gid.h>
 #include <gdx/gdx_hca.h>
 #include <gdx/gdx_log.h>
 #include <gdx/gdx_param.h>
@@ -19,10 +20,16 @@ static struct gdx_dev gdx_devs[GDX_MAX_DEVS];
 static int gdx_ndevs;
 static struct gdx_ibctx *gdx_ibctxs;
 static int gdx_nibctxs;
-/* Written at init and by gdx_vdev_fuse() (NCCL's makeVDevice, on the thread
- * that creates communicators); entries never move once written. */
+/* The physical ports first, then fused devices. Written at init and by
+ * gdx_vdev_fuse() (NCCL's makeVDevice, on the thread that creates
+ * communicators); entries never move once written. */
 static struct gdx_vdev gdx_vdevs[GDX_MAX_DEVS];
 static int gdx_nvdevs;
+/* What NCCL numbers its devices by: NCCL's index -> gdx_vdevs index
+ * (gdx_devs_view()); appended to by makeVDevice, never reordered. */
+static int gdx_view_map[GDX_MAX_DEVS];
+static int gdx_nview;
+static int gdx_view_kind = -1; /* enum gdx_view once chosen */
 static pthread_mutex_t gdx_vdev_lock = PTHREAD_MUTEX_INITIALIZER;
 
 int gdx_dev_speed_mbps(unsigned active_speed, unsigned active_width)
@@ -52,6 +59,33 @@ int gdx_dev_speed_mbps(unsigned active_speed, unsigned active_width)
 	return lane * width;
 }
 
+int gdx_dev_rate_mbps(const char *rate)
+{
+	double gbps;
+	char unit[8];
+
+	if (!rate || sscanf(rate, "%lf %7s", &gbps, unit) != 2 || strcmp(unit, "Gb/sec") ||
+	    gbps <= 0 || gbps > 1e6)
+		return 0;
+	return (int)(gbps * 1000 + 0.5);
+}
+
+/* The port's speed: NCCL's table of active_speed x width, or where the
+ * 8-bit active_speed cannot say it (XDR and later are only in
+ * active_speed_ex, which this rdma-core may not have), the kernel's sysfs
+ * rate ("800 Gb/sec (4X XDR)"). */
+static int gdx_dev_port_mbps(const char *ibdev, int port, const struct ibv_port_attr *pa)
+{
+	char path[PATH_MAX], rate[64];
+	int mbps = gdx_dev_speed_mbps(pa->active_speed, pa->active_width);
+
+	if (mbps)
+		return mbps;
+	snprintf(path, sizeof(path), "%s/class/infiniband/%s/ports/%d/rate", gdx_sysfs_root(),
+		 ibdev, port);
+	return gdx_sysfs_read_line(path, rate, sizeof(rate)) ? 0 : gdx_dev_rate_mbps(rate);
+}
+
 /* The realpath of the device's PCI function, or NULL for a virtual device such
  * as rxe, whose "device" link is missing or not on the PCI bus. */
 static char *gdx_dev_pci_path(const char *ibdev)
@@ -71,10 +105,21 @@ static char *gdx_dev_pci_path(const char *ibdev)
 	return strdup(real);
 }
 
+/* ", rail R plane P" for the INFO line, "" when the user gave neither. */
+static const char *gdx_dev_ids(int rail, int plane, char *buf, size_t len)
+{
+	buf[0] = '\0';
+	if (rail >= 0 || plane >= 0)
+		snprintf(buf, len, ", rail %d plane %d", rail, plane);
+	return buf;
+}
+
 static int gdx_dev_add_port(struct gdx_ibctx *ib, const char *ibdev, int ib_port,
-			    const struct ibv_port_attr *pa, int nports)
+			    const struct ibv_port_attr *pa, int nports,
+			    const struct gdx_hca_entry *listed)
 {
 	struct gdx_dev *d;
+	char ids[48];
 
 	if (gdx_ndevs == GDX_MAX_DEVS) {
 		GDX_WARN("more than %d devices; ignoring %s port %d", GDX_MAX_DEVS, ibdev, ib_port);
@@ -96,18 +141,22 @@ static int gdx_dev_add_port(struct gdx_ibctx *ib, const char *ibdev, int ib_port
 		if (gdx_devs[i].guid == d->guid && gdx_devs[i].port >= d->port)
 			d->port = gdx_devs[i].port + 1;
 	d->pci_path = gdx_dev_pci_path(ibdev);
-	d->speed_mbps = gdx_dev_speed_mbps(pa->active_speed, pa->active_width);
+	d->speed_mbps = gdx_dev_port_mbps(ibdev, ib_port, pa);
 	d->link_layer = pa->link_layer;
 	d->max_qp = ib->attr.max_qp;
 	d->active_mtu = pa->active_mtu;
 	d->lid = pa->lid;
 	d->max_msg_sz = pa->max_msg_sz;
-	d->rail_id = -1;
+	/* v12's railId and planeId: the user's (NCCL_IB_HCA's name:port:rail:plane),
+	 * never guessed from PCIe locality, which says nothing about cabling */
+	d->rail_id = listed ? listed->rail : -1;
+	d->plane_id = listed ? listed->plane : -1;
 	d->ptr_support = NCCL_PTR_HOST;
 	d->ib = ib;
-	GDX_INFO(NCCL_INIT | NCCL_NET, "device %d: %s port %d, %s, %d Mbps, pci %s", gdx_ndevs,
+	GDX_INFO(NCCL_INIT | NCCL_NET, "device %d: %s port %d, %s, %d Mbps, pci %s%s", gdx_ndevs,
 		 ibdev, ib_port, pa->link_layer == IBV_LINK_LAYER_ETHERNET ? "RoCE" : "IB",
-		 d->speed_mbps, d->pci_path ? d->pci_path : "none (virtual device)");
+		 d->speed_mbps, d->pci_path ? d->pci_path : "none (virtual device)",
+		 gdx_dev_ids(d->rail_id, d->plane_id, ids, sizeof(ids)));
 	gdx_ndevs++;
 	return 1;
 }
@@ -131,9 +180,30 @@ static int gdx_dev_scan(struct gdx_ibctx *ib, const char *ibdev,
 			continue;
 		if (!gdx_hca_filter_match(filter, ibdev, p))
 			continue;
-		added += gdx_dev_add_port(ib, ibdev, p, &pa, ib->attr.phys_port_cnt);
+		added += gdx_dev_add_port(ib, ibdev, p, &pa, ib->attr.phys_port_cnt,
+					  filter->exclude ? NULL
+							  : gdx_hca_filter_entry(filter, ibdev, p));
 	}
 	return added;
+}
+
+/* NCCL_GDX_ADDR_RANGE must parse; its twin, as NCCL does, is ignored with a
+ * note when it does not. */
+static int gdx_addr_range_check(void)
+{
+	struct gdx_gid_range r;
+
+	if (!gdx_gid_range_parse(gdx_params.addr_range, &r))
+		return 0;
+	if (gdx_param_src("ADDR_RANGE") == GDX_PARAM_TWIN) {
+		GDX_INFO(NCCL_INIT | NCCL_ENV, "NCCL_IB_ADDR_RANGE=%s is not address/bits: ignored",
+			 gdx_params.addr_range);
+		gdx_params.addr_range = "";
+		return 0;
+	}
+	GDX_WARN("NCCL_GDX_ADDR_RANGE=\"%s\" is not an address range such as 10.0.0.0/8",
+		 gdx_params.addr_range);
+	return -EINVAL;
 }
 
 int gdx_devs_init(void)
@@ -145,6 +215,8 @@ int gdx_devs_init(void)
 
 	if (gdx_ndevs)
 		return gdx_ndevs;
+	if (gdx_addr_range_check())
+		return -EINVAL;
 	if (gdx_hca_filter_parse(gdx_params.hca, true, &filter, &err)) {
 		GDX_WARN("NCCL_GDX_HCA=\"%s\" is malformed: %s", gdx_params.hca, err);
 		return -EINVAL;
@@ -194,8 +266,11 @@ int gdx_devs_init(void)
 		v->members[0] = &gdx_devs[i];
 		v->phys[0] = i;
 		v->speed_mbps = gdx_devs[i].speed_mbps;
+		v->rail_id = gdx_devs[i].rail_id;
+		v->plane_id = gdx_devs[i].plane_id;
+		gdx_view_map[i] = i; /* until gdx_devs_view() */
 	}
-	gdx_nvdevs = gdx_ndevs;
+	gdx_nvdevs = gdx_nview = gdx_ndevs;
 	if (gdx_ndevs == 0) {
 		GDX_WARN("none of %d RDMA devices (%d ports) has an active port%s%s%s", nlist,
 			 seen_ports, filter.n ? " passing NCCL_GDX_HCA=\"" : "",
@@ -212,10 +287,13 @@ void gdx_devs_fini(void)
 		free(gdx_devs[i].pci_path);
 	gdx_ndevs = 0;
 	gdx_nvdevs = 0;
+	gdx_nview = 0;
+	gdx_view_kind = -1;
 	for (int i = 0; i < gdx_nibctxs; i++) {
 		struct gdx_ibctx *ib = &gdx_ibctxs[i];
 
 		gdx_regcache_destroy(ib->cache);
+		gdx_regcache_destroy(ib->dmabuf_cache);
 		if (ib->pd && ibv_dealloc_pd(ib->pd))
 			GDX_WARN("ibv_dealloc_pd failed at unload: memory still registered");
 		ibv_close_device(ib->ctx);
@@ -238,15 +316,29 @@ struct gdx_dev *gdx_dev_get(int index)
 
 int gdx_vdevs_count(void)
 {
-	return __atomic_load_n(&gdx_nvdevs, __ATOMIC_ACQUIRE);
+	return __atomic_load_n(&gdx_nview, __ATOMIC_ACQUIRE);
 }
 
 struct gdx_vdev *gdx_vdev_get(int index)
 {
-	return index >= 0 && index < gdx_vdevs_count() ? &gdx_vdevs[index] : NULL;
+	return index >= 0 && index < gdx_vdevs_count() ? &gdx_vdevs[gdx_view_map[index]] : NULL;
 }
 
-int gdx_vdev_fuse(const int *phys, int n, int min_members, int max_members, const char **err_p)
+/* The members' id when they share one, else none (NCCL_NET_ID_UNDEF). */
+static int gdx_vdev_common_id(const struct gdx_vdev *v, bool plane)
+{
+	int id = plane ? v->members[0]->plane_id : v->members[0]->rail_id;
+
+	for (int i = 1; i < v->nmembers; i++)
+		if ((plane ? v->members[i]->plane_id : v->members[i]->rail_id) != id)
+			return -1;
+	return id;
+}
+
+/* Appends a fused device to gdx_vdevs (not to what NCCL sees); its index
+ * there, or -EINVAL with *err_p. Under gdx_vdev_lock. */
+static int gdx_vdev_add(const int *phys, int n, int min_members, int max_members,
+			const char **err_p)
 {
 	struct gdx_vdev *v;
 	int index;
@@ -272,10 +364,8 @@ int gdx_vdev_fuse(const int *phys, int n, int min_members, int max_members, cons
 			return -EINVAL;
 		}
 	}
-	pthread_mutex_lock(&gdx_vdev_lock);
 	index = gdx_nvdevs;
-	if (index == GDX_MAX_DEVS) {
-		pthread_mutex_unlock(&gdx_vdev_lock);
+	if (index == GDX_MAX_DEVS || gdx_nview == GDX_MAX_DEVS) {
 		*err_p = "device table full";
 		return -EINVAL;
 	}
@@ -291,7 +381,24 @@ int gdx_vdev_fuse(const int *phys, int n, int min_members, int max_members, cons
 		v->speed_mbps += d->speed_mbps;
 	}
 	v->nmembers = n;
-	__atomic_store_n(&gdx_nvdevs, index + 1, __ATOMIC_RELEASE);
+	v->rail_id = gdx_vdev_common_id(v, false);
+	v->plane_id = gdx_vdev_common_id(v, true);
+	gdx_nvdevs = index + 1;
+	return index;
+}
+
+int gdx_vdev_fuse(const int *phys, int n, int min_members, int max_members, const char **err_p)
+{
+	int index;
+
+	pthread_mutex_lock(&gdx_vdev_lock);
+	index = gdx_vdev_add(phys, n, min_members, max_members, err_p);
+	if (index >= 0) {
+		/* NCCL reads it right after the devices it has: append */
+		gdx_view_map[gdx_nview] = index;
+		index = gdx_nview;
+		__atomic_store_n(&gdx_nview, index + 1, __ATOMIC_RELEASE);
+	}
 	pthread_mutex_unlock(&gdx_vdev_lock);
 	return index;
 }
@@ -304,70 +411,131 @@ static int gdx_dev_find(const char *name, size_t len)
 	return -1;
 }
 
-/* One group "a+b+c" of spec, len bytes long. */
-static int gdx_vdev_parse_group(const char *s, size_t len)
+/* Groups of physical devices NCCL_GDX_RAILS asks to fuse. */
+struct gdx_rail_groups {
+	int n;
+	int counts[GDX_MAX_DEVS];
+	int members[GDX_MAX_DEVS][GDX_MAX_RAILS];
+};
+
+/* A group's members must be fusable, and in no other group. */
+static int gdx_rails_check(const struct gdx_rail_groups *g, int k, const char *what)
 {
-	int phys[GDX_MAX_RAILS], n = 0, ret;
-	const char *end = s + len, *err;
+	const char *err;
 
-	while (s < end) {
-		const char *plus = memchr(s, '+', (size_t)(end - s));
-		size_t l = plus ? (size_t)(plus - s) : (size_t)(end - s);
+	if (g->counts[k] < 2) {
+		err = "a fused device needs at least 2 members";
+		goto refuse;
+	}
+	for (int i = 0; i < g->counts[k]; i++) {
+		const struct gdx_dev *d = &gdx_devs[g->members[k][i]];
 
-		if (n == GDX_MAX_RAILS) {
-			GDX_WARN("NCCL_GDX_RAILS: group \"%.*s\" has more than %d members",
-				 (int)len, end - len, GDX_MAX_RAILS);
+		for (int j = 0; j < i; j++)
+			if (g->members[k][j] == g->members[k][i]) {
+				err = "a device is listed twice";
+				goto refuse;
+			}
+		if (d->link_layer != gdx_devs[g->members[k][0]].link_layer) {
+			err = "InfiniBand and RoCE devices cannot be fused";
+			goto refuse;
+		}
+		for (int o = 0; o < k; o++)
+			for (int j = 0; j < g->counts[o]; j++)
+				if (g->members[o][j] == g->members[k][i]) {
+					err = "a device is in two groups";
+					goto refuse;
+				}
+	}
+	return 0;
+refuse:
+	GDX_WARN("NCCL_GDX_RAILS: group \"%s\" refused: %s", what, err);
+	return -EINVAL;
+}
+
+/* Explicit groups "a+b,c+d" of device names. */
+static int gdx_rails_parse(const char *spec, struct gdx_rail_groups *g)
+{
+	for (const char *s = spec; *s;) {
+		const char *comma = strchr(s, ',');
+		size_t len = comma ? (size_t)(comma - s) : strlen(s);
+		const char *end = s + len;
+		char what[GDX_VDEV_NAME_MAX];
+		int k = g->n;
+
+		if (len == 0) {
+			GDX_WARN("NCCL_GDX_RAILS=\"%s\": empty group", spec);
 			return -EINVAL;
 		}
-		phys[n] = gdx_dev_find(s, l);
-		if (phys[n] < 0) {
-			GDX_WARN("NCCL_GDX_RAILS: no active device \"%.*s\"", (int)l, s);
+		if (k == GDX_MAX_DEVS) {
+			GDX_WARN("NCCL_GDX_RAILS=\"%s\": more than %d groups", spec, GDX_MAX_DEVS);
 			return -EINVAL;
 		}
-		n++;
-		s += l + (plus ? 1 : 0);
+		snprintf(what, sizeof(what), "%.*s", (int)len, s);
+		g->counts[k] = 0;
+		while (s < end) {
+			const char *plus = memchr(s, '+', (size_t)(end - s));
+			size_t l = plus ? (size_t)(plus - s) : (size_t)(end - s);
+			int d = gdx_dev_find(s, l);
+
+			if (g->counts[k] == GDX_MAX_RAILS) {
+				GDX_WARN("NCCL_GDX_RAILS: group \"%s\" has more than %d members",
+					 what, GDX_MAX_RAILS);
+				return -EINVAL;
+			}
+			if (d < 0) {
+				GDX_WARN("NCCL_GDX_RAILS: no active device \"%.*s\"", (int)l, s);
+				return -EINVAL;
+			}
+			g->members[k][g->counts[k]++] = d;
+			s += l + (plus ? 1 : 0);
+		}
+		if (gdx_rails_check(g, k, what))
+			return -EINVAL;
+		g->n++;
+		s = end + (comma ? 1 : 0);
 	}
-	ret = gdx_vdev_fuse(phys, n, 2, GDX_MAX_RAILS, &err);
-	if (ret < 0) {
-		GDX_WARN("NCCL_GDX_RAILS: group \"%.*s\" refused: %s", (int)len, end - len, err);
-		return ret;
-	}
-	GDX_INFO(NCCL_INIT | NCCL_NET, "device %d: %s, %d rails, %d Mbps", ret, gdx_vdevs[ret].name,
-		 n, gdx_vdevs[ret].speed_mbps);
 	return 0;
 }
 
-static void gdx_devs_auto_rails(const struct gdx_topo *t)
+/* auto: the ports of one NIC (one PCI device, one guid, one link layer),
+ * the NICs net_ib fused itself for NCCL 2.20-2.23; a virtual device (no
+ * PCI path) stands alone. */
+static void gdx_rails_ports(struct gdx_rail_groups *g)
 {
-	const char *names[GDX_MAX_DEVS];
-	int members[GDX_MAX_DEVS][8], counts[GDX_MAX_DEVS], n;
+	bool used[GDX_MAX_DEVS] = {false};
 
-	for (int i = 0; i < gdx_ndevs; i++)
-		names[i] = gdx_devs[i].ibdev; /* as hwloc names the NIC */
-	n = gdx_topo_auto_rails(t, names, gdx_ndevs, members, counts, GDX_MAX_DEVS, GDX_MAX_RAILS);
-	for (int g = 0; g < n; g++) {
-		const char *err;
-		int d = gdx_vdev_fuse(members[g], counts[g], 2, GDX_MAX_RAILS, &err);
+	for (int i = 0; i < gdx_ndevs; i++) {
+		const struct gdx_dev *a = &gdx_devs[i];
+		int k = g->n;
 
-		if (d < 0)
-			GDX_INFO(NCCL_INIT | NCCL_NET,
-				 "NCCL_GDX_RAILS=auto: group %d not fused: %s", g, err);
-		else
-			GDX_INFO(NCCL_INIT | NCCL_NET,
-				 "device %d: %s, %d rails (NCCL_GDX_RAILS=auto: NICs equally near "
-				 "one GPU)",
-				 d, gdx_vdevs[d].name, counts[g]);
+		if (used[i] || !a->pci_path)
+			continue;
+		g->counts[k] = 0;
+		for (int j = i; j < gdx_ndevs && g->counts[k] < GDX_MAX_RAILS; j++) {
+			const struct gdx_dev *b = &gdx_devs[j];
+
+			if (!used[j] && b->pci_path && !strcmp(a->pci_path, b->pci_path) &&
+			    a->guid == b->guid && a->link_layer == b->link_layer) {
+				g->members[k][g->counts[k]++] = j;
+				used[j] = true;
+			}
+		}
+		if (g->counts[k] > 1)
+			g->n++;
 	}
 }
 
-int gdx_devs_topology(void)
+/* gpu: for each GPU, its NICs at its best path class when there are two or
+ * more, from the topology (live, or NCCL_GDX_TOPO_FILE). */
+static int gdx_rails_gpu(struct gdx_rail_groups *g)
 {
 	const char *file =
 		gdx_params.topo_file && *gdx_params.topo_file ? gdx_params.topo_file : NULL;
-	const char *rails = gdx_params.rails;
+	const char *names[GDX_MAX_DEVS];
+	int members[GDX_MAX_DEVS][8];
 	struct gdx_topo *t;
 	char why[256] = "";
-	int ret;
+	int ret, n;
 
 	ret = gdx_topo_load(file, &t, why, sizeof(why));
 	if (ret) {
@@ -376,17 +544,114 @@ int gdx_devs_topology(void)
 			return ret;
 		}
 		GDX_INFO(NCCL_INIT | NCCL_NET,
-			 "no topology (%s): rail ids unknown, nothing fused "
-			 "automatically",
+			 "NCCL_GDX_RAILS=gpu: no topology (%s): nothing fused",
 			 why[0] ? why : strerror(-ret));
 		return 0;
 	}
 	for (int i = 0; i < gdx_ndevs; i++)
-		gdx_devs[i].rail_id = gdx_topo_group_of(t, gdx_devs[i].ibdev);
-	if (!rails || !*rails || !strcmp(rails, "auto"))
-		gdx_devs_auto_rails(t);
+		names[i] = gdx_devs[i].ibdev; /* as hwloc names the NIC */
+	n = gdx_topo_auto_rails(t, names, gdx_ndevs, members, g->counts, GDX_MAX_DEVS,
+				GDX_MAX_RAILS);
 	gdx_topo_free(t);
+	for (int k = 0; k < n; k++) {
+		memcpy(g->members[g->n], members[k], sizeof(int) * (size_t)g->counts[k]);
+		g->counts[g->n] = g->counts[k];
+		if (!gdx_rails_check(g, g->n, "gpu"))
+			g->n++;
+	}
 	return 0;
+}
+
+/* The groups as NCCL 2.24+ takes them: NCCL_NET_FORCE_MERGE="a,b;c,d". */
+static void gdx_rails_force_merge(const struct gdx_rail_groups *g, char *buf, size_t len)
+{
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (int k = 0; k < g->n; k++)
+		for (int i = 0; i < g->counts[k] && used < len; i++)
+			used += (size_t)snprintf(buf + used, len - used, "%s%s",
+						 i   ? ","
+						 : k ? ";"
+						     : "",
+						 gdx_devs[g->members[k][i]].name);
+}
+
+/* NCCL's numbering with the groups fused: each group where its first member
+ * was, its members gone, the other devices as they were. */
+static int gdx_view_fused(const struct gdx_rail_groups *g)
+{
+	int made[GDX_MAX_DEVS], n = 0;
+	bool placed[GDX_MAX_DEVS] = {false};
+
+	for (int k = 0; k < g->n; k++) {
+		const char *err;
+
+		made[k] = gdx_vdev_add(g->members[k], g->counts[k], 2, GDX_MAX_RAILS, &err);
+		if (made[k] < 0) {
+			GDX_WARN("NCCL_GDX_RAILS: group %d refused: %s", k, err);
+			return -EINVAL;
+		}
+	}
+	for (int i = 0; i < gdx_ndevs; i++) {
+		int k = -1;
+
+		for (int o = 0; o < g->n && k < 0; o++)
+			for (int j = 0; j < g->counts[o]; j++)
+				if (g->members[o][j] == i)
+					k = o;
+		if (k < 0)
+			gdx_view_map[n++] = i;
+		else if (!placed[k]) {
+			placed[k] = true;
+			gdx_view_map[n++] = made[k];
+			GDX_INFO(
+				NCCL_INIT | NCCL_NET,
+				"device %d: %s, %d rails, %d Mbps (fused at init, NCCL_GDX_RAILS=%s; "
+				"its NICs are not devices of their own)",
+				n - 1, gdx_vdevs[made[k]].name, g->counts[k],
+				gdx_vdevs[made[k]].speed_mbps, gdx_params.rails);
+		}
+	}
+	__atomic_store_n(&gdx_nview, n, __ATOMIC_RELEASE);
+	return 0;
+}
+
+int gdx_devs_view(enum gdx_view view)
+{
+	const char *spec = gdx_params.rails && *gdx_params.rails ? gdx_params.rails : "auto";
+	struct gdx_rail_groups *g;
+	char merge[GDX_MAX_DEVS * (GDX_DEV_NAME_MAX + 1)];
+	int ret = 0;
+
+	if (gdx_view_kind >= 0)
+		return gdx_view_kind == (int)view ? 0 : -EBUSY;
+	g = calloc(1, sizeof(*g));
+	if (!g)
+		return -ENOMEM;
+	if (!strcmp(spec, "auto")) {
+		if (view == GDX_VIEW_FUSED)
+			gdx_rails_ports(g); /* NCCL 2.24+ fuses a NIC's ports itself */
+	} else if (!strcmp(spec, "gpu")) {
+		ret = gdx_rails_gpu(g);
+	} else if (strcmp(spec, "off")) {
+		ret = gdx_rails_parse(spec, g);
+	}
+	if (!ret && view == GDX_VIEW_PHYSICAL && g->n) {
+		gdx_rails_force_merge(g, merge, sizeof(merge));
+		GDX_WARN(
+			"NCCL_GDX_RAILS=%s is not applied: NCCL 2.24 and later (net API v9+) "
+			"fuse NICs themselves, through makeVDevice, and must see every physical "
+			"port; to fuse these set NCCL_NET_FORCE_MERGE=%s (or NCCL_NET_MERGE_LEVEL=PIX "
+			"for the NICs behind each PCIe switch)",
+			spec, merge);
+	} else if (!ret && view == GDX_VIEW_FUSED) {
+		ret = gdx_view_fused(g);
+	}
+	free(g);
+	if (!ret)
+		gdx_view_kind = (int)view;
+	return ret;
 }
 
 int gdx_devs_gdr(void)
@@ -436,29 +701,6 @@ int gdx_devs_gdr(void)
 	}
 	gdx_gdr_probe_free(probe);
 	return ret;
-}
-
-int gdx_vdevs_from_spec(const char *spec)
-{
-	const char *s = spec;
-
-	if (!spec || !*spec || !strcmp(spec, "off") || !strcmp(spec, "auto"))
-		return 0; /* "auto": see gdx_devs_auto_rails() */
-	while (*s) {
-		const char *comma = strchr(s, ',');
-		size_t len = comma ? (size_t)(comma - s) : strlen(s);
-		int ret;
-
-		if (len == 0) {
-			GDX_WARN("NCCL_GDX_RAILS=\"%s\": empty group", spec);
-			return -EINVAL;
-		}
-		ret = gdx_vdev_parse_group(s, len);
-		if (ret)
-			return ret;
-		s += len + (comma ? 1 : 0);
-	}
-	return 0;
 }
 
 int gdx_dev_pd(struct gdx_dev *dev, struct ibv_pd **pd_p)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * iflush: after the NIC wrote a receive into GPU memory, a 1-byte RDMA READ
- * of that buffer through a QP connected to itself, on every rail; PCIe
+ * of that buffer through a QP connected to itself, on every NIC; PCIe
  * ordering makes the earlier writes visible to the GPU once the read returns.
  * Host memory needs none (the completion already orders it), so on a
  * host-only device iflush returns no request, unless NCCL_GDX_GDR_FLUSH=2
@@ -24,8 +24,8 @@ static bool gdx_flush_wanted(const struct gdx_recv_comm *rc)
 		return true;
 	if (gdx_params.gdr_flush != 1)
 		return false;
-	for (int r = 0; r < rc->base.nrails; r++)
-		if (!(rc->base.rails[r].dev->ptr_support & (NCCL_PTR_CUDA | NCCL_PTR_DMABUF)))
+	for (int m = 0; m < rc->base.nmembers; m++)
+		if (!(rc->base.rails[m].dev->ptr_support & (NCCL_PTR_CUDA | NCCL_PTR_DMABUF)))
 			return false;
 	return true;
 }
@@ -53,7 +53,8 @@ int gdx_flush_create(struct gdx_recv_comm *rc)
 	rc->flush_byte = calloc(1, 64);
 	if (!rc->flush_byte)
 		return -ENOMEM;
-	for (int r = 0; r < c->nrails && !ret; r++) {
+	/* one per NIC: a read through a NIC orders that NIC's earlier writes */
+	for (int r = 0; r < c->nmembers && !ret; r++) {
 		struct gdx_rail *f = &rc->flush[r];
 		struct gdx_wire_rail self;
 

@@ -2,6 +2,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <gdx/gdx_gid.h>
@@ -75,11 +76,59 @@ int gdx_gid_read_table(const char *sysfs_root, const char *dev, int port,
 	return n ? n : -ENOENT;
 }
 
-static int gdx_gid_score(const struct gdx_gid_entry *e, int family, int roce_version)
+int gdx_gid_range_parse(const char *s, struct gdx_gid_range *r)
+{
+	char addr[INET6_ADDRSTRLEN + 1];
+	const char *slash = s ? strchr(s, '/') : NULL;
+	char *end;
+	long bits;
+
+	memset(r, 0, sizeof(*r));
+	if (!s || !*s)
+		return 0;
+	if (!slash || (size_t)(slash - s) >= sizeof(addr))
+		return -EINVAL;
+	memcpy(addr, s, (size_t)(slash - s));
+	addr[slash - s] = '\0';
+	bits = strtol(slash + 1, &end, 10);
+	if (end == slash + 1 || *end)
+		return -EINVAL;
+	if (inet_pton(AF_INET, addr, r->addr + 12) == 1) {
+		/* an IPv4 range matches the IPv4-mapped GIDs ::ffff:a.b.c.d */
+		if (bits < 0 || bits > 32)
+			return -EINVAL;
+		r->addr[10] = r->addr[11] = 0xff;
+		r->bits = 96 + (int)bits;
+	} else if (inet_pton(AF_INET6, addr, r->addr) == 1) {
+		if (bits < 0 || bits > 128)
+			return -EINVAL;
+		r->bits = (int)bits;
+	} else {
+		return -EINVAL;
+	}
+	r->set = true;
+	return 0;
+}
+
+bool gdx_gid_in_range(const uint8_t raw[16], const struct gdx_gid_range *r)
+{
+	int full, rest;
+
+	if (!r || !r->set)
+		return true;
+	full = r->bits / 8;
+	rest = r->bits % 8;
+	if (memcmp(raw, r->addr, (size_t)full))
+		return false;
+	return !rest || ((raw[full] ^ r->addr[full]) & (0xff00 >> rest) & 0xff) == 0;
+}
+
+static int gdx_gid_score(const struct gdx_gid_entry *e, int family, int roce_version,
+			 const struct gdx_gid_range *range)
 {
 	int score = 1;
 
-	if (gdx_gid_is_zero(e->raw))
+	if (gdx_gid_is_zero(e->raw) || !gdx_gid_in_range(e->raw, range))
 		return 0;
 	if (!gdx_gid_is_link_local(e->raw))
 		score += 4;
@@ -90,12 +139,13 @@ static int gdx_gid_score(const struct gdx_gid_entry *e, int family, int roce_ver
 	return score;
 }
 
-int gdx_gid_choose(const struct gdx_gid_entry *table, int n, int family, int roce_version)
+int gdx_gid_choose(const struct gdx_gid_entry *table, int n, int family, int roce_version,
+		   const struct gdx_gid_range *range)
 {
 	int best = -1, best_score = 0;
 
 	for (int i = 0; i < n; i++) {
-		int s = gdx_gid_score(&table[i], family, roce_version);
+		int s = gdx_gid_score(&table[i], family, roce_version, range);
 
 		if (s > best_score) {
 			best = i;

@@ -5,11 +5,42 @@
 
 #include <gdx/gdx_hca.h>
 
+/* One number field of "name:port:rail:plane" ([s, s + len)); empty is -1. */
+static int gdx_hca_field(const char *s, size_t len, long lo, long hi, int *out)
+{
+	long v = 0;
+
+	if (len == 0) {
+		*out = -1;
+		return 0;
+	}
+	if (len > 5)
+		return -EINVAL;
+	for (size_t i = 0; i < len; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return -EINVAL;
+		v = v * 10 + (s[i] - '0');
+	}
+	if (v < lo || v > hi)
+		return -EINVAL;
+	*out = (int)v;
+	return 0;
+}
+
 static int gdx_hca_entry_parse(const char *s, size_t len, bool with_ports, struct gdx_hca_entry *e,
 			       const char **err_p)
 {
+	static const struct {
+		long lo, hi;
+		const char *err;
+	} fields[] = {
+		{1, 255, "bad port number (1-255)"},
+		{0, 32767, "bad rail id (0-32767)"},
+		{0, 32767, "bad plane id (0-32767)"},
+	};
 	const char *colon = with_ports ? memchr(s, ':', len) : NULL;
 	size_t name_len = colon ? (size_t)(colon - s) : len;
+	int *outs[] = {&e->port, &e->rail, &e->plane};
 
 	if (name_len == 0) {
 		*err_p = "empty device name";
@@ -21,28 +52,22 @@ static int gdx_hca_entry_parse(const char *s, size_t len, bool with_ports, struc
 	}
 	memcpy(e->name, s, name_len);
 	e->name[name_len] = '\0';
-	e->port = -1;
-	if (colon) {
-		const char *p = colon + 1;
-		size_t plen = len - name_len - 1;
-		long port = 0;
+	e->port = e->rail = e->plane = -1;
+	/* NCCL_IB_HCA's name[:port[:rail[:plane]]]; an empty field is "any" / none */
+	for (int f = 0; colon && f < 3; f++) {
+		const char *p = colon + 1, *end = s + len;
+		const char *next = memchr(p, ':', (size_t)(end - p));
+		size_t flen = (size_t)((next ? next : end) - p);
 
-		if (plen == 0 || plen > 3) {
-			*err_p = "bad port number";
+		if (gdx_hca_field(p, flen, fields[f].lo, fields[f].hi, outs[f])) {
+			*err_p = fields[f].err;
 			return -EINVAL;
 		}
-		for (size_t i = 0; i < plen; i++) {
-			if (p[i] < '0' || p[i] > '9') {
-				*err_p = "bad port number";
-				return -EINVAL;
-			}
-			port = port * 10 + (p[i] - '0');
-		}
-		if (port < 1 || port > 255) {
-			*err_p = "port number out of range 1-255";
-			return -EINVAL;
-		}
-		e->port = (int)port;
+		colon = next;
+	}
+	if (colon) {
+		*err_p = "more than name:port:rail:plane";
+		return -EINVAL;
 	}
 	return 0;
 }
@@ -96,13 +121,21 @@ static bool gdx_hca_entry_match(const struct gdx_hca_entry *e, bool exact, const
 	return name_ok && (e->port == -1 || e->port == port);
 }
 
+const struct gdx_hca_entry *gdx_hca_filter_entry(const struct gdx_hca_filter *f, const char *dev,
+						 int port)
+{
+	for (int i = 0; i < f->n; i++)
+		if (gdx_hca_entry_match(&f->entries[i], f->exact, dev, port))
+			return &f->entries[i];
+	return NULL;
+}
+
 bool gdx_hca_filter_match(const struct gdx_hca_filter *f, const char *dev, int port)
 {
-	bool listed = false;
+	bool listed;
 
 	if (f->n == 0)
 		return true;
-	for (int i = 0; i < f->n && !listed; i++)
-		listed = gdx_hca_entry_match(&f->entries[i], f->exact, dev, port);
+	listed = gdx_hca_filter_entry(f, dev, port) != NULL;
 	return f->exclude ? !listed : listed;
 }

@@ -48,25 +48,31 @@ ncclResult_t gdx_net_result(int err)
 	}
 }
 
-/* Once per load: parameters, the out-of-band interface, the devices. */
-static int gdx_net_setup(ncclDebugLogger_t logger)
+/* Once per load: parameters, the out-of-band interface, the devices as the
+ * loading table's NCCL numbers them. */
+static int gdx_net_setup(ncclDebugLogger_t logger, enum gdx_view view)
 {
 	int ret;
 
 	gdx_log_set(logger);
-	if (gdx_initialized)
-		return 0;
+	if (gdx_initialized) {
+		ret = gdx_devs_view(view);
+		if (ret == -EBUSY)
+			GDX_WARN("init through a table of net API %s, after the plugin was set up "
+				 "for one %s in this load: NCCL loads one version",
+				 view == GDX_VIEW_FUSED ? "v6-v8" : "v9+",
+				 view == GDX_VIEW_FUSED ? "v9+" : "v6-v8");
+		return ret == -EBUSY ? -EDOM : ret;
+	}
 	ret = gdx_params_load();
 	if (!ret)
 		ret = gdx_oob_check();
 	if (!ret)
 		ret = gdx_devs_init();
 	if (ret >= 0)
-		ret = gdx_devs_topology();
-	if (ret >= 0)
 		ret = gdx_devs_gdr();
 	if (ret >= 0)
-		ret = gdx_vdevs_from_spec(gdx_params.rails);
+		ret = gdx_devs_view(view);
 	if (ret < 0) {
 		/* Devices opened before the failure go too: NCCL may retry the
 		 * load, and nothing may stay behind (tests/vm_lifecycle.c). */
@@ -78,7 +84,7 @@ static int gdx_net_setup(ncclDebugLogger_t logger)
 		return ret;
 	}
 	gdx_initialized = true;
-	GDX_INFO(NCCL_INIT | NCCL_NET, "libnccl-net-gdx %s, %d device(s), net API v7 to v12",
+	GDX_INFO(NCCL_INIT | NCCL_NET, "libnccl-net-gdx %s, %d device(s), net API v6 to v12",
 		 GDX_VERSION, gdx_vdevs_count());
 	return 0;
 }
@@ -97,14 +103,14 @@ static struct gdx_ctx *gdx_net_ctx(void *ctx, const char *call)
 }
 
 ncclResult_t gdx_net_init(void **ctx_p, uint64_t comm_id, int tc, ncclDebugLogger_t logger,
-			  ncclProfilerCallback_t prof)
+			  ncclProfilerCallback_t prof, enum gdx_view view)
 {
 	struct gdx_ctx *ctx, **v;
 	int ret;
 
 	(void)prof; /* accepted; this plugin reports no profiler events */
 	pthread_mutex_lock(&gdx_init_lock);
-	ret = gdx_net_setup(logger);
+	ret = gdx_net_setup(logger, view);
 	if (ret || !ctx_p)
 		goto out;
 	ctx = calloc(1, sizeof(*ctx));
@@ -203,8 +209,8 @@ ncclResult_t gdx_net_props(int dev, struct gdx_net_props *p)
 	p->max_p2p_bytes = GDX_MAX_MESSAGE;
 	p->max_coll_bytes = GDX_MAX_MESSAGE;
 	p->max_multi_request_size = GDX_MAX_RECVS;
-	p->rail_id = (int16_t)lead->rail_id; /* -1 = NCCL_NET_ID_UNDEF when unknown */
-	p->plane_id = NCCL_NET_ID_UNDEF;
+	p->rail_id = (int16_t)v->rail_id; /* -1 = NCCL_NET_ID_UNDEF when none */
+	p->plane_id = (int16_t)v->plane_id;
 	return ncclSuccess;
 }
 

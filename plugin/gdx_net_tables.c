@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The exported tables, ncclNetPlugin_v7 to ncclNetPlugin_v12. Each version is
+ * The exported tables, ncclNetPlugin_v6 to ncclNetPlugin_v12. Each version is
  * a thin adapter onto the core entry points (gdx_net.c): older ones widen int
- * sizes to size_t, drop what they do not have (profiler handles, contexts)
- * and copy the properties into their own layout.
+ * sizes to size_t, drop what they do not have (profiler handles, contexts,
+ * device handles) and copy the properties into their own layout. Their init
+ * tells the core how that NCCL numbers devices (gdx_dev.h, enum gdx_view).
  */
 #include <errno.h>
 #include <string.h>
@@ -15,14 +16,20 @@
 
 /* ---- init ---- */
 
+/* v6-v8: no makeVDevice, the plugin fuses at init. */
 static ncclResult_t gdx_init_v7(ncclDebugLogger_t logger)
 {
-	return gdx_net_init(NULL, 0, NCCL_NET_TRAFFIC_CLASS_UNDEF, logger, NULL);
+	return gdx_net_init(NULL, 0, NCCL_NET_TRAFFIC_CLASS_UNDEF, logger, NULL, GDX_VIEW_FUSED);
+}
+
+static ncclResult_t gdx_init_v9(ncclDebugLogger_t logger)
+{
+	return gdx_net_init(NULL, 0, NCCL_NET_TRAFFIC_CLASS_UNDEF, logger, NULL, GDX_VIEW_PHYSICAL);
 }
 
 static ncclResult_t gdx_init_v10(ncclDebugLogger_t logger, ncclProfilerCallback_t prof)
 {
-	return gdx_net_init(NULL, 0, NCCL_NET_TRAFFIC_CLASS_UNDEF, logger, prof);
+	return gdx_net_init(NULL, 0, NCCL_NET_TRAFFIC_CLASS_UNDEF, logger, prof, GDX_VIEW_PHYSICAL);
 }
 
 static ncclResult_t gdx_init_v11(void **ctx, uint64_t comm_id, ncclNetCommConfig_v11_t *config,
@@ -32,7 +39,7 @@ static ncclResult_t gdx_init_v11(void **ctx, uint64_t comm_id, ncclNetCommConfig
 		return gdx_net_result(-EINVAL);
 	return gdx_net_init(ctx, comm_id,
 			    config ? config->trafficClass : NCCL_NET_TRAFFIC_CLASS_UNDEF, logger,
-			    prof);
+			    prof, GDX_VIEW_PHYSICAL);
 }
 
 static ncclResult_t gdx_init_v12(void **ctx, uint64_t comm_id, ncclNetCommConfig_v12_t *config,
@@ -76,6 +83,26 @@ static ncclResult_t gdx_props_get(int dev, const void *out, struct gdx_net_props
 	ncclResult_t r = gdx_net_props(dev, p);
 
 	return r == ncclSuccess && !out ? gdx_net_result(-EINVAL) : r;
+}
+
+static ncclResult_t gdx_props_v6(int dev, ncclNetProperties_v6_t *out)
+{
+	struct gdx_net_props p;
+	ncclResult_t r = gdx_props_get(dev, out, &p);
+
+	if (r == ncclSuccess) {
+		memset(out, 0, sizeof(*out));
+		out->name = p.name;
+		out->pciPath = p.pci_path;
+		out->guid = p.guid;
+		out->ptrSupport = p.ptr_support;
+		out->speed = p.speed;
+		out->port = p.port;
+		out->latency = p.latency;
+		out->maxComms = p.max_comms;
+		out->maxRecvs = p.max_recvs;
+	}
+	return r;
 }
 
 static ncclResult_t gdx_props_v7(int dev, ncclNetProperties_v7_t *out)
@@ -150,6 +177,11 @@ static ncclResult_t gdx_listen_v7(int dev, void *handle, void **listen_comm)
 	return gdx_net_listen(NULL, dev, handle, listen_comm);
 }
 
+static ncclResult_t gdx_connect_v6(int dev, void *handle, void **send_comm)
+{
+	return gdx_net_connect(NULL, dev, NCCL_NET_TRAFFIC_CLASS_UNDEF, handle, send_comm);
+}
+
 static ncclResult_t gdx_connect_v7(int dev, void *handle, void **send_comm,
 				   ncclNetDeviceHandle_v7_t **dev_comm)
 {
@@ -171,6 +203,11 @@ static ncclResult_t gdx_connect_v11(void *ctx, int dev, void *handle, void **sen
 {
 	(void)dev_comm;
 	return gdx_net_connect(ctx, dev, NCCL_NET_TRAFFIC_CLASS_UNDEF, handle, send_comm);
+}
+
+static ncclResult_t gdx_accept_v6(void *listen_comm, void **recv_comm)
+{
+	return gdx_net_accept(listen_comm, recv_comm);
 }
 
 static ncclResult_t gdx_accept_v7(void *listen_comm, void **recv_comm,
@@ -257,14 +294,24 @@ static ncclResult_t gdx_set_attr_v11(void *ctx, ncclNetAttr_v11_t *attr)
 
 /* ---- the tables ---- */
 
-#define GDX_TABLE_COMMON                                                                     \
-	.name = "GDX", .devices = gdx_net_devices, .accept = gdx_accept_v7,                  \
+#define GDX_TABLE_V6_COMMON                                                                  \
+	.name = "GDX", .devices = gdx_net_devices,                                           \
 	.regMrDmaBuf = gdx_net_reg_mr_dmabuf, /* refused where DMA-BUF is not advertised */  \
 		.deregMr = gdx_net_dereg_mr, .iflush = gdx_net_iflush, .test = gdx_net_test, \
 	.closeSend = gdx_net_close_send, .closeRecv = gdx_net_close_recv,                    \
-	.closeListen = gdx_net_close_listen,                                                 \
-	.getDeviceMr = NULL, /* host plugin: no device handles */                            \
+	.closeListen = gdx_net_close_listen
+
+#define GDX_TABLE_COMMON                                                               \
+	GDX_TABLE_V6_COMMON, .accept = gdx_accept_v7,                                  \
+			     .getDeviceMr = NULL, /* host plugin: no device handles */ \
 		.irecvConsumed = NULL
+
+/* NCCL 2.12-2.18, and every later release after the newer symbols. */
+GDX_EXPORT const ncclNet_v6_t ncclNetPlugin_v6 = {
+	GDX_TABLE_V6_COMMON,	 .init = gdx_init_v7,	    .getProperties = gdx_props_v6,
+	.listen = gdx_listen_v7, .connect = gdx_connect_v6, .accept = gdx_accept_v6,
+	.regMr = gdx_reg_mr_v7,	 .isend = gdx_isend_v7,	    .irecv = gdx_irecv_v7,
+};
 
 GDX_EXPORT const ncclNet_v7_t ncclNetPlugin_v7 = {
 	GDX_TABLE_COMMON,	 .init = gdx_init_v7,	    .getProperties = gdx_props_v7,
@@ -279,7 +326,7 @@ GDX_EXPORT const ncclNet_v8_t ncclNetPlugin_v8 = {
 };
 
 GDX_EXPORT const ncclNet_v9_t ncclNetPlugin_v9 = {
-	GDX_TABLE_COMMON,	 .init = gdx_init_v7,	    .getProperties = gdx_props_v9,
+	GDX_TABLE_COMMON,	 .init = gdx_init_v9,	    .getProperties = gdx_props_v9,
 	.listen = gdx_listen_v7, .connect = gdx_connect_v7, .regMr = gdx_net_reg_mr,
 	.isend = gdx_net_isend,	 .irecv = gdx_net_irecv,    .makeVDevice = gdx_make_vdevice_v9,
 };

@@ -9,6 +9,8 @@
  */
 #include <endian.h>
 #include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <gdx/gdx_comm.h>
@@ -25,8 +27,11 @@
 /* Work requests that need no completion of their own (clear-to-sends, inline
  * sends) go unsignaled; one in this many is signaled to free their slots. */
 #define GDX_SIGNAL_EVERY 16
-/* How long closing a send comm waits for its inline sends to be delivered. */
-#define GDX_DRAIN_MS 1000
+/* How long closing a send comm waits for its inline sends to be delivered;
+ * a peer host that let one such wait run out is not waited for again for
+ * GDX_DEAF_MS, so that closing every comm to a dead host costs one wait. */
+#define GDX_DRAIN_MS 100
+#define GDX_DEAF_MS  10000
 /* Clear-to-sends go out in batches while the sender still holds at least
  * GDX_CTS_DEFER_MIN of them: one RDMA WRITE, one doorbell, for up to
  * NCCL_GDX_CTS_BATCH receives. A receive tested while held back goes at once,
@@ -107,6 +112,29 @@ static void gdx_wc_failed(struct gdx_comm *c, int rail, const struct ibv_wc *wc)
 	gdx_comm_fail(c, -EREMOTEIO);
 }
 
+/* A grouped receive's sizes, written by the sender at its slot before the
+ * immediate that ended it: each must fit its buffer. */
+static void gdx_recv_group_sizes(struct gdx_recv_comm *rc, struct gdx_request *req)
+{
+	const uint32_t *sizes = rc->group_sizes[req->seq % GDX_MAX_REQUESTS];
+
+	for (int i = 0; i < req->n; i++) {
+		/* the posted size, in this receive's clear-to-send, still staged */
+		uint64_t posted =
+			le64toh(rc->cts[GDX_FIFO_INDEX(req->seq % GDX_MAX_REQUESTS, i)].size);
+
+		req->sizes[i] = __atomic_load_n(&sizes[i], __ATOMIC_RELAXED);
+		if (req->sizes[i] > posted) {
+			GDX_WARN("%s: peer %s sent %u bytes into buffer %d of a grouped receive "
+				 "of %llu",
+				 gdx_comm_dev_name(&rc->base), rc->base.peer, req->sizes[i], i,
+				 (unsigned long long)posted);
+			req->err = -EPROTO;
+			gdx_comm_fail(&rc->base, -EPROTO);
+		}
+	}
+}
+
 static void gdx_recv_imm(struct gdx_recv_comm *rc, int rail, uint32_t imm)
 {
 	struct gdx_expect_ring *ring = &rc->expect[rail];
@@ -118,7 +146,7 @@ static void gdx_recv_imm(struct gdx_recv_comm *rc, int rail, uint32_t imm)
 		gdx_comm_fail(&rc->base, -EPROTO);
 		return;
 	}
-	req = ring->reqs[ring->head++ % GDX_FIFO_ENTRIES];
+	req = ring->reqs[ring->head++ % GDX_MAX_REQUESTS];
 	rc->recvs_to_post[rail]++;
 	if (imm == GDX_IMM_REFUSED) {
 		GDX_WARN("%s: peer %s refused to send into a %llu-byte receive: its message is "
@@ -129,12 +157,12 @@ static void gdx_recv_imm(struct gdx_recv_comm *rc, int rail, uint32_t imm)
 		gdx_comm_fail(&rc->base, -EMSGSIZE);
 	} else if (req->n == 1) {
 		req->size += imm;
-	} else if ((int)(imm >> GDX_IMM_INDEX_SHIFT) < req->n) {
-		req->sizes[imm >> GDX_IMM_INDEX_SHIFT] = imm & ((1u << GDX_IMM_INDEX_SHIFT) - 1);
+	} else if (imm == GDX_IMM_GROUP) {
+		gdx_recv_group_sizes(rc, req);
 	} else {
-		GDX_WARN("%s: peer %s sent buffer %u of a %d-buffer receive",
-			 gdx_comm_dev_name(&rc->base), rc->base.peer, imm >> GDX_IMM_INDEX_SHIFT,
-			 req->n);
+		GDX_WARN("%s: peer %s ended a %d-buffer receive with immediate 0x%x, not the "
+			 "group's",
+			 gdx_comm_dev_name(&rc->base), rc->base.peer, req->n, imm);
 		req->err = -EPROTO;
 		gdx_comm_fail(&rc->base, -EPROTO);
 	}
@@ -231,9 +259,10 @@ static int gdx_comm_poll(struct gdx_comm *c)
 
 		if (rc->nflush)
 			seen += gdx_flush_poll(rc);
-		/* The sender ran dry with some held back (irecv sends a batch once
-		 * it runs low: there the write overlaps with the sender's work). */
-		if (rc->cts_sent < rc->tail && rc->cts_outstanding == 0)
+		/* The sender runs low with some held back: the batch goes while it
+		 * still has a message to send, so that it never waits for one
+		 * (NCCL tests only the oldest receive, which is never held back). */
+		if (rc->cts_sent < rc->tail && rc->cts_outstanding < GDX_CTS_DEFER_MIN)
 			gdx_cts_flush(rc);
 	}
 	return seen;
@@ -293,9 +322,10 @@ __attribute__((cold, noinline)) static int gdx_mr_refuse(const struct gdx_comm *
 			 (const void *)mr);
 		return -EINVAL;
 	}
-	if (mr->nrails < c->nrails) {
-		GDX_WARN("%s: %s with a memory handle registered for %d rail(s), comm has %d",
-			 gdx_comm_dev_name(c), what, mr->nrails, c->nrails);
+	if (mr->nmembers < c->nmembers) {
+		GDX_WARN("%s: %s with a memory handle registered on %d NIC(s), the comm's device "
+			 "has %d",
+			 gdx_comm_dev_name(c), what, mr->nmembers, c->nmembers);
 		return -EINVAL;
 	}
 	if (size && !gdx_mr_covers(mr, data, size)) {
@@ -310,7 +340,7 @@ __attribute__((cold, noinline)) static int gdx_mr_refuse(const struct gdx_comm *
 static inline int gdx_check_mr(const struct gdx_comm *c, const struct gdx_mr *mr, const void *data,
 			       uint64_t size, const char *what)
 {
-	if (mr && mr->kind == GDX_KIND_MR && mr->nrails >= c->nrails &&
+	if (mr && mr->kind == GDX_KIND_MR && mr->nmembers >= c->nmembers &&
 	    (!size || gdx_mr_covers(mr, data, size)))
 		return 0;
 	return gdx_mr_refuse(c, mr, data, size, what);
@@ -331,25 +361,34 @@ static uint32_t gdx_rail_wrs(const struct gdx_rail *r, uint64_t len)
 	return len <= max ? 1 : (uint32_t)((len + max - 1) / max);
 }
 
+/* No immediate: the message ends with a plain RDMA WRITE (a grouped
+ * receive's buffers, whose sizes go in one write after them). */
+#define GDX_NO_IMM UINT64_MAX
+
 /* Posts len bytes of data (registered as mr, NULL for none) to raddr on one
- * rail, as RDMA WRITEs ending with a WRITE_WITH_IMM that carries imm; req
- * (NULL for none) is done when that completes. Small host-memory messages go
+ * rail, as RDMA WRITEs ending with a WRITE_WITH_IMM that carries imm (or a
+ * plain one for GDX_NO_IMM, when nothing is posted for 0 bytes); req (NULL
+ * for none) is done when that completes. Small host-memory messages go
  * inline: the provider copies them at post time and the NIC skips a DMA read;
  * their buffer is free again at once, so they count as done when posted and
  * go unsignaled like clear-to-sends. The caller made sure the queue has room. */
 static int gdx_post_rail(struct gdx_comm *c, int rail, struct gdx_request *req, char *data,
 			 uint64_t len, const struct gdx_mr *mr, uint64_t raddr, uint32_t rkey,
-			 uint32_t imm)
+			 uint64_t imm)
 {
 	struct gdx_rail *r = &c->rails[rail];
 	uint64_t max = gdx_rail_max_write(r), off = 0;
-	uint32_t lkey = mr ? mr->lkey[rail] : 0, total = 0, freed = 0;
+	uint32_t lkey = mr ? mr->lkey[r->member] : 0, total = 0, freed = 0;
 	bool may_inline = mr && mr->type == NCCL_PTR_HOST;
 	bool done_at_post = req && len <= r->max_inline && (len == 0 || may_inline);
 	struct ibv_send_wr wrs[GDX_POST_BATCH], *bad;
 	struct ibv_sge sges[GDX_POST_BATCH];
+	enum ibv_wr_opcode last_op =
+		imm == GDX_NO_IMM ? IBV_WR_RDMA_WRITE : IBV_WR_RDMA_WRITE_WITH_IMM;
 	int ret;
 
+	if (imm == GDX_NO_IMM && len == 0)
+		return 0; /* nothing to place, nothing to say */
 	do {
 		int n = 0;
 		bool last = false;
@@ -365,11 +404,11 @@ static int gdx_post_rail(struct gdx_comm *c, int rail, struct gdx_request *req, 
 				.next = NULL,
 				.sg_list = chunk ? &sges[n] : NULL,
 				.num_sge = chunk ? 1 : 0,
-				.opcode = last ? IBV_WR_RDMA_WRITE_WITH_IMM : IBV_WR_RDMA_WRITE,
+				.opcode = last ? last_op : IBV_WR_RDMA_WRITE,
 				.send_flags = may_inline && chunk && chunk <= r->max_inline
 						      ? IBV_SEND_INLINE
 						      : 0,
-				.imm_data = htobe32(imm),
+				.imm_data = htobe32((uint32_t)imm),
 				.wr.rdma = {.remote_addr = raddr + off, .rkey = rkey},
 			};
 			if (n)
@@ -377,7 +416,7 @@ static int gdx_post_rail(struct gdx_comm *c, int rail, struct gdx_request *req, 
 			n++;
 			off += chunk;
 		}
-		if (last && gdx_rail_signal(r, total + (uint32_t)n, !done_at_post, &freed)) {
+		if (last && gdx_rail_signal(r, total + (uint32_t)n, req && !done_at_post, &freed)) {
 			wrs[n - 1].send_flags |= IBV_SEND_SIGNALED;
 			wrs[n - 1].wr_id =
 				done_at_post || !req ? GDX_WRID_SLOTS(freed) : (uintptr_t)req;
@@ -487,24 +526,34 @@ static int gdx_head_slot(struct gdx_send_comm *sc, struct gdx_cts **slot, int *n
 	return 0;
 }
 
-/* Every buffer of a grouped receive has its isend: one rail, each buffer's
- * last write carrying its index and size. */
+/* Every buffer of a grouped receive has its isend: on one rail, each
+ * buffer's bytes by plain RDMA WRITEs, then the sizes into the receiver's
+ * array at the slot by one WRITE_WITH_IMM, which RC places after them. */
 static int gdx_group_post(struct gdx_send_comm *sc, struct gdx_cts *const *slot, int n)
 {
 	struct gdx_comm *c = &sc->base;
 	int rail = __builtin_ctz(le32toh(slot[0]->rail_mask));
+	uint32_t s = (uint32_t)(sc->head % GDX_MAX_REQUESTS);
+	struct gdx_mr sizes_mr = {.type = NCCL_PTR_HOST};
+	int ret;
 
 	for (int i = 0; i < n; i++) {
 		struct gdx_request *req = sc->matched[i];
-		uint32_t imm = ((uint32_t)i << GDX_IMM_INDEX_SHIFT) | (uint32_t)req->size;
-		int ret = gdx_post_rail(c, rail, req, sc->matched_data[i], req->size,
-					sc->matched_mr[i], le64toh(slot[i]->addr),
-					le32toh(slot[i]->rkeys[rail]), imm);
 
+		ret = gdx_post_rail(c, rail, req, sc->matched_data[i], req->size, sc->matched_mr[i],
+				    le64toh(slot[i]->addr), le32toh(slot[i]->rkeys[rail]),
+				    GDX_NO_IMM);
 		if (ret)
 			return ret;
 		req->pending--; /* posted now: its own completion, if any, is what is left */
+		sc->sizes_out[s][i] = (uint32_t)req->size;
 	}
+	sizes_mr.lkey[c->rails[rail].member] = sc->sizes_out_mr[c->rails[rail].member]->lkey;
+	ret = gdx_post_rail(c, rail, NULL, (char *)sc->sizes_out[s], (uint64_t)n * sizeof(uint32_t),
+			    &sizes_mr, sc->remote_sizes + s * sizeof(sc->sizes_out[0]),
+			    sc->remote_sizes_rkey[rail], GDX_IMM_GROUP);
+	if (ret)
+		return ret;
 	memset(sc->matched, 0, sizeof(sc->matched));
 	sc->nmatched = 0;
 	sc->head++;
@@ -532,7 +581,9 @@ static int gdx_isend_group(struct gdx_send_comm *sc, struct gdx_cts *const *slot
 				       le64toh(slot[i]->size));
 	}
 	if (sc->nmatched == n - 1) {
-		/* the last one: make sure the whole group fits before taking it */
+		/* the last one: make sure the whole group fits before taking it,
+		 * the sizes' write included */
+		need = 1;
 		for (int k = 0; k < n; k++)
 			need += gdx_rail_wrs(&c->rails[rail], k == i ? size : sc->matched[k]->size);
 		if (!gdx_rail_has_room(c, rail, need))
@@ -585,7 +636,11 @@ int gdx_isend(struct gdx_send_comm *sc, void *data, uint64_t size, int tag, stru
 	c->idle_polls = 0;
 	if (n > 1)
 		return gdx_isend_group(sc, slot, n, data, size, tag, mr, req_p);
-	/* A single receive matches in order; NCCL's tags only pick among grouped ones. */
+	/* A single receive is matched by tag as a grouped one is (net_ib): NCCL
+	 * shares one send comm among local ranks (PXN) and tells them apart by
+	 * tag, so a send of another rank waits for a receive of its own. */
+	if (le32toh(slot[0]->tag) != (uint32_t)tag)
+		return 0;
 	posted = le64toh(slot[0]->size);
 	mask = le32toh(slot[0]->rail_mask);
 	if (size > posted) {
@@ -702,13 +757,6 @@ int gdx_irecv(struct gdx_recv_comm *rc, int n, void **data, const uint64_t *size
 		ret = gdx_check_mr(c, mrs[i], data[i], sizes[i], "irecv");
 		if (ret)
 			return ret;
-		if (n > 1 && sizes[i] > GDX_GROUP_MAX_SIZE) {
-			GDX_WARN("%s: grouped irecv buffer %d of %llu bytes: grouped buffers take "
-				 "at most %u",
-				 gdx_comm_dev_name(c), i, (unsigned long long)sizes[i],
-				 GDX_GROUP_MAX_SIZE);
-			return -EINVAL;
-		}
 	}
 	if (rc->recvs_active == GDX_MAX_REQUESTS) {
 		GDX_WARN("%s: more than %d receive requests in flight on one comm (NCCL allows %d)",
@@ -736,31 +784,32 @@ int gdx_irecv(struct gdx_recv_comm *rc, int n, void **data, const uint64_t *size
 		cts->addr = htole64((uintptr_t)data[i]);
 		cts->size = htole64(sizes[i]);
 		for (int r = 0; r < c->nrails; r++)
-			cts->rkeys[r] = htole32(mrs[i]->rkey[r]);
+			cts->rkeys[r] = htole32(mrs[i]->rkey[c->rails[r].member]);
 		cts->rail_mask = htole32(mask);
 		cts->tag = htole32((uint32_t)tags[i]);
 		cts->nreqs = htole32((uint32_t)n);
 		cts->seq = htole32((uint32_t)(rc->tail + 1));
 	}
 	req->seq = rc->tail++;
-	/* One immediate per rail of the mask, or per buffer of a group. */
+	/* One immediate per rail of the mask (a group has one rail, one immediate). */
 	for (int r = 0; r < c->nrails; r++) {
 		struct gdx_expect_ring *ring = &rc->expect[r];
 
 		if (!(mask & (1u << r)))
 			continue;
-		for (int i = 0; i < (n > 1 ? n : 1); i++) {
-			ring->reqs[ring->tail++ % GDX_FIFO_ENTRIES] = req;
-			req->pending++;
-		}
+		ring->reqs[ring->tail++ % GDX_MAX_REQUESTS] = req;
+		req->pending++;
 	}
 	if (rc->cts_outstanding < GDX_CTS_DEFER_MIN ||
-	    rc->tail - rc->cts_sent >= (uint64_t)gdx_params.cts_batch) {
+	    rc->tail - rc->cts_sent >= (uint64_t)gdx_params.cts_batch)
 		ret = gdx_cts_flush(rc);
-		if (ret) {
-			gdx_req_put(req); /* the comm has failed: so do its other requests */
-			return ret;
-		}
+	else
+		/* held back only while the sender really holds two or more: what
+		 * arrived since the last poll may say it does not */
+		ret = gdx_comm_poll(c) >= 0 ? c->err : 0;
+	if (ret) {
+		gdx_req_put(req); /* the comm has failed: so do its other requests */
+		return ret;
 	}
 	*req_p = req;
 	return 0;
@@ -800,7 +849,7 @@ int gdx_iflush(struct gdx_recv_comm *rc, int n, void **data, const int *sizes, s
 			.opcode = IBV_WR_RDMA_READ,
 			.send_flags = IBV_SEND_SIGNALED,
 			.wr.rdma = {.remote_addr = (uintptr_t)data[last],
-				    .rkey = mrs[last]->rkey[r]},
+				    .rkey = mrs[last]->rkey[r]}, /* flush[r] is on member r */
 		};
 		struct ibv_send_wr *bad;
 		int ret = ibv_post_send(rc->flush[r].qp, &wr, &bad);
@@ -869,16 +918,62 @@ int gdx_recv_comm_start(struct gdx_recv_comm *rc)
 	return 0;
 }
 
+/* Peer hosts a drain gave up on lately, by address without the port. A job
+ * that aborts closes its comms one by one; only the first to a dead host
+ * waits. Off the data path: closing only. */
+#define GDX_DEAF_HOSTS 32
+static struct {
+	char host[64];
+	uint64_t since;
+} gdx_deaf[GDX_DEAF_HOSTS];
+static pthread_mutex_t gdx_deaf_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void gdx_peer_host(const struct gdx_comm *c, char *host, size_t len)
+{
+	const char *colon = strrchr(c->peer, ':');
+
+	snprintf(host, len, "%.*s", colon ? (int)(colon - c->peer) : (int)strlen(c->peer), c->peer);
+}
+
+/* Whether host let a drain run out within GDX_DEAF_MS; deaf sets or clears it. */
+static bool gdx_deaf_host(const char *host, int deaf)
+{
+	uint64_t now = gdx_now_ms();
+	bool found = false;
+	int slot = 0;
+
+	pthread_mutex_lock(&gdx_deaf_lock);
+	for (int i = 0; i < GDX_DEAF_HOSTS; i++) {
+		if (!strcmp(gdx_deaf[i].host, host) && now - gdx_deaf[i].since < GDX_DEAF_MS) {
+			found = true;
+			slot = i;
+			break;
+		}
+		if (gdx_deaf[i].since < gdx_deaf[slot].since)
+			slot = i; /* the oldest, to take when host is not there */
+	}
+	if (deaf > 0) {
+		snprintf(gdx_deaf[slot].host, sizeof(gdx_deaf[slot].host), "%s", host);
+		gdx_deaf[slot].since = now;
+	} else if (deaf == 0 && found) {
+		gdx_deaf[slot].host[0] = '\0';
+	}
+	pthread_mutex_unlock(&gdx_deaf_lock);
+	return found;
+}
+
 /* Inline sends count as done when posted, but destroying the QP could still
  * drop them (and the receiver would wait forever): one signaled zero-byte
  * write behind them (no address or key: the responder checks none for zero
- * bytes) says when they are delivered. A peer that has closed its
- * end needs nothing more; one that hangs holds the close up GDX_DRAIN_MS. */
+ * bytes) says when they are delivered. A peer that has closed its end needs
+ * nothing more; one that does not answer holds the close up GDX_DRAIN_MS,
+ * once per host (net_ib waits for nothing, and can lose such sends). */
 void gdx_send_drain(struct gdx_send_comm *sc)
 {
 	struct gdx_comm *c = &sc->base;
-	bool busy = false;
+	bool busy = false, deaf;
 	uint64_t deadline;
+	char host[64];
 
 	for (int i = 0; i < c->nrails && !c->err; i++) {
 		struct gdx_rail *r = &c->rails[i];
@@ -901,7 +996,11 @@ void gdx_send_drain(struct gdx_send_comm *sc)
 		r->sq_used++;
 		busy = true;
 	}
-	deadline = gdx_now_ms() + GDX_DRAIN_MS;
+	if (!busy)
+		return;
+	gdx_peer_host(c, host, sizeof(host));
+	deaf = gdx_deaf_host(host, -1);
+	deadline = gdx_now_ms() + (deaf ? 0 : GDX_DRAIN_MS);
 	while (busy && !c->err) {
 		busy = false;
 		gdx_comm_poll(c);
@@ -910,11 +1009,17 @@ void gdx_send_drain(struct gdx_send_comm *sc)
 		if (busy && gdx_sock_peer_alive(c->sock))
 			return; /* the peer closed its comm: nothing waits for them */
 		if (busy && gdx_now_ms() > deadline) {
-			GDX_INFO(NCCL_NET,
-				 "%s: closing the send comm to %s with sends not confirmed "
-				 "delivered after %d ms",
-				 gdx_comm_dev_name(c), c->peer, GDX_DRAIN_MS);
+			if (!deaf)
+				GDX_INFO(NCCL_NET,
+					 "%s: closing the send comm to %s with sends not confirmed "
+					 "delivered after %d ms; further comms to %s close without "
+					 "waiting for %d s",
+					 gdx_comm_dev_name(c), c->peer, GDX_DRAIN_MS, host,
+					 GDX_DEAF_MS / 1000);
+			gdx_deaf_host(host, 1);
 			return;
 		}
 	}
+	if (deaf && !busy)
+		gdx_deaf_host(host, 0); /* it answers again */
 }

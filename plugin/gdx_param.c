@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,33 +11,13 @@
 struct gdx_params gdx_params;
 
 const struct gdx_param_info gdx_param_infos[] = {
-#define GDX_PARAM_INFO(type, field, name, def, help) {name, #type, def, help},
+#define GDX_PARAM_INFO(type, field, name, def, twin, lo, hi, help) \
+	{name, #type, def, twin, lo, hi, help},
 	GDX_PARAM_TABLE(GDX_PARAM_INFO)
 #undef GDX_PARAM_INFO
 };
 const int gdx_param_count = sizeof(gdx_param_infos) / sizeof(gdx_param_infos[0]);
-
-static int gdx_param_parse_int(const char *name, const char *s, int *out)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(s, &end, 0);
-	if (errno || end == s || *end != '\0' || v < INT_MIN || v > INT_MAX) {
-		GDX_WARN("NCCL_GDX_%s=\"%s\" is not an integer", name, s);
-		return -EINVAL;
-	}
-	*out = (int)v;
-	return 0;
-}
-
-static int gdx_param_parse_str(const char *name, const char *s, const char **out)
-{
-	(void)name;
-	*out = s;
-	return 0;
-}
+enum gdx_param_src gdx_param_srcs[sizeof(gdx_param_infos) / sizeof(gdx_param_infos[0])];
 
 const char *gdx_param_env(const char *name)
 {
@@ -46,56 +27,146 @@ const char *gdx_param_env(const char *name)
 	return getenv(var);
 }
 
-/* Reads NCCL_GDX_<name>, falling back to the table's default. */
-static const char *gdx_param_raw(const char *name, const char *def, int *from_env)
+const char *gdx_param_twin_env(const struct gdx_param_info *p)
 {
-	const char *v = gdx_param_env(name);
+	const char *v = p->twin ? getenv(p->twin) : NULL;
 
-	*from_env = v != NULL;
-	return v ? v : def;
+	if (!v || !*v)
+		return NULL;
+	/* NCCL takes NCCL_SOCKET_IFNAME only when it is longer than one character */
+	if (!strcmp(p->twin, "NCCL_SOCKET_IFNAME") && strlen(v) < 2)
+		return NULL;
+	return v;
 }
+
+enum gdx_param_src gdx_param_src(const char *name)
+{
+	for (int i = 0; i < gdx_param_count; i++)
+		if (!strcmp(gdx_param_infos[i].name, name))
+			return gdx_param_srcs[i];
+	return GDX_PARAM_DEFAULT;
+}
+
+/* The variable a value came from, for messages. */
+static void gdx_param_var(const struct gdx_param_info *p, enum gdx_param_src src, char *buf,
+			  size_t len)
+{
+	if (src == GDX_PARAM_TWIN)
+		snprintf(buf, len, "%s", p->twin);
+	else
+		snprintf(buf, len, "NCCL_GDX_%s", p->name);
+}
+
+/* Ours strictly (the whole string an integer); a twin as NCCL reads it:
+ * strtoll base 0, what follows the digits ignored, the default on overflow. */
+static int gdx_param_parse_int(const struct gdx_param_info *p, enum gdx_param_src src,
+			       const char *s, int *out)
+{
+	char var[64], *end;
+	long long v;
+
+	errno = 0;
+	v = strtoll(s, &end, 0);
+	if (src == GDX_PARAM_TWIN) {
+		if (errno || v < INT_MIN || v > INT_MAX)
+			v = strtoll(p->def, NULL, 0);
+		*out = (int)v;
+		return 0;
+	}
+	if (errno || end == s || *end != '\0' || v < INT_MIN || v > INT_MAX) {
+		gdx_param_var(p, src, var, sizeof(var));
+		GDX_WARN("%s=\"%s\" is not an integer", var, s);
+		return -EINVAL;
+	}
+	*out = (int)v;
+	return 0;
+}
+
+/* 4, 6, AF_INET or AF_INET6; a twin as NCCL reads NCCL_IB_ADDR_FAMILY,
+ * where anything but AF_INET6 means AF_INET. */
+static int gdx_param_parse_family(const struct gdx_param_info *p, enum gdx_param_src src,
+				  const char *s, int *out)
+{
+	char var[64];
+
+	if (!strcmp(s, "AF_INET6") || (src != GDX_PARAM_TWIN && !strcmp(s, "6"))) {
+		*out = 6;
+		return 0;
+	}
+	if (src == GDX_PARAM_TWIN || !strcmp(s, "AF_INET") || !strcmp(s, "4")) {
+		*out = 4;
+		return 0;
+	}
+	gdx_param_var(p, src, var, sizeof(var));
+	GDX_WARN("%s=\"%s\" must be AF_INET or AF_INET6 (or 4, 6)", var, s);
+	return -EINVAL;
+}
+
+static int gdx_param_parse_str(const struct gdx_param_info *p, enum gdx_param_src src,
+			       const char *s, const char **out)
+{
+	(void)p;
+	(void)src;
+	*out = s;
+	return 0;
+}
+
+/* An int outside its range: ours fails init; a twin's gets the default. */
+static int gdx_param_check_range(const struct gdx_param_info *p, enum gdx_param_src src, int *field)
+{
+	char var[64];
+
+	if (p->lo > p->hi || (*field >= p->lo && *field <= p->hi))
+		return 0;
+	gdx_param_var(p, src, var, sizeof(var));
+	if (src == GDX_PARAM_TWIN) {
+		GDX_WARN("%s=%d is outside %lld-%lld, which this plugin takes: using NCCL_GDX_%s's "
+			 "default %s",
+			 var, *field, p->lo, p->hi, p->name, p->def);
+		*field = (int)strtoll(p->def, NULL, 0);
+		return 0;
+	}
+	GDX_WARN("%s=%d is out of range %lld-%lld", var, *field, p->lo, p->hi);
+	return -EINVAL;
+}
+
+/* Where parameter i's value comes from, and the string to parse. */
+static const char *gdx_param_raw(int i, enum gdx_param_src *src)
+{
+	const struct gdx_param_info *p = &gdx_param_infos[i];
+	const char *v = gdx_param_env(p->name);
+
+	if (v) {
+		*src = GDX_PARAM_OURS;
+		return v;
+	}
+	v = gdx_param_twin_env(p);
+	*src = v ? GDX_PARAM_TWIN : GDX_PARAM_DEFAULT;
+	return v ? v : p->def;
+}
+
+#define GDX_PARAM_RANGE_int(p, src, field)    gdx_param_check_range(p, src, field)
+#define GDX_PARAM_RANGE_family(p, src, field) 0
+#define GDX_PARAM_RANGE_str(p, src, field)    0
 
 int gdx_params_load(void)
 {
-	int from_env;
+	enum gdx_param_src src;
+	int ret = 0, i = 0;
 	const char *s;
-	int ret = 0;
 
-#define GDX_PARAM_LOAD(type, field, name, def, help)            \
-	s = gdx_param_raw(name, def, &from_env);                \
-	if (gdx_param_parse_##type(name, s, &gdx_params.field)) \
-		ret = -EINVAL;                                  \
-	else if (from_env)                                      \
-		GDX_INFO(NCCL_ENV | NCCL_INIT, "NCCL_GDX_%s set by environment to %s", name, s);
+#define GDX_PARAM_LOAD(type, field, name, def, twin, lo, hi, help)                    \
+	s = gdx_param_raw(i, &src);                                                   \
+	gdx_param_srcs[i] = src;                                                      \
+	if (gdx_param_parse_##type(&gdx_param_infos[i], src, s, &gdx_params.field) || \
+	    GDX_PARAM_RANGE_##type(&gdx_param_infos[i], src, &gdx_params.field)) {    \
+		ret = -EINVAL;                                                        \
+	} else if (src != GDX_PARAM_DEFAULT) {                                        \
+		GDX_INFO(NCCL_ENV | NCCL_INIT, "NCCL_GDX_%s set by %s to %s", name,   \
+			 src == GDX_PARAM_TWIN ? twin : "environment", s);            \
+	}                                                                             \
+	i++;
 	GDX_PARAM_TABLE(GDX_PARAM_LOAD)
 #undef GDX_PARAM_LOAD
-	if (ret)
-		return ret;
-	if (gdx_params.retry_cnt < 0 || gdx_params.retry_cnt > 6) {
-		GDX_WARN("NCCL_GDX_RETRY_CNT=%d is out of range 0-6 (7 retries forever on rxe)",
-			 gdx_params.retry_cnt);
-		return -EINVAL;
-	}
-	if (gdx_params.timeout < 1 || gdx_params.timeout > 31) {
-		GDX_WARN("NCCL_GDX_TIMEOUT=%d is out of range 1-31", gdx_params.timeout);
-		return -EINVAL;
-	}
-	if (gdx_params.sl < 0 || gdx_params.sl > 15 || gdx_params.tc < 0 || gdx_params.tc > 255) {
-		GDX_WARN("NCCL_GDX_SL=%d / NCCL_GDX_TC=%d out of range (0-15 / 0-255)",
-			 gdx_params.sl, gdx_params.tc);
-		return -EINVAL;
-	}
-	if (gdx_params.stripe_min < 0) {
-		GDX_WARN("NCCL_GDX_STRIPE_MIN=%d must not be negative", gdx_params.stripe_min);
-		return -EINVAL;
-	}
-	if (gdx_params.cts_batch < 1 || gdx_params.cts_batch > 32) {
-		GDX_WARN("NCCL_GDX_CTS_BATCH=%d is out of range 1-32", gdx_params.cts_batch);
-		return -EINVAL;
-	}
-	if (gdx_params.addr_family != 4 && gdx_params.addr_family != 6) {
-		GDX_WARN("NCCL_GDX_ADDR_FAMILY=%d must be 4 or 6", gdx_params.addr_family);
-		return -EINVAL;
-	}
-	return 0;
+	return ret;
 }

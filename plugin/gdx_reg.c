@@ -1,8 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Memory registration. Every registration goes through the registration cache
- * of each rail's device, so a buffer registered once serves every comm on
- * that device (regIsGlobal) and a second registration inside it is a hit.
+ * Memory registration. Every registration goes through a cache of each NIC
+ * of the comm's device, so a buffer registered once serves every comm on
+ * that NIC (regIsGlobal) and a second registration inside it is a hit:
+ * NCCL registers its shared buffer pool through every connection. DMA-BUF
+ * registrations have a cache of their own, keyed by what the range maps
+ * (gdx_regcache.h), since NCCL exports the range anew, with a new fd, for
+ * every call.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -18,34 +22,61 @@
 #define GDX_MR_ACCESS (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ)
 
 /* Names the likely cause: the memlock limit, an unmapped range, or the errno. */
-static void gdx_reg_warn(const char *ibdev, uintptr_t start, uintptr_t end, int err)
+static void gdx_reg_warn(const char *call, const char *ibdev, uintptr_t start, uintptr_t end,
+			 int err)
 {
 	unsigned long long len = (unsigned long long)(end - start);
 	struct rlimit rl;
 
 	if (err == ENOMEM && !getrlimit(RLIMIT_MEMLOCK, &rl) && rl.rlim_cur != RLIM_INFINITY)
-		GDX_WARN("ibv_reg_mr(%s, %p, %llu bytes) failed: %s; the memlock limit is %llu "
-			 "KiB: raise it (ulimit -l unlimited, or LimitMEMLOCK=infinity)",
-			 ibdev, (void *)start, len, strerror(err),
+		GDX_WARN("%s(%s, %p, %llu bytes) failed: %s; the memlock limit is %llu KiB: raise "
+			 "it (ulimit -l unlimited, or LimitMEMLOCK=infinity)",
+			 call, ibdev, (void *)start, len, strerror(err),
 			 (unsigned long long)rl.rlim_cur / 1024);
 	else if (err == EFAULT)
-		GDX_WARN("ibv_reg_mr(%s, %p, %llu bytes) failed: %s; the range is not mapped "
-			 "memory of this process",
-			 ibdev, (void *)start, len, strerror(err));
+		GDX_WARN("%s(%s, %p, %llu bytes) failed: %s; the range is not mapped memory of "
+			 "this process",
+			 call, ibdev, (void *)start, len, strerror(err));
+	else if (err == EOPNOTSUPP)
+		GDX_WARN("%s(%s, %p, %llu bytes) failed: %s; the kernel or provider lacks DMA-BUF",
+			 call, ibdev, (void *)start, len, strerror(err));
 	else
-		GDX_WARN("ibv_reg_mr(%s, %p, %llu bytes) failed: %s", ibdev, (void *)start, len,
+		GDX_WARN("%s(%s, %p, %llu bytes) failed: %s", call, ibdev, (void *)start, len,
 			 strerror(err));
 }
 
-static int gdx_reg_verbs(void *arg, uintptr_t start, uintptr_t end, void **handle_p)
+/* Host and peer memory: the range itself. */
+static int gdx_reg_verbs(void *arg, uintptr_t start, uintptr_t end, uint64_t key, const void *call,
+			 void **handle_p)
 {
 	struct gdx_ibctx *ib = arg;
 	struct ibv_mr *mr = ibv_reg_mr(ib->pd, (void *)start, end - start, GDX_MR_ACCESS);
 
+	(void)key;
+	(void)call;
 	if (!mr) {
 		int err = errno ? errno : ENOMEM;
 
-		gdx_reg_warn(ibv_get_device_name(ib->ctx->device), start, end, err);
+		gdx_reg_warn("ibv_reg_mr", ibv_get_device_name(ib->ctx->device), start, end, err);
+		return -err;
+	}
+	*handle_p = mr;
+	return 0;
+}
+
+/* DMA-BUF: call is the fd; the object's offset at start is key + start. */
+static int gdx_reg_dmabuf_verbs(void *arg, uintptr_t start, uintptr_t end, uint64_t key,
+				const void *call, void **handle_p)
+{
+	struct gdx_ibctx *ib = arg;
+	struct ibv_mr *mr = ibv_reg_dmabuf_mr(ib->pd, key + start, end - start, start,
+					      *(const int *)call, GDX_MR_ACCESS);
+
+	if (!mr) {
+		int err = errno ? errno : ENOMEM;
+
+		gdx_reg_warn("ibv_reg_dmabuf_mr", ibv_get_device_name(ib->ctx->device), start, end,
+			     err);
 		return -err;
 	}
 	*handle_p = mr;
@@ -63,31 +94,35 @@ static void gdx_dereg_verbs(void *arg, void *handle)
 
 static const struct gdx_regcache_ops gdx_reg_verbs_ops = {.reg = gdx_reg_verbs,
 							  .dereg = gdx_dereg_verbs};
+static const struct gdx_regcache_ops gdx_reg_dmabuf_ops = {.reg = gdx_reg_dmabuf_verbs,
+							   .dereg = gdx_dereg_verbs};
 
-/* The registration cache of dev's protection domain, made on first use; the
- * device table frees it with the PD. */
-static int gdx_reg_cache(struct gdx_dev *dev, struct gdx_regcache **cache_p)
+/* One of the caches of dev's protection domain, made on first use; the
+ * device table frees them with the PD. */
+static int gdx_reg_cache(struct gdx_dev *dev, bool dmabuf, struct gdx_regcache **cache_p)
 {
 	struct gdx_ibctx *ib = dev->ib;
+	struct gdx_regcache **slot = dmabuf ? &ib->dmabuf_cache : &ib->cache;
 	struct ibv_pd *pd;
 	int ret = gdx_dev_pd(dev, &pd);
 
 	if (ret)
 		return ret;
 	pthread_mutex_lock(&ib->lock);
-	if (!ib->cache)
-		ret = gdx_regcache_create(&gdx_reg_verbs_ops, ib, &ib->cache);
-	*cache_p = ib->cache;
+	if (!*slot)
+		ret = gdx_regcache_create(dmabuf ? &gdx_reg_dmabuf_ops : &gdx_reg_verbs_ops, ib,
+					  dmabuf, slot);
+	*cache_p = *slot;
 	pthread_mutex_unlock(&ib->lock);
 	return ret;
 }
 
-/* Whether every rail of comm takes memory of this NCCL_PTR_* kind; if not,
+/* Whether every NIC of comm takes memory of this NCCL_PTR_* kind; if not,
  * says why in one WARN. */
 static bool gdx_reg_supported(struct gdx_comm *comm, int ptr, const char *what)
 {
-	for (int r = 0; r < comm->nrails; r++) {
-		const struct gdx_dev *d = comm->rails[r].dev;
+	for (int m = 0; m < comm->nmembers; m++) {
+		const struct gdx_dev *d = comm->rails[m].dev;
 
 		if (!(d->ptr_support & ptr)) {
 			GDX_WARN("%s: registration of %s refused: %s does not advertise it (%s)",
@@ -115,37 +150,53 @@ static int gdx_reg_check(struct gdx_comm *comm, void *data, uint64_t size, int t
 	return 0;
 }
 
-static struct gdx_mr *gdx_mr_new(void *data, uint64_t size, int type)
-{
-	struct gdx_mr *mr = calloc(1, sizeof(*mr));
-
-	if (mr) {
-		mr->addr = (uintptr_t)data;
-		mr->size = size;
-		mr->type = type;
-	}
-	return mr;
-}
-
 static void gdx_mr_release(struct gdx_mr *mr)
 {
-	for (int r = 0; r < mr->nrails; r++) {
-		if (mr->direct[r]) {
-			int err = ibv_dereg_mr(mr->direct[r]);
-
-			if (err)
-				GDX_WARN("ibv_dereg_mr failed: %s", strerror(err));
-		} else {
-			gdx_regcache_put(mr->caches[r], mr->entries[r]);
-		}
-	}
+	for (int m = 0; m < mr->nmembers; m++)
+		gdx_regcache_put(mr->caches[m], mr->entries[m]);
 	mr->kind = GDX_KIND_DEAD;
 	free(mr);
 }
 
+/* The registration on every NIC of comm, from each NIC's cache. */
+static int gdx_reg_members(struct gdx_comm *comm, void *data, uint64_t size, int type, bool dmabuf,
+			   uint64_t key, const int *fd, struct gdx_mr **mr_p)
+{
+	struct gdx_mr *mr = calloc(1, sizeof(*mr));
+	int ret = 0;
+
+	if (!mr)
+		return -ENOMEM;
+	mr->addr = (uintptr_t)data;
+	mr->size = size;
+	mr->type = type;
+	for (int m = 0; m < comm->nmembers && !ret; m++) {
+		struct gdx_regcache *cache;
+		struct ibv_mr *vmr;
+
+		ret = gdx_reg_cache(comm->rails[m].dev, dmabuf, &cache);
+		if (!ret)
+			ret = gdx_regcache_get(cache, (uintptr_t)data, size, key, fd,
+					       &mr->entries[m]);
+		if (ret)
+			break;
+		mr->caches[m] = cache;
+		vmr = mr->entries[m]->handle;
+		mr->lkey[m] = vmr->lkey;
+		mr->rkey[m] = vmr->rkey;
+		mr->nmembers = m + 1;
+	}
+	if (ret) {
+		gdx_mr_release(mr);
+		return ret;
+	}
+	mr->kind = GDX_KIND_MR;
+	*mr_p = mr;
+	return 0;
+}
+
 int gdx_reg_mr(struct gdx_comm *comm, void *data, uint64_t size, int type, struct gdx_mr **mr_p)
 {
-	struct gdx_mr *mr;
 	int ret = gdx_reg_check(comm, data, size, type);
 
 	if (ret)
@@ -153,71 +204,21 @@ int gdx_reg_mr(struct gdx_comm *comm, void *data, uint64_t size, int type, struc
 	/* GPU memory through peer memory: ibv_reg_mr takes the CUDA pointer. */
 	if (type == NCCL_PTR_CUDA && !gdx_reg_supported(comm, NCCL_PTR_CUDA, "GPU memory"))
 		return -EINVAL;
-	mr = gdx_mr_new(data, size, type);
-	if (!mr)
-		return -ENOMEM;
-	for (int r = 0; r < comm->nrails; r++) {
-		struct gdx_regcache *cache;
-		struct ibv_mr *vmr;
-
-		ret = gdx_reg_cache(comm->rails[r].dev, &cache);
-		if (!ret)
-			ret = gdx_regcache_get(cache, (uintptr_t)data, size, &mr->entries[r]);
-		if (ret)
-			goto err;
-		mr->caches[r] = cache;
-		vmr = mr->entries[r]->handle;
-		mr->lkey[r] = vmr->lkey;
-		mr->rkey[r] = vmr->rkey;
-		mr->nrails = r + 1;
-	}
-	mr->kind = GDX_KIND_MR;
-	*mr_p = mr;
-	return 0;
-
-err:
-	gdx_mr_release(mr);
-	return ret;
+	return gdx_reg_members(comm, data, size, type, false, 0, NULL, mr_p);
 }
 
 int gdx_reg_mr_dmabuf(struct gdx_comm *comm, void *data, uint64_t size, int type, uint64_t offset,
 		      int fd, struct gdx_mr **mr_p)
 {
-	struct gdx_mr *mr;
 	int ret = gdx_reg_check(comm, data, size, type);
 
 	if (ret)
 		return ret;
 	if (!gdx_reg_supported(comm, NCCL_PTR_DMABUF, "a DMA-BUF"))
 		return -EINVAL;
-	mr = gdx_mr_new(data, size, type);
-	if (!mr)
-		return -ENOMEM;
-	for (int r = 0; r < comm->nrails; r++) {
-		struct gdx_rail *rail = &comm->rails[r];
-
-		mr->direct[r] = ibv_reg_dmabuf_mr(rail->pd, offset, size, (uintptr_t)data, fd,
-						  GDX_MR_ACCESS);
-		if (!mr->direct[r]) {
-			ret = errno ? -errno : -ENOMEM;
-			GDX_WARN(
-				"ibv_reg_dmabuf_mr(%s, fd %d, offset %llu, %llu bytes) failed: %s%s",
-				rail->dev->ibdev, fd, (unsigned long long)offset,
-				(unsigned long long)size, strerror(-ret),
-				ret == -EOPNOTSUPP ? "; the kernel or provider lacks DMA-BUF" : "");
-			goto err;
-		}
-		mr->lkey[r] = mr->direct[r]->lkey;
-		mr->rkey[r] = mr->direct[r]->rkey;
-		mr->nrails = r + 1;
-	}
-	mr->kind = GDX_KIND_MR;
-	*mr_p = mr;
-	return 0;
-
-err:
-	gdx_mr_release(mr);
-	return ret;
+	/* the fd is only read during this call: NCCL closes it when it returns */
+	return gdx_reg_members(comm, data, size, type, true, offset - (uint64_t)(uintptr_t)data,
+			       &fd, mr_p);
 }
 
 int gdx_dereg_mr(struct gdx_mr *mr)

@@ -18,7 +18,7 @@ struct gdx_regcache {
 	uint64_t hits, misses;
 };
 
-int gdx_regcache_create(const struct gdx_regcache_ops *ops, void *arg,
+int gdx_regcache_create(const struct gdx_regcache_ops *ops, void *arg, bool exact,
 			struct gdx_regcache **cache_p)
 {
 	struct gdx_regcache *c = calloc(1, sizeof(*c));
@@ -28,7 +28,7 @@ int gdx_regcache_create(const struct gdx_regcache_ops *ops, void *arg,
 	pthread_mutex_init(&c->lock, NULL);
 	c->ops = ops;
 	c->arg = arg;
-	c->page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	c->page = exact ? 1 : (uintptr_t)sysconf(_SC_PAGESIZE);
 	*cache_p = c;
 	return 0;
 }
@@ -80,8 +80,8 @@ static int gdx_regcache_insert(struct gdx_regcache *c, int at, struct gdx_regcac
 	return 0;
 }
 
-int gdx_regcache_get(struct gdx_regcache *c, uintptr_t addr, size_t len,
-		     struct gdx_regcache_entry **entry_p)
+int gdx_regcache_get(struct gdx_regcache *c, uintptr_t addr, size_t len, uint64_t key,
+		     const void *call, struct gdx_regcache_entry **entry_p)
 {
 	uintptr_t start = addr & ~(c->page - 1);
 	uintptr_t end = (addr + len + c->page - 1) & ~(c->page - 1);
@@ -93,7 +93,7 @@ int gdx_regcache_get(struct gdx_regcache *c, uintptr_t addr, size_t len,
 		return -EINVAL;
 	pthread_mutex_lock(&c->lock);
 	at = gdx_regcache_upper(c, start);
-	if (at > 0 && c->v[at - 1]->end >= end) {
+	if (at > 0 && c->v[at - 1]->end >= end && c->v[at - 1]->key == key) {
 		e = c->v[at - 1];
 		e->refs++;
 		c->hits++;
@@ -110,8 +110,9 @@ int gdx_regcache_get(struct gdx_regcache *c, uintptr_t addr, size_t len,
 	}
 	e->start = start;
 	e->end = end;
+	e->key = key;
 	e->refs = 1;
-	ret = c->ops->reg(c->arg, start, end, &e->handle);
+	ret = c->ops->reg(c->arg, start, end, key, call, &e->handle);
 	if (!ret && !overlaps && gdx_regcache_insert(c, at, e)) {
 		c->ops->dereg(c->arg, e->handle);
 		ret = -ENOMEM;

@@ -14,50 +14,87 @@
 #include <gdx/gdx_log.h>
 #include <gdx/gdx_sock.h>
 
-static bool gdx_sock_if_usable(const struct ifaddrs *ifa, int family)
+static bool gdx_sock_if_link_local(const struct sockaddr *sa)
 {
-	return ifa->ifa_addr && ifa->ifa_addr->sa_family == family && (ifa->ifa_flags & IFF_UP) &&
-	       (ifa->ifa_flags & IFF_RUNNING);
+	if (sa->sa_family == AF_INET6)
+		return IN6_IS_ADDR_LINKLOCAL(&((const struct sockaddr_in6 *)sa)->sin6_addr);
+	/* 169.254/16: no route between hosts */
+	return (ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr) >> 16) == 0xa9fe;
 }
 
-static bool gdx_sock_if_link_local(const struct ifaddrs *ifa)
+/*
+ * NCCL's order of preference without NCCL_SOCKET_IFNAME: InfiniBand (ib*),
+ * then anything but docker*, lo and virbr*, then those three as last
+ * resorts. Link-local addresses never: they do not route between hosts.
+ */
+static int gdx_sock_if_class(const struct ifaddrs *ifa)
 {
-	const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)ifa->ifa_addr;
-
-	return ifa->ifa_addr->sa_family == AF_INET6 && IN6_IS_ADDR_LINKLOCAL(&s6->sin6_addr);
+	if (!strncmp(ifa->ifa_name, "ib", 2))
+		return 0;
+	if (!strncmp(ifa->ifa_name, "docker", 6))
+		return 2;
+	if ((ifa->ifa_flags & IFF_LOOPBACK) || !strncmp(ifa->ifa_name, "lo", 2))
+		return 3;
+	if (!strncmp(ifa->ifa_name, "virbr", 5))
+		return 4;
+	return 1;
 }
 
-int gdx_sock_find_if(const char *spec, struct gdx_sockaddr *addr_p, char *ifname_p)
+#define GDX_SOCK_CLASSES 5
+
+int gdx_sock_pick_if(const struct ifaddrs *list, const char *spec, const char *family,
+		     struct gdx_sockaddr *addr_p, char *ifname_p)
 {
-	static const int families[] = {AF_INET, AF_INET6};
 	struct gdx_hca_filter filter;
-	struct ifaddrs *ifas, *ifa;
+	const struct ifaddrs *best = NULL;
+	int best_rank = 0;
 	const char *err;
 	bool given = spec && *spec;
-	int ret = -ENODEV;
 
 	if (gdx_hca_filter_parse(spec, false, &filter, &err)) {
 		GDX_WARN("interface list \"%s\" is malformed: %s", spec, err);
 		return -EINVAL;
 	}
-	if (getifaddrs(&ifas))
-		return -errno;
-	for (size_t f = 0; f < 2 && ret; f++) {
-		for (ifa = ifas; ifa && ret; ifa = ifa->ifa_next) {
-			if (!gdx_sock_if_usable(ifa, families[f]) || gdx_sock_if_link_local(ifa))
-				continue;
-			/* Loopback only when named: peers are on other hosts. */
-			if (given ? !gdx_hca_filter_match(&filter, ifa->ifa_name, -1)
-				  : (ifa->ifa_flags & IFF_LOOPBACK))
-				continue;
-			memset(addr_p, 0, sizeof(*addr_p));
-			addr_p->len = families[f] == AF_INET ? sizeof(struct sockaddr_in)
-							     : sizeof(struct sockaddr_in6);
-			memcpy(&addr_p->u, ifa->ifa_addr, addr_p->len);
-			snprintf(ifname_p, GDX_IFNAME_MAX, "%s", ifa->ifa_name);
-			ret = 0;
+	for (const struct ifaddrs *ifa = list; ifa; ifa = ifa->ifa_next) {
+		int fam, rank;
+
+		if (!ifa->ifa_addr || !(ifa->ifa_flags & IFF_UP) || !(ifa->ifa_flags & IFF_RUNNING))
+			continue;
+		fam = ifa->ifa_addr->sa_family;
+		if ((fam != AF_INET && fam != AF_INET6) || gdx_sock_if_link_local(ifa->ifa_addr))
+			continue;
+		/* NCCL_SOCKET_FAMILY forces one; otherwise IPv4 first */
+		if (family && ((!strcmp(family, "AF_INET") && fam != AF_INET) ||
+			       (!strcmp(family, "AF_INET6") && fam != AF_INET6)))
+			continue;
+		if (given && !gdx_hca_filter_match(&filter, ifa->ifa_name, -1))
+			continue;
+		/* lower is better: the class (none when named), then IPv4, then order */
+		rank = (given ? 0 : gdx_sock_if_class(ifa)) * 2 + (fam == AF_INET6) + 1;
+		if (!best || rank < best_rank) {
+			best = ifa;
+			best_rank = rank;
 		}
 	}
+	if (!best)
+		return -ENODEV;
+	memset(addr_p, 0, sizeof(*addr_p));
+	addr_p->len = best->ifa_addr->sa_family == AF_INET ? sizeof(struct sockaddr_in)
+							   : sizeof(struct sockaddr_in6);
+	memcpy(&addr_p->u, best->ifa_addr, addr_p->len);
+	snprintf(ifname_p, GDX_IFNAME_MAX, "%s", best->ifa_name);
+	return 0;
+}
+
+int gdx_sock_find_if(const char *spec, const char *family, struct gdx_sockaddr *addr_p,
+		     char *ifname_p)
+{
+	struct ifaddrs *ifas;
+	int ret;
+
+	if (getifaddrs(&ifas))
+		return -errno;
+	ret = gdx_sock_pick_if(ifas, spec, family, addr_p, ifname_p);
 	freeifaddrs(ifas);
 	return ret;
 }

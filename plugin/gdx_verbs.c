@@ -17,6 +17,7 @@ static int gdx_rail_pick_gid(struct gdx_rail *r)
 {
 	struct gdx_dev *dev = r->dev;
 	struct gdx_gid_entry table[GDX_GID_TABLE_MAX];
+	struct gdx_gid_range range;
 	int n, best;
 
 	if (dev->link_layer == IBV_LINK_LAYER_INFINIBAND) {
@@ -26,13 +27,16 @@ static int gdx_rail_pick_gid(struct gdx_rail *r)
 	} else {
 		n = gdx_gid_read_table(gdx_sysfs_root(), dev->ibdev, dev->ib_port, table,
 				       GDX_GID_TABLE_MAX);
+		gdx_gid_range_parse(gdx_params.addr_range, &range); /* checked at init */
 		best = n > 0 ? gdx_gid_choose(table, n, gdx_params.addr_family,
-					      gdx_params.roce_version)
+					      gdx_params.roce_version, &range)
 			     : -1;
 		if (best < 0) {
-			GDX_WARN("%s port %d has no usable RoCE GID (is an IP address configured "
-				 "on its netdev?); set NCCL_GDX_GID_INDEX to force one",
-				 dev->ibdev, dev->ib_port);
+			GDX_WARN("%s port %d has no usable RoCE GID%s%s%s (is an IP address "
+				 "configured on its netdev?); set NCCL_GDX_GID_INDEX to force one",
+				 dev->ibdev, dev->ib_port, range.set ? " in " : "",
+				 range.set ? gdx_params.addr_range : "",
+				 range.set ? " (NCCL_GDX_ADDR_RANGE)" : "");
 			return -EADDRNOTAVAIL;
 		}
 		r->gid_index = table[best].index;
@@ -83,7 +87,7 @@ int gdx_rail_create(struct gdx_rail *r, struct gdx_dev *dev, void *owner, uint32
 {
 	struct ibv_qp_attr attr = {
 		.qp_state = IBV_QPS_INIT,
-		.pkey_index = 0,
+		.pkey_index = (uint16_t)gdx_params.pkey,
 		.port_num = (uint8_t)dev->ib_port,
 		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ,
 	};
@@ -91,7 +95,6 @@ int gdx_rail_create(struct gdx_rail *r, struct gdx_dev *dev, void *owner, uint32
 
 	memset(r, 0, sizeof(*r));
 	r->dev = dev;
-	r->tc = gdx_params.tc;
 	ret = gdx_dev_pd(dev, &r->pd);
 	if (ret)
 		return ret;
@@ -162,13 +165,13 @@ int gdx_rail_connect(struct gdx_rail *r, const struct gdx_wire_rail *remote)
 	attr.max_dest_rd_atomic = 1;
 	attr.min_rnr_timer = 12;
 	attr.ah_attr.port_num = (uint8_t)dev->ib_port;
-	attr.ah_attr.sl = (uint8_t)gdx_params.sl;
+	attr.ah_attr.sl = r->sl;
 	if (dev->link_layer == IBV_LINK_LAYER_ETHERNET) {
 		attr.ah_attr.is_global = 1;
 		memcpy(attr.ah_attr.grh.dgid.raw, remote->gid, 16);
 		attr.ah_attr.grh.sgid_index = (uint8_t)r->gid_index;
 		attr.ah_attr.grh.hop_limit = 255;
-		attr.ah_attr.grh.traffic_class = (uint8_t)r->tc;
+		attr.ah_attr.grh.traffic_class = r->tc;
 	} else {
 		attr.ah_attr.dlid = remote->lid;
 	}
@@ -231,6 +234,14 @@ int gdx_rail_post_recvs(struct gdx_rail *r, int n)
 		n -= k;
 	}
 	return 0;
+}
+
+void gdx_rail_qos(int config_tc, uint8_t *sl, uint8_t *tc)
+{
+	int fallback = config_tc >= 0 ? config_tc : 0;
+
+	*sl = (uint8_t)(gdx_params.sl >= 0 ? gdx_params.sl : fallback);
+	*tc = (uint8_t)(gdx_params.tc >= 0 ? gdx_params.tc : fallback);
 }
 
 const char *gdx_wc_hint(enum ibv_wc_status status)

@@ -8,7 +8,7 @@
 #include <gdx/gdx_wire.h>
 
 void gdx_handle_pack(struct gdx_handle *h, int family, const void *addr, uint16_t port_be,
-		     uint32_t scope_id, uint64_t nonce)
+		     uint32_t scope_id, uint64_t nonce, uint32_t nrails)
 {
 	memset(h, 0, sizeof(*h));
 	h->magic = htole64(GDX_WIRE_MAGIC);
@@ -17,6 +17,7 @@ void gdx_handle_pack(struct gdx_handle *h, int family, const void *addr, uint16_
 	h->port = port_be;
 	memcpy(h->addr, addr, family == AF_INET6 ? 16 : 4);
 	h->scope_id = htole32(scope_id);
+	h->nrails = htole16((uint16_t)nrails);
 	h->nonce = htole64(nonce);
 }
 
@@ -38,6 +39,11 @@ int gdx_handle_check(const struct gdx_handle *h, char *why, size_t why_len)
 	if ((family != AF_INET && family != AF_INET6) || h->port == 0) {
 		snprintf(why, why_len, "listen handle has address family %u port %u", family,
 			 be16toh(h->port));
+		return -EINVAL;
+	}
+	if (le16toh(h->nrails) < 1 || le16toh(h->nrails) > GDX_MAX_RAILS) {
+		snprintf(why, why_len, "listen handle announces %u rails (1-%d allowed)",
+			 le16toh(h->nrails), GDX_MAX_RAILS);
 		return -EINVAL;
 	}
 	return 0;
@@ -85,6 +91,11 @@ int gdx_wire_hello_check(const void *buf, size_t len, uint64_t nonce, char *why,
 			 meta_len, sizeof(struct gdx_wire_meta));
 		return -EPROTO;
 	}
+	if (le32toh(h.nrails) < 1 || le32toh(h.nrails) > GDX_MAX_RAILS) {
+		snprintf(why, why_len, "peer's hello announces %u rails (1-%d allowed)",
+			 le32toh(h.nrails), GDX_MAX_RAILS);
+		return -EPROTO;
+	}
 	if (le64toh(h.nonce) != nonce) {
 		snprintf(why, why_len,
 			 "peer's hello carries nonce 0x%016llx, this listener's is 0x%016llx "
@@ -102,6 +113,7 @@ static void gdx_wire_rail_swap(struct gdx_wire_rail *out, const struct gdx_wire_
 	out->qpn = to_wire ? htole32(in->qpn) : le32toh(in->qpn);
 	out->psn = to_wire ? htole32(in->psn) : le32toh(in->psn);
 	out->lid = to_wire ? htole16(in->lid) : le16toh(in->lid);
+	out->sizes_rkey = to_wire ? htole32(in->sizes_rkey) : le32toh(in->sizes_rkey);
 }
 
 static void gdx_wire_meta_swap(struct gdx_wire_meta *out, const struct gdx_wire_meta *in,
@@ -112,6 +124,7 @@ static void gdx_wire_meta_swap(struct gdx_wire_meta *out, const struct gdx_wire_
 	out->max_recvs = to_wire ? htole32(in->max_recvs) : le32toh(in->max_recvs);
 	out->fifo_addr = to_wire ? htole64(in->fifo_addr) : le64toh(in->fifo_addr);
 	out->fifo_rkey = to_wire ? htole32(in->fifo_rkey) : le32toh(in->fifo_rkey);
+	out->sizes_addr = to_wire ? htole64(in->sizes_addr) : le64toh(in->sizes_addr);
 	for (int i = 0; i < GDX_MAX_RAILS; i++)
 		gdx_wire_rail_swap(&out->rails[i], &in->rails[i], to_wire);
 }

@@ -17,18 +17,18 @@ for dev in veth1 veth3; do
 	# A deep queue: a drop would cost an RC retransmit timeout, not a rate.
 	tc qdisc replace dev "$dev" root tbf rate "$RATE" burst 64kb limit 32mb
 done
-export NCCL_GDX_RAILS=rxe0+rxe2,rxe1+rxe3
+# v7 fuses at init and hides the members: each run says which devices it wants
 # perftest's default ack timeout (4.096 us * 2^14 = 67 ms): the emulated wire drops a
 # packet now and then, and a 4 s timeout (the plugin's default) would then stall a run.
 export NCCL_GDX_TIMEOUT=${NCCL_GDX_TIMEOUT:-14}
 
-run() { build/gdx-bench -d "$1" -D "$2" -s "$SIZE" -n "$ITERS" -w 10 -t 8 | awk '!/^#/ { print $4 }'; }
+run() { NCCL_GDX_RAILS=$3 build/gdx-bench -d "$1" -D "$2" -s "$SIZE" -n "$ITERS" -w 10 -t 8 | awk '!/^#/ { print $4 }'; }
 median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
 one="" two=""
 for round in $(seq 1 "$ROUNDS"); do
-	a=$(run rxe0 rxe1)
-	b=$(run rxe0+rxe2 rxe1+rxe3)
+	a=$(run rxe0 rxe1 off)
+	b=$(run rxe0+rxe2 rxe1+rxe3 rxe0+rxe2,rxe1+rxe3)
 	echo "round $round: one rail $a Gb/s, two rails $b Gb/s"
 	one+="$a "$'\n'
 	two+="$b "$'\n'

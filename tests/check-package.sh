@@ -344,13 +344,13 @@ env_run() {
 env_run "doctor env: defaults exit 0" 0 '^NCCL_GDX_TIMEOUT +int +default 20 +not set$'
 env_run "doctor env: shows a value set here" 0 '^NCCL_GDX_GID_INDEX .* set to "3"$' \
 	NCCL_GDX_GID_INDEX=3
-env_run "doctor env: a refused value exits 6, naming it" 6 'NCCL_GDX_TIMEOUT=0 is out of range' \
-	NCCL_GDX_TIMEOUT=0
+env_run "doctor env: a refused value exits 6, naming it" 6 'NCCL_GDX_TIMEOUT=32 is out of range' \
+	NCCL_GDX_TIMEOUT=32
 env_run "doctor env: a misspelt name exits 6" 6 'NCCL_GDX_TIMEOUTS is set, but the plugin has no' \
 	NCCL_GDX_TIMEOUTS=5
 # shellcheck disable=SC2016 # backquotes are Markdown here
-env_run "doctor env --markdown ignores the environment" 0 '^\| `NCCL_GDX_TIMEOUT` \| int \| `20` \|' \
-	NCCL_GDX_TIMEOUT=0 NCCL_GDX_TIMEOUTS=5 --markdown
+env_run "doctor env --markdown ignores the environment" 0 '^\| `NCCL_GDX_TIMEOUT` \| `NCCL_IB_TIMEOUT` \| int \| `20` \|' \
+	NCCL_GDX_TIMEOUT=32 NCCL_GDX_TIMEOUTS=5 --markdown
 if "$doctor" env stray >/dev/null 2>&1; [ $? -eq 2 ]; then
 	ok "doctor env: an operand exits 2"
 else

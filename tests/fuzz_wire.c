@@ -6,7 +6,7 @@
  * made by gdx_listen() and driven by gdx_accept(). No RDMA device is needed:
  * a handshake that gets through every check stops at the missing device.
  *
- *   make fuzz && build/fuzz_wire -max_total_time=60 NEW_DIR tests/fuzz-corpus
+ *   make fuzz && build/fuzz_wire -max_total_time=60 -print_funcs=0 NEW_DIR tests/fuzz-corpus
  *   FUZZ_WIRE_SEEDS=tests/fuzz-corpus build/fuzz_wire   # rewrites the seeds
  *
  * With FUZZ_WIRE_DEVICES=1 (in the VM, over rxe) the listener has a real
@@ -400,11 +400,11 @@ static void seeds_write(const char *dir)
 	seed_write(dir, "garbage", 0, 0, junk, sizeof(junk));
 
 	/* Handles: the stream's first bytes are checked as one too. */
-	gdx_handle_pack(&h, AF_INET, &lo, htons(4242), 0, 0x55);
+	gdx_handle_pack(&h, AF_INET, &lo, htons(4242), 0, 0x55, 1);
 	seed_write(dir, "handle-ipv4", 0, 0, &h, sizeof(h));
-	gdx_handle_pack(&h, AF_INET6, ip6, htons(4242), 3, 0x55);
+	gdx_handle_pack(&h, AF_INET6, ip6, htons(4242), 3, 0x55, 2);
 	seed_write(dir, "handle-ipv6", 0, 0, &h, sizeof(h));
-	gdx_handle_pack(&h, AF_INET, &lo, 0, 0, 0x55);
+	gdx_handle_pack(&h, AF_INET, &lo, 0, 0, 0x55, 1);
 	seed_write(dir, "handle-port-zero", 0, 0, &h, sizeof(h));
 }
 

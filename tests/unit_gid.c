@@ -15,7 +15,7 @@ static int choose(const char *dev, int family, int version)
 	int best;
 
 	ASSERT(n > 0);
-	best = gdx_gid_choose(t, n, family, version);
+	best = gdx_gid_choose(t, n, family, version, NULL);
 	return best < 0 ? -1 : t[best].index;
 }
 
@@ -59,7 +59,7 @@ static void test_missing_device(void)
 	struct gdx_gid_entry t[4];
 
 	ASSERT_EQ(gdx_gid_read_table(ROOT, "nosuchdev", 1, t, 4), -ENOENT);
-	ASSERT_EQ(gdx_gid_choose(t, 0, 4, 2), -1);
+	ASSERT_EQ(gdx_gid_choose(t, 0, 4, 2, NULL), -1);
 }
 
 static void test_all_zero_table(void)
@@ -68,7 +68,7 @@ static void test_all_zero_table(void)
 
 	memset(t, 0, sizeof(t));
 	t[1].index = 1;
-	ASSERT_EQ(gdx_gid_choose(t, 2, 4, 2), -1);
+	ASSERT_EQ(gdx_gid_choose(t, 2, 4, 2, NULL), -1);
 }
 
 static void test_parse(void)

@@ -70,9 +70,19 @@ static void test_interface_names_keep_colons(void)
 
 static void test_malformed(void)
 {
-	static const char *const bad[] = {
-		"mlx5_0:", "mlx5_0:x", "mlx5_0:0", "mlx5_0:256", ",mlx5_0",   "mlx5_0,,mlx5_1",
-		"^",	   "=",	       "^=",	   ":1",	 "mlx5_0:1:2"};
+	static const char *const bad[] = {"mlx5_0:x",
+					  "mlx5_0:0",
+					  "mlx5_0:256",
+					  ",mlx5_0",
+					  "mlx5_0,,mlx5_1",
+					  "^",
+					  "=",
+					  "^=",
+					  ":1",
+					  "mlx5_0:1:x",
+					  "mlx5_0:1:2:y",
+					  "mlx5_0:1:2:3:4",
+					  "mlx5_0:1:99999"};
 	struct gdx_hca_filter f;
 	char many[512] = "";
 
@@ -90,6 +100,27 @@ static void test_malformed(void)
 	ASSERT_STR_CONTAINS(err, "more than 32");
 }
 
+/* NCCL 2.30's name:port:rail:plane: the ids of the matching entry; empty
+ * fields are "any port" and "no id". */
+static void test_rail_and_plane(void)
+{
+	struct gdx_hca_filter f = parse_ok("=mlx5_0:1:3:0,mlx5_1::4,mlx5_2:,mlx5_3", true);
+	const struct gdx_hca_entry *e;
+
+	e = gdx_hca_filter_entry(&f, "mlx5_0", 1);
+	ASSERT(e && e->port == 1 && e->rail == 3 && e->plane == 0);
+	ASSERT(gdx_hca_filter_entry(&f, "mlx5_0", 2) == NULL);
+	e = gdx_hca_filter_entry(&f, "mlx5_1", 2);
+	ASSERT(e && e->port == -1 && e->rail == 4 && e->plane == -1);
+	e = gdx_hca_filter_entry(&f, "mlx5_2", 1);
+	ASSERT(e && e->port == -1 && e->rail == -1);
+	ASSERT(gdx_hca_filter_match(&f, "mlx5_3", 1));
+	/* an excluding list names no device it keeps */
+	f = parse_ok("^mlx5_0:1:3:0", true);
+	ASSERT(gdx_hca_filter_match(&f, "mlx5_1", 1));
+	ASSERT(!gdx_hca_filter_match(&f, "mlx5_0", 1));
+}
+
 GDX_TESTS_MAIN(TEST(test_empty_matches_all, 5), TEST(test_prefix_and_exact, 5), TEST(test_ports, 5),
 	       TEST(test_exclude, 5), TEST(test_interface_names_keep_colons, 5),
-	       TEST(test_malformed, 5))
+	       TEST(test_malformed, 5), TEST(test_rail_and_plane, 5))

@@ -62,10 +62,10 @@ static void test_bad_parameter_fails_init(void)
 {
 	struct gdx_plugin p;
 
-	setenv("NCCL_GDX_RETRY_CNT", "7", 1);
+	setenv("NCCL_GDX_RETRY_CNT", "8", 1);
 	gdx_plugin_load(&p);
 	ASSERT_NE(p.v7->init(gdx_test_logger), ncclSuccess);
-	ASSERT_STR_CONTAINS(gdx_test_warnings(), "NCCL_GDX_RETRY_CNT=7");
+	ASSERT_STR_CONTAINS(gdx_test_warnings(), "NCCL_GDX_RETRY_CNT=8 is out of range 0-7");
 	gdx_plugin_unload(&p);
 }
 

@@ -14,12 +14,21 @@ static void test_handle_roundtrip(void)
 	uint8_t ip[4] = {198, 18, 0, 1};
 	char why[256] = "";
 
-	gdx_handle_pack(&h, AF_INET, ip, htons(4242), 0, 0x1234);
+	gdx_handle_pack(&h, AF_INET, ip, htons(4242), 0, 0x1234, 1);
 	ASSERT(sizeof(h) <= NCCL_NET_HANDLE_MAXSIZE);
 	ASSERT_EQ(gdx_handle_check(&h, why, sizeof(why)), 0);
 	ASSERT_EQ(ntohs(h.port), 4242);
 	ASSERT_EQ(memcmp(h.addr, ip, 4), 0);
 	ASSERT_EQ(le64toh(h.nonce), 0x1234);
+	ASSERT_EQ(le16toh(h.nrails), 1);
+	/* the listener's rail count, which the connector sizes its QPs by */
+	gdx_handle_pack(&h, AF_INET, ip, htons(4242), 0, 0x1234, GDX_MAX_RAILS);
+	ASSERT_EQ(gdx_handle_check(&h, why, sizeof(why)), 0);
+	gdx_handle_pack(&h, AF_INET, ip, htons(4242), 0, 0x1234, 0);
+	ASSERT_EQ(gdx_handle_check(&h, why, sizeof(why)), -EINVAL);
+	ASSERT_STR_CONTAINS(why, "announces 0 rails");
+	gdx_handle_pack(&h, AF_INET, ip, htons(4242), 0, 0x1234, GDX_MAX_RAILS + 1);
+	ASSERT_EQ(gdx_handle_check(&h, why, sizeof(why)), -EINVAL);
 }
 
 static void test_handle_wrong_magic_and_version(void)
@@ -29,12 +38,12 @@ static void test_handle_wrong_magic_and_version(void)
 	uint8_t ip16[16] = {0};
 	char why[256];
 
-	gdx_handle_pack(&h, AF_INET, ip, htons(1), 0, 1);
+	gdx_handle_pack(&h, AF_INET, ip, htons(1), 0, 1, 1);
 	h.version = htole32(GDX_WIRE_VERSION + 1);
 	ASSERT_EQ(gdx_handle_check(&h, why, sizeof(why)), -EPROTONOSUPPORT);
+	ASSERT_STR_CONTAINS(why, "version 3"); /* the handle's, and ours */
 	ASSERT_STR_CONTAINS(why, "version 2");
-	ASSERT_STR_CONTAINS(why, "version 1");
-	gdx_handle_pack(&h, AF_INET, ip, htons(1), 0, 1);
+	gdx_handle_pack(&h, AF_INET, ip, htons(1), 0, 1, 1);
 	h.magic = htole64(0x4e43434c49424844ULL);
 	ASSERT_EQ(gdx_handle_check(&h, why, sizeof(why)), -EPROTONOSUPPORT);
 	ASSERT_STR_CONTAINS(why, "0x4e43434c49424844");
@@ -42,9 +51,9 @@ static void test_handle_wrong_magic_and_version(void)
 	/* All zeros: what a handle from another plugin might look like. */
 	memset(&h, 0, sizeof(h));
 	ASSERT_EQ(gdx_handle_check(&h, why, sizeof(why)), -EPROTONOSUPPORT);
-	gdx_handle_pack(&h, AF_INET, ip, 0, 0, 1);
+	gdx_handle_pack(&h, AF_INET, ip, 0, 0, 1, 1);
 	ASSERT_EQ(gdx_handle_check(&h, why, sizeof(why)), -EINVAL);
-	gdx_handle_pack(&h, 99, ip16, htons(1), 0, 1); /* not AF_INET: 16 address bytes */
+	gdx_handle_pack(&h, 99, ip16, htons(1), 0, 1, 1); /* not AF_INET: 16 address bytes */
 	ASSERT_EQ(gdx_handle_check(&h, why, sizeof(why)), -EINVAL);
 }
 

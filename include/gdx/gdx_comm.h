@@ -84,7 +84,10 @@ struct gdx_comm {
 	uint32_t kind;
 	int dev_index;
 	struct gdx_ctx *ctx; /* owner, or NULL */
-	int tc;		     /* traffic class; -1: NCCL_GDX_TC */
+	int tc;		     /* NCCL's traffic class for the connection; -1 none */
+	/* One QP (rail) per NIC of the larger end's device, as net_ib makes
+	 * max(local, remote) QPs: rails[i] is on this end's NIC i % nmembers. */
+	int nmembers;
 	int nrails;
 	struct gdx_rail rails[GDX_MAX_RAILS];
 	int sock;			/* out-of-band socket, kept open as the liveness signal */
@@ -104,6 +107,12 @@ struct gdx_send_comm {
 	struct gdx_comm base;
 	struct gdx_cts *fifo; /* GDX_FIFO_ENTRIES, RDMA-written by the receiver */
 	struct ibv_mr *fifo_mr;
+	uint64_t remote_sizes;			   /* the receiver's group sizes array */
+	uint32_t remote_sizes_rkey[GDX_MAX_RAILS]; /* per rail */
+	/* A group's sizes as they are written there, per slot; registered on
+	 * every NIC of the device. */
+	uint32_t (*sizes_out)[GDX_MAX_RECVS];
+	struct ibv_mr *sizes_out_mr[GDX_MAX_RAILS];
 	uint64_t head; /* sequence number of the slot being matched */
 	/* The head slot's entries matched by an isend so far (grouped receives
 	 * are sent once every entry has its isend). */
@@ -113,9 +122,10 @@ struct gdx_send_comm {
 	int nmatched;
 };
 
-/* Receives whose immediates are still due on one rail, in posting order. */
+/* Receives whose immediates are still due on one rail, in posting order:
+ * one entry per receive in flight (a group ends with one immediate). */
 struct gdx_expect_ring {
-	struct gdx_request *reqs[GDX_FIFO_ENTRIES];
+	struct gdx_request *reqs[GDX_MAX_REQUESTS];
 	uint32_t head, tail;
 };
 
@@ -131,19 +141,23 @@ struct gdx_recv_comm {
 	uint32_t recvs_to_post[GDX_MAX_RAILS];
 	struct gdx_expect_ring expect[GDX_MAX_RAILS];
 	int recvs_active; /* receives in flight: NCCL allows 32 (flushes aside) */
-	/* GPU flush: a QP per rail connected to itself, and a byte to read into. */
+	/* Where a grouped receive's sizes are written: [slot][buffer], the slot
+	 * its sequence number modulo GDX_MAX_REQUESTS; registered on each NIC. */
+	uint32_t (*group_sizes)[GDX_MAX_RECVS];
+	struct ibv_mr *group_sizes_mr[GDX_MAX_RAILS];
+	/* GPU flush: a QP per NIC connected to itself, and a byte to read into. */
 	int nflush;
 	struct gdx_rail flush[GDX_MAX_RAILS];
 	char *flush_byte;
 	struct ibv_mr *flush_mr[GDX_MAX_RAILS];
 };
 
+/* A registration on every NIC of a comm's device, indexed as its members. */
 struct gdx_mr {
 	uint32_t kind;
-	int nrails;
-	struct gdx_regcache *caches[GDX_MAX_RAILS];	   /* each rail's device's */
+	int nmembers;
+	struct gdx_regcache *caches[GDX_MAX_RAILS];	   /* each NIC's */
 	struct gdx_regcache_entry *entries[GDX_MAX_RAILS]; /* taken from those */
-	struct ibv_mr *direct[GDX_MAX_RAILS];		   /* DMA-BUF registrations: not cached */
 	uint32_t lkey[GDX_MAX_RAILS];
 	uint32_t rkey[GDX_MAX_RAILS];
 	uintptr_t addr;

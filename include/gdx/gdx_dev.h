@@ -20,9 +20,10 @@
 /* One opened verbs device, shared by its ports. */
 struct gdx_ibctx {
 	struct ibv_context *ctx;
-	struct ibv_pd *pd;	    /* allocated on first use, under lock */
-	struct gdx_regcache *cache; /* registrations on pd: made by gdx_reg.c, under lock */
-	int fatal;		    /* a device-fatal async event was seen */
+	struct ibv_pd *pd;		   /* allocated on first use, under lock */
+	struct gdx_regcache *cache;	   /* registrations on pd: made by gdx_reg.c, under lock */
+	struct gdx_regcache *dmabuf_cache; /* DMA-BUF registrations on pd: the same */
+	int fatal;			   /* a device-fatal async event was seen */
 	pthread_mutex_t lock;
 	struct ibv_device_attr attr;
 };
@@ -40,7 +41,7 @@ struct gdx_dev {
 	enum ibv_mtu active_mtu;
 	uint16_t lid;
 	uint32_t max_msg_sz;
-	int rail_id;		       /* topology group of the NIC (v12 railId), -1 unknown */
+	int rail_id, plane_id;	       /* v12's railId/planeId, from NCCL_GDX_HCA; -1 none */
 	uint64_t port_down_ms;	       /* when a PORT_ERR event said the port went down; 0: up */
 	int ptr_support;	       /* NCCL_PTR_* it advertises (the GPUDirect verdict) */
 	char gdr_why[GDX_GDR_WHY_MAX]; /* why it advertises what it does, for refusals */
@@ -62,25 +63,41 @@ struct gdx_vdev {
 	struct gdx_dev *members[GDX_MAX_RAILS];
 	int phys[GDX_MAX_RAILS]; /* physical indices of the members */
 	int speed_mbps;		 /* sum over the members */
+	int rail_id, plane_id;	 /* the members' when they share one, else -1 */
 };
 
+/*
+ * How NCCL numbers the devices, decided by the table NCCL loaded. From
+ * v9 (NCCL 2.24) NCCL takes the count at init as its physical NICs, fuses
+ * them itself through makeVDevice and reads the fused devices after them:
+ * it must see every physical port, once. v6-v8 have no makeVDevice: the
+ * plugin fuses NCCL_GDX_RAILS's groups at init, and their members are not
+ * devices of their own (NCCL would count one NIC twice, by its guid and port).
+ */
+enum gdx_view {
+	GDX_VIEW_PHYSICAL, /* v9+: every physical port; NCCL fuses */
+	GDX_VIEW_FUSED,	   /* v6-v8: NCCL_GDX_RAILS's groups, members hidden */
+};
+
+/* The devices as NCCL numbers them (the view). */
 int gdx_vdevs_count(void);
 struct gdx_vdev *gdx_vdev_get(int index);
 /* Appends a fused device of the physical devices phys[0..n-1] (distinct, one
- * link layer, min..max members). Returns its index, or -EINVAL with *err_p
- * saying what was wrong. Takes the table lock: callable after init. */
+ * link layer, min..max members) after the devices NCCL sees. Returns its
+ * NCCL index, or -EINVAL with *err_p saying what was wrong. Takes the table
+ * lock: callable after init (makeVDevice). */
 int gdx_vdev_fuse(const int *phys, int n, int min_members, int max_members, const char **err_p);
-/* Reads the topology (live, or NCCL_GDX_TOPO_FILE): each device's rail id,
- * and with NCCL_GDX_RAILS=auto one fused device per GPU rail group of two or
- * more active NICs. Without a readable topology, says so and does neither. */
-int gdx_devs_topology(void);
+/* Applies NCCL_GDX_RAILS for the view, once per load: "auto" (the ports of
+ * one NIC, fused in the v6-v8 view; NCCL's to fuse from v9), "gpu" (each
+ * GPU's equally near NICs, from the topology), "off", or groups "a+b,c+d".
+ * In the v9+ view groups are not applied: one WARN names the
+ * NCCL_NET_FORCE_MERGE that asks NCCL for them. Returns 0, -EINVAL after a
+ * WARN, or -EBUSY when the load already chose the other view. */
+int gdx_devs_view(enum gdx_view view);
 /* Decides each device's ptrSupport from the GPUDirect probe (gdx_gdr.c) and
  * logs one line per NIC saying which path it takes and why. -ENODEV after the
  * WARNs when NCCL_GDX_GDR=on cannot be met. */
 int gdx_devs_gdr(void);
-/* Applies NCCL_GDX_RAILS: "off", "auto" (topology-driven; see gdx_dev.c) or
- * groups "a+b,c+d" of device names. Returns 0 or -EINVAL after a WARN. */
-int gdx_vdevs_from_spec(const char *spec);
 
 /* Discovers devices (idempotent per load). Returns the count (> 0) or a negative
  * errno after one WARN saying why there is no usable device. */
@@ -92,7 +109,10 @@ struct gdx_dev *gdx_dev_get(int index);
 /* The device's protection domain, allocated on first use. */
 int gdx_dev_pd(struct gdx_dev *dev, struct ibv_pd **pd_p);
 
-/* Mbps for an active_speed/active_width pair, 0 when unknown. */
+/* Mbps for an active_speed (or active_speed_ex) / active_width pair, 0 when
+ * unknown. */
 int gdx_dev_speed_mbps(unsigned active_speed, unsigned active_width);
+/* Mbps of sysfs's port rate, "400 Gb/sec (4X NDR)"; 0 when it is not one. */
+int gdx_dev_rate_mbps(const char *rate);
 
 #endif

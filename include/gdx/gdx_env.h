@@ -3,16 +3,18 @@
  * Every environment variable the plugin and its programs read that is not
  * one of its own NCCL_GDX_* knobs (those are the table in gdx_param.h): NCCL's
  * own variables, read to behave as NCCL does or to predict what NCCL will do,
- * and the hooks only the tests set. No getenv() elsewhere but in gdx_param.c,
- * so this list is the whole of what the environment can change.
+ * and the hooks only the tests set. (NCCL's variables that have an NCCL_GDX_
+ * twin, such as NCCL_IB_TIMEOUT, are in the table of gdx_param.h.) No
+ * getenv() elsewhere but in gdx_param.c, so this list and that table are the
+ * whole of what the environment can change.
  */
 #ifndef GDX_ENV_H
 #define GDX_ENV_H
 
 /*      id             variable              owner   why it is read */
 #define GDX_ENV_TABLE(X)                                                                        \
-	X(SOCKET_IFNAME, "NCCL_SOCKET_IFNAME", "NCCL",                                          \
-	  "the out-of-band interface when NCCL_GDX_SOCKET_IFNAME is unset, as NCCL's own")      \
+	X(SOCKET_FAMILY, "NCCL_SOCKET_FAMILY", "NCCL",                                          \
+	  "the out-of-band address family, AF_INET or AF_INET6, as NCCL picks its own")         \
 	X(NET_GDR_LEVEL, "NCCL_NET_GDR_LEVEL", "NCCL",                                          \
 	  "the GPU-NIC distance up to which NCCL uses GPUDirect RDMA: the verdicts predict it") \
 	X(DEBUG, "NCCL_DEBUG", "NCCL", "the log level when there is no NCCL logger (programs)") \

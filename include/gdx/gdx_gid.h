@@ -27,13 +27,27 @@ bool gdx_gid_is_zero(const uint8_t raw[16]);
 bool gdx_gid_is_link_local(const uint8_t raw[16]);
 bool gdx_gid_is_ipv4(const uint8_t raw[16]);
 
+/* NCCL_IB_ADDR_RANGE's "address/bits", IPv4 or IPv6; set false when empty. */
+struct gdx_gid_range {
+	bool set;
+	uint8_t addr[16]; /* IPv4 as ::ffff:a.b.c.d, as RoCE GIDs carry it */
+	int bits;	  /* of addr that must match */
+};
+
+/* 0 (an empty string is no range) or -EINVAL for a malformed one. */
+int gdx_gid_range_parse(const char *s, struct gdx_gid_range *r);
+/* True when there is no range, or the GID lies in it. */
+bool gdx_gid_in_range(const uint8_t raw[16], const struct gdx_gid_range *r);
+
 /*
- * Best GID for RoCE: configured, not link-local, of the preferred RoCE version
- * (2) and address family (4 or 6), lowest index on a tie. A link-local or
- * other-version GID is taken only when nothing better exists. Returns the
- * position in table, or -1 when no GID is usable.
+ * Best GID for RoCE: configured, inside range (NULL or unset: anywhere), not
+ * link-local, of the preferred RoCE version (2) and address family (4 or 6),
+ * lowest index on a tie. A link-local or other-version GID is taken only
+ * when nothing better exists. Returns the position in table, or -1 when no
+ * GID is usable.
  */
-int gdx_gid_choose(const struct gdx_gid_entry *table, int n, int family, int roce_version);
+int gdx_gid_choose(const struct gdx_gid_entry *table, int n, int family, int roce_version,
+		   const struct gdx_gid_range *range);
 
 /* Parses sysfs's "fe80:0000:...:0001" form. */
 int gdx_gid_parse(const char *s, uint8_t raw[16]);

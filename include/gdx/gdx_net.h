@@ -8,6 +8,7 @@
 #define GDX_NET_H
 
 #include <nccl/net.h>
+#include <gdx/gdx_dev.h>
 
 /* Largest message: the per-rail byte count travels in a 32-bit immediate. */
 #define GDX_MAX_MESSAGE (1ULL << 31)
@@ -38,9 +39,10 @@ struct gdx_net_props {
  * result; every entry point, and every table's own check, returns through it. */
 ncclResult_t gdx_net_result(int err);
 
-/* ctx_p NULL: the pre-v11 form, once per load. tc: NCCL's traffic class or -1. */
+/* ctx_p NULL: the pre-v11 form, once per load. tc: NCCL's traffic class or
+ * -1. view: how the loading table's NCCL numbers devices (gdx_dev.h). */
 ncclResult_t gdx_net_init(void **ctx_p, uint64_t comm_id, int tc, ncclDebugLogger_t logger,
-			  ncclProfilerCallback_t prof);
+			  ncclProfilerCallback_t prof, enum gdx_view view);
 ncclResult_t gdx_net_finalize(void *ctx);
 ncclResult_t gdx_net_set_attr(void *ctx, const ncclNetAttr_v11_t *attr);
 ncclResult_t gdx_net_devices(int *ndev);

@@ -8,6 +8,7 @@
 #define GDX_SOCK_H
 
 #include <netinet/in.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/socket.h>
 
@@ -29,12 +30,21 @@ struct gdx_xfer {
 
 #define GDX_IFNAME_MAX 32
 
+struct ifaddrs;
+
 /*
- * Picks the out-of-band interface: spec in NCCL_SOCKET_IFNAME's syntax (prefix
- * list, '^' excludes, '=' exact), or when spec is empty the first up,
- * non-loopback interface (IPv4 before IPv6). Returns 0 or -ENODEV.
+ * Picks the out-of-band interface from list (getifaddrs's): those spec names,
+ * in NCCL_SOCKET_IFNAME's syntax (prefix list, '^' excludes, '=' exact); or
+ * when spec is empty as NCCL picks, ib* first, then any but docker*, lo and
+ * virbr*, then those. Never a link-local address; IPv4 before IPv6 unless
+ * family ("AF_INET", "AF_INET6", NCCL_SOCKET_FAMILY's values) forces one.
+ * Returns 0, -ENODEV when none qualifies, -EINVAL for a malformed spec.
  */
-int gdx_sock_find_if(const char *spec, struct gdx_sockaddr *addr_p, char *ifname_p);
+int gdx_sock_pick_if(const struct ifaddrs *list, const char *spec, const char *family,
+		     struct gdx_sockaddr *addr_p, char *ifname_p);
+/* gdx_sock_pick_if() over this host's interfaces. */
+int gdx_sock_find_if(const char *spec, const char *family, struct gdx_sockaddr *addr_p,
+		     char *ifname_p);
 
 /* Binds an ephemeral port on addr and listens; the socket is non-blocking. */
 int gdx_sock_listen(const struct gdx_sockaddr *addr, int *fd_p, struct gdx_sockaddr *bound_p);

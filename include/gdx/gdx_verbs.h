@@ -13,6 +13,7 @@
 
 struct gdx_rail {
 	struct gdx_dev *dev;
+	int member; /* which NIC of the comm's device: its keys in a gdx_mr */
 	struct ibv_pd *pd;
 	struct ibv_cq *cq;
 	struct ibv_qp *qp;
@@ -21,7 +22,7 @@ struct gdx_rail {
 	uint32_t psn;
 	uint32_t max_inline;
 	enum ibv_mtu path_mtu;
-	int tc;		     /* RoCE traffic class of this connection */
+	uint8_t sl, tc;	     /* service level; RoCE traffic class (the GRH's) */
 	uint32_t sq_depth;   /* send queue slots */
 	uint32_t sq_used;    /* slots taken by WRs whose completion is not yet polled */
 	uint32_t unsignaled; /* WRs posted unsignaled since the last signaled one */
@@ -39,6 +40,13 @@ void gdx_rail_destroy(struct gdx_rail *r);
 
 /* Posts n zero-length receives (they only consume WRITE_WITH_IMM). */
 int gdx_rail_post_recvs(struct gdx_rail *r, int n);
+
+/* The connection's service level and traffic class, as net_ib chooses them
+ * on the sending side: NCCL_GDX_SL / NCCL_GDX_TC (or their NCCL_IB_ twins)
+ * when set, else NCCL's traffic class for the communicator (config_tc, -1
+ * when it gives none) for both, else 0. The receiving side takes the
+ * sender's (its clear-to-sends' class is NCCL_GDX_FIFO_TC when set). */
+void gdx_rail_qos(int config_tc, uint8_t *sl, uint8_t *tc);
 
 /* Why a completion failed, and what to check. */
 const char *gdx_wc_hint(enum ibv_wc_status status);

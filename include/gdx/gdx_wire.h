@@ -14,7 +14,7 @@
 #include <nccl/net_common.h>
 
 #define GDX_WIRE_MAGIC	 0x31307465786e6467ULL /* "gdxnet01" */
-#define GDX_WIRE_VERSION 1
+#define GDX_WIRE_VERSION 2
 #define GDX_WIRE_READY	 0x59444552u /* "REDY": connector's QPs are at RTS */
 #define GDX_MAX_RAILS	 8
 #define GDX_DEV_NAME_MAX 64
@@ -27,7 +27,9 @@ struct gdx_handle {
 	uint16_t port;	   /* network byte order, as in sockaddr */
 	uint8_t addr[16];  /* IPv4 in the first 4 bytes */
 	uint32_t scope_id; /* IPv6 link-local scope */
-	uint32_t reserved;
+	uint16_t nrails;   /* NICs of the listener's device: the connector makes
+			    * max(its own, these) QPs, as net_ib does */
+	uint16_t reserved;
 	uint64_t nonce; /* random per listen comm; echoed in the hello */
 };
 _Static_assert(sizeof(struct gdx_handle) <= NCCL_NET_HANDLE_MAXSIZE, "handle fits NCCL's buffer");
@@ -38,7 +40,7 @@ struct gdx_wire_hello {
 	uint32_t version;
 	uint32_t meta_len; /* bytes of struct gdx_wire_meta that follow */
 	uint64_t nonce;	   /* the listener's nonce from the handle */
-	uint32_t nrails;   /* rails of the sender's device: both ends must agree */
+	uint32_t nrails;   /* NICs of the sender's device */
 	uint32_t reserved;
 };
 
@@ -48,17 +50,22 @@ struct gdx_wire_rail {
 	uint32_t qpn;
 	uint32_t psn;
 	uint16_t lid;
-	uint8_t link_layer; /* IBV_LINK_LAYER_INFINIBAND (1) or _ETHERNET (2) */
-	uint8_t mtu;	    /* enum ibv_mtu of the port, 1..5 */
-	uint8_t reserved[4];
+	uint8_t link_layer;  /* IBV_LINK_LAYER_INFINIBAND (1) or _ETHERNET (2) */
+	uint8_t mtu;	     /* enum ibv_mtu of the port, 1..5 */
+	uint32_t sizes_rkey; /* receiver: rkey of its group sizes on this rail's NIC */
 };
 
 struct gdx_wire_meta {
-	uint32_t nrails;    /* 1..GDX_MAX_RAILS */
+	uint32_t nrails;    /* QPs of the connection, 1..GDX_MAX_RAILS: rail i uses NIC
+			     * i % (NICs of each end's device) */
 	uint32_t max_recvs; /* largest grouped receive this end posts or accepts */
 	uint64_t fifo_addr; /* sender: where the receiver writes clear-to-send entries */
 	uint32_t fifo_rkey; /* sender: rkey of that FIFO on rail 0 */
-	uint32_t reserved;
+	uint8_t sl, tc;	    /* sender: the connection's service level and traffic class,
+			     * which the receiver's QPs use too */
+	uint16_t reserved;
+	uint64_t sizes_addr; /* receiver: GDX_MAX_REQUESTS x GDX_MAX_RECVS uint32_t, where
+			      * a grouped receive's sizes are written */
 	char dev_name[GDX_DEV_NAME_MAX]; /* for error messages; NUL-terminated */
 	struct gdx_wire_rail rails[GDX_MAX_RAILS];
 };
@@ -87,18 +94,19 @@ _Static_assert(sizeof(struct gdx_cts) == 64, "a CTS entry is 64 bytes");
 
 /*
  * The immediate of a WRITE_WITH_IMM: for a single receive, the byte count on
- * that rail; for a grouped one, the buffer's index in the top 3 bits and its
- * size below (so grouped buffers are under 512 MiB). GDX_IMM_REFUSED says the
- * sender refused a message larger than its receive.
+ * that rail. A grouped receive's buffers are written without one, then its
+ * sizes (one uint32_t per buffer) into the receiver's sizes array at the
+ * receive's slot by a WRITE_WITH_IMM of GDX_IMM_GROUP: RC places the writes
+ * in order, so the sizes and the bytes are there when it completes.
+ * GDX_IMM_REFUSED says the sender refused a message larger than its receive.
  */
-#define GDX_IMM_REFUSED	    0xffffffffu
-#define GDX_IMM_INDEX_SHIFT 29
-#define GDX_GROUP_MAX_SIZE  ((1u << GDX_IMM_INDEX_SHIFT) - 2)
+#define GDX_IMM_REFUSED 0xffffffffu
+#define GDX_IMM_GROUP	0xfffffffeu
 
 void gdx_handle_pack(struct gdx_handle *h, int family, const void *addr, uint16_t port_be,
-		     uint32_t scope_id, uint64_t nonce);
+		     uint32_t scope_id, uint64_t nonce, uint32_t nrails);
 /* Returns 0, -EPROTONOSUPPORT for another magic or version (*why_p names both),
- * -EINVAL for a malformed address. */
+ * -EINVAL for a malformed address or rail count. */
 int gdx_handle_check(const struct gdx_handle *h, char *why, size_t why_len);
 
 void gdx_wire_hello_pack(struct gdx_wire_hello *h, uint64_t nonce, uint32_t nrails);

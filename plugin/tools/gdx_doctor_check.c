@@ -157,7 +157,7 @@ static void check_read_port(struct check *c, const char *dev, int port)
 		cp->ngids++;
 		cp->nv2 += gids[i].roce_version == 2;
 	}
-	best = n > 0 ? gdx_gid_choose(gids, n, 4, 2) : -1;
+	best = n > 0 ? gdx_gid_choose(gids, n, 4, 2, NULL) : -1;
 	if (best >= 0)
 		gdx_gid_str(gids[best].raw, cp->gid, sizeof(cp->gid));
 	free(gids);

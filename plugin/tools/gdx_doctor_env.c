@@ -41,11 +41,16 @@ static void md_cell(FILE *f, const char *s)
  * output is the same on every machine. */
 static void env_markdown(FILE *f)
 {
-	fputs("| variable | type | default | meaning |\n|---|---|---|---|\n", f);
+	fputs("| variable | NCCL's, read when unset | type | default | meaning |\n"
+	      "|---|---|---|---|---|\n",
+	      f);
 	for (int i = 0; i < gdx_param_count; i++) {
 		const struct gdx_param_info *p = &gdx_param_infos[i];
 
-		fprintf(f, "| `NCCL_GDX_%s` | %s | ", p->name, p->type);
+		fprintf(f, "| `NCCL_GDX_%s` | ", p->name);
+		if (p->twin)
+			fprintf(f, "`%s`", p->twin);
+		fprintf(f, " | %s | ", p->type);
 		if (!p->def[0])
 			fputs("*empty*", f);
 		else if (strpbrk(p->def, "`|"))
@@ -76,6 +81,8 @@ static void env_text(FILE *f)
 			p->def[0] ? p->def : "(empty)");
 		if (v)
 			fprintf(f, "set to \"%s\"\n", v);
+		else if (gdx_param_twin_env(p))
+			fprintf(f, "not set; %s=\"%s\" is taken\n", p->twin, gdx_param_twin_env(p));
 		else
 			fputs("not set\n", f);
 		fprintf(f, "    %s\n", p->help);
