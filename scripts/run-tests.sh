@@ -112,6 +112,7 @@ if [ "$mode" != vm ]; then
 		check_exports
 		check_format
 		tests/check-layers.sh
+		tests/check-gpu-script.sh
 		tests/check-doctor-topo.sh
 		tests/check-doctor-log.sh
 		tests/check-doctor-gdr.sh
