@@ -80,7 +80,7 @@ static void bench_logger(ncclDebugLogLevel level, unsigned long flags, const cha
 		fprintf(stderr, "gdx-bench: %s (%s:%d)\n", msg, file, line);
 }
 
-static const ncclNet_v7_t *bench_load(const char *path)
+const ncclNet_v7_t *bench_load(const char *path)
 {
 	void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 	const ncclNet_v7_t *net;
@@ -440,8 +440,7 @@ static void bench_close(struct bench_end *e, const struct bench_opts *o)
 
 /* The device named (or the fallback index); with --mem cuda, one that takes
  * CUDA memory, or a clear refusal. */
-static int bench_dev(const ncclNet_v7_t *net, const char *name, int fallback,
-		     const struct bench_opts *o)
+int bench_dev(const ncclNet_v7_t *net, const char *name, int fallback, const struct bench_opts *o)
 {
 	ncclNetProperties_v7_t props;
 	int ndev, dev = -1;
@@ -657,7 +656,9 @@ static void bench_usage(void)
 	       "Drives the plugin through its NCCL API (ncclNetPlugin_v7), as NCCL's proxy does.\n\n"
 	       "  -m, --mode MODE      bw: the client streams to the server (default);\n"
 	       "                       rate: the same, for message rates of small sizes;\n"
-	       "                       lat: ping-pong, half round trips (median, p99)\n"
+	       "                       lat: ping-pong, half round trips (median, p99);\n"
+	       "                       conn: -n connections opened, held and closed in one\n"
+	       "                       process: connect time, memory, descriptors, close\n"
 	       "  -d, --dev NAME       this end's device (the server's when both are here;\n"
 	       "                       default: device 0); a fused device is a+b (see -r)\n"
 	       "  -D, --peer-dev NAME  the client's device when both are here (default:\n"
@@ -773,8 +774,10 @@ int main(int argc, char **argv)
 				o.mode = BENCH_RATE;
 			else if (!strcmp(optarg, "lat"))
 				o.mode = BENCH_LAT;
+			else if (!strcmp(optarg, "conn"))
+				o.mode = BENCH_CONN;
 			else
-				bench_die("--mode must be bw, rate or lat");
+				bench_die("--mode must be bw, rate, lat or conn");
 			break;
 		case 'd': o.dev = optarg; break;
 		case 'D': o.peer_dev = optarg; break;
@@ -844,6 +847,11 @@ int main(int argc, char **argv)
 		bench_die("--port must be 1-65535");
 	if (o.gpu < 0)
 		bench_die("--gpu must be >= 0");
+	if (o.mode == BENCH_CONN) {
+		if (o.role != BENCH_LOCAL)
+			bench_die("--mode conn runs both ends on this machine");
+		return bench_conn(&o);
+	}
 	switch (o.role) {
 	case BENCH_LOCAL: bench_local(&o); break;
 	case BENCH_SERVER:

@@ -5,7 +5,9 @@
 
 #include <stddef.h>
 
-enum bench_mode { BENCH_BW, BENCH_RATE, BENCH_LAT };
+#include <nccl/net.h>
+
+enum bench_mode { BENCH_BW, BENCH_RATE, BENCH_LAT, BENCH_CONN };
 
 /* Where the other end is: this machine (forked, or this thread), or a
  * gdx-bench on another machine reached over TCP. */
@@ -27,6 +29,13 @@ struct bench_opts {
 };
 
 void bench_die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+
+/* The plugin's v7 table, initialized; dies when it cannot be loaded. */
+const ncclNet_v7_t *bench_load(const char *path);
+/* The device named (or the fallback index); checks --mem cuda. */
+int bench_dev(const ncclNet_v7_t *net, const char *name, int fallback, const struct bench_opts *o);
+/* -m conn: --iters pairs opened, held and closed (gdx_bench_conn.c); the exit status. */
+int bench_conn(const struct bench_opts *o);
 
 /* The side channel: pipes between two processes, or one TCP connection. */
 void bench_xfer(int fd, void *buf, size_t len, int writing);
