@@ -152,6 +152,7 @@ static int gdx_dev_add_port(struct gdx_ibctx *ib, const char *ibdev, int ib_port
 	d->rail_id = listed ? listed->rail : -1;
 	d->plane_id = listed ? listed->plane : -1;
 	d->ptr_support = NCCL_PTR_HOST;
+	d->gid_auto_index = -1;
 	d->ib = ib;
 	GDX_INFO(NCCL_INIT | NCCL_NET, "device %d: %s port %d, %s, %d Mbps, pci %s%s", gdx_ndevs,
 		 ibdev, ib_port, pa->link_layer == IBV_LINK_LAYER_ETHERNET ? "RoCE" : "IB",

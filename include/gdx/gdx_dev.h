@@ -43,6 +43,11 @@ struct gdx_dev {
 	uint32_t max_msg_sz;
 	int rail_id, plane_id;	       /* v12's railId/planeId, from NCCL_GDX_HCA; -1 none */
 	uint64_t port_down_ms;	       /* when a PORT_ERR event said the port went down; 0: up */
+	/* The GID the automatic choice last made (gdx_verbs.c, under ib->lock):
+	 * a connection checks that index still holds it with one query instead
+	 * of reading the port's whole GID table again; -1 before the first. */
+	int gid_auto_index;
+	union ibv_gid gid_auto;
 	int ptr_support;	       /* NCCL_PTR_* it advertises (the GPUDirect verdict) */
 	char gdr_why[GDX_GDR_WHY_MAX]; /* why it advertises what it does, for refusals */
 	/* Bytes moved by closed comms, by the memory they came from or went to. */
