@@ -6,6 +6,8 @@
  * Host memory needs none (the completion already orders it), so on a
  * host-only device iflush returns no request, unless NCCL_GDX_GDR_FLUSH=2
  * asks for the reads on host memory too (diagnostics, and the tests over rxe).
+ * The QPs are made when memory that needs them is first registered on the
+ * comm (most connections never receive into GPU memory and need none).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -48,7 +50,7 @@ int gdx_flush_create(struct gdx_recv_comm *rc)
 	struct gdx_comm *c = &rc->base;
 	int ret = 0;
 
-	if (!gdx_flush_wanted(rc))
+	if (rc->nflush || !gdx_flush_wanted(rc))
 		return 0;
 	rc->flush_byte = calloc(1, 64);
 	if (!rc->flush_byte)

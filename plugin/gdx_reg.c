@@ -16,7 +16,9 @@
 
 #include <gdx/gdx_comm.h>
 #include <gdx/gdx_dev.h>
+#include <gdx/gdx_flush.h>
 #include <gdx/gdx_log.h>
+#include <gdx/gdx_param.h>
 #include <gdx/gdx_reg.h>
 
 #define GDX_MR_ACCESS (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ)
@@ -158,6 +160,15 @@ static void gdx_mr_release(struct gdx_mr *mr)
 	free(mr);
 }
 
+/* Receives into this memory will need iflush's reads: a receive comm gets
+ * its flush QPs with the first registration of it. */
+static int gdx_reg_flush_path(struct gdx_comm *comm, int type)
+{
+	if (comm->kind != GDX_KIND_RECV || (type != NCCL_PTR_CUDA && gdx_params.gdr_flush != 2))
+		return 0;
+	return gdx_flush_create(gdx_recv_comm_of(comm));
+}
+
 /* The registration on every NIC of comm, from each NIC's cache. */
 static int gdx_reg_members(struct gdx_comm *comm, void *data, uint64_t size, int type, bool dmabuf,
 			   uint64_t key, const int *fd, struct gdx_mr **mr_p)
@@ -186,6 +197,8 @@ static int gdx_reg_members(struct gdx_comm *comm, void *data, uint64_t size, int
 		mr->rkey[m] = vmr->rkey;
 		mr->nmembers = m + 1;
 	}
+	if (!ret)
+		ret = gdx_reg_flush_path(comm, type);
 	if (ret) {
 		gdx_mr_release(mr);
 		return ret;

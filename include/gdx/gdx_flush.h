@@ -9,6 +9,7 @@
 
 #include <gdx/gdx_comm.h>
 
+/* 0 when made, already there, or not wanted; a negative errno after a WARN. */
 int gdx_flush_create(struct gdx_recv_comm *rc);
 void gdx_flush_destroy(struct gdx_recv_comm *rc);
 
