@@ -16,6 +16,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/random.h>
 #include <unistd.h>
 
@@ -26,6 +28,7 @@
 #include <gdx/gdx_log.h>
 #include <gdx/gdx_p2p.h>
 #include <gdx/gdx_param.h>
+#include <gdx/gdx_ptrset.h>
 #include <gdx/gdx_time.h>
 
 /*
@@ -37,10 +40,10 @@
  *   reuses for another handle starts a connect of its own. One that NCCL
  *   stops calling is freed once it has not been called for the handshake
  *   timeout (the handle's bytes are the peer's and checked, never trusted);
- * - live comms (gdx_live): listen, send and receive comms, so that a close or
- *   a call on something never opened, or already closed, is refused with an
- *   error instead of touching freed memory, and finalize closes what a
- *   context leaves behind;
+ * - live comms (gdx_live, a pointer set: O(1) however many): listen, send
+ *   and receive comms, so that a close or a call on something never opened,
+ *   or already closed, is refused with an error instead of touching freed
+ *   memory, and finalize closes what a context leaves behind;
  * - contexts (gdx_net.c): the v11+ per-communicator contexts, checked on
  *   every call that passes one.
  */
@@ -159,27 +162,14 @@ static int gdx_accept_set_state(struct gdx_accept *a, enum gdx_accept_state to)
 
 static pthread_mutex_t gdx_conn_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct gdx_connect *gdx_connects;
-static const void **gdx_live;
-static int gdx_nlive, gdx_live_cap;
+static struct gdx_ptrset gdx_live;
 
 static int gdx_live_add(const void *comm)
 {
-	int ret = 0;
+	int ret;
 
 	pthread_mutex_lock(&gdx_conn_lock);
-	if (gdx_nlive == gdx_live_cap) {
-		int cap = gdx_live_cap ? 2 * gdx_live_cap : 64;
-		const void **n = realloc(gdx_live, (size_t)cap * sizeof(*n));
-
-		if (!n)
-			ret = -ENOMEM;
-		else {
-			gdx_live = n;
-			gdx_live_cap = cap;
-		}
-	}
-	if (!ret)
-		gdx_live[gdx_nlive++] = comm;
+	ret = gdx_ptrset_add(&gdx_live, comm);
 	pthread_mutex_unlock(&gdx_conn_lock);
 	return ret;
 }
@@ -187,27 +177,20 @@ static int gdx_live_add(const void *comm)
 /* Returns 0 when comm was live (and is now forgotten), -EBADF otherwise. */
 static int gdx_live_remove(const void *comm)
 {
-	int ret = -EBADF;
+	int ret;
 
 	pthread_mutex_lock(&gdx_conn_lock);
-	for (int i = 0; i < gdx_nlive; i++) {
-		if (gdx_live[i] == comm) {
-			gdx_live[i] = gdx_live[--gdx_nlive];
-			ret = 0;
-			break;
-		}
-	}
+	ret = gdx_ptrset_remove(&gdx_live, comm) ? -EBADF : 0;
 	pthread_mutex_unlock(&gdx_conn_lock);
 	return ret;
 }
 
 bool gdx_comm_registered(const void *comm)
 {
-	bool found = false;
+	bool found;
 
 	pthread_mutex_lock(&gdx_conn_lock);
-	for (int i = 0; i < gdx_nlive && !found; i++)
-		found = gdx_live[i] == comm;
+	found = gdx_ptrset_has(&gdx_live, comm);
 	pthread_mutex_unlock(&gdx_conn_lock);
 	return found;
 }
@@ -217,7 +200,7 @@ int gdx_comms_open(void)
 	int n;
 
 	pthread_mutex_lock(&gdx_conn_lock);
-	n = gdx_nlive;
+	n = (int)gdx_live.n;
 	pthread_mutex_unlock(&gdx_conn_lock);
 	return n;
 }
@@ -250,6 +233,21 @@ int gdx_oob_check(void)
 	return ret;
 }
 
+/* What to do about an error making a socket: out of descriptors is the one a
+ * large job meets (each connection keeps two, as NCCL's own transport). */
+static const char *gdx_fd_hint(int err, char *buf, size_t len)
+{
+	struct rlimit rl;
+
+	buf[0] = '\0';
+	if ((err == -EMFILE || err == -ENFILE) && !getrlimit(RLIMIT_NOFILE, &rl))
+		snprintf(buf, len,
+			 "; each connection holds 2 descriptors: raise the process's limit "
+			 "(ulimit -n, now %llu)",
+			 (unsigned long long)rl.rlim_cur);
+	return buf;
+}
+
 int gdx_listen(struct gdx_ctx *ctx, int dev, void *handle, struct gdx_listen_comm **comm_p)
 {
 	struct gdx_sockaddr addr, bound;
@@ -269,7 +267,10 @@ int gdx_listen(struct gdx_ctx *ctx, int dev, void *handle, struct gdx_listen_com
 	lc->ctx = ctx;
 	ret = gdx_sock_listen(&addr, &lc->fd, &bound);
 	if (ret) {
-		GDX_WARN("listen on %s failed: %s", ifname, strerror(-ret));
+		char hint[128];
+
+		GDX_WARN("listen on %s failed: %s%s", ifname, strerror(-ret),
+			 gdx_fd_hint(ret, hint, sizeof(hint)));
 		goto err_free;
 	}
 	if (getrandom(&lc->nonce, sizeof(lc->nonce), 0) != sizeof(lc->nonce))
@@ -294,9 +295,24 @@ err_free:
 	return ret;
 }
 
-/* Allocates the objects a comm starts with; rails come later. */
-static void gdx_comm_base_init(struct gdx_comm *c, uint32_t kind, int dev, int fd, const char *peer,
-			       struct gdx_ctx *ctx, int tc)
+/* A comm's large parts in pages of their own, zeroed: closing the comm gives
+ * them back to the system, whatever the heap holds around them. */
+static void *gdx_pages_alloc(size_t len)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static void gdx_pages_free(void *p, size_t len)
+{
+	if (p)
+		munmap(p, len);
+}
+
+/* Allocates the objects a comm starts with (its requests); rails come later. */
+static int gdx_comm_base_init(struct gdx_comm *c, uint32_t kind, int dev, int fd, const char *peer,
+			      struct gdx_ctx *ctx, int tc)
 {
 	c->kind = kind;
 	c->dev_index = dev;
@@ -307,8 +323,34 @@ static void gdx_comm_base_init(struct gdx_comm *c, uint32_t kind, int dev, int f
 	snprintf(c->peer, sizeof(c->peer), "%s", peer);
 	/* receive comms: 32 receives plus their flushes */
 	c->max_reqs = kind == GDX_KIND_SEND ? GDX_MAX_SEND_REQUESTS : 2 * GDX_MAX_REQUESTS;
-	for (int i = 0; i < GDX_MAX_SEND_REQUESTS; i++)
+	c->reqs = gdx_pages_alloc((size_t)c->max_reqs * sizeof(*c->reqs));
+	if (!c->reqs)
+		return -ENOMEM;
+	for (int i = 0; i < c->max_reqs; i++)
 		c->reqs[i].comm = c;
+	return 0;
+}
+
+/* The control area (gdx_comm.h), registered on every NIC of the device:
+ * remote write for the FIFO a receiver writes and the sizes a sender writes. */
+static int gdx_comm_ctrl_create(struct gdx_comm *c)
+{
+	int ret;
+
+	c->ctrl = gdx_pages_alloc(sizeof(*c->ctrl));
+	if (!c->ctrl)
+		return -ENOMEM;
+	for (int m = 0; m < c->nmembers; m++) {
+		c->ctrl_mr[m] = ibv_reg_mr(c->rails[m].pd, c->ctrl, sizeof(*c->ctrl),
+					   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+		if (!c->ctrl_mr[m]) {
+			ret = errno ? -errno : -ENOMEM;
+			GDX_WARN("ibv_reg_mr(%s, the comm's FIFO) failed: %s", c->rails[m].dev->ibdev,
+				 strerror(-ret));
+			return ret;
+		}
+	}
+	return 0;
 }
 
 /* The per-path byte counts of a comm, once it closes: the proof of which path
@@ -337,26 +379,30 @@ static void gdx_comm_base_fini(struct gdx_comm *c)
 	for (int i = 0; i < c->nrails; i++)
 		gdx_rail_destroy(&c->rails[i]);
 	c->nrails = 0;
+	for (int m = 0; m < GDX_MAX_RAILS; m++)
+		if (c->ctrl_mr[m])
+			ibv_dereg_mr(c->ctrl_mr[m]);
+	gdx_pages_free(c->ctrl, sizeof(*c->ctrl));
+	gdx_pages_free(c->reqs, (size_t)c->max_reqs * sizeof(*c->reqs));
 	if (c->sock >= 0)
 		close(c->sock);
 	c->sock = -1;
 	c->kind = GDX_KIND_DEAD;
 }
 
-/* Rail queue depths. A send takes one WR per max_msg_sz piece (8 MiB on rxe,
- * so up to 256 for the largest v7 message); sends wait for room. */
-#define GDX_SEND_WR 512
-#define GDX_RECV_WR (GDX_FIFO_ENTRIES + 2 * GDX_MAX_REQUESTS)
-
 /* nrails rails over the members of the (possibly fused) device, rail i on
- * member i % members, each with the connection's service level and class. */
+ * member i % members, each with the connection's service level and class,
+ * with the queue depths of the comm's kind (gdx_comm.h); then its control
+ * area. */
 static int gdx_comm_rails_create(struct gdx_comm *c, struct gdx_vdev *v, int nrails, uint8_t sl,
 				 uint8_t tc)
 {
+	bool send = c->kind == GDX_KIND_SEND;
+
 	for (int i = 0; i < nrails; i++) {
 		struct gdx_rail *r = &c->rails[i];
-		int ret = gdx_rail_create(r, v->members[i % v->nmembers], c, GDX_SEND_WR,
-					  GDX_RECV_WR);
+		int ret = gdx_rail_create(r, v->members[i % v->nmembers], c,
+					  send ? GDX_SEND_SQ : GDX_RECV_SQ, send ? 0 : GDX_RECVS_AHEAD);
 
 		if (ret)
 			return ret; /* the caller's free destroys the rails made */
@@ -365,7 +411,7 @@ static int gdx_comm_rails_create(struct gdx_comm *c, struct gdx_vdev *v, int nra
 		r->tc = tc;
 		c->nrails = i + 1;
 	}
-	return 0;
+	return gdx_comm_ctrl_create(c);
 }
 
 /* The connection's rail count: net_ib's max(local, remote) QPs. */
@@ -405,50 +451,11 @@ static int gdx_comm_rails_connect(struct gdx_comm *c, const struct gdx_wire_meta
 	return 0;
 }
 
-#define GDX_GROUP_SIZES_BYTES (GDX_MAX_REQUESTS * GDX_MAX_RECVS * sizeof(uint32_t))
-
-/* A group-sizes array of GDX_GROUP_SIZES_BYTES registered on every NIC of
- * c's device: where a receiver takes grouped receives' sizes (remote write),
- * or where a sender writes them from. */
-static int gdx_group_sizes_create(struct gdx_comm *c, uint32_t (**sizes_p)[GDX_MAX_RECVS],
-				  struct ibv_mr **mrs, int access)
-{
-	int ret = posix_memalign((void **)sizes_p, 4096, GDX_GROUP_SIZES_BYTES);
-
-	if (ret) {
-		*sizes_p = NULL;
-		return -ret;
-	}
-	memset(*sizes_p, 0, GDX_GROUP_SIZES_BYTES);
-	for (int m = 0; m < c->nmembers; m++) {
-		mrs[m] = ibv_reg_mr(c->rails[m].pd, *sizes_p, GDX_GROUP_SIZES_BYTES, access);
-		if (!mrs[m]) {
-			ret = errno ? -errno : -ENOMEM;
-			GDX_WARN("ibv_reg_mr(%s, group sizes) failed: %s", c->rails[m].dev->ibdev,
-				 strerror(-ret));
-			return ret;
-		}
-	}
-	return 0;
-}
-
-static void gdx_group_sizes_destroy(void *sizes, struct ibv_mr **mrs)
-{
-	for (int m = 0; m < GDX_MAX_RAILS; m++)
-		if (mrs[m])
-			ibv_dereg_mr(mrs[m]);
-	free(sizes);
-}
-
 static void gdx_send_comm_free(struct gdx_send_comm *sc)
 {
 	if (!sc)
 		return;
-	gdx_group_sizes_destroy(sc->sizes_out, sc->sizes_out_mr);
 	gdx_comm_base_fini(&sc->base);
-	if (sc->fifo_mr)
-		ibv_dereg_mr(sc->fifo_mr);
-	free(sc->fifo);
 	free(sc);
 }
 
@@ -464,31 +471,13 @@ static int gdx_send_comm_create(struct gdx_connect *cs, struct gdx_send_comm **s
 	sc = calloc(1, sizeof(*sc));
 	if (!sc)
 		return -ENOMEM;
-	gdx_comm_base_init(&sc->base, GDX_KIND_SEND, cs->dev, -1, cs->peer, cs->ctx, cs->tc);
+	ret = gdx_comm_base_init(&sc->base, GDX_KIND_SEND, cs->dev, -1, cs->peer, cs->ctx, cs->tc);
 	gdx_rail_qos(sc->base.tc, &sl, &tc);
-	ret = gdx_comm_rails_create(&sc->base, dev,
-				    gdx_rails_for(dev->nmembers, cs->remote_members), sl, tc);
 	if (!ret)
-		ret = gdx_group_sizes_create(&sc->base, &sc->sizes_out, sc->sizes_out_mr,
-					     IBV_ACCESS_LOCAL_WRITE);
+		ret = gdx_comm_rails_create(&sc->base, dev,
+					    gdx_rails_for(dev->nmembers, cs->remote_members), sl, tc);
 	if (ret)
 		goto err;
-	ret = posix_memalign((void **)&sc->fifo, 4096, GDX_FIFO_ENTRIES * sizeof(struct gdx_cts));
-	if (ret) {
-		sc->fifo = NULL;
-		ret = -ret;
-		goto err;
-	}
-	memset(sc->fifo, 0, GDX_FIFO_ENTRIES * sizeof(struct gdx_cts));
-	sc->fifo_mr = ibv_reg_mr(sc->base.rails[0].pd, sc->fifo,
-				 GDX_FIFO_ENTRIES * sizeof(struct gdx_cts),
-				 IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
-	if (!sc->fifo_mr) {
-		ret = errno ? -errno : -ENOMEM;
-		GDX_WARN("ibv_reg_mr(%s, clear-to-send FIFO) failed: %s", dev->name,
-			 strerror(-ret));
-		goto err;
-	}
 	sc->base.sock = cs->fd;
 	*sc_p = sc;
 	return 0;
@@ -598,7 +587,10 @@ static int gdx_connect_start(struct gdx_ctx *ctx, int dev, int tc, const void *h
 	gdx_sock_addr_str(&to, cs->peer, sizeof(cs->peer));
 	ret = gdx_sock_connect_start(&to, &cs->fd);
 	if (ret) {
-		GDX_WARN("connect to %s failed: %s", cs->peer, strerror(-ret));
+		char hint[128];
+
+		GDX_WARN("connect to %s failed: %s%s", cs->peer, strerror(-ret),
+			 gdx_fd_hint(ret, hint, sizeof(hint)));
 		free(cs);
 		return ret;
 	}
@@ -641,8 +633,8 @@ static int gdx_connect_progress(struct gdx_connect *cs)
 			gdx_wire_hello_pack(&cs->out.hello, cs->nonce,
 					    (uint32_t)cs->sc->base.nmembers);
 			gdx_meta_fill(&cs->meta_in, &cs->sc->base); /* scratch for ours */
-			cs->meta_in.fifo_addr = (uintptr_t)cs->sc->fifo;
-			cs->meta_in.fifo_rkey = cs->sc->fifo_mr->rkey;
+			cs->meta_in.fifo_addr = (uintptr_t)cs->sc->base.ctrl->fifo;
+			cs->meta_in.fifo_rkey = cs->sc->base.ctrl_mr[0]->rkey;
 			gdx_wire_meta_pack(&cs->out.meta, &cs->meta_in);
 			gdx_xfer_set(&cs->xfer, &cs->out, sizeof(cs->out));
 			ret = gdx_connect_set_state(cs, GDX_CONN_SEND);
@@ -781,11 +773,7 @@ static void gdx_recv_comm_free(struct gdx_recv_comm *rc)
 	if (!rc)
 		return;
 	gdx_flush_destroy(rc);
-	gdx_group_sizes_destroy(rc->group_sizes, rc->group_sizes_mr);
 	gdx_comm_base_fini(&rc->base);
-	if (rc->cts_mr)
-		ibv_dereg_mr(rc->cts_mr);
-	free(rc->cts);
 	free(rc);
 }
 
@@ -793,9 +781,9 @@ static void gdx_recv_comm_free(struct gdx_recv_comm *rc)
 static void gdx_recv_meta_fill(struct gdx_wire_meta *m, const struct gdx_recv_comm *rc)
 {
 	gdx_meta_fill(m, &rc->base);
-	m->sizes_addr = (uintptr_t)rc->group_sizes;
+	m->sizes_addr = (uintptr_t)rc->base.ctrl->sizes;
 	for (int i = 0; i < rc->base.nrails; i++)
-		m->rails[i].sizes_rkey = rc->group_sizes_mr[rc->base.rails[i].member]->rkey;
+		m->rails[i].sizes_rkey = rc->base.ctrl_mr[rc->base.rails[i].member]->rkey;
 }
 
 static int gdx_recv_comm_create(struct gdx_listen_comm *lc, struct gdx_accept *a)
@@ -809,40 +797,22 @@ static int gdx_recv_comm_create(struct gdx_listen_comm *lc, struct gdx_accept *a
 	rc = calloc(1, sizeof(*rc));
 	if (!rc)
 		return -ENOMEM;
-	gdx_comm_base_init(&rc->base, GDX_KIND_RECV, lc->dev_index, -1, a->peer, lc->ctx, -1);
+	ret = gdx_comm_base_init(&rc->base, GDX_KIND_RECV, lc->dev_index, -1, a->peer, lc->ctx,
+				 -1);
 	/* the sender's service level and class for both ends, as net_ib; the
 	 * clear-to-sends' own class when NCCL_GDX_FIFO_TC says so */
-	ret = gdx_comm_rails_create(
-		&rc->base, dev, gdx_rails_for(dev->nmembers, gdx_wire_hello_rails(&a->hello)),
-		a->meta.sl, gdx_params.fifo_tc >= 0 ? (uint8_t)gdx_params.fifo_tc : a->meta.tc);
 	if (!ret)
-		ret = gdx_group_sizes_create(&rc->base, &rc->group_sizes, rc->group_sizes_mr,
-					     IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+		ret = gdx_comm_rails_create(
+			&rc->base, dev,
+			gdx_rails_for(dev->nmembers, gdx_wire_hello_rails(&a->hello)), a->meta.sl,
+			gdx_params.fifo_tc >= 0 ? (uint8_t)gdx_params.fifo_tc : a->meta.tc);
 	if (ret)
 		goto err;
-	ret = posix_memalign((void **)&rc->cts, 4096, GDX_FIFO_ENTRIES * sizeof(struct gdx_cts));
-	if (ret) {
-		rc->cts = NULL;
-		ret = -ret;
-		goto err;
-	}
-	memset(rc->cts, 0, GDX_FIFO_ENTRIES * sizeof(struct gdx_cts));
-	rc->cts_mr = ibv_reg_mr(rc->base.rails[0].pd, rc->cts,
-				GDX_FIFO_ENTRIES * sizeof(struct gdx_cts), IBV_ACCESS_LOCAL_WRITE);
-	if (!rc->cts_mr) {
-		ret = errno ? -errno : -ENOMEM;
-		GDX_WARN("ibv_reg_mr(%s, clear-to-send staging) failed: %s", dev->name,
-			 strerror(-ret));
-		goto err;
-	}
 	rc->remote_fifo = a->meta.fifo_addr;
 	rc->remote_fifo_rkey = a->meta.fifo_rkey;
 	ret = gdx_comm_rails_connect(&rc->base, &a->meta);
-	if (ret)
-		goto err;
-	ret = gdx_recv_comm_start(rc);
 	if (!ret)
-		ret = gdx_flush_create(rc);
+		ret = gdx_recv_comm_start(rc);
 	if (ret)
 		goto err;
 	a->rc = rc;
@@ -959,10 +929,17 @@ static bool gdx_listen_take(struct gdx_listen_comm *lc)
 {
 	while (lc->npending < GDX_MAX_PENDING_ACCEPTS) {
 		struct gdx_accept *a;
-		int fd;
+		char hint[128];
+		int fd, ret = gdx_sock_accept(lc->fd, &fd);
 
-		if (gdx_sock_accept(lc->fd, &fd))
+		if (ret) {
+			/* a peer waits in the backlog: say why it is not taken, once */
+			if (ret != -EAGAIN && !lc->accept_warned)
+				GDX_WARN("accept on %s failed: %s%s", gdx_vdev_get(lc->dev_index)->name,
+					 strerror(-ret), gdx_fd_hint(ret, hint, sizeof(hint)));
+			lc->accept_warned |= ret != -EAGAIN;
 			return false;
+		}
 		a = calloc(1, sizeof(*a));
 		if (!a) {
 			close(fd);
@@ -1069,25 +1046,26 @@ int gdx_close_recv(struct gdx_recv_comm *rc)
 	return 0;
 }
 
+static bool gdx_comm_owned_by(const void *comm, void *ctx)
+{
+	const uint32_t kind = *(const uint32_t *)comm;
+	const struct gdx_ctx *owner = kind == GDX_KIND_LISTEN
+					      ? ((const struct gdx_listen_comm *)comm)->ctx
+					      : ((const struct gdx_comm *)comm)->ctx;
+
+	return owner == ctx;
+}
+
 int gdx_conn_close_owned(struct gdx_ctx *ctx)
 {
 	struct gdx_connect *cs;
 	int closed = 0;
 
 	for (;;) {
-		const void *victim = NULL;
+		const void *victim;
 
 		pthread_mutex_lock(&gdx_conn_lock);
-		for (int i = 0; i < gdx_nlive && !victim; i++) {
-			const uint32_t kind = *(const uint32_t *)gdx_live[i];
-			const struct gdx_ctx *owner =
-				kind == GDX_KIND_LISTEN
-					? ((const struct gdx_listen_comm *)gdx_live[i])->ctx
-					: ((const struct gdx_comm *)gdx_live[i])->ctx;
-
-			if (owner == ctx)
-				victim = gdx_live[i];
-		}
+		victim = gdx_ptrset_first(&gdx_live, gdx_comm_owned_by, ctx);
 		pthread_mutex_unlock(&gdx_conn_lock);
 		if (!victim)
 			break;
@@ -1115,7 +1093,5 @@ void gdx_conn_fini(void)
 {
 	while (gdx_connects)
 		gdx_connect_free(gdx_connects);
-	free(gdx_live);
-	gdx_live = NULL;
-	gdx_nlive = gdx_live_cap = 0;
+	gdx_ptrset_free(&gdx_live);
 }

@@ -15,18 +15,16 @@
 
 #include <gdx/gdx_comm.h>
 #include <gdx/gdx_event.h>
+#include <gdx/gdx_flush.h>
 #include <gdx/gdx_log.h>
 #include <gdx/gdx_p2p.h>
 #include <gdx/gdx_param.h>
 #include <gdx/gdx_time.h>
 
-/* Receives kept posted per rail, one per immediate that can be on its way
- * (a grouped receive takes one per buffer); reposted in batches. */
-#define GDX_RECVS_AHEAD (GDX_FIFO_ENTRIES + GDX_MAX_REQUESTS)
-#define GDX_RECV_BATCH	16
-/* Work requests that need no completion of their own (clear-to-sends, inline
- * sends) go unsignaled; one in this many is signaled to free their slots. */
-#define GDX_SIGNAL_EVERY 16
+/* Receives are kept posted per rail, GDX_RECVS_AHEAD, reposted in batches
+ * of GDX_RECV_BATCH; work requests that need no completion of their own
+ * (clear-to-sends, inline sends) go unsignaled, one in GDX_SIGNAL_EVERY
+ * signaled to free their slots (gdx_comm.h). */
 /* How long closing a send comm waits for its inline sends to be delivered;
  * a peer host that let one such wait run out is not waited for again for
  * GDX_DEAF_MS, so that closing every comm to a dead host costs one wait. */
@@ -116,12 +114,12 @@ static void gdx_wc_failed(struct gdx_comm *c, int rail, const struct ibv_wc *wc)
  * immediate that ended it: each must fit its buffer. */
 static void gdx_recv_group_sizes(struct gdx_recv_comm *rc, struct gdx_request *req)
 {
-	const uint32_t *sizes = rc->group_sizes[req->seq % GDX_MAX_REQUESTS];
+	const uint32_t *sizes = rc->base.ctrl->sizes[req->seq % GDX_MAX_REQUESTS];
 
 	for (int i = 0; i < req->n; i++) {
 		/* the posted size, in this receive's clear-to-send, still staged */
-		uint64_t posted =
-			le64toh(rc->cts[GDX_FIFO_INDEX(req->seq % GDX_MAX_REQUESTS, i)].size);
+		uint64_t posted = le64toh(
+			rc->base.ctrl->fifo[GDX_FIFO_INDEX(req->seq % GDX_MAX_REQUESTS, i)].size);
 
 		req->sizes[i] = __atomic_load_n(&sizes[i], __ATOMIC_RELAXED);
 		if (req->sizes[i] > posted) {
@@ -262,7 +260,8 @@ static int gdx_comm_poll(struct gdx_comm *c)
 		/* The sender runs low with some held back: the batch goes while it
 		 * still has a message to send, so that it never waits for one
 		 * (NCCL tests only the oldest receive, which is never held back). */
-		if (rc->cts_sent < rc->tail && rc->cts_outstanding < GDX_CTS_DEFER_MIN)
+		if (rc->cts_stalled ||
+		    (rc->cts_sent < rc->tail && rc->cts_outstanding < GDX_CTS_DEFER_MIN))
 			gdx_cts_flush(rc);
 	}
 	return seen;
@@ -504,7 +503,7 @@ static int gdx_head_slot(struct gdx_send_comm *sc, struct gdx_cts **slot, int *n
 	uint32_t s = (uint32_t)(sc->head % GDX_MAX_REQUESTS), seq = (uint32_t)(sc->head + 1), n,
 		 mask;
 
-	slot[0] = &sc->fifo[GDX_FIFO_INDEX(s, 0)];
+	slot[0] = &sc->base.ctrl->fifo[GDX_FIFO_INDEX(s, 0)];
 	if (le32toh(__atomic_load_n(&slot[0]->seq, __ATOMIC_ACQUIRE)) != seq)
 		return -EAGAIN;
 	n = le32toh(slot[0]->nreqs);
@@ -518,7 +517,7 @@ static int gdx_head_slot(struct gdx_send_comm *sc, struct gdx_cts **slot, int *n
 	}
 	/* The other entries come by other writes, or land in any order. */
 	for (uint32_t i = 1; i < n; i++) {
-		slot[i] = &sc->fifo[GDX_FIFO_INDEX(s, i)];
+		slot[i] = &sc->base.ctrl->fifo[GDX_FIFO_INDEX(s, i)];
 		if (le32toh(__atomic_load_n(&slot[i]->seq, __ATOMIC_ACQUIRE)) != seq)
 			return -EAGAIN;
 	}
@@ -546,11 +545,12 @@ static int gdx_group_post(struct gdx_send_comm *sc, struct gdx_cts *const *slot,
 		if (ret)
 			return ret;
 		req->pending--; /* posted now: its own completion, if any, is what is left */
-		sc->sizes_out[s][i] = (uint32_t)req->size;
+		c->ctrl->sizes[s][i] = (uint32_t)req->size;
 	}
-	sizes_mr.lkey[c->rails[rail].member] = sc->sizes_out_mr[c->rails[rail].member]->lkey;
-	ret = gdx_post_rail(c, rail, NULL, (char *)sc->sizes_out[s], (uint64_t)n * sizeof(uint32_t),
-			    &sizes_mr, sc->remote_sizes + s * sizeof(sc->sizes_out[0]),
+	sizes_mr.lkey[c->rails[rail].member] = c->ctrl_mr[c->rails[rail].member]->lkey;
+	ret = gdx_post_rail(c, rail, NULL, (char *)c->ctrl->sizes[s],
+			    (uint64_t)n * sizeof(uint32_t), &sizes_mr,
+			    sc->remote_sizes + s * sizeof(c->ctrl->sizes[0]),
 			    sc->remote_sizes_rkey[rail], GDX_IMM_GROUP);
 	if (ret)
 		return ret;
@@ -669,14 +669,15 @@ int gdx_isend(struct gdx_send_comm *sc, void *data, uint64_t size, int tag, stru
 static int gdx_cts_write(struct gdx_recv_comm *rc, uint32_t first, uint32_t count)
 {
 	struct gdx_rail *r = &rc->base.rails[0];
-	struct ibv_sge sge = {.addr = (uintptr_t)&rc->cts[first],
-			      .length = count * (uint32_t)sizeof(*rc->cts),
-			      .lkey = rc->cts_mr->lkey};
+	struct gdx_cts *cts = rc->base.ctrl->fifo;
+	struct ibv_sge sge = {.addr = (uintptr_t)&cts[first],
+			      .length = count * (uint32_t)sizeof(*cts),
+			      .lkey = rc->base.ctrl_mr[0]->lkey};
 	struct ibv_send_wr wr = {
 		.sg_list = &sge,
 		.num_sge = 1,
 		.opcode = IBV_WR_RDMA_WRITE,
-		.wr.rdma = {.remote_addr = rc->remote_fifo + first * sizeof(*rc->cts),
+		.wr.rdma = {.remote_addr = rc->remote_fifo + first * sizeof(*cts),
 			    .rkey = rc->remote_fifo_rkey},
 	};
 	struct ibv_send_wr *bad;
@@ -708,6 +709,9 @@ static int gdx_cts_flush(struct gdx_recv_comm *rc)
 {
 	if (rc->base.err)
 		return rc->base.err;
+	if (rc->cts_flushing)
+		return 0; /* polling for room below came back here */
+	rc->cts_flushing = true;
 	while (rc->cts_sent < rc->tail) {
 		uint32_t first = (uint32_t)(rc->cts_sent % GDX_MAX_REQUESTS);
 		uint64_t count = rc->tail - rc->cts_sent;
@@ -719,20 +723,27 @@ static int gdx_cts_flush(struct gdx_recv_comm *rc)
 			int ret;
 
 			for (uint32_t s = first; s < first + count; s++) {
-				if (le32toh(rc->cts[GDX_FIFO_INDEX(s, 0)].nreqs) <= i)
+				if (le32toh(rc->base.ctrl->fifo[GDX_FIFO_INDEX(s, 0)].nreqs) <= i)
 					continue;
 				lo = s < lo ? s : lo;
 				hi = s;
 			}
 			if (lo > hi)
 				break; /* no receive of the run has this many buffers */
-			ret = gdx_cts_write(rc, GDX_FIFO_INDEX(lo, i), hi - lo + 1);
-			if (ret)
+			/* No room: the run is written again, whole, once there is
+			 * (the writes are idempotent); every poll retries it. */
+			rc->cts_stalled = !gdx_rail_has_room(&rc->base, 0, 1);
+			ret = rc->cts_stalled ? rc->base.err
+					      : gdx_cts_write(rc, GDX_FIFO_INDEX(lo, i), hi - lo + 1);
+			if (ret || rc->cts_stalled) {
+				rc->cts_flushing = false;
 				return ret;
+			}
 		}
 		rc->cts_sent += count;
 		rc->cts_outstanding += (uint32_t)count;
 	}
+	rc->cts_flushing = false;
 	return 0;
 }
 
@@ -779,7 +790,7 @@ int gdx_irecv(struct gdx_recv_comm *rc, int n, void **data, const uint64_t *size
 	else
 		mask = 1u << (rc->tail % (uint64_t)c->nrails);
 	for (int i = 0; i < n; i++) {
-		cts = &rc->cts[GDX_FIFO_INDEX(rc->tail % GDX_MAX_REQUESTS, i)];
+		cts = &rc->base.ctrl->fifo[GDX_FIFO_INDEX(rc->tail % GDX_MAX_REQUESTS, i)];
 		memset(cts, 0, sizeof(*cts));
 		cts->addr = htole64((uintptr_t)data[i]);
 		cts->size = htole64(sizes[i]);
@@ -825,7 +836,7 @@ int gdx_iflush(struct gdx_recv_comm *rc, int n, void **data, const int *sizes, s
 	*req_p = NULL;
 	if (c->err)
 		return c->err;
-	if (!rc->nflush || n < 1 || n > GDX_MAX_RECVS || !data || !sizes || !mrs)
+	if (n < 1 || n > GDX_MAX_RECVS || !data || !sizes || !mrs)
 		return 0; /* nothing to flush: NCCL counts it done */
 	/* The last buffer that received bytes into memory that needs it. */
 	for (int i = 0; i < n; i++)
@@ -834,6 +845,18 @@ int gdx_iflush(struct gdx_recv_comm *rc, int n, void **data, const int *sizes, s
 			last = i;
 	if (last < 0)
 		return 0;
+	if (!rc->nflush) {
+		/* GPU memory registered through another comm (regIsGlobal, NCCL
+		 * 2.20-2.23's user buffers): the QPs are made now, once */
+		int ret = gdx_flush_create(rc);
+
+		if (ret) {
+			gdx_comm_fail(c, ret);
+			return ret;
+		}
+		if (!rc->nflush)
+			return 0; /* the device needs no flush */
+	}
 	req = gdx_req_get(c, false);
 	if (!req)
 		return -ENOSPC;

@@ -30,6 +30,35 @@
 #define GDX_FIFO_INDEX(s, i)	((uint32_t)(i)*GDX_MAX_REQUESTS + (uint32_t)(s))
 #define GDX_MAX_PENDING_ACCEPTS 64
 
+/*
+ * Queue depths, from what a comm has in flight. A send comm's send queue
+ * takes a WR per isend and a group's sizes write per receive (a message
+ * larger than the port's max_msg_sz takes a WR per piece): sends wait for
+ * room, so the depth bounds only how many are in flight at once. A receive
+ * comm's send queue carries only clear-to-send writes, which wait for room
+ * too; its receive queue, one WR per immediate that can be on its way on a
+ * rail (one per receive) plus a repost batch. A send comm receives nothing.
+ */
+#define GDX_SIGNAL_EVERY 16
+#define GDX_RECV_BATCH	 16
+/* Providers round a queue up to a power of two slots, one kept empty: 127
+ * takes 128. NCCL's proxy keeps at most NCCL_STEPS (8) sends of a rank in
+ * flight, and PXN shares a send comm among at most 8 local ranks: 64 data
+ * WRs, their groups' 8 sizes writes, and the unsignaled ones not yet given
+ * back fit; more (a driver with 256 grouped sends in flight) wait for room. */
+#define GDX_SEND_SQ	127
+#define GDX_RECV_SQ	63
+#define GDX_RECVS_AHEAD (GDX_MAX_REQUESTS + GDX_RECV_BATCH)
+
+/* The registered control area of a comm: the FIFO (a sender's, which the
+ * receiver RDMA-writes; a receiver's staging, which it writes from) and the
+ * grouped receives' sizes ([slot][buffer], written by the sender into the
+ * receiver's). One region, one registration per NIC of the device. */
+struct gdx_ctrl {
+	struct gdx_cts fifo[GDX_FIFO_ENTRIES];
+	uint32_t sizes[GDX_MAX_REQUESTS][GDX_MAX_RECVS];
+};
+
 /* First word of every object handed to NCCL: tells a wrong or freed pointer. */
 enum gdx_kind {
 	GDX_KIND_LISTEN = 0x4c495354, /* "LIST" */
@@ -96,23 +125,21 @@ struct gdx_comm {
 	uint64_t last_check_ms;		/* last look at the peer's out-of-band socket */
 	uint32_t next_req;		/* where the search for a free request starts */
 	uint64_t bytes_gpu, bytes_host; /* moved by completed requests, by memory */
-	int max_reqs; /* GDX_MAX_REQUESTS, or GDX_MAX_SEND_REQUESTS for a send comm */
+	int max_reqs; /* 2 x GDX_MAX_REQUESTS (flushes too), GDX_MAX_SEND_REQUESTS to send */
 	int active;   /* requests in flight */
-	struct gdx_request reqs[GDX_MAX_SEND_REQUESTS];
+	struct gdx_request *reqs; /* max_reqs */
+	struct gdx_ctrl *ctrl;
+	struct ibv_mr *ctrl_mr[GDX_MAX_RAILS]; /* per NIC of the device */
 	char peer[64]; /* peer's out-of-band address, for messages */
 	char peer_dev[GDX_DEV_NAME_MAX];
 };
 
+/* A send comm's FIFO is base.ctrl->fifo, a group's sizes go out from
+ * base.ctrl->sizes. */
 struct gdx_send_comm {
 	struct gdx_comm base;
-	struct gdx_cts *fifo; /* GDX_FIFO_ENTRIES, RDMA-written by the receiver */
-	struct ibv_mr *fifo_mr;
-	uint64_t remote_sizes;			   /* the receiver's group sizes array */
+	uint64_t remote_sizes;			   /* the receiver's ctrl->sizes */
 	uint32_t remote_sizes_rkey[GDX_MAX_RAILS]; /* per rail */
-	/* A group's sizes as they are written there, per slot; registered on
-	 * every NIC of the device. */
-	uint32_t (*sizes_out)[GDX_MAX_RECVS];
-	struct ibv_mr *sizes_out_mr[GDX_MAX_RAILS];
 	uint64_t head; /* sequence number of the slot being matched */
 	/* The head slot's entries matched by an isend so far (grouped receives
 	 * are sent once every entry has its isend). */
@@ -129,23 +156,22 @@ struct gdx_expect_ring {
 	uint32_t head, tail;
 };
 
+/* A receive comm stages its clear-to-sends in base.ctrl->fifo, laid out as
+ * the sender's FIFO, and takes grouped receives' sizes in base.ctrl->sizes. */
 struct gdx_recv_comm {
 	struct gdx_comm base;
-	struct gdx_cts *cts; /* staging for the clear-to-send writes, as the FIFO */
-	struct ibv_mr *cts_mr;
 	uint64_t remote_fifo;
 	uint32_t remote_fifo_rkey;
 	uint64_t tail;		  /* sequence number of the next receive */
 	uint64_t cts_sent;	  /* receives before this one have their clear-to-send out */
 	uint32_t cts_outstanding; /* of those, receives the sender has not filled yet */
+	bool cts_stalled;	  /* a flush stopped for want of send queue room */
+	bool cts_flushing;	  /* in gdx_cts_flush(), which may poll */
 	uint32_t recvs_to_post[GDX_MAX_RAILS];
 	struct gdx_expect_ring expect[GDX_MAX_RAILS];
 	int recvs_active; /* receives in flight: NCCL allows 32 (flushes aside) */
-	/* Where a grouped receive's sizes are written: [slot][buffer], the slot
-	 * its sequence number modulo GDX_MAX_REQUESTS; registered on each NIC. */
-	uint32_t (*group_sizes)[GDX_MAX_RECVS];
-	struct ibv_mr *group_sizes_mr[GDX_MAX_RAILS];
-	/* GPU flush: a QP per NIC connected to itself, and a byte to read into. */
+	/* GPU flush: a QP per NIC connected to itself, and a byte to read into;
+	 * made when GPU memory is first registered on the comm (gdx_flush.h). */
 	int nflush;
 	struct gdx_rail flush[GDX_MAX_RAILS];
 	char *flush_byte;
@@ -174,6 +200,7 @@ struct gdx_listen_comm {
 	struct gdx_ctx *ctx; /* owner, or NULL; receive comms inherit it */
 	int fd;
 	uint64_t nonce;
+	bool accept_warned; /* accept(2) failed for another reason than none waiting */
 	int npending;
 	struct gdx_accept *pending[GDX_MAX_PENDING_ACCEPTS];
 };
