@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: MIT
 # make bench: one VM boot, then on the same rxe devices, interleaved five
 # times (ROUNDS): gdx-bench next to ib_write_bw (64 KiB, 1 MiB) and gdx-bench -m lat
-# next to ib_write_lat (8 B); then two tc-shaped rails against one. The
+# next to ib_write_lat (8 B); then two tc-shaped rails against one; then what
+# a connection costs, 256 pairs in one process (gdx-bench -m conn). The
 # emulator's absolute figures mean nothing; the ratios do.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-exec scripts/vm-run.sh --pairs 2 --timeout 3000 -- \
-	"LAT=1 ROUNDS=${ROUNDS:-5} scripts/side-by-side.sh && echo && scripts/bench-rails.sh"
+exec scripts/vm-run.sh --pairs 2 --mem 4096 --timeout 3000 -- \
+	"LAT=1 ROUNDS=${ROUNDS:-5} scripts/side-by-side.sh && echo && scripts/bench-rails.sh && echo && build/gdx-bench -m conn -n 256"
