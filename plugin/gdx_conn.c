@@ -345,8 +345,8 @@ static int gdx_comm_ctrl_create(struct gdx_comm *c)
 					   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
 		if (!c->ctrl_mr[m]) {
 			ret = errno ? -errno : -ENOMEM;
-			GDX_WARN("ibv_reg_mr(%s, the comm's FIFO) failed: %s", c->rails[m].dev->ibdev,
-				 strerror(-ret));
+			GDX_WARN("ibv_reg_mr(%s, the comm's FIFO) failed: %s",
+				 c->rails[m].dev->ibdev, strerror(-ret));
 			return ret;
 		}
 	}
@@ -402,7 +402,8 @@ static int gdx_comm_rails_create(struct gdx_comm *c, struct gdx_vdev *v, int nra
 	for (int i = 0; i < nrails; i++) {
 		struct gdx_rail *r = &c->rails[i];
 		int ret = gdx_rail_create(r, v->members[i % v->nmembers], c,
-					  send ? GDX_SEND_SQ : GDX_RECV_SQ, send ? 0 : GDX_RECVS_AHEAD);
+					  send ? GDX_SEND_SQ : GDX_RECV_SQ,
+					  send ? 0 : GDX_RECVS_AHEAD);
 
 		if (ret)
 			return ret; /* the caller's free destroys the rails made */
@@ -474,8 +475,8 @@ static int gdx_send_comm_create(struct gdx_connect *cs, struct gdx_send_comm **s
 	ret = gdx_comm_base_init(&sc->base, GDX_KIND_SEND, cs->dev, -1, cs->peer, cs->ctx, cs->tc);
 	gdx_rail_qos(sc->base.tc, &sl, &tc);
 	if (!ret)
-		ret = gdx_comm_rails_create(&sc->base, dev,
-					    gdx_rails_for(dev->nmembers, cs->remote_members), sl, tc);
+		ret = gdx_comm_rails_create(
+			&sc->base, dev, gdx_rails_for(dev->nmembers, cs->remote_members), sl, tc);
 	if (ret)
 		goto err;
 	sc->base.sock = cs->fd;
@@ -797,8 +798,7 @@ static int gdx_recv_comm_create(struct gdx_listen_comm *lc, struct gdx_accept *a
 	rc = calloc(1, sizeof(*rc));
 	if (!rc)
 		return -ENOMEM;
-	ret = gdx_comm_base_init(&rc->base, GDX_KIND_RECV, lc->dev_index, -1, a->peer, lc->ctx,
-				 -1);
+	ret = gdx_comm_base_init(&rc->base, GDX_KIND_RECV, lc->dev_index, -1, a->peer, lc->ctx, -1);
 	/* the sender's service level and class for both ends, as net_ib; the
 	 * clear-to-sends' own class when NCCL_GDX_FIFO_TC says so */
 	if (!ret)
@@ -935,8 +935,9 @@ static bool gdx_listen_take(struct gdx_listen_comm *lc)
 		if (ret) {
 			/* a peer waits in the backlog: say why it is not taken, once */
 			if (ret != -EAGAIN && !lc->accept_warned)
-				GDX_WARN("accept on %s failed: %s%s", gdx_vdev_get(lc->dev_index)->name,
-					 strerror(-ret), gdx_fd_hint(ret, hint, sizeof(hint)));
+				GDX_WARN("accept on %s failed: %s%s",
+					 gdx_vdev_get(lc->dev_index)->name, strerror(-ret),
+					 gdx_fd_hint(ret, hint, sizeof(hint)));
 			lc->accept_warned |= ret != -EAGAIN;
 			return false;
 		}

@@ -733,8 +733,9 @@ static int gdx_cts_flush(struct gdx_recv_comm *rc)
 			/* No room: the run is written again, whole, once there is
 			 * (the writes are idempotent); every poll retries it. */
 			rc->cts_stalled = !gdx_rail_has_room(&rc->base, 0, 1);
-			ret = rc->cts_stalled ? rc->base.err
-					      : gdx_cts_write(rc, GDX_FIFO_INDEX(lo, i), hi - lo + 1);
+			ret = rc->cts_stalled
+				      ? rc->base.err
+				      : gdx_cts_write(rc, GDX_FIFO_INDEX(lo, i), hi - lo + 1);
 			if (ret || rc->cts_stalled) {
 				rc->cts_flushing = false;
 				return ret;

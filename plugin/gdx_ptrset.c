@@ -15,7 +15,7 @@ static size_t gdx_ptrset_home(const struct gdx_ptrset *s, const void *p)
 static int gdx_ptrset_grow(struct gdx_ptrset *s)
 {
 	size_t cap = s->cap ? 2 * s->cap : 64;
-	struct gdx_ptrset n = { .slot = calloc(cap, sizeof(*n.slot)), .cap = cap };
+	struct gdx_ptrset n = {.slot = calloc(cap, sizeof(*n.slot)), .cap = cap};
 
 	if (!n.slot)
 		return -ENOMEM;
@@ -96,5 +96,5 @@ const void *gdx_ptrset_first(const struct gdx_ptrset *s, bool (*match)(const voi
 void gdx_ptrset_free(struct gdx_ptrset *s)
 {
 	free(s->slot);
-	*s = (struct gdx_ptrset){ 0 };
+	*s = (struct gdx_ptrset){0};
 }

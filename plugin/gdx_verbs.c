@@ -48,9 +48,8 @@ static int gdx_gid_auto(struct gdx_dev *dev)
 
 	pthread_mutex_lock(&dev->ib->lock);
 	index = dev->gid_auto_index;
-	if (index >= 0 &&
-	    (ibv_query_gid(dev->ib->ctx, (uint8_t)dev->ib_port, index, &now) ||
-	     memcmp(&now, &dev->gid_auto, sizeof(now))))
+	if (index >= 0 && (ibv_query_gid(dev->ib->ctx, (uint8_t)dev->ib_port, index, &now) ||
+			   memcmp(&now, &dev->gid_auto, sizeof(now))))
 		index = -1;
 	if (index < 0) {
 		index = gdx_gid_scan(dev);

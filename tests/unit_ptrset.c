@@ -10,7 +10,7 @@
 
 static void test_add_remove(void)
 {
-	struct gdx_ptrset s = { 0 };
+	struct gdx_ptrset s = {0};
 	int a = 0, b = 0;
 
 	ASSERT(!gdx_ptrset_has(&s, &a));
@@ -34,7 +34,7 @@ static void test_against_reference(void)
 	enum { N = 4096, STEPS = 200000 };
 	static char pool[N * 64];
 	static bool in[N];
-	struct gdx_ptrset s = { 0 };
+	struct gdx_ptrset s = {0};
 	size_t count = 0;
 
 	srand(7);
@@ -68,7 +68,7 @@ static bool is_odd_slot(const void *p, void *base)
 static void test_first_match_drains(void)
 {
 	static char pool[1000 * 64];
-	struct gdx_ptrset s = { 0 };
+	struct gdx_ptrset s = {0};
 	const void *p;
 	int removed = 0;
 
@@ -105,7 +105,7 @@ static size_t longest_run(const struct gdx_ptrset *s)
 static void test_probes_short(void)
 {
 	enum { N = 100000 };
-	struct gdx_ptrset s = { 0 };
+	struct gdx_ptrset s = {0};
 	void **p = calloc(N, sizeof(*p));
 
 	ASSERT(p);

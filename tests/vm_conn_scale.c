@@ -99,8 +99,8 @@ static void test_thousand_pairs(void)
 		t = gdx_now_s() - t;
 		slowest = t > slowest ? t : slowest;
 	}
-	printf("  %d pairs open in %.1f s (slowest %.1f ms), %d descriptors\n", N,
-	       gdx_now_s() - t0, slowest * 1e3, count_dir("/proc/self/fd") - before.fds);
+	printf("  %d pairs open in %.1f s (slowest %.1f ms), %d descriptors\n", N, gdx_now_s() - t0,
+	       slowest * 1e3, count_dir("/proc/self/fd") - before.fds);
 	ASSERT_EQ(count_dir("/proc/self/fd") - before.fds, 2 * N);
 	gdx_transfer(&pairs[0], 70000, 70000, 1, 2);
 	gdx_transfer(&pairs[N / 2], 1 << 20, 1 << 20, 2, 3);

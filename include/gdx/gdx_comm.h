@@ -130,7 +130,7 @@ struct gdx_comm {
 	struct gdx_request *reqs; /* max_reqs */
 	struct gdx_ctrl *ctrl;
 	struct ibv_mr *ctrl_mr[GDX_MAX_RAILS]; /* per NIC of the device */
-	char peer[64]; /* peer's out-of-band address, for messages */
+	char peer[64];			       /* peer's out-of-band address, for messages */
 	char peer_dev[GDX_DEV_NAME_MAX];
 };
 
@@ -140,7 +140,7 @@ struct gdx_send_comm {
 	struct gdx_comm base;
 	uint64_t remote_sizes;			   /* the receiver's ctrl->sizes */
 	uint32_t remote_sizes_rkey[GDX_MAX_RAILS]; /* per rail */
-	uint64_t head; /* sequence number of the slot being matched */
+	uint64_t head;				   /* sequence number of the slot being matched */
 	/* The head slot's entries matched by an isend so far (grouped receives
 	 * are sent once every entry has its isend). */
 	struct gdx_request *matched[GDX_MAX_RECVS];

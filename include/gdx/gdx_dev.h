@@ -41,8 +41,8 @@ struct gdx_dev {
 	enum ibv_mtu active_mtu;
 	uint16_t lid;
 	uint32_t max_msg_sz;
-	int rail_id, plane_id;	       /* v12's railId/planeId, from NCCL_GDX_HCA; -1 none */
-	uint64_t port_down_ms;	       /* when a PORT_ERR event said the port went down; 0: up */
+	int rail_id, plane_id; /* v12's railId/planeId, from NCCL_GDX_HCA; -1 none */
+	uint64_t port_down_ms; /* when a PORT_ERR event said the port went down; 0: up */
 	/* The GID the automatic choice last made (gdx_verbs.c, under ib->lock):
 	 * a connection checks that index still holds it with one query instead
 	 * of reading the port's whole GID table again; -1 before the first. */

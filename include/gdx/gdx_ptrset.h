@@ -10,7 +10,7 @@
 
 struct gdx_ptrset {
 	const void **slot; /* open addressing, linear probing; NULL = empty */
-	size_t cap;        /* a power of two, or 0 before the first add */
+	size_t cap;	   /* a power of two, or 0 before the first add */
 	size_t n;
 };
 

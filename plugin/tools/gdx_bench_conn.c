@@ -170,7 +170,8 @@ int bench_conn(const struct bench_opts *o)
 		       "%.2f, \"close_per_pair_ms\": %.3f, \"rss_after_close_kib\": %ld, "
 		       "\"rss_after_trim_kib\": %ld, \"fds_after_close\": %d}\n",
 		       n, secs[n / 2] * 1e3, secs[n - 1] * 1e3, (double)(rss1 - rss0) / n,
-		       (double)(fds1 - fds0) / n, close_s * 1e3 / n, rss2 - rss0, rss3 - rss0, fds2 - fds0);
+		       (double)(fds1 - fds0) / n, close_s * 1e3 / n, rss2 - rss0, rss3 - rss0,
+		       fds2 - fds0);
 	else
 		printf("# gdx-bench: %d connections opened in one process (listen, connect and "
 		       "accept from one thread, then closeListen), held, then closed\n"
@@ -178,9 +179,10 @@ int bench_conn(const struct bench_opts *o)
 		       "  %10d %14.2f %14.2f %14.1f %14.2f %14.3f\n"
 		       "# after closing all: resident %+ld KiB (%+ld KiB once malloc_trim gives the "
 		       "allocator's free memory back), descriptors %+d\n",
-		       n, "pairs", "connect ms", "worst ms", "KiB/pair", "fds/pair", "close ms",
-		       n, secs[n / 2] * 1e3, secs[n - 1] * 1e3, (double)(rss1 - rss0) / n,
-		       (double)(fds1 - fds0) / n, close_s * 1e3 / n, rss2 - rss0, rss3 - rss0, fds2 - fds0);
+		       n, "pairs", "connect ms", "worst ms", "KiB/pair", "fds/pair", "close ms", n,
+		       secs[n / 2] * 1e3, secs[n - 1] * 1e3, (double)(rss1 - rss0) / n,
+		       (double)(fds1 - fds0) / n, close_s * 1e3 / n, rss2 - rss0, rss3 - rss0,
+		       fds2 - fds0);
 	free(pairs);
 	free(secs);
 	return fds2 == fds0 ? 0 : 1;
