@@ -100,6 +100,9 @@ static void gdx_comm_fail(struct gdx_comm *c, int err)
 
 static void gdx_wc_failed(struct gdx_comm *c, int rail, const struct ibv_wc *wc)
 {
+	/* The async events first: a port that went down is the cause to name,
+	 * and its event is queued before the completions it causes. */
+	gdx_event_poll(c);
 	if (!c->err)
 		GDX_WARN("%s rail %d (%s), peer %s (%s): completion failed: %s (status %d, "
 			 "vendor error 0x%x, qp 0x%x, %s); %s",
