@@ -32,9 +32,11 @@
 #define GDX_DEAF_MS  10000
 /* Clear-to-sends go out in batches while the sender still holds at least
  * GDX_CTS_DEFER_MIN of them: one RDMA WRITE, one doorbell, for up to
- * NCCL_GDX_CTS_BATCH receives. A receive tested while held back goes at once,
- * and so do all once the sender has none left; that counts on NCCL testing
- * its outstanding receives, as its proxy does. */
+ * NCCL_GDX_CTS_BATCH receives. They go at the next test of any receive of
+ * the comm (NCCL's proxy tests one in every pass, so they are held for one
+ * pass at most), and all at once when the sender is down to its last one:
+ * what the receiver counts as held includes messages on their way, so
+ * waiting for the sender to run out could leave it idle. */
 #define GDX_CTS_DEFER_MIN 2
 /* How often a waiting request looks at the peer's out-of-band socket. */
 #define GDX_LIVENESS_POLLS 1024
@@ -906,7 +908,7 @@ int gdx_test(struct gdx_request *req, int *done_p, int *sizes)
 		return -EINVAL;
 	}
 	*done_p = 0;
-	if (!req->is_send && !req->flush && req->seq >= gdx_recv_comm_of(c)->cts_sent)
+	if (c->kind == GDX_KIND_RECV && gdx_recv_comm_of(c)->cts_sent < gdx_recv_comm_of(c)->tail)
 		gdx_cts_flush(gdx_recv_comm_of(c));
 	if (req->pending > 0 && !req->err && !c->err) {
 		if (gdx_comm_poll(c))
