@@ -120,7 +120,7 @@ endef
 inst_ldconfig = @if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" -eq 0 ] && command -v ldconfig >/dev/null; \
 	then ldconfig; fi
 
-.PHONY: install uninstall deb
+.PHONY: install uninstall deb rpm
 install: $(foreach e,$(INSTALL_MAP),$(call inst_word,$e,1))
 	$(foreach e,$(INSTALL_MAP),$(INSTALL) -D -m $(call inst_word,$e,3) $(call inst_word,$e,1) \
 		'$(DESTDIR)$(call inst_dest,$e)'$(inst_newline))
@@ -141,13 +141,19 @@ deb:
 	$(if $(SANITIZE),$(error make deb: not from a SANITIZE build))
 	scripts/make-deb.sh $(BUILD)
 
+# make rpm: $(BUILD)/libnccl-net-gdx-$(VERSION)-1.<arch>.rpm, built by rpmbuild
+# from scripts/libnccl-net-gdx.spec (scripts/make-rpm.sh).
+rpm:
+	$(if $(SANITIZE),$(error make rpm: not from a SANITIZE build))
+	scripts/make-rpm.sh $(BUILD)
+
 # The README's two commands: a demo transfer over Soft-RoCE, and every test.
 # Each installs what it needs first, then builds in a fresh make (so that
 # pkg-config sees the packages just installed).
 BUILD_DEPS := gcc make pkg-config libibverbs-dev libhwloc-dev binutils clang-format python3 shellcheck
 # make deb and tests/check-package.sh: dpkg-buildpackage with debhelper,
-# lintian, man page checks.
-BUILD_DEPS += dpkg-dev debhelper lintian groff-base
+# lintian, man page checks; make rpm: rpmbuild (Debian's rpm package).
+BUILD_DEPS += dpkg-dev debhelper lintian groff-base rpm
 # make fuzz: clang and its libFuzzer/sanitizer runtimes; llvm: llvm-symbolizer,
 # so that sanitizer reports name functions and lines.
 BUILD_DEPS += clang libclang-rt-14-dev llvm
@@ -174,6 +180,7 @@ clean:
 	rm -rf $(BUILD)/plugin $(BUILD)/tests $(LIB) $(ARCHIVE) $(TOOLS) \
 	       $(BUILD)/man $(BUILD)/deb $(BUILD)/libnccl-net-gdx_*.deb \
 	       $(BUILD)/libnccl-net-gdx_*.changes \
+	       $(BUILD)/rpm $(BUILD)/libnccl-net-gdx-*.rpm \
 	       $(BUILD)/fuzz $(BUILD)/fuzz_wire $(BUILD)/fuzz-artifacts
 
 -include $(OBJS:.o=.d) $(TOOL_SRCS:%.c=$(BUILD)/%.d) $(wildcard $(BUILD)/tests/*.d)

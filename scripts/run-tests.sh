@@ -117,6 +117,7 @@ if [ "$mode" != vm ]; then
 		tests/check-doctor-log.sh
 		tests/check-doctor-gdr.sh
 		tests/check-package.sh
+		tests/check-rpm.sh
 		for t in build/tests/unit_*; do
 			case "$t" in *.o | *.d) continue ;; esac
 			"$t"
