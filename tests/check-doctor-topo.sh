@@ -121,10 +121,12 @@ fi
 if run "topo no RDMA NIC exits 5" 5 topo --xml "$fx/no-nic.xml"; then
 	has "topo no RDMA NIC exits 5" "$tmp/err" 'no RDMA NIC found'
 fi
-run "topo unknown option exits 2" 2 topo --no-such-option && ok "topo unknown option exits 2"
-run "unknown command exits 2" 2 no-such-command && ok "unknown command exits 2"
+run "topo unknown option exits 64 (usage)" 64 topo --no-such-option && ok "topo unknown option exits 64 (usage)"
+run "unknown command exits 64 (usage)" 64 no-such-command && ok "unknown command exits 64 (usage)"
+run "help for an unknown command exits 64 (usage)" 64 help no-such-command &&
+	ok "help for an unknown command exits 64 (usage)"
 if run "--help exits 0" 0 --help; then
-	has "--help lists topo and the exit statuses" "$tmp/out" '^  5  no RDMA NIC found'
+	has "--help lists topo and the exit statuses" "$tmp/out" '^  5   topo: no RDMA NIC found'
 fi
 if run "topo --help exits 0" 0 topo --help; then
 	has "topo --help lists --xml" "$tmp/out" '--xml FILE'
