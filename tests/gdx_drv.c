@@ -64,26 +64,26 @@ int gdx_drv_devices(struct gdx_drv *d)
 }
 
 /* The fields every version has, from its own struct. */
-#define GDX_DRV_PROPS_BASE(p, q)                                                              \
-	do {                                                                                  \
-		(p)->name = (q).name;                                                         \
-		(p)->pci_path = (q).pciPath;                                                  \
-		(p)->guid = (q).guid;                                                         \
-		(p)->ptr_support = (q).ptrSupport;                                            \
-		(p)->speed = (q).speed;                                                       \
-		(p)->port = (q).port;                                                         \
-		(p)->max_comms = (q).maxComms;                                                \
-		(p)->max_recvs = (q).maxRecvs;                                                \
+#define GDX_DRV_PROPS_BASE(p, q)                   \
+	do {                                       \
+		(p)->name = (q).name;              \
+		(p)->pci_path = (q).pciPath;       \
+		(p)->guid = (q).guid;              \
+		(p)->ptr_support = (q).ptrSupport; \
+		(p)->speed = (q).speed;            \
+		(p)->port = (q).port;              \
+		(p)->max_comms = (q).maxComms;     \
+		(p)->max_recvs = (q).maxRecvs;     \
 	} while (0)
-#define GDX_DRV_PROPS_V9(p, q)                                                                \
-	do {                                                                                  \
-		GDX_DRV_PROPS_BASE(p, q);                                                     \
-		(p)->reg_is_global = (q).regIsGlobal;                                         \
-		(p)->force_flush = (q).forceFlush;                                            \
-		(p)->ndevs = (q).vProps.ndevs;                                                \
-		memcpy((p)->devs, (q).vProps.devs, sizeof((q).vProps.devs));                  \
-		(p)->max_p2p_bytes = (q).maxP2pBytes;                                         \
-		(p)->max_coll_bytes = (q).maxCollBytes;                                       \
+#define GDX_DRV_PROPS_V9(p, q)                                               \
+	do {                                                                 \
+		GDX_DRV_PROPS_BASE(p, q);                                    \
+		(p)->reg_is_global = (q).regIsGlobal;                        \
+		(p)->force_flush = (q).forceFlush;                           \
+		(p)->ndevs = (q).vProps.ndevs;                               \
+		memcpy((p)->devs, (q).vProps.devs, sizeof((q).vProps.devs)); \
+		(p)->max_p2p_bytes = (q).maxP2pBytes;                        \
+		(p)->max_coll_bytes = (q).maxCollBytes;                      \
 	} while (0)
 
 ncclResult_t gdx_drv_props(struct gdx_drv *d, int dev, struct gdx_drv_props *p)

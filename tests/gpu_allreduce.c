@@ -18,22 +18,22 @@
 #include <time.h>
 #include <unistd.h>
 
-#define CHECK_CUDA(call)                                                                     \
-	do {                                                                                 \
-		cudaError_t e_ = (call);                                                     \
-		if (e_ != cudaSuccess) {                                                     \
-			fprintf(stderr, "%s: %s\n", #call, cudaGetErrorString(e_));          \
-			exit(1);                                                             \
-		}                                                                            \
+#define CHECK_CUDA(call)                                                            \
+	do {                                                                        \
+		cudaError_t e_ = (call);                                            \
+		if (e_ != cudaSuccess) {                                            \
+			fprintf(stderr, "%s: %s\n", #call, cudaGetErrorString(e_)); \
+			exit(1);                                                    \
+		}                                                                   \
 	} while (0)
-#define CHECK_NCCL(call)                                                                     \
-	do {                                                                                 \
-		ncclResult_t r_ = (call);                                                    \
-		if (r_ != ncclSuccess) {                                                     \
-			fprintf(stderr, "%s: %s (%s)\n", #call, ncclGetErrorString(r_),      \
-				ncclGetLastError(NULL));                                     \
-			exit(1);                                                             \
-		}                                                                            \
+#define CHECK_NCCL(call)                                                                \
+	do {                                                                            \
+		ncclResult_t r_ = (call);                                               \
+		if (r_ != ncclSuccess) {                                                \
+			fprintf(stderr, "%s: %s (%s)\n", #call, ncclGetErrorString(r_), \
+				ncclGetLastError(NULL));                                \
+			exit(1);                                                        \
+		}                                                                       \
 	} while (0)
 
 static double now_s(void)
@@ -110,8 +110,8 @@ int main(int argc, char **argv)
 		if (host[i] != (float)(i % 1000) * 3.0f && bad++ < 5)
 			fprintf(stderr, "rank %d: element %zu is %g, not %g\n", rank, i, host[i],
 				(double)(i % 1000) * 3.0);
-	printf("rank %d: all-reduce of %zu floats in %.3f s (%.3f GB/s algbw): %s\n", rank,
-	       count, secs, (double)count * sizeof(float) / secs / 1e9,
+	printf("rank %d: all-reduce of %zu floats in %.3f s (%.3f GB/s algbw): %s\n", rank, count,
+	       secs, (double)count * sizeof(float) / secs / 1e9,
 	       bad ? "WRONG RESULT" : "every element right");
 	CHECK_NCCL(ncclCommDestroy(comm));
 	CHECK_CUDA(cudaFree(buf));

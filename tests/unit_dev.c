@@ -8,10 +8,10 @@
 
 static void test_speed_table(void)
 {
-	ASSERT_EQ(gdx_dev_speed_mbps(1, 1), 2500);     /* SDR 1x */
-	ASSERT_EQ(gdx_dev_speed_mbps(32, 2), 100000);  /* EDR 4x */
-	ASSERT_EQ(gdx_dev_speed_mbps(64, 2), 200000);  /* HDR 4x */
-	ASSERT_EQ(gdx_dev_speed_mbps(128, 2), 400000); /* NDR 4x */
+	ASSERT_EQ(gdx_dev_speed_mbps(1, 1), 2500);	/* SDR 1x */
+	ASSERT_EQ(gdx_dev_speed_mbps(32, 2), 100000);	/* EDR 4x */
+	ASSERT_EQ(gdx_dev_speed_mbps(64, 2), 200000);	/* HDR 4x */
+	ASSERT_EQ(gdx_dev_speed_mbps(128, 2), 400000);	/* NDR 4x */
 	ASSERT_EQ(gdx_dev_speed_mbps(128, 16), 200000); /* NDR 2x */
 	ASSERT_EQ(gdx_dev_speed_mbps(256, 2), 800000);	/* XDR 4x, from active_speed_ex */
 	ASSERT_EQ(gdx_dev_speed_mbps(8, 1), 10000);	/* FDR10, as rxe reports */

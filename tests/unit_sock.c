@@ -68,8 +68,8 @@ static void busy_host(struct fake_ifs *f)
 	add_if(f, "docker0", "172.17.0.1", 0);
 	add_if(f, "virbr0", "192.168.122.1", 0);
 	add_if(f, "enp1s0", "169.254.3.4", 0); /* IPv4 link-local only */
-	add_if(f, "eth0", "fe80::1", 0);      /* IPv6 link-local ... */
-	add_if(f, "eth0", "10.0.0.5", 0);     /* ... and a real address */
+	add_if(f, "eth0", "fe80::1", 0);       /* IPv6 link-local ... */
+	add_if(f, "eth0", "10.0.0.5", 0);      /* ... and a real address */
 	add_if(f, "ib0", "fe80::2", 0);
 	add_if(f, "ib0", "2001:db8::7", 0);
 	add_if(f, "ib0", "10.1.0.5", 0);
@@ -120,12 +120,12 @@ static void test_ifname_syntax(void)
 	struct fake_ifs f;
 
 	busy_host(&f);
-	ASSERT_EQ(strcmp(pick(&f, "eth", NULL), "eth0"), 0);     /* a prefix */
-	ASSERT_EQ(strcmp(pick(&f, "=eth", NULL), ""), 0);	 /* exact: no "eth" */
+	ASSERT_EQ(strcmp(pick(&f, "eth", NULL), "eth0"), 0); /* a prefix */
+	ASSERT_EQ(strcmp(pick(&f, "=eth", NULL), ""), 0);    /* exact: no "eth" */
 	ASSERT_EQ(strcmp(pick(&f, "=eth0", NULL), "eth0"), 0);
 	ASSERT_EQ(strcmp(pick(&f, "^ib,lo", NULL), "docker0"), 0); /* excluded: first left */
-	ASSERT_EQ(strcmp(pick(&f, "lo", NULL), "lo"), 0);	 /* named: loopback is fine */
-	ASSERT_EQ(strcmp(pick(&f, "enp1s0", NULL), ""), 0);	 /* link-local only */
+	ASSERT_EQ(strcmp(pick(&f, "lo", NULL), "lo"), 0);	   /* named: loopback is fine */
+	ASSERT_EQ(strcmp(pick(&f, "enp1s0", NULL), ""), 0);	   /* link-local only */
 	gdx_log_set(gdx_test_logger);
 	ASSERT_EQ(gdx_sock_find_if("^", NULL, &(struct gdx_sockaddr){0}, (char[GDX_IFNAME_MAX]){0}),
 		  -EINVAL);

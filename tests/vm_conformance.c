@@ -30,11 +30,11 @@
 #include "gdx_plugin_loader.h"
 #include "gdx_test.h"
 
-#define NCCL_STEPS    8
-#define LL_STEP	      (64 * 1024)  /* NCCL_BUFFSIZE's LL buffer / NCCL_STEPS */
-#define SIMPLE_STEP   (512 * 1024) /* the 4 MiB SIMPLE buffer / NCCL_STEPS */
-#define MAX_NET_SIZE  (1ULL << 30) /* NCCL_MAX_NET_SIZE: one registered-buffer step */
-#define NEWEST	      12
+#define NCCL_STEPS   8
+#define LL_STEP	     (64 * 1024)  /* NCCL_BUFFSIZE's LL buffer / NCCL_STEPS */
+#define SIMPLE_STEP  (512 * 1024) /* the 4 MiB SIMPLE buffer / NCCL_STEPS */
+#define MAX_NET_SIZE (1ULL << 30) /* NCCL_MAX_NET_SIZE: one registered-buffer step */
+#define NEWEST	     12
 
 static void *xalloc(size_t n)
 {
@@ -182,8 +182,8 @@ static void pxn_shared_send_comm(int v)
 					posted |= ranks[i] == r;
 				if (sreq[r])
 					continue;
-				ASSERT_EQ(gdx_drv_isend(&d, p.s, sb + (size_t)r * SZ, SZ - (size_t)r,
-							10 + r, smh, &sreq[r]),
+				ASSERT_EQ(gdx_drv_isend(&d, p.s, sb + (size_t)r * SZ,
+							SZ - (size_t)r, 10 + r, smh, &sreq[r]),
 					  ncclSuccess);
 				if (sreq[r] && !posted)
 					gdx_test_fail(__FILE__, __LINE__,
@@ -673,7 +673,8 @@ static void test_rail_ids_undefined_by_default(void)
 		ASSERT_EQ(pr.plane_id, NCCL_NET_ID_UNDEF);
 		/* NCCL's limits: maxP2pBytes in (0, 1 TiB], and at least one
 		 * registered-buffer step */
-		ASSERT(pr.max_p2p_bytes >= MAX_NET_SIZE && pr.max_p2p_bytes <= NCCL_MAX_NET_SIZE_BYTES);
+		ASSERT(pr.max_p2p_bytes >= MAX_NET_SIZE &&
+		       pr.max_p2p_bytes <= NCCL_MAX_NET_SIZE_BYTES);
 		ASSERT(pr.max_coll_bytes > 0 && pr.max_coll_bytes <= NCCL_MAX_NET_SIZE_BYTES);
 		ASSERT_EQ(pr.max_recvs, 8);
 	}
@@ -889,8 +890,8 @@ GDX_TESTS_MAIN(TEST(test_tag_single_receive_v7, 60), TEST(test_tag_single_receiv
 	       TEST(test_shared_pool_registered_per_connection_v7, 60),
 	       TEST(test_shared_pool_registered_per_connection_newest, 60),
 	       TEST(test_iflush_as_nccl_calls_it, 60), TEST(test_make_vdevice_as_nccl_merges, 60),
-	       TEST(test_fused_at_init_hides_members_v7, 60),
-	       TEST(test_rail_ids_from_the_user, 60), TEST(test_rail_ids_undefined_by_default, 60),
+	       TEST(test_fused_at_init_hides_members_v7, 60), TEST(test_rail_ids_from_the_user, 60),
+	       TEST(test_rail_ids_undefined_by_default, 60),
 	       TEST(test_traffic_class_both_ways, 120),
 	       TEST(test_close_send_to_dead_host_is_quick, 240),
 	       TEST(test_handle_buffer_reused_by_another_connect, 60),
