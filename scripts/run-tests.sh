@@ -118,6 +118,7 @@ if [ "$mode" != vm ]; then
 		tests/check-doctor-gdr.sh
 		tests/check-package.sh
 		tests/check-rpm.sh
+		tests/check-bench-cli.sh
 		for t in build/tests/unit_*; do
 			case "$t" in *.o | *.d) continue ;; esac
 			"$t"
