@@ -38,7 +38,7 @@ REF_TOOLS  := $(BUILD)/tests/ref_verbs_pingpong
 TEST_LIB   := $(BUILD)/tests/gdx_test.o $(BUILD)/tests/gdx_plugin_loader.o $(BUILD)/tests/gdx_pair.o \
 	      $(BUILD)/tests/gdx_drv.o
 
-.PHONY: all programs version deps test demo bench clean
+.PHONY: all programs version deps test check demo bench clean
 all: $(LIB) $(ARCHIVE) $(TOOLS) $(UNIT_TESTS) $(VM_TESTS) $(SW_TESTS) $(REF_TOOLS)
 # What the packages ship: the plugin, the tools and their man pages.
 programs: $(LIB) $(TOOLS) $(MANS)
@@ -175,6 +175,12 @@ test: deps
 	$(MAKE) fuzz
 	$(MAKE) SANITIZE=address,undefined BUILD=build-san all
 	scripts/run-tests.sh
+
+# The unit tier alone, no VM, no fuzzer, no sanitizer build: a
+# contributor's loop, under a minute once built; make test is the full run.
+check: deps
+	$(MAKE) all
+	scripts/run-tests.sh --check
 
 clean:
 	rm -rf $(BUILD)/plugin $(BUILD)/tests $(LIB) $(ARCHIVE) $(TOOLS) \
