@@ -11,17 +11,8 @@ set -uo pipefail
 
 cd "$(dirname "$0")/.." || exit 1
 bench=${GDX_BENCH:-build/gdx-bench}
-passed=0 failed=0
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-ok() {
-	echo "ok $1"
-	passed=$((passed + 1))
-}
-not_ok() {
-	echo "not ok $1: $2"
-	failed=$((failed + 1))
-}
+# shellcheck source=tests/report.sh
+. tests/report.sh
 
 # run WANT_STATUS ARGS...: gdx-bench, its streams in $tmp/out and $tmp/err;
 # 0 when the status is WANT_STATUS, standard output is empty (but for 0) and
@@ -127,5 +118,4 @@ else
 fi
 refused "--wait must not be negative" "--wait must be >= 0" -C 127.0.0.1 --wait -1
 
-echo "# bench-cli: $passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+report_end bench-cli

@@ -14,17 +14,8 @@
 set -uo pipefail
 
 cd "$(dirname "$0")/.." || exit 1
-passed=0 failed=0
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-ok() {
-	echo "ok $1"
-	passed=$((passed + 1))
-}
-not_ok() {
-	echo "not ok $1: $2"
-	failed=$((failed + 1))
-}
+# shellcheck source=tests/report.sh
+. tests/report.sh
 
 install_cmd='make && make install PREFIX=/usr/local DESTDIR=/staging'
 
@@ -187,5 +178,4 @@ for pat in '--gpus all' '--ulimit memlock=-1' '--container-image' 'enroot import
 	fi
 done
 
-echo "# containers: $passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+report_end containers

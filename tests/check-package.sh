@@ -20,20 +20,8 @@ cd "$(dirname "$0")/.." || exit 1
 unset MAKEFLAGS MFLAGS MAKELEVEL
 build=${GDX_BUILD:-build}
 make=${MAKE:-make}
-passed=0
-failed=0
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-
-ok() {
-	echo "ok $1"
-	passed=$((passed + 1))
-}
-
-not_ok() {
-	echo "not ok $1: $2"
-	failed=$((failed + 1))
-}
+# shellcheck source=tests/report.sh
+. tests/report.sh
 
 # check NAME COMMAND...: one line on whether COMMAND succeeds.
 check() {
@@ -43,15 +31,6 @@ check() {
 		ok "$name"
 	else
 		not_ok "$name" "$(head -c 600 "$tmp/check-out")"
-	fi
-}
-
-# same_list NAME WANT_FILE GOT_FILE: the two sorted lists are equal.
-same_list() {
-	if diff -u "$2" "$3" >"$tmp/diff"; then
-		ok "$1"
-	else
-		not_ok "$1" "$(tail -n +3 "$tmp/diff" | grep '^[-+]' | tr '\n' ' ')"
 	fi
 }
 
@@ -90,12 +69,8 @@ else
 		cmp "$build/libnccl-net-gdx.so" "$inst/usr/local/lib/libnccl-net-gdx.so"
 	check "make install: README" cmp README.md "$inst/usr/local/share/doc/$pkg/README.md"
 	check "make install: LICENSE" cmp LICENSE "$inst/usr/local/share/doc/$pkg/LICENSE"
-	out=$("$inst/usr/local/bin/gdx-doctor" --version 2>&1)
-	if [ "$out" = "gdx-doctor $version" ]; then
-		ok "installed gdx-doctor --version prints the Makefile's VERSION ($version)"
-	else
-		not_ok "installed gdx-doctor --version" "'$out', want 'gdx-doctor $version'"
-	fi
+	prints "installed gdx-doctor --version prints the Makefile's VERSION ($version)" \
+		"gdx-doctor $version" "$inst/usr/local/bin/gdx-doctor" --version
 	for p in gdx-doctor gdx-bench; do
 		m=$inst/usr/local/share/man/man1/$p.1
 		if grep -q '@VERSION@' "$m" || ! grep -q "^\.TH .*\"$pkg $version\"" "$m"; then
@@ -254,12 +229,8 @@ EOF
 	fi
 	check "deb: man pages are gzip" gzip -t "$x"/usr/share/man/man1/gdx-bench.1.gz \
 		"$x"/usr/share/man/man1/gdx-doctor.1.gz
-	out=$("$x/usr/bin/gdx-doctor" --version 2>&1)
-	if [ "$out" = "gdx-doctor $version" ]; then
-		ok "deb: gdx-doctor runs and prints $version"
-	else
-		not_ok "deb: gdx-doctor runs" "$out"
-	fi
+	prints "deb: gdx-doctor runs and prints $version" "gdx-doctor $version" \
+		"$x/usr/bin/gdx-doctor" --version
 
 	elfs="$x/usr/lib/$multiarch/libnccl-net-gdx.so $x/usr/bin/gdx-doctor $x/usr/bin/gdx-bench"
 	for f in $elfs; do
@@ -378,12 +349,8 @@ EOF
 		else
 			not_ok "deb: the fresh root's database has $pkg installed" "$status"
 		fi
-		out=$("$root/usr/bin/gdx-doctor" --version 2>&1)
-		if [ "$out" = "gdx-doctor $version" ]; then
-			ok "deb: gdx-doctor from the fresh root runs"
-		else
-			not_ok "deb: gdx-doctor from the fresh root runs" "$out"
-		fi
+		prints "deb: gdx-doctor from the fresh root runs" "gdx-doctor $version" \
+			"$root/usr/bin/gdx-doctor" --version
 	else
 		not_ok "deb: dpkg --root installs it into a fresh root" "$(tail -c 600 "$tmp/dpkg-i")"
 	fi
@@ -460,5 +427,4 @@ else
 	not_ok "doctor env: an operand exits 64 (usage)" "exit $rc: $(head -c 200 "$tmp/env-err")"
 fi
 
-echo "# package: $passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+report_end package

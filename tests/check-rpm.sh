@@ -14,27 +14,10 @@ unset MAKEFLAGS MFLAGS MAKELEVEL
 build=${GDX_BUILD:-build}
 make=${MAKE:-make}
 pkg=libnccl-net-gdx
-passed=0 failed=0
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-ok() {
-	echo "ok $1"
-	passed=$((passed + 1))
-}
-not_ok() {
-	echo "not ok $1: $2"
-	failed=$((failed + 1))
-}
-same_list() {
-	if diff -u "$2" "$3" >"$tmp/diff"; then
-		ok "$1"
-	else
-		not_ok "$1" "$(tail -n +3 "$tmp/diff" | grep '^[-+]' | tr '\n' ' ')"
-	fi
-}
+# shellcheck source=tests/report.sh
+. tests/report.sh
 finish() {
-	echo "# rpm: $passed passed, $failed failed"
-	[ "$failed" -eq 0 ]
+	report_end rpm
 	exit
 }
 
@@ -125,10 +108,5 @@ if rpm --root "$root" -V --nodeps "$pkg" >"$tmp/verify" 2>&1; then
 else
 	not_ok "rpm -V in the fresh root" "$(head -c 400 "$tmp/verify")"
 fi
-out=$("$root/usr/bin/gdx-doctor" --version 2>&1)
-if [ "$out" = "gdx-doctor $version" ]; then
-	ok "rpm: gdx-doctor from the fresh root runs"
-else
-	not_ok "rpm: gdx-doctor from the fresh root runs" "$out"
-fi
+prints "rpm: gdx-doctor from the fresh root runs" "gdx-doctor $version" "$root/usr/bin/gdx-doctor" --version
 finish
