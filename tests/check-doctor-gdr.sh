@@ -14,22 +14,10 @@ set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 doctor=${GDX_DOCTOR:-build/gdx-doctor}
 fx=tests/fixtures/sysfs-gdr
-passed=0
-failed=0
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+# shellcheck source=tests/report.sh
+. tests/report.sh
 # The policy and GDR level come from the environment; the fixtures assume defaults.
 unset NCCL_GDX_GDR NCCL_NET_GDR_LEVEL
-
-ok() {
-	echo "ok $1"
-	passed=$((passed + 1))
-}
-
-not_ok() {
-	echo "not ok $1: $2"
-	failed=$((failed + 1))
-}
 
 # run NAME WANT_STATUS ARGS...: runs the doctor, output in $tmp/out and $tmp/err;
 # returns non-zero (after a "not ok") when the exit status is not WANT_STATUS.
@@ -205,7 +193,7 @@ fi
 
 # check and env judge the environment alike: every value env refuses, check
 # reports as broken with the same words, and each run reports all of them.
-bad=(NCCL_GDX_GDR=maybe NCCL_GDX_RAILS=bogus+ NCCL_GDX_RAILS=a,,b NCCL_GDX_TIMEOUT=99
+bad=(NCCL_GDX_GDR=maybe NCCL_GDX_RAILS=bogus+ "NCCL_GDX_RAILS=a,,b" NCCL_GDX_TIMEOUT=99
 	NCCL_GDX_SL=abc NCCL_GDX_HCA=mlx5_0:x NCCL_GDX_ADDR_RANGE=10.0.0.0/99 NCCL_GDX_ADDR_FAMILY=7)
 for a in "${bad[@]}"; do
 	env "$a" "$doctor" env --json >"$tmp/out" 2>"$tmp/err"
