@@ -1,22 +1,25 @@
 # SPDX-License-Identifier: MIT
 # libnccl-net-gdx: one Makefile, no autotools.
 
-VERSION  := 0.1.0
+# The version is the newest entry of debian/changelog, the project's changelog.
+VERSION  := $(shell sed -n '1s/^[^(]*(\([^)]*\)).*/\1/p' debian/changelog)
 BUILD    ?= $(if $(SANITIZE),build-san,build)
 PKGS     := libibverbs hwloc
 CC       ?= cc
 CFLAGS   ?= -O2 -g
-CFLAGS   += -std=gnu11 -fPIC -fvisibility=hidden -Wall -Wextra -Wshadow -Wformat=2 \
+# override: flags given on the command line (make CFLAGS=..., rpmbuild's
+# optflags) are kept, and the ones the build needs are still added.
+override CFLAGS   += -std=gnu11 -fPIC -fvisibility=hidden -Wall -Wextra -Wshadow -Wformat=2 \
             -Wmissing-prototypes -Wstrict-prototypes -Wno-missing-field-initializers
-CPPFLAGS += -D_GNU_SOURCE -Iinclude -MMD -MP -DGDX_VERSION='"$(VERSION)"' $(shell pkg-config --cflags $(PKGS))
-LDLIBS   += $(shell pkg-config --libs $(PKGS)) -lpthread -ldl
+override CPPFLAGS += -D_GNU_SOURCE -Iinclude -MMD -MP -DGDX_VERSION='"$(VERSION)"' $(shell pkg-config --cflags $(PKGS))
+override LDLIBS   += $(shell pkg-config --libs $(PKGS)) -lpthread -ldl
 
 # make SANITIZE=address,undefined: plugin, archive, tools and tests all built
 # with the sanitizers (the tests dlopen the .so, so they need the runtime too),
 # into build-san so that nothing mixes with the plain build.
 ifneq ($(SANITIZE),)
-CFLAGS   += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer
-LDFLAGS  += -fsanitize=$(SANITIZE)
+override CFLAGS   += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer
+override LDFLAGS  += -fsanitize=$(SANITIZE)
 endif
 
 SRCS     := $(wildcard plugin/*.c)
@@ -35,19 +38,28 @@ REF_TOOLS  := $(BUILD)/tests/ref_verbs_pingpong
 TEST_LIB   := $(BUILD)/tests/gdx_test.o $(BUILD)/tests/gdx_plugin_loader.o $(BUILD)/tests/gdx_pair.o \
 	      $(BUILD)/tests/gdx_drv.o
 
-.PHONY: all deps test demo bench clean
+.PHONY: all programs version deps test check demo bench clean
 all: $(LIB) $(ARCHIVE) $(TOOLS) $(UNIT_TESTS) $(VM_TESTS) $(SW_TESTS) $(REF_TOOLS)
+# What the packages ship: the plugin, the tools and their man pages.
+programs: $(LIB) $(TOOLS) $(MANS)
 
-$(BUILD)/%.o: %.c
+version:
+	@echo $(VERSION)
+
+# debian/changelog: the version (GDX_VERSION) the objects are built with.
+$(BUILD)/%.o: %.c debian/changelog
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
 $(ARCHIVE): $(OBJS)
 	$(AR) rcs $@ $^
 
+# No SONAME: the plugin is a module NCCL dlopens by its file name, never a
+# library anything links against (Debian Policy 8, "dynamic modules"); the
+# loader cache and the default directories find it by that name alone.
 $(LIB): $(OBJS) plugin/exports.map
 	$(CC) -shared -Wl,--version-script=plugin/exports.map -Wl,--no-undefined \
-	      -Wl,-soname,libnccl-net-gdx.so $(LDFLAGS) -o $@ $(OBJS) $(LDLIBS)
+	      $(LDFLAGS) -o $@ $(OBJS) $(LDLIBS)
 
 $(BUILD)/tests/%: $(BUILD)/tests/%.o $(TEST_LIB) $(ARCHIVE)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
@@ -108,7 +120,7 @@ endef
 inst_ldconfig = @if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" -eq 0 ] && command -v ldconfig >/dev/null; \
 	then ldconfig; fi
 
-.PHONY: install uninstall deb
+.PHONY: install uninstall deb rpm
 install: $(foreach e,$(INSTALL_MAP),$(call inst_word,$e,1))
 	$(foreach e,$(INSTALL_MAP),$(INSTALL) -D -m $(call inst_word,$e,3) $(call inst_word,$e,1) \
 		'$(DESTDIR)$(call inst_dest,$e)'$(inst_newline))
@@ -123,18 +135,25 @@ $(BUILD)/man/%.1: plugin/tools/%.1 Makefile
 	@mkdir -p $(dir $@)
 	sed 's/@VERSION@/$(VERSION)/g' $< >$@
 
-# make deb: $(BUILD)/libnccl-net-gdx_$(VERSION)_<arch>.deb, made with dpkg-deb
-# from the same install with PREFIX=/usr (scripts/make-deb.sh).
-deb: $(LIB) $(TOOLS) $(MANS)
+# make deb: $(BUILD)/libnccl-net-gdx_$(VERSION)_<arch>.deb, built by
+# dpkg-buildpackage from the source package in debian/ (scripts/make-deb.sh).
+deb:
 	$(if $(SANITIZE),$(error make deb: not from a SANITIZE build))
-	MAKE='$(MAKE)' scripts/make-deb.sh $(BUILD) $(VERSION)
+	scripts/make-deb.sh $(BUILD)
+
+# make rpm: $(BUILD)/libnccl-net-gdx-$(VERSION)-1.<arch>.rpm, built by rpmbuild
+# from scripts/libnccl-net-gdx.spec (scripts/make-rpm.sh).
+rpm:
+	$(if $(SANITIZE),$(error make rpm: not from a SANITIZE build))
+	scripts/make-rpm.sh $(BUILD)
 
 # The README's two commands: a demo transfer over Soft-RoCE, and every test.
 # Each installs what it needs first, then builds in a fresh make (so that
 # pkg-config sees the packages just installed).
 BUILD_DEPS := gcc make pkg-config libibverbs-dev libhwloc-dev binutils clang-format python3 shellcheck
-# make deb and tests/check-package.sh: dpkg-shlibdeps, man page checks.
-BUILD_DEPS += dpkg-dev groff-base
+# make deb and tests/check-package.sh: dpkg-buildpackage with debhelper,
+# lintian, man page checks; make rpm: rpmbuild (Debian's rpm package).
+BUILD_DEPS += dpkg-dev debhelper lintian groff-base rpm
 # make fuzz: clang and its libFuzzer/sanitizer runtimes; llvm: llvm-symbolizer,
 # so that sanitizer reports name functions and lines.
 BUILD_DEPS += clang libclang-rt-14-dev llvm
@@ -157,9 +176,17 @@ test: deps
 	$(MAKE) SANITIZE=address,undefined BUILD=build-san all
 	scripts/run-tests.sh
 
+# The unit tier alone, no VM, no fuzzer, no sanitizer build: a
+# contributor's loop, under a minute once built; make test is the full run.
+check: deps
+	$(MAKE) all
+	scripts/run-tests.sh --check
+
 clean:
 	rm -rf $(BUILD)/plugin $(BUILD)/tests $(LIB) $(ARCHIVE) $(TOOLS) \
 	       $(BUILD)/man $(BUILD)/deb $(BUILD)/libnccl-net-gdx_*.deb \
+	       $(BUILD)/libnccl-net-gdx_*.changes \
+	       $(BUILD)/rpm $(BUILD)/libnccl-net-gdx-*.rpm \
 	       $(BUILD)/fuzz $(BUILD)/fuzz_wire $(BUILD)/fuzz-artifacts
 
 -include $(OBJS:.o=.d) $(TOOL_SRCS:%.c=$(BUILD)/%.d) $(wildcard $(BUILD)/tests/*.d)

@@ -359,7 +359,7 @@ static void gdx_comm_report(const struct gdx_comm *c)
 {
 	if (c->bytes_gpu + c->bytes_host == 0 || c->nrails == 0)
 		return;
-	GDX_INFO(NCCL_NET,
+	GDX_INFO(NCCL_INIT | NCCL_NET,
 		 "%s: %s comm with %s closed: %llu bytes GPU-direct, %llu bytes through "
 		 "host memory",
 		 gdx_vdev_get(c->dev_index)->name, c->kind == GDX_KIND_SEND ? "send" : "receive",
@@ -762,8 +762,8 @@ int gdx_connect(struct gdx_ctx *ctx, int dev, int tc, void *handle, struct gdx_s
 		gdx_send_comm_free(sc);
 		return ret;
 	}
-	GDX_INFO(NCCL_NET, "connected %s to %s (%s), %d rail(s)%s", gdx_vdev_get(dev)->name,
-		 sc->base.peer, sc->base.peer_dev, sc->base.nrails,
+	GDX_INFO(NCCL_INIT | NCCL_NET, "connected %s to %s (%s), %d rail(s)%s",
+		 gdx_vdev_get(dev)->name, sc->base.peer, sc->base.peer_dev, sc->base.nrails,
 		 gdx_rails_note(&sc->base, members, note, sizeof(note)));
 	*comm_p = sc;
 	return 0;
@@ -988,8 +988,8 @@ static int gdx_accept_pending(struct gdx_listen_comm *lc, struct gdx_recv_comm *
 			return ret;
 		}
 		*comm_p = a->rc;
-		GDX_INFO(NCCL_NET, "accepted %s (%s) on %s, %d rail(s)%s", a->rc->base.peer,
-			 a->rc->base.peer_dev, gdx_vdev_get(lc->dev_index)->name,
+		GDX_INFO(NCCL_INIT | NCCL_NET, "accepted %s (%s) on %s, %d rail(s)%s",
+			 a->rc->base.peer, a->rc->base.peer_dev, gdx_vdev_get(lc->dev_index)->name,
 			 a->rc->base.nrails,
 			 gdx_rails_note(&a->rc->base, gdx_wire_hello_rails(&a->hello), note,
 					sizeof(note)));

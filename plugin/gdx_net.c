@@ -22,6 +22,8 @@
 #ifndef GDX_VERSION
 #define GDX_VERSION "unknown"
 #endif
+#define GDX_NET_STR_(x) #x
+#define GDX_NET_STR(x)	GDX_NET_STR_(x)
 
 static pthread_mutex_t gdx_init_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool gdx_initialized;
@@ -84,8 +86,12 @@ static int gdx_net_setup(ncclDebugLogger_t logger, enum gdx_view view)
 		return ret;
 	}
 	gdx_initialized = true;
-	GDX_INFO(NCCL_INIT | NCCL_NET, "libnccl-net-gdx %s, %d device(s), net API v6 to v12",
-		 GDX_VERSION, gdx_vdevs_count());
+	/* The versions sit in the format string itself: gdx-doctor check reads
+	 * them from the library file, as the plugin NCCL would load says them. */
+	GDX_INFO(NCCL_INIT | NCCL_NET,
+		 "libnccl-net-gdx " GDX_VERSION ", wire protocol " GDX_NET_STR(
+			 GDX_WIRE_VERSION) ", %d device(s), net API v6 to v12",
+		 gdx_vdevs_count());
 	return 0;
 }
 

@@ -22,7 +22,7 @@ done
 # packet now and then, and a 4 s timeout (the plugin's default) would then stall a run.
 export NCCL_GDX_TIMEOUT=${NCCL_GDX_TIMEOUT:-14}
 
-run() { NCCL_GDX_RAILS=$3 build/gdx-bench -d "$1" -D "$2" -s "$SIZE" -n "$ITERS" -w 10 -t 8 | awk '!/^#/ { print $4 }'; }
+run() { NCCL_GDX_RAILS=$3 build/gdx-bench -d "$1" --peer-dev "$2" -s "$SIZE" -n "$ITERS" -w 10 -t 8 | awk '!/^#/ { print $4 }'; }
 median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
 one="" two=""

@@ -94,7 +94,7 @@ fi
 
 if [ "$rxe" -eq 1 ]; then
 	step "gdx-bench -M cuda over rxe (host <-> GPU buffers)"
-	build/gdx-bench -M cuda -d rxe0 -D rxe1 -s 1M -n 20 -w 2
+	build/gdx-bench -M cuda -d rxe0 --peer-dev rxe1 -s 1M -n 20 -w 2
 	echo "(exit $?; rxe has no path to GPU memory: a refusal that names rxe is the expected answer)"
 
 	step "NCCL all-reduce, 2 ranks on one GPU seen as two hosts, NET/GDX over rxe"

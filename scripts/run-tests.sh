@@ -6,6 +6,8 @@
 #
 #   scripts/run-tests.sh            # everything
 #   scripts/run-tests.sh --unit     # only what needs no VM
+#   scripts/run-tests.sh --check    # --unit without the fuzzer and the sanitizer
+#                                   # rerun: make check, a contributor's loop
 #   scripts/run-tests.sh --vm       # only the VM tests
 set -uo pipefail
 
@@ -13,9 +15,10 @@ cd "$(dirname "$0")/.."
 mode=all
 case "${1:-}" in
 	--unit) mode=unit ;;
+	--check) mode=check ;;
 	--vm) mode=vm ;;
 	"") ;;
-	*) echo "usage: $0 [--unit|--vm]" >&2; exit 2 ;;
+	*) echo "usage: $0 [--unit|--check|--vm]" >&2; exit 2 ;;
 esac
 
 passed=0
@@ -117,16 +120,21 @@ if [ "$mode" != vm ]; then
 		tests/check-doctor-log.sh
 		tests/check-doctor-gdr.sh
 		tests/check-package.sh
+		tests/check-rpm.sh
+		tests/check-bench-cli.sh
+		tests/check-containers.sh
 		for t in build/tests/unit_*; do
 			case "$t" in *.o | *.d) continue ;; esac
 			"$t"
 		done
-		run_sanitized_units
-		run_fuzz
+		if [ "$mode" != check ]; then
+			run_sanitized_units
+			run_fuzz
+		fi
 	} 2>&1 | tee -a "$log"
 fi
 
-if [ "$mode" != unit ]; then
+if [ "$mode" = all ] || [ "$mode" = vm ]; then
 	start=$(date +%s)
 	scripts/vm-run.sh --pairs 2 --mem 4096 -- 'for t in build/tests/vm_* tests/vm_*.sh; do case "$t" in *.o|*.d) continue;; esac; "$t"; done' \
 		2>&1 | tee -a "$log"

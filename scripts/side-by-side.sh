@@ -39,7 +39,7 @@ iters_for() { if [ "$1" -ge 1048576 ]; then echo 300; else echo 2000; fi; }
 
 # Gb/s through the plugin; $2: 1 (one thread drives both ends) or 2 processes.
 run_gdx() {
-	timeout 300 build/gdx-bench -d "$SERVER_DEV" -D "$CLIENT_DEV" -s "$1" -n "$(iters_for "$1")" -w 50 \
+	timeout 300 build/gdx-bench -d "$SERVER_DEV" --peer-dev "$CLIENT_DEV" -s "$1" -n "$(iters_for "$1")" -w 50 \
 		-t "$DEPTH" -P "$2" | awk '!/^#/ { print $4 }'
 }
 
@@ -59,7 +59,7 @@ run_perftest() {
 
 # Half round trip in us: gdx-bench's median, ib_write_lat's t_typical.
 run_gdx_lat() {
-	timeout 300 build/gdx-bench -m lat -d "$SERVER_DEV" -D "$CLIENT_DEV" -s 8 -n 2000 -w 100 -t 8 |
+	timeout 300 build/gdx-bench -m lat -d "$SERVER_DEV" --peer-dev "$CLIENT_DEV" -s 8 -n 2000 -w 100 -t 8 |
 		awk '!/^#/ { print $2 }'
 }
 

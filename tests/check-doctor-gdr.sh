@@ -14,22 +14,10 @@ set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 doctor=${GDX_DOCTOR:-build/gdx-doctor}
 fx=tests/fixtures/sysfs-gdr
-passed=0
-failed=0
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+# shellcheck source=tests/report.sh
+. tests/report.sh
 # The policy and GDR level come from the environment; the fixtures assume defaults.
 unset NCCL_GDX_GDR NCCL_NET_GDR_LEVEL
-
-ok() {
-	echo "ok $1"
-	passed=$((passed + 1))
-}
-
-not_ok() {
-	echo "not ok $1: $2"
-	failed=$((failed + 1))
-}
 
 # run NAME WANT_STATUS ARGS...: runs the doctor, output in $tmp/out and $tmp/err;
 # returns non-zero (after a "not ok") when the exit status is not WANT_STATUS.
@@ -177,7 +165,7 @@ if fixture healthy 0 NCCL_GDX_GDR=off; then
 	has "check NCCL_GDX_GDR=off: host only" "$tmp/out" '^  mlx5_0 .* staged +HOST +ok \(EBADF\) +staged through host memory: NCCL_GDX_GDR=off$'
 fi
 if fixture healthy 2 NCCL_GDX_GDR=maybe; then
-	has "check NCCL_GDX_GDR=maybe refused" "$tmp/out" 'NCCL_GDX_GDR=maybe is not auto, on or off'
+	has "check NCCL_GDX_GDR=maybe refused" "$tmp/out" 'NCCL_GDX_GDR="maybe" must be auto, on or off: the plugin.s init fails'
 fi
 fixture remote-nic 1 NCCL_NET_GDR_LEVEL=SYS &&
 	has "check remote-nic, NCCL_NET_GDR_LEVEL=SYS: direct but degraded" "$tmp/out" '^  0000:17:00\.0 +mlx5_0 +SYS .* direct, degraded: SYS$'
@@ -187,13 +175,60 @@ if GDX_GDR_FACTS=$fx/healthy/facts run "check missing --xml exits 3" 3 check --x
 	has "check missing --xml exits 3" "$tmp/err" 'no-such\.xml: No such file'
 fi
 printf 'kernel 6.8\nwhatever 1\n' >"$tmp/bad-facts"
-if GDX_GDR_FACTS=$tmp/bad-facts run "check bad facts file exits 1" 1 check --sysfs-root "$fx/healthy"; then
-	has "check bad facts file exits 1" "$tmp/err" 'bad-facts:2: not a fact'
+if GDX_GDR_FACTS=$tmp/bad-facts run "check bad facts file exits 3 (input)" 3 check --sysfs-root "$fx/healthy"; then
+	has "check bad facts file exits 3 (input)" "$tmp/err" 'bad-facts:2: not a fact'
 fi
-run "check unknown option exits 2" 2 check --no-such-option && ok "check unknown option exits 2"
+if run "check --sysfs-root that does not exist exits 3" 3 check --sysfs-root "$fx/no-such-tree"; then
+	has "check --sysfs-root that does not exist says so" "$tmp/err" 'no-such-tree: No such file or directory'
+fi
+if run "check --sysfs-root on a file exits 3" 3 check --sysfs-root "$fx/healthy/facts"; then
+	has "check --sysfs-root on a file says so" "$tmp/err" 'facts: not a directory'
+fi
+run "check unknown option exits 64 (usage)" 64 check --no-such-option && ok "check unknown option exits 64 (usage)"
+# gdx-doctor [options] is check, as the synopsis has it.
+if GDX_GDR_FACTS=$fx/healthy/facts run "gdx-doctor --json (no command) is check --json" 0 \
+	--json --sysfs-root "$fx/healthy" --xml "$fx/healthy/topo.xml"; then
+	json "gdx-doctor --json (no command) is check --json" 'd["status"] == "healthy" and d["exit"] == 0'
+fi
+
+# check and env judge the environment alike: every value env refuses, check
+# reports as broken with the same words, and each run reports all of them.
+bad=(NCCL_GDX_GDR=maybe NCCL_GDX_RAILS=bogus+ "NCCL_GDX_RAILS=a,,b" NCCL_GDX_TIMEOUT=99
+	NCCL_GDX_SL=abc NCCL_GDX_HCA=mlx5_0:x NCCL_GDX_ADDR_RANGE=10.0.0.0/99 NCCL_GDX_ADDR_FAMILY=7)
+for a in "${bad[@]}"; do
+	env "$a" "$doctor" env --json >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	msg=$(python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); print(d["refused"][0]["message"] if len(d["refused"]) == 1 else "")' "$tmp/out" 2>/dev/null)
+	if [ "$rc" -ne 6 ] || [ -z "$msg" ]; then
+		not_ok "env refuses $a (exit 6, one refusal)" "exit $rc: $(head -c 300 "$tmp/out")"
+		continue
+	fi
+	if GDX_GDR_FACTS=$fx/healthy/facts env "$a" "$doctor" check --sysfs-root "$fx/healthy" \
+		--xml "$fx/healthy/topo.xml" >"$tmp/out" 2>&1; [ $? -eq 2 ] &&
+		grep -qF "[broken] $msg: the plugin's init fails" "$tmp/out"; then
+		ok "env and check both refuse $a: $msg"
+	else
+		not_ok "check refuses $a as env does" "no '[broken] $msg' in: $(grep -A4 '^Problems' "$tmp/out" | head -c 400)"
+	fi
+done
+env "${bad[@]:1}" "$doctor" env --json >"$tmp/out" 2>/dev/null
+json "env --json reports every refused value, not only the first" \
+	'len(d["refused"]) == 6 and d["exit"] == 6 and {r["variable"] for r in d["refused"]} == {"NCCL_GDX_RAILS", "NCCL_GDX_TIMEOUT", "NCCL_GDX_SL", "NCCL_GDX_HCA", "NCCL_GDX_ADDR_RANGE", "NCCL_GDX_ADDR_FAMILY"}'
+GDX_GDR_FACTS=$fx/healthy/facts env "${bad[@]}" "$doctor" check --json --sysfs-root "$fx/healthy" \
+	--xml "$fx/healthy/topo.xml" >"$tmp/out" 2>/dev/null
+json "check --json reports every refused value too" \
+	'd["exit"] == 2 and sum(p["text"].endswith("the plugin\x27s init fails") for p in d["problems"]) == 7'
+env NCCL_GDX_RAILS=mlx5_0+mlx5_1,mlx5_2 NCCL_GDX_GDR=off NCCL_IB_SL=99 "$doctor" env >"$tmp/out" 2>"$tmp/err"
+rc=$?
+if [ "$rc" -eq 0 ] && grep -q 'note: NCCL_IB_SL=99 is outside' "$tmp/err"; then
+	ok "env: good values and a twin NCCL keeps exit 0 (the twin as a note)"
+else
+	not_ok "env: good values and a twin NCCL keeps exit 0" "exit $rc: $(head -c 300 "$tmp/err")"
+fi
 if run "check --help exits 0" 0 check --help; then
 	has "check --help lists --sysfs-root" "$tmp/out" '--sysfs-root DIR'
-	has "check --help lists its statuses" "$tmp/out" '^  1  degraded: '
+	has "check --help lists the one table of statuses" "$tmp/out" '^  1   degraded \(check, log\): '
+	has "check --help lists usage as 64" "$tmp/out" '^  64  bad command line$'
 fi
 
 # This machine, as it is: no crash, whatever it has (no RDMA or CUDA here).
@@ -210,6 +245,17 @@ fi
 "$doctor" check --json >"$tmp/out" 2>"$tmp/err"
 rc=$?
 json "check --json on this machine (exit $rc)" "d[\"exit\"] == $rc and d[\"nccl\"] is not None"
+# The version and wire protocol of the plugin NCCL would load, read from its file.
+version=$(make --no-print-directory -s version)
+wire=$(sed -n 's/^#define GDX_WIRE_VERSION[[:space:]]*\([0-9]*\).*/\1/p' include/gdx/gdx_wire.h)
+NCCL_NET_PLUGIN=$PWD/build/libnccl-net-gdx.so "$doctor" check --json >"$tmp/out" 2>"$tmp/err"
+json "check names the version ($version) and wire protocol ($wire) of the plugin it would load" \
+	"d['nccl']['plugin_path'] == '$PWD/build/libnccl-net-gdx.so' and d['nccl']['plugin_version'] == '$version' and d['nccl']['plugin_wire'] == $wire"
+NCCL_NET_PLUGIN=$PWD/build/libnccl-net-gdx.so "$doctor" check >"$tmp/out" 2>"$tmp/err"
+has "check's table has the plugin's version" "$tmp/out" "^  plugin version +libnccl-net-gdx $version, wire protocol $wire "
+NCCL_NET_PLUGIN=/nonexistent/libnccl-net-gdx.so "$doctor" check --json >"$tmp/out" 2>"$tmp/err"
+json "check: no plugin there, no version" \
+	"d['nccl']['plugin_path'] is None and d['nccl']['plugin_version'] is None and any('does not lead to this plugin' in p['text'] for p in d['problems'])"
 for lib in /usr/local/cuda/lib64/libnccl.so.2 /usr/local/cuda/lib/libnccl.so.2; do
 	if [ -e "$lib" ]; then
 		json "check finds NCCL ($lib) and its version" \

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # gdx-doctor log over NCCL INFO logs written in the plugin's own line format:
-# per-NIC byte counts summed, verdicts picked up, and a NIC that advertises
-# GPUDirect RDMA yet moved bytes through host memory flagged with exit 1.
+# per-NIC byte counts summed, verdicts picked up, a NIC that advertises
+# GPUDirect RDMA yet moved bytes through host memory flagged with exit 1, and
+# logs without the plugin (7) or without its byte counts (8) told apart.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 doctor=${GDX_DOCTOR:-build/gdx-doctor}
@@ -25,8 +26,14 @@ check "log: sums the comms of a NIC" 1 "mlx5_0            2        12884901888  
 check "log: keeps the staged verdict and its fix" 1 "fix: modprobe nvidia_peermem" "$doctor" log "$logs/staged-on-direct.log"
 check "log: healthy log exits 0" 0 "GPUDirect RDMA via nvidia_peermem" "$doctor" log "$logs/healthy.log"
 check "log: standard input" 0 "1000" sh -c "$doctor log - <$logs/healthy.log"
-check "log: a log without the plugin exits 5" 5 "was the plugin loaded" "$doctor" log /dev/null
+check "log: a log without the plugin exits 7" 7 "was the plugin loaded" "$doctor" log /dev/null
+# NCCL's default subsystems with a plugin that logged its data lines at NET
+# only (0.1.0): the init lines are there, the byte counts are not.
+check "log: init lines only exit 8, saying how to rerun" 8 "no plugin data lines in this log: rerun with NCCL_DEBUG=INFO" "$doctor" log "$logs/init-only.log"
+check "log: connections without byte counts exit 8" 8 "(2 connection line(s) here, no byte counts)" "$doctor" log "$logs/connected-not-closed.log"
+check "log: this version's lines at NCCL's default subsystems are data" 0 "rxe0              1                  0            7864320" "$doctor" log "$logs/default-subsys.log"
 check "log: a missing file exits 3" 3 "No such file" "$doctor" log "$logs/nonexistent.log"
-check "log: no file is a usage error" 2 "give one log file" "$doctor" log
+check "log: no file is a usage error (64)" 64 "give one log file" "$doctor" log
+check "log: an unknown option is a usage error (64)" 64 "unknown option --bogus" "$doctor" log --bogus x.log
 echo "# doctor-log: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

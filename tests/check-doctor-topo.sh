@@ -12,20 +12,8 @@ set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 doctor=${GDX_DOCTOR:-build/gdx-doctor}
 fx=tests/fixtures/topo
-passed=0
-failed=0
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-
-ok() {
-	echo "ok $1"
-	passed=$((passed + 1))
-}
-
-not_ok() {
-	echo "not ok $1: $2"
-	failed=$((failed + 1))
-}
+# shellcheck source=tests/report.sh
+. tests/report.sh
 
 # run NAME WANT_STATUS ARGS...: runs the doctor, output in $tmp/out and $tmp/err;
 # returns non-zero (after a "not ok") when the exit status is not WANT_STATUS.
@@ -121,10 +109,12 @@ fi
 if run "topo no RDMA NIC exits 5" 5 topo --xml "$fx/no-nic.xml"; then
 	has "topo no RDMA NIC exits 5" "$tmp/err" 'no RDMA NIC found'
 fi
-run "topo unknown option exits 2" 2 topo --no-such-option && ok "topo unknown option exits 2"
-run "unknown command exits 2" 2 no-such-command && ok "unknown command exits 2"
+run "topo unknown option exits 64 (usage)" 64 topo --no-such-option && ok "topo unknown option exits 64 (usage)"
+run "unknown command exits 64 (usage)" 64 no-such-command && ok "unknown command exits 64 (usage)"
+run "help for an unknown command exits 64 (usage)" 64 help no-such-command &&
+	ok "help for an unknown command exits 64 (usage)"
 if run "--help exits 0" 0 --help; then
-	has "--help lists topo and the exit statuses" "$tmp/out" '^  5  no RDMA NIC found'
+	has "--help lists topo and the exit statuses" "$tmp/out" '^  5   topo: no RDMA NIC found'
 fi
 if run "topo --help exits 0" 0 topo --help; then
 	has "topo --help lists --xml" "$tmp/out" '--xml FILE'

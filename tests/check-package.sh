@@ -3,8 +3,10 @@
 # What users install: `make install` into a DESTDIR (every file, its mode and
 # content, the programs running from there and gdx-bench finding the installed
 # plugin), `make uninstall` leaving nothing of it, the man pages, `make deb`
-# (every file, the control fields, md5sums, Depends against the NEEDED
-# libraries, dynamic dependencies resolving, only the plugin tables exported),
+# (dpkg-buildpackage from debian/: every file, the control fields, md5sums,
+# Depends against the NEEDED libraries and the floors against Ubuntu 22.04's
+# versions, hardening, lintian, dynamic dependencies resolving, only the
+# plugin tables exported, an install into a fresh root with dpkg --root),
 # the container recipe's install command, and README's NCCL_GDX_* reference
 # against `gdx-doctor env --markdown`.
 # Prints "ok ..." / "not ok ..." lines and "# package: N passed, N failed".
@@ -18,20 +20,8 @@ cd "$(dirname "$0")/.." || exit 1
 unset MAKEFLAGS MFLAGS MAKELEVEL
 build=${GDX_BUILD:-build}
 make=${MAKE:-make}
-passed=0
-failed=0
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-
-ok() {
-	echo "ok $1"
-	passed=$((passed + 1))
-}
-
-not_ok() {
-	echo "not ok $1: $2"
-	failed=$((failed + 1))
-}
+# shellcheck source=tests/report.sh
+. tests/report.sh
 
 # check NAME COMMAND...: one line on whether COMMAND succeeds.
 check() {
@@ -44,15 +34,6 @@ check() {
 	fi
 }
 
-# same_list NAME WANT_FILE GOT_FILE: the two sorted lists are equal.
-same_list() {
-	if diff -u "$2" "$3" >"$tmp/diff"; then
-		ok "$1"
-	else
-		not_ok "$1" "$(tail -n +3 "$tmp/diff" | grep '^[-+]' | tr '\n' ' ')"
-	fi
-}
-
 # files ROOT: every file and link under ROOT, relative, sorted.
 files() {
 	(cd "$1" && find . \( -type f -o -type l \) -printf '%P\n' | LC_ALL=C sort)
@@ -60,7 +41,7 @@ files() {
 
 # The command scripts/Dockerfile runs, here with a scratch DESTDIR.
 install_cmd='make install PREFIX=/usr/local DESTDIR=/staging'
-version=$(sed -n 's/^VERSION *:= *//p' Makefile)
+version=$("$make" --no-print-directory -s version)
 pkg=libnccl-net-gdx
 
 # ---- make install / uninstall ----
@@ -88,12 +69,8 @@ else
 		cmp "$build/libnccl-net-gdx.so" "$inst/usr/local/lib/libnccl-net-gdx.so"
 	check "make install: README" cmp README.md "$inst/usr/local/share/doc/$pkg/README.md"
 	check "make install: LICENSE" cmp LICENSE "$inst/usr/local/share/doc/$pkg/LICENSE"
-	out=$("$inst/usr/local/bin/gdx-doctor" --version 2>&1)
-	if [ "$out" = "gdx-doctor $version" ]; then
-		ok "installed gdx-doctor --version prints the Makefile's VERSION ($version)"
-	else
-		not_ok "installed gdx-doctor --version" "'$out', want 'gdx-doctor $version'"
-	fi
+	prints "installed gdx-doctor --version prints the Makefile's VERSION ($version)" \
+		"gdx-doctor $version" "$inst/usr/local/bin/gdx-doctor" --version
 	for p in gdx-doctor gdx-bench; do
 		m=$inst/usr/local/share/man/man1/$p.1
 		if grep -q '@VERSION@' "$m" || ! grep -q "^\.TH .*\"$pkg $version\"" "$m"; then
@@ -187,15 +164,21 @@ for c in $(doctor_cmds); do
 	fi
 done
 
-# ---- make deb ----
+# ---- make deb: dpkg-buildpackage from debian/ ----
 
 arch=$(dpkg --print-architecture)
+multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
 deb=$build/${pkg}_${version}_${arch}.deb
 x=$tmp/deb-root
+if [ "$(dpkg-parsechangelog -S Version)" = "$version" ]; then
+	ok "the Makefile's VERSION is debian/changelog's newest entry ($version)"
+else
+	not_ok "the Makefile's VERSION is debian/changelog's" "make: '$version', changelog: $(dpkg-parsechangelog -S Version)"
+fi
 if ! "$make" --no-print-directory BUILD="$build" deb >"$tmp/deb.log" 2>&1 || [ ! -f "$deb" ]; then
 	not_ok "make deb builds $deb" "$(tail -c 600 "$tmp/deb.log")"
 else
-	ok "make deb builds $deb"
+	ok "make deb builds $deb with dpkg-buildpackage"
 	field() { dpkg-deb --field "$deb" "$1"; }
 	if [ "$(field Package)" = "$pkg" ] && [ "$(field Version)" = "$version" ] &&
 		[ "$(field Architecture)" = "$arch" ]; then
@@ -223,29 +206,33 @@ else
 	cat >"$tmp/want-deb" <<EOF
 usr/bin/gdx-bench
 usr/bin/gdx-doctor
-usr/lib/libnccl-net-gdx.so
+usr/lib/$multiarch/libnccl-net-gdx.so
 usr/share/doc/libnccl-net-gdx/README.md.gz
+usr/share/doc/libnccl-net-gdx/changelog.gz
 usr/share/doc/libnccl-net-gdx/copyright
+usr/share/lintian/overrides/libnccl-net-gdx
 usr/share/man/man1/gdx-bench.1.gz
 usr/share/man/man1/gdx-doctor.1.gz
 EOF
 	files "$x" >"$tmp/got-deb"
-	same_list "deb: exactly these files" "$tmp/want-deb" "$tmp/got-deb"
+	same_list "deb: exactly these files, the plugin in the multiarch directory" \
+		"$tmp/want-deb" "$tmp/got-deb"
 	cut -d' ' -f3- "$tmp/control/md5sums" | LC_ALL=C sort >"$tmp/md5-list"
 	same_list "deb: md5sums lists every file" "$tmp/want-deb" "$tmp/md5-list"
 	check "deb: md5sums match" sh -c "cd '$x' && md5sum --quiet -c '$tmp/control/md5sums'"
 	check "deb: copyright is the MIT (Expat) license" \
 		grep -q '^License: Expat$' "$x/usr/share/doc/$pkg/copyright"
+	if zcat "$x/usr/share/doc/$pkg/changelog.gz" | cmp -s - debian/changelog; then
+		ok "deb: its changelog is debian/changelog"
+	else
+		not_ok "deb: its changelog is debian/changelog" "changelog.gz differs"
+	fi
 	check "deb: man pages are gzip" gzip -t "$x"/usr/share/man/man1/gdx-bench.1.gz \
 		"$x"/usr/share/man/man1/gdx-doctor.1.gz
-	out=$("$x/usr/bin/gdx-doctor" --version 2>&1)
-	if [ "$out" = "gdx-doctor $version" ]; then
-		ok "deb: gdx-doctor runs and prints $version"
-	else
-		not_ok "deb: gdx-doctor runs" "$out"
-	fi
+	prints "deb: gdx-doctor runs and prints $version" "gdx-doctor $version" \
+		"$x/usr/bin/gdx-doctor" --version
 
-	elfs="$x/usr/lib/libnccl-net-gdx.so $x/usr/bin/gdx-doctor $x/usr/bin/gdx-bench"
+	elfs="$x/usr/lib/$multiarch/libnccl-net-gdx.so $x/usr/bin/gdx-doctor $x/usr/bin/gdx-bench"
 	for f in $elfs; do
 		if ldd "$f" >"$tmp/ldd" 2>&1 && ! grep -q 'not found' "$tmp/ldd"; then
 			ok "deb: dynamic dependencies of ${f#"$x"/} resolve"
@@ -253,9 +240,20 @@ EOF
 			not_ok "deb: dynamic dependencies of ${f#"$x"/} resolve" \
 				"$(grep 'not found' "$tmp/ldd" | tr '\n' ' ')"
 		fi
+		# dpkg-buildflags' hardening reached the build: full RELRO
+		# (relro and now) and the fortified libc calls; a plain make has
+		# neither.
+		# (Each output read whole: grep -q ending a pipe early fails it under pipefail.)
+		elf=$(readelf -lW -dW "$f")
+		if grep -q GNU_RELRO <<<"$elf" && grep -q BIND_NOW <<<"$elf" &&
+			grep -qE ' U __[a-z]+_chk@' <<<"$(nm -D "$f")"; then
+			ok "deb: ${f#"$x"/} is hardened (RELRO, BIND_NOW, fortified calls)"
+		else
+			not_ok "deb: ${f#"$x"/} is hardened" "$(readelf -dW "$f" | grep -E 'FLAGS' | tr -s ' ')"
+		fi
 	done
 
-	syms=$(nm -D --defined-only "$x/usr/lib/libnccl-net-gdx.so" | awk '{ print $3 }' | sort)
+	syms=$(nm -D --defined-only "$x/usr/lib/$multiarch/libnccl-net-gdx.so" | awk '{ print $3 }' | sort)
 	others=$(echo "$syms" | grep -vE '^ncclNetPlugin_v[0-9]+$' | tr '\n' ' ')
 	if [ -z "$others" ] && echo "$syms" | grep -qx ncclNetPlugin_v7; then
 		ok "deb: the plugin exports only its tables: $(echo "$syms" | tr '\n' ' ')"
@@ -286,6 +284,76 @@ EOF
 		done
 	done
 	[ "$deps_ok" = 1 ] && ok "deb: Depends ($depends) names the package of every NEEDED library"
+
+	# The floors are what the code calls, not the build machine's versions:
+	# ibv_reg_dmabuf_mr (IBVERBS_1.12, rdma-core 34), hwloc 2.1's
+	# hwloc_topology_set_components, glibc 2.34's dlopen in libc.
+	for want in "libibverbs1 (>= 34)" "libhwloc15 (>= 2.1.0)" "libc6 (>= 2.34)"; do
+		if echo ", $depends," | grep -qF ", $want,"; then
+			ok "deb: Depends has the floor $want"
+		else
+			not_ok "deb: Depends has the floor $want" "Depends: $depends"
+		fi
+	done
+	# Every Depends and Recommends relation holds for Ubuntu 22.04's versions.
+	rel_ok=1
+	fixture=tests/fixtures/distro/ubuntu-22.04.txt
+	for rel in $(printf '%s, %s' "$depends" "$(field Recommends)" | tr -d ' ' | tr ',' '\n'); do
+		name=${rel%%(*}
+		have=$(awk -v p="$name" '$1 == p { print $2 }' "$fixture")
+		if [ -z "$have" ]; then
+			not_ok "deb: $name is in Ubuntu 22.04" "not in $fixture"
+			rel_ok=0
+			continue
+		fi
+		case "$rel" in
+		*"("*)
+			cond=${rel#*(}
+			cond=${cond%)}
+			op=$(sed -E 's/^([<>=]+).*/\1/' <<<"$cond")
+			floor=${cond#"$op"}
+			case "$op" in ">=") op=ge ;; ">>") op=gt ;; "=") op=eq ;; "<=") op=le ;; "<<") op=lt ;; esac
+			if ! dpkg --compare-versions "$have" "$op" "$floor"; then
+				not_ok "deb: $rel holds on Ubuntu 22.04" "it has $name $have"
+				rel_ok=0
+			fi
+			;;
+		esac
+	done
+	[ "$rel_ok" = 1 ] &&
+		ok "deb: Depends and Recommends hold for Ubuntu 22.04's versions ($fixture)"
+
+	# lintian, errors and warnings (and pedantic and informational tags shown);
+	# the one override is explained in debian/libnccl-net-gdx.lintian-overrides.
+	changes=$build/deb/${pkg}_${version}_${arch}.changes
+	if lintian --fail-on error,warning -I --pedantic "$changes" >"$tmp/lintian" 2>&1; then
+		ok "deb: lintian passes (errors and warnings): $(grep -cE '^[EWIP]:' "$tmp/lintian") tags"
+	else
+		not_ok "deb: lintian passes (errors and warnings)" "$(grep -E '^[EW]:' "$tmp/lintian" | head -5 | tr '\n' ' ')"
+	fi
+
+	# Installed into a fresh root with dpkg --root: an empty database, no
+	# libraries there (hence --force-depends), the files and the database
+	# entry as dpkg keeps them.
+	root=$tmp/dpkg-root
+	mkdir -p "$root/var/lib/dpkg/info" "$root/var/lib/dpkg/updates"
+	: >"$root/var/lib/dpkg/status"
+	if dpkg --root="$root" --force-depends --no-triggers -i "$deb" >"$tmp/dpkg-i" 2>&1; then
+		ok "deb: dpkg --root installs it into a fresh root"
+		dpkg --root="$root" -L "$pkg" | while read -r f; do [ -f "$root$f" ] && echo "${f#/}"; done |
+			LC_ALL=C sort >"$tmp/got-root"
+		same_list "deb: dpkg --root -L lists the files installed there" "$tmp/want-deb" "$tmp/got-root"
+		status=$(dpkg-query --root="$root" -W -f='${Status} ${Version}' "$pkg" 2>&1)
+		if [ "$status" = "install ok installed $version" ]; then
+			ok "deb: the fresh root's database has $pkg $version installed"
+		else
+			not_ok "deb: the fresh root's database has $pkg installed" "$status"
+		fi
+		prints "deb: gdx-doctor from the fresh root runs" "gdx-doctor $version" \
+			"$root/usr/bin/gdx-doctor" --version
+	else
+		not_ok "deb: dpkg --root installs it into a fresh root" "$(tail -c 600 "$tmp/dpkg-i")"
+	fi
 fi
 
 # ---- README's reference ----
@@ -351,11 +419,12 @@ env_run "doctor env: a misspelt name exits 6" 6 'NCCL_GDX_TIMEOUTS is set, but t
 # shellcheck disable=SC2016 # backquotes are Markdown here
 env_run "doctor env --markdown ignores the environment" 0 '^\| `NCCL_GDX_TIMEOUT` \| `NCCL_IB_TIMEOUT` \| int \| `20` \|' \
 	NCCL_GDX_TIMEOUT=32 NCCL_GDX_TIMEOUTS=5 --markdown
-if "$doctor" env stray >/dev/null 2>&1; [ $? -eq 2 ]; then
-	ok "doctor env: an operand exits 2"
+"$doctor" env stray >/dev/null 2>"$tmp/env-err"
+rc=$?
+if [ "$rc" -eq 64 ] && grep -q "unexpected argument 'stray'" "$tmp/env-err"; then
+	ok "doctor env: an operand exits 64 (usage), on standard error"
 else
-	not_ok "doctor env: an operand exits 2" "another exit status"
+	not_ok "doctor env: an operand exits 64 (usage)" "exit $rc: $(head -c 200 "$tmp/env-err")"
 fi
 
-echo "# package: $passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+report_end package

@@ -39,7 +39,7 @@ check "gdx-bench lat, 8 B" \
 	build/gdx-bench -m lat -n 100 -w 10 -j
 check "gdx-bench over a fused device" \
 	'j["device"] == "rxe0+rxe2" and j["results"][0]["Gbps"] > 0' \
-	env NCCL_GDX_RAILS=rxe0+rxe2,rxe1+rxe3 build/gdx-bench -d rxe0+rxe2 -D rxe1+rxe3 -s 1M -n 10 -w 2 -j
+	env NCCL_GDX_RAILS=rxe0+rxe2,rxe1+rxe3 build/gdx-bench -d rxe0+rxe2 --peer-dev rxe1+rxe3 -s 1M -n 10 -w 2 -j
 check "gdx-bench bw, one thread driving both ends" \
 	'j["procs"] == 1 and j["results"][0]["Gbps"] > 0 and j["bytes_host"] == 12 * 65536' \
 	build/gdx-bench -P 1 -s 64K -t 4 -n 10 -w 2 -j
@@ -72,27 +72,48 @@ check "gdx-bench --server / --client over TCP: the client runs the server's opti
 	'j["results"][0]["bytes"] == 262144 and j["iters"] == 20 and j["bytes_host"] == 22 * 262144' \
 	server_client -s 256K -n 20 -w 2 -t 4
 
-refused() { # name, expected message, command...
+refused() { # name, expected exit status, expected message, command...
+	local out rc
+	out=$(timeout 60 "${@:4}" 2>&1)
+	rc=$?
+	[ "$rc" -eq "$2" ] && grep -q "$3" <<<"$out"
+	report "$1" $? "exit $rc: $out"
+}
+refused "gdx-bench --mem cuda on a device without GPUDirect is refused by name (runtime, 1)" 1 \
+	"rxe0 does not take CUDA memory" build/gdx-bench -M cuda -d rxe0 --peer-dev rxe1 -n 1
+refused "gdx-bench --depth out of range (usage, 2)" 2 "depth must be 1-32" build/gdx-bench -t 33
+refused "ref_verbs_pingpong names a device that is not there" 2 "no device rxe9" \
+	build/tests/ref_verbs_pingpong rxe0 rxe9
+refused "ref_verbs_pingpong refuses a bad option" 2 "usage:" \
+	build/tests/ref_verbs_pingpong -m bogus rxe0 rxe1
+# Both ends here, in two processes: whichever fails first says why, once;
+# the other's failure is its consequence and stays quiet.
+once() { # name, message, command...
 	local out rc
 	out=$(timeout 60 "${@:3}" 2>&1)
 	rc=$?
-	[ "$rc" -eq 2 ] && grep -q "$2" <<<"$out"
+	[ "$rc" -eq 1 ] && grep -q "$2" <<<"$out" && [ "$(grep -c '^gdx-bench: ' <<<"$out")" -eq 1 ]
 	report "$1" $? "exit $rc: $out"
 }
-refused "gdx-bench --mem cuda on a device without GPUDirect is refused by name" \
-	"rxe0 does not take CUDA memory" build/gdx-bench -M cuda -d rxe0 -D rxe1 -n 1
-refused "gdx-bench --depth out of range" "depth must be 1-32" build/gdx-bench -t 33
-refused "ref_verbs_pingpong names a device that is not there" "no device rxe9" \
-	build/tests/ref_verbs_pingpong rxe0 rxe9
-refused "ref_verbs_pingpong refuses a bad option" "usage:" \
-	build/tests/ref_verbs_pingpong -m bogus rxe0 rxe1
+once "gdx-bench: the client's unknown device is reported once" "no device named rxe9" \
+	build/gdx-bench --peer-dev rxe9 -n 1
+once "gdx-bench: the server's unknown device is reported once" "no device named rxe9" \
+	build/gdx-bench -d rxe9 -n 1
+# -x as perftest's: the GID index both ends use (rxe0's RoCE v2 IPv4 one).
+gid=1
+for i in $(seq 0 15); do
+	[ "$(cat /sys/class/infiniband/rxe0/ports/1/gid_attrs/types/"$i" 2>/dev/null)" = "RoCE v2" ] || continue
+	case "$(cat /sys/class/infiniband/rxe0/ports/1/gids/"$i")" in 0000:0000:0000:0000:0000:ffff:*) gid=$i; break ;; esac
+done
+check "gdx-bench -x $gid: the GID index as perftest takes it" \
+	'j["results"][0]["Gbps"] > 0' build/gdx-bench -x "$gid" -s 64K -n 10 -w 2 -j
 # A client that reaches something that is not a gdx-bench server says so.
 python3 -c 'import socket
 s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 s.bind(("127.0.0.1", 18601)); s.listen(1)
 c, _ = s.accept(); c.sendall(b"HTTP/1.0 200 OK\r\n" * 4); c.close()' &
 sleep 1
-refused "gdx-bench --client against a server that is not gdx-bench" \
+refused "gdx-bench --client against a server that is not gdx-bench" 1 \
 	"the server is not gdx-bench" build/gdx-bench -C 127.0.0.1 --port 18601 -d rxe1
 wait
 rm -rf "$GDX_VM_TMP"

@@ -2,18 +2,23 @@
 /*
  * gdx-bench: drives the plugin through its ncclNetPlugin_v7 table, as NCCL's
  * proxy does, between two devices of this machine, in two processes: the
- * server on --dev and the client on --peer-dev.
+ * server on --dev and the client on --peer-dev (or across two machines,
+ * --server and --client). Its letters are perftest's where perftest has the
+ * same option (-d device, -t depth, -p port, -x GID index, -a, -s, -n) and
+ * nccl-tests' for the sweep (-b, -e, -f, -w).
  *   bw    the client streams to the server, --depth messages in flight
  *   rate  the same, reported as messages per second (for small sizes)
  *   lat   ping-pong, one message each way at a time: half round trips,
  *         median and p99
  * Prints one row per message size, in nccl-tests' units (GB/s = 10^9 B/s).
  */
+#include <ctype.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +32,10 @@
 
 #include "gdx_bench.h"
 
+#ifndef GDX_VERSION
+#define GDX_VERSION "unknown"
+#endif
+
 /* One end: its plugin, its comms and its buffer. */
 struct bench_end {
 	const ncclNet_v7_t *net;
@@ -36,7 +45,66 @@ struct bench_end {
 	int in, out; /* pipes to the other process */
 };
 
+/* Both ends here in two processes: the other process (the client in the
+ * server, the server in the client); 0 otherwise. */
+static pid_t bench_other;
+static int bench_is_client_process;
+
+/* The client process exits quietly where its failure follows the server's
+ * (the server is gone: it said why). */
+static void bench_client_check_server(void)
+{
+	if (bench_is_client_process && getppid() != bench_other)
+		_exit(BENCH_EXIT_FAIL);
+}
+
+/* The server process: when the client has already failed (and said why),
+ * exit with its status; a client killed by a signal is reported. With
+ * grace_ms, waits that long for it to finish failing. Returns when the
+ * client is still running. */
+static void bench_server_check_client(int grace_ms)
+{
+	int status;
+
+	if (!bench_other || bench_is_client_process)
+		return;
+	for (int waited = 0;; waited += 10) {
+		pid_t r = waitpid(bench_other, &status, WNOHANG);
+
+		if (r == bench_other)
+			break;
+		if (waited >= grace_ms)
+			return;
+		usleep(10000);
+	}
+	bench_other = 0;
+	if (WIFEXITED(status))
+		exit(WEXITSTATUS(status) ? WEXITSTATUS(status) : BENCH_EXIT_FAIL);
+	bench_die("the client process was killed by signal %d", WTERMSIG(status));
+}
+
 void bench_die(const char *fmt, ...)
+{
+	va_list ap;
+
+	bench_client_check_server();
+	/* The client may be failing at this moment, first: then its line is
+	 * the one to read. Otherwise it goes, before it can add its own. */
+	bench_server_check_client(200);
+	if (bench_other && !bench_is_client_process) {
+		kill(bench_other, SIGKILL);
+		waitpid(bench_other, NULL, 0);
+		bench_other = 0;
+	}
+	fprintf(stderr, "gdx-bench: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(BENCH_EXIT_FAIL);
+}
+
+void bench_usage_error(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -44,8 +112,8 @@ void bench_die(const char *fmt, ...)
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
-	exit(2);
+	fputs("\ntry 'gdx-bench --help'\n", stderr);
+	exit(BENCH_EXIT_USAGE);
 }
 
 #define NET_CHECK(call)                                                        \
@@ -94,24 +162,59 @@ const ncclNet_v7_t *bench_load(const char *path)
 	return net;
 }
 
-static size_t bench_parse_size(const char *s)
+/*
+ * A size: whole bytes, or a number (a fraction allowed) with K, M or G, powers
+ * of 1024 as nccl-tests reads them, optionally followed by B or iB: 4096,
+ * 64K, 64KB and 64KiB alike, 1.5M. Anything else, a fraction of a byte, or
+ * more than BENCH_SIZE_MAX is refused, naming the option.
+ */
+static size_t bench_parse_size(const char *opt, const char *s)
 {
-	char *end;
-	double v = strtod(s, &end);
+	unsigned long long whole = 0, frac = 0, frac_div = 1, mult = 1, v;
+	const char *p = s;
 
-	switch (*end) {
-	case 'k':
-	case 'K': v *= 1024; break;
-	case 'm':
-	case 'M': v *= 1024 * 1024; break;
-	case 'g':
-	case 'G': v *= 1024.0 * 1024 * 1024; break;
-	case '\0': break;
-	default: bench_die("bad size \"%s\"", s);
+	if (!isdigit((unsigned char)*p))
+		goto bad;
+	for (; isdigit((unsigned char)*p); p++) {
+		if (whole > BENCH_SIZE_MAX)
+			goto range;
+		whole = whole * 10 + (unsigned long long)(*p - '0');
 	}
-	if (v < 0 || v > (double)(1u << 30))
-		bench_die("size \"%s\" out of range 0..1G", s);
+	if (*p == '.') {
+		if (!isdigit((unsigned char)*++p))
+			goto bad;
+		for (; isdigit((unsigned char)*p); p++) {
+			if (frac_div >= 1000000000ULL)
+				goto bad;
+			frac = frac * 10 + (unsigned long long)(*p - '0');
+			frac_div *= 10;
+		}
+	}
+	switch (toupper((unsigned char)*p)) {
+	case 'K': mult = 1ULL << 10, p++; break;
+	case 'M': mult = 1ULL << 20, p++; break;
+	case 'G': mult = 1ULL << 30, p++; break;
+	}
+	if (mult > 1 && p[0] == 'i' && p[1] == 'B')
+		p += 2;
+	else if (*p == 'B')
+		p++;
+	if (*p)
+		goto bad;
+	if (whole > BENCH_SIZE_MAX / mult)
+		goto range;
+	if (frac * mult % frac_div)
+		bench_usage_error("%s %s is not a whole number of bytes", opt, s);
+	v = whole * mult + frac * mult / frac_div;
+	if (v > BENCH_SIZE_MAX)
+		goto range;
 	return (size_t)v;
+bad:
+	bench_usage_error("%s %s: not a size (bytes, or with K, M or G: 4096, 64K, 1.5M, 8G; "
+			  "64KB and 64KiB are 64K)",
+			  opt, s);
+range:
+	bench_usage_error("%s %s is more than %lluG", opt, s, BENCH_SIZE_MAX >> 30);
 }
 
 /* Idle, as NCCL's proxy thread does: leave the CPU to the NIC (here, rxe's
@@ -120,6 +223,27 @@ static void bench_idle(int progress)
 {
 	if (!progress)
 		sched_yield();
+}
+
+/* One size of a stream as the plugin sees it: a size above BENCH_MSG_MAX
+ * goes as several messages of at most that, as NCCL posts a large transfer. */
+struct bench_size {
+	size_t bytes; /* the size of the sweep */
+	size_t msg;   /* every piece but the last */
+	size_t last;  /* the last piece */
+	int pieces;   /* messages per size */
+};
+
+static struct bench_size bench_split(size_t bytes)
+{
+	struct bench_size z = {.bytes = bytes, .msg = bytes, .last = bytes, .pieces = 1};
+
+	if (bytes > BENCH_MSG_MAX) {
+		z.msg = BENCH_MSG_MAX;
+		z.pieces = (int)((bytes + BENCH_MSG_MAX - 1) / BENCH_MSG_MAX);
+		z.last = bytes - (size_t)(z.pieces - 1) * BENCH_MSG_MAX;
+	}
+	return z;
 }
 
 /*
@@ -131,11 +255,12 @@ struct bench_ring {
 	int posted, done; /* messages posted and completed so far */
 };
 
-static void bench_ring_post_recv(struct bench_end *e, struct bench_ring *r, size_t size,
-				 const struct bench_opts *o, int total)
+/* Receives take the largest piece; a smaller one completes with its size. */
+static void bench_ring_post_recv(struct bench_end *e, struct bench_ring *r,
+				 const struct bench_size *z, const struct bench_opts *o, int total)
 {
 	while (r->posted < total && r->posted - r->done < o->depth) {
-		int sz = (int)size, tag = 0;
+		int sz = (int)z->msg, tag = 0;
 		void *data = e->rbuf;
 
 		NET_CHECK(e->net->irecv(e->recv, 1, &data, &sz, &tag, &e->recv_mh,
@@ -144,11 +269,12 @@ static void bench_ring_post_recv(struct bench_end *e, struct bench_ring *r, size
 	}
 }
 
-static void bench_ring_post_send(struct bench_end *e, struct bench_ring *r, size_t size,
-				 const struct bench_opts *o, int total)
+static void bench_ring_post_send(struct bench_end *e, struct bench_ring *r,
+				 const struct bench_size *z, const struct bench_opts *o, int total)
 {
 	while (r->posted < total && r->posted - r->done < o->depth) {
 		void **req = &r->reqs[r->posted % o->depth];
+		size_t size = r->posted % z->pieces == z->pieces - 1 ? z->last : z->msg;
 
 		NET_CHECK(e->net->isend(e->send, e->sbuf, (int)size, 0, e->send_mh, req));
 		if (!*req)
@@ -170,31 +296,33 @@ static int bench_ring_test(struct bench_end *e, struct bench_ring *r, const stru
 }
 
 /* The server's side of bw/rate; returns the seconds the timed messages took. */
-static double bench_stream_recv(struct bench_end *e, size_t size, const struct bench_opts *o)
+static double bench_stream_recv(struct bench_end *e, const struct bench_size *z,
+				const struct bench_opts *o)
 {
 	struct bench_ring r = {0};
-	int total = o->warmup + o->iters;
+	int total = (o->warmup + o->iters) * z->pieces, warm = o->warmup * z->pieces;
 	double start = gdx_wall_s();
 
 	while (r.done < total) {
 		int progress;
 
-		bench_ring_post_recv(e, &r, size, o, total);
+		bench_ring_post_recv(e, &r, z, o, total);
 		progress = bench_ring_test(e, &r, o);
-		if (progress && r.done == o->warmup)
+		if (progress && r.done == warm)
 			start = gdx_wall_s();
 		bench_idle(progress);
 	}
 	return gdx_wall_s() - start;
 }
 
-static void bench_stream_send(struct bench_end *e, size_t size, const struct bench_opts *o)
+static void bench_stream_send(struct bench_end *e, const struct bench_size *z,
+			      const struct bench_opts *o)
 {
 	struct bench_ring r = {0};
-	int total = o->warmup + o->iters;
+	int total = (o->warmup + o->iters) * z->pieces;
 
 	while (r.done < total) {
-		bench_ring_post_send(e, &r, size, o, total);
+		bench_ring_post_send(e, &r, z, o, total);
 		bench_idle(bench_ring_test(e, &r, o));
 	}
 }
@@ -202,20 +330,20 @@ static void bench_stream_send(struct bench_end *e, size_t size, const struct ben
 /* bw/rate with both ends in this thread (--procs 1): the one polling thread
  * NCCL's proxy is per GPU, progressing sends and receives alike; returns the
  * seconds the timed messages took to arrive. */
-static double bench_stream_local(struct bench_end *srv, struct bench_end *cli, size_t size,
-				 const struct bench_opts *o)
+static double bench_stream_local(struct bench_end *srv, struct bench_end *cli,
+				 const struct bench_size *z, const struct bench_opts *o)
 {
 	struct bench_ring rr = {0}, sr = {0};
-	int total = o->warmup + o->iters;
+	int total = (o->warmup + o->iters) * z->pieces, warm = o->warmup * z->pieces;
 	double start = gdx_wall_s();
 
 	while (rr.done < total || sr.done < total) {
 		int progress, got;
 
-		bench_ring_post_recv(srv, &rr, size, o, total);
-		bench_ring_post_send(cli, &sr, size, o, total);
+		bench_ring_post_recv(srv, &rr, z, o, total);
+		bench_ring_post_send(cli, &sr, z, o, total);
 		got = bench_ring_test(srv, &rr, o);
-		if (got && rr.done == o->warmup)
+		if (got && rr.done == warm)
 			start = gdx_wall_s();
 		progress = got | bench_ring_test(cli, &sr, o);
 		bench_idle(progress);
@@ -364,19 +492,32 @@ static void bench_listen(struct bench_end *e, int dev)
 	bench_xfer(e->out, handle, sizeof(handle), 1);
 }
 
+/* Connects to the listen handle the other end sent (read already). */
+static void bench_connect_to(struct bench_end *e, int dev, void *handle)
+{
+	while (!e->send) {
+		NET_CHECK(e->net->connect(dev, handle, &e->send, NULL));
+		bench_client_check_server();
+	}
+}
+
 static void bench_connect(struct bench_end *e, int dev)
 {
 	char handle[NCCL_NET_HANDLE_MAXSIZE];
 
 	bench_xfer(e->in, handle, sizeof(handle), 0);
-	while (!e->send)
-		NET_CHECK(e->net->connect(dev, handle, &e->send, NULL));
+	bench_connect_to(e, dev, handle);
 }
 
+/* A client process that fails before it connects leaves the server
+ * accepting: it looks for the client's exit on the way. */
 static void bench_accept(struct bench_end *e)
 {
-	while (!e->recv)
+	while (!e->recv) {
 		NET_CHECK(e->net->accept(e->listen, &e->recv, NULL));
+		bench_server_check_client(0);
+		bench_client_check_server();
+	}
 }
 
 /* --procs 1: a send comm of c to a receive comm of l, connect and accept
@@ -465,34 +606,54 @@ int bench_dev(const ncclNet_v7_t *net, const char *name, int fallback, const str
 	return dev;
 }
 
+/* The next size of a sweep; SIZE_MAX past any -e. */
 static size_t bench_next(size_t s, const struct bench_opts *o)
 {
-	return s ? s * (size_t)o->factor : 1;
+	if (!s)
+		return 1;
+	return s > SIZE_MAX / (size_t)o->factor ? SIZE_MAX : s * (size_t)o->factor;
+}
+
+/* The sweep ends at the last size not above -e, as nccl-tests' does. */
+static int bench_last(size_t s, const struct bench_opts *o)
+{
+	return s >= o->max_size || bench_next(s, o) > o->max_size;
+}
+
+/* The buffers' size: the largest message (bench_split). */
+static size_t bench_buffer_size(const struct bench_opts *o)
+{
+	return o->max_size < BENCH_MSG_MAX ? o->max_size : BENCH_MSG_MAX;
 }
 
 static void bench_client(const struct bench_opts *o, int in, int out)
 {
 	struct bench_end e = {.in = in, .out = out};
+	char go, handle[NCCL_NET_HANDLE_MAXSIZE];
 	int dev;
-	char go;
 
+	/* The server's handle first: its plugin is up, so a failure there is
+	 * reported by the server alone, before this end says anything. */
+	bench_xfer(in, handle, sizeof(handle), 0);
 	e.net = bench_load(o->plugin);
 	/* on one machine the client is the peer device; on two, this one's own */
 	dev = o->role == BENCH_CLIENT ? bench_dev(e.net, o->dev, 0, o)
 				      : bench_dev(e.net, o->peer_dev, 1, o);
-	bench_connect(&e, dev);
+	bench_connect_to(&e, dev, handle);
 	if (o->mode == BENCH_LAT) {
 		bench_listen(&e, dev);
 		bench_accept(&e);
 	}
-	bench_buffers(&e, o->max_size, o);
+	bench_buffers(&e, bench_buffer_size(o), o);
 	for (size_t s = o->min_size;; s = bench_next(s, o)) {
+		struct bench_size z = bench_split(s);
+
 		bench_xfer(in, &go, 1, 0);
 		if (o->mode == BENCH_LAT)
 			bench_pong(&e, s, o);
 		else
-			bench_stream_send(&e, s, o);
-		if (s >= o->max_size)
+			bench_stream_send(&e, &z, o);
+		if (bench_last(s, o))
 			break;
 	}
 	bench_xfer(in, &go, 1, 0);
@@ -553,14 +714,14 @@ static void bench_server(const struct bench_opts *o, int in, int out)
 		bench_pair(&e, dev, pe, pdev);
 		if (o->mode == BENCH_LAT)
 			bench_pair(pe, pdev, &e, dev);
-		bench_buffers(pe, o->max_size, o);
+		bench_buffers(pe, bench_buffer_size(o), o);
 	} else {
 		bench_listen(&e, dev);
 		bench_accept(&e);
 		if (o->mode == BENCH_LAT)
 			bench_connect(&e, dev);
 	}
-	bench_buffers(&e, o->max_size, o);
+	bench_buffers(&e, bench_buffer_size(o), o);
 	bench_header(o, props.name,
 		     pe			       ? pprops.name
 		     : o->role == BENCH_SERVER ? "remote"
@@ -583,8 +744,9 @@ static void bench_server(const struct bench_opts *o, int in, int out)
 			else
 				printf("  %12zu %14.2f %14.2f %14.2f\n", s, med, p99, lat[0] * 1e6);
 		} else {
-			double t =
-				pe ? bench_stream_local(&e, pe, s, o) : bench_stream_recv(&e, s, o);
+			struct bench_size z = bench_split(s);
+			double t = pe ? bench_stream_local(&e, pe, &z, o)
+				      : bench_stream_recv(&e, &z, o);
 			double gbs = t > 0 ? (double)s * o->iters / t / 1e9 : 0;
 			double rate = t > 0 ? o->iters / t : 0;
 
@@ -598,7 +760,7 @@ static void bench_server(const struct bench_opts *o, int in, int out)
 		}
 		fflush(stdout);
 		first = 0;
-		if (s >= o->max_size)
+		if (bench_last(s, o))
 			break;
 	}
 	if (o->min_size != o->max_size && !o->json && isatty(STDERR_FILENO))
@@ -653,7 +815,9 @@ static void bench_usage(void)
 	printf("usage: gdx-bench [options]                    both ends on this machine\n"
 	       "       gdx-bench --server [options]           one end, waits for a client\n"
 	       "       gdx-bench --client HOST [options]      the other end, on another machine\n"
-	       "Drives the plugin through its NCCL API (ncclNetPlugin_v7), as NCCL's proxy does.\n\n"
+	       "Drives the plugin through its NCCL API (ncclNetPlugin_v7), as NCCL's proxy does.\n"
+	       "Letters as perftest has them (-d, -t, -p, -x, -s, -n, -a) and nccl-tests' sweep\n"
+	       "(-b, -e, -f, -w).\n\n"
 	       "  -m, --mode MODE      bw: the client streams to the server (default);\n"
 	       "                       rate: the same, for message rates of small sizes;\n"
 	       "                       lat: ping-pong, half round trips (median, p99);\n"
@@ -661,45 +825,61 @@ static void bench_usage(void)
 	       "                       process: connect time, memory, descriptors, close\n"
 	       "  -d, --dev NAME       this end's device (the server's when both are here;\n"
 	       "                       default: device 0); a fused device is a+b (see -r)\n"
-	       "  -D, --peer-dev NAME  the client's device when both are here (default:\n"
+	       "      --peer-dev NAME  the client's device when both are here (default:\n"
 	       "                       device 1, else 0)\n"
-	       "  -s, --size BYTES     one message size (K, M, G suffixes; default 1M,\n"
-	       "                       8 for lat and rate)\n"
+	       "  -s, --size BYTES     one message size (default 1M, 8 for lat and rate);\n"
+	       "                       sizes are bytes or K, M, G (powers of 1024; KB and\n"
+	       "                       KiB alike), up to 1024G; above 1G a size is sent as\n"
+	       "                       1G messages, as NCCL posts large transfers (bw, rate)\n"
 	       "  -b, --min BYTES      sweep from (with -e, -f), like nccl-tests\n"
-	       "  -e, --max BYTES      sweep to\n"
+	       "  -e, --max BYTES      sweep to, not beyond (-b above -e is refused)\n"
 	       "  -f, --factor N       sweep factor (default 2)\n"
 	       "  -a, --all            sweep 2 B to 8 MiB, like perftest's -a\n"
 	       "  -n, --iters N        timed messages per size (default 1000)\n"
 	       "  -w, --warmup N       untimed messages first (default 100)\n"
 	       "  -t, --depth N        messages in flight, 1-32 (default 8, as NCCL); in lat,\n"
-	       "                       receives posted ahead\n"
+	       "                       receives posted ahead (perftest's tx depth)\n"
 	       "  -P, --procs N        both ends here: 2 processes (default), or 1 thread\n"
 	       "                       driving both, as one NCCL proxy thread drives all of a\n"
 	       "                       GPU's connections\n"
 	       "  -S, --server         wait for a gdx-bench --client on --port; the client\n"
 	       "                       runs what the server was given\n"
 	       "  -C, --client HOST    connect to a gdx-bench --server on HOST\n"
-	       "      --port N         the side channel's TCP port (default 18517)\n"
+	       "  -p, --port N         the side channel's TCP port (default 18517)\n"
+	       "      --wait SECONDS   how long a client keeps trying the server (default 30)\n"
+	       "  -x, --gid-index N    the RoCE GID index (NCCL_GDX_GID_INDEX), as perftest's -x\n"
 	       "  -r, --rails SPEC     fuse devices into rails (NCCL_GDX_RAILS syntax, e.g.\n"
-	       "                       mlx5_0+mlx5_1); then name the fused device with -d/-D\n"
+	       "                       mlx5_0+mlx5_1); then name the fused device with -d\n"
 	       "  -M, --mem KIND       host (default) or cuda: buffers in GPU memory, for\n"
 	       "                       devices with the GPUDirect RDMA path\n"
-	       "  -g, --gpu N          the GPU for --mem cuda (default 0)\n"
-	       "  -p, --plugin PATH    the plugin (default: libnccl-net-gdx.so beside this\n"
+	       "      --gpu N          the GPU for --mem cuda (default 0)\n"
+	       "      --plugin PATH    the plugin (default: libnccl-net-gdx.so beside this\n"
 	       "                       program, else in ../lib, else from the library path)\n"
 	       "  -j, --json           one JSON object instead of the table\n"
+	       "  -V, --version        the version\n"
 	       "  -h, --help\n\n"
-	       "GB/s is 10^9 bytes per second, as nccl-tests reports; Gb/s beside it.\n");
+	       "GB/s is 10^9 bytes per second, as nccl-tests reports; Gb/s beside it.\n"
+	       "exit status: 0 every size ran; 1 a runtime failure (the plugin, a device, the\n"
+	       "other end); 2 a bad command line.\n");
 }
 
 static int bench_int(const char *s, const char *what)
 {
 	char *end;
-	long v = strtol(s, &end, 10);
+	long v;
 
-	if (*s == '\0' || *end != '\0' || v < INT_MIN || v > INT_MAX)
-		bench_die("%s must be a number, not \"%s\"", what, s);
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (*s == '\0' || *end != '\0' || errno || v < INT_MIN || v > INT_MAX)
+		bench_usage_error("%s must be a number, not \"%s\"", what, s);
 	return (int)v;
+}
+
+/* Settings the plugin reads at init, given as options. */
+static void bench_setenv(const char *name, const char *value)
+{
+	if (setenv(name, value, 1))
+		bench_die("setenv %s: %s", name, strerror(errno));
 }
 
 /* Both ends here: two processes, the client forked, or one thread. */
@@ -719,39 +899,56 @@ static void bench_local(const struct bench_opts *o)
 	if (pid < 0)
 		bench_die("fork: %s", strerror(errno));
 	if (pid == 0) {
+		bench_other = getppid();
+		bench_is_client_process = 1;
+		close(to_server[0]);
+		close(to_client[1]);
 		bench_client(o, to_client[0], to_server[1]);
-		exit(0);
+		exit(BENCH_EXIT_OK);
 	}
+	bench_other = pid;
+	/* Only the client's ends of the pipes in the client: its exit closes them. */
+	close(to_server[1]);
+	close(to_client[0]);
 	bench_server(o, to_server[0], to_client[1]);
-	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status))
-		bench_die("the client process failed");
+	bench_other = 0;
+	if (waitpid(pid, &status, 0) != pid)
+		bench_die("waitpid: %s", strerror(errno));
+	if (WIFSIGNALED(status))
+		bench_die("the client process was killed by signal %d", WTERMSIG(status));
+	if (WEXITSTATUS(status))
+		exit(WEXITSTATUS(status)); /* it said why */
 }
 
 int main(int argc, char **argv)
 {
-	enum { OPT_PORT = 256 };
-	static const struct option longopts[] = {{"mode", required_argument, NULL, 'm'},
-						 {"dev", required_argument, NULL, 'd'},
-						 {"peer-dev", required_argument, NULL, 'D'},
-						 {"size", required_argument, NULL, 's'},
-						 {"min", required_argument, NULL, 'b'},
-						 {"max", required_argument, NULL, 'e'},
-						 {"factor", required_argument, NULL, 'f'},
-						 {"all", no_argument, NULL, 'a'},
-						 {"iters", required_argument, NULL, 'n'},
-						 {"warmup", required_argument, NULL, 'w'},
-						 {"depth", required_argument, NULL, 't'},
-						 {"procs", required_argument, NULL, 'P'},
-						 {"server", no_argument, NULL, 'S'},
-						 {"client", required_argument, NULL, 'C'},
-						 {"port", required_argument, NULL, OPT_PORT},
-						 {"rails", required_argument, NULL, 'r'},
-						 {"mem", required_argument, NULL, 'M'},
-						 {"gpu", required_argument, NULL, 'g'},
-						 {"plugin", required_argument, NULL, 'p'},
-						 {"json", no_argument, NULL, 'j'},
-						 {"help", no_argument, NULL, 'h'},
-						 {NULL, 0, NULL, 0}};
+	enum { OPT_PEER_DEV = 256, OPT_GPU, OPT_PLUGIN, OPT_WAIT };
+	static const struct option longopts[] = {
+		{"mode", required_argument, NULL, 'm'},
+		{"dev", required_argument, NULL, 'd'},
+		{"peer-dev", required_argument, NULL, OPT_PEER_DEV},
+		{"size", required_argument, NULL, 's'},
+		{"min", required_argument, NULL, 'b'},
+		{"max", required_argument, NULL, 'e'},
+		{"factor", required_argument, NULL, 'f'},
+		{"all", no_argument, NULL, 'a'},
+		{"iters", required_argument, NULL, 'n'},
+		{"warmup", required_argument, NULL, 'w'},
+		{"depth", required_argument, NULL, 't'},
+		{"procs", required_argument, NULL, 'P'},
+		{"server", no_argument, NULL, 'S'},
+		{"client", required_argument, NULL, 'C'},
+		{"port", required_argument, NULL, 'p'},
+		{"wait", required_argument, NULL, OPT_WAIT},
+		{"gid-index", required_argument, NULL, 'x'},
+		{"rails", required_argument, NULL, 'r'},
+		{"mem", required_argument, NULL, 'M'},
+		{"gpu", required_argument, NULL, OPT_GPU},
+		{"plugin", required_argument, NULL, OPT_PLUGIN},
+		{"json", no_argument, NULL, 'j'},
+		{"version", no_argument, NULL, 'V'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0}};
 	struct bench_opts o = {.min_size = 0,
 			       .max_size = 0,
 			       .factor = 2,
@@ -761,10 +958,13 @@ int main(int argc, char **argv)
 			       .mode = BENCH_BW,
 			       .procs = 2,
 			       .role = BENCH_LOCAL,
-			       .port = 18517};
+			       .port = 18517,
+			       .wait = 30};
+	const char *min_arg = NULL, *max_arg = NULL;
 	int c, fd, sized = 0;
 
-	while ((c = getopt_long(argc, argv, "m:d:D:s:b:e:f:an:w:t:P:SC:r:M:g:p:jh", longopts,
+	opterr = 0; /* the messages below say it once, on standard error */
+	while ((c = getopt_long(argc, argv, ":m:d:s:b:e:f:an:w:t:P:SC:p:x:r:M:jVh", longopts,
 				NULL)) != -1) {
 		switch (c) {
 		case 'm':
@@ -777,26 +977,31 @@ int main(int argc, char **argv)
 			else if (!strcmp(optarg, "conn"))
 				o.mode = BENCH_CONN;
 			else
-				bench_die("--mode must be bw, rate, lat or conn");
+				bench_usage_error(
+					"--mode must be bw, rate, lat or conn, not \"%s\"", optarg);
 			break;
 		case 'd': o.dev = optarg; break;
-		case 'D': o.peer_dev = optarg; break;
+		case OPT_PEER_DEV: o.peer_dev = optarg; break;
 		case 's':
-			o.min_size = o.max_size = bench_parse_size(optarg);
+			o.min_size = o.max_size = bench_parse_size("-s", optarg);
+			min_arg = max_arg = NULL;
 			sized = 1;
 			break;
 		case 'b':
-			o.min_size = bench_parse_size(optarg);
+			o.min_size = bench_parse_size("-b", optarg);
+			min_arg = optarg;
 			sized = 1;
 			break;
 		case 'e':
-			o.max_size = bench_parse_size(optarg);
+			o.max_size = bench_parse_size("-e", optarg);
+			max_arg = optarg;
 			sized = 1;
 			break;
 		case 'f': o.factor = bench_int(optarg, "--factor"); break;
 		case 'a':
 			o.min_size = 2;
 			o.max_size = 8 << 20;
+			min_arg = max_arg = NULL;
 			sized = 1;
 			break;
 		case 'n': o.iters = bench_int(optarg, "--iters"); break;
@@ -808,50 +1013,66 @@ int main(int argc, char **argv)
 			o.role = BENCH_CLIENT;
 			o.host = optarg;
 			break;
-		case OPT_PORT: o.port = bench_int(optarg, "--port"); break;
-		case 'r':
-			/* read by the plugin's init, as NCCL_GDX_RAILS */
-			if (setenv("NCCL_GDX_RAILS", optarg, 1))
-				bench_die("setenv: %s", strerror(errno));
+		case 'p': o.port = bench_int(optarg, "--port"); break;
+		case OPT_WAIT: o.wait = bench_int(optarg, "--wait"); break;
+		case 'x':
+			if (bench_int(optarg, "--gid-index") < 0 ||
+			    bench_int(optarg, "--gid-index") > 255)
+				bench_usage_error("--gid-index must be 0-255, not %s", optarg);
+			bench_setenv("NCCL_GDX_GID_INDEX", optarg); /* read by the plugin's init */
 			break;
+		case 'r': bench_setenv("NCCL_GDX_RAILS", optarg); break;
 		case 'M':
 			if (!strcmp(optarg, "host"))
 				o.cuda = 0;
 			else if (!strcmp(optarg, "cuda"))
 				o.cuda = 1;
 			else
-				bench_die("--mem must be host or cuda");
+				bench_usage_error("--mem must be host or cuda, not \"%s\"", optarg);
 			break;
-		case 'g': o.gpu = bench_int(optarg, "--gpu"); break;
-		case 'p': o.plugin = optarg; break;
+		case OPT_GPU: o.gpu = bench_int(optarg, "--gpu"); break;
+		case OPT_PLUGIN: o.plugin = optarg; break;
 		case 'j': o.json = 1; break;
-		case 'h': bench_usage(); return 0;
-		default: bench_usage(); return 2;
+		case 'V': printf("gdx-bench %s\n", GDX_VERSION); return BENCH_EXIT_OK;
+		case 'h': bench_usage(); return BENCH_EXIT_OK;
+		case ':': bench_usage_error("%s needs an argument", argv[optind - 1]);
+		default:
+			if (optopt)
+				bench_usage_error("unknown option -%c", optopt);
+			bench_usage_error("unknown option %s", argv[optind - 1]);
 		}
 	}
 	if (optind < argc)
-		bench_die("unexpected argument \"%s\" (see --help)", argv[optind]);
+		bench_usage_error("unexpected argument \"%s\"", argv[optind]);
 	if (!sized)
 		o.min_size = o.max_size = o.mode == BENCH_BW ? 1 << 20 : 8;
+	if (min_arg && max_arg && o.min_size > o.max_size)
+		bench_usage_error("-b %s is above -e %s", min_arg, max_arg);
 	if (o.max_size < o.min_size)
-		o.max_size = o.min_size;
+		o.max_size = o.min_size; /* -b alone: that one size */
+	if (o.mode == BENCH_LAT && o.max_size > BENCH_MSG_MAX)
+		bench_usage_error("lat takes sizes up to 1G: one message each way");
 	if (!o.plugin)
 		o.plugin = bench_default_plugin();
 	if (o.depth < 1 || o.depth > NCCL_NET_MAX_REQUESTS)
-		bench_die("--depth must be 1-%d", NCCL_NET_MAX_REQUESTS);
+		bench_usage_error("--depth must be 1-%d", NCCL_NET_MAX_REQUESTS);
 	if (o.iters < 1 || o.warmup < 0 || o.factor < 2)
-		bench_die("need --iters >= 1, --warmup >= 0, --factor >= 2");
+		bench_usage_error("need --iters >= 1, --warmup >= 0, --factor >= 2");
 	if (o.procs < 1 || o.procs > 2)
-		bench_die("--procs must be 1 or 2");
+		bench_usage_error("--procs must be 1 or 2");
 	if (o.port < 1 || o.port > 65535)
-		bench_die("--port must be 1-65535");
+		bench_usage_error("--port must be 1-65535");
+	if (o.wait < 0)
+		bench_usage_error("--wait must be >= 0");
 	if (o.gpu < 0)
-		bench_die("--gpu must be >= 0");
+		bench_usage_error("--gpu must be >= 0");
 	if (o.mode == BENCH_CONN) {
 		if (o.role != BENCH_LOCAL)
-			bench_die("--mode conn runs both ends on this machine");
+			bench_usage_error("--mode conn runs both ends on this machine");
 		return bench_conn(&o);
 	}
+	/* A closed pipe or socket is an error the side channel reports. */
+	signal(SIGPIPE, SIG_IGN);
 	switch (o.role) {
 	case BENCH_LOCAL: bench_local(&o); break;
 	case BENCH_SERVER:
@@ -861,11 +1082,11 @@ int main(int argc, char **argv)
 		close(fd);
 		break;
 	case BENCH_CLIENT:
-		fd = bench_chan_dial(o.host, o.port);
+		fd = bench_chan_dial(o.host, o.port, o.wait);
 		bench_chan_recv_opts(fd, &o);
 		bench_client(&o, fd, fd);
 		close(fd);
 		break;
 	}
-	return 0;
+	return BENCH_EXIT_OK;
 }

@@ -13,6 +13,17 @@ enum bench_mode { BENCH_BW, BENCH_RATE, BENCH_LAT, BENCH_CONN };
  * gdx-bench on another machine reached over TCP. */
 enum bench_role { BENCH_LOCAL, BENCH_SERVER, BENCH_CLIENT };
 
+/* Exit statuses: 0 every size ran; 1 a runtime failure (the plugin, a
+ * device, the other end); 2 a bad command line. */
+enum bench_exit { BENCH_EXIT_OK = 0, BENCH_EXIT_FAIL = 1, BENCH_EXIT_USAGE = 2 };
+
+/* The largest message size gdx-bench takes (sizes are K, M or G multiples of
+ * 1024 up to this), and the largest one message: the plugin's v7 table has
+ * int sizes, and NCCL posts large transfers in pieces as large at most; a
+ * larger size is sent as pieces of this many bytes from one buffer. */
+#define BENCH_SIZE_MAX (1ULL << 40)
+#define BENCH_MSG_MAX  ((size_t)1 << 30)
+
 struct bench_opts {
 	const char *plugin;
 	const char *dev, *peer_dev;
@@ -26,9 +37,15 @@ struct bench_opts {
 	const char *host; /* BENCH_CLIENT: the server's address */
 	int port;
 	int cuda, gpu; /* --mem cuda on GPU gpu */
+	int wait;      /* BENCH_CLIENT: seconds to keep trying the server */
 };
 
+/* A runtime failure: one line on standard error, exit 1. With both ends here
+ * in two processes, only the first to fail says why (the other's failure is
+ * its consequence) and both exit with its status. */
 void bench_die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+/* A bad command line: the reason and where the help is, exit 2. */
+void bench_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 
 /* The plugin's v7 table, initialized; dies when it cannot be loaded. */
 const ncclNet_v7_t *bench_load(const char *path);
@@ -40,7 +57,8 @@ int bench_conn(const struct bench_opts *o);
 /* The side channel: pipes between two processes, or one TCP connection. */
 void bench_xfer(int fd, void *buf, size_t len, int writing);
 int bench_chan_serve(int port);
-int bench_chan_dial(const char *host, int port);
+/* Keeps trying for wait seconds, saying so at once and while it retries. */
+int bench_chan_dial(const char *host, int port, int wait);
 /* The server tells the client what to run; both check the other is a gdx-bench. */
 void bench_chan_send_opts(int fd, const struct bench_opts *o);
 void bench_chan_recv_opts(int fd, struct bench_opts *o);

@@ -21,8 +21,8 @@
 
 #define BENCH_CHAN_MAGIC   0x47445842u /* "GDXB" */
 #define BENCH_CHAN_VERSION 1u
-/* How long a client keeps trying a server that is not up yet. */
-#define BENCH_DIAL_SECONDS 30
+/* How often a client that keeps trying says so. */
+#define BENCH_DIAL_PROGRESS_S 5
 
 struct bench_hello {
 	uint32_t magic, version;
@@ -41,7 +41,9 @@ void bench_xfer(int fd, void *buf, size_t len, int writing)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
-			bench_die("side channel to the other end closed");
+			bench_die(
+				"the other end closed the side channel (it failed or was stopped: "
+				"its own output says why)");
 		done += (size_t)n;
 	}
 }
@@ -69,18 +71,20 @@ int bench_chan_serve(int port)
 	return fd;
 }
 
-int bench_chan_dial(const char *host, int port)
+int bench_chan_dial(const char *host, int port, int wait)
 {
 	struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *res, *ai;
+	time_t start = time(NULL), said = 0;
 	char svc[16];
 	int one = 1, err;
-	time_t until = time(NULL) + BENCH_DIAL_SECONDS;
 
 	snprintf(svc, sizeof(svc), "%d", port);
 	err = getaddrinfo(host, svc, &hints, &res);
 	if (err)
 		bench_die("cannot resolve %s: %s", host, gai_strerror(err));
 	for (;;) {
+		time_t now;
+
 		for (ai = res; ai; ai = ai->ai_next) {
 			int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC,
 					ai->ai_protocol);
@@ -90,15 +94,27 @@ int bench_chan_dial(const char *host, int port)
 			if (!connect(fd, ai->ai_addr, ai->ai_addrlen)) {
 				freeaddrinfo(res);
 				setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+				if (said)
+					fprintf(stderr, "gdx-bench: reached %s port %d\n", host,
+						port);
 				return fd;
 			}
 			err = errno;
 			close(fd);
 		}
-		if (time(NULL) >= until)
-			bench_die("cannot reach a gdx-bench server at %s port %d: %s", host, port,
-				  strerror(err));
-		sleep(1); /* the server may not be up yet */
+		now = time(NULL);
+		if (now - start >= wait)
+			bench_die(
+				"cannot reach a gdx-bench server at %s port %d: %s (tried for %d s)",
+				host, port, strerror(err), wait);
+		/* The server may not be up yet: say so at once, then now and then. */
+		if (!said || now - said >= BENCH_DIAL_PROGRESS_S) {
+			fprintf(stderr,
+				"gdx-bench: cannot reach %s port %d yet (%s); retrying, %d s left\n",
+				host, port, strerror(err), (int)(wait - (now - start)));
+			said = now;
+		}
+		sleep(1);
 	}
 }
 
@@ -143,7 +159,7 @@ void bench_chan_recv_opts(int fd, struct bench_opts *o)
 	o->min_size = be64toh(h.min_size);
 	o->max_size = be64toh(h.max_size);
 	if (o->mode > BENCH_LAT || o->factor < 2 || o->iters < 1 || o->warmup < 0 || o->depth < 1 ||
-	    o->depth > 32 || o->max_size > (1u << 30) || o->min_size > o->max_size)
+	    o->depth > 32 || o->max_size > BENCH_SIZE_MAX || o->min_size > o->max_size)
 		bench_die("the server sent options out of range (mode %d, depth %d, sizes %zu-%zu)",
 			  (int)o->mode, o->depth, o->min_size, o->max_size);
 	h.magic = htobe32(BENCH_CHAN_MAGIC);

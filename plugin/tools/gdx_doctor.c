@@ -13,21 +13,23 @@
 #include "gdx_doctor.h"
 
 static const char doctor_exit_help[] =
-	"exit status:\n"
-	"  0  all found\n"
-	"  1  internal error (out of memory, cannot write the output)\n"
-	"  2  bad command line\n"
-	"  3  no topology: the XML file is missing, unreadable or not hwloc XML,\n"
-	"     or hwloc could not read this machine\n"
-	"  4  no NVIDIA GPU found\n"
-	"  5  no RDMA NIC found\n"
-	"  6  env: a NCCL_GDX_* value the plugin refuses, or an unknown NCCL_GDX_ name\n"
-	"check (also what gdx-doctor runs with no command) exits with its verdict:\n"
-	"  0  healthy\n"
-	"  1  degraded: it works, but a GPU is staged where it could be direct, or its\n"
-	"     direct path is degraded (ACS, translating IOMMU, across sockets, tiny BAR1)\n"
-	"  2  broken: no active RDMA port, memlock too low to register, a RoCE port\n"
-	"     without a RoCE v2 GID, or NCCL_GDX_GDR=on that cannot be honoured\n";
+	"exit status (one table for every command):\n"
+	"  0   healthy: all found, nothing refused\n"
+	"  1   degraded (check, log): it works, but a GPU is staged where it could be\n"
+	"      direct, or its direct path is degraded (ACS, translating IOMMU, across\n"
+	"      sockets, tiny BAR1); log: NCCL staged bytes on a GPUDirect NIC\n"
+	"  2   broken (check): no active RDMA port, memlock too low to register, a\n"
+	"      RoCE port without a RoCE v2 GID, a NCCL_GDX_* value init refuses, or\n"
+	"      NCCL_GDX_GDR=on that cannot be honoured\n"
+	"  3   an input cannot be read: --xml, --sysfs-root or the log file is missing,\n"
+	"      unreadable or not what it should be, or hwloc cannot read this machine\n"
+	"  4   topo: no NVIDIA GPU found\n"
+	"  5   topo: no RDMA NIC found\n"
+	"  6   env: a NCCL_GDX_* value the plugin refuses, or an unknown NCCL_GDX_ name\n"
+	"  7   log: no line of the plugin in the log\n"
+	"  8   log: the plugin's init lines, but no byte counts (no data lines)\n"
+	"  64  bad command line\n"
+	"  70  internal error (out of memory, cannot write the output)\n";
 
 static const struct doctor_opt doctor_help_opt = {"help", 'h', NULL, "show this help"};
 
@@ -173,9 +175,11 @@ int main(int argc, char **argv)
 	const struct doctor_cmd *cmd;
 	int ret;
 
-	if (argc < 2) {
-		/* The one command an operator runs before a job needs no name;
-		 * with nothing to parse, argv[0] stands in for it. */
+	/* No command, or options only: check, the one command an operator runs
+	 * before a job (the synopsis's "gdx-doctor [options]"); argv[0] then
+	 * stands in for its name. */
+	if (argc < 2 || (argv[1][0] == '-' && strcmp(argv[1], "--help") && strcmp(argv[1], "-h") &&
+			 strcmp(argv[1], "--version"))) {
 		cmd = doctor_find("check");
 		goto run;
 	}
@@ -183,6 +187,12 @@ int main(int argc, char **argv)
 		if (argc > 2 && (cmd = doctor_find(argv[2]))) {
 			doctor_cmd_usage(cmd, stdout);
 			return DOCTOR_OK;
+		}
+		if (argc > 2) {
+			fprintf(stderr, "gdx-doctor: no command '%s'; the commands are below\n",
+				argv[2]);
+			doctor_usage(stderr);
+			return DOCTOR_USAGE;
 		}
 		doctor_usage(stdout);
 		return DOCTOR_OK;
@@ -194,7 +204,7 @@ int main(int argc, char **argv)
 	cmd = doctor_find(argv[1]);
 	if (!cmd) {
 		fprintf(stderr, "gdx-doctor: unknown command '%s'\n", argv[1]);
-		doctor_usage(stderr);
+		fprintf(stderr, "try 'gdx-doctor --help'\n");
 		return DOCTOR_USAGE;
 	}
 	/* The subcommand sees its own name as argv[0]. */

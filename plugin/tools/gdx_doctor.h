@@ -14,15 +14,23 @@
 #define GDX_VERSION "unknown"
 #endif
 
-/* Exit statuses, the same for every subcommand (listed by --help). */
+/*
+ * Exit statuses: one table for every command (printed by --help, and in the
+ * man page and the README). A code means one thing whichever command gives
+ * it; bad usage and internal errors are far from the verdicts.
+ */
 enum doctor_exit {
-	DOCTOR_OK = 0,
-	DOCTOR_ERROR = 1,   /* out of memory, output failed */
-	DOCTOR_USAGE = 2,   /* bad command line */
-	DOCTOR_NO_TOPO = 3, /* topology file missing, unreadable or not hwloc XML */
-	DOCTOR_NO_GPU = 4,  /* no NVIDIA GPU found */
-	DOCTOR_NO_NIC = 5,  /* no RDMA NIC found */
-	DOCTOR_BAD_ENV = 6, /* a NCCL_GDX_* value init would refuse, or an unknown name */
+	DOCTOR_OK = 0,		  /* healthy: all found, nothing refused */
+	DOCTOR_DEGRADED = 1,	  /* check, log: it works, slower than it could */
+	DOCTOR_BROKEN = 2,	  /* check: the plugin's init would fail or stage everything */
+	DOCTOR_NO_INPUT = 3,	  /* --xml, --sysfs-root or the log cannot be read; no topology */
+	DOCTOR_NO_GPU = 4,	  /* topo: no NVIDIA GPU found */
+	DOCTOR_NO_NIC = 5,	  /* topo: no RDMA NIC found */
+	DOCTOR_BAD_ENV = 6,	  /* env: a value the plugin refuses, or an unknown name */
+	DOCTOR_LOG_NO_PLUGIN = 7, /* log: no line of the plugin at all */
+	DOCTOR_LOG_NO_DATA = 8,	  /* log: the plugin's init lines, but no byte counts */
+	DOCTOR_USAGE = 64,	  /* bad command line (sysexits' EX_USAGE) */
+	DOCTOR_ERROR = 70,	  /* internal error: out of memory, output failed (EX_SOFTWARE) */
 };
 
 /* doctor_args() printed the help the user asked for: the subcommand is done. */
@@ -68,5 +76,19 @@ void json_str(FILE *f, const char *s);
 void json_str_or_null(FILE *f, const char *s);
 void json_key_str(FILE *f, const char *key, const char *s);
 void json_tri(FILE *f, int v);
+
+/*
+ * The NCCL_GDX_* environment judged as the plugin's init judges it, every
+ * value (init stops at the first refused string setting; this does not):
+ * the table's parser, then HCA, SOCKET_IFNAME, ADDR_RANGE, GDR and RAILS.
+ * env and check both report these, so they agree on every value.
+ */
+struct doctor_refusal {
+	char var[64];	/* NCCL_GDX_TIMEOUT, or the NCCL_IB_* twin it came from */
+	char text[512]; /* the plugin's own words where it has them */
+};
+
+/* Fills up to max refusals; returns how many there are (possibly more than max). */
+int doctor_env_refusals(struct doctor_refusal *r, int max);
 
 #endif

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * gdx-doctor check (the default): judges GPUDirect RDMA end to end, with an
- * exit status of its own: 0 healthy, 1 degraded, 2 broken.
+ * gdx-doctor check (the default): judges GPUDirect RDMA end to end, and the
+ * plugin NCCL would load; its exit status is the verdict: 0 healthy, 1
+ * degraded, 2 broken (gdx_doctor.h's table).
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -9,6 +10,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <link.h>
+#include <sys/stat.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -26,6 +28,7 @@
 #include <gdx/gdx_param.h>
 #include <gdx/gdx_sysfs.h>
 #include <gdx/gdx_topo.h>
+#include <gdx/gdx_wire.h>
 #include <nccl/net_common.h>
 
 #include "gdx_doctor.h"
@@ -71,6 +74,8 @@ struct check_nccl {
 	int api;     /* newest net API it tries; 0 when it cannot load this plugin */
 	const char *plugin_env;
 	char plugin_path[PATH_MAX]; /* where NCCL_NET_PLUGIN leads, "" when nowhere */
+	char plugin_version[32];    /* from its INIT line's text, "" when it has none */
+	int plugin_wire;	    /* its wire protocol version, 0 when unknown */
 };
 
 struct check {
@@ -256,6 +261,43 @@ static void *check_dlopen(const char *name, char *path, size_t len)
 	return h;
 }
 
+/*
+ * The version and wire protocol of a plugin file, read from the text of its
+ * INIT line ("NET/GDX : libnccl-net-gdx 0.2.0, wire protocol 2, %d device(s)"),
+ * which the plugin's format string holds verbatim: nothing of the library
+ * runs. A plugin older than 0.2.0 has no wire protocol in it.
+ */
+static void check_plugin_version(struct check_nccl *n)
+{
+	static const char marker[] = "NET/GDX : libnccl-net-gdx ";
+	char buf[1 << 16];
+	size_t keep = 0, got;
+	FILE *f = fopen(n->plugin_path, "rb");
+
+	if (!f)
+		return;
+	/* Chunks overlap by a marker's length plus the version's, so that a
+	 * line split between two reads is still found. */
+	while ((got = fread(buf + keep, 1, sizeof(buf) - 1 - keep, f)) > 0) {
+		size_t len = keep + got;
+		const char *hit = memmem(buf, len, marker, sizeof(marker) - 1);
+
+		if (hit && (size_t)(buf + len - hit) > sizeof(marker) + 64) {
+			char line[128];
+
+			snprintf(line, sizeof(line), "%.*s", (int)sizeof(line) - 1,
+				 hit + sizeof(marker) - 1);
+			if (sscanf(line, "%31[^,], wire protocol %d,", n->plugin_version,
+				   &n->plugin_wire) < 1)
+				n->plugin_version[0] = '\0';
+			break;
+		}
+		keep = len < 128 ? len : 128;
+		memmove(buf, buf + len - keep, keep);
+	}
+	fclose(f);
+}
+
 static void check_nccl(struct check *c)
 {
 	static const char *const dirs[] = {"/usr/local/cuda/lib64",
@@ -297,6 +339,8 @@ static void check_nccl(struct check *c)
 		n->plugin_path[0] = '\0'; /* another plugin, or not one */
 	if (!h)
 		n->plugin_path[0] = '\0';
+	if (n->plugin_path[0])
+		check_plugin_version(n);
 }
 
 static void check_nccl_problems(struct check *c)
@@ -304,6 +348,24 @@ static void check_nccl_problems(struct check *c)
 	const struct check_nccl *n = &c->nccl;
 	int major, minor, patch;
 
+	/* The plugin first: whichever NCCL the job brings opens it the same way. */
+	if (n->plugin_path[0] && strcmp(n->plugin_version, GDX_VERSION))
+		check_problem(c, GDX_GDR_LEVEL_OK,
+			      "the plugin NCCL would load (%s) is %s%s, this gdx-doctor %s: its "
+			      "checks are this version's",
+			      n->plugin_path, n->plugin_version[0] ? "version " : "",
+			      n->plugin_version[0] ? n->plugin_version : "older than 0.2.0",
+			      GDX_VERSION);
+	if (!n->plugin_env)
+		check_problem(c, GDX_GDR_LEVEL_OK,
+			      "NCCL_NET_PLUGIN is not set: NCCL opens libnccl-net.so, not this "
+			      "plugin; fix: export NCCL_NET_PLUGIN=gdx");
+	else if (!n->plugin_path[0])
+		check_problem(c, GDX_GDR_LEVEL_DEGRADED,
+			      "NCCL_NET_PLUGIN=%s does not lead to this plugin "
+			      "(libnccl-net-gdx.so, exporting ncclNetPlugin_v7); fix: add its "
+			      "directory to LD_LIBRARY_PATH",
+			      n->plugin_env);
 	if (!n->found) {
 		check_problem(c, GDX_GDR_LEVEL_OK,
 			      "no libnccl.so.2 in the library path or the usual directories (a "
@@ -320,16 +382,6 @@ static void check_nccl_problems(struct check *c)
 		check_problem(c, GDX_GDR_LEVEL_OK,
 			      "%s is not in the library path; the job's NCCL may be another one",
 			      n->path);
-	if (!n->plugin_env)
-		check_problem(c, GDX_GDR_LEVEL_OK,
-			      "NCCL_NET_PLUGIN is not set: NCCL opens libnccl-net.so, not this "
-			      "plugin; fix: export NCCL_NET_PLUGIN=gdx");
-	else if (!n->plugin_path[0])
-		check_problem(c, GDX_GDR_LEVEL_DEGRADED,
-			      "NCCL_NET_PLUGIN=%s does not lead to this plugin "
-			      "(libnccl-net-gdx.so, exporting ncclNetPlugin_v7); fix: add its "
-			      "directory to LD_LIBRARY_PATH",
-			      n->plugin_env);
 }
 
 static bool check_pair_ok(const struct gdx_gdr_verdict *v)
@@ -539,7 +591,9 @@ static void check_human_host(const struct check *c, FILE *f)
 		p->gdr_level == GDX_PATH_NODE ? "PHB" : gdx_path_name(p->gdr_level));
 	if (!c->nccl_checked) {
 		fprintf(f, "  %-13s not checked (facts file)\n", "NCCL");
-	} else if (!c->nccl.found) {
+		return;
+	}
+	if (!c->nccl.found) {
 		fprintf(f, "  %-13s not found\n", "NCCL");
 	} else {
 		int major, minor, patch;
@@ -550,11 +604,19 @@ static void check_human_host(const struct check *c, FILE *f)
 			fputs("too old for this plugin (needs 2.19)\n", f);
 		else
 			fprintf(f, "loads this plugin through ncclNetPlugin_v%d\n", c->nccl.api);
-		fprintf(f, "  %-13s %s%s%s\n", "plugin",
-			c->nccl.plugin_path[0] ? c->nccl.plugin_path : "not found",
-			c->nccl.plugin_env ? ", NCCL_NET_PLUGIN=" : " (NCCL_NET_PLUGIN not set)",
-			c->nccl.plugin_env ? c->nccl.plugin_env : "");
 	}
+	fprintf(f, "  %-13s %s%s%s\n", "plugin",
+		c->nccl.plugin_path[0] ? c->nccl.plugin_path : "not found",
+		c->nccl.plugin_env ? ", NCCL_NET_PLUGIN=" : " (NCCL_NET_PLUGIN not set)",
+		c->nccl.plugin_env ? c->nccl.plugin_env : "");
+	if (c->nccl.plugin_path[0] && c->nccl.plugin_version[0])
+		fprintf(f,
+			"  %-13s libnccl-net-gdx %s, wire protocol %d (this gdx-doctor: %s, %d)\n",
+			"plugin version", c->nccl.plugin_version, c->nccl.plugin_wire, GDX_VERSION,
+			GDX_WIRE_VERSION);
+	else if (c->nccl.plugin_path[0])
+		fprintf(f, "  %-13s unknown: no version in its INIT line (older than 0.2.0)\n",
+			"plugin version");
 }
 
 static void check_human(const struct check *c, FILE *f)
@@ -682,6 +744,13 @@ static void check_json_host(const struct check *c, FILE *f)
 	json_key_str(f, "nccl_net_plugin", c->nccl.plugin_env);
 	fputs(", ", f);
 	json_key_str(f, "plugin_path", c->nccl.plugin_path);
+	fputs(", ", f);
+	json_key_str(f, "plugin_version", c->nccl.plugin_version);
+	fputs(", \"plugin_wire\": ", f);
+	if (c->nccl.plugin_wire)
+		fprintf(f, "%d", c->nccl.plugin_wire);
+	else
+		fputs("null", f);
 	fputs("}", f);
 }
 
@@ -807,9 +876,14 @@ static void check_json(const struct check *c, FILE *f)
 	fputs("]}\n", f);
 }
 
+#define CHECK_MAX_REFUSALS 32
+
 static int doctor_check(const struct doctor_cmd *cmd, int argc, char **argv)
 {
+	struct doctor_refusal refused[CHECK_MAX_REFUSALS];
 	struct check_opts o = {0};
+	struct stat st = {0};
+	int nrefused;
 	struct gdx_gdr_opts go = {0};
 	struct gdx_topo *t = NULL;
 	struct check *c;
@@ -823,17 +897,26 @@ static int doctor_check(const struct doctor_cmd *cmd, int argc, char **argv)
 	if (!c)
 		return DOCTOR_ERROR;
 	c->policy_env = gdx_param_env("GDR");
-	if (gdx_gdr_policy_parse(c->policy_env, &c->policy))
-		check_problem(c, GDX_GDR_LEVEL_BROKEN,
-			      "NCCL_GDX_GDR=%s is not auto, on or off: the plugin's init fails",
-			      c->policy_env);
+	gdx_gdr_policy_parse(c->policy_env, &c->policy); /* refused below if malformed */
+	/* Every value init refuses, as gdx-doctor env finds them. */
+	nrefused = doctor_env_refusals(refused, CHECK_MAX_REFUSALS);
+	for (int i = 0; i < nrefused && i < CHECK_MAX_REFUSALS; i++)
+		check_problem(c, GDX_GDR_LEVEL_BROKEN, "%s: the plugin's init fails",
+			      refused[i].text);
+	/* A tree that is not there is an error, not a machine without devices. */
+	if (o.sysfs_root && (stat(o.sysfs_root, &st) ? (ret = errno) : !S_ISDIR(st.st_mode))) {
+		fprintf(stderr, "gdx-doctor check: --sysfs-root %s: %s\n", o.sysfs_root,
+			ret ? strerror(ret) : "not a directory");
+		free(c);
+		return DOCTOR_NO_INPUT;
+	}
 	/* An explicit topology must load; this machine's may be missing (a note). */
 	if (o.xml) {
 		ret = gdx_topo_load(o.xml, &t, why, sizeof(why));
 		if (ret) {
 			fprintf(stderr, "gdx-doctor check: %s\n", why);
 			free(c);
-			return ret == -ENOMEM ? DOCTOR_ERROR : DOCTOR_NO_TOPO;
+			return ret == -ENOMEM ? DOCTOR_ERROR : DOCTOR_NO_INPUT;
 		}
 	}
 	go.sysfs_root = o.sysfs_root ? o.sysfs_root : "/sys";
@@ -844,7 +927,7 @@ static int doctor_check(const struct doctor_cmd *cmd, int argc, char **argv)
 		fprintf(stderr, "gdx-doctor check: %s\n", why);
 		gdx_topo_free(t);
 		free(c);
-		return DOCTOR_ERROR;
+		return ret == -ENOMEM ? DOCTOR_ERROR : DOCTOR_NO_INPUT;
 	}
 	c->source = o.sysfs_root ? o.sysfs_root : "this machine";
 	if (!c->p->have_topo)

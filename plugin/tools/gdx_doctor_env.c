@@ -3,17 +3,24 @@
  * gdx-doctor env: every NCCL_GDX_* variable from the plugin's own table, the
  * value each has here, and the plugin's own parser's word on them.
  */
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <gdx/gdx_dev.h>
+#include <gdx/gdx_gdr_verdict.h>
+#include <gdx/gdx_gid.h>
+#include <gdx/gdx_hca.h>
+#include <gdx/gdx_log.h>
 #include <gdx/gdx_param.h>
+#include <gdx/gdx_wire.h>
 
 #include "gdx_doctor.h"
 
 struct env_opts {
-	bool markdown;
+	bool markdown, json;
 };
 
 static int env_on_opt(void *ctx, int key, const char *arg)
@@ -23,6 +30,7 @@ static int env_on_opt(void *ctx, int key, const char *arg)
 	(void)arg;
 	switch (key) {
 	case 'm': o->markdown = true; break;
+	case 'j': o->json = true; break;
 	}
 	return DOCTOR_OK;
 }
@@ -90,8 +98,9 @@ static void env_text(FILE *f)
 }
 
 /* NCCL_GDX_* names in the environment that the table does not have: the
- * plugin ignores them, and a misspelt name silently keeps the default. */
-static int env_unknown(void)
+ * plugin ignores them, and a misspelt name silently keeps the default. Each
+ * is written to f as the text or the JSON output wants it. */
+static int env_unknown(FILE *f, bool json)
 {
 	extern char **environ;
 	int n = 0;
@@ -100,6 +109,7 @@ static int env_unknown(void)
 		const char *name = *e + strlen("NCCL_GDX_");
 		size_t len = strcspn(name, "=");
 		bool known = false;
+		char var[128];
 
 		if (strncmp(*e, "NCCL_GDX_", strlen("NCCL_GDX_")))
 			continue;
@@ -108,19 +118,201 @@ static int env_unknown(void)
 				!strncmp(gdx_param_infos[i].name, name, len);
 		if (known)
 			continue;
-		fprintf(stderr,
-			"gdx-doctor env: NCCL_GDX_%.*s is set, but the plugin has no such "
-			"variable (misspelt?)\n",
-			(int)len, name);
+		snprintf(var, sizeof(var), "NCCL_GDX_%.*s", (int)len, name);
+		if (json) {
+			fputs(n ? ", " : "", f);
+			json_str(f, var);
+		} else {
+			fprintf(f,
+				"gdx-doctor env: %s is set, but the plugin has no such variable "
+				"(misspelt?)\n",
+				var);
+		}
 		n++;
 	}
 	return n;
 }
 
+/* ---- the environment judged as init judges it ---- */
+
+static struct doctor_refusal *env_refusals;
+static int env_nrefusals, env_max_refusals;
+static bool env_show_notes; /* env prints the twins' notes; check has its own report */
+
+static void env_refuse(const char *var, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void env_refuse(const char *var, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (env_nrefusals < env_max_refusals) {
+		struct doctor_refusal *r = &env_refusals[env_nrefusals];
+
+		snprintf(r->var, sizeof(r->var), "%s", var);
+		va_start(ap, fmt);
+		vsnprintf(r->text, sizeof(r->text), fmt, ap);
+		va_end(ap);
+	}
+	env_nrefusals++;
+}
+
+/* The plugin's logger while its parser runs: a WARN about one of ours
+ * ("NCCL_GDX_TIMEOUT=99 is out of range 0-31") is a refusal; one about a
+ * twin (NCCL_IB_SL=99: the default is used) only a note, which init survives. */
+static void env_logger(ncclDebugLogLevel level, unsigned long flags, const char *file, int line,
+		       const char *fmt, ...)
+{
+	const char *prefix = "NET/GDX : ";
+	char msg[512], var[64];
+	va_list ap;
+
+	(void)flags;
+	(void)file;
+	(void)line;
+	if (level != NCCL_LOG_WARN)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (!strncmp(msg, prefix, strlen(prefix)))
+		memmove(msg, msg + strlen(prefix), strlen(msg + strlen(prefix)) + 1);
+	if (strncmp(msg, "NCCL_GDX_", strlen("NCCL_GDX_"))) {
+		if (env_show_notes)
+			fprintf(stderr, "gdx-doctor env: note: %s\n", msg);
+		return;
+	}
+	snprintf(var, sizeof(var), "%.*s", (int)strcspn(msg, "= "), msg);
+	env_refuse(var, "%s", msg);
+}
+
+/* The variable a string setting came from, as the messages name it. */
+static const char *env_var(const char *name, char *buf, size_t len)
+{
+	for (int i = 0; i < gdx_param_count; i++)
+		if (!strcmp(gdx_param_infos[i].name, name) && gdx_param_src(name) == GDX_PARAM_TWIN)
+			return gdx_param_infos[i].twin;
+	snprintf(buf, len, "NCCL_GDX_%s", name);
+	return buf;
+}
+
+/* NCCL_GDX_RAILS as the plugin reads it, but for the device names, which
+ * only its init can match against the active ports: keywords, or groups of
+ * names joined by '+', separated by ','. */
+static const char *env_rails_syntax(const char *spec)
+{
+	int groups = 0;
+
+	if (!*spec || !strcmp(spec, "auto") || !strcmp(spec, "gpu") || !strcmp(spec, "off"))
+		return NULL;
+	for (const char *s = spec;;) {
+		size_t len = strcspn(s, ","), members = 0;
+
+		if (len == 0)
+			return "empty group";
+		if (++groups > GDX_MAX_DEVS)
+			return "too many groups";
+		for (const char *m = s; m < s + len;) {
+			size_t l = strcspn(m, "+,");
+
+			if (l == 0)
+				return "empty device name in a group";
+			if (++members > GDX_MAX_RAILS)
+				return "a group has more than 8 members";
+			m += l;
+			if (*m == '+' && (m + 1 == s + len))
+				return "empty device name in a group";
+			if (*m == '+')
+				m++;
+		}
+		if (!s[len])
+			return NULL;
+		s += len + 1;
+	}
+}
+
+int doctor_env_refusals(struct doctor_refusal *r, int max)
+{
+	struct gdx_hca_filter filter;
+	struct gdx_gid_range range;
+	enum gdx_gdr_policy policy;
+	const char *err;
+	char buf[64];
+
+	env_refusals = r;
+	env_max_refusals = max;
+	env_nrefusals = 0;
+	gdx_log_set(env_logger);
+	gdx_params_load(); /* its WARNs, one per refused value, land in env_logger */
+	gdx_log_set(NULL);
+	if (gdx_hca_filter_parse(gdx_params.hca, true, &filter, &err))
+		env_refuse(env_var("HCA", buf, sizeof(buf)), "%s=\"%s\" is malformed: %s",
+			   env_var("HCA", buf, sizeof(buf)), gdx_params.hca, err);
+	if (gdx_hca_filter_parse(gdx_params.socket_ifname, false, &filter, &err))
+		env_refuse(env_var("SOCKET_IFNAME", buf, sizeof(buf)), "%s=\"%s\" is malformed: %s",
+			   env_var("SOCKET_IFNAME", buf, sizeof(buf)), gdx_params.socket_ifname,
+			   err);
+	/* A twin's malformed range is ignored, as NCCL ignores it. */
+	if (gdx_param_src("ADDR_RANGE") == GDX_PARAM_OURS &&
+	    gdx_gid_range_parse(gdx_params.addr_range, &range))
+		env_refuse("NCCL_GDX_ADDR_RANGE",
+			   "NCCL_GDX_ADDR_RANGE=\"%s\" is not an address range such as 10.0.0.0/8",
+			   gdx_params.addr_range);
+	if (gdx_gdr_policy_parse(gdx_params.gdr, &policy))
+		env_refuse("NCCL_GDX_GDR", "NCCL_GDX_GDR=\"%s\" must be auto, on or off",
+			   gdx_params.gdr);
+	err = env_rails_syntax(gdx_params.rails ? gdx_params.rails : "");
+	if (err)
+		env_refuse("NCCL_GDX_RAILS",
+			   "NCCL_GDX_RAILS=\"%s\": %s (auto, gpu, off, or groups such as "
+			   "mlx5_0+mlx5_1,mlx5_2+mlx5_3)",
+			   gdx_params.rails, err);
+	return env_nrefusals;
+}
+
+#define ENV_MAX_REFUSALS 64
+
+static void env_json(FILE *f, const struct doctor_refusal *r, int nr, int *unknown_p)
+{
+	fputs("{\"variables\": [", f);
+	for (int i = 0; i < gdx_param_count; i++) {
+		const struct gdx_param_info *p = &gdx_param_infos[i];
+		char var[96];
+
+		snprintf(var, sizeof(var), "NCCL_GDX_%s", p->name);
+		fprintf(f, "%s\n  {", i ? "," : "");
+		json_key_str(f, "name", var);
+		fprintf(f, ", \"type\": \"%s\", \"default\": ", p->type);
+		json_str(f, p->def);
+		fputs(", ", f);
+		json_key_str(f, "twin", p->twin);
+		fputs(", \"value\": ", f);
+		if (gdx_param_env(p->name))
+			json_str(f, gdx_param_env(p->name));
+		else
+			fputs("null", f);
+		fputs(", ", f);
+		json_key_str(f, "twin_value", gdx_param_twin_env(p));
+		fputs(", ", f);
+		json_key_str(f, "help", p->help);
+		fputs("}", f);
+	}
+	fputs("],\n \"unknown\": [", f);
+	*unknown_p = env_unknown(f, true);
+	fputs("],\n \"refused\": [", f);
+	for (int i = 0; i < nr && i < ENV_MAX_REFUSALS; i++) {
+		fprintf(f, "%s\n  {", i ? "," : "");
+		json_key_str(f, "variable", r[i].var);
+		fputs(", ", f);
+		json_key_str(f, "message", r[i].text);
+		fputs("}", f);
+	}
+	fprintf(f, "],\n \"exit\": %d}\n", nr || *unknown_p ? DOCTOR_BAD_ENV : DOCTOR_OK);
+}
+
 static int doctor_env(const struct doctor_cmd *cmd, int argc, char **argv)
 {
+	struct doctor_refusal r[ENV_MAX_REFUSALS];
 	struct env_opts o = {0};
-	int ret;
+	int ret, nr, unknown;
 
 	ret = doctor_args(cmd, argc, argv, env_on_opt, &o);
 	if (ret != DOCTOR_OK)
@@ -129,23 +321,28 @@ static int doctor_env(const struct doctor_cmd *cmd, int argc, char **argv)
 		env_markdown(stdout);
 		return DOCTOR_OK;
 	}
+	env_show_notes = !o.json;
+	nr = doctor_env_refusals(r, ENV_MAX_REFUSALS);
+	if (o.json) {
+		env_json(stdout, r, nr, &unknown);
+		return nr || unknown ? DOCTOR_BAD_ENV : DOCTOR_OK;
+	}
 	env_text(stdout);
 	fflush(stdout);
-	ret = DOCTOR_OK;
-	if (env_unknown())
-		ret = DOCTOR_BAD_ENV;
-	/* The plugin's own parser: its WARN names the variable it refuses. */
-	if (gdx_params_load()) {
-		fprintf(stderr, "gdx-doctor env: the plugin refuses these settings; its init "
-				"would fail\n");
-		ret = DOCTOR_BAD_ENV;
-	}
-	return ret;
+	unknown = env_unknown(stderr, false);
+	for (int i = 0; i < nr && i < ENV_MAX_REFUSALS; i++)
+		fprintf(stderr, "gdx-doctor env: refused: %s\n", r[i].text);
+	if (nr)
+		fprintf(stderr,
+			"gdx-doctor env: the plugin refuses %d setting(s); its init would fail\n",
+			nr);
+	return nr || unknown ? DOCTOR_BAD_ENV : DOCTOR_OK;
 }
 
 static const struct doctor_opt env_opts[] = {
 	{"markdown", 'm', NULL,
 	 "print the reference as a Markdown table (the README's), ignoring the environment"},
+	{"json", 'j', NULL, "print JSON: every variable, the unknown names, the refused values"},
 	{0},
 };
 

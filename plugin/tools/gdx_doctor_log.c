@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -46,10 +47,53 @@ static int log_on_opt(void *ctx, int key, const char *arg)
 	return DOCTOR_OK; /* no options but --help */
 }
 
+/* What the plugin's lines in a log add up to. */
+struct log_scan {
+	struct log_nic nics[LOG_MAX_NICS];
+	int n;
+	int plugin_lines; /* any NET/GDX line */
+	int connections;  /* "connected ..." and "accepted ..." */
+	int counts;	  /* "... closed: N bytes GPU-direct, M bytes ..." */
+};
+
+static void log_line(struct log_scan *ls, const char *line)
+{
+	const char *p = strstr(line, "NET/GDX : "), *colon, *c;
+	unsigned long long gpu, host;
+	struct log_nic *nic;
+
+	if (!p)
+		return;
+	ls->plugin_lines++;
+	p += strlen("NET/GDX : ");
+	if (!strncmp(p, "connected ", strlen("connected ")) ||
+	    !strncmp(p, "accepted ", strlen("accepted ")))
+		ls->connections++;
+	colon = strchr(p, ':');
+	if (!colon || strchr(p, ' ') < colon)
+		return; /* not "<nic>: ..." */
+	c = strstr(colon, " closed: ");
+	if (c && sscanf(c, " closed: %llu bytes GPU-direct, %llu bytes", &gpu, &host) == 2) {
+		ls->counts++;
+		nic = log_nic(ls->nics, &ls->n, p, (size_t)(colon - p));
+		if (nic) {
+			nic->gpu += gpu;
+			nic->host += host;
+			nic->comms++;
+		}
+	} else if (strstr(colon, ": GPUDirect RDMA via ") == colon ||
+		   strstr(colon, ": staged through host memory") == colon) {
+		nic = log_nic(ls->nics, &ls->n, p, (size_t)(colon - p));
+		if (nic)
+			snprintf(nic->verdict, sizeof(nic->verdict), "%.*s",
+				 (int)strcspn(colon + 2, "\n"), colon + 2);
+	}
+}
+
 static int doctor_log(const struct doctor_cmd *cmd, int argc, char **argv)
 {
-	struct log_nic nics[LOG_MAX_NICS];
-	int n = 0, ret, staged_direct = 0;
+	struct log_scan *ls;
+	int ret, staged_direct = 0;
 	char line[2048];
 	FILE *f;
 
@@ -59,61 +103,58 @@ static int doctor_log(const struct doctor_cmd *cmd, int argc, char **argv)
 	f = strcmp(argv[optind], "-") ? fopen(argv[optind], "r") : stdin;
 	if (!f) {
 		fprintf(stderr, "gdx-doctor log: %s: %s\n", argv[optind], strerror(errno));
-		return DOCTOR_NO_TOPO;
+		return DOCTOR_NO_INPUT;
 	}
-	while (fgets(line, sizeof(line), f)) {
-		const char *p = strstr(line, "NET/GDX : "), *colon, *c;
-		unsigned long long gpu, host;
-		struct log_nic *nic;
-
-		if (!p)
-			continue;
-		p += strlen("NET/GDX : ");
-		colon = strchr(p, ':');
-		if (!colon || strchr(p, ' ') < colon)
-			continue; /* not "<nic>: ..." */
-		c = strstr(colon, " closed: ");
-		if (c &&
-		    sscanf(c, " closed: %llu bytes GPU-direct, %llu bytes", &gpu, &host) == 2) {
-			nic = log_nic(nics, &n, p, (size_t)(colon - p));
-			if (nic) {
-				nic->gpu += gpu;
-				nic->host += host;
-				nic->comms++;
-			}
-		} else if (strstr(colon, ": GPUDirect RDMA via ") == colon ||
-			   strstr(colon, ": staged through host memory") == colon) {
-			nic = log_nic(nics, &n, p, (size_t)(colon - p));
-			if (nic)
-				snprintf(nic->verdict, sizeof(nic->verdict), "%.*s",
-					 (int)strcspn(colon + 2, "\n"), colon + 2);
-		}
+	ls = calloc(1, sizeof(*ls));
+	if (!ls) {
+		fprintf(stderr, "gdx-doctor log: out of memory\n");
+		if (f != stdin)
+			fclose(f);
+		return DOCTOR_ERROR;
 	}
+	while (fgets(line, sizeof(line), f))
+		log_line(ls, line);
 	if (f != stdin)
 		fclose(f);
-	if (n == 0) {
+	if (!ls->plugin_lines) {
 		printf("no NET/GDX lines: was the plugin loaded (NCCL_NET_PLUGIN=gdx) and the log "
 		       "written with NCCL_DEBUG=INFO?\n");
-		return DOCTOR_NO_NIC;
+		free(ls);
+		return DOCTOR_LOG_NO_PLUGIN;
+	}
+	/* The byte counts are the data this report is made of; without them a
+	 * clean table would say nothing about what the job did. */
+	if (!ls->counts) {
+		printf("no plugin data lines in this log: rerun with NCCL_DEBUG=INFO and "
+		       "NCCL_DEBUG_SUBSYS unset or holding INIT or NET (this plugin logs its "
+		       "connections and byte counts at both), and let the job destroy its "
+		       "communicators: each connection logs its byte counts when it closes "
+		       "(%d connection line(s) here, no byte counts)\n",
+		       ls->connections);
+		free(ls);
+		return DOCTOR_LOG_NO_DATA;
 	}
 	printf("%-12s %6s %18s %18s  %s\n", "NIC", "comms", "GPU-direct bytes", "host bytes",
 	       "the plugin's verdict at init");
-	for (int i = 0; i < n; i++) {
-		bool direct = !strncmp(nics[i].verdict, "GPUDirect", 9);
+	for (int i = 0; i < ls->n; i++) {
+		const struct log_nic *nic = &ls->nics[i];
+		bool direct = !strncmp(nic->verdict, "GPUDirect", 9);
 
-		printf("%-12s %6d %18llu %18llu  %s\n", nics[i].name, nics[i].comms, nics[i].gpu,
-		       nics[i].host, nics[i].verdict[0] ? nics[i].verdict : "(no verdict line)");
-		if (direct && nics[i].host)
+		printf("%-12s %6d %18llu %18llu  %s\n", nic->name, nic->comms, nic->gpu, nic->host,
+		       nic->verdict[0] ? nic->verdict : "(no verdict line)");
+		if (direct && nic->host)
 			staged_direct++;
 	}
+	ret = DOCTOR_OK;
 	if (staged_direct) {
 		printf("\n%d NIC(s) advertise GPUDirect RDMA but moved bytes through host memory: "
 		       "NCCL staged them (GPU-NIC path beyond NCCL_NET_GDR_LEVEL, or host "
 		       "buffers); see gdx-doctor check\n",
 		       staged_direct);
-		return 1;
+		ret = DOCTOR_DEGRADED;
 	}
-	return DOCTOR_OK;
+	free(ls);
+	return ret;
 }
 
 static const struct doctor_opt log_opts[] = {

@@ -251,7 +251,7 @@ static int doctor_topo(const struct doctor_cmd *cmd, int argc, char **argv)
 	ret = gdx_topo_load(o.xml, &t, why, sizeof(why));
 	if (ret) {
 		fprintf(stderr, "gdx-doctor topo: %s\n", why);
-		return ret == -ENOMEM ? DOCTOR_ERROR : DOCTOR_NO_TOPO;
+		return ret == -ENOMEM ? DOCTOR_ERROR : DOCTOR_NO_INPUT;
 	}
 	/* The report is printed even when a GPU or NIC is missing: it shows
 	 * what was found; the exit status says what was not. */

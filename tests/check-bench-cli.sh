@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# gdx-bench's command line, without an RDMA device: --version; every bad
+# input refused on standard error, once, with exit status 2 and nothing on
+# standard output; sizes (K, M, G, KB, KiB, fractions, up to 1024G) parsed or
+# refused alike; good command lines reaching the run (exit 1 here, where the
+# plugin path given cannot load, once although two processes run); a client
+# whose server is not there saying so at once and giving up after --wait.
+# Prints "ok ..." / "not ok ..." lines and "# bench-cli: N passed, N failed".
+set -uo pipefail
+
+cd "$(dirname "$0")/.." || exit 1
+bench=${GDX_BENCH:-build/gdx-bench}
+# shellcheck source=tests/report.sh
+. tests/report.sh
+
+# run WANT_STATUS ARGS...: gdx-bench, its streams in $tmp/out and $tmp/err;
+# 0 when the status is WANT_STATUS, standard output is empty (but for 0) and
+# standard error has exactly one "gdx-bench: " error line (a client's
+# "retrying" progress lines aside).
+run() {
+	local want=$1 rc
+	shift
+	timeout 60 "$bench" "$@" >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	if [ "$rc" -ne "$want" ]; then
+		echo "exit $rc, expected $want: $(head -c 300 "$tmp/err")"
+		return 1
+	fi
+	if [ "$want" -ne 0 ] && [ -s "$tmp/out" ]; then
+		echo "standard output is not empty: $(head -c 200 "$tmp/out")"
+		return 1
+	fi
+	if [ "$want" -ne 0 ] && [ "$(grep -v '; retrying, ' "$tmp/err" | grep -c '^gdx-bench: ')" -ne 1 ]; then
+		echo "not one error line: $(tr '\n' '|' <"$tmp/err" | head -c 400)"
+		return 1
+	fi
+}
+# refused NAME MESSAGE ARGS...: a usage error (2) naming MESSAGE.
+refused() {
+	local name=$1 msg=$2 why
+	shift 2
+	if why=$(run 2 "$@") && grep -qF -- "$msg" "$tmp/err" &&
+		grep -qF "try 'gdx-bench --help'" "$tmp/err"; then
+		ok "$name"
+	else
+		not_ok "$name" "${why:-no \"$msg\" in: $(head -c 300 "$tmp/err")}"
+	fi
+}
+# accepted NAME ARGS...: the command line is taken; the run then fails at
+# loading the plugin given (exit 1, said once).
+accepted() {
+	local name=$1 why
+	shift
+	if why=$(run 1 --plugin /nonexistent/libnccl-net-gdx.so "$@") &&
+		grep -q '^gdx-bench: cannot load /nonexistent/libnccl-net-gdx.so' "$tmp/err"; then
+		ok "$name"
+	else
+		not_ok "$name" "${why:-$(head -c 300 "$tmp/err")}"
+	fi
+}
+
+version=$(make --no-print-directory -s version)
+for v in --version -V; do
+	if run 0 "$v" && [ "$(cat "$tmp/out")" = "gdx-bench $version" ]; then
+		ok "gdx-bench $v prints gdx-bench $version"
+	else
+		not_ok "gdx-bench $v" "$(cat "$tmp/out" "$tmp/err")"
+	fi
+done
+if run 0 --help && grep -q -- '--gid-index' "$tmp/out" && grep -q '^exit status: ' "$tmp/out"; then
+	ok "gdx-bench --help on standard output, with -x and the exit statuses"
+else
+	not_ok "gdx-bench --help" "$(head -c 300 "$tmp/out")"
+fi
+
+refused "an unknown long option" "unknown option --bogus" --bogus
+refused "an unknown letter" "unknown option -Q" -Q
+refused "-D is no longer the peer device (perftest's -D is a duration)" "unknown option -D" -D rxe1
+refused "-g is no longer the GPU (nccl-tests' -g is a GPU count)" "unknown option -g" -g 0
+refused "a missing argument" "-t needs an argument" -t
+refused "an operand" 'unexpected argument "extra"' extra
+refused "a size that is not one" "-s 1KX: not a size" -s 1KX
+refused "a size in hex" "-s 0x100: not a size" -s 0x100
+refused "a negative size" "-e -1: not a size" -e -1
+refused "a fraction of a byte" "-s 1.3K is not a whole number of bytes" -s 1.3K
+refused "a size beyond 1024G" "-e 2048G is more than 1024G" -e 2048G
+refused "-b above -e" "-b 64M is above -e 1M" -b 64M -e 1M
+refused "lat above 1G" "lat takes sizes up to 1G" -m lat -e 2G
+refused "a bad mode" '--mode must be bw, rate or lat, not "fast"' -m fast
+refused "depth out of range" "--depth must be 1-32" -t 33
+refused "a port out of range" "--port must be 1-65535" -p 70000
+refused "a GID index out of range" "--gid-index must be 0-255, not 300" -x 300
+refused "a count that is not a number" '--iters must be a number, not "ten"' -n ten
+refused "a memory kind" '--mem must be host or cuda, not "gpu"' -M gpu
+
+accepted "-e 8G, as the README's nccl-tests runs go (sent as 1G messages)" -b 4K -e 8G
+accepted "1KB and 1KiB are 1K" -s 1KB
+accepted "1KiB" -b 1KiB -e 1M
+accepted "1.5M" -s 1.5M
+accepted "-p is the side channel's port, as perftest's" -p 18600 -s 4K
+accepted "--peer-dev and -x" -d mlx5_0 --peer-dev mlx5_1 -x 3
+accepted "-b equal to -e" -b 1M -e 1M
+
+# A client whose server is not there: at once a line, then the give-up.
+start=$(date +%s)
+if why=$(run 1 -C 127.0.0.1 -p 9 --wait 2) &&
+	head -1 "$tmp/err" | grep -q '^gdx-bench: cannot reach 127.0.0.1 port 9 yet (Connection refused); retrying, 2 s left$' &&
+	tail -1 "$tmp/err" | grep -q 'cannot reach a gdx-bench server at 127.0.0.1 port 9: Connection refused (tried for 2 s)'; then
+	ok "-C with no server: says so at once, retries, gives up after --wait (exit 1, $(($(date +%s) - start)) s)"
+else
+	not_ok "-C with no server" "${why:-$(cat "$tmp/err")}"
+fi
+if [ "$(grep -c 'yet (Connection refused)' "$tmp/err")" -ge 1 ]; then
+	ok "-C with no server: a progress line while it retries"
+else
+	not_ok "-C with no server: a progress line" "$(cat "$tmp/err")"
+fi
+refused "--wait must not be negative" "--wait must be >= 0" -C 127.0.0.1 --wait -1
+
+report_end bench-cli
