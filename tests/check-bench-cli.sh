@@ -87,7 +87,7 @@ refused "a fraction of a byte" "-s 1.3K is not a whole number of bytes" -s 1.3K
 refused "a size beyond 1024G" "-e 2048G is more than 1024G" -e 2048G
 refused "-b above -e" "-b 64M is above -e 1M" -b 64M -e 1M
 refused "lat above 1G" "lat takes sizes up to 1G" -m lat -e 2G
-refused "a bad mode" '--mode must be bw, rate or lat, not "fast"' -m fast
+refused "a bad mode" '--mode must be bw, rate, lat or conn, not "fast"' -m fast
 refused "depth out of range" "--depth must be 1-32" -t 33
 refused "a port out of range" "--port must be 1-65535" -p 70000
 refused "a GID index out of range" "--gid-index must be 0-255, not 300" -x 300
