@@ -113,6 +113,60 @@ static const char *gdx_dev_ids(int rail, int plane, char *buf, size_t len)
 		snprintf(buf, len, ", rail %d plane %d", rail, plane);
 	return buf;
 }
+/* Whether the provider takes IBV_ACCESS_RELAXED_ORDERING: one page
+ * registered with it, once per device. libibverbs drops the flag itself
+ * where the kernel has no optional access flags, and providers may ignore
+ * it; a refusal is what turns it off. */
+static int gdx_dev_ro_probe(struct gdx_ibctx *ib)
+{
+	struct ibv_pd *pd;
+	struct ibv_mr *mr;
+	void *page;
+	int ret;
+
+	if (ib->ro_probe)
+		return ib->ro_probe;
+	pd = ibv_alloc_pd(ib->ctx);
+	page = aligned_alloc(4096, 4096);
+	if (!pd || !page) {
+		ret = -ENOMEM;
+	} else {
+		mr = ibv_reg_mr(pd, page, 4096,
+				IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+					IBV_ACCESS_RELAXED_ORDERING);
+		ret = mr ? 1 : (errno ? -errno : -EINVAL);
+		if (mr)
+			ibv_dereg_mr(mr);
+	}
+	free(page);
+	if (pd)
+		ibv_dealloc_pd(pd);
+	ib->ro_probe = ret;
+	return ret;
+}
+
+static void gdx_dev_ro(struct gdx_dev *d)
+{
+	int probe;
+
+	if (gdx_params.pci_relaxed_ordering == 0) {
+		d->ro = false;
+		snprintf(d->ro_why, sizeof(d->ro_why), "NCCL_GDX_PCI_RELAXED_ORDERING=0");
+		return;
+	}
+	if (gdx_params.pci_relaxed_ordering == 1) {
+		d->ro = d->ib->ro = true;
+		snprintf(d->ro_why, sizeof(d->ro_why), "NCCL_GDX_PCI_RELAXED_ORDERING=1");
+		return;
+	}
+	probe = gdx_dev_ro_probe(d->ib);
+	d->ro = d->ib->ro = probe > 0;
+	if (d->ro)
+		snprintf(d->ro_why, sizeof(d->ro_why), "the provider takes it");
+	else
+		snprintf(d->ro_why, sizeof(d->ro_why), "the provider refuses it: %s",
+			 strerror(-probe));
+}
 
 static int gdx_dev_add_port(struct gdx_ibctx *ib, const char *ibdev, int ib_port,
 			    const struct ibv_port_attr *pa, int nports,
@@ -154,10 +208,18 @@ static int gdx_dev_add_port(struct gdx_ibctx *ib, const char *ibdev, int ib_port
 	d->ptr_support = NCCL_PTR_HOST;
 	d->gid_auto_index = -1;
 	d->ib = ib;
-	GDX_INFO(NCCL_INIT | NCCL_NET, "device %d: %s port %d, %s, %d Mbps, pci %s%s", gdx_ndevs,
-		 ibdev, ib_port, pa->link_layer == IBV_LINK_LAYER_ETHERNET ? "RoCE" : "IB",
-		 d->speed_mbps, d->pci_path ? d->pci_path : "none (virtual device)",
-		 gdx_dev_ids(d->rail_id, d->plane_id, ids, sizeof(ids)));
+	/* net_ib's default: adaptive routing on InfiniBand, not on RoCE */
+	d->ar = gdx_params.adaptive_routing < 0 ? pa->link_layer == IBV_LINK_LAYER_INFINIBAND
+						: gdx_params.adaptive_routing == 1;
+	gdx_dev_ro(d);
+	GDX_INFO(NCCL_INIT | NCCL_NET,
+		 "device %d: %s port %d, %s, %d Mbps, pci %s%s, adaptive routing %s, relaxed "
+		 "ordering %s (%s)",
+		 gdx_ndevs, ibdev, ib_port,
+		 pa->link_layer == IBV_LINK_LAYER_ETHERNET ? "RoCE" : "IB", d->speed_mbps,
+		 d->pci_path ? d->pci_path : "none (virtual device)",
+		 gdx_dev_ids(d->rail_id, d->plane_id, ids, sizeof(ids)), d->ar ? "on" : "off",
+		 d->ro ? "on" : "off", d->ro_why);
 	gdx_ndevs++;
 	return 1;
 }

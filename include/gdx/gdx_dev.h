@@ -9,6 +9,7 @@
 
 #include <infiniband/verbs.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <gdx/gdx_regcache.h>
@@ -24,6 +25,9 @@ struct gdx_ibctx {
 	struct gdx_regcache *cache;	   /* registrations on pd: made by gdx_reg.c, under lock */
 	struct gdx_regcache *dmabuf_cache; /* DMA-BUF registrations on pd: the same */
 	int fatal;			   /* a device-fatal async event was seen */
+	uint64_t events_ms;		   /* when its async events were last read (ms) */
+	int ro_probe;			   /* relaxed ordering: 0 not tried, 1 taken, -errno */
+	bool ro;			   /* data registrations ask for it (gdx_reg.c) */
 	pthread_mutex_t lock;
 	struct ibv_device_attr attr;
 };
@@ -49,6 +53,10 @@ struct gdx_dev {
 	int gid_auto_index;
 	union ibv_gid gid_auto;
 	int ptr_support;	       /* NCCL_PTR_* it advertises (the GPUDirect verdict) */
+	bool ar;		       /* adaptive routing (NCCL_GDX_ADAPTIVE_ROUTING) */
+	bool ro;		       /* relaxed ordering on data registrations */
+	char ro_why[64];	       /* why ro is what it is, for the INFO line and doctor */
+	int ece_said;		       /* the INFO line on its ECE was logged */
 	char gdr_why[GDX_GDR_WHY_MAX]; /* why it advertises what it does, for refusals */
 	/* Bytes moved by closed comms, by the memory they came from or went to. */
 	uint64_t bytes_gpu, bytes_host;
