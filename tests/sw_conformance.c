@@ -63,9 +63,9 @@ static void test_rail_count_mismatch_connects(void)
 	gdx_drv_pair(&d, 1, v, &p);
 	transfers(&d, &p, via02, 2);
 	gdx_drv_unpair(&d, &p);
-	ASSERT_STR_CONTAINS(gdx_test_infos(), "(2 rail(s) here, 1 there: one QP per rail of the "
+	ASSERT_STR_CONTAINS(gdx_test_infos(), "(2 NIC(s) here, 1 there: one rail per NIC of the "
 					      "larger end)");
-	ASSERT_STR_CONTAINS(gdx_test_infos(), "(1 rail(s) here, 2 there");
+	ASSERT_STR_CONTAINS(gdx_test_infos(), "(1 NIC(s) here, 2 there");
 	/* the fused end receives */
 	gdx_drv_pair(&d, v, 3, &p);
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
