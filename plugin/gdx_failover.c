@@ -26,6 +26,7 @@
 #include <endian.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
 #include <time.h>
@@ -44,21 +45,24 @@
 /* Sender: how long it waits for those counts before failing the comm (the
  * receiver has stopped answering on every rail left). */
 #define GDX_COUNTS_WAIT_MS 10000
+/* Sender: how often it asks again while it waits (a note is one write; the
+ * rail it went by may have failed too before it landed). */
+#define GDX_RENOTE_MS 500
 /* Sender: how long a RESTORE waits for its answer, and probes for theirs. */
 #define GDX_RESTORE_WAIT_MS 2000
 #define GDX_PROBE_WAIT_MS   2000
 /* The first wait before a restore attempt, doubled after each that fails. */
 #define GDX_BACKOFF_FIRST_MS 100
 /* How often the async events and the ports are looked at. */
-#define GDX_PORT_CHECK_MS 20
-/* A receiver's rail that fails this soon after it was restored counts as a
- * failed restore attempt, not a new outage. */
-#define GDX_SETTLE_MS 5000
+#define GDX_PORT_CHECK_MS    20
 #define GDX_PORT_CHECK_POLLS 64
+#define GDX_PORT_QUERY_MS    100
 
 static const char *const gdx_rail_state_names[] = {
-	[GDX_RAIL_UP] = "up",		  [GDX_RAIL_DRAINING] = "down (draining)",
-	[GDX_RAIL_DOWN] = "down",	  [GDX_RAIL_RESTORING] = "recovering",
+	[GDX_RAIL_UP] = "up",
+	[GDX_RAIL_DRAINING] = "down (draining)",
+	[GDX_RAIL_DOWN] = "down",
+	[GDX_RAIL_RESTORING] = "recovering",
 	[GDX_RAIL_PROBING] = "recovering (probing)",
 };
 
@@ -109,6 +113,10 @@ static void gdx_fo_count_live(struct gdx_comm *c)
 
 int gdx_failover_ctrl_rail(const struct gdx_comm *c)
 {
+	for (int r = 0; r < c->nrails; r++)
+		if (c->run[r].state == GDX_RAIL_UP && !c->run[r].unproven)
+			return r;
+	/* only restored ones, not yet proven: better than none */
 	for (int r = 0; r < c->nrails; r++)
 		if (c->run[r].state == GDX_RAIL_UP)
 			return r;
@@ -165,14 +173,19 @@ static void gdx_notes_flush(struct gdx_comm *c)
 	for (int r = 0; r < c->nrails; r++) {
 		if (!c->run[r].note_due)
 			continue;
-		if (!gdx_qp_room(&c->rails[lane], &c->rails[lane].qps[0], 1))
+		if (!gdx_qp_room(&c->rails[lane], &c->rails[lane].qps[0], 1)) {
+			GDX_TRACE(NCCL_NET, "%s: note of rail %d waits for room on rail %d",
+				  gdx_fo_dev(c), r, lane);
 			return; /* the next poll, once completions give room back */
+		}
 		if (gdx_post_ctrl_write(c, lane, 0, &c->ctrl->notes_out[r], sizeof(struct gdx_note),
 					c->remote_ctrl + offsetof(struct gdx_ctrl, notes_in) +
 						(uint64_t)r * sizeof(struct gdx_note),
 					false))
 			return;
 		c->run[r].note_due = false;
+		GDX_TRACE(NCCL_NET, "%s: note of rail %d (epoch %u) written on rail %d",
+			  gdx_fo_dev(c), r, c->run[r].my_epoch, lane);
 	}
 }
 
@@ -187,7 +200,8 @@ static bool gdx_note_read(const struct gdx_comm *c, int r, struct gdx_note *out)
 		return false;
 	memcpy(out, n, sizeof(*out));
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
-	if (le32toh(out->epoch) != s1 || le32toh(__atomic_load_n(&n->stamp, __ATOMIC_ACQUIRE)) != s1)
+	if (le32toh(out->epoch) != s1 ||
+	    le32toh(__atomic_load_n(&n->stamp, __ATOMIC_ACQUIRE)) != s1)
 		return false;
 	out->epoch = s1;
 	out->kind = le32toh(out->kind);
@@ -250,11 +264,12 @@ int gdx_rail_failed(struct gdx_comm *c, int r, const char *why)
 	snprintf(run->why, sizeof(run->why), "%s", why);
 	gdx_fo_set(c, r, GDX_RAIL_DRAINING, now);
 	run->deadline_ms = now + (gdx_fo_sender(c) ? GDX_COUNTS_WAIT_MS : GDX_COUNT_MS);
+	run->renote_ms = now + GDX_RENOTE_MS;
 	run->resend_rail = -1;
 	gdx_fo_count_live(c);
-	/* a receiver's rail restored moments ago that fails again is a restore
-	 * attempt that failed, not a new outage */
-	if (was_up && !gdx_fo_sender(c) && run->downs && now - run->since_ms < GDX_SETTLE_MS)
+	/* a receiver's rail restored that fails before anything came by it is
+	 * a restore attempt that failed, not a new outage */
+	if (was_up && run->unproven)
 		was_up = false;
 	if (was_up) {
 		run->down_ms = now;
@@ -323,16 +338,26 @@ static bool gdx_fo_resend(struct gdx_comm *c, int r, const uint32_t *counts)
 			    c->run[run->resend_rail].state != GDX_RAIL_UP) {
 				int to = gdx_stripe_pick(c, e->seg.len, e->imm_ord);
 
-				if (to < 0)
+				if (to < 0) {
+					GDX_TRACE(NCCL_NET, "%s: rail %d: resend: no rail up",
+						  gdx_fo_dev(c), r);
 					return false;
+				}
 				run->resend_rail = to;
 				run->resend_q = q % c->rails[to].nqps;
 				run->resend_ord = e->imm_ord;
 			}
 			if (!gdx_qp_room(&c->rails[run->resend_rail],
 					 &c->rails[run->resend_rail].qps[run->resend_q],
-					 gdx_seg_wrs(&c->rails[run->resend_rail], &e->seg)))
+					 gdx_seg_wrs(&c->rails[run->resend_rail], &e->seg))) {
+				GDX_TRACE(
+					NCCL_NET,
+					"%s: rail %d: resend waits for room on rail %d qp %d (%u posted, %u done)",
+					gdx_fo_dev(c), r, run->resend_rail, run->resend_q,
+					c->rails[run->resend_rail].qps[run->resend_q].wr_posted,
+					c->rails[run->resend_rail].qps[run->resend_q].wr_done);
 				return false;
+			}
 			ret = gdx_post_seg(c, run->resend_rail, run->resend_q, &e->seg, &done);
 			if (ret) {
 				if (!c->err)
@@ -356,23 +381,118 @@ static void gdx_fo_counted(struct gdx_comm *c, int r, uint64_t now)
 	gdx_notes_flush(c);
 }
 
-/* ---- back ---- */
+/* ---- the restore's slow part, in the background ---- */
 
-static bool gdx_fo_port_up(const struct gdx_rail *rail)
+enum { GDX_BG_RECEIVER, GDX_BG_SENDER };
+
+struct gdx_bg_arg {
+	struct gdx_comm *c;
+	int r, op;
+};
+
+/* Receiver: reset, receives posted, RTR and RTS; sender: RTR and RTS. The
+ * data path leaves the rail's QPs alone meanwhile (it is not up). */
+static void *gdx_fo_bg_main(void *p)
 {
-	return __atomic_load_n(&rail->dev->port_down_ms, __ATOMIC_RELAXED) == 0;
+	struct gdx_bg_arg a = *(struct gdx_bg_arg *)p;
+	struct gdx_comm *c = a.c;
+	struct gdx_rail *rail = &c->rails[a.r];
+	int ret = 0;
+
+	free(p);
+	if (a.op == GDX_BG_RECEIVER) {
+		gdx_rail_freeze(rail); /* whatever it was doing: start over */
+		ret = gdx_rail_reset(rail);
+		for (int q = 0; q < rail->nqps && !ret; q++)
+			ret = gdx_rail_post_recvs(rail, q, (int)gdx_recvs_ahead(c->nrails));
+	}
+	if (!ret)
+		ret = gdx_rail_connect(rail, &c->remote_rails[a.r],
+				       &c->remote_qpn[a.r * c->qps_per_rail]);
+	__atomic_store_n(&c->run[a.r].bg_result, ret, __ATOMIC_RELAXED);
+	__atomic_store_n(&c->run[a.r].bg_busy, 0, __ATOMIC_RELEASE);
+	return NULL;
 }
 
-static void gdx_fo_attempt_failed(struct gdx_comm *c, int r, uint64_t now, const char *why)
+static void gdx_fo_bg_join(struct gdx_comm *c, int r)
+{
+	if (c->run[r].bg_joinable) {
+		pthread_join(c->run[r].bg, NULL);
+		c->run[r].bg_joinable = false;
+	}
+}
+
+static int gdx_fo_bg_start(struct gdx_comm *c, int r, int op)
+{
+	struct gdx_bg_arg *a = malloc(sizeof(*a));
+	int ret;
+
+	if (!a)
+		return -ENOMEM;
+	*a = (struct gdx_bg_arg){c, r, op};
+	gdx_fo_bg_join(c, r);
+	c->run[r].bg_busy = 1;
+	ret = pthread_create(&c->run[r].bg, NULL, gdx_fo_bg_main, a);
+	if (ret) {
+		c->run[r].bg_busy = 0;
+		free(a);
+		return -ret;
+	}
+	c->run[r].bg_joinable = true;
+	return 0;
+}
+
+/* Whether the rail's background work is done; then its result in *ret. */
+static bool gdx_fo_bg_done(struct gdx_comm *c, int r, int *ret)
+{
+	if (!c->run[r].bg_joinable || __atomic_load_n(&c->run[r].bg_busy, __ATOMIC_ACQUIRE))
+		return false;
+	gdx_fo_bg_join(c, r);
+	*ret = c->run[r].bg_result;
+	return true;
+}
+
+/* ---- back ---- */
+
+/* Whether the rail's port is up: what the async events said, and, while
+ * they say down, what the port itself says every GDX_PORT_QUERY_MS (an
+ * event can be missed, or come late). */
+static bool gdx_fo_port_up(const struct gdx_rail *rail)
+{
+	struct gdx_dev *dev = rail->dev;
+	struct ibv_port_attr pa;
+	uint64_t now;
+
+	if (__atomic_load_n(&dev->port_down_ms, __ATOMIC_RELAXED) == 0)
+		return true;
+	now = gdx_now_ms();
+	if (now - __atomic_load_n(&dev->port_query_ms, __ATOMIC_RELAXED) < GDX_PORT_QUERY_MS)
+		return false;
+	__atomic_store_n(&dev->port_query_ms, now, __ATOMIC_RELAXED);
+	if (ibv_query_port(dev->ib->ctx, (uint8_t)dev->ib_port, &pa) || pa.state != IBV_PORT_ACTIVE)
+		return false;
+	GDX_INFO(NCCL_NET, "%s port %d is active again (its state, before its event)", dev->ibdev,
+		 dev->ib_port);
+	__atomic_store_n(&dev->port_down_ms, 0, __ATOMIC_RELAXED);
+	return true;
+}
+
+/* A restore attempt that did not get as far as the QPs: the wait doubles,
+ * unless the receiver's port is only not back yet (again soon). */
+static void gdx_fo_attempt_failed(struct gdx_comm *c, int r, uint64_t now, const char *why,
+				  bool port_down)
 {
 	struct gdx_rail_run *run = &c->run[r];
 	uint32_t max = (uint32_t)gdx_params.recovery_max_ms;
 
+	if (!port_down)
+		run->backoff_ms = run->backoff_ms * 2 < max ? run->backoff_ms * 2 : max;
 	GDX_INFO(NCCL_NET, "%s: rail %d (%s): restore attempt %u failed: %s; next in %u ms",
 		 gdx_fo_dev(c), r, c->rails[r].dev->ibdev, run->attempts, why,
-		 run->backoff_ms * 2 < max ? run->backoff_ms * 2 : max);
-	run->backoff_ms = run->backoff_ms * 2 < max ? run->backoff_ms * 2 : max;
+		 port_down ? 2 * GDX_BACKOFF_FIRST_MS : run->backoff_ms);
 	gdx_fo_down(c, r, now);
+	if (port_down)
+		run->deadline_ms = now + 2 * GDX_BACKOFF_FIRST_MS;
 }
 
 /* Sender: reset the rail's QPs and ask the receiver to do the same. */
@@ -382,8 +502,19 @@ static void gdx_fo_try(struct gdx_comm *c, int r, uint64_t now)
 	struct gdx_rail_run *run = &c->run[r];
 	int ret;
 
+	if (run->bg_joinable) {
+		int bg;
+
+		if (!gdx_fo_bg_done(c, r, &bg)) {
+			run->deadline_ms =
+				now + GDX_BACKOFF_FIRST_MS; /* an earlier one ends first */
+			return;
+		}
+	}
 	if (!gdx_fo_port_up(rail)) {
-		run->deadline_ms = now + GDX_BACKOFF_FIRST_MS; /* look again soon */
+		/* look again soon; once it is back, start from the first wait */
+		run->deadline_ms = now + GDX_BACKOFF_FIRST_MS;
+		run->backoff_ms = GDX_BACKOFF_FIRST_MS;
 		return;
 	}
 	run->attempts++;
@@ -392,7 +523,7 @@ static void gdx_fo_try(struct gdx_comm *c, int r, uint64_t now)
 		if (rail->qps[q].log)
 			rail->qps[q].log->head = rail->qps[q].log->tail;
 	if (ret) {
-		gdx_fo_attempt_failed(c, r, now, "its QPs could not be reset");
+		gdx_fo_attempt_failed(c, r, now, "its QPs could not be reset", false);
 		return;
 	}
 	gdx_note_set(c, r, GDX_NOTE_RESTORE, 0, NULL);
@@ -407,6 +538,12 @@ static void gdx_fo_remote(struct gdx_comm *c, int r, const struct gdx_note *n)
 	memcpy(c->remote_rails[r].gid, n->gid, sizeof(n->gid));
 }
 
+void gdx_failover_fini(struct gdx_comm *c)
+{
+	for (int r = 0; r < c->nrails; r++)
+		gdx_fo_bg_join(c, r);
+}
+
 static void gdx_fo_back(struct gdx_comm *c, int r, uint64_t now)
 {
 	struct gdx_rail_run *run = &c->run[r];
@@ -414,27 +551,38 @@ static void gdx_fo_back(struct gdx_comm *c, int r, uint64_t now)
 
 	gdx_fo_set(c, r, GDX_RAIL_UP, now);
 	gdx_fo_count_live(c);
-	gdx_stripe_reset(c, r);
-	run->rate = c->rails[r].dev->speed_mbps > 0 ? c->rails[r].dev->speed_mbps * 125.0 : 125000.0;
+	gdx_stripe_back(c, r);
 	GDX_INFO(NCCL_INIT | NCCL_NET,
 		 "%s: rail %d (%s) back in the connection with %s at %s after %.1f s down "
-		 "(%u attempt(s)); traffic returns to it",
-		 gdx_fo_dev(c), r, c->rails[r].dev->ibdev, c->peer, gdx_clock_str(when, sizeof(when)),
-		 (double)(now - run->down_ms) / 1e3, run->attempts);
+		 "(%u attempt(s)); traffic returns to it, from %.0f Mb/s",
+		 gdx_fo_dev(c), r, c->rails[r].dev->ibdev, c->peer,
+		 gdx_clock_str(when, sizeof(when)), (double)(now - run->down_ms) / 1e3,
+		 run->attempts, run->rate * 8e-3);
 }
 
-/* Sender: the receiver's answer to our RESTORE. */
+/* Sender: the receiver's answer to our RESTORE: its QPs are at RTS; ours
+ * go there in the background, then the probes (gdx_fo_connected). */
 static void gdx_fo_ready(struct gdx_comm *c, int r, const struct gdx_note *n, uint64_t now)
+{
+	if (n->kind == GDX_NOTE_REFUSE) {
+		gdx_fo_attempt_failed(c, r, now, n->why[0] ? n->why : "the receiver refused",
+				      n->answers & GDX_NOTE_PORT_DOWN);
+		return;
+	}
+	gdx_fo_remote(c, r, n);
+	if (gdx_fo_bg_start(c, r, GDX_BG_SENDER)) {
+		gdx_rail_failed(c, r, "no thread to connect its QPs again");
+		return;
+	}
+	c->run[r].deadline_ms = now + GDX_RESTORE_WAIT_MS;
+}
+
+static void gdx_fo_connected(struct gdx_comm *c, int r, int ret, uint64_t now)
 {
 	struct gdx_rail *rail = &c->rails[r];
 	struct gdx_rail_run *run = &c->run[r];
 
-	if (n->kind == GDX_NOTE_REFUSE) {
-		gdx_fo_attempt_failed(c, r, now, n->why[0] ? n->why : "the receiver refused");
-		return;
-	}
-	gdx_fo_remote(c, r, n);
-	if (gdx_rail_connect(rail, &c->remote_rails[r], &c->remote_qpn[r * c->qps_per_rail])) {
+	if (ret) {
 		gdx_rail_failed(c, r, "its QPs could not be connected again");
 		return;
 	}
@@ -464,41 +612,53 @@ void gdx_failover_probed(struct gdx_comm *c, int r, bool ok)
 		gdx_fo_back(c, r, gdx_now_ms());
 }
 
-/* Receiver: the sender asks for the rail back. */
+/* Receiver: the sender asks for the rail back: our QPs are reset and taken
+ * to RTS towards its new PSN in the background (gdx_fo_restored). */
 static void gdx_fo_restore(struct gdx_comm *c, int r, const struct gdx_note *n, uint64_t now)
 {
 	struct gdx_rail *rail = &c->rails[r];
-	int ret;
 
+	gdx_event_poll(c, true); /* the port's latest state */
 	if (!gdx_fo_port_up(rail)) {
 		char why[80];
 
-		snprintf(why, sizeof(why), "the receiver's port (%.40s port %d) is down", rail->dev->ibdev,
-			 rail->dev->ib_port);
-		gdx_note_set(c, r, GDX_NOTE_REFUSE, n->epoch, why);
+		snprintf(why, sizeof(why), "the receiver's port (%.40s port %d) is down",
+			 rail->dev->ibdev, rail->dev->ib_port);
+		gdx_note_set(c, r, GDX_NOTE_REFUSE, n->epoch | GDX_NOTE_PORT_DOWN, why);
 		gdx_notes_flush(c);
 		return;
 	}
-	if (c->run[r].state == GDX_RAIL_UP)
-		gdx_rail_freeze(rail); /* the sender started over: so do we */
-	ret = gdx_rail_reset(rail);
 	gdx_fo_remote(c, r, n);
-	for (int q = 0; q < rail->nqps && !ret; q++)
-		ret = gdx_rail_post_recvs(rail, q, (int)gdx_recvs_ahead(c->nrails));
-	if (!ret)
-		ret = gdx_rail_connect(rail, &c->remote_rails[r], &c->remote_qpn[r * c->qps_per_rail]);
+	c->run[r].bg_answers = n->epoch;
+	if (gdx_fo_bg_start(c, r, GDX_BG_RECEIVER)) {
+		gdx_note_set(c, r, GDX_NOTE_REFUSE, n->epoch,
+			     "the receiver has no thread to restore it");
+		gdx_notes_flush(c);
+		return;
+	}
+	gdx_fo_set(c, r, GDX_RAIL_RESTORING, now);
+	gdx_fo_count_live(c);
+}
+
+static void gdx_fo_restored(struct gdx_comm *c, int r, int ret, uint64_t now)
+{
+	struct gdx_rail *rail = &c->rails[r];
+
 	if (ret) {
-		gdx_note_set(c, r, GDX_NOTE_REFUSE, n->epoch, "the receiver could not reset its QPs");
+		gdx_note_set(c, r, GDX_NOTE_REFUSE, c->run[r].bg_answers,
+			     "the receiver could not reset its QPs");
 		gdx_fo_set(c, r, GDX_RAIL_DOWN, now);
 		gdx_notes_flush(c);
 		return;
 	}
 	c->run[r].attempts++;
+	c->run[r].unproven = true; /* until the sender's probe comes by it */
 	gdx_fo_set(c, r, GDX_RAIL_UP, now);
 	gdx_fo_count_live(c);
-	GDX_INFO(NCCL_NET, "%s: rail %d (%s) restored at the sender's request; receiving on it again",
+	GDX_INFO(NCCL_NET,
+		 "%s: rail %d (%s) restored at the sender's request; receiving on it again",
 		 gdx_fo_dev(c), r, rail->dev->ibdev);
-	gdx_note_set(c, r, GDX_NOTE_READY, n->epoch, NULL);
+	gdx_note_set(c, r, GDX_NOTE_READY, c->run[r].bg_answers, NULL);
 	gdx_notes_flush(c);
 }
 
@@ -510,6 +670,8 @@ static int gdx_fo_note(struct gdx_comm *c, int r, const struct gdx_note *n, uint
 	int act = 0;
 	char why[96];
 
+	GDX_TRACE(NCCL_NET, "%s: rail %d: note kind %u epoch %u answers 0x%x read in state %s",
+		  gdx_fo_dev(c), r, n->kind, n->epoch, n->answers, gdx_rail_state_name(run->state));
 	if (gdx_fo_sender(c)) {
 		switch (n->kind) {
 		case GDX_NOTE_DOWN:
@@ -525,7 +687,8 @@ static int gdx_fo_note(struct gdx_comm *c, int r, const struct gdx_note *n, uint
 			break;
 		case GDX_NOTE_READY:
 		case GDX_NOTE_REFUSE:
-			if (run->state == GDX_RAIL_RESTORING && n->answers == run->my_epoch)
+			if (run->state == GDX_RAIL_RESTORING &&
+			    (n->answers & ~GDX_NOTE_PORT_DOWN) == run->my_epoch)
 				gdx_fo_ready(c, r, n, now);
 			break;
 		default: break;
@@ -534,15 +697,18 @@ static int gdx_fo_note(struct gdx_comm *c, int r, const struct gdx_note *n, uint
 	}
 	switch (n->kind) {
 	case GDX_NOTE_DOWN:
-		/* already out: the sender has (or needs) no counts from us */
 		if (run->state == GDX_RAIL_UP) {
 			snprintf(why, sizeof(why), "the sender saw: %.70s", n->why);
 			act |= gdx_rail_failed(c, r, why);
+		} else if (run->state == GDX_RAIL_DOWN) {
+			/* asked again: our answer was lost; the counts are final
+			 * until the sender asks for the rail back */
+			gdx_fo_counted(c, r, now);
 		}
 		break;
 	case GDX_NOTE_RESTORE:
-		if (run->state == GDX_RAIL_DRAINING)
-			return -EAGAIN; /* after the counts */
+		if (run->state == GDX_RAIL_DRAINING || run->state == GDX_RAIL_RESTORING)
+			return -EAGAIN; /* after the counts, or the restore under way */
 		gdx_fo_restore(c, r, n, now);
 		break;
 	default: break;
@@ -566,6 +732,21 @@ static int gdx_fo_timers(struct gdx_comm *c, uint64_t now)
 				act |= gdx_rail_failed(c, r, why);
 			}
 			continue;
+		}
+		if (run->state == GDX_RAIL_RESTORING && run->bg_joinable) {
+			int ret;
+
+			if (gdx_fo_bg_done(c, r, &ret)) {
+				if (gdx_fo_sender(c))
+					gdx_fo_connected(c, r, ret, now);
+				else
+					gdx_fo_restored(c, r, ret, now);
+			}
+			continue;
+		}
+		if (run->state == GDX_RAIL_DRAINING && gdx_fo_sender(c) && now >= run->renote_ms) {
+			run->renote_ms = now + GDX_RENOTE_MS;
+			gdx_note_set(c, r, GDX_NOTE_DOWN, 0, run->why);
 		}
 		if (now < run->deadline_ms)
 			continue;

@@ -273,8 +273,11 @@ static void gdx_wc(struct gdx_comm *c, int r, const struct ibv_wc *wc)
 
 		if (state != GDX_RAIL_UP && state != GDX_RAIL_DRAINING)
 			return; /* counted already, and re-sent by the sender */
-		q->imms++;
 		q->recvs_to_post++;
+		c->run[r].unproven = false;
+		if (be32toh(wc->imm_data) == GDX_IMM_PROBE)
+			return; /* a restored rail's probe: it carries again */
+		q->imms++;
 		gdx_recv_imm(gdx_recv_comm_of(c), be32toh(wc->imm_data));
 		return;
 	}

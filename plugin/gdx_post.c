@@ -152,7 +152,8 @@ int gdx_post_seg(struct gdx_comm *c, int rail, int qi, const struct gdx_seg *seg
 		}
 		if (last && gdx_qp_signal(q, total + (uint32_t)n, seg->req && !done)) {
 			wrs[n - 1].send_flags |= IBV_SEND_SIGNALED;
-			wrs[n - 1].wr_id = GDX_WRID(GDX_WRID_SEND, qi, q->wr_posted + total + (uint32_t)n);
+			wrs[n - 1].wr_id =
+				GDX_WRID(GDX_WRID_SEND, qi, q->wr_posted + total + (uint32_t)n);
 		}
 		ret = ibv_post_send(q->qp, wrs, &bad);
 		if (ret) {
@@ -183,7 +184,8 @@ static int gdx_post_one(struct gdx_comm *c, int rail, int qi, struct ibv_sge *sg
 	struct ibv_send_wr wr = {
 		.sg_list = sge && sge->length ? sge : NULL,
 		.num_sge = sge && sge->length ? 1 : 0,
-		.opcode = IBV_WR_RDMA_WRITE,
+		.opcode = kind == GDX_WRID_PROBE ? IBV_WR_RDMA_WRITE_WITH_IMM : IBV_WR_RDMA_WRITE,
+		.imm_data = htobe32(GDX_IMM_PROBE),
 		.wr.rdma = {.remote_addr = raddr, .rkey = c->remote_ctrl_rkey[rail]},
 	};
 	struct ibv_send_wr *bad;

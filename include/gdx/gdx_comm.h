@@ -9,6 +9,7 @@
 #ifndef GDX_COMM_H
 #define GDX_COMM_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -72,6 +73,7 @@ enum gdx_note_kind {
 	GDX_NOTE_READY,	  /* receiver: mine are at RTS towards yours */
 	GDX_NOTE_REFUSE,  /* receiver: not now (my port is down) */
 };
+#define GDX_NOTE_PORT_DOWN (1u << 31)
 /* QPs per rail a note counts: a rail is taken out only where there are two
  * or more, so at most GDX_MAX_QPS / 2 each. */
 #define GDX_NOTE_COUNTS (GDX_MAX_QPS / 2)
@@ -79,7 +81,8 @@ enum gdx_note_kind {
 struct gdx_note {
 	uint32_t epoch;
 	uint32_t kind;
-	uint32_t answers; /* READY and REFUSE: the epoch of the RESTORE they answer */
+	uint32_t answers; /* READY and REFUSE: the epoch of the RESTORE they answer,
+			   * with GDX_NOTE_PORT_DOWN when the refusal is for that */
 	uint32_t psn;
 	uint8_t gid[16];
 	char why[80]; /* DOWN: what the writer saw, for the other end's log */
@@ -117,6 +120,7 @@ struct gdx_rail_run {
 	enum gdx_rail_state state;
 	uint64_t since_ms;    /* when it entered the state */
 	uint64_t deadline_ms; /* DRAINING, RESTORING, PROBING: when to move on */
+	uint64_t renote_ms;   /* sender, DRAINING: when to ask for the counts again */
 	uint64_t down_ms;     /* when it was last taken out */
 	uint32_t backoff_ms;  /* DOWN: wait before the next restore attempt */
 	uint32_t attempts;    /* restore attempts since it went down */
@@ -125,6 +129,17 @@ struct gdx_rail_run {
 	uint32_t peer_epoch;  /* of the peer's last note acted on */
 	uint32_t probes;      /* PROBING: probes not yet completed */
 	bool note_due;	      /* our note about it is still to be written */
+	bool unproven;	      /* receiver: restored, and nothing has come by it yet:
+			       * control writes avoid it until something does */
+	/* A restore's verbs calls, in a thread of their own: taking a RoCE QP
+	 * to RTR resolves the peer's address, which after a link flap can
+	 * block for a second (gdx_failover.c). */
+	pthread_t bg;
+	int bg_busy;	     /* the thread runs (atomic) */
+	int bg_result;	     /* its result once it is done: 0 or -errno */
+	bool bg_joinable;    /* a thread was started and not yet joined */
+	uint32_t bg_answers; /* receiver: the RESTORE it works on */
+	struct gdx_comm *bg_comm;
 	/* sender, DRAINING: where the current piece of the log is re-sent */
 	uint32_t resend_ord;
 	int resend_rail, resend_q;
@@ -135,6 +150,7 @@ struct gdx_rail_run {
 	uint64_t busy_since; /* ms; when inflight last went above 0 */
 	uint64_t busy_ms;    /* of the current window */
 	uint64_t win_bytes;  /* delivered in the current window */
+	uint32_t samples;    /* windows measured: the first replaces the port's speed */
 };
 
 /* First word of every object handed to NCCL: tells a wrong or freed pointer. */

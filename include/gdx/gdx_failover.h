@@ -24,6 +24,8 @@ enum {
 
 /* Sets the comm up: every rail UP, failover on where it can be. */
 void gdx_failover_init(struct gdx_comm *c);
+/* Before the comm's rails go: waits for restores still working. */
+void gdx_failover_fini(struct gdx_comm *c);
 /* Rail rail failed (why: what was seen): taken out where it can be (then
  * returns GDX_FO_* actions), else the comm fails with -EREMOTEIO. */
 int gdx_rail_failed(struct gdx_comm *c, int rail, const char *why);

@@ -75,7 +75,8 @@ int gdx_post_seg(struct gdx_comm *c, int rail, int q, const struct gdx_seg *seg,
  * the peer's at raddr, unsignaled unless its slots are due or must. */
 int gdx_post_ctrl_write(struct gdx_comm *c, int rail, int q, const void *local, uint32_t len,
 			uint64_t raddr, bool must_signal);
-/* A signaled zero-byte write: whether the path delivers (gdx_failover.c). */
+/* A signaled zero-byte WRITE_WITH_IMM of GDX_IMM_PROBE: whether the path
+ * delivers (gdx_failover.c); the receiver learns it does. */
 int gdx_post_probe(struct gdx_comm *c, int rail, int q);
 
 /* A signaled send completion on QP q of rail with WR count wr: everything up

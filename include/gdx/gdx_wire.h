@@ -125,6 +125,9 @@ _Static_assert(sizeof(struct gdx_cts) == 64, "a CTS entry is 64 bytes");
 #define GDX_IMM_SEQ_MASK   127u
 #define GDX_IMM_F_GROUP	   (1u << 9)
 #define GDX_IMM_F_REFUSED  (1u << 8)
+/* A restored rail's probe (gdx_failover.c): no receive, no piece; the
+ * receiver learns that the rail carries again. Outside both forms. */
+#define GDX_IMM_PROBE 0xffffffffu
 
 struct gdx_imm {
 	uint32_t seq; /* the receive's sequence number mod 128 */
