@@ -77,22 +77,29 @@ static int gdx_comm_ctrl_create(struct gdx_comm *c)
  * the bytes really took, and what its rails went through. */
 static void gdx_comm_report(const struct gdx_comm *c)
 {
-	char rails[256] = "";
+	char rails[512] = "";
 	size_t off = 0;
 
-	for (int r = 0; r < c->nrails && c->failover; r++)
+	for (int r = 0; r < c->nrails && c->nrails > 1 && off < sizeof(rails); r++) {
+		off += (size_t)snprintf(rails + off, sizeof(rails) - off, "; rail %d (%s)", r,
+					c->rails[r].dev->ibdev);
+		if (c->kind == GDX_KIND_SEND && off < sizeof(rails))
+			off += (size_t)snprintf(rails + off, sizeof(rails) - off,
+						" delivered %.0f Mb/s lately",
+						c->run[r].rate * 8e-3);
 		if (c->run[r].downs && off < sizeof(rails))
 			off += (size_t)snprintf(rails + off, sizeof(rails) - off,
-						"; rail %d (%s) was taken out %u time(s), now %s", r,
-						c->rails[r].dev->ibdev, c->run[r].downs,
+						", taken out %u time(s), now %s", c->run[r].downs,
 						gdx_rail_state_name(c->run[r].state));
+	}
 	if (c->bytes_gpu + c->bytes_host == 0 || c->nrails == 0)
 		return;
 	GDX_INFO(NCCL_INIT | NCCL_NET,
 		 "%s: %s comm with %s closed: %llu bytes GPU-direct, %llu bytes through "
 		 "host memory%s",
 		 gdx_vdev_get(c->dev_index)->name, c->kind == GDX_KIND_SEND ? "send" : "receive",
-		 c->peer, (unsigned long long)c->bytes_gpu, (unsigned long long)c->bytes_host, rails);
+		 c->peer, (unsigned long long)c->bytes_gpu, (unsigned long long)c->bytes_host,
+		 rails);
 	for (int i = 0; i < c->nrails; i++) {
 		/* split evenly: the rails of one comm carry alike */
 		__atomic_add_fetch(&c->rails[i].dev->bytes_gpu, c->bytes_gpu / (uint64_t)c->nrails,
@@ -104,6 +111,7 @@ static void gdx_comm_report(const struct gdx_comm *c)
 
 void gdx_comm_base_fini(struct gdx_comm *c)
 {
+	gdx_failover_fini(c);
 	gdx_comm_report(c);
 	for (int i = 0; i < c->nrails; i++) {
 		for (int q = 0; q < c->rails[i].nqps; q++)
@@ -239,7 +247,10 @@ const char *gdx_comm_features(const struct gdx_comm *c, char *buf, size_t len)
 
 	snprintf(buf, len, "%d rail(s) x %d QP(s)%s, AR %s, relaxed ordering %s, ECE %s", c->nrails,
 		 c->qps_per_rail, c->qps_per_rail > 1 && c->split ? " (split)" : "",
-		 c->kind != GDX_KIND_SEND ? "sender's" : c->ar ? "on" : "off",
-		 c->rails[0].dev->ro ? "on" : "off", gdx_ece_str(&c->rails[0].ece, ece, sizeof(ece)));
+		 c->kind != GDX_KIND_SEND ? "sender's"
+		 : c->ar		  ? "on"
+					  : "off",
+		 c->rails[0].dev->ro ? "on" : "off",
+		 gdx_ece_str(&c->rails[0].ece, ece, sizeof(ece)));
 	return buf;
 }

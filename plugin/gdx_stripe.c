@@ -25,9 +25,26 @@ void gdx_stripe_reset(struct gdx_comm *c, int rail)
 {
 	struct gdx_rail_run *run = &c->run[rail];
 	double rate = run->rate;
+	uint32_t samples = run->samples;
 
 	memset(&run->rate, 0, sizeof(*run) - offsetof(struct gdx_rail_run, rate));
 	run->rate = rate;
+	run->samples = samples;
+}
+
+void gdx_stripe_back(struct gdx_comm *c, int rail)
+{
+	double sum = 0;
+	int n = 0;
+
+	gdx_stripe_reset(c, rail);
+	for (int r = 0; r < c->nrails; r++)
+		if (r != rail && c->run[r].state == GDX_RAIL_UP) {
+			sum += c->run[r].rate;
+			n++;
+		}
+	if (n && sum / n > c->run[rail].rate)
+		c->run[rail].rate = sum / n;
 }
 
 void gdx_stripe_posted(struct gdx_comm *c, int rail, uint64_t bytes)
@@ -59,7 +76,8 @@ void gdx_stripe_delivered(struct gdx_comm *c, int rail, uint64_t bytes)
 	if (busy >= GDX_RATE_WINDOW_MS) {
 		double seen = (double)run->win_bytes / (double)busy;
 
-		run->rate = 0.75 * run->rate + 0.25 * seen;
+		/* the port's speed was a guess; what it delivers is not */
+		run->rate = run->samples++ ? 0.75 * run->rate + 0.25 * seen : seen;
 		run->win_bytes = 0;
 		run->busy_ms = 0;
 		run->busy_since = now;
@@ -148,8 +166,10 @@ static int gdx_stripe_rail(const struct gdx_comm *c, int rail, uint64_t off, uin
 		for (int q = 0; q < nq && done < len; q++) {
 			uint64_t l = len - done < even ? len - done : even;
 
-			out[n++] = (struct gdx_piece){
-				.rail = (uint8_t)rail, .q = (uint8_t)q, .off = off + done, .len = l};
+			out[n++] = (struct gdx_piece){.rail = (uint8_t)rail,
+						      .q = (uint8_t)q,
+						      .off = off + done,
+						      .len = l};
 			done += l;
 		}
 		return n;
@@ -172,7 +192,7 @@ int gdx_stripe_plan(struct gdx_comm *c, uint64_t size, uint64_t seq, bool one_ra
 		if (c->run[r].state != GDX_RAIL_UP)
 			continue;
 		live[nlive] = r;
-		weight[nlive++] = c->run[r].rate;
+		weight[nlive++] = gdx_params.stripe_weighted ? c->run[r].rate : 1.0;
 	}
 	gdx_stripe_shares(size, weight, nlive, share);
 	for (int i = 0; i < nlive; i++) {

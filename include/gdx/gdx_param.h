@@ -54,7 +54,9 @@
 	  "hwloc XML (lstopo --of xml) to read instead of the live machine's topology")           \
 	X(int, stripe_min, "STRIPE_MIN", "65536", NULL, 0, INT_MAX,                               \
 	  "messages of at least this many bytes are split over every rail of a fused device; "    \
-	  "smaller ones go to one rail, round-robin")                                             \
+	  "smaller ones go to the rail that would deliver them first")                            \
+	X(int, stripe_weighted, "STRIPE_WEIGHTED", "1", NULL, 0, 1,                               \
+	  "1: split by what each rail has been delivering; 0: evenly, as net_ib does")            \
 	X(str, gdr, "GDR", "auto", NULL, 0, -1,                                                   \
 	  "GPUDirect RDMA: auto (advertise GPU memory where registering it works), on (fail "     \
 	  "init where it does not), off (host memory only)")                                      \

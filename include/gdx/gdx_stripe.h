@@ -36,9 +36,12 @@ int gdx_stripe_pick(const struct gdx_comm *c, uint64_t size, uint64_t seq);
 /* Bytes posted on a rail, and bytes it has shown delivered: the rates. */
 void gdx_stripe_posted(struct gdx_comm *c, int rail, uint64_t bytes);
 void gdx_stripe_delivered(struct gdx_comm *c, int rail, uint64_t bytes);
-/* A rail's in-flight bytes forgotten (it was taken out) or its rate started
- * again (it is back). */
+/* A rail's in-flight bytes forgotten: it was taken out. */
 void gdx_stripe_reset(struct gdx_comm *c, int rail);
+/* A rail back: it starts from the rate it had or the others' average,
+ * whichever is more (what it delivered as it failed says nothing of the
+ * path now), and its share settles from there. */
+void gdx_stripe_back(struct gdx_comm *c, int rail);
 
 /* Pure share computation, for the tests: split size over n weights into
  * aligned shares (the last takes the rest). */
