@@ -113,20 +113,14 @@ static const char *gdx_dev_ids(int rail, int plane, char *buf, size_t len)
 		snprintf(buf, len, ", rail %d plane %d", rail, plane);
 	return buf;
 }
-/* Whether the provider takes IBV_ACCESS_RELAXED_ORDERING: one page
- * registered with it, once per device. libibverbs drops the flag itself
- * where the kernel has no optional access flags, and providers may ignore
- * it; a refusal is what turns it off. */
-static int gdx_dev_ro_probe(struct gdx_ibctx *ib)
+int gdx_dev_ro_takes(struct ibv_context *ctx)
 {
 	struct ibv_pd *pd;
 	struct ibv_mr *mr;
 	void *page;
 	int ret;
 
-	if (ib->ro_probe)
-		return ib->ro_probe;
-	pd = ibv_alloc_pd(ib->ctx);
+	pd = ibv_alloc_pd(ctx);
 	page = aligned_alloc(4096, 4096);
 	if (!pd || !page) {
 		ret = -ENOMEM;
@@ -141,8 +135,23 @@ static int gdx_dev_ro_probe(struct gdx_ibctx *ib)
 	free(page);
 	if (pd)
 		ibv_dealloc_pd(pd);
-	ib->ro_probe = ret;
 	return ret;
+}
+
+bool gdx_dev_ar_default(uint8_t link_layer)
+{
+	/* net_ib's default: adaptive routing on InfiniBand, not on RoCE */
+	if (gdx_params.adaptive_routing < 0)
+		return link_layer == IBV_LINK_LAYER_INFINIBAND;
+	return gdx_params.adaptive_routing == 1;
+}
+
+/* Once per device: its ports share the answer. */
+static int gdx_dev_ro_probe(struct gdx_ibctx *ib)
+{
+	if (!ib->ro_probe)
+		ib->ro_probe = gdx_dev_ro_takes(ib->ctx);
+	return ib->ro_probe;
 }
 
 static void gdx_dev_ro(struct gdx_dev *d)
@@ -208,9 +217,7 @@ static int gdx_dev_add_port(struct gdx_ibctx *ib, const char *ibdev, int ib_port
 	d->ptr_support = NCCL_PTR_HOST;
 	d->gid_auto_index = -1;
 	d->ib = ib;
-	/* net_ib's default: adaptive routing on InfiniBand, not on RoCE */
-	d->ar = gdx_params.adaptive_routing < 0 ? pa->link_layer == IBV_LINK_LAYER_INFINIBAND
-						: gdx_params.adaptive_routing == 1;
+	d->ar = gdx_dev_ar_default(pa->link_layer);
 	gdx_dev_ro(d);
 	GDX_INFO(NCCL_INIT | NCCL_NET,
 		 "device %d: %s port %d, %s, %d Mbps, pci %s%s, adaptive routing %s, relaxed "

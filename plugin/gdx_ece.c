@@ -7,6 +7,31 @@
 #include <gdx/gdx_log.h>
 #include <gdx/gdx_param.h>
 
+int gdx_ece_probe(struct ibv_context *ctx, struct ibv_ece *out)
+{
+	struct ibv_qp_init_attr ia = {
+		.qp_type = IBV_QPT_RC,
+		.cap = {.max_send_wr = 1, .max_recv_wr = 1, .max_send_sge = 1, .max_recv_sge = 1}};
+	struct ibv_pd *pd = ibv_alloc_pd(ctx);
+	struct ibv_cq *cq = pd ? ibv_create_cq(ctx, 1, NULL, NULL, 0) : NULL;
+	struct ibv_qp *qp = NULL;
+	int ret;
+
+	memset(out, 0, sizeof(*out));
+	if (cq) {
+		ia.send_cq = ia.recv_cq = cq;
+		qp = ibv_create_qp(pd, &ia);
+	}
+	ret = qp ? ibv_query_ece(qp, out) : (errno ? errno : ENOMEM);
+	if (qp)
+		ibv_destroy_qp(qp);
+	if (cq)
+		ibv_destroy_cq(cq);
+	if (pd)
+		ibv_dealloc_pd(pd);
+	return ret;
+}
+
 void gdx_ece_query(struct gdx_rail *r, struct gdx_wire_ece *out)
 {
 	struct ibv_ece ece;
@@ -23,8 +48,9 @@ void gdx_ece_query(struct gdx_rail *r, struct gdx_wire_ece *out)
 			GDX_INFO(NCCL_INIT | NCCL_NET,
 				 "%s: ECE %s (ibv_query_ece: %s); connections on it go without",
 				 r->dev->ibdev,
-				 ret == EOPNOTSUPP || ret == ENOTSUP ? "not supported by the provider"
-								     : "could not be read",
+				 ret == EOPNOTSUPP || ret == ENOTSUP
+					 ? "not supported by the provider"
+					 : "could not be read",
 				 strerror(ret));
 		return;
 	}
