@@ -18,16 +18,10 @@ static const size_t sizes[] = {0, 1, 4096, 65536, 1048577, 8388608};
 
 static unsigned long long tx_bytes(int veth)
 {
-	char path[96];
-	unsigned long long v = 0;
-	FILE *f;
+	char ifname[16];
 
-	snprintf(path, sizeof(path), "/sys/class/net/veth%d/statistics/tx_bytes", veth);
-	f = fopen(path, "r");
-	ASSERT(f != NULL);
-	ASSERT_EQ(fscanf(f, "%llu", &v), 1);
-	fclose(f);
-	return v;
+	snprintf(ifname, sizeof(ifname), "veth%d", veth);
+	return gdx_tx_bytes(ifname);
 }
 
 /* Transfers of every size through p; a striped one leaves by every veth of
