@@ -29,6 +29,7 @@
 #include <gdx/gdx_p2p.h>
 #include <gdx/gdx_param.h>
 #include <gdx/gdx_ptrset.h>
+#include <gdx/gdx_setup.h>
 #include <gdx/gdx_time.h>
 
 /*
@@ -95,6 +96,7 @@ struct gdx_connect {
 	struct gdx_handle handle; /* as it was in the buffer */
 	uint64_t last_ms;	  /* the last call that drove it */
 	uint32_t remote_members;  /* NICs of the listener's device */
+	uint32_t remote_qps;	  /* QPs per rail the listener asks for */
 	struct gdx_ctx *ctx;
 	int dev;
 	int tc;
@@ -281,7 +283,8 @@ int gdx_listen(struct gdx_ctx *ctx, int dev, void *handle, struct gdx_listen_com
 			bound.u.sa.sa_family == AF_INET ? bound.u.in.sin_port
 							: bound.u.in6.sin6_port,
 			bound.u.sa.sa_family == AF_INET6 ? bound.u.in6.sin6_scope_id : 0, lc->nonce,
-			gdx_vdev_get(dev) ? (uint32_t)gdx_vdev_get(dev)->nmembers : 1);
+			gdx_vdev_get(dev) ? (uint32_t)gdx_vdev_get(dev)->nmembers : 1,
+			(uint32_t)gdx_params.qps_per_connection);
 	ret = gdx_live_add(lc);
 	if (ret)
 		goto err_close;
@@ -293,163 +296,6 @@ err_close:
 err_free:
 	free(lc);
 	return ret;
-}
-
-/* A comm's large parts in pages of their own, zeroed: closing the comm gives
- * them back to the system, whatever the heap holds around them. */
-static void *gdx_pages_alloc(size_t len)
-{
-	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-
-	return p == MAP_FAILED ? NULL : p;
-}
-
-static void gdx_pages_free(void *p, size_t len)
-{
-	if (p)
-		munmap(p, len);
-}
-
-/* Allocates the objects a comm starts with (its requests); rails come later. */
-static int gdx_comm_base_init(struct gdx_comm *c, uint32_t kind, int dev, int fd, const char *peer,
-			      struct gdx_ctx *ctx, int tc)
-{
-	c->kind = kind;
-	c->dev_index = dev;
-	c->ctx = ctx;
-	c->tc = tc >= 0 ? tc : (ctx && ctx->tc >= 0 ? ctx->tc : -1);
-	c->nmembers = gdx_vdev_get(dev)->nmembers;
-	c->sock = fd;
-	snprintf(c->peer, sizeof(c->peer), "%s", peer);
-	/* receive comms: 32 receives plus their flushes */
-	c->max_reqs = kind == GDX_KIND_SEND ? GDX_MAX_SEND_REQUESTS : 2 * GDX_MAX_REQUESTS;
-	c->reqs = gdx_pages_alloc((size_t)c->max_reqs * sizeof(*c->reqs));
-	if (!c->reqs)
-		return -ENOMEM;
-	for (int i = 0; i < c->max_reqs; i++)
-		c->reqs[i].comm = c;
-	return 0;
-}
-
-/* The control area (gdx_comm.h), registered on every NIC of the device:
- * remote write for the FIFO a receiver writes and the sizes a sender writes. */
-static int gdx_comm_ctrl_create(struct gdx_comm *c)
-{
-	int ret;
-
-	c->ctrl = gdx_pages_alloc(sizeof(*c->ctrl));
-	if (!c->ctrl)
-		return -ENOMEM;
-	for (int m = 0; m < c->nmembers; m++) {
-		c->ctrl_mr[m] = ibv_reg_mr(c->rails[m].pd, c->ctrl, sizeof(*c->ctrl),
-					   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
-		if (!c->ctrl_mr[m]) {
-			ret = errno ? -errno : -ENOMEM;
-			GDX_WARN("ibv_reg_mr(%s, the comm's FIFO) failed: %s",
-				 c->rails[m].dev->ibdev, strerror(-ret));
-			return ret;
-		}
-	}
-	return 0;
-}
-
-/* The per-path byte counts of a comm, once it closes: the proof of which path
- * the bytes really took. */
-static void gdx_comm_report(const struct gdx_comm *c)
-{
-	if (c->bytes_gpu + c->bytes_host == 0 || c->nrails == 0)
-		return;
-	GDX_INFO(NCCL_INIT | NCCL_NET,
-		 "%s: %s comm with %s closed: %llu bytes GPU-direct, %llu bytes through "
-		 "host memory",
-		 gdx_vdev_get(c->dev_index)->name, c->kind == GDX_KIND_SEND ? "send" : "receive",
-		 c->peer, (unsigned long long)c->bytes_gpu, (unsigned long long)c->bytes_host);
-	for (int i = 0; i < c->nrails; i++) {
-		/* split evenly: the rails of one comm carry alike */
-		__atomic_add_fetch(&c->rails[i].dev->bytes_gpu, c->bytes_gpu / (uint64_t)c->nrails,
-				   __ATOMIC_RELAXED);
-		__atomic_add_fetch(&c->rails[i].dev->bytes_host,
-				   c->bytes_host / (uint64_t)c->nrails, __ATOMIC_RELAXED);
-	}
-}
-
-static void gdx_comm_base_fini(struct gdx_comm *c)
-{
-	gdx_comm_report(c);
-	for (int i = 0; i < c->nrails; i++)
-		gdx_rail_destroy(&c->rails[i]);
-	c->nrails = 0;
-	for (int m = 0; m < GDX_MAX_RAILS; m++)
-		if (c->ctrl_mr[m])
-			ibv_dereg_mr(c->ctrl_mr[m]);
-	gdx_pages_free(c->ctrl, sizeof(*c->ctrl));
-	gdx_pages_free(c->reqs, (size_t)c->max_reqs * sizeof(*c->reqs));
-	if (c->sock >= 0)
-		close(c->sock);
-	c->sock = -1;
-	c->kind = GDX_KIND_DEAD;
-}
-
-/* nrails rails over the members of the (possibly fused) device, rail i on
- * member i % members, each with the connection's service level and class,
- * with the queue depths of the comm's kind (gdx_comm.h); then its control
- * area. */
-static int gdx_comm_rails_create(struct gdx_comm *c, struct gdx_vdev *v, int nrails, uint8_t sl,
-				 uint8_t tc)
-{
-	bool send = c->kind == GDX_KIND_SEND;
-
-	for (int i = 0; i < nrails; i++) {
-		struct gdx_rail *r = &c->rails[i];
-		int ret = gdx_rail_create(r, v->members[i % v->nmembers], c,
-					  send ? GDX_SEND_SQ : GDX_RECV_SQ,
-					  send ? 0 : GDX_RECVS_AHEAD);
-
-		if (ret)
-			return ret; /* the caller's free destroys the rails made */
-		r->member = i % v->nmembers;
-		r->sl = sl;
-		r->tc = tc;
-		c->nrails = i + 1;
-	}
-	return gdx_comm_ctrl_create(c);
-}
-
-/* The connection's rail count: net_ib's max(local, remote) QPs. */
-static int gdx_rails_for(int local, uint32_t remote)
-{
-	return (uint32_t)local > remote ? local : (int)remote;
-}
-
-static void gdx_meta_fill(struct gdx_wire_meta *m, const struct gdx_comm *c)
-{
-	memset(m, 0, sizeof(*m));
-	m->nrails = (uint32_t)c->nrails;
-	m->max_recvs = GDX_MAX_RECVS;
-	m->sl = c->rails[0].sl;
-	m->tc = c->rails[0].tc;
-	snprintf(m->dev_name, sizeof(m->dev_name), "%.63s", gdx_vdev_get(c->dev_index)->name);
-	for (int i = 0; i < c->nrails; i++)
-		gdx_rail_local(&c->rails[i], &m->rails[i]);
-}
-
-static int gdx_comm_rails_connect(struct gdx_comm *c, const struct gdx_wire_meta *remote)
-{
-	if ((int)remote->nrails != c->nrails) {
-		GDX_WARN("peer %s (%s) made %u QPs for the connection, %s made %d: its handshake "
-			 "disagrees with its own rail count",
-			 c->peer, remote->dev_name, remote->nrails,
-			 gdx_vdev_get(c->dev_index)->name, c->nrails);
-		return -EPROTO;
-	}
-	snprintf(c->peer_dev, sizeof(c->peer_dev), "%s", remote->dev_name);
-	for (int i = 0; i < c->nrails; i++) {
-		int ret = gdx_rail_connect(&c->rails[i], &remote->rails[i]);
-
-		if (ret)
-			return ret;
-	}
-	return 0;
 }
 
 static void gdx_send_comm_free(struct gdx_send_comm *sc)
@@ -474,9 +320,12 @@ static int gdx_send_comm_create(struct gdx_connect *cs, struct gdx_send_comm **s
 		return -ENOMEM;
 	ret = gdx_comm_base_init(&sc->base, GDX_KIND_SEND, cs->dev, -1, cs->peer, cs->ctx, cs->tc);
 	gdx_rail_qos(sc->base.tc, &sl, &tc);
-	if (!ret)
-		ret = gdx_comm_rails_create(
-			&sc->base, dev, gdx_rails_for(dev->nmembers, cs->remote_members), sl, tc);
+	if (!ret) {
+		int nrails = gdx_comm_rails_for(dev->nmembers, cs->remote_members);
+
+		ret = gdx_comm_rails_create(&sc->base, dev, nrails,
+					    gdx_comm_qps_for(nrails, cs->remote_qps), sl, tc);
+	}
 	if (ret)
 		goto err;
 	sc->base.sock = cs->fd;
@@ -580,6 +429,7 @@ static int gdx_connect_start(struct gdx_ctx *ctx, int dev, int tc, const void *h
 	memcpy(&cs->handle, handle, sizeof(cs->handle));
 	cs->last_ms = gdx_now_ms();
 	cs->remote_members = le16toh(h->nrails);
+	cs->remote_qps = le16toh(h->qps);
 	cs->ctx = ctx;
 	cs->dev = dev;
 	cs->tc = tc;
@@ -633,9 +483,7 @@ static int gdx_connect_progress(struct gdx_connect *cs)
 				return ret;
 			gdx_wire_hello_pack(&cs->out.hello, cs->nonce,
 					    (uint32_t)cs->sc->base.nmembers);
-			gdx_meta_fill(&cs->meta_in, &cs->sc->base); /* scratch for ours */
-			cs->meta_in.fifo_addr = (uintptr_t)cs->sc->base.ctrl->fifo;
-			cs->meta_in.fifo_rkey = cs->sc->base.ctrl_mr[0]->rkey;
+			gdx_comm_meta_fill(&cs->meta_in, &cs->sc->base); /* scratch for ours */
 			gdx_wire_meta_pack(&cs->out.meta, &cs->meta_in);
 			gdx_xfer_set(&cs->xfer, &cs->out, sizeof(cs->out));
 			ret = gdx_connect_set_state(cs, GDX_CONN_SEND);
@@ -686,9 +534,6 @@ static int gdx_connect_progress(struct gdx_connect *cs)
 			ret = gdx_comm_rails_connect(&cs->sc->base, &cs->meta_in);
 			if (ret)
 				return ret;
-			cs->sc->remote_sizes = cs->meta_in.sizes_addr;
-			for (int i = 0; i < cs->sc->base.nrails; i++)
-				cs->sc->remote_sizes_rkey[i] = cs->meta_in.rails[i].sizes_rkey;
 			cs->ready = htole32(GDX_WIRE_READY);
 			gdx_xfer_set(&cs->xfer, &cs->ready, sizeof(cs->ready));
 			ret = gdx_connect_set_state(cs, GDX_CONN_SEND_READY);
@@ -716,15 +561,24 @@ io_err:
 	return ret;
 }
 
-/* What the connection's INFO line adds when the ends' rail counts differ. */
+/* The connection's INFO line: what it is made of, and what differed
+ * between the ends. */
 static const char *gdx_rails_note(const struct gdx_comm *c, uint32_t peer_members, char *buf,
 				  size_t len)
 {
-	buf[0] = '\0';
-	if ((uint32_t)c->nmembers != peer_members)
-		snprintf(buf, len,
-			 " (%d rail(s) here, %u there: one QP per rail of the larger end)",
-			 c->nmembers, peer_members);
+	char features[160];
+	int off;
+
+	off = snprintf(buf, len, "%s", gdx_comm_features(c, features, sizeof(features)));
+	if ((uint32_t)c->nmembers != peer_members && off > 0 && (size_t)off < len)
+		off += snprintf(buf + off, len - (size_t)off,
+				" (%d NIC(s) here, %u there: one rail per NIC of the larger end)",
+				c->nmembers, peer_members);
+	if (c->qps_per_rail != gdx_params.qps_per_connection && off > 0 && (size_t)off < len)
+		snprintf(buf + off, len - (size_t)off,
+			 " (%d QP(s) per rail asked for here: the ends' larger count, within %d in "
+			 "all)",
+			 gdx_params.qps_per_connection, GDX_MAX_QPS);
 	return buf;
 }
 
@@ -734,7 +588,7 @@ int gdx_connect(struct gdx_ctx *ctx, int dev, int tc, void *handle, struct gdx_s
 	struct gdx_connect *cs;
 	struct gdx_send_comm *sc;
 	uint32_t members;
-	char note[96];
+	char note[320];
 	int ret;
 
 	*comm_p = NULL;
@@ -762,8 +616,8 @@ int gdx_connect(struct gdx_ctx *ctx, int dev, int tc, void *handle, struct gdx_s
 		gdx_send_comm_free(sc);
 		return ret;
 	}
-	GDX_INFO(NCCL_INIT | NCCL_NET, "connected %s to %s (%s), %d rail(s)%s",
-		 gdx_vdev_get(dev)->name, sc->base.peer, sc->base.peer_dev, sc->base.nrails,
+	GDX_INFO(NCCL_INIT | NCCL_NET, "connected %s to %s (%s), %s", gdx_vdev_get(dev)->name,
+		 sc->base.peer, sc->base.peer_dev,
 		 gdx_rails_note(&sc->base, members, note, sizeof(note)));
 	*comm_p = sc;
 	return 0;
@@ -776,15 +630,6 @@ static void gdx_recv_comm_free(struct gdx_recv_comm *rc)
 	gdx_flush_destroy(rc);
 	gdx_comm_base_fini(&rc->base);
 	free(rc);
-}
-
-/* The acceptor's metadata: its rails, and where its group sizes go. */
-static void gdx_recv_meta_fill(struct gdx_wire_meta *m, const struct gdx_recv_comm *rc)
-{
-	gdx_meta_fill(m, &rc->base);
-	m->sizes_addr = (uintptr_t)rc->base.ctrl->sizes;
-	for (int i = 0; i < rc->base.nrails; i++)
-		m->rails[i].sizes_rkey = rc->base.ctrl_mr[rc->base.rails[i].member]->rkey;
 }
 
 static int gdx_recv_comm_create(struct gdx_listen_comm *lc, struct gdx_accept *a)
@@ -801,15 +646,24 @@ static int gdx_recv_comm_create(struct gdx_listen_comm *lc, struct gdx_accept *a
 	ret = gdx_comm_base_init(&rc->base, GDX_KIND_RECV, lc->dev_index, -1, a->peer, lc->ctx, -1);
 	/* the sender's service level and class for both ends, as net_ib; the
 	 * clear-to-sends' own class when NCCL_GDX_FIFO_TC says so */
+	/* the connector's rail and QP counts: the larger of both ends' */
+	if (!ret && (a->meta.nrails != (uint32_t)gdx_comm_rails_for(
+					       dev->nmembers, gdx_wire_hello_rails(&a->hello)) ||
+		     (int)a->meta.qps_per_rail < gdx_comm_qps_for((int)a->meta.nrails, 1))) {
+		GDX_WARN("refused connection from %s: it made %u rail(s) of %u QP(s), where %d "
+			 "NIC(s) here and its %u ask for %d of at least %d",
+			 a->peer, a->meta.nrails, a->meta.qps_per_rail, dev->nmembers,
+			 gdx_wire_hello_rails(&a->hello),
+			 gdx_comm_rails_for(dev->nmembers, gdx_wire_hello_rails(&a->hello)),
+			 gdx_comm_qps_for((int)a->meta.nrails, 1));
+		ret = -EPROTO;
+	}
 	if (!ret)
 		ret = gdx_comm_rails_create(
-			&rc->base, dev,
-			gdx_rails_for(dev->nmembers, gdx_wire_hello_rails(&a->hello)), a->meta.sl,
+			&rc->base, dev, (int)a->meta.nrails, (int)a->meta.qps_per_rail, a->meta.sl,
 			gdx_params.fifo_tc >= 0 ? (uint8_t)gdx_params.fifo_tc : a->meta.tc);
 	if (ret)
 		goto err;
-	rc->remote_fifo = a->meta.fifo_addr;
-	rc->remote_fifo_rkey = a->meta.fifo_rkey;
 	ret = gdx_comm_rails_connect(&rc->base, &a->meta);
 	if (!ret)
 		ret = gdx_recv_comm_start(rc);
@@ -878,7 +732,7 @@ static int gdx_accept_progress(struct gdx_listen_comm *lc, struct gdx_accept *a)
 				return ret;
 			a->rc->base.sock = a->fd;
 			gdx_wire_hello_pack(&a->out.hello, lc->nonce, (uint32_t)nrails);
-			gdx_recv_meta_fill(&a->meta, a->rc);
+			gdx_comm_meta_fill(&a->meta, &a->rc->base);
 			gdx_wire_meta_pack(&a->out.meta, &a->meta);
 			gdx_xfer_set(&a->xfer, &a->out, sizeof(a->out));
 			ret = gdx_accept_set_state(a, GDX_ACC_SEND);
@@ -961,7 +815,7 @@ static bool gdx_listen_take(struct gdx_listen_comm *lc)
 static int gdx_accept_pending(struct gdx_listen_comm *lc, struct gdx_recv_comm **comm_p)
 {
 	uint64_t now = gdx_now_ms();
-	char note[96];
+	char note[320];
 
 	for (int i = 0; i < lc->npending; i++) {
 		struct gdx_accept *a = lc->pending[i];
@@ -988,9 +842,8 @@ static int gdx_accept_pending(struct gdx_listen_comm *lc, struct gdx_recv_comm *
 			return ret;
 		}
 		*comm_p = a->rc;
-		GDX_INFO(NCCL_INIT | NCCL_NET, "accepted %s (%s) on %s, %d rail(s)%s",
-			 a->rc->base.peer, a->rc->base.peer_dev, gdx_vdev_get(lc->dev_index)->name,
-			 a->rc->base.nrails,
+		GDX_INFO(NCCL_INIT | NCCL_NET, "accepted %s (%s) on %s, %s", a->rc->base.peer,
+			 a->rc->base.peer_dev, gdx_vdev_get(lc->dev_index)->name,
 			 gdx_rails_note(&a->rc->base, gdx_wire_hello_rails(&a->hello), note,
 					sizeof(note)));
 		a->rc = NULL;

@@ -113,6 +113,69 @@ static const char *gdx_dev_ids(int rail, int plane, char *buf, size_t len)
 		snprintf(buf, len, ", rail %d plane %d", rail, plane);
 	return buf;
 }
+int gdx_dev_ro_takes(struct ibv_context *ctx)
+{
+	struct ibv_pd *pd;
+	struct ibv_mr *mr;
+	void *page;
+	int ret;
+
+	pd = ibv_alloc_pd(ctx);
+	page = aligned_alloc(4096, 4096);
+	if (!pd || !page) {
+		ret = -ENOMEM;
+	} else {
+		mr = ibv_reg_mr(pd, page, 4096,
+				IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+					IBV_ACCESS_RELAXED_ORDERING);
+		ret = mr ? 1 : (errno ? -errno : -EINVAL);
+		if (mr)
+			ibv_dereg_mr(mr);
+	}
+	free(page);
+	if (pd)
+		ibv_dealloc_pd(pd);
+	return ret;
+}
+
+bool gdx_dev_ar_default(uint8_t link_layer)
+{
+	/* net_ib's default: adaptive routing on InfiniBand, not on RoCE */
+	if (gdx_params.adaptive_routing < 0)
+		return link_layer == IBV_LINK_LAYER_INFINIBAND;
+	return gdx_params.adaptive_routing == 1;
+}
+
+/* Once per device: its ports share the answer. */
+static int gdx_dev_ro_probe(struct gdx_ibctx *ib)
+{
+	if (!ib->ro_probe)
+		ib->ro_probe = gdx_dev_ro_takes(ib->ctx);
+	return ib->ro_probe;
+}
+
+static void gdx_dev_ro(struct gdx_dev *d)
+{
+	int probe;
+
+	if (gdx_params.pci_relaxed_ordering == 0) {
+		d->ro = false;
+		snprintf(d->ro_why, sizeof(d->ro_why), "NCCL_GDX_PCI_RELAXED_ORDERING=0");
+		return;
+	}
+	if (gdx_params.pci_relaxed_ordering == 1) {
+		d->ro = d->ib->ro = true;
+		snprintf(d->ro_why, sizeof(d->ro_why), "NCCL_GDX_PCI_RELAXED_ORDERING=1");
+		return;
+	}
+	probe = gdx_dev_ro_probe(d->ib);
+	d->ro = d->ib->ro = probe > 0;
+	if (d->ro)
+		snprintf(d->ro_why, sizeof(d->ro_why), "the provider takes it");
+	else
+		snprintf(d->ro_why, sizeof(d->ro_why), "the provider refuses it: %s",
+			 strerror(-probe));
+}
 
 static int gdx_dev_add_port(struct gdx_ibctx *ib, const char *ibdev, int ib_port,
 			    const struct ibv_port_attr *pa, int nports,
@@ -154,10 +217,16 @@ static int gdx_dev_add_port(struct gdx_ibctx *ib, const char *ibdev, int ib_port
 	d->ptr_support = NCCL_PTR_HOST;
 	d->gid_auto_index = -1;
 	d->ib = ib;
-	GDX_INFO(NCCL_INIT | NCCL_NET, "device %d: %s port %d, %s, %d Mbps, pci %s%s", gdx_ndevs,
-		 ibdev, ib_port, pa->link_layer == IBV_LINK_LAYER_ETHERNET ? "RoCE" : "IB",
-		 d->speed_mbps, d->pci_path ? d->pci_path : "none (virtual device)",
-		 gdx_dev_ids(d->rail_id, d->plane_id, ids, sizeof(ids)));
+	d->ar = gdx_dev_ar_default(pa->link_layer);
+	gdx_dev_ro(d);
+	GDX_INFO(NCCL_INIT | NCCL_NET,
+		 "device %d: %s port %d, %s, %d Mbps, pci %s%s, adaptive routing %s, relaxed "
+		 "ordering %s (%s)",
+		 gdx_ndevs, ibdev, ib_port,
+		 pa->link_layer == IBV_LINK_LAYER_ETHERNET ? "RoCE" : "IB", d->speed_mbps,
+		 d->pci_path ? d->pci_path : "none (virtual device)",
+		 gdx_dev_ids(d->rail_id, d->plane_id, ids, sizeof(ids)), d->ar ? "on" : "off",
+		 d->ro ? "on" : "off", d->ro_why);
 	gdx_ndevs++;
 	return 1;
 }

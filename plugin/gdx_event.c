@@ -14,13 +14,40 @@
 #include <gdx/gdx_param.h>
 #include <gdx/gdx_time.h>
 
+/* How often one device's event queue is read when nobody forces it. */
+#define GDX_EVENT_MS 10
+
 /* Several comms of one device may wait on different threads. */
 static pthread_mutex_t gdx_event_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static void gdx_event_fail(struct gdx_comm *c, const struct ibv_async_event *ev)
+/* The rail of c an event names (its QP or CQ), -1 if none. */
+static int gdx_event_rail(const struct gdx_comm *c, const struct ibv_async_event *ev, bool qp)
 {
-	if (!c)
+	for (int r = 0; r < c->nrails; r++) {
+		if (!qp && c->rails[r].cq == ev->element.cq)
+			return r;
+		for (int q = 0; qp && q < c->rails[r].nqps; q++)
+			if (c->rails[r].qps[q].qp == ev->element.qp)
+				return r;
+	}
+	return -1;
+}
+
+static void gdx_event_fail(struct gdx_comm *c, const struct ibv_async_event *ev, bool qp)
+{
+	int rail;
+
+	if (!c || (c->kind != GDX_KIND_SEND && c->kind != GDX_KIND_RECV))
+		return; /* a flush QP's owner is its receive comm too; nothing else */
+	rail = gdx_event_rail(c, ev, qp);
+	if (c->failover && rail >= 0) {
+		/* the comm's own poll takes the rail out (gdx_failover.c) */
+		GDX_INFO(NCCL_NET, "%s: async event %s on rail %d of the comm with peer %s",
+			 gdx_vdev_get(c->dev_index)->name, ibv_event_type_str(ev->event_type), rail,
+			 c->peer);
+		__atomic_or_fetch(&c->async_failed, 1u << rail, __ATOMIC_RELAXED);
 		return;
+	}
 	if (!__atomic_load_n(&c->err, __ATOMIC_RELAXED))
 		GDX_WARN("%s: async event %s on the comm with peer %s (%s): the QP is in error",
 			 gdx_vdev_get(c->dev_index)->name, ibv_event_type_str(ev->event_type),
@@ -33,15 +60,16 @@ static void gdx_event_handle(struct gdx_dev *dev, const struct ibv_async_event *
 	switch (ev->event_type) {
 	case IBV_EVENT_QP_FATAL:
 	case IBV_EVENT_QP_REQ_ERR:
-	case IBV_EVENT_QP_ACCESS_ERR: gdx_event_fail(ev->element.qp->qp_context, ev); break;
-	case IBV_EVENT_CQ_ERR: gdx_event_fail(ev->element.cq->cq_context, ev); break;
+	case IBV_EVENT_QP_ACCESS_ERR: gdx_event_fail(ev->element.qp->qp_context, ev, true); break;
+	case IBV_EVENT_CQ_ERR: gdx_event_fail(ev->element.cq->cq_context, ev, false); break;
 	case IBV_EVENT_DEVICE_FATAL:
 		GDX_WARN("%s: device fatal error: every comm on it fails", dev->ibdev);
 		__atomic_store_n(&dev->ib->fatal, 1, __ATOMIC_RELAXED);
 		break;
 	case IBV_EVENT_PORT_ERR:
-		GDX_WARN("%s port %d is down (link lost?): comms on it fail if it stays down "
-			 "longer than their retries last",
+		GDX_WARN("%s port %d is down (link lost?): connections with another rail move "
+			 "their traffic there; the others fail if it stays down longer than "
+			 "their retries last",
 			 dev->ibdev, ev->element.port_num);
 		__atomic_store_n(&dev->port_down_ms, gdx_now_ms(), __ATOMIC_RELAXED);
 		break;
@@ -80,24 +108,32 @@ static void gdx_event_check_port(struct gdx_comm *c, struct gdx_dev *dev)
 	c->err = -ENETDOWN;
 }
 
-void gdx_event_poll(struct gdx_comm *c)
+void gdx_event_poll(struct gdx_comm *c, bool force)
 {
+	uint64_t now = gdx_now_ms();
+
 	pthread_mutex_lock(&gdx_event_lock);
 	for (int r = 0; r < c->nrails; r++) {
 		struct gdx_dev *dev = c->rails[r].dev;
 		struct ibv_async_event ev;
 
+		/* one read per device every GDX_EVENT_MS, however many comms ask */
+		if (!force && now - dev->ib->events_ms < GDX_EVENT_MS)
+			goto check;
+		dev->ib->events_ms = now;
 		while (ibv_get_async_event(dev->ib->ctx, &ev) == 0) {
 			gdx_event_handle(dev, &ev);
 			/* Last: destroying an object waits for its events' acks. */
 			ibv_ack_async_event(&ev);
 		}
+	check:
 		if (__atomic_load_n(&dev->ib->fatal, __ATOMIC_RELAXED) && !c->err) {
 			GDX_WARN("%s: device %s had a fatal error",
 				 gdx_vdev_get(c->dev_index)->name, dev->ibdev);
 			c->err = -EIO;
 		}
-		gdx_event_check_port(c, dev);
+		if (!c->failover)
+			gdx_event_check_port(c, dev);
 	}
 	pthread_mutex_unlock(&gdx_event_lock);
 }

@@ -59,13 +59,15 @@ int gdx_flush_create(struct gdx_recv_comm *rc)
 	for (int r = 0; r < c->nmembers && !ret; r++) {
 		struct gdx_rail *f = &rc->flush[r];
 		struct gdx_wire_rail self;
+		uint32_t qpn;
 
-		ret = gdx_rail_create(f, c->rails[r].dev, c, GDX_FLUSH_WR, 1);
+		memset(&rc->flush_qp[r], 0, sizeof(rc->flush_qp[r]));
+		ret = gdx_rail_create(f, c->rails[r].dev, c, 1, &rc->flush_qp[r], GDX_FLUSH_WR, 1);
 		if (ret)
 			break;
 		rc->nflush = r + 1;
-		gdx_rail_local(f, &self);
-		ret = gdx_rail_connect(f, &self);
+		gdx_rail_local(f, &self, &qpn);
+		ret = gdx_rail_connect(f, &self, &qpn);
 		if (ret)
 			break;
 		rc->flush_mr[r] = ibv_reg_mr(f->pd, rc->flush_byte, 64, IBV_ACCESS_LOCAL_WRITE);

@@ -1,11 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The data path. The receiver posts a buffer by RDMA-writing a clear-to-send
- * entry into the sender's FIFO; the sender, on finding it, RDMA-writes the
- * bytes straight into that buffer and ends with a WRITE_WITH_IMM whose
- * immediate is the byte count. Zero-length receives are posted ahead on every
- * rail to consume the immediates. No allocation, lock or system call here
- * beyond what the verbs provider itself does.
+ * entry into the sender's FIFO; the sender, on finding it, cuts the message
+ * into pieces over its rails and QPs (gdx_stripe.h) and RDMA-writes each
+ * straight into that buffer, ending with a WRITE_WITH_IMM whose immediate
+ * names the receive and the piece (gdx_wire.h): the receiver counts each
+ * piece of a receive once, by name, whatever QP it came by, so a piece that
+ * a failed rail's successor re-sends (gdx_failover.h) cannot count twice.
+ * Zero-length receives are posted ahead on every QP to take the immediates.
+ * No allocation, lock or system call here beyond what the verbs provider
+ * itself does.
  */
 #include <endian.h>
 #include <errno.h>
@@ -15,16 +19,15 @@
 
 #include <gdx/gdx_comm.h>
 #include <gdx/gdx_event.h>
+#include <gdx/gdx_failover.h>
 #include <gdx/gdx_flush.h>
 #include <gdx/gdx_log.h>
 #include <gdx/gdx_p2p.h>
 #include <gdx/gdx_param.h>
+#include <gdx/gdx_post.h>
+#include <gdx/gdx_stripe.h>
 #include <gdx/gdx_time.h>
 
-/* Receives are kept posted per rail, GDX_RECVS_AHEAD, reposted in batches
- * of GDX_RECV_BATCH; work requests that need no completion of their own
- * (clear-to-sends, inline sends) go unsignaled, one in GDX_SIGNAL_EVERY
- * signaled to free their slots (gdx_comm.h). */
 /* How long closing a send comm waits for its inline sends to be delivered;
  * a peer host that let one such wait run out is not waited for again for
  * GDX_DEAF_MS, so that closing every comm to a dead host costs one wait. */
@@ -41,10 +44,6 @@
 /* How often a waiting request looks at the peer's out-of-band socket. */
 #define GDX_LIVENESS_POLLS 1024
 #define GDX_LIVENESS_MS	   100
-/* Largest piece of one RDMA WRITE; the port's max_msg_sz may be lower. */
-#define GDX_MAX_WRITE (1ULL << 30)
-/* Work requests chained into one ibv_post_send call. */
-#define GDX_POST_BATCH 16
 
 static int gdx_cts_flush(struct gdx_recv_comm *rc);
 
@@ -104,7 +103,7 @@ static void gdx_wc_failed(struct gdx_comm *c, int rail, const struct ibv_wc *wc)
 {
 	/* The async events first: a port that went down is the cause to name,
 	 * and its event is queued before the completions it causes. */
-	gdx_event_poll(c);
+	gdx_event_poll(c, true);
 	if (!c->err)
 		GDX_WARN("%s rail %d (%s), peer %s (%s): completion failed: %s (status %d, "
 			 "vendor error 0x%x, qp 0x%x, %s); %s",
@@ -115,18 +114,35 @@ static void gdx_wc_failed(struct gdx_comm *c, int rail, const struct ibv_wc *wc)
 	gdx_comm_fail(c, -EREMOTEIO);
 }
 
-/* A grouped receive's sizes, written by the sender at its slot before the
- * immediate that ended it: each must fit its buffer. */
-static void gdx_recv_group_sizes(struct gdx_recv_comm *rc, struct gdx_request *req)
-{
-	const uint32_t *sizes = rc->base.ctrl->sizes[req->seq % GDX_MAX_REQUESTS];
+/* ---- the receive side of the wire ---- */
 
+/* The record of a slot the sender wrote before the immediate that ended the
+ * receive's first piece: a single receive's size, or each buffer's. */
+static void gdx_recv_sizes(struct gdx_recv_comm *rc, struct gdx_request *req)
+{
+	const uint32_t *rec = rc->base.ctrl->sizes[req->seq % GDX_MAX_REQUESTS];
+
+	if (req->n == 1) {
+		uint64_t size = (uint64_t)__atomic_load_n(&rec[1], __ATOMIC_RELAXED) << 32 |
+				__atomic_load_n(&rec[0], __ATOMIC_RELAXED);
+
+		size = le64toh(size);
+		if (size > req->posted) {
+			GDX_WARN("%s: peer %s sent %llu bytes into a receive of %llu",
+				 gdx_comm_dev_name(&rc->base), rc->base.peer,
+				 (unsigned long long)size, (unsigned long long)req->posted);
+			req->err = -EPROTO;
+			gdx_comm_fail(&rc->base, -EPROTO);
+		}
+		req->size = size;
+		return;
+	}
 	for (int i = 0; i < req->n; i++) {
 		/* the posted size, in this receive's clear-to-send, still staged */
 		uint64_t posted = le64toh(
 			rc->base.ctrl->fifo[GDX_FIFO_INDEX(req->seq % GDX_MAX_REQUESTS, i)].size);
 
-		req->sizes[i] = __atomic_load_n(&sizes[i], __ATOMIC_RELAXED);
+		req->sizes[i] = le32toh(__atomic_load_n(&rec[i], __ATOMIC_RELAXED));
 		if (req->sizes[i] > posted) {
 			GDX_WARN("%s: peer %s sent %u bytes into buffer %d of a grouped receive "
 				 "of %llu",
@@ -138,66 +154,70 @@ static void gdx_recv_group_sizes(struct gdx_recv_comm *rc, struct gdx_request *r
 	}
 }
 
-static void gdx_recv_imm(struct gdx_recv_comm *rc, int rail, uint32_t imm)
+static void gdx_recv_bad_imm(struct gdx_recv_comm *rc, uint32_t imm, const char *what)
 {
-	struct gdx_expect_ring *ring = &rc->expect[rail];
-	struct gdx_request *req;
+	GDX_WARN("%s: peer %s sent immediate 0x%08x: %s", gdx_comm_dev_name(&rc->base),
+		 rc->base.peer, imm, what);
+	gdx_comm_fail(&rc->base, -EPROTO);
+}
 
-	if (ring->head == ring->tail) {
-		GDX_WARN("%s: data arrived on rail %d from %s with no receive posted",
-			 gdx_comm_dev_name(&rc->base), rail, rc->base.peer);
-		gdx_comm_fail(&rc->base, -EPROTO);
+/* One immediate: a piece of the receive it names has arrived. */
+static void gdx_recv_imm(struct gdx_recv_comm *rc, uint32_t imm)
+{
+	struct gdx_request *req;
+	struct gdx_imm im;
+
+	if (gdx_imm_decode(imm, &im)) {
+		gdx_recv_bad_imm(rc, imm, "not a form this plugin sends");
 		return;
 	}
-	req = ring->reqs[ring->head++ % GDX_MAX_REQUESTS];
-	rc->recvs_to_post[rail]++;
-	if (imm == GDX_IMM_REFUSED) {
+	req = rc->slots[im.seq % GDX_MAX_REQUESTS];
+	if (!req || req->state != GDX_REQ_ACTIVE || req->pending == 0 ||
+	    (req->seq & GDX_IMM_SEQ_MASK) != im.seq) {
+		/* a receive already complete: a piece sent again after a rail
+		 * failed, whose first copy was counted after all */
+		rc->base.stale_imms++;
+		GDX_TRACE(NCCL_NET, "%s: immediate 0x%08x for no receive in flight, dropped",
+			  gdx_comm_dev_name(&rc->base), imm);
+		return;
+	}
+	if (im.flags & GDX_IMM_F_REFUSED) {
 		GDX_WARN("%s: peer %s refused to send into a %llu-byte receive: its message is "
 			 "larger (see its log for the size)",
 			 gdx_comm_dev_name(&rc->base), rc->base.peer,
 			 (unsigned long long)req->posted);
 		req->err = -EMSGSIZE;
 		gdx_comm_fail(&rc->base, -EMSGSIZE);
-	} else if (req->n == 1) {
-		req->size += imm;
-	} else if (imm == GDX_IMM_GROUP) {
-		gdx_recv_group_sizes(rc, req);
-	} else {
-		GDX_WARN("%s: peer %s ended a %d-buffer receive with immediate 0x%x, not the "
-			 "group's",
-			 gdx_comm_dev_name(&rc->base), rc->base.peer, req->n, imm);
-		req->err = -EPROTO;
-		gdx_comm_fail(&rc->base, -EPROTO);
-	}
-	if (--req->pending == 0)
-		rc->cts_outstanding--;
-}
-
-/* A signaled send completion: it frees the queue slots of every WR before it. */
-static void gdx_send_done(struct gdx_comm *c, int rail, uint64_t wr_id)
-{
-	struct gdx_rail *r = &c->rails[rail];
-	struct gdx_request *req;
-
-	if (GDX_WRID_IS_SLOTS(wr_id)) {
-		r->sq_used -= GDX_WRID_SLOTS_N(wr_id);
 		return;
 	}
-	req = (struct gdx_request *)(uintptr_t)wr_id;
-	r->sq_used -= req->wrs[rail];
-	req->pending--;
-}
-
-/* Counts n more WRs on rail r and says whether the last of them is signaled
- * (always when must); if so, *freed is how many slots its completion frees. */
-static bool gdx_rail_signal(struct gdx_rail *r, uint32_t n, bool must, uint32_t *freed)
-{
-	r->unsignaled += n;
-	if (!must && r->unsignaled < GDX_SIGNAL_EVERY)
-		return false;
-	*freed = r->unsignaled;
-	r->unsignaled = 0;
-	return true;
+	if ((req->n > 1) != !!(im.flags & GDX_IMM_F_GROUP)) {
+		gdx_recv_bad_imm(rc, imm,
+				 req->n > 1 ? "a grouped receive ended without its sizes"
+					    : "a single receive ended as a group");
+		return;
+	}
+	if (req->pieces == 0) {
+		req->pieces = im.pieces;
+	} else if (req->pieces != im.pieces) {
+		gdx_recv_bad_imm(rc, imm, "the pieces of one message disagree on their count");
+		return;
+	}
+	if (req->seen[im.piece / 64] & (1ULL << (im.piece % 64))) {
+		GDX_TRACE(NCCL_NET, "%s: piece %u of receive %llu arrived twice, counted once",
+			  gdx_comm_dev_name(&rc->base), im.piece, (unsigned long long)req->seq);
+		return;
+	}
+	req->seen[im.piece / 64] |= 1ULL << (im.piece % 64);
+	if (!im.chunked) {
+		req->small = true;
+		req->size = im.size;
+	}
+	if (++req->arrived < req->pieces)
+		return;
+	if (!req->small)
+		gdx_recv_sizes(rc, req);
+	req->pending = 0;
+	rc->cts_outstanding--;
 }
 
 /* The flush reads' completions, on their own CQs. */
@@ -220,6 +240,60 @@ static int gdx_flush_poll(struct gdx_recv_comm *rc)
 	return seen;
 }
 
+/* One completion of rail r. A rail taken out has its QPs in error: what
+ * they complete after that is flushes, and (receiver, while it counts) the
+ * immediates that had already arrived. */
+static void gdx_wc(struct gdx_comm *c, int r, const struct ibv_wc *wc)
+{
+	enum gdx_rail_state state = c->run[r].state;
+	uint32_t kind = GDX_WRID_KIND(wc->wr_id);
+
+	if (wc->status != IBV_WC_SUCCESS) {
+		char why[160];
+
+		if (kind == GDX_WRID_PROBE && state == GDX_RAIL_PROBING) {
+			gdx_failover_probed(c, r, false);
+			return;
+		}
+		if (state != GDX_RAIL_UP)
+			return;
+		if (!c->failover || !gdx_failover_status(wc->status)) {
+			gdx_wc_failed(c, r, wc);
+			return;
+		}
+		snprintf(why, sizeof(why),
+			 "completion failed: %s (status %d, vendor error 0x%x, qp 0x%x)",
+			 ibv_wc_status_str(wc->status), wc->status, wc->vendor_err, wc->qp_num);
+		if (gdx_rail_failed(c, r, why) & GDX_FO_REWRITE_CTS)
+			gdx_recv_comm_of(c)->cts_rewrite = true;
+		return;
+	}
+	if (wc->opcode == IBV_WC_RECV_RDMA_WITH_IMM) {
+		struct gdx_qp *q = &c->rails[r].qps[wc->wr_id];
+
+		if (state != GDX_RAIL_UP && state != GDX_RAIL_DRAINING)
+			return; /* counted already, and re-sent by the sender */
+		q->recvs_to_post++;
+		c->run[r].unproven = false;
+		if (be32toh(wc->imm_data) == GDX_IMM_PROBE)
+			return; /* a restored rail's probe: it carries again */
+		q->imms++;
+		gdx_recv_imm(gdx_recv_comm_of(c), be32toh(wc->imm_data));
+		return;
+	}
+	if (kind == GDX_WRID_PROBE) {
+		gdx_post_delivered(c, r, GDX_WRID_QP(wc->wr_id), GDX_WRID_WR(wc->wr_id));
+		gdx_failover_probed(c, r, true);
+		return;
+	}
+	if (kind == GDX_WRID_SEND && state == GDX_RAIL_UP)
+		gdx_stripe_delivered(
+			c, r,
+			gdx_post_delivered(c, r, GDX_WRID_QP(wc->wr_id), GDX_WRID_WR(wc->wr_id)));
+}
+
+static int gdx_cts_rewrite(struct gdx_recv_comm *rc);
+
 /* Polls every rail's CQ once; returns how many completions were seen. */
 static int gdx_comm_poll(struct gdx_comm *c)
 {
@@ -227,7 +301,8 @@ static int gdx_comm_poll(struct gdx_comm *c)
 	int seen = 0;
 
 	for (int r = 0; r < c->nrails; r++) {
-		int n = ibv_poll_cq(c->rails[r].cq, 16, wcs);
+		struct gdx_rail *rail = &c->rails[r];
+		int n = ibv_poll_cq(rail->cq, 16, wcs);
 
 		if (n < 0) {
 			GDX_WARN("%s: ibv_poll_cq failed (%d)", gdx_comm_dev_name(c), n);
@@ -235,52 +310,34 @@ static int gdx_comm_poll(struct gdx_comm *c)
 			return seen;
 		}
 		seen += n;
-		for (int i = 0; i < n; i++) {
-			struct ibv_wc *wc = &wcs[i];
-
-			if (wc->status != IBV_WC_SUCCESS) {
-				gdx_wc_failed(c, r, wc);
+		for (int i = 0; i < n; i++)
+			gdx_wc(c, r, &wcs[i]);
+		if (c->kind != GDX_KIND_RECV || c->run[r].state != GDX_RAIL_UP)
+			continue;
+		for (int q = 0; q < rail->nqps; q++) {
+			if (rail->qps[q].recvs_to_post < GDX_RECV_BATCH)
 				continue;
-			}
-			if (wc->opcode == IBV_WC_RECV_RDMA_WITH_IMM)
-				gdx_recv_imm(gdx_recv_comm_of(c), r, be32toh(wc->imm_data));
-			else
-				gdx_send_done(c, r, wc->wr_id);
-		}
-		if (c->kind == GDX_KIND_RECV) {
-			struct gdx_recv_comm *rc = gdx_recv_comm_of(c);
-
-			if (rc->recvs_to_post[r] >= GDX_RECV_BATCH) {
-				if (gdx_rail_post_recvs(&c->rails[r], (int)rc->recvs_to_post[r]))
-					gdx_comm_fail(c, -EIO);
-				rc->recvs_to_post[r] = 0;
-			}
+			if (gdx_rail_post_recvs(rail, q, (int)rail->qps[q].recvs_to_post))
+				gdx_comm_fail(c, -EIO);
+			rail->qps[q].recvs_to_post = 0;
 		}
 	}
+	if (c->failover && (gdx_failover_poll(c) & GDX_FO_REWRITE_CTS))
+		gdx_recv_comm_of(c)->cts_rewrite = true;
 	if (c->kind == GDX_KIND_RECV) {
 		struct gdx_recv_comm *rc = gdx_recv_comm_of(c);
 
 		if (rc->nflush)
 			seen += gdx_flush_poll(rc);
+		if (rc->cts_rewrite)
+			gdx_cts_rewrite(rc);
 		/* The sender runs low with some held back: the batch goes while it
-		 * still has a message to send, so that it never waits for one
-		 * (NCCL tests only the oldest receive, which is never held back). */
+		 * still has a message to send, so that it never waits for one. */
 		if (rc->cts_stalled ||
 		    (rc->cts_sent < rc->tail && rc->cts_outstanding < GDX_CTS_DEFER_MIN))
 			gdx_cts_flush(rc);
 	}
 	return seen;
-}
-
-/* True when rail has room for need more WRs, polling once to make room. */
-static bool gdx_rail_has_room(struct gdx_comm *c, int rail, uint32_t need)
-{
-	struct gdx_rail *r = &c->rails[rail];
-
-	if (r->sq_used + need <= r->sq_depth)
-		return true;
-	gdx_comm_poll(c);
-	return r->sq_used + need <= r->sq_depth;
 }
 
 /* Called while waiting: verbs says nothing when the peer process is simply
@@ -295,7 +352,7 @@ static void gdx_comm_check_peer(struct gdx_comm *c)
 	if (now - c->last_check_ms < GDX_LIVENESS_MS)
 		return;
 	c->last_check_ms = now;
-	gdx_event_poll(c);
+	gdx_event_poll(c, false);
 	if (c->err)
 		return;
 	if (gdx_sock_peer_alive(c->sock) == 0)
@@ -350,154 +407,76 @@ static inline int gdx_check_mr(const struct gdx_comm *c, const struct gdx_mr *mr
 	return gdx_mr_refuse(c, mr, data, size, what);
 }
 
-static inline uint64_t gdx_rail_max_write(const struct gdx_rail *r)
-{
-	uint64_t max = r->dev->max_msg_sz;
+/* ---- the send side ---- */
 
-	return max && max < GDX_MAX_WRITE ? max : GDX_MAX_WRITE;
+/* The receiver's record of slot s, where a message's sizes go. */
+static uint64_t gdx_remote_record(const struct gdx_comm *c, uint32_t s)
+{
+	return c->remote_ctrl + offsetof(struct gdx_ctrl, sizes) + s * sizeof(c->ctrl->sizes[0]);
 }
 
-/* Work requests a message of len bytes takes on rail r. */
-static uint32_t gdx_rail_wrs(const struct gdx_rail *r, uint64_t len)
-{
-	uint64_t max = gdx_rail_max_write(r);
-
-	return len <= max ? 1 : (uint32_t)((len + max - 1) / max);
-}
-
-/* No immediate: the message ends with a plain RDMA WRITE (a grouped
- * receive's buffers, whose sizes go in one write after them). */
-#define GDX_NO_IMM UINT64_MAX
-
-/* Posts len bytes of data (registered as mr, NULL for none) to raddr on one
- * rail, as RDMA WRITEs ending with a WRITE_WITH_IMM that carries imm (or a
- * plain one for GDX_NO_IMM, when nothing is posted for 0 bytes); req (NULL
- * for none) is done when that completes. Small host-memory messages go
- * inline: the provider copies them at post time and the NIC skips a DMA read;
- * their buffer is free again at once, so they count as done when posted and
- * go unsignaled like clear-to-sends. The caller made sure the queue has room. */
-static int gdx_post_rail(struct gdx_comm *c, int rail, struct gdx_request *req, char *data,
-			 uint64_t len, const struct gdx_mr *mr, uint64_t raddr, uint32_t rkey,
-			 uint64_t imm)
-{
-	struct gdx_rail *r = &c->rails[rail];
-	uint64_t max = gdx_rail_max_write(r), off = 0;
-	uint32_t lkey = mr ? mr->lkey[r->member] : 0, total = 0, freed = 0;
-	bool may_inline = mr && mr->type == NCCL_PTR_HOST;
-	bool done_at_post = req && len <= r->max_inline && (len == 0 || may_inline);
-	struct ibv_send_wr wrs[GDX_POST_BATCH], *bad;
-	struct ibv_sge sges[GDX_POST_BATCH];
-	enum ibv_wr_opcode last_op =
-		imm == GDX_NO_IMM ? IBV_WR_RDMA_WRITE : IBV_WR_RDMA_WRITE_WITH_IMM;
-	int ret;
-
-	if (imm == GDX_NO_IMM && len == 0)
-		return 0; /* nothing to place, nothing to say */
-	do {
-		int n = 0;
-		bool last = false;
-
-		while (n < GDX_POST_BATCH && !last) {
-			uint64_t chunk = len - off < max ? len - off : max;
-
-			last = off + chunk == len;
-			sges[n] = (struct ibv_sge){.addr = (uintptr_t)(data + off),
-						   .length = (uint32_t)chunk,
-						   .lkey = lkey};
-			wrs[n] = (struct ibv_send_wr){
-				.next = NULL,
-				.sg_list = chunk ? &sges[n] : NULL,
-				.num_sge = chunk ? 1 : 0,
-				.opcode = last ? last_op : IBV_WR_RDMA_WRITE,
-				.send_flags = may_inline && chunk && chunk <= r->max_inline
-						      ? IBV_SEND_INLINE
-						      : 0,
-				.imm_data = htobe32((uint32_t)imm),
-				.wr.rdma = {.remote_addr = raddr + off, .rkey = rkey},
-			};
-			if (n)
-				wrs[n - 1].next = &wrs[n];
-			n++;
-			off += chunk;
-		}
-		if (last && gdx_rail_signal(r, total + (uint32_t)n, req && !done_at_post, &freed)) {
-			wrs[n - 1].send_flags |= IBV_SEND_SIGNALED;
-			wrs[n - 1].wr_id =
-				done_at_post || !req ? GDX_WRID_SLOTS(freed) : (uintptr_t)req;
-		}
-		ret = ibv_post_send(r->qp, wrs, &bad);
-		if (ret) {
-			GDX_WARN("%s: ibv_post_send(qp 0x%x) failed: %s", gdx_comm_dev_name(c),
-				 r->qp->qp_num, strerror(ret));
-			return -ret;
-		}
-		total += (uint32_t)n;
-	} while (off < len);
-	r->sq_used += total;
-	if (req && !done_at_post) {
-		req->wrs[rail] = (uint16_t)freed;
-		req->pending++;
-	}
-	return 0;
-}
-
-/* The message does not fit the receive: tell the receiver on a rail it waits
- * on (its request would otherwise wait forever), and fail. */
-static int gdx_send_refuse(struct gdx_send_comm *sc, uint32_t mask, uint64_t size, uint64_t posted)
+/* The message does not fit the receive: tell the receiver (its request
+ * would otherwise wait forever), and fail. */
+static int gdx_send_refuse(struct gdx_send_comm *sc, uint64_t size, uint64_t posted)
 {
 	struct gdx_comm *c = &sc->base;
+	int rail = gdx_failover_ctrl_rail(c);
+	struct gdx_seg seg = {.key = GDX_SEG_KEY_CTRL,
+			      .flags = GDX_SEG_IMM | GDX_SEG_CTRL,
+			      .imm = gdx_imm_chunk(sc->head, 0, 1, GDX_IMM_F_REFUSED)};
+	bool done;
 
 	GDX_WARN("%s: send of %llu bytes to %s is larger than the receive posted there "
 		 "(%llu bytes): the two ranks disagree on the message size",
 		 gdx_comm_dev_name(c), (unsigned long long)size, c->peer,
 		 (unsigned long long)posted);
-	gdx_post_rail(c, __builtin_ctz(mask), NULL, NULL, 0, NULL, 0, 0, GDX_IMM_REFUSED);
+	if (rail >= 0)
+		gdx_post_seg(c, rail, 0, &seg, &done);
 	gdx_comm_fail(c, -EMSGSIZE);
 	return -EMSGSIZE;
 }
 
-/* Bytes each rail of mask carries: 128-byte multiples, so that NCCL's LL and
- * LL128 flag lines are never split between rails; the last rails may get 0. */
-static uint64_t gdx_stripe_chunk(uint64_t size, uint32_t mask)
+/* The segments of piece k of n of a single message: the size record first
+ * on the first piece of a message that needs it, the bytes, and the
+ * immediate: with adaptive routing after the bytes, by itself, so that it
+ * completes only once every packet before it is placed. */
+static int gdx_piece_segs(struct gdx_send_comm *sc, struct gdx_request *req,
+			  const struct gdx_piece *p, int k, int n, char *data, uint64_t size,
+			  const struct gdx_mr *mr, uint64_t raddr, bool chunked, bool ar,
+			  struct gdx_seg *segs)
 {
-	uint64_t n = (uint64_t)__builtin_popcount(mask);
+	struct gdx_comm *c = &sc->base;
+	uint32_t s = (uint32_t)(sc->head % GDX_MAX_REQUESTS);
+	uint16_t key = (uint16_t)GDX_FIFO_INDEX(s, 0);
+	uint32_t imm = chunked ? gdx_imm_chunk(sc->head, (uint32_t)k, (uint32_t)n, 0)
+			       : gdx_imm_small(sc->head, (uint32_t)size);
+	int m = 0;
 
-	return n == 1 ? size : ((size + n - 1) / n + 127) / 128 * 128;
-}
-
-static bool gdx_stripe_has_room(struct gdx_comm *c, uint32_t mask, uint64_t size)
-{
-	uint64_t chunk = gdx_stripe_chunk(size, mask), off = 0;
-
-	for (uint32_t m = mask; m; m &= m - 1) {
-		int r = __builtin_ctz(m);
-		uint64_t len = off < size ? (size - off < chunk ? size - off : chunk) : 0;
-
-		if (!gdx_rail_has_room(c, r, gdx_rail_wrs(&c->rails[r], len)))
-			return false;
-		off += chunk;
+	if (chunked && k == 0)
+		segs[m++] = (struct gdx_seg){.data = (char *)c->ctrl->sizes[s],
+					     .raddr = gdx_remote_record(c, s),
+					     .len = 2 * sizeof(uint32_t),
+					     .key = GDX_SEG_KEY_CTRL,
+					     .flags = GDX_SEG_CTRL};
+	if (ar) {
+		segs[m++] = (struct gdx_seg){.data = data + p->off,
+					     .mr = mr,
+					     .raddr = raddr + p->off,
+					     .len = (uint32_t)p->len,
+					     .key = key};
+		segs[m++] =
+			(struct gdx_seg){.req = req, .key = key, .flags = GDX_SEG_IMM, .imm = imm};
+	} else {
+		segs[m++] = (struct gdx_seg){.req = req,
+					     .data = data + p->off,
+					     .mr = mr,
+					     .raddr = raddr + p->off,
+					     .len = (uint32_t)p->len,
+					     .key = key,
+					     .flags = GDX_SEG_IMM,
+					     .imm = imm};
 	}
-	return true;
-}
-
-static int gdx_stripe_post(struct gdx_comm *c, struct gdx_request *req, struct gdx_cts *const *slot,
-			   uint32_t mask, char *data, uint64_t size, const struct gdx_mr *mr)
-{
-	uint64_t chunk = gdx_stripe_chunk(size, mask), off = 0, raddr = le64toh(slot[0]->addr);
-
-	for (uint32_t m = mask; m; m &= m - 1) {
-		int r = __builtin_ctz(m);
-		uint64_t len = off < size ? (size - off < chunk ? size - off : chunk) : 0;
-		int ret;
-
-		ret = gdx_post_rail(c, r, req, data + (off < size ? off : 0), len, mr,
-				    raddr + (off < size ? off : 0), le32toh(slot[0]->rkeys[r]),
-				    (uint32_t)len);
-		if (ret)
-			return ret;
-		off += chunk;
-	}
-	return 0;
+	return m;
 }
 
 /* Reads the head slot: 0 with the entry count once every entry of it has
@@ -505,18 +484,15 @@ static int gdx_stripe_post(struct gdx_comm *c, struct gdx_request *req, struct g
 static int gdx_head_slot(struct gdx_send_comm *sc, struct gdx_cts **slot, int *n_p)
 {
 	struct gdx_comm *c = &sc->base;
-	uint32_t s = (uint32_t)(sc->head % GDX_MAX_REQUESTS), seq = (uint32_t)(sc->head + 1), n,
-		 mask;
+	uint32_t s = (uint32_t)(sc->head % GDX_MAX_REQUESTS), seq = (uint32_t)(sc->head + 1), n;
 
 	slot[0] = &sc->base.ctrl->fifo[GDX_FIFO_INDEX(s, 0)];
 	if (le32toh(__atomic_load_n(&slot[0]->seq, __ATOMIC_ACQUIRE)) != seq)
 		return -EAGAIN;
 	n = le32toh(slot[0]->nreqs);
-	mask = le32toh(slot[0]->rail_mask);
-	if (n < 1 || n > GDX_MAX_RECVS || mask == 0 || mask >> c->nrails ||
-	    (n > 1 && __builtin_popcount(mask) != 1)) {
-		GDX_WARN("%s: clear-to-send from %s is malformed (%u buffers, rails 0x%x of %d)",
-			 gdx_comm_dev_name(c), c->peer, n, mask, c->nrails);
+	if (n < 1 || n > GDX_MAX_RECVS) {
+		GDX_WARN("%s: clear-to-send from %s is malformed (%u buffers)",
+			 gdx_comm_dev_name(c), c->peer, n);
 		gdx_comm_fail(c, -EPROTO);
 		return -EPROTO;
 	}
@@ -530,33 +506,39 @@ static int gdx_head_slot(struct gdx_send_comm *sc, struct gdx_cts **slot, int *n
 	return 0;
 }
 
-/* Every buffer of a grouped receive has its isend: on one rail, each
- * buffer's bytes by plain RDMA WRITEs, then the sizes into the receiver's
- * array at the slot by one WRITE_WITH_IMM, which RC places after them. */
-static int gdx_group_post(struct gdx_send_comm *sc, struct gdx_cts *const *slot, int n)
+/* Every buffer of a grouped receive has its isend: on one QP, each buffer's
+ * bytes by plain RDMA WRITEs, then the sizes into the receiver's record of
+ * the slot by one WRITE_WITH_IMM, which RC places after them. */
+static int gdx_group_post(struct gdx_send_comm *sc, struct gdx_cts *const *slot, int n, int rail,
+			  int q)
 {
 	struct gdx_comm *c = &sc->base;
-	int rail = __builtin_ctz(le32toh(slot[0]->rail_mask));
 	uint32_t s = (uint32_t)(sc->head % GDX_MAX_REQUESTS);
-	struct gdx_mr sizes_mr = {.type = NCCL_PTR_HOST};
+	struct gdx_seg sizes = {.data = (char *)c->ctrl->sizes[s],
+				.raddr = gdx_remote_record(c, s),
+				.len = (uint32_t)n * (uint32_t)sizeof(uint32_t),
+				.key = GDX_SEG_KEY_CTRL,
+				.flags = GDX_SEG_CTRL | GDX_SEG_IMM,
+				.imm = gdx_imm_chunk(sc->head, 0, 1, GDX_IMM_F_GROUP)};
+	bool done;
 	int ret;
 
 	for (int i = 0; i < n; i++) {
 		struct gdx_request *req = sc->matched[i];
+		struct gdx_seg seg = {.req = req,
+				      .data = sc->matched_data[i],
+				      .mr = sc->matched_mr[i],
+				      .raddr = le64toh(slot[i]->addr),
+				      .len = (uint32_t)req->size,
+				      .key = (uint16_t)GDX_FIFO_INDEX(s, i)};
 
-		ret = gdx_post_rail(c, rail, req, sc->matched_data[i], req->size, sc->matched_mr[i],
-				    le64toh(slot[i]->addr), le32toh(slot[i]->rkeys[rail]),
-				    GDX_NO_IMM);
+		ret = gdx_post_seg(c, rail, q, &seg, &done);
 		if (ret)
 			return ret;
 		req->pending--; /* posted now: its own completion, if any, is what is left */
-		c->ctrl->sizes[s][i] = (uint32_t)req->size;
+		c->ctrl->sizes[s][i] = htole32((uint32_t)req->size);
 	}
-	sizes_mr.lkey[c->rails[rail].member] = c->ctrl_mr[c->rails[rail].member]->lkey;
-	ret = gdx_post_rail(c, rail, NULL, (char *)c->ctrl->sizes[s],
-			    (uint64_t)n * sizeof(uint32_t), &sizes_mr,
-			    sc->remote_sizes + s * sizeof(c->ctrl->sizes[0]),
-			    sc->remote_sizes_rkey[rail], GDX_IMM_GROUP);
+	ret = gdx_post_seg(c, rail, q, &sizes, &done);
 	if (ret)
 		return ret;
 	memset(sc->matched, 0, sizeof(sc->matched));
@@ -571,9 +553,8 @@ static int gdx_isend_group(struct gdx_send_comm *sc, struct gdx_cts *const *slot
 			   uint64_t size, int tag, struct gdx_mr *mr, struct gdx_request **req_p)
 {
 	struct gdx_comm *c = &sc->base;
-	int rail = __builtin_ctz(le32toh(slot[0]->rail_mask)), i, ret;
 	struct gdx_request *req;
-	uint32_t need = 0;
+	int rail = 0, q = 0, i, ret;
 
 	for (i = 0; i < n; i++)
 		if (!sc->matched[i] && le32toh(slot[i]->tag) == (uint32_t)tag)
@@ -581,18 +562,32 @@ static int gdx_isend_group(struct gdx_send_comm *sc, struct gdx_cts *const *slot
 	if (i == n)
 		return 0; /* no buffer for this tag in the slot: NCCL calls again */
 	if (size > le64toh(slot[i]->size)) {
+		ret = gdx_send_refuse(sc, size, le64toh(slot[i]->size));
 		sc->head++;
-		return gdx_send_refuse(sc, le32toh(slot[0]->rail_mask), size,
-				       le64toh(slot[i]->size));
+		return ret;
 	}
 	if (sc->nmatched == n - 1) {
 		/* the last one: make sure the whole group fits before taking it,
 		 * the sizes' write included */
-		need = 1;
+		uint64_t total = size;
+		uint32_t need = 1;
+
 		for (int k = 0; k < n; k++)
-			need += gdx_rail_wrs(&c->rails[rail], k == i ? size : sc->matched[k]->size);
-		if (!gdx_rail_has_room(c, rail, need))
+			total += k == i ? 0 : sc->matched[k]->size;
+		rail = gdx_stripe_pick(c, total, sc->head);
+		if (rail < 0)
 			return c->err;
+		q = (int)(sc->head % (uint64_t)c->rails[rail].nqps);
+		for (int k = 0; k < n; k++) {
+			struct gdx_seg seg = {
+				.len = (uint32_t)(k == i ? size : sc->matched[k]->size)};
+
+			need += gdx_seg_wrs(&c->rails[rail], &seg);
+		}
+		if (!gdx_qp_room(&c->rails[rail], &c->rails[rail].qps[q], need)) {
+			gdx_comm_poll(c);
+			return c->err;
+		}
 	}
 	req = gdx_req_get(c, true);
 	if (!req)
@@ -607,7 +602,7 @@ static int gdx_isend_group(struct gdx_send_comm *sc, struct gdx_cts *const *slot
 	*req_p = req;
 	if (sc->nmatched < n)
 		return 0;
-	ret = gdx_group_post(sc, slot, n);
+	ret = gdx_group_post(sc, slot, n, rail, q);
 	if (ret)
 		gdx_comm_fail(c, ret);
 	return ret;
@@ -618,10 +613,13 @@ int gdx_isend(struct gdx_send_comm *sc, void *data, uint64_t size, int tag, stru
 {
 	struct gdx_comm *c = &sc->base;
 	struct gdx_cts *slot[GDX_MAX_RECVS];
+	struct gdx_piece pieces[GDX_MAX_QPS];
+	struct gdx_seg segs[GDX_MAX_QPS][3];
+	int nsegs[GDX_MAX_QPS];
 	struct gdx_request *req;
-	uint64_t posted;
-	uint32_t mask;
-	int n, ret;
+	uint64_t posted, raddr;
+	bool chunked, ar;
+	int n, np, ret;
 
 	*req_p = NULL;
 	if (c->err)
@@ -647,20 +645,52 @@ int gdx_isend(struct gdx_send_comm *sc, void *data, uint64_t size, int tag, stru
 	if (le32toh(slot[0]->tag) != (uint32_t)tag)
 		return 0;
 	posted = le64toh(slot[0]->size);
-	mask = le32toh(slot[0]->rail_mask);
 	if (size > posted) {
+		ret = gdx_send_refuse(sc, size, posted);
 		sc->head++;
-		return gdx_send_refuse(sc, mask, size, posted);
+		return ret;
 	}
-	if (!gdx_stripe_has_room(c, mask, size))
-		return c->err; /* completions free the room; NCCL calls again */
+	np = gdx_stripe_plan(c, size, sc->head, false, pieces);
+	if (np == 0)
+		return c->err ? c->err : -ENETDOWN;
+	/* net_ib's rule: adaptive routing for messages above the threshold */
+	ar = c->ar && size > (uint64_t)gdx_params.ar_threshold;
+	chunked = np > 1 || ar || size > GDX_IMM_SMALL_MAX;
+	raddr = le64toh(slot[0]->addr);
+	for (int k = 0; k < np; k++) {
+		struct gdx_rail *r = &c->rails[pieces[k].rail];
+		uint32_t need = 0;
+
+		nsegs[k] = gdx_piece_segs(sc, NULL, &pieces[k], k, np, data, size, mr, raddr,
+					  chunked, ar, segs[k]);
+		for (int m = 0; m < nsegs[k]; m++)
+			need += gdx_seg_wrs(r, &segs[k][m]);
+		if (!gdx_qp_room(r, &r->qps[pieces[k].q], need)) {
+			gdx_comm_poll(c); /* completions free the room; NCCL calls again */
+			return c->err;
+		}
+	}
 	req = gdx_req_get(c, true);
 	if (!req)
 		return -ENOSPC;
-	sc->head++;
 	req->size = size;
 	req->gpu = mr->type == NCCL_PTR_CUDA;
-	ret = gdx_stripe_post(c, req, slot, mask, data, size, mr);
+	if (chunked) {
+		uint32_t s = (uint32_t)(sc->head % GDX_MAX_REQUESTS);
+
+		c->ctrl->sizes[s][0] = htole32((uint32_t)size);
+		c->ctrl->sizes[s][1] = htole32((uint32_t)(size >> 32));
+	}
+	for (int k = 0; k < np && !ret; k++) {
+		for (int m = 0; m < nsegs[k] && !ret; m++) {
+			bool done;
+
+			if (segs[k][m].flags & GDX_SEG_IMM)
+				segs[k][m].req = req;
+			ret = gdx_post_seg(c, pieces[k].rail, pieces[k].q, &segs[k][m], &done);
+		}
+	}
+	sc->head++;
 	if (ret) {
 		gdx_req_put(req);
 		gdx_comm_fail(c, ret);
@@ -670,40 +700,37 @@ int gdx_isend(struct gdx_send_comm *sc, void *data, uint64_t size, int tag, stru
 	return 0;
 }
 
-/* One RDMA WRITE of count FIFO entries from index first on. */
-static int gdx_cts_write(struct gdx_recv_comm *rc, uint32_t first, uint32_t count)
-{
-	struct gdx_rail *r = &rc->base.rails[0];
-	struct gdx_cts *cts = rc->base.ctrl->fifo;
-	struct ibv_sge sge = {.addr = (uintptr_t)&cts[first],
-			      .length = count * (uint32_t)sizeof(*cts),
-			      .lkey = rc->base.ctrl_mr[0]->lkey};
-	struct ibv_send_wr wr = {
-		.sg_list = &sge,
-		.num_sge = 1,
-		.opcode = IBV_WR_RDMA_WRITE,
-		.wr.rdma = {.remote_addr = rc->remote_fifo + first * sizeof(*cts),
-			    .rkey = rc->remote_fifo_rkey},
-	};
-	struct ibv_send_wr *bad;
-	uint32_t freed;
-	int ret;
+/* ---- the receive side ---- */
 
-	if (r->max_inline >= sge.length)
-		wr.send_flags |= IBV_SEND_INLINE;
-	if (gdx_rail_signal(r, 1, false, &freed)) {
-		wr.send_flags |= IBV_SEND_SIGNALED;
-		wr.wr_id = GDX_WRID_SLOTS(freed);
-	}
-	ret = ibv_post_send(r->qp, &wr, &bad);
-	if (ret) {
-		GDX_WARN("%s: ibv_post_send(clear-to-send, qp 0x%x) failed: %s",
-			 gdx_comm_dev_name(&rc->base), r->qp->qp_num, strerror(ret));
-		gdx_comm_fail(&rc->base, -ret);
-		return -ret;
-	}
-	r->sq_used++;
-	return 0;
+/* One RDMA WRITE of count FIFO entries from index first on, on the rail the
+ * control writes go on. */
+static int gdx_cts_write(struct gdx_recv_comm *rc, int rail, uint32_t first, uint32_t count)
+{
+	int ret = gdx_post_ctrl_write(&rc->base, rail, 0, &rc->base.ctrl->fifo[first],
+				      count * (uint32_t)sizeof(struct gdx_cts),
+				      rc->base.remote_ctrl + offsetof(struct gdx_ctrl, fifo) +
+					      first * sizeof(struct gdx_cts),
+				      false);
+
+	if (ret)
+		gdx_comm_fail(&rc->base, ret);
+	return ret;
+}
+
+/* Room for one write on the control rail, polling once to make it; -1 when
+ * there is none (or no rail). */
+static int gdx_cts_rail(struct gdx_recv_comm *rc)
+{
+	struct gdx_comm *c = &rc->base;
+	int rail = gdx_failover_ctrl_rail(c);
+
+	if (rail < 0)
+		return -1;
+	if (gdx_qp_room(&c->rails[rail], &c->rails[rail].qps[0], 1))
+		return rail;
+	gdx_comm_poll(c);
+	rail = gdx_failover_ctrl_rail(c);
+	return rail >= 0 && gdx_qp_room(&c->rails[rail], &c->rails[rail].qps[0], 1) ? rail : -1;
 }
 
 /* Writes the clear-to-sends of receives [cts_sent, tail) into the sender's
@@ -725,7 +752,7 @@ static int gdx_cts_flush(struct gdx_recv_comm *rc)
 			count = GDX_MAX_REQUESTS - first;
 		for (uint32_t i = 0; i < GDX_MAX_RECVS; i++) {
 			uint32_t lo = GDX_MAX_REQUESTS, hi = 0;
-			int ret;
+			int ret, rail;
 
 			for (uint32_t s = first; s < first + count; s++) {
 				if (le32toh(rc->base.ctrl->fifo[GDX_FIFO_INDEX(s, 0)].nreqs) <= i)
@@ -737,10 +764,11 @@ static int gdx_cts_flush(struct gdx_recv_comm *rc)
 				break; /* no receive of the run has this many buffers */
 			/* No room: the run is written again, whole, once there is
 			 * (the writes are idempotent); every poll retries it. */
-			rc->cts_stalled = !gdx_rail_has_room(&rc->base, 0, 1);
+			rail = gdx_cts_rail(rc);
+			rc->cts_stalled = rail < 0;
 			ret = rc->cts_stalled
 				      ? rc->base.err
-				      : gdx_cts_write(rc, GDX_FIFO_INDEX(lo, i), hi - lo + 1);
+				      : gdx_cts_write(rc, rail, GDX_FIFO_INDEX(lo, i), hi - lo + 1);
 			if (ret || rc->cts_stalled) {
 				rc->cts_flushing = false;
 				return ret;
@@ -753,13 +781,42 @@ static int gdx_cts_flush(struct gdx_recv_comm *rc)
 	return 0;
 }
 
+/* A rail was taken out: the clear-to-sends it may have been carrying are
+ * written again, for every receive not yet complete, on the rail now used
+ * (the sender takes a rewrite of an entry it has as the same entry). */
+static int gdx_cts_rewrite(struct gdx_recv_comm *rc)
+{
+	struct gdx_comm *c = &rc->base;
+
+	if (c->err)
+		return c->err;
+	for (uint32_t s = 0; s < GDX_MAX_REQUESTS; s++) {
+		struct gdx_request *req = rc->slots[s];
+
+		if (!req || req->state != GDX_REQ_ACTIVE || req->pending == 0 ||
+		    req->seq >= rc->cts_sent)
+			continue;
+		for (int i = 0; i < req->n; i++) {
+			int rail = gdx_failover_ctrl_rail(c);
+
+			if (rail < 0)
+				return c->err;
+			if (!gdx_qp_room(&c->rails[rail], &c->rails[rail].qps[0], 1))
+				return 0; /* the next poll does them all again */
+			if (gdx_cts_write(rc, rail, GDX_FIFO_INDEX(s, i), 1))
+				return c->err;
+		}
+	}
+	rc->cts_rewrite = false;
+	return 0;
+}
+
 int gdx_irecv(struct gdx_recv_comm *rc, int n, void **data, const uint64_t *sizes, const int *tags,
 	      struct gdx_mr **mrs, struct gdx_request **req_p)
 {
 	struct gdx_comm *c = &rc->base;
-	struct gdx_cts *cts;
+	uint32_t s = (uint32_t)(rc->tail % GDX_MAX_REQUESTS);
 	struct gdx_request *req;
-	uint32_t mask;
 	int ret;
 
 	*req_p = NULL;
@@ -787,36 +844,25 @@ int gdx_irecv(struct gdx_recv_comm *rc, int n, void **data, const uint64_t *size
 	req->posted = sizes[0];
 	req->n = n;
 	req->gpu = mrs[0]->type == NCCL_PTR_CUDA;
+	req->pieces = req->arrived = 0;
+	req->small = false;
+	memset(req->seen, 0, sizeof(req->seen));
 	memset(req->sizes, 0, sizeof(req->sizes));
-	/* Large single receives take every rail; the rest take one, in turn. */
-	if (c->nrails == 1)
-		mask = 1;
-	else if (n == 1 && sizes[0] >= (uint64_t)gdx_params.stripe_min)
-		mask = (1u << c->nrails) - 1;
-	else
-		mask = 1u << (rc->tail % (uint64_t)c->nrails);
 	for (int i = 0; i < n; i++) {
-		cts = &rc->base.ctrl->fifo[GDX_FIFO_INDEX(rc->tail % GDX_MAX_REQUESTS, i)];
+		struct gdx_cts *cts = &rc->base.ctrl->fifo[GDX_FIFO_INDEX(s, i)];
+
 		memset(cts, 0, sizeof(*cts));
 		cts->addr = htole64((uintptr_t)data[i]);
 		cts->size = htole64(sizes[i]);
 		for (int r = 0; r < c->nrails; r++)
 			cts->rkeys[r] = htole32(mrs[i]->rkey[c->rails[r].member]);
-		cts->rail_mask = htole32(mask);
 		cts->tag = htole32((uint32_t)tags[i]);
 		cts->nreqs = htole32((uint32_t)n);
 		cts->seq = htole32((uint32_t)(rc->tail + 1));
 	}
 	req->seq = rc->tail++;
-	/* One immediate per rail of the mask (a group has one rail, one immediate). */
-	for (int r = 0; r < c->nrails; r++) {
-		struct gdx_expect_ring *ring = &rc->expect[r];
-
-		if (!(mask & (1u << r)))
-			continue;
-		ring->reqs[ring->tail++ % GDX_MAX_REQUESTS] = req;
-		req->pending++;
-	}
+	req->pending = 1; /* until every piece of it has arrived */
+	rc->slots[s] = req;
 	if (rc->cts_outstanding < GDX_CTS_DEFER_MIN ||
 	    rc->tail - rc->cts_sent >= (uint64_t)gdx_params.cts_batch)
 		ret = gdx_cts_flush(rc);
@@ -881,11 +927,12 @@ int gdx_iflush(struct gdx_recv_comm *rc, int n, void **data, const int *sizes, s
 				    .rkey = mrs[last]->rkey[r]}, /* flush[r] is on member r */
 		};
 		struct ibv_send_wr *bad;
-		int ret = ibv_post_send(rc->flush[r].qp, &wr, &bad);
+		int ret = ibv_post_send(rc->flush[r].qps[0].qp, &wr, &bad);
 
 		if (ret) {
 			GDX_WARN("%s: ibv_post_send(flush read, qp 0x%x) failed: %s",
-				 gdx_comm_dev_name(c), rc->flush[r].qp->qp_num, strerror(ret));
+				 gdx_comm_dev_name(c), rc->flush[r].qps[0].qp->qp_num,
+				 strerror(ret));
 			gdx_comm_fail(c, -ret);
 			if (req->pending == 0)
 				gdx_req_put(req);
@@ -939,10 +986,13 @@ int gdx_test(struct gdx_request *req, int *done_p, int *sizes)
 int gdx_recv_comm_start(struct gdx_recv_comm *rc)
 {
 	for (int r = 0; r < rc->base.nrails; r++) {
-		int ret = gdx_rail_post_recvs(&rc->base.rails[r], GDX_RECVS_AHEAD);
+		for (int q = 0; q < rc->base.rails[r].nqps; q++) {
+			int ret = gdx_rail_post_recvs(&rc->base.rails[r], q,
+						      (int)gdx_recvs_ahead(rc->base.nrails));
 
-		if (ret)
-			return ret;
+			if (ret)
+				return ret;
+		}
 	}
 	return 0;
 }
@@ -1004,26 +1054,18 @@ void gdx_send_drain(struct gdx_send_comm *sc)
 	uint64_t deadline;
 	char host[64];
 
-	for (int i = 0; i < c->nrails && !c->err; i++) {
-		struct gdx_rail *r = &c->rails[i];
-		struct ibv_send_wr wr = {.opcode = IBV_WR_RDMA_WRITE,
-					 .send_flags = IBV_SEND_SIGNALED},
-				   *bad;
-		uint32_t freed;
-		int ret;
+	for (int r = 0; r < c->nrails && !c->err; r++) {
+		struct gdx_rail *rail = &c->rails[r];
 
-		if (!r->unsignaled)
+		if (c->run[r].state != GDX_RAIL_UP)
 			continue;
-		gdx_rail_signal(r, 1, true, &freed);
-		wr.wr_id = GDX_WRID_SLOTS(freed);
-		ret = ibv_post_send(r->qp, &wr, &bad);
-		if (ret) {
-			GDX_WARN("%s: ibv_post_send(close, qp 0x%x) failed: %s",
-				 gdx_comm_dev_name(c), r->qp->qp_num, strerror(ret));
-			return;
+		for (int q = 0; q < rail->nqps; q++) {
+			if (!rail->qps[q].unsignaled)
+				continue;
+			if (gdx_post_ctrl_write(c, r, q, NULL, 0, 0, true))
+				return;
+			busy = true;
 		}
-		r->sq_used++;
-		busy = true;
 	}
 	if (!busy)
 		return;
@@ -1033,8 +1075,9 @@ void gdx_send_drain(struct gdx_send_comm *sc)
 	while (busy && !c->err) {
 		busy = false;
 		gdx_comm_poll(c);
-		for (int i = 0; i < c->nrails; i++)
-			busy |= c->rails[i].sq_used > 0;
+		for (int r = 0; r < c->nrails; r++)
+			for (int q = 0; q < c->rails[r].nqps && c->run[r].state == GDX_RAIL_UP; q++)
+				busy |= c->rails[r].qps[q].wr_posted != c->rails[r].qps[q].wr_done;
 		if (busy && gdx_sock_peer_alive(c->sock))
 			return; /* the peer closed its comm: nothing waits for them */
 		if (busy && gdx_now_ms() > deadline) {

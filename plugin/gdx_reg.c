@@ -22,6 +22,9 @@
 #include <gdx/gdx_reg.h>
 
 #define GDX_MR_ACCESS (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ)
+/* Data registrations with PCIe relaxed ordering where the device has it on
+ * (gdx_dev.c); the control region never (gdx_comm.c). */
+#define GDX_MR_ACCESS_OF(ib) (GDX_MR_ACCESS | ((ib)->ro ? IBV_ACCESS_RELAXED_ORDERING : 0))
 
 /* Names the likely cause: the memlock limit, an unmapped range, or the errno. */
 static void gdx_reg_warn(const char *call, const char *ibdev, uintptr_t start, uintptr_t end,
@@ -52,7 +55,7 @@ static int gdx_reg_verbs(void *arg, uintptr_t start, uintptr_t end, uint64_t key
 			 void **handle_p)
 {
 	struct gdx_ibctx *ib = arg;
-	struct ibv_mr *mr = ibv_reg_mr(ib->pd, (void *)start, end - start, GDX_MR_ACCESS);
+	struct ibv_mr *mr = ibv_reg_mr(ib->pd, (void *)start, end - start, GDX_MR_ACCESS_OF(ib));
 
 	(void)key;
 	(void)call;
@@ -72,7 +75,7 @@ static int gdx_reg_dmabuf_verbs(void *arg, uintptr_t start, uintptr_t end, uint6
 {
 	struct gdx_ibctx *ib = arg;
 	struct ibv_mr *mr = ibv_reg_dmabuf_mr(ib->pd, key + start, end - start, start,
-					      *(const int *)call, GDX_MR_ACCESS);
+					      *(const int *)call, GDX_MR_ACCESS_OF(ib));
 
 	if (!mr) {
 		int err = errno ? errno : ENOMEM;

@@ -87,113 +87,144 @@ static int gdx_rail_pick_gid(struct gdx_rail *r)
 	return 0;
 }
 
-static int gdx_rail_qp_create(struct gdx_rail *r, void *owner, uint32_t max_send_wr,
-			      uint32_t max_recv_wr)
+static int gdx_rail_qp_create(struct gdx_rail *r, void *owner, struct gdx_qp *q)
 {
 	struct ibv_qp_init_attr ia = {
 		.qp_context = owner,
 		.send_cq = r->cq,
 		.recv_cq = r->cq,
 		.qp_type = IBV_QPT_RC,
-		.cap = {.max_send_wr = max_send_wr,
-			.max_recv_wr = max_recv_wr,
+		.cap = {.max_send_wr = r->sq_depth,
+			.max_recv_wr = r->rq_depth,
 			.max_send_sge = 1,
 			.max_recv_sge = 1,
-			.max_inline_data = GDX_INLINE_WANT},
+			.max_inline_data = r->max_inline},
 	};
 
-	r->qp = ibv_create_qp(r->pd, &ia);
-	if (!r->qp) {
+	q->qp = ibv_create_qp(r->pd, &ia);
+	if (!q->qp && ia.cap.max_inline_data) {
 		/* Some devices cannot inline; the CTS then goes by DMA. */
 		ia.cap.max_inline_data = 0;
-		r->qp = ibv_create_qp(r->pd, &ia);
+		q->qp = ibv_create_qp(r->pd, &ia);
 	}
-	if (!r->qp)
+	if (!q->qp)
 		return errno ? -errno : -ENOMEM;
-	r->max_inline = ia.cap.max_inline_data;
-	r->sq_depth = max_send_wr;
+	/* the rail inlines what every one of its QPs can */
+	if (ia.cap.max_inline_data < r->max_inline)
+		r->max_inline = ia.cap.max_inline_data;
 	return 0;
 }
 
-int gdx_rail_create(struct gdx_rail *r, struct gdx_dev *dev, void *owner, uint32_t max_send_wr,
-		    uint32_t max_recv_wr)
+/* RESET -> INIT, as a QP is made and as it is restored. */
+static int gdx_qp_init(struct gdx_rail *r, struct gdx_qp *q)
 {
 	struct ibv_qp_attr attr = {
 		.qp_state = IBV_QPS_INIT,
 		.pkey_index = (uint16_t)gdx_params.pkey,
-		.port_num = (uint8_t)dev->ib_port,
+		.port_num = (uint8_t)r->dev->ib_port,
 		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ,
 	};
+	int ret = ibv_modify_qp(
+		q->qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+
+	if (ret)
+		GDX_WARN("ibv_modify_qp(%s qp 0x%x, INIT) failed: %s", r->dev->ibdev, q->qp->qp_num,
+			 strerror(ret));
+	return -ret;
+}
+
+static void gdx_rail_new_psn(struct gdx_rail *r)
+{
+	if (getrandom(&r->psn, sizeof(r->psn), 0) != sizeof(r->psn))
+		r->psn = (uint32_t)random();
+	r->psn &= 0xffffff;
+}
+
+int gdx_rail_create(struct gdx_rail *r, struct gdx_dev *dev, void *owner, int nqps,
+		    struct gdx_qp *qps, uint32_t max_send_wr, uint32_t max_recv_wr)
+{
 	int ret;
 
 	memset(r, 0, sizeof(*r));
 	r->dev = dev;
+	r->qps = qps;
+	r->sq_depth = max_send_wr;
+	r->rq_depth = max_recv_wr;
+	r->max_inline = GDX_INLINE_WANT;
 	ret = gdx_dev_pd(dev, &r->pd);
 	if (ret)
 		return ret;
 	ret = gdx_rail_pick_gid(r);
 	if (ret)
 		return ret;
-	r->cq = ibv_create_cq(dev->ib->ctx, (int)(max_send_wr + max_recv_wr), owner, NULL, 0);
+	r->cq = ibv_create_cq(dev->ib->ctx, nqps * (int)(max_send_wr + max_recv_wr), owner, NULL,
+			      0);
 	if (!r->cq) {
 		ret = errno ? -errno : -ENOMEM;
 		GDX_WARN("ibv_create_cq(%s) failed: %s", dev->ibdev, strerror(-ret));
 		return ret;
 	}
-	ret = gdx_rail_qp_create(r, owner, max_send_wr, max_recv_wr);
-	if (ret) {
-		GDX_WARN("ibv_create_qp(%s) failed: %s", dev->ibdev, strerror(-ret));
-		goto err_cq;
+	for (r->nqps = 0; r->nqps < nqps; r->nqps++) {
+		struct gdx_qp *q = &qps[r->nqps];
+
+		ret = gdx_rail_qp_create(r, owner, q);
+		if (ret) {
+			GDX_WARN("ibv_create_qp(%s, QP %d of %d) failed: %s", dev->ibdev,
+				 r->nqps + 1, nqps, strerror(-ret));
+			goto err;
+		}
+		ret = gdx_qp_init(r, q);
+		if (ret) {
+			ibv_destroy_qp(q->qp);
+			q->qp = NULL;
+			goto err;
+		}
 	}
-	ret = ibv_modify_qp(r->qp, &attr,
-			    IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
-	if (ret) {
-		GDX_WARN("ibv_modify_qp(%s qp 0x%x, INIT) failed: %s", dev->ibdev, r->qp->qp_num,
-			 strerror(ret));
-		ret = -ret;
-		goto err_qp;
-	}
-	if (getrandom(&r->psn, sizeof(r->psn), 0) != sizeof(r->psn))
-		r->psn = (uint32_t)random();
-	r->psn &= 0xffffff;
+	gdx_rail_new_psn(r);
 	return 0;
 
-err_qp:
-	ibv_destroy_qp(r->qp);
-err_cq:
-	ibv_destroy_cq(r->cq);
-	memset(r, 0, sizeof(*r));
+err:
+	gdx_rail_destroy(r);
 	return ret;
 }
 
-void gdx_rail_local(const struct gdx_rail *r, struct gdx_wire_rail *out)
+void gdx_rail_local(const struct gdx_rail *r, struct gdx_wire_rail *out, uint32_t *qpn)
 {
 	memset(out, 0, sizeof(*out));
 	memcpy(out->gid, r->gid.raw, sizeof(out->gid));
-	out->qpn = r->qp->qp_num;
 	out->psn = r->psn;
 	out->lid = r->dev->lid;
 	out->link_layer = (uint8_t)r->dev->link_layer;
 	out->mtu = (uint8_t)r->dev->active_mtu;
+	out->ece = r->ece;
+	for (int q = 0; q < r->nqps; q++)
+		qpn[q] = r->qps[q].qp->qp_num;
 }
 
-int gdx_rail_connect(struct gdx_rail *r, const struct gdx_wire_rail *remote)
+static int gdx_qp_connect(struct gdx_rail *r, struct gdx_qp *q, const struct gdx_wire_rail *remote,
+			  uint32_t qpn)
 {
 	struct gdx_dev *dev = r->dev;
 	struct ibv_qp_attr attr;
 	int ret;
 
-	if (remote->link_layer != dev->link_layer) {
-		GDX_WARN("%s is %s but the peer's rail is %s: both ends must use one link layer",
-			 dev->ibdev, dev->link_layer == IBV_LINK_LAYER_ETHERNET ? "RoCE" : "IB",
-			 remote->link_layer == IBV_LINK_LAYER_ETHERNET ? "RoCE" : "IB");
-		return -EPROTO;
+	if (r->ece.supported) {
+		struct ibv_ece ece = {.vendor_id = r->ece.vendor_id,
+				      .options = r->ece.options,
+				      .comp_mask = r->ece.comp_mask};
+
+		ret = ibv_set_ece(q->qp, &ece);
+		if (ret) {
+			GDX_WARN("ibv_set_ece(%s qp 0x%x, options 0x%x) failed: %s; set "
+				 "NCCL_GDX_ECE_ENABLE=0 to connect without it",
+				 dev->ibdev, q->qp->qp_num, ece.options, strerror(ret));
+			return -ret;
+		}
 	}
-	r->path_mtu = remote->mtu < dev->active_mtu ? (enum ibv_mtu)remote->mtu : dev->active_mtu;
 	memset(&attr, 0, sizeof(attr));
 	attr.qp_state = IBV_QPS_RTR;
 	attr.path_mtu = r->path_mtu;
-	attr.dest_qp_num = remote->qpn;
+	attr.dest_qp_num = qpn;
 	attr.rq_psn = remote->psn;
 	attr.max_dest_rd_atomic = 1;
 	attr.min_rnr_timer = 12;
@@ -208,14 +239,14 @@ int gdx_rail_connect(struct gdx_rail *r, const struct gdx_wire_rail *remote)
 	} else {
 		attr.ah_attr.dlid = remote->lid;
 	}
-	ret = ibv_modify_qp(r->qp, &attr,
+	ret = ibv_modify_qp(q->qp, &attr,
 			    IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
 				    IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
 				    IBV_QP_MIN_RNR_TIMER);
 	if (ret) {
 		GDX_WARN("ibv_modify_qp(%s qp 0x%x, RTR to qp 0x%x) failed: %s; check the GID "
 			 "index (%d) and that the peer is reachable",
-			 dev->ibdev, r->qp->qp_num, remote->qpn, strerror(ret), r->gid_index);
+			 dev->ibdev, q->qp->qp_num, qpn, strerror(ret), r->gid_index);
 		return -ret;
 	}
 	memset(&attr, 0, sizeof(attr));
@@ -226,27 +257,90 @@ int gdx_rail_connect(struct gdx_rail *r, const struct gdx_wire_rail *remote)
 	/* Receives are always posted ahead, so RNR means a broken peer: end too. */
 	attr.rnr_retry = 6;
 	attr.max_rd_atomic = 1;
-	ret = ibv_modify_qp(r->qp, &attr,
+	ret = ibv_modify_qp(q->qp, &attr,
 			    IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
 				    IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
 	if (ret) {
-		GDX_WARN("ibv_modify_qp(%s qp 0x%x, RTS) failed: %s", dev->ibdev, r->qp->qp_num,
+		GDX_WARN("ibv_modify_qp(%s qp 0x%x, RTS) failed: %s", dev->ibdev, q->qp->qp_num,
 			 strerror(ret));
 		return -ret;
 	}
 	return 0;
 }
 
+int gdx_rail_connect(struct gdx_rail *r, const struct gdx_wire_rail *remote, const uint32_t *qpn)
+{
+	struct gdx_dev *dev = r->dev;
+
+	if (remote->link_layer != dev->link_layer) {
+		GDX_WARN("%s is %s but the peer's rail is %s: both ends must use one link layer",
+			 dev->ibdev, dev->link_layer == IBV_LINK_LAYER_ETHERNET ? "RoCE" : "IB",
+			 remote->link_layer == IBV_LINK_LAYER_ETHERNET ? "RoCE" : "IB");
+		return -EPROTO;
+	}
+	r->path_mtu = remote->mtu < dev->active_mtu ? (enum ibv_mtu)remote->mtu : dev->active_mtu;
+	for (int q = 0; q < r->nqps; q++) {
+		int ret = gdx_qp_connect(r, &r->qps[q], remote, qpn[q]);
+
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+void gdx_rail_freeze(struct gdx_rail *r)
+{
+	struct ibv_qp_attr attr = {.qp_state = IBV_QPS_ERR};
+
+	for (int q = 0; q < r->nqps; q++) {
+		int ret = ibv_modify_qp(r->qps[q].qp, &attr, IBV_QP_STATE);
+
+		if (ret)
+			GDX_WARN("ibv_modify_qp(%s qp 0x%x, ERR) failed: %s", r->dev->ibdev,
+				 r->qps[q].qp->qp_num, strerror(ret));
+	}
+}
+
+int gdx_rail_reset(struct gdx_rail *r)
+{
+	struct ibv_qp_attr attr = {.qp_state = IBV_QPS_RESET};
+	int ret = gdx_rail_pick_gid(r);
+
+	for (int q = 0; q < r->nqps && !ret; q++) {
+		struct gdx_qp *qp = &r->qps[q];
+
+		ret = -ibv_modify_qp(qp->qp, &attr, IBV_QP_STATE);
+		if (ret) {
+			GDX_WARN("ibv_modify_qp(%s qp 0x%x, RESET) failed: %s", r->dev->ibdev,
+				 qp->qp->qp_num, strerror(-ret));
+			break;
+		}
+		ret = gdx_qp_init(r, qp);
+		qp->wr_posted = qp->wr_done = qp->unsignaled = qp->recvs_to_post = qp->imms = 0;
+	}
+	gdx_rail_new_psn(r);
+	return ret;
+}
+
 void gdx_rail_destroy(struct gdx_rail *r)
 {
-	if (r->qp && ibv_destroy_qp(r->qp))
-		GDX_WARN("ibv_destroy_qp(%s) failed", r->dev->ibdev);
+	for (int q = 0; q < r->nqps; q++)
+		if (r->qps[q].qp && ibv_destroy_qp(r->qps[q].qp))
+			GDX_WARN("ibv_destroy_qp(%s) failed", r->dev->ibdev);
 	if (r->cq && ibv_destroy_cq(r->cq))
 		GDX_WARN("ibv_destroy_cq(%s) failed", r->dev->ibdev);
 	memset(r, 0, sizeof(*r));
 }
 
-int gdx_rail_post_recvs(struct gdx_rail *r, int n)
+int gdx_rail_qp_index(const struct gdx_rail *r, uint32_t qpn)
+{
+	for (int q = 0; q < r->nqps; q++)
+		if (r->qps[q].qp->qp_num == qpn)
+			return q;
+	return -1;
+}
+
+int gdx_rail_post_recvs(struct gdx_rail *r, int q, int n)
 {
 	struct ibv_recv_wr wrs[64], *bad;
 	int ret;
@@ -255,13 +349,14 @@ int gdx_rail_post_recvs(struct gdx_rail *r, int n)
 		int k = n < 64 ? n : 64;
 
 		for (int i = 0; i < k; i++) {
-			wrs[i] = (struct ibv_recv_wr){.wr_id = 0, .sg_list = NULL, .num_sge = 0};
+			wrs[i] = (struct ibv_recv_wr){
+				.wr_id = (uint64_t)q, .sg_list = NULL, .num_sge = 0};
 			wrs[i].next = i + 1 < k ? &wrs[i + 1] : NULL;
 		}
-		ret = ibv_post_recv(r->qp, wrs, &bad);
+		ret = ibv_post_recv(r->qps[q].qp, wrs, &bad);
 		if (ret) {
 			GDX_WARN("ibv_post_recv(%s qp 0x%x) failed: %s", r->dev->ibdev,
-				 r->qp->qp_num, strerror(ret));
+				 r->qps[q].qp->qp_num, strerror(ret));
 			return -ret;
 		}
 		n -= k;

@@ -8,7 +8,7 @@
 #include <gdx/gdx_wire.h>
 
 void gdx_handle_pack(struct gdx_handle *h, int family, const void *addr, uint16_t port_be,
-		     uint32_t scope_id, uint64_t nonce, uint32_t nrails)
+		     uint32_t scope_id, uint64_t nonce, uint32_t nrails, uint32_t qps)
 {
 	memset(h, 0, sizeof(*h));
 	h->magic = htole64(GDX_WIRE_MAGIC);
@@ -18,6 +18,7 @@ void gdx_handle_pack(struct gdx_handle *h, int family, const void *addr, uint16_
 	memcpy(h->addr, addr, family == AF_INET6 ? 16 : 4);
 	h->scope_id = htole32(scope_id);
 	h->nrails = htole16((uint16_t)nrails);
+	h->qps = htole16((uint16_t)qps);
 	h->nonce = htole64(nonce);
 }
 
@@ -44,6 +45,11 @@ int gdx_handle_check(const struct gdx_handle *h, char *why, size_t why_len)
 	if (le16toh(h->nrails) < 1 || le16toh(h->nrails) > GDX_MAX_RAILS) {
 		snprintf(why, why_len, "listen handle announces %u rails (1-%d allowed)",
 			 le16toh(h->nrails), GDX_MAX_RAILS);
+		return -EINVAL;
+	}
+	if (le16toh(h->qps) < 1 || le16toh(h->qps) > GDX_MAX_QPS) {
+		snprintf(why, why_len, "listen handle asks for %u QPs per rail (1-%d allowed)",
+			 le16toh(h->qps), GDX_MAX_QPS);
 		return -EINVAL;
 	}
 	return 0;
@@ -106,27 +112,31 @@ int gdx_wire_hello_check(const void *buf, size_t len, uint64_t nonce, char *why,
 	return 0;
 }
 
-static void gdx_wire_rail_swap(struct gdx_wire_rail *out, const struct gdx_wire_rail *in,
-			       int to_wire)
+#define GDX_SWAP32(x) ((x) = to_wire ? htole32(x) : le32toh(x))
+
+static void gdx_wire_rail_swap(struct gdx_wire_rail *r, int to_wire)
 {
-	*out = *in;
-	out->qpn = to_wire ? htole32(in->qpn) : le32toh(in->qpn);
-	out->psn = to_wire ? htole32(in->psn) : le32toh(in->psn);
-	out->lid = to_wire ? htole16(in->lid) : le16toh(in->lid);
-	out->sizes_rkey = to_wire ? htole32(in->sizes_rkey) : le32toh(in->sizes_rkey);
+	GDX_SWAP32(r->psn);
+	r->lid = to_wire ? htole16(r->lid) : le16toh(r->lid);
+	GDX_SWAP32(r->ctrl_rkey);
+	GDX_SWAP32(r->ece.vendor_id);
+	GDX_SWAP32(r->ece.options);
+	GDX_SWAP32(r->ece.comp_mask);
+	GDX_SWAP32(r->ece.supported);
 }
 
 static void gdx_wire_meta_swap(struct gdx_wire_meta *out, const struct gdx_wire_meta *in,
 			       int to_wire)
 {
 	*out = *in;
-	out->nrails = to_wire ? htole32(in->nrails) : le32toh(in->nrails);
-	out->max_recvs = to_wire ? htole32(in->max_recvs) : le32toh(in->max_recvs);
-	out->fifo_addr = to_wire ? htole64(in->fifo_addr) : le64toh(in->fifo_addr);
-	out->fifo_rkey = to_wire ? htole32(in->fifo_rkey) : le32toh(in->fifo_rkey);
-	out->sizes_addr = to_wire ? htole64(in->sizes_addr) : le64toh(in->sizes_addr);
+	GDX_SWAP32(out->nrails);
+	GDX_SWAP32(out->qps_per_rail);
+	GDX_SWAP32(out->max_recvs);
+	out->ctrl_addr = to_wire ? htole64(in->ctrl_addr) : le64toh(in->ctrl_addr);
 	for (int i = 0; i < GDX_MAX_RAILS; i++)
-		gdx_wire_rail_swap(&out->rails[i], &in->rails[i], to_wire);
+		gdx_wire_rail_swap(&out->rails[i], to_wire);
+	for (int i = 0; i < GDX_MAX_QPS; i++)
+		GDX_SWAP32(out->qpn[i]);
 }
 
 void gdx_wire_meta_pack(struct gdx_wire_meta *out, const struct gdx_wire_meta *in)
@@ -155,6 +165,13 @@ int gdx_wire_meta_unpack(const void *buf, size_t len, struct gdx_wire_meta *out,
 		snprintf(why, why_len, "peer announces max_recvs %u", out->max_recvs);
 		return -EPROTO;
 	}
+	if (out->qps_per_rail < 1 || out->qps_per_rail > GDX_MAX_QPS ||
+	    out->nrails * out->qps_per_rail > GDX_MAX_QPS) {
+		snprintf(why, why_len,
+			 "peer announces %u QPs on each of %u rails (%d in all allowed)",
+			 out->qps_per_rail, out->nrails, GDX_MAX_QPS);
+		return -EPROTO;
+	}
 	for (uint32_t i = 0; i < out->nrails; i++) {
 		const struct gdx_wire_rail *r = &out->rails[i];
 
@@ -166,10 +183,38 @@ int gdx_wire_meta_unpack(const void *buf, size_t len, struct gdx_wire_meta *out,
 			snprintf(why, why_len, "peer rail %u has path MTU code %u", i, r->mtu);
 			return -EPROTO;
 		}
-		if (r->qpn == 0 || r->qpn > 0xffffff) {
-			snprintf(why, why_len, "peer rail %u has QP number 0x%x", i, r->qpn);
+		if (r->ece.supported > 1) {
+			snprintf(why, why_len, "peer rail %u has ECE flag %u", i, r->ece.supported);
 			return -EPROTO;
 		}
 	}
+	for (uint32_t i = 0; i < out->nrails * out->qps_per_rail; i++) {
+		if (out->qpn[i] == 0 || out->qpn[i] > 0xffffff) {
+			snprintf(why, why_len, "peer QP %u of rail %u has QP number 0x%x",
+				 i % out->qps_per_rail, i / out->qps_per_rail, out->qpn[i]);
+			return -EPROTO;
+		}
+	}
+	return 0;
+}
+
+int gdx_imm_decode(uint32_t imm, struct gdx_imm *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->seq = (imm >> 24) & GDX_IMM_SEQ_MASK;
+	out->chunked = imm >> 31;
+	if (!out->chunked) {
+		out->size = imm & GDX_IMM_SMALL_MAX;
+		out->pieces = 1;
+		return 0;
+	}
+	out->piece = (imm >> 17) & 127u;
+	out->pieces = ((imm >> 10) & 127u) + 1;
+	out->flags = imm & (GDX_IMM_F_GROUP | GDX_IMM_F_REFUSED);
+	if ((imm & 0xffu) || out->piece >= out->pieces ||
+	    ((out->flags & GDX_IMM_F_GROUP) &&
+	     (out->pieces != 1 || (out->flags & GDX_IMM_F_REFUSED))) ||
+	    ((out->flags & GDX_IMM_F_REFUSED) && out->pieces != 1))
+		return -EPROTO;
 	return 0;
 }

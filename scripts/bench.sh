@@ -3,9 +3,12 @@
 # make bench: one VM boot, then on the same rxe devices, interleaved five
 # times (ROUNDS): gdx-bench next to ib_write_bw (64 KiB, 1 MiB) and gdx-bench -m lat
 # next to ib_write_lat (8 B); then two tc-shaped rails against one; then what
-# a connection costs, 256 pairs in one process (gdx-bench -m conn). The
-# emulator's absolute figures mean nothing; the ratios do.
+# a connection costs, 256 pairs in one process (gdx-bench -m conn); then 1, 2
+# and 4 QPs per connection next to ib_write_bw -q 1 and -q 4, and a fused
+# connection's throughput while one rail's wire goes down and comes back
+# (scripts/bench-fabric.sh). The emulator's absolute figures mean nothing;
+# the ratios do.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 exec scripts/vm-run.sh --pairs 2 --mem 4096 --timeout 3000 -- \
-	"LAT=1 ROUNDS=${ROUNDS:-5} scripts/side-by-side.sh && echo && scripts/bench-rails.sh && echo && build/gdx-bench -m conn -n 256"
+	"LAT=1 ROUNDS=${ROUNDS:-5} scripts/side-by-side.sh && echo && scripts/bench-rails.sh && echo && build/gdx-bench -m conn -n 256 && echo && scripts/bench-fabric.sh"

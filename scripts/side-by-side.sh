@@ -18,43 +18,19 @@ SIZES=${SIZES:-"65536 1048576"}
 ROUNDS=${ROUNDS:-3}
 DEPTH=${DEPTH:-32}
 LAT=${LAT:-0} # 1: also 8-byte latency, gdx-bench -m lat next to ib_write_lat
-SERVER_DEV=rxe0 CLIENT_DEV=rxe1 SERVER_ADDR=198.18.0.1
 # perftest's default ack timeout (4.096 us * 2^14 = 67 ms): the emulated wire drops a
 # packet now and then, and a 4 s timeout (the plugin's default) would then stall a run.
 export NCCL_GDX_TIMEOUT=${NCCL_GDX_TIMEOUT:-14}
 
 [ "${GDX_VM:-}" = 1 ] || { echo "side-by-side.sh runs inside scripts/vm-run.sh" >&2; exit 2; }
+# shellcheck source=scripts/bench-lib.sh
+. "$(dirname "$0")/bench-lib.sh"
 
-# The RoCE v2 IPv4 GID of a device, as perftest needs it by index.
-gid_index() {
-	local d=/sys/class/infiniband/$1/ports/1 i
-	for i in $(seq 0 15); do
-		[ "$(cat "$d/gid_attrs/types/$i" 2>/dev/null)" = "RoCE v2" ] || continue
-		case "$(cat "$d/gids/$i")" in 0000:0000:0000:0000:0000:ffff:*) echo "$i"; return ;; esac
-	done
-	echo 1
-}
-
-iters_for() { if [ "$1" -ge 1048576 ]; then echo 300; else echo 2000; fi; }
 
 # Gb/s through the plugin; $2: 1 (one thread drives both ends) or 2 processes.
 run_gdx() {
 	timeout 300 build/gdx-bench -d "$SERVER_DEV" --peer-dev "$CLIENT_DEV" -s "$1" -n "$(iters_for "$1")" -w 50 \
 		-t "$DEPTH" -P "$2" | awk '!/^#/ { print $4 }'
-}
-
-# Gb/s of ib_write_bw, from the client's "BW average" column in MB/sec
-# (2^20 bytes/s, two decimals: finer than its Gb/s column's two decimals).
-run_perftest() {
-	local gid out
-	gid=$(gid_index "$SERVER_DEV")
-	timeout 120 ib_write_bw -d "$SERVER_DEV" -x "$gid" -s "$1" -n "$(iters_for "$1")" -F \
-		>/dev/null 2>&1 &
-	sleep 1
-	out=$(timeout 120 ib_write_bw -d "$CLIENT_DEV" -x "$(gid_index "$CLIENT_DEV")" -s "$1" \
-		-n "$(iters_for "$1")" -F "$SERVER_ADDR" 2>&1)
-	wait || true # a perftest run that timed out leaves its figure empty
-	awk -v s="$1" '$1 == s { printf "%.4f\n", $4 * 1048576 * 8 / 1e9 }' <<<"$out"
 }
 
 # Half round trip in us: gdx-bench's median, ib_write_lat's t_typical.
@@ -81,7 +57,6 @@ run_perftest_lat() {
 	awk '$1 == 8 { print $5 }' <<<"$out"
 }
 
-median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 declare -A gdx gdx2 perf
 lat_gdx="" lat_perf="" lat_floor=""

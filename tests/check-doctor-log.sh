@@ -3,7 +3,8 @@
 # gdx-doctor log over NCCL INFO logs written in the plugin's own line format:
 # per-NIC byte counts summed, verdicts picked up, a NIC that advertises
 # GPUDirect RDMA yet moved bytes through host memory flagged with exit 1, and
-# logs without the plugin (7) or without its byte counts (8) told apart.
+# logs without the plugin (7) or without its byte counts (8) told apart; rails
+# taken out of fused connections counted per NIC (exit 1).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 doctor=${GDX_DOCTOR:-build/gdx-doctor}
@@ -32,6 +33,9 @@ check "log: a log without the plugin exits 7" 7 "was the plugin loaded" "$doctor
 check "log: init lines only exit 8, saying how to rerun" 8 "no plugin data lines in this log: rerun with NCCL_DEBUG=INFO" "$doctor" log "$logs/init-only.log"
 check "log: connections without byte counts exit 8" 8 "(2 connection line(s) here, no byte counts)" "$doctor" log "$logs/connected-not-closed.log"
 check "log: this version's lines at NCCL's default subsystems are data" 0 "rxe0              1                  0            7864320" "$doctor" log "$logs/default-subsys.log"
+check "log: a rail taken out twice and back twice is counted, exit 1" 1 "rxe1              2      2      4.9  completion failed: local QP operation error" "$doctor" log "$logs/rail-flap.log"
+check "log: a rail's downs come with what to check" 1 "a rail that goes down again and again is a cable" "$doctor" log "$logs/rail-flap.log"
+check "log: no rail section without rail lines" 0 "" sh -c "! $doctor log $logs/healthy.log | grep -q 'rails taken out'"
 check "log: a missing file exits 3" 3 "No such file" "$doctor" log "$logs/nonexistent.log"
 check "log: no file is a usage error (64)" 64 "give one log file" "$doctor" log
 check "log: an unknown option is a usage error (64)" 64 "unknown option --bogus" "$doctor" log --bogus x.log

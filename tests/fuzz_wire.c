@@ -177,8 +177,11 @@ static void fuzz_meta_check(const uint8_t *s, size_t len, size_t why_len)
 	for (uint32_t i = 0; i < out.nrails; i++) {
 		FUZZ_CHECK(out.rails[i].link_layer == 1 || out.rails[i].link_layer == 2);
 		FUZZ_CHECK(out.rails[i].mtu >= 1 && out.rails[i].mtu <= 5);
-		FUZZ_CHECK(out.rails[i].qpn != 0 && out.rails[i].qpn <= 0xffffff);
+		FUZZ_CHECK(out.rails[i].ece.supported <= 1);
 	}
+	FUZZ_CHECK(out.qps_per_rail >= 1 && out.nrails * out.qps_per_rail <= GDX_MAX_QPS);
+	for (uint32_t i = 0; i < out.nrails * out.qps_per_rail; i++)
+		FUZZ_CHECK(out.qpn[i] != 0 && out.qpn[i] <= 0xffffff);
 	/* pack and unpack are inverses on everything unpack accepts. */
 	gdx_wire_meta_pack(&raw, &out);
 	FUZZ_CHECK(gdx_wire_meta_unpack(&raw, sizeof(raw), &again, why, sizeof(why)) == 0);
@@ -324,16 +327,17 @@ static void seed_valid(struct seed_stream *s)
 	memset(s, 0, sizeof(*s));
 	memset(&m, 0, sizeof(m));
 	m.nrails = 1;
+	m.qps_per_rail = 1;
 	m.max_recvs = 1;
-	m.fifo_addr = 0x7f0000001000ULL;
-	m.fifo_rkey = 0x1234;
+	m.ctrl_addr = 0x7f0000001000ULL;
+	m.rails[0].ctrl_rkey = 0x1234;
 	snprintf(m.dev_name, sizeof(m.dev_name), "rxe1");
 	m.rails[0].gid[10] = 0xff;
 	m.rails[0].gid[11] = 0xff;
 	m.rails[0].gid[12] = 198;
 	m.rails[0].gid[13] = 18;
 	m.rails[0].gid[15] = 2;
-	m.rails[0].qpn = 0x11;
+	m.qpn[0] = 0x11;
 	m.rails[0].psn = 0xabcde;
 	m.rails[0].link_layer = 2;
 	m.rails[0].mtu = 3;
@@ -389,8 +393,14 @@ static void seeds_write(const char *dir)
 	s.meta.rails[0].mtu = 6;
 	seed_write(dir, "meta-mtu", FUZZ_NONCE, 0, &s, hm);
 	seed_valid(&s);
-	s.meta.rails[0].qpn = htole32(0x1000000);
+	s.meta.qpn[0] = htole32(0x1000000);
 	seed_write(dir, "meta-qpn", FUZZ_NONCE, 0, &s, hm);
+	seed_valid(&s);
+	s.meta.qps_per_rail = htole32(129);
+	seed_write(dir, "meta-qps", FUZZ_NONCE, 0, &s, hm);
+	seed_valid(&s);
+	s.meta.rails[0].ece.supported = htole32(2);
+	seed_write(dir, "meta-ece", FUZZ_NONCE, 0, &s, hm);
 	seed_valid(&s);
 	memset(s.meta.dev_name, 'x', sizeof(s.meta.dev_name));
 	seed_write(dir, "meta-unterminated-name", FUZZ_NONCE, 0, &s, hm);
@@ -400,11 +410,11 @@ static void seeds_write(const char *dir)
 	seed_write(dir, "garbage", 0, 0, junk, sizeof(junk));
 
 	/* Handles: the stream's first bytes are checked as one too. */
-	gdx_handle_pack(&h, AF_INET, &lo, htons(4242), 0, 0x55, 1);
+	gdx_handle_pack(&h, AF_INET, &lo, htons(4242), 0, 0x55, 1, 1);
 	seed_write(dir, "handle-ipv4", 0, 0, &h, sizeof(h));
-	gdx_handle_pack(&h, AF_INET6, ip6, htons(4242), 3, 0x55, 2);
+	gdx_handle_pack(&h, AF_INET6, ip6, htons(4242), 3, 0x55, 2, 4);
 	seed_write(dir, "handle-ipv6", 0, 0, &h, sizeof(h));
-	gdx_handle_pack(&h, AF_INET, &lo, 0, 0, 0x55, 1);
+	gdx_handle_pack(&h, AF_INET, &lo, 0, 0, 0x55, 1, 1);
 	seed_write(dir, "handle-port-zero", 0, 0, &h, sizeof(h));
 }
 

@@ -175,40 +175,83 @@ void gdx_rdma_counts(char *out, size_t len)
 	ASSERT_EQ(pclose(f), 0);
 }
 
-/* The TOS byte of the next RoCE v2 packet (UDP port 4791) leaving ifname. */
-int gdx_capture_tos(const char *ifname, void (*send_some)(void *), void *arg)
+/* RoCE v2 packets leaving ifname while send_some(arg) runs, in the order
+ * they left: IP, UDP to port 4791, then the BTH (and a RETH where the
+ * opcode has one). The socket's buffer is made large enough to keep a few
+ * MiB of them: they are read after send_some returns. */
+int gdx_capture_roce(const char *ifname, void (*send_some)(void *), void *arg,
+		     struct gdx_roce_pkt *out, int max)
 {
 	struct sockaddr_ll sll = {.sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_ALL)};
-	unsigned char pkt[2048];
-	int fd = socket(AF_PACKET, SOCK_DGRAM, htons(ETH_P_ALL)), tos = -1, seen = 0;
+	unsigned char pkt[128];
+	int fd = socket(AF_PACKET, SOCK_DGRAM, htons(ETH_P_ALL)), got = 0, seen = 0,
+	    rcvbuf = 64 << 20;
 
 	ASSERT(fd >= 0);
+	setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof(rcvbuf));
 	sll.sll_ifindex = (int)if_nametoindex(ifname);
 	ASSERT(sll.sll_ifindex > 0);
 	ASSERT_EQ(bind(fd, (struct sockaddr *)&sll, sizeof(sll)), 0);
 	send_some(arg);
-	for (int i = 0; i < 10000 && tos < 0; i++) {
+	while (got < max) {
 		struct pollfd pfd = {.fd = fd, .events = POLLIN};
 		const struct iphdr *ip = (const struct iphdr *)pkt;
+		const unsigned char *bth;
 		struct sockaddr_ll from;
 		socklen_t from_len;
 		ssize_t n;
 
-		if (poll(&pfd, 1, 2000) <= 0)
+		if (poll(&pfd, 1, 500) <= 0)
 			break;
 		from_len = sizeof(from);
 		n = recvfrom(fd, pkt, sizeof(pkt), 0, (struct sockaddr *)&from, &from_len);
 		/* only what leaves: the peer's packets arrive on this veth too */
-		if (n < (ssize_t)(sizeof(*ip) + sizeof(struct udphdr)) ||
+		if (n < (ssize_t)(sizeof(*ip) + sizeof(struct udphdr) + 12) ||
 		    from.sll_pkttype != PACKET_OUTGOING || from.sll_protocol != htons(ETH_P_IP) ||
 		    ip->protocol != IPPROTO_UDP)
 			continue;
 		seen++;
-		if (ntohs(((const struct udphdr *)(pkt + ip->ihl * 4))->dest) == 4791)
-			tos = ip->tos;
+		if (ntohs(((const struct udphdr *)(pkt + ip->ihl * 4))->dest) != 4791)
+			continue;
+		bth = pkt + ip->ihl * 4 + sizeof(struct udphdr);
+		out[got] = (struct gdx_roce_pkt){
+			.tos = ip->tos,
+			.sport = ntohs(((const struct udphdr *)(pkt + ip->ihl * 4))->source),
+			.opcode = bth[0],
+			.dqpn = (uint32_t)bth[5] << 16 | (uint32_t)bth[6] << 8 | bth[7],
+			.psn = (uint32_t)bth[9] << 16 | (uint32_t)bth[10] << 8 | bth[11],
+			.reth_len = -1};
+		/* RC RDMA WRITE First (0x06), Only (0x0a), Only with Immediate (0x0b) */
+		if ((bth[0] == 0x06 || bth[0] == 0x0a || bth[0] == 0x0b) &&
+		    n >= (ssize_t)(bth - pkt) + 12 + 16)
+			out[got].reth_len =
+				(int32_t)((uint32_t)bth[24] << 24 | (uint32_t)bth[25] << 16 |
+					  (uint32_t)bth[26] << 8 | bth[27]);
+		got++;
 	}
 	close(fd);
-	if (tos < 0)
+	if (!got)
 		printf("  %d outgoing UDP packets on %s, none to port 4791\n", seen, ifname);
-	return tos;
+	return got;
+}
+
+int gdx_capture_tos(const char *ifname, void (*send_some)(void *), void *arg)
+{
+	struct gdx_roce_pkt pkt;
+
+	return gdx_capture_roce(ifname, send_some, arg, &pkt, 1) == 1 ? pkt.tos : -1;
+}
+
+unsigned long long gdx_tx_bytes(const char *ifname)
+{
+	char path[128];
+	unsigned long long v = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/class/net/%s/statistics/tx_bytes", ifname);
+	f = fopen(path, "r");
+	ASSERT(f != NULL);
+	ASSERT_EQ(fscanf(f, "%llu", &v), 1);
+	fclose(f);
+	return v;
 }

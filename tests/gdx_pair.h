@@ -59,4 +59,21 @@ void gdx_rdma_counts(char *out, size_t len);
  * ifname while send_some(arg) runs; -1 when none does. */
 int gdx_capture_tos(const char *ifname, void (*send_some)(void *), void *arg);
 
+/* What a captured RoCE v2 packet says. */
+struct gdx_roce_pkt {
+	uint8_t tos;
+	uint8_t opcode; /* BTH: 0x06-0x0b are RC RDMA WRITE First..Only with Immediate */
+	uint16_t sport; /* UDP source port: one per QP */
+	uint32_t dqpn, psn;
+	int32_t reth_len; /* the RETH's DMA length, -1 where the opcode has none */
+};
+
+/* Up to max RoCE v2 packets that leave ifname while send_some(arg) runs, in
+ * order; returns how many. */
+int gdx_capture_roce(const char *ifname, void (*send_some)(void *), void *arg,
+		     struct gdx_roce_pkt *out, int max);
+
+/* /sys/class/net/IFNAME/statistics/tx_bytes. */
+unsigned long long gdx_tx_bytes(const char *ifname);
+
 #endif

@@ -29,6 +29,7 @@
 
 struct ref_end {
 	struct gdx_rail rail;
+	struct gdx_qp qp;
 	struct ibv_mr *mr;
 	volatile char *buf; /* [0]: where the peer's byte lands; [64]: what this end sends */
 	struct ref_end *peer;
@@ -55,7 +56,7 @@ static void ref_open(struct ref_end *e, const char *name)
 		fprintf(stderr, "ref_verbs_pingpong: no device %s\n", name);
 		exit(2);
 	}
-	ret = gdx_rail_create(&e->rail, dev, e, REF_SEND_WR, REF_RECV_WR);
+	ret = gdx_rail_create(&e->rail, dev, e, 1, &e->qp, REF_SEND_WR, REF_RECV_WR);
 	if (ret)
 		ref_die("creating the QP", -ret);
 	e->buf = aligned_alloc(4096, 4096);
@@ -66,7 +67,7 @@ static void ref_open(struct ref_end *e, const char *name)
 			   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
 	if (!e->mr)
 		ref_die("ibv_reg_mr", errno);
-	ret = gdx_rail_post_recvs(&e->rail, REF_RECV_WR);
+	ret = gdx_rail_post_recvs(&e->rail, 0, REF_RECV_WR);
 	if (ret)
 		ref_die("posting receives", -ret);
 }
@@ -92,7 +93,7 @@ static void ref_send(struct ref_end *e, char v)
 		e->unsignaled = 0;
 	}
 	e->buf[64] = v;
-	ret = ibv_post_send(e->rail.qp, &wr, &bad);
+	ret = ibv_post_send(e->rail.qps[0].qp, &wr, &bad);
 	if (ret)
 		ref_die("ibv_post_send", ret);
 }
@@ -115,7 +116,7 @@ static void ref_wait(struct ref_end *e, char v)
 			}
 			got += wc[i].opcode == IBV_WC_RECV_RDMA_WITH_IMM;
 		}
-		if (got && gdx_rail_post_recvs(&e->rail, got))
+		if (got && gdx_rail_post_recvs(&e->rail, 0, got))
 			ref_die("reposting receives", EIO);
 		if (ref_imm ? got > 0 : e->buf[0] == v)
 			return;
@@ -145,6 +146,7 @@ int main(int argc, char **argv)
 {
 	struct ref_end a = {0}, b = {0};
 	struct gdx_wire_rail wa, wb;
+	uint32_t qa, qb;
 	double *half, start, per_stamp;
 	uint64_t prev, first, last;
 	pthread_t pong;
@@ -175,9 +177,10 @@ int main(int argc, char **argv)
 	ref_open(&b, argv[optind + 1]);
 	a.peer = &b;
 	b.peer = &a;
-	gdx_rail_local(&a.rail, &wa);
-	gdx_rail_local(&b.rail, &wb);
-	if ((ret = gdx_rail_connect(&a.rail, &wb)) || (ret = gdx_rail_connect(&b.rail, &wa)))
+	gdx_rail_local(&a.rail, &wa, &qa);
+	gdx_rail_local(&b.rail, &wb, &qb);
+	if ((ret = gdx_rail_connect(&a.rail, &wb, &qb)) ||
+	    (ret = gdx_rail_connect(&b.rail, &wa, &qa)))
 		ref_die("connecting the QPs", -ret);
 	half = calloc((size_t)ref_iters, sizeof(*half));
 	if (!half)

@@ -18,16 +18,10 @@ static const size_t sizes[] = {0, 1, 4096, 65536, 1048577, 8388608};
 
 static unsigned long long tx_bytes(int veth)
 {
-	char path[96];
-	unsigned long long v = 0;
-	FILE *f;
+	char ifname[16];
 
-	snprintf(path, sizeof(path), "/sys/class/net/veth%d/statistics/tx_bytes", veth);
-	f = fopen(path, "r");
-	ASSERT(f != NULL);
-	ASSERT_EQ(fscanf(f, "%llu", &v), 1);
-	fclose(f);
-	return v;
+	snprintf(ifname, sizeof(ifname), "veth%d", veth);
+	return gdx_tx_bytes(ifname);
 }
 
 /* Transfers of every size through p; a striped one leaves by every veth of
@@ -63,9 +57,9 @@ static void test_rail_count_mismatch_connects(void)
 	gdx_drv_pair(&d, 1, v, &p);
 	transfers(&d, &p, via02, 2);
 	gdx_drv_unpair(&d, &p);
-	ASSERT_STR_CONTAINS(gdx_test_infos(), "(2 rail(s) here, 1 there: one QP per rail of the "
+	ASSERT_STR_CONTAINS(gdx_test_infos(), "(2 NIC(s) here, 1 there: one rail per NIC of the "
 					      "larger end)");
-	ASSERT_STR_CONTAINS(gdx_test_infos(), "(1 rail(s) here, 2 there");
+	ASSERT_STR_CONTAINS(gdx_test_infos(), "(1 NIC(s) here, 2 there");
 	/* the fused end receives */
 	gdx_drv_pair(&d, v, 3, &p);
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* The listen handle, the hello and the metadata: packing and refusal. */
+/* The listen handle, the hello, the metadata and the immediates: packing,
+ * every form, and refusal. */
 #include <arpa/inet.h>
 #include <endian.h>
 #include <errno.h>
@@ -14,20 +15,26 @@ static void test_handle_roundtrip(void)
 	uint8_t ip[4] = {198, 18, 0, 1};
 	char why[256] = "";
 
-	gdx_handle_pack(&h, AF_INET, ip, htons(4242), 0, 0x1234, 1);
+	gdx_handle_pack(&h, AF_INET, ip, htons(4242), 0, 0x1234, 1, 4);
 	ASSERT(sizeof(h) <= NCCL_NET_HANDLE_MAXSIZE);
 	ASSERT_EQ(gdx_handle_check(&h, why, sizeof(why)), 0);
 	ASSERT_EQ(ntohs(h.port), 4242);
 	ASSERT_EQ(memcmp(h.addr, ip, 4), 0);
 	ASSERT_EQ(le64toh(h.nonce), 0x1234);
 	ASSERT_EQ(le16toh(h.nrails), 1);
+	ASSERT_EQ(le16toh(h.qps), 4); /* the listener's QPs per rail */
 	/* the listener's rail count, which the connector sizes its QPs by */
-	gdx_handle_pack(&h, AF_INET, ip, htons(4242), 0, 0x1234, GDX_MAX_RAILS);
+	gdx_handle_pack(&h, AF_INET, ip, htons(4242), 0, 0x1234, GDX_MAX_RAILS, 1);
 	ASSERT_EQ(gdx_handle_check(&h, why, sizeof(why)), 0);
-	gdx_handle_pack(&h, AF_INET, ip, htons(4242), 0, 0x1234, 0);
+	gdx_handle_pack(&h, AF_INET, ip, htons(4242), 0, 0x1234, 0, 1);
 	ASSERT_EQ(gdx_handle_check(&h, why, sizeof(why)), -EINVAL);
 	ASSERT_STR_CONTAINS(why, "announces 0 rails");
-	gdx_handle_pack(&h, AF_INET, ip, htons(4242), 0, 0x1234, GDX_MAX_RAILS + 1);
+	gdx_handle_pack(&h, AF_INET, ip, htons(4242), 0, 0x1234, GDX_MAX_RAILS + 1, 1);
+	ASSERT_EQ(gdx_handle_check(&h, why, sizeof(why)), -EINVAL);
+	gdx_handle_pack(&h, AF_INET, ip, htons(4242), 0, 0x1234, 1, 0);
+	ASSERT_EQ(gdx_handle_check(&h, why, sizeof(why)), -EINVAL);
+	ASSERT_STR_CONTAINS(why, "0 QPs per rail");
+	gdx_handle_pack(&h, AF_INET, ip, htons(4242), 0, 0x1234, 1, GDX_MAX_QPS + 1);
 	ASSERT_EQ(gdx_handle_check(&h, why, sizeof(why)), -EINVAL);
 }
 
@@ -38,12 +45,12 @@ static void test_handle_wrong_magic_and_version(void)
 	uint8_t ip16[16] = {0};
 	char why[256];
 
-	gdx_handle_pack(&h, AF_INET, ip, htons(1), 0, 1, 1);
+	gdx_handle_pack(&h, AF_INET, ip, htons(1), 0, 1, 1, 1);
 	h.version = htole32(GDX_WIRE_VERSION + 1);
 	ASSERT_EQ(gdx_handle_check(&h, why, sizeof(why)), -EPROTONOSUPPORT);
-	ASSERT_STR_CONTAINS(why, "version 3"); /* the handle's, and ours */
-	ASSERT_STR_CONTAINS(why, "version 2");
-	gdx_handle_pack(&h, AF_INET, ip, htons(1), 0, 1, 1);
+	ASSERT_STR_CONTAINS(why, "version 4"); /* the handle's, and ours */
+	ASSERT_STR_CONTAINS(why, "version 3");
+	gdx_handle_pack(&h, AF_INET, ip, htons(1), 0, 1, 1, 1);
 	h.magic = htole64(0x4e43434c49424844ULL);
 	ASSERT_EQ(gdx_handle_check(&h, why, sizeof(why)), -EPROTONOSUPPORT);
 	ASSERT_STR_CONTAINS(why, "0x4e43434c49424844");
@@ -51,9 +58,9 @@ static void test_handle_wrong_magic_and_version(void)
 	/* All zeros: what a handle from another plugin might look like. */
 	memset(&h, 0, sizeof(h));
 	ASSERT_EQ(gdx_handle_check(&h, why, sizeof(why)), -EPROTONOSUPPORT);
-	gdx_handle_pack(&h, AF_INET, ip, 0, 0, 1, 1);
+	gdx_handle_pack(&h, AF_INET, ip, 0, 0, 1, 1, 1);
 	ASSERT_EQ(gdx_handle_check(&h, why, sizeof(why)), -EINVAL);
-	gdx_handle_pack(&h, 99, ip16, htons(1), 0, 1, 1); /* not AF_INET: 16 address bytes */
+	gdx_handle_pack(&h, 99, ip16, htons(1), 0, 1, 1, 1); /* not AF_INET: 16 address bytes */
 	ASSERT_EQ(gdx_handle_check(&h, why, sizeof(why)), -EINVAL);
 }
 
@@ -82,17 +89,21 @@ static struct gdx_wire_meta good_meta(void)
 
 	memset(&m, 0, sizeof(m));
 	m.nrails = 2;
+	m.qps_per_rail = 3;
 	m.max_recvs = 1;
-	m.fifo_addr = 0x7f0012345000ULL;
-	m.fifo_rkey = 0xabcd;
+	m.ctrl_addr = 0x7f0012345000ULL;
 	strcpy(m.dev_name, "rxe0");
 	for (int i = 0; i < 2; i++) {
-		m.rails[i].qpn = 0x11 + (uint32_t)i;
 		m.rails[i].psn = 0x123456;
 		m.rails[i].link_layer = 2;
 		m.rails[i].mtu = 3;
 		m.rails[i].gid[15] = (uint8_t)i;
+		m.rails[i].ctrl_rkey = 0xabcd + (uint32_t)i;
+		m.rails[i].ece = (struct gdx_wire_ece){
+			.vendor_id = 0x2c9, .options = 0x30000000, .comp_mask = 1, .supported = 1};
 	}
+	for (int i = 0; i < 6; i++)
+		m.qpn[i] = 0x11 + (uint32_t)i;
 	return m;
 }
 
@@ -132,8 +143,21 @@ static void test_meta_refusals(void)
 	m.rails[0].link_layer = 0;
 	expect_meta_refused(m, "link layer");
 	m = good_meta();
-	m.rails[1].qpn = 0;
-	expect_meta_refused(m, "QP number");
+	m.qpn[4] = 0; /* QP 1 of rail 1 */
+	expect_meta_refused(m, "QP 1 of rail 1 has QP number 0x0");
+	m = good_meta();
+	m.qpn[5] = 0x1000000;
+	expect_meta_refused(m, "QP number 0x1000000");
+	m = good_meta();
+	m.qps_per_rail = 0;
+	expect_meta_refused(m, "0 QPs on each of 2 rails");
+	m.qps_per_rail = 65; /* 130 in all */
+	expect_meta_refused(m, "65 QPs on each of 2 rails");
+	m.qps_per_rail = 0x80000001u; /* overflows a product */
+	expect_meta_refused(m, "QPs on each of 2 rails");
+	m = good_meta();
+	m.rails[0].ece.supported = 7;
+	expect_meta_refused(m, "ECE flag 7");
 	m = good_meta();
 	m.max_recvs = 1000;
 	expect_meta_refused(m, "max_recvs");
@@ -146,6 +170,44 @@ static void test_meta_refusals(void)
 	ASSERT_EQ(strlen(out.dev_name), GDX_DEV_NAME_MAX - 1);
 }
 
+/* Both forms of the immediate, at their limits, and what no sender sends. */
+static void test_immediates(void)
+{
+	struct gdx_imm im;
+
+	ASSERT_EQ(gdx_imm_decode(gdx_imm_small(5, 1234), &im), 0);
+	ASSERT(!im.chunked);
+	ASSERT_EQ(im.seq, 5);
+	ASSERT_EQ(im.size, 1234);
+	ASSERT_EQ(im.pieces, 1);
+	ASSERT_EQ(gdx_imm_decode(gdx_imm_small(127 + 128 * 9, GDX_IMM_SMALL_MAX), &im), 0);
+	ASSERT_EQ(im.seq, 127); /* seq mod 128 */
+	ASSERT_EQ(im.size, GDX_IMM_SMALL_MAX);
+	ASSERT_EQ(gdx_imm_decode(gdx_imm_small(0, 0), &im), 0);
+	ASSERT_EQ(im.size, 0);
+	for (uint32_t n = 1; n <= GDX_IMM_MAX_PIECES; n += 127)
+		for (uint32_t k = 0; k<n; k += n> 1 ? n - 1 : 1) {
+			ASSERT_EQ(gdx_imm_decode(gdx_imm_chunk(300, k, n, 0), &im), 0);
+			ASSERT(im.chunked);
+			ASSERT_EQ(im.seq, 300 % 128);
+			ASSERT_EQ(im.piece, k);
+			ASSERT_EQ(im.pieces, n);
+			ASSERT_EQ(im.flags, 0);
+		}
+	ASSERT_EQ(gdx_imm_decode(gdx_imm_chunk(1, 0, 1, GDX_IMM_F_GROUP), &im), 0);
+	ASSERT_EQ(im.flags, GDX_IMM_F_GROUP);
+	ASSERT_EQ(gdx_imm_decode(gdx_imm_chunk(1, 0, 1, GDX_IMM_F_REFUSED), &im), 0);
+	ASSERT_EQ(im.flags, GDX_IMM_F_REFUSED);
+	/* refused: the low byte set, a piece past the count, a group in
+	 * pieces, a refused group, a refused piece */
+	ASSERT_EQ(gdx_imm_decode(gdx_imm_chunk(1, 0, 1, 0) | 1, &im), -EPROTO);
+	ASSERT_EQ(gdx_imm_decode(1u << 31 | 5u << 17 | 2u << 10, &im), -EPROTO);
+	ASSERT_EQ(gdx_imm_decode(gdx_imm_chunk(1, 0, 2, GDX_IMM_F_GROUP), &im), -EPROTO);
+	ASSERT_EQ(gdx_imm_decode(gdx_imm_chunk(1, 0, 1, GDX_IMM_F_GROUP | GDX_IMM_F_REFUSED), &im),
+		  -EPROTO);
+	ASSERT_EQ(gdx_imm_decode(gdx_imm_chunk(1, 1, 2, GDX_IMM_F_REFUSED), &im), -EPROTO);
+}
+
 static void test_cts_layout(void)
 {
 	ASSERT_EQ(sizeof(struct gdx_cts), 64);
@@ -155,4 +217,4 @@ static void test_cts_layout(void)
 
 GDX_TESTS_MAIN(TEST(test_handle_roundtrip, 5), TEST(test_handle_wrong_magic_and_version, 5),
 	       TEST(test_hello, 5), TEST(test_meta_roundtrip, 5), TEST(test_meta_refusals, 5),
-	       TEST(test_cts_layout, 5))
+	       TEST(test_immediates, 5), TEST(test_cts_layout, 5))

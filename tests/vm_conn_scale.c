@@ -154,8 +154,9 @@ static void abandon_after(int with_meta)
 		memset(&meta, 0, sizeof(meta));
 		ASSERT_EQ(gdx_gid_parse(gid, meta.rails[0].gid), 0);
 		meta.nrails = 1;
+		meta.qps_per_rail = 1;
 		meta.max_recvs = 8;
-		meta.rails[0].qpn = 0x1234;
+		meta.qpn[0] = 0x1234;
 		meta.rails[0].link_layer = 2;
 		meta.rails[0].mtu = 3;
 		gdx_wire_meta_pack(&meta, &meta);

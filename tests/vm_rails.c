@@ -30,20 +30,6 @@ static const ncclNet_v7_t *net_up(const char *rails)
 	return plugin.v7;
 }
 
-static unsigned long long tx_bytes(const char *ifname)
-{
-	char path[128];
-	unsigned long long v = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/sys/class/net/%s/statistics/tx_bytes", ifname);
-	f = fopen(path, "r");
-	ASSERT(f != NULL);
-	ASSERT_EQ(fscanf(f, "%llu", &v), 1);
-	fclose(f);
-	return v;
-}
-
 static void test_fused_properties(void)
 {
 	const ncclNet_v7_t *n = net_up("rxe0+rxe2,rxe1+rxe3");
@@ -88,11 +74,11 @@ static void test_stripe_crosses_both_wires(void)
 
 	gdx_pair_connect(n, FUSED_LISTEN, FUSED_CONNECT, &p);
 	/* The sender is rxe1+rxe3: its bytes leave through veth1 and veth3. */
-	r0 = tx_bytes("veth1");
-	r1 = tx_bytes("veth3");
+	r0 = gdx_tx_bytes("veth1");
+	r1 = gdx_tx_bytes("veth3");
 	gdx_transfer(&p, 32 << 20, 32 << 20, 0, 5);
-	r0 = tx_bytes("veth1") - r0;
-	r1 = tx_bytes("veth3") - r1;
+	r0 = gdx_tx_bytes("veth1") - r0;
+	r1 = gdx_tx_bytes("veth3") - r1;
 	printf("  32 MiB striped: %llu bytes out of veth1, %llu out of veth3\n", r0, r1);
 	ASSERT(r0 > (15ull << 20) && r1 > (15ull << 20));
 	gdx_pair_close(&p);
@@ -108,11 +94,11 @@ static void test_small_messages_take_turns(void)
 	gdx_pair_connect(n, FUSED_LISTEN, FUSED_CONNECT, &p);
 	/* Below the threshold each message goes whole over one rail, in turn. */
 	for (int i = 0; i < 4; i++) {
-		unsigned long long r0 = tx_bytes("veth1"), r1 = tx_bytes("veth3");
+		unsigned long long r0 = gdx_tx_bytes("veth1"), r1 = gdx_tx_bytes("veth3");
 
 		gdx_transfer(&p, 200000, 200000, 0, (uint32_t)i);
-		r0 = tx_bytes("veth1") - r0;
-		r1 = tx_bytes("veth3") - r1;
+		r0 = gdx_tx_bytes("veth1") - r0;
+		r1 = gdx_tx_bytes("veth3") - r1;
 		printf("  message %d, 200 kB: %llu bytes out of veth1, %llu out of veth3\n", i, r0,
 		       r1);
 		ASSERT(i % 2 == 0 ? (r0 > 200000 && r1 < 20000) : (r1 > 200000 && r0 < 20000));

@@ -9,6 +9,7 @@
 #ifndef GDX_COMM_H
 #define GDX_COMM_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -32,12 +33,12 @@
 
 /*
  * Queue depths, from what a comm has in flight. A send comm's send queue
- * takes a WR per isend and a group's sizes write per receive (a message
- * larger than the port's max_msg_sz takes a WR per piece): sends wait for
+ * takes a WR per isend piece and a group's sizes write per receive (a piece
+ * larger than the port's max_msg_sz takes a WR per part): sends wait for
  * room, so the depth bounds only how many are in flight at once. A receive
- * comm's send queue carries only clear-to-send writes, which wait for room
- * too; its receive queue, one WR per immediate that can be on its way on a
- * rail (one per receive) plus a repost batch. A send comm receives nothing.
+ * comm's send queue carries only clear-to-send and note writes, which wait
+ * for room too; its receive queue, one WR per immediate that can be on its
+ * way to the QP, plus a repost batch. A send comm receives nothing.
  */
 #define GDX_SIGNAL_EVERY 16
 #define GDX_RECV_BATCH	 16
@@ -46,17 +47,110 @@
  * flight, and PXN shares a send comm among at most 8 local ranks: 64 data
  * WRs, their groups' 8 sizes writes, and the unsignaled ones not yet given
  * back fit; more (a driver with 256 grouped sends in flight) wait for room. */
-#define GDX_SEND_SQ	127
-#define GDX_RECV_SQ	63
-#define GDX_RECVS_AHEAD (GDX_MAX_REQUESTS + GDX_RECV_BATCH)
+#define GDX_SEND_SQ 127
+#define GDX_RECV_SQ 63
+
+/* Receives posted ahead on each QP of a receive comm: each of its 32
+ * receives can have a piece on its way to every QP, and once a rail fails
+ * its pieces go to the others, so that with n rails a QP may take n. */
+static inline uint32_t gdx_recvs_ahead(int nrails)
+{
+	return GDX_MAX_REQUESTS * (uint32_t)nrails + GDX_RECV_BATCH;
+}
+
+/*
+ * What one end says to the other about a rail, written by RDMA into the
+ * other's control region on a rail that works, so that a rail can be taken
+ * out and brought back whatever the out-of-band network does. Each end keeps
+ * one note per rail, rewritten whole on every change; epoch counts the
+ * changes and stamp, the last field, repeats it: a note is read once its
+ * stamp equals its epoch, and acted on once per epoch (gdx_failover.c).
+ */
+enum gdx_note_kind {
+	GDX_NOTE_NONE = 0,
+	GDX_NOTE_DOWN,	  /* the rail is out; from the receiver, with its counts */
+	GDX_NOTE_RESTORE, /* sender: my QPs are reset, here is my PSN and GID */
+	GDX_NOTE_READY,	  /* receiver: mine are at RTS towards yours */
+	GDX_NOTE_REFUSE,  /* receiver: not now (my port is down) */
+};
+#define GDX_NOTE_PORT_DOWN (1u << 31)
+/* QPs per rail a note counts: a rail is taken out only where there are two
+ * or more, so at most GDX_MAX_QPS / 2 each. */
+#define GDX_NOTE_COUNTS (GDX_MAX_QPS / 2)
+
+struct gdx_note {
+	uint32_t epoch;
+	uint32_t kind;
+	uint32_t answers; /* READY and REFUSE: the epoch of the RESTORE they answer,
+			   * with GDX_NOTE_PORT_DOWN when the refusal is for that */
+	uint32_t psn;
+	uint8_t gid[16];
+	char why[80]; /* DOWN: what the writer saw, for the other end's log */
+	/* DOWN from the receiver: the immediates each QP of the rail took since
+	 * it last started, after it stopped taking any */
+	uint32_t counts[GDX_NOTE_COUNTS];
+	uint32_t reserved;
+	uint32_t stamp;
+};
 
 /* The registered control area of a comm: the FIFO (a sender's, which the
- * receiver RDMA-writes; a receiver's staging, which it writes from) and the
- * grouped receives' sizes ([slot][buffer], written by the sender into the
- * receiver's). One region, one registration per NIC of the device. */
+ * receiver RDMA-writes; a receiver's staging, which it writes from), the
+ * records of a slot's sizes ([slot][buffer], written by the sender into the
+ * receiver's; a single receive's size in the first two words), and the rail
+ * notes (gdx_failover.c): the peer's, and ours as they are written from. One
+ * region, one registration per NIC of the device. */
 struct gdx_ctrl {
 	struct gdx_cts fifo[GDX_FIFO_ENTRIES];
 	uint32_t sizes[GDX_MAX_REQUESTS][GDX_MAX_RECVS];
+	struct gdx_note notes_in[GDX_MAX_RAILS];
+	struct gdx_note notes_out[GDX_MAX_RAILS];
+};
+
+/* Where a rail of a comm stands (gdx_failover.c). */
+enum gdx_rail_state {
+	GDX_RAIL_UP = 0,    /* carries traffic */
+	GDX_RAIL_DRAINING,  /* taken out, QPs in error: the receiver counts what had
+			     * arrived, the sender waits for those counts */
+	GDX_RAIL_DOWN,	    /* out, nothing of it outstanding: to be restored */
+	GDX_RAIL_RESTORING, /* sender: asked the receiver to restore it */
+	GDX_RAIL_PROBING,   /* sender: restored; probes check the path */
+};
+
+struct gdx_rail_run {
+	enum gdx_rail_state state;
+	uint64_t since_ms;    /* when it entered the state */
+	uint64_t deadline_ms; /* DRAINING, RESTORING, PROBING: when to move on */
+	uint64_t renote_ms;   /* sender, DRAINING: when to ask for the counts again */
+	uint64_t down_ms;     /* when it was last taken out */
+	uint32_t backoff_ms;  /* DOWN: wait before the next restore attempt */
+	uint32_t attempts;    /* restore attempts since it went down */
+	uint32_t downs;	      /* times taken out */
+	uint32_t my_epoch;    /* of our note about it */
+	uint32_t peer_epoch;  /* of the peer's last note acted on */
+	uint32_t probes;      /* PROBING: probes not yet completed */
+	bool note_due;	      /* our note about it is still to be written */
+	bool unproven;	      /* receiver: restored, and nothing has come by it yet:
+			       * control writes avoid it until something does */
+	/* A restore's verbs calls, in a thread of their own: taking a RoCE QP
+	 * to RTR resolves the peer's address, which after a link flap can
+	 * block for a second (gdx_failover.c). */
+	pthread_t bg;
+	int bg_busy;	     /* the thread runs (atomic) */
+	int bg_result;	     /* its result once it is done: 0 or -errno */
+	bool bg_joinable;    /* a thread was started and not yet joined */
+	uint32_t bg_answers; /* receiver: the RESTORE it works on */
+	struct gdx_comm *bg_comm;
+	/* sender, DRAINING: where the current piece of the log is re-sent */
+	uint32_t resend_ord;
+	int resend_rail, resend_q;
+	char why[80]; /* why it went down */
+	/* striping (gdx_stripe.c): what it delivers, in bytes per ms */
+	double rate;
+	uint64_t inflight;   /* bytes posted and not yet known delivered */
+	uint64_t busy_since; /* ms; when inflight last went above 0 */
+	uint64_t busy_ms;    /* of the current window */
+	uint64_t win_bytes;  /* delivered in the current window */
+	uint32_t samples;    /* windows measured: the first replaces the port's speed */
 };
 
 /* First word of every object handed to NCCL: tells a wrong or freed pointer. */
@@ -94,19 +188,25 @@ struct gdx_request {
 	uint64_t posted;	       /* receive: size of the (first) posted buffer */
 	int n;			       /* receive: buffers of a grouped receive */
 	uint32_t sizes[GDX_MAX_RECVS]; /* receive: bytes arrived per buffer (n > 1) */
-	uint16_t wrs[GDX_MAX_RAILS];   /* send: queue slots held on each rail */
 	bool gpu;		       /* GPU memory: counted as GPU-direct bytes */
 	bool flush;		       /* an iflush: completes on the flush QPs */
 	uint64_t seq;		       /* receive: its clear-to-send's sequence number */
+	/* receive: the pieces its sender cut the message into (0 before the
+	 * first arrives), how many arrived, and which (each counts once) */
+	uint32_t pieces, arrived;
+	uint64_t seen[GDX_IMM_MAX_PIECES / 64];
+	bool small; /* receive: size came in a small immediate */
 };
 
-/* wr_id of a signaled work request that belongs to no request in flight (a
- * clear-to-send, a refusal, an inline send already reported done): its
- * completion frees the send queue slots of n WRs, its own and the unsignaled
- * ones before it. Request pointers are aligned, so bit 0 tells them apart. */
-#define GDX_WRID_SLOTS(n)     (((uint64_t)(n) << 8) | 1)
-#define GDX_WRID_IS_SLOTS(id) ((id)&1)
-#define GDX_WRID_SLOTS_N(id)  ((uint32_t)((id) >> 8))
+/* wr_id of a signaled send work request: its QP's WR count up to it (all
+ * of which its completion gives back and shows delivered), the QP, and the
+ * kind; a receive's is its QP index alone (gdx_rail_post_recvs). */
+#define GDX_WRID_SEND	      1u
+#define GDX_WRID_PROBE	      2u
+#define GDX_WRID(kind, q, wr) ((uint64_t)(wr) << 32 | (uint64_t)(q) << 8 | (kind))
+#define GDX_WRID_KIND(id)     ((uint32_t)(id)&0xffu)
+#define GDX_WRID_QP(id)	      ((int)(((id) >> 8) & 0xffu))
+#define GDX_WRID_WR(id)	      ((uint32_t)((id) >> 32))
 
 /* Base of the send and receive comms. */
 struct gdx_comm {
@@ -114,11 +214,29 @@ struct gdx_comm {
 	int dev_index;
 	struct gdx_ctx *ctx; /* owner, or NULL */
 	int tc;		     /* NCCL's traffic class for the connection; -1 none */
-	/* One QP (rail) per NIC of the larger end's device, as net_ib makes
-	 * max(local, remote) QPs: rails[i] is on this end's NIC i % nmembers. */
+	/* One rail per NIC of the larger end's device, as net_ib makes
+	 * max(local, remote) QPs: rails[i] is on this end's NIC i % nmembers,
+	 * with qps_per_rail QPs each (qps, rail-major). */
 	int nmembers;
 	int nrails;
+	int qps_per_rail;
 	struct gdx_rail rails[GDX_MAX_RAILS];
+	struct gdx_qp *qps;
+	struct gdx_rail_run run[GDX_MAX_RAILS];
+	int nlive;	      /* rails UP */
+	bool failover;	      /* a failed rail is taken out (two or more, NCCL_GDX_FAILOVER) */
+	bool ar;	      /* sender: adaptive routing on every rail */
+	bool split;	      /* sender: each piece of a rail over all its QPs */
+	uint32_t max_inline;  /* bytes every rail takes inline (the least of them) */
+	uint64_t remote_ctrl; /* the peer's control region */
+	uint32_t remote_ctrl_rkey[GDX_MAX_RAILS]; /* its key on each rail's NIC */
+	/* The peer's rails and QPs, to connect to again when a rail is restored. */
+	struct gdx_wire_rail remote_rails[GDX_MAX_RAILS];
+	uint32_t remote_qpn[GDX_MAX_QPS];
+	uint32_t async_failed;		/* rails an async event put in error (gdx_event.c) */
+	uint32_t fo_polls;		/* polls since the failover checks last ran */
+	uint64_t fo_check_ms;		/* when the async events were last read for it */
+	uint64_t stale_imms;		/* immediates of receives no longer posted, dropped */
 	int sock;			/* out-of-band socket, kept open as the liveness signal */
 	int err;			/* sticky: once set, every call fails with it */
 	uint32_t idle_polls;		/* polls without progress */
@@ -134,13 +252,11 @@ struct gdx_comm {
 	char peer_dev[GDX_DEV_NAME_MAX];
 };
 
-/* A send comm's FIFO is base.ctrl->fifo, a group's sizes go out from
- * base.ctrl->sizes. */
+/* A send comm's FIFO is base.ctrl->fifo, a slot's sizes go out from
+ * base.ctrl->sizes into the receiver's. */
 struct gdx_send_comm {
 	struct gdx_comm base;
-	uint64_t remote_sizes;			   /* the receiver's ctrl->sizes */
-	uint32_t remote_sizes_rkey[GDX_MAX_RAILS]; /* per rail */
-	uint64_t head;				   /* sequence number of the slot being matched */
+	uint64_t head; /* sequence number of the slot being matched */
 	/* The head slot's entries matched by an isend so far (grouped receives
 	 * are sent once every entry has its isend). */
 	struct gdx_request *matched[GDX_MAX_RECVS];
@@ -149,31 +265,23 @@ struct gdx_send_comm {
 	int nmatched;
 };
 
-/* Receives whose immediates are still due on one rail, in posting order:
- * one entry per receive in flight (a group ends with one immediate). */
-struct gdx_expect_ring {
-	struct gdx_request *reqs[GDX_MAX_REQUESTS];
-	uint32_t head, tail;
-};
-
 /* A receive comm stages its clear-to-sends in base.ctrl->fifo, laid out as
- * the sender's FIFO, and takes grouped receives' sizes in base.ctrl->sizes. */
+ * the sender's FIFO, and takes slots' sizes in base.ctrl->sizes. */
 struct gdx_recv_comm {
 	struct gdx_comm base;
-	uint64_t remote_fifo;
-	uint32_t remote_fifo_rkey;
 	uint64_t tail;		  /* sequence number of the next receive */
 	uint64_t cts_sent;	  /* receives before this one have their clear-to-send out */
-	uint32_t cts_outstanding; /* of those, receives the sender has not filled yet */
+	uint32_t cts_outstanding; /* of those, receives not yet complete */
 	bool cts_stalled;	  /* a flush stopped for want of send queue room */
 	bool cts_flushing;	  /* in gdx_cts_flush(), which may poll */
-	uint32_t recvs_to_post[GDX_MAX_RAILS];
-	struct gdx_expect_ring expect[GDX_MAX_RAILS];
+	bool cts_rewrite;	  /* a rail was taken out: write them again (gdx_cts_rewrite) */
+	struct gdx_request *slots[GDX_MAX_REQUESTS]; /* the receive of each slot */
 	int recvs_active; /* receives in flight: NCCL allows 32 (flushes aside) */
 	/* GPU flush: a QP per NIC connected to itself, and a byte to read into;
 	 * made when GPU memory is first registered on the comm (gdx_flush.h). */
 	int nflush;
 	struct gdx_rail flush[GDX_MAX_RAILS];
+	struct gdx_qp flush_qp[GDX_MAX_RAILS];
 	char *flush_byte;
 	struct ibv_mr *flush_mr[GDX_MAX_RAILS];
 };

@@ -9,6 +9,7 @@
 
 #include <infiniband/verbs.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <gdx/gdx_regcache.h>
@@ -24,6 +25,9 @@ struct gdx_ibctx {
 	struct gdx_regcache *cache;	   /* registrations on pd: made by gdx_reg.c, under lock */
 	struct gdx_regcache *dmabuf_cache; /* DMA-BUF registrations on pd: the same */
 	int fatal;			   /* a device-fatal async event was seen */
+	uint64_t events_ms;		   /* when its async events were last read (ms) */
+	int ro_probe;			   /* relaxed ordering: 0 not tried, 1 taken, -errno */
+	bool ro;			   /* data registrations ask for it (gdx_reg.c) */
 	pthread_mutex_t lock;
 	struct ibv_device_attr attr;
 };
@@ -41,14 +45,19 @@ struct gdx_dev {
 	enum ibv_mtu active_mtu;
 	uint16_t lid;
 	uint32_t max_msg_sz;
-	int rail_id, plane_id; /* v12's railId/planeId, from NCCL_GDX_HCA; -1 none */
-	uint64_t port_down_ms; /* when a PORT_ERR event said the port went down; 0: up */
+	int rail_id, plane_id;	/* v12's railId/planeId, from NCCL_GDX_HCA; -1 none */
+	uint64_t port_down_ms;	/* when a PORT_ERR event said the port went down; 0: up */
+	uint64_t port_query_ms; /* when the failover last asked the port itself */
 	/* The GID the automatic choice last made (gdx_verbs.c, under ib->lock):
 	 * a connection checks that index still holds it with one query instead
 	 * of reading the port's whole GID table again; -1 before the first. */
 	int gid_auto_index;
 	union ibv_gid gid_auto;
 	int ptr_support;	       /* NCCL_PTR_* it advertises (the GPUDirect verdict) */
+	bool ar;		       /* adaptive routing (NCCL_GDX_ADAPTIVE_ROUTING) */
+	bool ro;		       /* relaxed ordering on data registrations */
+	char ro_why[64];	       /* why ro is what it is, for the INFO line and doctor */
+	int ece_said;		       /* the INFO line on its ECE was logged */
 	char gdr_why[GDX_GDR_WHY_MAX]; /* why it advertises what it does, for refusals */
 	/* Bytes moved by closed comms, by the memory they came from or went to. */
 	uint64_t bytes_gpu, bytes_host;
@@ -116,6 +125,14 @@ int gdx_dev_pd(struct gdx_dev *dev, struct ibv_pd **pd_p);
 
 /* Mbps for an active_speed (or active_speed_ex) / active_width pair, 0 when
  * unknown. */
+/* Whether the provider takes IBV_ACCESS_RELAXED_ORDERING: one page
+ * registered with it (1), or the -errno of the refusal. libibverbs drops the
+ * flag itself where the kernel has no optional access flags, and providers
+ * may ignore it; a refusal is what turns it off. gdx-doctor asks too. */
+int gdx_dev_ro_takes(struct ibv_context *ctx);
+/* Adaptive routing for a port of this link layer: NCCL_GDX_ADAPTIVE_ROUTING,
+ * or net_ib's default (on InfiniBand, off on RoCE). */
+bool gdx_dev_ar_default(uint8_t link_layer);
 int gdx_dev_speed_mbps(unsigned active_speed, unsigned active_width);
 /* Mbps of sysfs's port rate, "400 Gb/sec (4X NDR)"; 0 when it is not one. */
 int gdx_dev_rate_mbps(const char *rate);

@@ -54,7 +54,9 @@
 	  "hwloc XML (lstopo --of xml) to read instead of the live machine's topology")           \
 	X(int, stripe_min, "STRIPE_MIN", "65536", NULL, 0, INT_MAX,                               \
 	  "messages of at least this many bytes are split over every rail of a fused device; "    \
-	  "smaller ones go to one rail, round-robin")                                             \
+	  "smaller ones go to the rail that would deliver them first")                            \
+	X(int, stripe_weighted, "STRIPE_WEIGHTED", "1", NULL, 0, 1,                               \
+	  "1: split by what each rail has been delivering; 0: evenly, as net_ib does")            \
 	X(str, gdr, "GDR", "auto", NULL, 0, -1,                                                   \
 	  "GPUDirect RDMA: auto (advertise GPU memory where registering it works), on (fail "     \
 	  "init where it does not), off (host memory only)")                                      \
@@ -65,7 +67,30 @@
 	  "drop an out-of-band handshake, either end, that has not finished by then")             \
 	X(int, cts_batch, "CTS_BATCH", "8", NULL, 1, 32,                                          \
 	  "clear-to-sends written together while the sender still holds two or more; 1 writes "   \
-	  "each at once, for a driver that does not keep testing its receives as NCCL does")
+	  "each at once, for a driver that does not keep testing its receives as NCCL does")      \
+	X(int, qps_per_connection, "QPS_PER_CONNECTION", "1", "NCCL_IB_QPS_PER_CONNECTION", 1,    \
+	  128,                                                                                    \
+	  "QPs per rail of each connection, for more ECMP flows; ends that differ use the "       \
+	  "larger count, and a connection has at most 128 in all")                                \
+	X(int, split_data_on_qps, "SPLIT_DATA_ON_QPS", "0", "NCCL_IB_SPLIT_DATA_ON_QPS", 0, 1,    \
+	  "0: each message on one QP of a rail, in turn; 1: each message split over all of them") \
+	X(int, adaptive_routing, "ADAPTIVE_ROUTING", "-2", "NCCL_IB_ADAPTIVE_ROUTING", -2, 1,     \
+	  "-2: on for InfiniBand ports, off for RoCE (as net_ib); 0 off; 1 on: messages above "   \
+	  "AR_THRESHOLD go as RDMA WRITEs then a zero-byte WRITE_WITH_IMM")                       \
+	X(int, ar_threshold, "AR_THRESHOLD", "8192", "NCCL_IB_AR_THRESHOLD", 0, INT_MAX,          \
+	  "messages larger than this many bytes use adaptive routing where it is on")             \
+	X(int, pci_relaxed_ordering, "PCI_RELAXED_ORDERING", "2", "NCCL_IB_PCI_RELAXED_ORDERING", \
+	  0, 2,                                                                                   \
+	  "PCIe relaxed ordering on data registrations: 2 where the NIC's provider takes it, 1 "  \
+	  "always (registration fails where it cannot), 0 never")                                 \
+	X(int, ece_enable, "ECE_ENABLE", "1", "NCCL_IB_ECE_ENABLE", 0, 1,                         \
+	  "negotiate Enhanced Connection Establishment options where both providers have them")   \
+	X(int, failover, "FAILOVER", "1", "NCCL_IB_RESILIENCY_PORT_FAILOVER", 0, 1,               \
+	  "on a device of two or more rails, take a rail that fails out of the connection and "   \
+	  "re-send its traffic on the others, instead of failing the connection")                 \
+	X(int, recovery_max_ms, "RECOVERY_MAX_MS", "2000", NULL, 0, INT_MAX,                      \
+	  "longest wait between attempts to bring a failed rail back (from 100 ms, doubling, "    \
+	  "never giving up); 0 never brings it back")
 
 struct gdx_params {
 #define GDX_PARAM_FIELD_int(field)				    int field;

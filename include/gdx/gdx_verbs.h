@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * One rail of a connection: a CQ and an RC QP on one device, taken from RESET
- * to RTS with the peer's address from the handshake.
+ * One rail of a connection: a CQ and one or more RC QPs on one device (more
+ * than one spreads the rail's traffic over as many flows, for ECMP), taken
+ * from RESET to RTS with the peer's addresses from the handshake, and back
+ * to RESET and RTS again when a rail that failed is restored.
  */
 #ifndef GDX_VERBS_H
 #define GDX_VERBS_H
@@ -11,35 +13,57 @@
 #include <gdx/gdx_dev.h>
 #include <gdx/gdx_wire.h>
 
+struct gdx_seglog;
+
+struct gdx_qp {
+	struct ibv_qp *qp;
+	uint32_t wr_posted;	/* WRs posted since the QP last started */
+	uint32_t wr_done;	/* of those, the ones a completion has given back */
+	uint32_t unsignaled;	/* WRs posted unsignaled since the last signaled one */
+	uint32_t recvs_to_post; /* receiver: receives taken and not yet posted again */
+	uint32_t imms;		/* pieces ending with an immediate since the QP last
+				 * started: posted (sender) or taken (receiver) */
+	struct gdx_seglog *log; /* sender: what it posted and does not know delivered */
+};
+
 struct gdx_rail {
 	struct gdx_dev *dev;
 	int member; /* which NIC of the comm's device: its keys in a gdx_mr */
 	struct ibv_pd *pd;
-	struct ibv_cq *cq;
-	struct ibv_qp *qp;
+	struct ibv_cq *cq; /* every QP of the rail completes here */
+	int nqps;
+	struct gdx_qp *qps; /* nqps, the caller's storage */
 	int gid_index;
 	union ibv_gid gid;
-	uint32_t psn;
+	uint32_t psn; /* every QP of the rail starts at it */
 	uint32_t max_inline;
+	uint32_t sq_depth, rq_depth; /* per QP */
 	enum ibv_mtu path_mtu;
-	uint8_t sl, tc;	     /* service level; RoCE traffic class (the GRH's) */
-	uint32_t sq_depth;   /* send queue slots */
-	uint32_t sq_used;    /* slots taken by WRs whose completion is not yet polled */
-	uint32_t unsignaled; /* WRs posted unsignaled since the last signaled one */
+	uint8_t sl, tc;		 /* service level; RoCE traffic class (the GRH's) */
+	struct gdx_wire_ece ece; /* set on every QP before RTR when supported */
 };
 
-/* Creates the CQ and QP and moves the QP to INIT. On failure nothing is left. */
-/* owner: the comm, found again from the QP's and CQ's context when an async
- * event names them. */
-int gdx_rail_create(struct gdx_rail *r, struct gdx_dev *dev, void *owner, uint32_t max_send_wr,
-		    uint32_t max_recv_wr);
-void gdx_rail_local(const struct gdx_rail *r, struct gdx_wire_rail *out);
-/* INIT -> RTR -> RTS towards the peer's rail. */
-int gdx_rail_connect(struct gdx_rail *r, const struct gdx_wire_rail *remote);
+/* Creates the CQ and nqps QPs (qps: the caller's storage, zeroed) and moves
+ * them to INIT. On failure nothing is left. owner: the comm, found again from
+ * the QPs' and CQ's context when an async event names them. */
+int gdx_rail_create(struct gdx_rail *r, struct gdx_dev *dev, void *owner, int nqps,
+		    struct gdx_qp *qps, uint32_t max_send_wr, uint32_t max_recv_wr);
+/* The rail's address, and its QP numbers into qpn[0..nqps). */
+void gdx_rail_local(const struct gdx_rail *r, struct gdx_wire_rail *out, uint32_t *qpn);
+/* Every QP INIT -> RTR -> RTS towards the peer's QP of the same index. */
+int gdx_rail_connect(struct gdx_rail *r, const struct gdx_wire_rail *remote, const uint32_t *qpn);
+/* Every QP to ERR: nothing more is sent or taken on the rail. */
+void gdx_rail_freeze(struct gdx_rail *r);
+/* Every QP to RESET and INIT again, with a new PSN and the port's GID read
+ * again, ready for gdx_rail_connect; the counters start over. */
+int gdx_rail_reset(struct gdx_rail *r);
 void gdx_rail_destroy(struct gdx_rail *r);
+/* The QP of the rail whose number is qpn, -1 if none. */
+int gdx_rail_qp_index(const struct gdx_rail *r, uint32_t qpn);
 
-/* Posts n zero-length receives (they only consume WRITE_WITH_IMM). */
-int gdx_rail_post_recvs(struct gdx_rail *r, int n);
+/* Posts n zero-length receives on QP q (they only consume WRITE_WITH_IMM);
+ * their completions carry q as wr_id. */
+int gdx_rail_post_recvs(struct gdx_rail *r, int q, int n);
 
 /* The connection's service level and traffic class, as net_ib chooses them
  * on the sending side: NCCL_GDX_SL / NCCL_GDX_TC (or their NCCL_IB_ twins)

@@ -8,15 +8,18 @@
 #ifndef GDX_WIRE_H
 #define GDX_WIRE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include <nccl/net_common.h>
 
 #define GDX_WIRE_MAGIC	 0x31307465786e6467ULL /* "gdxnet01" */
-#define GDX_WIRE_VERSION 2
+#define GDX_WIRE_VERSION 3
 #define GDX_WIRE_READY	 0x59444552u /* "REDY": connector's QPs are at RTS */
 #define GDX_MAX_RAILS	 8
+/* QPs of one connection over all its rails, net_ib's NCCL_IB_MAX_QPS. */
+#define GDX_MAX_QPS	 128
 #define GDX_DEV_NAME_MAX 64
 
 /* The listen handle: fits NCCL's 128-byte buffer, holds no pointers. */
@@ -28,9 +31,10 @@ struct gdx_handle {
 	uint8_t addr[16];  /* IPv4 in the first 4 bytes */
 	uint32_t scope_id; /* IPv6 link-local scope */
 	uint16_t nrails;   /* NICs of the listener's device: the connector makes
-			    * max(its own, these) QPs, as net_ib does */
-	uint16_t reserved;
-	uint64_t nonce; /* random per listen comm; echoed in the hello */
+			    * max(its own, these) rails, as net_ib does */
+	uint16_t qps;	   /* the listener's QPs per rail: the connector makes
+			    * max(its own, these) on every rail */
+	uint64_t nonce;	   /* random per listen comm; echoed in the hello */
 };
 _Static_assert(sizeof(struct gdx_handle) <= NCCL_NET_HANDLE_MAXSIZE, "handle fits NCCL's buffer");
 
@@ -44,30 +48,39 @@ struct gdx_wire_hello {
 	uint32_t reserved;
 };
 
-/* One rail's QP address. */
+/* A QP's Enhanced Connection Establishment options (ibv_ece). */
+struct gdx_wire_ece {
+	uint32_t vendor_id;
+	uint32_t options;
+	uint32_t comp_mask;
+	uint32_t supported; /* 0: the provider has none, or ECE is off */
+};
+
+/* One rail's address: its QPs are in the meta's qpn[], rail-major. */
 struct gdx_wire_rail {
 	uint8_t gid[16];
-	uint32_t qpn;
-	uint32_t psn;
+	uint32_t psn; /* every QP of the rail starts at it */
 	uint16_t lid;
-	uint8_t link_layer;  /* IBV_LINK_LAYER_INFINIBAND (1) or _ETHERNET (2) */
-	uint8_t mtu;	     /* enum ibv_mtu of the port, 1..5 */
-	uint32_t sizes_rkey; /* receiver: rkey of its group sizes on this rail's NIC */
+	uint8_t link_layer; /* IBV_LINK_LAYER_INFINIBAND (1) or _ETHERNET (2) */
+	uint8_t mtu;	    /* enum ibv_mtu of the port, 1..5 */
+	uint32_t ctrl_rkey; /* rkey of the end's control region on this rail's NIC */
+	uint32_t reserved;
+	struct gdx_wire_ece ece; /* connector: its own; acceptor: what it set */
 };
 
 struct gdx_wire_meta {
-	uint32_t nrails;    /* QPs of the connection, 1..GDX_MAX_RAILS: rail i uses NIC
-			     * i % (NICs of each end's device) */
-	uint32_t max_recvs; /* largest grouped receive this end posts or accepts */
-	uint64_t fifo_addr; /* sender: where the receiver writes clear-to-send entries */
-	uint32_t fifo_rkey; /* sender: rkey of that FIFO on rail 0 */
-	uint8_t sl, tc;	    /* sender: the connection's service level and traffic class,
-			     * which the receiver's QPs use too */
+	uint32_t nrails;       /* rails of the connection, 1..GDX_MAX_RAILS: rail i uses
+				* NIC i % (NICs of each end's device) */
+	uint32_t qps_per_rail; /* 1..GDX_MAX_QPS / nrails: the connector's choice */
+	uint32_t max_recvs;    /* largest grouped receive this end posts or accepts */
+	uint8_t sl, tc;	       /* sender: the connection's service level and traffic class,
+				* which the receiver's QPs use too */
 	uint16_t reserved;
-	uint64_t sizes_addr; /* receiver: GDX_MAX_REQUESTS x GDX_MAX_RECVS uint32_t, where
-			      * a grouped receive's sizes are written */
+	uint64_t ctrl_addr; /* the end's control region (gdx_comm.h): the sender's FIFO,
+			     * the receiver's records, and both ends' rail notes */
 	char dev_name[GDX_DEV_NAME_MAX]; /* for error messages; NUL-terminated */
 	struct gdx_wire_rail rails[GDX_MAX_RAILS];
+	uint32_t qpn[GDX_MAX_QPS]; /* QP q of rail r at r * qps_per_rail + q */
 };
 
 _Static_assert(sizeof(struct gdx_wire_hello) % 8 == 0 && sizeof(struct gdx_wire_meta) % 8 == 0,
@@ -80,8 +93,8 @@ _Static_assert(sizeof(struct gdx_wire_hello) % 8 == 0 && sizeof(struct gdx_wire_
 struct gdx_cts {
 	uint64_t addr;
 	uint64_t size;
-	uint32_t rkeys[GDX_MAX_RAILS];
-	uint32_t rail_mask; /* rails the sender must write on */
+	uint32_t rkeys[GDX_MAX_RAILS]; /* the buffer's key on each rail's NIC */
+	uint32_t reserved;
 	uint32_t tag;
 	uint32_t nreqs; /* buffers of this grouped receive, 1..GDX_MAX_RECVS */
 	uint32_t seq;	/* sequence number + 1; 0 = never written */
@@ -93,20 +106,57 @@ _Static_assert(sizeof(struct gdx_cts) == 64, "a CTS entry is 64 bytes");
 #define GDX_MAX_RECVS 8
 
 /*
- * The immediate of a WRITE_WITH_IMM: for a single receive, the byte count on
- * that rail. A grouped receive's buffers are written without one, then its
- * sizes (one uint32_t per buffer) into the receiver's sizes array at the
- * receive's slot by a WRITE_WITH_IMM of GDX_IMM_GROUP: RC places the writes
- * in order, so the sizes and the bytes are there when it completes.
- * GDX_IMM_REFUSED says the sender refused a message larger than its receive.
+ * The immediate of a WRITE_WITH_IMM names the receive it completes, never
+ * relies on which QP it came by: a message may be split over rails and QPs,
+ * and one re-sent after a rail failed arrives by another. Two forms:
+ *
+ * small:   [31] 0  [30:24] seq mod 128  [23:0] the byte count
+ *          a message in one piece, under 16 MiB, without adaptive routing:
+ *          the common case costs one WRITE_WITH_IMM, as before.
+ * chunked: [31] 1  [30:24] seq mod 128  [23:17] piece  [16:10] pieces - 1
+ *          [9] group  [8] refused  [7:0] 0
+ *          every other message: the byte count (for a group, each buffer's)
+ *          is in the receiver's record of the slot, written on the first
+ *          piece's QP before that piece's immediate; a piece counts once, so
+ *          a copy that arrives twice cannot complete anything twice.
  */
-#define GDX_IMM_REFUSED 0xffffffffu
-#define GDX_IMM_GROUP	0xfffffffeu
+#define GDX_IMM_SMALL_MAX  ((1u << 24) - 1)
+#define GDX_IMM_MAX_PIECES 128
+#define GDX_IMM_SEQ_MASK   127u
+#define GDX_IMM_F_GROUP	   (1u << 9)
+#define GDX_IMM_F_REFUSED  (1u << 8)
+/* A restored rail's probe (gdx_failover.c): no receive, no piece; the
+ * receiver learns that the rail carries again. Outside both forms. */
+#define GDX_IMM_PROBE 0xffffffffu
+
+struct gdx_imm {
+	uint32_t seq; /* the receive's sequence number mod 128 */
+	bool chunked;
+	uint32_t size;	 /* small */
+	uint32_t piece;	 /* chunked: 0..pieces-1 */
+	uint32_t pieces; /* 1 for small */
+	uint32_t flags;	 /* GDX_IMM_F_* */
+};
+
+static inline uint32_t gdx_imm_small(uint64_t seq, uint32_t size)
+{
+	return (uint32_t)(seq & GDX_IMM_SEQ_MASK) << 24 | (size & GDX_IMM_SMALL_MAX);
+}
+
+static inline uint32_t gdx_imm_chunk(uint64_t seq, uint32_t piece, uint32_t pieces, uint32_t flags)
+{
+	return 1u << 31 | (uint32_t)(seq & GDX_IMM_SEQ_MASK) << 24 | (piece & 127u) << 17 |
+	       ((pieces - 1) & 127u) << 10 | (flags & (GDX_IMM_F_GROUP | GDX_IMM_F_REFUSED));
+}
+
+/* Returns 0, or -EPROTO for bits no sender sets (piece beyond pieces, the
+ * low byte, a group refused). */
+int gdx_imm_decode(uint32_t imm, struct gdx_imm *out);
 
 void gdx_handle_pack(struct gdx_handle *h, int family, const void *addr, uint16_t port_be,
-		     uint32_t scope_id, uint64_t nonce, uint32_t nrails);
+		     uint32_t scope_id, uint64_t nonce, uint32_t nrails, uint32_t qps);
 /* Returns 0, -EPROTONOSUPPORT for another magic or version (*why_p names both),
- * -EINVAL for a malformed address or rail count. */
+ * -EINVAL for a malformed address, rail or QP count. */
 int gdx_handle_check(const struct gdx_handle *h, char *why, size_t why_len);
 
 void gdx_wire_hello_pack(struct gdx_wire_hello *h, uint64_t nonce, uint32_t nrails);

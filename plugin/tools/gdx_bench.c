@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -127,6 +128,13 @@ void bench_usage_error(const char *fmt, ...)
  * closes: the proof of where the bytes went (GPU-direct or host memory). */
 static unsigned long long bench_bytes_gpu, bench_bytes_host;
 
+static int bench_debug_info(void)
+{
+	const char *d = getenv("NCCL_DEBUG");
+
+	return d && (!strcasecmp(d, "INFO") || !strcasecmp(d, "TRACE"));
+}
+
 static void bench_logger(ncclDebugLogLevel level, unsigned long flags, const char *file, int line,
 			 const char *fmt, ...)
 {
@@ -146,6 +154,8 @@ static void bench_logger(ncclDebugLogLevel level, unsigned long flags, const cha
 	}
 	if (level == NCCL_LOG_WARN)
 		fprintf(stderr, "gdx-bench: %s (%s:%d)\n", msg, file, line);
+	else if (level == NCCL_LOG_INFO && bench_debug_info())
+		fprintf(stderr, "gdx-bench: %s\n", msg); /* NCCL_DEBUG=INFO, as NCCL */
 }
 
 const ncclNet_v7_t *bench_load(const char *path)
@@ -255,6 +265,12 @@ struct bench_ring {
 	int posted, done; /* messages posted and completed so far */
 };
 
+/* The size of message i of a stream. */
+static size_t bench_piece(const struct bench_size *z, int i)
+{
+	return i % z->pieces == z->pieces - 1 ? z->last : z->msg;
+}
+
 /* Receives take the largest piece; a smaller one completes with its size. */
 static void bench_ring_post_recv(struct bench_end *e, struct bench_ring *r,
 				 const struct bench_size *z, const struct bench_opts *o, int total)
@@ -274,7 +290,7 @@ static void bench_ring_post_send(struct bench_end *e, struct bench_ring *r,
 {
 	while (r->posted < total && r->posted - r->done < o->depth) {
 		void **req = &r->reqs[r->posted % o->depth];
-		size_t size = r->posted % z->pieces == z->pieces - 1 ? z->last : z->msg;
+		size_t size = bench_piece(z, r->posted);
 
 		NET_CHECK(e->net->isend(e->send, e->sbuf, (int)size, 0, e->send_mh, req));
 		if (!*req)
@@ -295,11 +311,38 @@ static int bench_ring_test(struct bench_end *e, struct bench_ring *r, const stru
 	return done;
 }
 
+/* --interval: the rate of what arrived in each interval, as it runs, so that
+ * a rail going down and coming back can be watched. */
+struct bench_tick {
+	double start, mark;
+	size_t bytes;
+};
+
+static void bench_tick(struct bench_tick *t, size_t bytes, const struct bench_opts *o)
+{
+	double now;
+
+	if (o->interval <= 0)
+		return;
+	t->bytes += bytes;
+	now = gdx_wall_s();
+	if (!t->start)
+		t->start = t->mark = now;
+	if (now - t->mark < o->interval)
+		return;
+	printf("# %8.1f s %12.4f Gb/s\n", now - t->start,
+	       (double)t->bytes * 8e-9 / (now - t->mark));
+	fflush(stdout);
+	t->mark = now;
+	t->bytes = 0;
+}
+
 /* The server's side of bw/rate; returns the seconds the timed messages took. */
 static double bench_stream_recv(struct bench_end *e, const struct bench_size *z,
 				const struct bench_opts *o)
 {
 	struct bench_ring r = {0};
+	struct bench_tick t = {0};
 	int total = (o->warmup + o->iters) * z->pieces, warm = o->warmup * z->pieces;
 	double start = gdx_wall_s();
 
@@ -310,6 +353,8 @@ static double bench_stream_recv(struct bench_end *e, const struct bench_size *z,
 		progress = bench_ring_test(e, &r, o);
 		if (progress && r.done == warm)
 			start = gdx_wall_s();
+		if (progress)
+			bench_tick(&t, bench_piece(z, r.done - 1), o);
 		bench_idle(progress);
 	}
 	return gdx_wall_s() - start;
@@ -334,6 +379,7 @@ static double bench_stream_local(struct bench_end *srv, struct bench_end *cli,
 				 const struct bench_size *z, const struct bench_opts *o)
 {
 	struct bench_ring rr = {0}, sr = {0};
+	struct bench_tick t = {0};
 	int total = (o->warmup + o->iters) * z->pieces, warm = o->warmup * z->pieces;
 	double start = gdx_wall_s();
 
@@ -345,6 +391,8 @@ static double bench_stream_local(struct bench_end *srv, struct bench_end *cli,
 		got = bench_ring_test(srv, &rr, o);
 		if (got && rr.done == warm)
 			start = gdx_wall_s();
+		if (got)
+			bench_tick(&t, bench_piece(z, rr.done - 1), o);
 		progress = got | bench_ring_test(cli, &sr, o);
 		bench_idle(progress);
 	}
@@ -847,6 +895,8 @@ static void bench_usage(void)
 	       "  -C, --client HOST    connect to a gdx-bench --server on HOST\n"
 	       "  -p, --port N         the side channel's TCP port (default 18517)\n"
 	       "      --wait SECONDS   how long a client keeps trying the server (default 30)\n"
+	       "      --interval S     bw, rate: also print the rate of every S seconds as it\n"
+	       "                       runs (lines starting with #)\n"
 	       "  -x, --gid-index N    the RoCE GID index (NCCL_GDX_GID_INDEX), as perftest's -x\n"
 	       "  -r, --rails SPEC     fuse devices into rails (NCCL_GDX_RAILS syntax, e.g.\n"
 	       "                       mlx5_0+mlx5_1); then name the fused device with -d\n"
@@ -922,7 +972,7 @@ static void bench_local(const struct bench_opts *o)
 
 int main(int argc, char **argv)
 {
-	enum { OPT_PEER_DEV = 256, OPT_GPU, OPT_PLUGIN, OPT_WAIT };
+	enum { OPT_PEER_DEV = 256, OPT_GPU, OPT_PLUGIN, OPT_WAIT, OPT_INTERVAL };
 	static const struct option longopts[] = {
 		{"mode", required_argument, NULL, 'm'},
 		{"dev", required_argument, NULL, 'd'},
@@ -940,6 +990,7 @@ int main(int argc, char **argv)
 		{"client", required_argument, NULL, 'C'},
 		{"port", required_argument, NULL, 'p'},
 		{"wait", required_argument, NULL, OPT_WAIT},
+		{"interval", required_argument, NULL, OPT_INTERVAL},
 		{"gid-index", required_argument, NULL, 'x'},
 		{"rails", required_argument, NULL, 'r'},
 		{"mem", required_argument, NULL, 'M'},
@@ -1015,6 +1066,15 @@ int main(int argc, char **argv)
 			break;
 		case 'p': o.port = bench_int(optarg, "--port"); break;
 		case OPT_WAIT: o.wait = bench_int(optarg, "--wait"); break;
+		case OPT_INTERVAL: {
+			char *end;
+
+			o.interval = strtod(optarg, &end);
+			if (*end || !(o.interval > 0) || o.interval > 3600)
+				bench_usage_error("--interval %s: seconds, above 0 and up to 3600",
+						  optarg);
+			break;
+		}
 		case 'x':
 			if (bench_int(optarg, "--gid-index") < 0 ||
 			    bench_int(optarg, "--gid-index") > 255)

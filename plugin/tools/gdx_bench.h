@@ -36,8 +36,9 @@ struct bench_opts {
 	enum bench_role role;
 	const char *host; /* BENCH_CLIENT: the server's address */
 	int port;
-	int cuda, gpu; /* --mem cuda on GPU gpu */
-	int wait;      /* BENCH_CLIENT: seconds to keep trying the server */
+	int cuda, gpu;	 /* --mem cuda on GPU gpu */
+	int wait;	 /* BENCH_CLIENT: seconds to keep trying the server */
+	double interval; /* bw, rate: print the rate every this many seconds (0: no) */
 };
 
 /* A runtime failure: one line on standard error, exit 1. With both ends here

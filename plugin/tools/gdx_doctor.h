@@ -8,6 +8,7 @@
 #ifndef GDX_DOCTOR_H
 #define GDX_DOCTOR_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #ifndef GDX_VERSION
@@ -68,6 +69,18 @@ void doctor_cmd_usage(const struct doctor_cmd *cmd, FILE *f);
  */
 int doctor_args(const struct doctor_cmd *cmd, int argc, char **argv,
 		int (*on_opt)(void *ctx, int key, const char *arg), void *ctx);
+
+/* check's fabric part (gdx_doctor_fabric.c): for each active port, what a
+ * connection on it gets (QPs, adaptive routing, relaxed ordering, ECE,
+ * failover), as a section or (json) as a ",\n \"fabric\": {...}" member;
+ * live: probe the devices, else the parameters only. */
+struct doctor_fabric_port {
+	const char *dev;
+	int port;
+	bool ib; /* InfiniBand, else RoCE */
+};
+void doctor_fabric_report(FILE *f, bool json, const struct doctor_fabric_port *ports, int n,
+			  bool live);
 
 /* JSON values: a string with quotes, backslashes and control characters
  * escaped; null for NULL or ""; "key": string-or-null; null/true/false for

@@ -191,6 +191,25 @@ static void check_ports(struct check *c)
 	}
 }
 
+/* The fabric part (gdx_doctor_fabric.c), for the active ports; its probes
+ * need the devices, so a fixture tree gets the parameters only. */
+static void check_fabric(const struct check *c, FILE *f, bool json)
+{
+	struct doctor_fabric_port fp[CHECK_MAX_PORTS];
+	int n = 0;
+
+	for (int i = 0; i < c->nports; i++) {
+		if (!c->ports[i].active)
+			continue;
+		fp[n].dev = c->ports[i].dev;
+		fp[n].port = c->ports[i].port;
+		fp[n].ib = !strcmp(c->ports[i].link, "InfiniBand");
+		n++;
+	}
+	doctor_fabric_report(f, json, fp, n,
+			     !c->p->from_facts && !strcmp(c->p->sysfs_root, "/sys"));
+}
+
 /* The DMA-BUF probe needs each device's protection domain: live only. */
 static void check_probe_dmabuf(struct check *c)
 {
@@ -263,7 +282,7 @@ static void *check_dlopen(const char *name, char *path, size_t len)
 
 /*
  * The version and wire protocol of a plugin file, read from the text of its
- * INIT line ("NET/GDX : libnccl-net-gdx 0.2.0, wire protocol 2, %d device(s)"),
+ * INIT line ("NET/GDX : libnccl-net-gdx 0.3.0, wire protocol 3, %d device(s)"),
  * which the plugin's format string holds verbatim: nothing of the library
  * runs. A plugin older than 0.2.0 has no wire protocol in it.
  */
@@ -642,6 +661,7 @@ static void check_human(const struct check *c, FILE *f)
 			cp->gid[0] ? cp->gid : "-");
 	}
 	check_human_host(c, f);
+	check_fabric(c, f, false);
 
 	fputs("\nGPUs\n", f);
 	if (!p->ngpus)
@@ -802,6 +822,7 @@ static void check_json(const struct check *c, FILE *f)
 	}
 	fputs("]", f);
 	check_json_host(c, f);
+	check_fabric(c, f, true);
 	fputs(",\n \"gpus\": [", f);
 	for (int g = 0; g < p->ngpus; g++) {
 		const struct gdx_gdr_gpu *gpu = &p->gpus[g];

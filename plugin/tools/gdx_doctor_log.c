@@ -18,13 +18,23 @@
  * mean NCCL staged them anyway (NCCL_NET_GDR_LEVEL, or host buffers): the
  * silent slowdown this command exists to show.
  */
-#define LOG_MAX_NICS 64
+#define LOG_MAX_NICS  64
+#define LOG_MAX_RAILS 64
 
 struct log_nic {
 	char name[64];
 	char verdict[256];
 	unsigned long long gpu, host;
 	int comms;
+};
+
+/* A NIC's rail in fused connections: how often it was taken out and came
+ * back (gdx_failover.c's WARN and INFO lines). */
+struct log_rail {
+	char nic[64];
+	int downs, backs;
+	double down_s; /* summed from the "back ... after X s down" lines */
+	char cause[160];
 };
 
 static struct log_nic *log_nic(struct log_nic *nics, int *n, const char *name, size_t len)
@@ -54,7 +64,60 @@ struct log_scan {
 	int plugin_lines; /* any NET/GDX line */
 	int connections;  /* "connected ..." and "accepted ..." */
 	int counts;	  /* "... closed: N bytes GPU-direct, M bytes ..." */
+	struct log_rail rails[LOG_MAX_RAILS];
+	int nrails;
+	int all_down; /* connections that lost every rail */
 };
+
+static struct log_rail *log_rail(struct log_scan *ls, const char *nic)
+{
+	for (int i = 0; i < ls->nrails; i++)
+		if (!strcmp(ls->rails[i].nic, nic))
+			return &ls->rails[i];
+	if (ls->nrails == LOG_MAX_RAILS)
+		return NULL;
+	memset(&ls->rails[ls->nrails], 0, sizeof(ls->rails[0]));
+	snprintf(ls->rails[ls->nrails].nic, sizeof(ls->rails[0].nic), "%s", nic);
+	return &ls->rails[ls->nrails++];
+}
+
+/* "<dev>: rail N (<nic> port P, peer ...) taken out of the connection with
+ * <addr> at <time>: <cause>; ..." and "<dev>: rail N (<nic>) back in the
+ * connection with <addr> at <time> after X s down ...". */
+static void log_rail_line(struct log_scan *ls, const char *colon)
+{
+	const char *c;
+	struct log_rail *rail;
+	char nic[64];
+	double secs;
+	int r;
+
+	if (strstr(colon, ": every rail of the connection with ") == colon) {
+		ls->all_down++;
+		return;
+	}
+	if (sscanf(colon, ": rail %d (%63[^ )]", &r, nic) != 2)
+		return;
+	if (strstr(colon, ") taken out of the connection with ")) {
+		rail = log_rail(ls, nic);
+		if (!rail)
+			return;
+		rail->downs++;
+		c = strstr(colon, " at ");
+		c = c ? strstr(c + 4, ": ") : NULL;
+		if (c)
+			snprintf(rail->cause, sizeof(rail->cause), "%.*s",
+				 (int)strcspn(c + 2, ";\n"), c + 2);
+	} else if ((c = strstr(colon, ") back in the connection with "))) {
+		rail = log_rail(ls, nic);
+		if (!rail)
+			return;
+		rail->backs++;
+		c = strstr(c, " after ");
+		if (c && sscanf(c, " after %lf s down", &secs) == 1)
+			rail->down_s += secs;
+	}
+}
 
 static void log_line(struct log_scan *ls, const char *line)
 {
@@ -81,6 +144,9 @@ static void log_line(struct log_scan *ls, const char *line)
 			nic->host += host;
 			nic->comms++;
 		}
+	} else if (strstr(colon, ": rail ") == colon ||
+		   strstr(colon, ": every rail of the connection") == colon) {
+		log_rail_line(ls, colon);
 	} else if (strstr(colon, ": GPUDirect RDMA via ") == colon ||
 		   strstr(colon, ": staged through host memory") == colon) {
 		nic = log_nic(ls->nics, &ls->n, p, (size_t)(colon - p));
@@ -153,6 +219,22 @@ static int doctor_log(const struct doctor_cmd *cmd, int argc, char **argv)
 		       staged_direct);
 		ret = DOCTOR_DEGRADED;
 	}
+	if (ls->nrails) {
+		printf("\nrails taken out of fused connections (the others carried their traffic, "
+		       "slower)\n%-12s %6s %6s %8s  %s\n",
+		       "NIC", "downs", "backs", "down s", "the last cause");
+		for (int i = 0; i < ls->nrails; i++) {
+			const struct log_rail *rl = &ls->rails[i];
+
+			printf("%-12s %6d %6d %8.1f  %s\n", rl->nic, rl->downs, rl->backs,
+			       rl->down_s, rl->cause[0] ? rl->cause : "?");
+		}
+		printf("a rail that goes down again and again is a cable, a transceiver or a "
+		       "switch port: check it with ibv_devinfo -d NIC and the switch's counters\n");
+		ret = DOCTOR_DEGRADED;
+	}
+	if (ls->all_down)
+		printf("\n%d connection(s) lost every rail and failed\n", ls->all_down);
 	free(ls);
 	return ret;
 }
@@ -163,7 +245,8 @@ static const struct doctor_opt log_opts[] = {
 
 const struct doctor_cmd doctor_cmd_log = {
 	.name = "log",
-	.summary = "what a job did, from its NCCL_DEBUG=INFO log: bytes GPU-direct vs host per NIC",
+	.summary = "what a job did, from its NCCL_DEBUG=INFO log: bytes GPU-direct vs host per "
+		   "NIC, rails taken out",
 	.opts = log_opts,
 	.run = doctor_log,
 	.min_operands = 1,

@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Posting on a rail's QPs, and knowing what was delivered. A segment is one
+ * piece of a message as it goes on the wire (RDMA WRITEs into the peer's
+ * buffer or control region, the last one with an immediate or not); a send
+ * comm logs every segment it posts until a completion shows it delivered, so
+ * that a rail that fails can have its undelivered segments posted again on
+ * another (gdx_failover.c). Signaled completions carry the QP's WR count, so
+ * one of them shows everything before it delivered and gives its queue slots
+ * back; the rest go unsignaled.
+ */
+#ifndef GDX_POST_H
+#define GDX_POST_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <gdx/gdx_comm.h>
+
+enum {
+	GDX_SEG_IMM = 1,  /* ends with a WRITE_WITH_IMM of seg.imm */
+	GDX_SEG_CTRL = 2, /* into the peer's control region, from ours */
+	GDX_SEG_COPY = 4, /* logged: the bytes are in the log's copy */
+};
+/* key of a segment into the peer's control region */
+#define GDX_SEG_KEY_CTRL 0xffffu
+
+struct gdx_seg {
+	struct gdx_request *req; /* pending until delivered; NULL: nothing waits on it */
+	char *data;		 /* registered as mr (GDX_SEG_CTRL: in our control region) */
+	const struct gdx_mr *mr;
+	uint64_t raddr;
+	uint32_t len;
+	uint32_t imm;
+	uint16_t key; /* the FIFO entry whose rkeys[] name the target on each rail */
+	uint8_t flags;
+};
+
+struct gdx_seglog_entry {
+	struct gdx_seg seg;
+	uint32_t last_wr; /* the QP's WR count at its last WR */
+	uint32_t imm_ord; /* the QP's immediate count at (or, without one, after) it */
+};
+
+/* A ring: a QP never has more segments outstanding than WRs (127 at most). */
+#define GDX_SEGLOG_SIZE 128
+#define GDX_COPY_MAX	64
+
+struct gdx_seglog {
+	uint32_t head, tail;
+	struct gdx_seglog_entry e[GDX_SEGLOG_SIZE];
+	/* the bytes of segments reported done when posted (inline sends, whose
+	 * buffer NCCL may reuse at once), to post again; NULL on a comm whose
+	 * rails are never taken out */
+	char (*copy)[GDX_COPY_MAX];
+};
+
+int gdx_seglog_create(struct gdx_qp *q, bool copies);
+void gdx_seglog_destroy(struct gdx_qp *q);
+
+/* WRs the segment takes on rail r. */
+uint32_t gdx_seg_wrs(const struct gdx_rail *r, const struct gdx_seg *s);
+/* Whether QP q of rail r has room for need more WRs. */
+static inline bool gdx_qp_room(const struct gdx_rail *r, const struct gdx_qp *q, uint32_t need)
+{
+	return q->wr_posted - q->wr_done + need <= r->sq_depth;
+}
+
+/* Posts seg on QP q of the comm's rail (its room checked by the caller),
+ * logs it on a send comm, and counts it on its request unless it is done
+ * when posted (small inline sends of host memory: then *done_at_post). */
+int gdx_post_seg(struct gdx_comm *c, int rail, int q, const struct gdx_seg *seg,
+		 bool *done_at_post);
+/* One RDMA WRITE of len bytes from our control region (0 bytes: none) into
+ * the peer's at raddr, unsignaled unless its slots are due or must. */
+int gdx_post_ctrl_write(struct gdx_comm *c, int rail, int q, const void *local, uint32_t len,
+			uint64_t raddr, bool must_signal);
+/* A signaled zero-byte WRITE_WITH_IMM of GDX_IMM_PROBE: whether the path
+ * delivers (gdx_failover.c); the receiver learns it does. */
+int gdx_post_probe(struct gdx_comm *c, int rail, int q);
+
+/* A signaled send completion on QP q of rail with WR count wr: everything up
+ * to it is delivered; returns the bytes of data that shows delivered. */
+uint64_t gdx_post_delivered(struct gdx_comm *c, int rail, int q, uint32_t wr);
+
+#endif

@@ -1,0 +1,821 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Taking a rail out of a connection and bringing it back (gdx_failover.h).
+ *
+ * Out: the end that sees the failure first moves the rail's QPs to error,
+ * so that nothing more is sent or taken on it, and notes DOWN to the other
+ * end, which does the same. The receiver then waits GDX_COUNT_MS for what had
+ * already arrived to come out of its CQ and notes DOWN with the number of
+ * immediates each of the rail's QPs took; after that it takes nothing from
+ * them. The sender posts again, on the rails left, every logged segment of a
+ * piece past those counts (gdx_post.h), and forgets the rest as delivered.
+ * A piece is thus posted again only if the receiver never counted it, and
+ * the receiver counts each piece of a receive once (gdx_p2p.c), so nothing
+ * completes twice; and a receive cannot complete while one of its pieces is
+ * uncounted, so the bytes a re-sent piece writes never land in a buffer NCCL
+ * has been given back.
+ *
+ * Back: the sender, once its port is up and its wait is over, resets the
+ * rail's QPs and notes RESTORE with its PSN and GID; the receiver resets its
+ * own, takes them to RTS towards the sender's and notes READY (or REFUSE,
+ * its port being down); the sender takes its QPs to RTS and probes each QP
+ * with a zero-byte write; once every probe is delivered the rail is up. A
+ * step that fails or is not answered in time takes the rail out again, and
+ * the wait before the next attempt doubles, up to NCCL_GDX_RECOVERY_MAX_MS.
+ */
+#include <endian.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <time.h>
+
+#include <gdx/gdx_event.h>
+#include <gdx/gdx_failover.h>
+#include <gdx/gdx_log.h>
+#include <gdx/gdx_param.h>
+#include <gdx/gdx_post.h>
+#include <gdx/gdx_stripe.h>
+#include <gdx/gdx_time.h>
+
+/* Receiver: how long a rail's CQ is drained after its QPs went to error
+ * before its counts are final. */
+#define GDX_COUNT_MS 10
+/* Sender: how long it waits for those counts before failing the comm (the
+ * receiver has stopped answering on every rail left). */
+#define GDX_COUNTS_WAIT_MS 10000
+/* Sender: how often it asks again while it waits (a note is one write; the
+ * rail it went by may have failed too before it landed). */
+#define GDX_RENOTE_MS 500
+/* Sender: how long a RESTORE waits for its answer, and probes for theirs. */
+#define GDX_RESTORE_WAIT_MS 2000
+#define GDX_PROBE_WAIT_MS   2000
+/* The first wait before a restore attempt, doubled after each that fails. */
+#define GDX_BACKOFF_FIRST_MS 100
+/* How often the async events and the ports are looked at. */
+#define GDX_PORT_CHECK_MS    20
+#define GDX_PORT_CHECK_POLLS 64
+#define GDX_PORT_QUERY_MS    100
+
+static const char *const gdx_rail_state_names[] = {
+	[GDX_RAIL_UP] = "up",
+	[GDX_RAIL_DRAINING] = "down (draining)",
+	[GDX_RAIL_DOWN] = "down",
+	[GDX_RAIL_RESTORING] = "recovering",
+	[GDX_RAIL_PROBING] = "recovering (probing)",
+};
+
+const char *gdx_rail_state_name(enum gdx_rail_state s)
+{
+	return (unsigned)s < sizeof(gdx_rail_state_names) / sizeof(gdx_rail_state_names[0])
+		       ? gdx_rail_state_names[s]
+		       : "?";
+}
+
+/* Wall-clock time of day, for the log lines a person reads afterwards. */
+static const char *gdx_clock_str(char *buf, size_t len)
+{
+	struct timeval tv;
+	struct tm tm;
+
+	gettimeofday(&tv, NULL);
+	localtime_r(&tv.tv_sec, &tm);
+	snprintf(buf, len, "%02d:%02d:%02d.%03d", tm.tm_hour, tm.tm_min, tm.tm_sec,
+		 (int)(tv.tv_usec / 1000));
+	return buf;
+}
+
+static const char *gdx_fo_dev(const struct gdx_comm *c)
+{
+	return gdx_vdev_get(c->dev_index)->name;
+}
+
+static bool gdx_fo_sender(const struct gdx_comm *c)
+{
+	return c->kind == GDX_KIND_SEND;
+}
+
+static void gdx_fo_set(struct gdx_comm *c, int r, enum gdx_rail_state s, uint64_t now)
+{
+	GDX_TRACE(NCCL_NET, "%s: rail %d %s -> %s", gdx_fo_dev(c), r,
+		  gdx_rail_state_name(c->run[r].state), gdx_rail_state_name(s));
+	c->run[r].state = s;
+	c->run[r].since_ms = now;
+}
+
+static void gdx_fo_count_live(struct gdx_comm *c)
+{
+	c->nlive = 0;
+	for (int r = 0; r < c->nrails; r++)
+		c->nlive += c->run[r].state == GDX_RAIL_UP;
+}
+
+int gdx_failover_ctrl_rail(const struct gdx_comm *c)
+{
+	for (int r = 0; r < c->nrails; r++)
+		if (c->run[r].state == GDX_RAIL_UP && !c->run[r].unproven)
+			return r;
+	/* only restored ones, not yet proven: better than none */
+	for (int r = 0; r < c->nrails; r++)
+		if (c->run[r].state == GDX_RAIL_UP)
+			return r;
+	return -1;
+}
+
+void gdx_failover_init(struct gdx_comm *c)
+{
+	c->failover = c->nrails >= 2 && gdx_params.failover;
+	for (int r = 0; r < c->nrails; r++) {
+		memset(&c->run[r], 0, offsetof(struct gdx_rail_run, rate));
+		c->run[r].resend_rail = -1;
+	}
+	c->nlive = c->nrails;
+	gdx_stripe_init(c);
+}
+
+bool gdx_failover_status(enum ibv_wc_status status)
+{
+	/* net_ib's two, and what rxe reports when its port is down */
+	return status == IBV_WC_WR_FLUSH_ERR || status == IBV_WC_RETRY_EXC_ERR ||
+	       status == IBV_WC_LOC_QP_OP_ERR;
+}
+
+/* ---- notes ---- */
+
+static void gdx_note_set(struct gdx_comm *c, int r, enum gdx_note_kind kind, uint32_t answers,
+			 const char *why)
+{
+	struct gdx_note *n = &c->ctrl->notes_out[r];
+	struct gdx_rail *rail = &c->rails[r];
+	uint32_t epoch = ++c->run[r].my_epoch;
+
+	memset(n, 0, sizeof(*n));
+	n->epoch = htole32(epoch);
+	n->kind = htole32(kind);
+	n->answers = htole32(answers);
+	n->psn = htole32(rail->psn);
+	memcpy(n->gid, rail->gid.raw, sizeof(n->gid));
+	snprintf(n->why, sizeof(n->why), "%s", why ? why : "");
+	for (int q = 0; q < rail->nqps && q < GDX_NOTE_COUNTS; q++)
+		n->counts[q] = htole32(rail->qps[q].imms);
+	n->stamp = n->epoch;
+	c->run[r].note_due = true;
+}
+
+/* Writes the notes not yet written, on the first rail up. */
+static void gdx_notes_flush(struct gdx_comm *c)
+{
+	int lane = gdx_failover_ctrl_rail(c);
+
+	if (lane < 0)
+		return;
+	for (int r = 0; r < c->nrails; r++) {
+		if (!c->run[r].note_due)
+			continue;
+		if (!gdx_qp_room(&c->rails[lane], &c->rails[lane].qps[0], 1)) {
+			GDX_TRACE(NCCL_NET, "%s: note of rail %d waits for room on rail %d",
+				  gdx_fo_dev(c), r, lane);
+			return; /* the next poll, once completions give room back */
+		}
+		if (gdx_post_ctrl_write(c, lane, 0, &c->ctrl->notes_out[r], sizeof(struct gdx_note),
+					c->remote_ctrl + offsetof(struct gdx_ctrl, notes_in) +
+						(uint64_t)r * sizeof(struct gdx_note),
+					false))
+			return;
+		c->run[r].note_due = false;
+		GDX_TRACE(NCCL_NET, "%s: note of rail %d (epoch %u) written on rail %d",
+			  gdx_fo_dev(c), r, c->run[r].my_epoch, lane);
+	}
+}
+
+/* The peer's note about rail r when it has one not yet acted on. The peer
+ * may be rewriting it while it is read: the stamp is read before and after. */
+static bool gdx_note_read(const struct gdx_comm *c, int r, struct gdx_note *out)
+{
+	const struct gdx_note *n = &c->ctrl->notes_in[r];
+	uint32_t s1 = le32toh(__atomic_load_n(&n->stamp, __ATOMIC_ACQUIRE));
+
+	if (!s1 || s1 == c->run[r].peer_epoch)
+		return false;
+	memcpy(out, n, sizeof(*out));
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	if (le32toh(out->epoch) != s1 ||
+	    le32toh(__atomic_load_n(&n->stamp, __ATOMIC_ACQUIRE)) != s1)
+		return false;
+	out->epoch = s1;
+	out->kind = le32toh(out->kind);
+	out->answers = le32toh(out->answers);
+	out->psn = le32toh(out->psn);
+	out->why[sizeof(out->why) - 1] = '\0';
+	for (int q = 0; q < GDX_NOTE_COUNTS; q++)
+		out->counts[q] = le32toh(out->counts[q]);
+	return true;
+}
+
+/* ---- out ---- */
+
+static void gdx_fo_fail_comm(struct gdx_comm *c)
+{
+	char list[512];
+	size_t off = 0;
+
+	for (int r = 0; r < c->nrails && off < sizeof(list); r++)
+		off += (size_t)snprintf(list + off, sizeof(list) - off, "%srail %d (%s): %s",
+					r ? "; " : "", r, c->rails[r].dev->ibdev,
+					c->run[r].why[0] ? c->run[r].why : "down");
+	if (!c->err)
+		GDX_WARN("%s: every rail of the connection with %s (%s) is down: %s", gdx_fo_dev(c),
+			 c->peer, c->peer_dev, list);
+	if (!c->err)
+		c->err = -ENETDOWN;
+}
+
+static bool gdx_fo_log_empty(const struct gdx_rail *rail)
+{
+	for (int q = 0; q < rail->nqps; q++)
+		if (rail->qps[q].log && rail->qps[q].log->head != rail->qps[q].log->tail)
+			return false;
+	return true;
+}
+
+/* Rail r's undelivered work is all posted elsewhere: it waits to come back. */
+static void gdx_fo_down(struct gdx_comm *c, int r, uint64_t now)
+{
+	gdx_fo_set(c, r, GDX_RAIL_DOWN, now);
+	c->run[r].deadline_ms = now + c->run[r].backoff_ms;
+}
+
+int gdx_rail_failed(struct gdx_comm *c, int r, const char *why)
+{
+	struct gdx_rail_run *run = &c->run[r];
+	uint64_t now = gdx_now_ms();
+	bool was_up = run->state == GDX_RAIL_UP;
+	char when[16];
+
+	if (!c->failover) {
+		if (!c->err)
+			c->err = -EREMOTEIO;
+		return 0;
+	}
+	if (run->state == GDX_RAIL_DRAINING || run->state == GDX_RAIL_DOWN)
+		return 0;
+	gdx_rail_freeze(&c->rails[r]);
+	snprintf(run->why, sizeof(run->why), "%s", why);
+	gdx_fo_set(c, r, GDX_RAIL_DRAINING, now);
+	run->deadline_ms = now + (gdx_fo_sender(c) ? GDX_COUNTS_WAIT_MS : GDX_COUNT_MS);
+	run->renote_ms = now + GDX_RENOTE_MS;
+	run->resend_rail = -1;
+	gdx_fo_count_live(c);
+	/* a receiver's rail restored that fails before anything came by it is
+	 * a restore attempt that failed, not a new outage */
+	if (was_up && run->unproven)
+		was_up = false;
+	if (was_up) {
+		run->down_ms = now;
+		run->downs++;
+		run->attempts = 0;
+		run->backoff_ms = GDX_BACKOFF_FIRST_MS;
+		GDX_WARN("%s: rail %d (%s port %d, peer %s) taken out of the connection with %s "
+			 "at %s: %s; %d rail(s) carry its traffic until it is back (check the "
+			 "link: ibv_devinfo -d %s)",
+			 gdx_fo_dev(c), r, c->rails[r].dev->ibdev, c->rails[r].dev->ib_port,
+			 c->peer_dev, c->peer, gdx_clock_str(when, sizeof(when)), why, c->nlive,
+			 c->rails[r].dev->ibdev);
+	} else {
+		uint32_t max = (uint32_t)gdx_params.recovery_max_ms;
+
+		run->backoff_ms = run->backoff_ms * 2 < max ? run->backoff_ms * 2 : max;
+		GDX_INFO(NCCL_NET, "%s: rail %d (%s): restore attempt %u failed: %s; next in %u ms",
+			 gdx_fo_dev(c), r, c->rails[r].dev->ibdev, run->attempts, why,
+			 run->backoff_ms);
+	}
+	if (c->nlive == 0) {
+		gdx_fo_fail_comm(c);
+		return 0;
+	}
+	gdx_stripe_reset(c, r);
+	/* whatever went on the failed rail may be lost: every note again */
+	for (int k = 0; k < c->nrails; k++)
+		c->run[k].note_due |= c->run[k].my_epoch != 0;
+	if (!gdx_fo_sender(c)) {
+		gdx_notes_flush(c);
+		return GDX_FO_REWRITE_CTS;
+	}
+	gdx_note_set(c, r, GDX_NOTE_DOWN, 0, why);
+	/* nothing in flight on it (a restore attempt): no counts to wait for */
+	if (gdx_fo_log_empty(&c->rails[r]))
+		gdx_fo_down(c, r, now);
+	gdx_notes_flush(c);
+	return 0;
+}
+
+/* Sender: posts again what the receiver did not take on rail r (counts per
+ * QP); true once nothing of the rail is left. Stops where there is no room,
+ * to go on at the next poll. */
+static bool gdx_fo_resend(struct gdx_comm *c, int r, const uint32_t *counts)
+{
+	struct gdx_rail_run *run = &c->run[r];
+	struct gdx_rail *rail = &c->rails[r];
+
+	for (int q = 0; q < rail->nqps; q++) {
+		struct gdx_seglog *log = rail->qps[q].log;
+
+		while (log && log->head != log->tail) {
+			struct gdx_seglog_entry *e = &log->e[log->head % GDX_SEGLOG_SIZE];
+			bool done;
+			int ret;
+
+			if ((int32_t)(e->imm_ord - counts[q]) <= 0) {
+				/* the receiver took it */
+				if (e->seg.req)
+					e->seg.req->pending--;
+				log->head++;
+				continue;
+			}
+			/* every segment of one piece goes to the same QP, in order */
+			if (run->resend_rail < 0 || run->resend_ord != e->imm_ord ||
+			    c->run[run->resend_rail].state != GDX_RAIL_UP) {
+				int to = gdx_stripe_pick(c, e->seg.len, e->imm_ord);
+
+				if (to < 0) {
+					GDX_TRACE(NCCL_NET, "%s: rail %d: resend: no rail up",
+						  gdx_fo_dev(c), r);
+					return false;
+				}
+				run->resend_rail = to;
+				run->resend_q = q % c->rails[to].nqps;
+				run->resend_ord = e->imm_ord;
+			}
+			if (!gdx_qp_room(&c->rails[run->resend_rail],
+					 &c->rails[run->resend_rail].qps[run->resend_q],
+					 gdx_seg_wrs(&c->rails[run->resend_rail], &e->seg))) {
+				GDX_TRACE(
+					NCCL_NET,
+					"%s: rail %d: resend waits for room on rail %d qp %d (%u posted, %u done)",
+					gdx_fo_dev(c), r, run->resend_rail, run->resend_q,
+					c->rails[run->resend_rail].qps[run->resend_q].wr_posted,
+					c->rails[run->resend_rail].qps[run->resend_q].wr_done);
+				return false;
+			}
+			ret = gdx_post_seg(c, run->resend_rail, run->resend_q, &e->seg, &done);
+			if (ret) {
+				if (!c->err)
+					c->err = ret;
+				return false;
+			}
+			if (e->seg.req)
+				e->seg.req->pending--; /* the new posting counted itself */
+			log->head++;
+		}
+	}
+	run->resend_rail = -1;
+	return true;
+}
+
+/* Receiver: the rail's counts are final; tell the sender. */
+static void gdx_fo_counted(struct gdx_comm *c, int r, uint64_t now)
+{
+	gdx_note_set(c, r, GDX_NOTE_DOWN, 0, c->run[r].why);
+	gdx_fo_down(c, r, now);
+	gdx_notes_flush(c);
+}
+
+/* ---- the restore's slow part, in the background ---- */
+
+enum { GDX_BG_RECEIVER, GDX_BG_SENDER };
+
+struct gdx_bg_arg {
+	struct gdx_comm *c;
+	int r, op;
+};
+
+/* Receiver: reset, receives posted, RTR and RTS; sender: RTR and RTS. The
+ * data path leaves the rail's QPs alone meanwhile (it is not up). */
+static void *gdx_fo_bg_main(void *p)
+{
+	struct gdx_bg_arg a = *(struct gdx_bg_arg *)p;
+	struct gdx_comm *c = a.c;
+	struct gdx_rail *rail = &c->rails[a.r];
+	int ret = 0;
+
+	free(p);
+	if (a.op == GDX_BG_RECEIVER) {
+		gdx_rail_freeze(rail); /* whatever it was doing: start over */
+		ret = gdx_rail_reset(rail);
+		for (int q = 0; q < rail->nqps && !ret; q++)
+			ret = gdx_rail_post_recvs(rail, q, (int)gdx_recvs_ahead(c->nrails));
+	}
+	if (!ret)
+		ret = gdx_rail_connect(rail, &c->remote_rails[a.r],
+				       &c->remote_qpn[a.r * c->qps_per_rail]);
+	__atomic_store_n(&c->run[a.r].bg_result, ret, __ATOMIC_RELAXED);
+	__atomic_store_n(&c->run[a.r].bg_busy, 0, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static void gdx_fo_bg_join(struct gdx_comm *c, int r)
+{
+	if (c->run[r].bg_joinable) {
+		pthread_join(c->run[r].bg, NULL);
+		c->run[r].bg_joinable = false;
+	}
+}
+
+static int gdx_fo_bg_start(struct gdx_comm *c, int r, int op)
+{
+	struct gdx_bg_arg *a = malloc(sizeof(*a));
+	int ret;
+
+	if (!a)
+		return -ENOMEM;
+	*a = (struct gdx_bg_arg){c, r, op};
+	gdx_fo_bg_join(c, r);
+	c->run[r].bg_busy = 1;
+	ret = pthread_create(&c->run[r].bg, NULL, gdx_fo_bg_main, a);
+	if (ret) {
+		c->run[r].bg_busy = 0;
+		free(a);
+		return -ret;
+	}
+	c->run[r].bg_joinable = true;
+	return 0;
+}
+
+/* Whether the rail's background work is done; then its result in *ret. */
+static bool gdx_fo_bg_done(struct gdx_comm *c, int r, int *ret)
+{
+	if (!c->run[r].bg_joinable || __atomic_load_n(&c->run[r].bg_busy, __ATOMIC_ACQUIRE))
+		return false;
+	gdx_fo_bg_join(c, r);
+	*ret = c->run[r].bg_result;
+	return true;
+}
+
+/* ---- back ---- */
+
+/* Whether the rail's port is up: what the async events said, and, while
+ * they say down, what the port itself says every GDX_PORT_QUERY_MS (an
+ * event can be missed, or come late). */
+static bool gdx_fo_port_up(const struct gdx_rail *rail)
+{
+	struct gdx_dev *dev = rail->dev;
+	struct ibv_port_attr pa;
+	uint64_t now;
+
+	if (__atomic_load_n(&dev->port_down_ms, __ATOMIC_RELAXED) == 0)
+		return true;
+	now = gdx_now_ms();
+	if (now - __atomic_load_n(&dev->port_query_ms, __ATOMIC_RELAXED) < GDX_PORT_QUERY_MS)
+		return false;
+	__atomic_store_n(&dev->port_query_ms, now, __ATOMIC_RELAXED);
+	if (ibv_query_port(dev->ib->ctx, (uint8_t)dev->ib_port, &pa) || pa.state != IBV_PORT_ACTIVE)
+		return false;
+	GDX_INFO(NCCL_NET, "%s port %d is active again (its state, before its event)", dev->ibdev,
+		 dev->ib_port);
+	__atomic_store_n(&dev->port_down_ms, 0, __ATOMIC_RELAXED);
+	return true;
+}
+
+/* A restore attempt that did not get as far as the QPs: the wait doubles,
+ * unless the receiver's port is only not back yet (again soon). */
+static void gdx_fo_attempt_failed(struct gdx_comm *c, int r, uint64_t now, const char *why,
+				  bool port_down)
+{
+	struct gdx_rail_run *run = &c->run[r];
+	uint32_t max = (uint32_t)gdx_params.recovery_max_ms;
+
+	if (!port_down)
+		run->backoff_ms = run->backoff_ms * 2 < max ? run->backoff_ms * 2 : max;
+	GDX_INFO(NCCL_NET, "%s: rail %d (%s): restore attempt %u failed: %s; next in %u ms",
+		 gdx_fo_dev(c), r, c->rails[r].dev->ibdev, run->attempts, why,
+		 port_down ? 2 * GDX_BACKOFF_FIRST_MS : run->backoff_ms);
+	gdx_fo_down(c, r, now);
+	if (port_down)
+		run->deadline_ms = now + 2 * GDX_BACKOFF_FIRST_MS;
+}
+
+/* Sender: reset the rail's QPs and ask the receiver to do the same. */
+static void gdx_fo_try(struct gdx_comm *c, int r, uint64_t now)
+{
+	struct gdx_rail *rail = &c->rails[r];
+	struct gdx_rail_run *run = &c->run[r];
+	int ret;
+
+	if (run->bg_joinable) {
+		int bg;
+
+		if (!gdx_fo_bg_done(c, r, &bg)) {
+			run->deadline_ms =
+				now + GDX_BACKOFF_FIRST_MS; /* an earlier one ends first */
+			return;
+		}
+	}
+	if (!gdx_fo_port_up(rail)) {
+		/* look again soon; once it is back, start from the first wait */
+		run->deadline_ms = now + GDX_BACKOFF_FIRST_MS;
+		run->backoff_ms = GDX_BACKOFF_FIRST_MS;
+		return;
+	}
+	run->attempts++;
+	ret = gdx_rail_reset(rail);
+	for (int q = 0; q < rail->nqps; q++)
+		if (rail->qps[q].log)
+			rail->qps[q].log->head = rail->qps[q].log->tail;
+	if (ret) {
+		gdx_fo_attempt_failed(c, r, now, "its QPs could not be reset", false);
+		return;
+	}
+	gdx_note_set(c, r, GDX_NOTE_RESTORE, 0, NULL);
+	gdx_fo_set(c, r, GDX_RAIL_RESTORING, now);
+	run->deadline_ms = now + GDX_RESTORE_WAIT_MS;
+	gdx_notes_flush(c);
+}
+
+static void gdx_fo_remote(struct gdx_comm *c, int r, const struct gdx_note *n)
+{
+	c->remote_rails[r].psn = n->psn;
+	memcpy(c->remote_rails[r].gid, n->gid, sizeof(n->gid));
+}
+
+void gdx_failover_fini(struct gdx_comm *c)
+{
+	for (int r = 0; r < c->nrails; r++)
+		gdx_fo_bg_join(c, r);
+}
+
+static void gdx_fo_back(struct gdx_comm *c, int r, uint64_t now)
+{
+	struct gdx_rail_run *run = &c->run[r];
+	char when[16];
+
+	gdx_fo_set(c, r, GDX_RAIL_UP, now);
+	gdx_fo_count_live(c);
+	gdx_stripe_back(c, r);
+	GDX_INFO(NCCL_INIT | NCCL_NET,
+		 "%s: rail %d (%s) back in the connection with %s at %s after %.1f s down "
+		 "(%u attempt(s)); traffic returns to it, from %.0f Mb/s",
+		 gdx_fo_dev(c), r, c->rails[r].dev->ibdev, c->peer,
+		 gdx_clock_str(when, sizeof(when)), (double)(now - run->down_ms) / 1e3,
+		 run->attempts, run->rate * 8e-3);
+}
+
+/* Sender: the receiver's answer to our RESTORE: its QPs are at RTS; ours
+ * go there in the background, then the probes (gdx_fo_connected). */
+static void gdx_fo_ready(struct gdx_comm *c, int r, const struct gdx_note *n, uint64_t now)
+{
+	if (n->kind == GDX_NOTE_REFUSE) {
+		gdx_fo_attempt_failed(c, r, now, n->why[0] ? n->why : "the receiver refused",
+				      n->answers & GDX_NOTE_PORT_DOWN);
+		return;
+	}
+	gdx_fo_remote(c, r, n);
+	if (gdx_fo_bg_start(c, r, GDX_BG_SENDER)) {
+		gdx_rail_failed(c, r, "no thread to connect its QPs again");
+		return;
+	}
+	c->run[r].deadline_ms = now + GDX_RESTORE_WAIT_MS;
+}
+
+static void gdx_fo_connected(struct gdx_comm *c, int r, int ret, uint64_t now)
+{
+	struct gdx_rail *rail = &c->rails[r];
+	struct gdx_rail_run *run = &c->run[r];
+
+	if (ret) {
+		gdx_rail_failed(c, r, "its QPs could not be connected again");
+		return;
+	}
+	run->probes = 0;
+	for (int q = 0; q < rail->nqps; q++) {
+		if (gdx_post_probe(c, r, q)) {
+			gdx_rail_failed(c, r, "a probe could not be posted");
+			return;
+		}
+		run->probes++;
+	}
+	gdx_fo_set(c, r, GDX_RAIL_PROBING, now);
+	run->deadline_ms = now + GDX_PROBE_WAIT_MS;
+}
+
+void gdx_failover_probed(struct gdx_comm *c, int r, bool ok)
+{
+	struct gdx_rail_run *run = &c->run[r];
+
+	if (run->state != GDX_RAIL_PROBING)
+		return;
+	if (!ok) {
+		gdx_rail_failed(c, r, "a probe of the path was not delivered");
+		return;
+	}
+	if (--run->probes == 0)
+		gdx_fo_back(c, r, gdx_now_ms());
+}
+
+/* Receiver: the sender asks for the rail back: our QPs are reset and taken
+ * to RTS towards its new PSN in the background (gdx_fo_restored). */
+static void gdx_fo_restore(struct gdx_comm *c, int r, const struct gdx_note *n, uint64_t now)
+{
+	struct gdx_rail *rail = &c->rails[r];
+
+	gdx_event_poll(c, true); /* the port's latest state */
+	if (!gdx_fo_port_up(rail)) {
+		char why[80];
+
+		snprintf(why, sizeof(why), "the receiver's port (%.40s port %d) is down",
+			 rail->dev->ibdev, rail->dev->ib_port);
+		gdx_note_set(c, r, GDX_NOTE_REFUSE, n->epoch | GDX_NOTE_PORT_DOWN, why);
+		gdx_notes_flush(c);
+		return;
+	}
+	gdx_fo_remote(c, r, n);
+	c->run[r].bg_answers = n->epoch;
+	if (gdx_fo_bg_start(c, r, GDX_BG_RECEIVER)) {
+		gdx_note_set(c, r, GDX_NOTE_REFUSE, n->epoch,
+			     "the receiver has no thread to restore it");
+		gdx_notes_flush(c);
+		return;
+	}
+	gdx_fo_set(c, r, GDX_RAIL_RESTORING, now);
+	gdx_fo_count_live(c);
+}
+
+static void gdx_fo_restored(struct gdx_comm *c, int r, int ret, uint64_t now)
+{
+	struct gdx_rail *rail = &c->rails[r];
+
+	if (ret) {
+		gdx_note_set(c, r, GDX_NOTE_REFUSE, c->run[r].bg_answers,
+			     "the receiver could not reset its QPs");
+		gdx_fo_set(c, r, GDX_RAIL_DOWN, now);
+		gdx_notes_flush(c);
+		return;
+	}
+	c->run[r].attempts++;
+	c->run[r].unproven = true; /* until the sender's probe comes by it */
+	gdx_fo_set(c, r, GDX_RAIL_UP, now);
+	gdx_fo_count_live(c);
+	GDX_INFO(NCCL_NET,
+		 "%s: rail %d (%s) restored at the sender's request; receiving on it again",
+		 gdx_fo_dev(c), r, rail->dev->ibdev);
+	gdx_note_set(c, r, GDX_NOTE_READY, c->run[r].bg_answers, NULL);
+	gdx_notes_flush(c);
+}
+
+/* ---- the peer's notes ---- */
+
+static int gdx_fo_note(struct gdx_comm *c, int r, const struct gdx_note *n, uint64_t now)
+{
+	struct gdx_rail_run *run = &c->run[r];
+	int act = 0;
+	char why[96];
+
+	GDX_TRACE(NCCL_NET, "%s: rail %d: note kind %u epoch %u answers 0x%x read in state %s",
+		  gdx_fo_dev(c), r, n->kind, n->epoch, n->answers, gdx_rail_state_name(run->state));
+	if (gdx_fo_sender(c)) {
+		switch (n->kind) {
+		case GDX_NOTE_DOWN:
+			if (run->state != GDX_RAIL_DRAINING) {
+				snprintf(why, sizeof(why), "the receiver saw: %.70s", n->why);
+				gdx_rail_failed(c, r, why);
+			}
+			if (run->state != GDX_RAIL_DRAINING)
+				break; /* the comm failed */
+			if (!gdx_fo_resend(c, r, n->counts))
+				return -EAGAIN; /* room first; the note is read again */
+			gdx_fo_down(c, r, now);
+			break;
+		case GDX_NOTE_READY:
+		case GDX_NOTE_REFUSE:
+			if (run->state == GDX_RAIL_RESTORING &&
+			    (n->answers & ~GDX_NOTE_PORT_DOWN) == run->my_epoch)
+				gdx_fo_ready(c, r, n, now);
+			break;
+		default: break;
+		}
+		return act;
+	}
+	switch (n->kind) {
+	case GDX_NOTE_DOWN:
+		if (run->state == GDX_RAIL_UP) {
+			snprintf(why, sizeof(why), "the sender saw: %.70s", n->why);
+			act |= gdx_rail_failed(c, r, why);
+		} else if (run->state == GDX_RAIL_DOWN) {
+			/* asked again: our answer was lost; the counts are final
+			 * until the sender asks for the rail back */
+			gdx_fo_counted(c, r, now);
+		}
+		break;
+	case GDX_NOTE_RESTORE:
+		if (run->state == GDX_RAIL_DRAINING || run->state == GDX_RAIL_RESTORING)
+			return -EAGAIN; /* after the counts, or the restore under way */
+		gdx_fo_restore(c, r, n, now);
+		break;
+	default: break;
+	}
+	return act;
+}
+
+static int gdx_fo_timers(struct gdx_comm *c, uint64_t now)
+{
+	int act = 0;
+
+	for (int r = 0; r < c->nrails && !c->err; r++) {
+		struct gdx_rail_run *run = &c->run[r];
+
+		if (run->state == GDX_RAIL_UP) {
+			if (!gdx_fo_port_up(&c->rails[r])) {
+				char why[80];
+
+				snprintf(why, sizeof(why), "%s port %d is down",
+					 c->rails[r].dev->ibdev, c->rails[r].dev->ib_port);
+				act |= gdx_rail_failed(c, r, why);
+			}
+			continue;
+		}
+		if (run->state == GDX_RAIL_RESTORING && run->bg_joinable) {
+			int ret;
+
+			if (gdx_fo_bg_done(c, r, &ret)) {
+				if (gdx_fo_sender(c))
+					gdx_fo_connected(c, r, ret, now);
+				else
+					gdx_fo_restored(c, r, ret, now);
+			}
+			continue;
+		}
+		if (run->state == GDX_RAIL_DRAINING && gdx_fo_sender(c) && now >= run->renote_ms) {
+			run->renote_ms = now + GDX_RENOTE_MS;
+			gdx_note_set(c, r, GDX_NOTE_DOWN, 0, run->why);
+		}
+		if (now < run->deadline_ms)
+			continue;
+		switch (run->state) {
+		case GDX_RAIL_DRAINING:
+			if (gdx_fo_sender(c)) {
+				GDX_WARN("%s: rail %d (%s) failed and the receiver %s did not say "
+					 "what it had taken within %d ms",
+					 gdx_fo_dev(c), r, c->rails[r].dev->ibdev, c->peer,
+					 GDX_COUNTS_WAIT_MS);
+				c->err = -ETIMEDOUT;
+			} else {
+				gdx_fo_counted(c, r, now);
+			}
+			break;
+		case GDX_RAIL_DOWN:
+			if (gdx_fo_sender(c) && gdx_params.recovery_max_ms > 0)
+				gdx_fo_try(c, r, now);
+			break;
+		case GDX_RAIL_RESTORING:
+			gdx_rail_failed(c, r, "the receiver did not answer the restore");
+			break;
+		case GDX_RAIL_PROBING: gdx_rail_failed(c, r, "the probes were not answered"); break;
+		default: break;
+		}
+	}
+	return act;
+}
+
+int gdx_failover_poll(struct gdx_comm *c)
+{
+	uint64_t now = 0;
+	uint32_t async;
+	int act = 0;
+
+	if (!c->failover || c->err)
+		return 0;
+	for (int r = 0; r < c->nrails; r++) {
+		struct gdx_note n;
+		int ret;
+
+		if (!gdx_note_read(c, r, &n))
+			continue;
+		if (!now)
+			now = gdx_now_ms();
+		ret = gdx_fo_note(c, r, &n, now);
+		if (ret == -EAGAIN)
+			continue; /* read again at the next poll */
+		act |= ret;
+		c->run[r].peer_epoch = n.epoch;
+	}
+	async = __atomic_exchange_n(&c->async_failed, 0, __ATOMIC_RELAXED);
+	for (int r = 0; async && r < c->nrails; r++)
+		if (async & (1u << r))
+			act |= gdx_rail_failed(c, r, "an async event put its QP in error");
+	if (++c->fo_polls < GDX_PORT_CHECK_POLLS && c->nlive == c->nrails)
+		return act;
+	c->fo_polls = 0;
+	if (!now)
+		now = gdx_now_ms();
+	if (now - c->fo_check_ms >= GDX_PORT_CHECK_MS) {
+		c->fo_check_ms = now;
+		gdx_event_poll(c, false);
+	}
+	act |= gdx_fo_timers(c, now);
+	for (int r = 0; r < c->nrails; r++)
+		if (c->run[r].note_due) {
+			gdx_notes_flush(c);
+			break;
+		}
+	return act;
+}

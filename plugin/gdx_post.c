@@ -1,0 +1,246 @@
+/* SPDX-License-Identifier: MIT */
+#include <endian.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gdx/gdx_log.h>
+#include <gdx/gdx_post.h>
+#include <gdx/gdx_stripe.h>
+
+/* Largest part of one RDMA WRITE; the port's max_msg_sz may be lower. */
+#define GDX_MAX_WRITE (1ULL << 30)
+/* Work requests chained into one ibv_post_send call. */
+#define GDX_POST_BATCH 16
+
+int gdx_seglog_create(struct gdx_qp *q, bool copies)
+{
+	q->log = calloc(1, sizeof(*q->log));
+	if (!q->log)
+		return -ENOMEM;
+	if (copies) {
+		q->log->copy = calloc(GDX_SEGLOG_SIZE, sizeof(*q->log->copy));
+		if (!q->log->copy) {
+			gdx_seglog_destroy(q);
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+void gdx_seglog_destroy(struct gdx_qp *q)
+{
+	if (!q->log)
+		return;
+	free(q->log->copy);
+	free(q->log);
+	q->log = NULL;
+}
+
+static inline uint64_t gdx_rail_max_write(const struct gdx_rail *r)
+{
+	uint64_t max = r->dev->max_msg_sz;
+
+	return max && max < GDX_MAX_WRITE ? max : GDX_MAX_WRITE;
+}
+
+uint32_t gdx_seg_wrs(const struct gdx_rail *r, const struct gdx_seg *s)
+{
+	uint64_t max = gdx_rail_max_write(r);
+
+	if (s->len == 0)
+		return (s->flags & GDX_SEG_IMM) ? 1 : 0;
+	return s->len <= max ? 1 : (uint32_t)((s->len + max - 1) / max);
+}
+
+/* Counts n more WRs on q and says whether the last of them is signaled:
+ * always when must, else one in GDX_SIGNAL_EVERY to give the slots back. */
+static bool gdx_qp_signal(struct gdx_qp *q, uint32_t n, bool must)
+{
+	q->unsignaled += n;
+	if (!must && q->unsignaled < GDX_SIGNAL_EVERY)
+		return false;
+	q->unsignaled = 0;
+	return true;
+}
+
+static uint32_t gdx_seg_rkey(const struct gdx_comm *c, int rail, const struct gdx_seg *seg)
+{
+	if (seg->key == GDX_SEG_KEY_CTRL)
+		return c->remote_ctrl_rkey[rail];
+	return le32toh(c->ctrl->fifo[seg->key].rkeys[rail]);
+}
+
+static uint32_t gdx_seg_lkey(const struct gdx_comm *c, const struct gdx_rail *r,
+			     const struct gdx_seg *seg)
+{
+	if (seg->flags & GDX_SEG_CTRL)
+		return c->ctrl_mr[r->member]->lkey;
+	if ((seg->flags & GDX_SEG_COPY) || !seg->mr)
+		return 0; /* inline: the provider copies, no key */
+	return seg->mr->lkey[r->member];
+}
+
+static void gdx_seg_log(struct gdx_qp *q, const struct gdx_seg *seg, bool done)
+{
+	struct gdx_seglog *log = q->log;
+	uint32_t i = log->tail++ % GDX_SEGLOG_SIZE;
+	struct gdx_seglog_entry *e = &log->e[i];
+
+	e->seg = *seg;
+	e->last_wr = q->wr_posted;
+	e->imm_ord = (seg->flags & GDX_SEG_IMM) ? q->imms : q->imms + 1;
+	if (done)
+		e->seg.req = NULL; /* reported done already */
+	/* NCCL may reuse the buffer of a send done when posted at once: keep
+	 * its bytes (always inline, so no key is needed) to post them again */
+	if (log->copy && seg->len && (done || (seg->flags & GDX_SEG_COPY))) {
+		memmove(log->copy[i], seg->data, seg->len);
+		e->seg.data = log->copy[i];
+		e->seg.flags |= GDX_SEG_COPY;
+	}
+}
+
+int gdx_post_seg(struct gdx_comm *c, int rail, int qi, const struct gdx_seg *seg,
+		 bool *done_at_post)
+{
+	struct gdx_rail *r = &c->rails[rail];
+	struct gdx_qp *q = &r->qps[qi];
+	uint64_t max = gdx_rail_max_write(r), off = 0;
+	uint32_t lkey = gdx_seg_lkey(c, r, seg), rkey = gdx_seg_rkey(c, rail, seg), total = 0;
+	bool host = (seg->flags & (GDX_SEG_CTRL | GDX_SEG_COPY)) ||
+		    (seg->mr && seg->mr->type == NCCL_PTR_HOST);
+	bool imm = seg->flags & GDX_SEG_IMM;
+	/* Small host-memory sends go inline: the provider copies them when they
+	 * are posted, and their buffer is free again at once. */
+	bool done = seg->req && seg->len <= c->max_inline && (seg->len == 0 || host) &&
+		    !(seg->flags & GDX_SEG_CTRL);
+	struct ibv_send_wr wrs[GDX_POST_BATCH], *bad;
+	struct ibv_sge sges[GDX_POST_BATCH];
+	int ret;
+
+	*done_at_post = false;
+	if (!imm && seg->len == 0)
+		return 0; /* nothing to place, nothing to say */
+	do {
+		int n = 0;
+		bool last = false;
+
+		while (n < GDX_POST_BATCH && !last) {
+			uint64_t chunk = seg->len - off < max ? seg->len - off : max;
+
+			last = off + chunk == seg->len;
+			sges[n] = (struct ibv_sge){.addr = (uintptr_t)(seg->data + off),
+						   .length = (uint32_t)chunk,
+						   .lkey = lkey};
+			wrs[n] = (struct ibv_send_wr){
+				.next = NULL,
+				.sg_list = chunk ? &sges[n] : NULL,
+				.num_sge = chunk ? 1 : 0,
+				.opcode = last && imm ? IBV_WR_RDMA_WRITE_WITH_IMM
+						      : IBV_WR_RDMA_WRITE,
+				.send_flags = host && chunk && chunk <= r->max_inline
+						      ? IBV_SEND_INLINE
+						      : 0,
+				.imm_data = htobe32(seg->imm),
+				.wr.rdma = {.remote_addr = seg->raddr + off, .rkey = rkey},
+			};
+			if (n)
+				wrs[n - 1].next = &wrs[n];
+			n++;
+			off += chunk;
+		}
+		if (last && gdx_qp_signal(q, total + (uint32_t)n, seg->req && !done)) {
+			wrs[n - 1].send_flags |= IBV_SEND_SIGNALED;
+			wrs[n - 1].wr_id =
+				GDX_WRID(GDX_WRID_SEND, qi, q->wr_posted + total + (uint32_t)n);
+		}
+		ret = ibv_post_send(q->qp, wrs, &bad);
+		if (ret) {
+			GDX_WARN("%s: ibv_post_send(qp 0x%x) failed: %s", r->dev->ibdev,
+				 q->qp->qp_num, strerror(ret));
+			return -ret;
+		}
+		total += (uint32_t)n;
+	} while (off < seg->len);
+	q->wr_posted += total;
+	if (imm)
+		q->imms++;
+	if (q->log)
+		gdx_seg_log(q, seg, done);
+	if (!(seg->flags & GDX_SEG_CTRL) && c->kind == GDX_KIND_SEND)
+		gdx_stripe_posted(c, rail, seg->len);
+	if (seg->req && !done)
+		seg->req->pending++;
+	*done_at_post = done;
+	return 0;
+}
+
+static int gdx_post_one(struct gdx_comm *c, int rail, int qi, struct ibv_sge *sge, uint64_t raddr,
+			uint32_t kind, bool must_signal)
+{
+	struct gdx_rail *r = &c->rails[rail];
+	struct gdx_qp *q = &r->qps[qi];
+	struct ibv_send_wr wr = {
+		.sg_list = sge && sge->length ? sge : NULL,
+		.num_sge = sge && sge->length ? 1 : 0,
+		.opcode = kind == GDX_WRID_PROBE ? IBV_WR_RDMA_WRITE_WITH_IMM : IBV_WR_RDMA_WRITE,
+		.imm_data = htobe32(GDX_IMM_PROBE),
+		.wr.rdma = {.remote_addr = raddr, .rkey = c->remote_ctrl_rkey[rail]},
+	};
+	struct ibv_send_wr *bad;
+	int ret;
+
+	if (sge && sge->length && r->max_inline >= sge->length)
+		wr.send_flags |= IBV_SEND_INLINE;
+	if (gdx_qp_signal(q, 1, must_signal)) {
+		wr.send_flags |= IBV_SEND_SIGNALED;
+		wr.wr_id = GDX_WRID(kind, qi, q->wr_posted + 1);
+	}
+	ret = ibv_post_send(q->qp, &wr, &bad);
+	if (ret) {
+		GDX_WARN("%s: ibv_post_send(qp 0x%x) failed: %s", r->dev->ibdev, q->qp->qp_num,
+			 strerror(ret));
+		return -ret;
+	}
+	q->wr_posted++;
+	return 0;
+}
+
+int gdx_post_ctrl_write(struct gdx_comm *c, int rail, int q, const void *local, uint32_t len,
+			uint64_t raddr, bool must_signal)
+{
+	struct ibv_sge sge = {.addr = (uintptr_t)local,
+			      .length = len,
+			      .lkey = c->ctrl_mr[c->rails[rail].member]->lkey};
+
+	return gdx_post_one(c, rail, q, &sge, raddr, GDX_WRID_SEND, must_signal);
+}
+
+int gdx_post_probe(struct gdx_comm *c, int rail, int q)
+{
+	return gdx_post_one(c, rail, q, NULL, 0, GDX_WRID_PROBE, true);
+}
+
+uint64_t gdx_post_delivered(struct gdx_comm *c, int rail, int qi, uint32_t wr)
+{
+	struct gdx_qp *q = &c->rails[rail].qps[qi];
+	struct gdx_seglog *log = q->log;
+	uint64_t bytes = 0;
+
+	q->wr_done = wr;
+	if (!log)
+		return 0;
+	while (log->head != log->tail) {
+		struct gdx_seglog_entry *e = &log->e[log->head % GDX_SEGLOG_SIZE];
+
+		if ((int32_t)(wr - e->last_wr) < 0)
+			break;
+		if (e->seg.req)
+			e->seg.req->pending--;
+		if (!(e->seg.flags & GDX_SEG_CTRL))
+			bytes += e->seg.len;
+		log->head++;
+	}
+	return bytes;
+}
