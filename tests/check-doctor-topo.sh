@@ -101,6 +101,8 @@ fi
 if run "topo dgx-h100 --json" 0 topo --xml "$fx/dgx-h100.xml" --json; then
 	json "topo dgx-h100 --json: 8 GPUs, 10 NICs, one-NIC rails" \
 		'len(d["gpus"]) == 8 and len(d["nics"]) == 10 and all(len(g["rail"]) == 1 for g in d["gpus"])'
+	json "topo dgx-h100 --json: names the command and the host" \
+		"d['command'] == 'topo' and d['hostname'] == '$(hostname)'"
 	json "topo dgx-h100 --json: GPU 1b nearest first" \
 		'd["gpus"][0]["pci"] == "0000:1b:00.0" and d["gpus"][0]["numa"] == 0 and d["gpus"][0]["nics"][0] == {"name": "mlx5_0", "pci": "0000:18:00.0", "path": "PIX"} and d["gpus"][0]["nics"][-1]["path"] == "SYS"'
 fi

@@ -9,6 +9,7 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "gdx_doctor.h"
 
@@ -139,6 +140,16 @@ void json_key_str(FILE *f, const char *key, const char *s)
 void json_tri(FILE *f, int v)
 {
 	fputs(v < 0 ? "null" : v ? "true" : "false", f);
+}
+
+void json_report_origin(FILE *f, const char *command)
+{
+	char host[256];
+
+	fprintf(f, "\"command\": \"%s\", ", command);
+	/* gethostname may truncate without a terminator. */
+	host[sizeof(host) - 1] = '\0';
+	json_key_str(f, "hostname", gethostname(host, sizeof(host) - 1) ? NULL : host);
 }
 
 static const struct doctor_cmd *const doctor_cmds[] = {

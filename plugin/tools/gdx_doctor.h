@@ -77,6 +77,10 @@ void json_str_or_null(FILE *f, const char *s);
 void json_key_str(FILE *f, const char *key, const char *s);
 void json_tri(FILE *f, int v);
 
+/* What opens every report fleet reads: "command": "check", "hostname": this
+ * node's name (null when gethostname fails), which fleet tells nodes apart by. */
+void json_report_origin(FILE *f, const char *command);
+
 /*
  * The NCCL_GDX_* environment judged as the plugin's init judges it, every
  * value (init stops at the first refused string setting; this does not):

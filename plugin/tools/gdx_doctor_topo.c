@@ -51,7 +51,9 @@ static int topo_json(const struct gdx_topo *t, const char *source, FILE *f)
 
 	if (!order)
 		return -ENOMEM;
-	fputs("{\"source\": ", f);
+	fputs("{", f);
+	json_report_origin(f, "topo");
+	fputs(", \"source\": ", f);
 	json_str_or_null(f, source);
 	fputs(",\n \"gpus\": [", f);
 	for (int g = 0; g < gdx_topo_ngpus(t); g++) {
