@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * gdx-doctor's parts: one file per subcommand (gdx_doctor_topo.c, _env.c,
- * _check.c, _log.c), each exporting its struct doctor_cmd; gdx_doctor.c has
- * main, the command table and what they all share: the exit statuses, the
- * argument parsing with its --help, and the JSON writers.
+ * _check.c, _log.c), each exporting its struct doctor_cmd;
+ * gdx_doctor.c has main, the command table and what they all share: the exit
+ * statuses, the argument parsing with its --help, and the JSON writers;
+ * gdx_doctor_json.c the JSON reader fleet reads the other commands' output with.
  */
 #ifndef GDX_DOCTOR_H
 #define GDX_DOCTOR_H
@@ -80,6 +81,39 @@ void json_tri(FILE *f, int v);
 /* What opens every report fleet reads: "command": "check", "hostname": this
  * node's name (null when gethostname fails), which fleet tells nodes apart by. */
 void json_report_origin(FILE *f, const char *command);
+
+/* A parsed JSON value (gdx_doctor_json.c). */
+enum json_type {
+	JSON_NULL,
+	JSON_FALSE,
+	JSON_TRUE,
+	JSON_NUMBER,
+	JSON_STRING,
+	JSON_ARRAY,
+	JSON_OBJECT
+};
+
+struct json_value {
+	enum json_type type;
+	char *key;		  /* a member of an object: its name */
+	char *text;		  /* STRING: decoded to UTF-8; NUMBER: as written */
+	struct json_value *items; /* ARRAY: the elements; OBJECT: the members, in order */
+	int n;
+};
+
+/*
+ * Parses the one value that starts at text[*pos] after white space. Returns
+ * 0 with *out (json_free it) and *pos just past the value (more may follow:
+ * a stream of reports); -EINVAL with why, "line L, column C: what was
+ * wrong" (counted from text[0]); or -ENOMEM.
+ */
+int json_parse(const char *text, size_t len, size_t *pos, struct json_value **out, char *why,
+	       size_t why_len);
+void json_free(struct json_value *v);
+/* The first member named key; NULL when there is none or obj is no object. */
+const struct json_value *json_get(const struct json_value *obj, const char *key);
+/* v's text when v is a string, else NULL. */
+const char *json_string(const struct json_value *v);
 
 /*
  * The NCCL_GDX_* environment judged as the plugin's init judges it, every
