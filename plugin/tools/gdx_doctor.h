@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * gdx-doctor's parts: one file per subcommand (gdx_doctor_topo.c, _env.c,
- * _check.c, _log.c), each exporting its struct doctor_cmd;
+ * _check.c, _log.c, _fleet.c), each exporting its struct doctor_cmd;
  * gdx_doctor.c has main, the command table and what they all share: the exit
  * statuses, the argument parsing with its --help, and the JSON writers;
  * gdx_doctor_json.c the JSON reader fleet reads the other commands' output with.
@@ -30,6 +30,7 @@ enum doctor_exit {
 	DOCTOR_BAD_ENV = 6,	  /* env: a value the plugin refuses, or an unknown name */
 	DOCTOR_LOG_NO_PLUGIN = 7, /* log: no line of the plugin at all */
 	DOCTOR_LOG_NO_DATA = 8,	  /* log: the plugin's init lines, but no byte counts */
+	DOCTOR_FLEET_DIFFERS = 9, /* fleet: the nodes' reports differ */
 	DOCTOR_USAGE = 64,	  /* bad command line (sysexits' EX_USAGE) */
 	DOCTOR_ERROR = 70,	  /* internal error: out of memory, output failed (EX_SOFTWARE) */
 };
@@ -57,7 +58,8 @@ struct doctor_cmd {
 	const char *operands_usage;
 };
 
-extern const struct doctor_cmd doctor_cmd_topo, doctor_cmd_env, doctor_cmd_check, doctor_cmd_log;
+extern const struct doctor_cmd doctor_cmd_topo, doctor_cmd_env, doctor_cmd_check, doctor_cmd_log,
+	doctor_cmd_fleet;
 
 void doctor_cmd_usage(const struct doctor_cmd *cmd, FILE *f);
 
