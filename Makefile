@@ -157,6 +157,8 @@ BUILD_DEPS += dpkg-dev debhelper lintian groff-base rpm
 # make fuzz: clang and its libFuzzer/sanitizer runtimes; llvm: llvm-symbolizer,
 # so that sanitizer reports name functions and lines.
 BUILD_DEPS += clang libclang-rt-14-dev llvm
+# tests/check-doctor-topo.sh: dot renders gdx-doctor topo --dot.
+BUILD_DEPS += graphviz
 
 deps:
 	scripts/ensure-packages.sh $(BUILD_DEPS)

@@ -33,13 +33,17 @@ struct gdx_topo {
 	int *rail_len;	      /* per GPU: how many leading entries of order[] are its rail */
 	struct gdx_topo_group *groups;
 	int *group_idx; /* backing store of the groups' nics[] and gpus[] */
+	struct gdx_topo_bridge *bridges;
+	int nbridges;
 };
 
 /* What load keeps of hwloc until the copy is done. */
 struct gdx_topo_scan {
 	hwloc_topology_t h;
-	hwloc_obj_t *gpu_objs; /* PCI devices */
-	hwloc_obj_t *nic_objs; /* PCI devices; NULL for a NIC without one */
+	hwloc_obj_t *gpu_objs;	  /* PCI devices */
+	hwloc_obj_t *nic_objs;	  /* PCI devices; NULL for a NIC without one */
+	hwloc_obj_t *bridge_objs; /* the hwloc object of each of t->bridges */
+	int max_bridges;
 };
 
 const char *gdx_path_name(enum gdx_path p)
@@ -234,6 +238,104 @@ static int gdx_topo_collect(struct gdx_topo *t, struct gdx_topo_scan *scan)
 		}
 	}
 	free(nic_osdevs);
+	return 0;
+}
+
+/* The bridge of hwloc object o in t->bridges, appended (below bridge up) when
+ * it is not there yet; -1 when out of memory. */
+static int gdx_topo_bridge_add(struct gdx_topo *t, struct gdx_topo_scan *scan, hwloc_obj_t o,
+			       enum gdx_topo_bridge_kind kind, int up)
+{
+	struct gdx_topo_bridge *b;
+
+	for (int i = 0; i < t->nbridges; i++)
+		if (scan->bridge_objs[i] == o)
+			return i;
+	if (t->nbridges == scan->max_bridges) {
+		int max = scan->max_bridges ? 2 * scan->max_bridges : 16;
+		hwloc_obj_t *objs = realloc(scan->bridge_objs, (size_t)max * sizeof(*objs));
+		struct gdx_topo_bridge *bridges;
+
+		if (!objs)
+			return -1;
+		scan->bridge_objs = objs;
+		bridges = realloc(t->bridges, (size_t)max * sizeof(*bridges));
+		if (!bridges)
+			return -1;
+		t->bridges = bridges;
+		scan->max_bridges = max;
+	}
+	b = &t->bridges[t->nbridges];
+	memset(b, 0, sizeof(*b));
+	b->kind = kind;
+	b->up = up;
+	if (kind == GDX_BRIDGE_HOST) {
+		const struct hwloc_bridge_attr_s *a = &o->attr->bridge;
+
+		snprintf(b->pci, sizeof(b->pci), "%04x:[%02x-%02x]",
+			 (unsigned)a->downstream.pci.domain, a->downstream.pci.secondary_bus,
+			 a->downstream.pci.subordinate_bus);
+		b->numa = gdx_topo_numa_of(scan->h, o);
+	} else {
+		const struct hwloc_pcidev_attr_s *a = &o->attr->bridge.upstream.pci;
+
+		snprintf(b->pci, sizeof(b->pci), "%04x:%02x:%02x.%01x", (unsigned)a->domain, a->bus,
+			 a->dev, a->func);
+		b->numa = up >= 0 ? t->bridges[up].numa : -1;
+	}
+	scan->bridge_objs[t->nbridges] = o;
+	return t->nbridges++;
+}
+
+/*
+ * The bridges above a PCI device, walked as gdx_topo_classify() walks them:
+ * the switches (gdx_topo_switch_of), then the root port above the topmost,
+ * then the host bridge. Added top down so that parents come first. Returns
+ * the bridge the device hangs off, -1 when none, -2 when out of memory.
+ */
+static int gdx_topo_bridges_of(struct gdx_topo *t, struct gdx_topo_scan *scan, hwloc_obj_t dev)
+{
+	hwloc_obj_t chain[64], top = dev, host;
+	enum gdx_topo_bridge_kind kinds[64];
+	int n = 0, up = -1;
+
+	for (hwloc_obj_t sw = gdx_topo_switch_of(dev); sw && n < 62; sw = gdx_topo_switch_of(sw)) {
+		kinds[n] = GDX_BRIDGE_SWITCH;
+		chain[n++] = top = sw;
+	}
+	/* gdx_topo_switch_of() stopped: top's port, if any, is a root port. */
+	if (gdx_topo_is_bridge(top->parent, HWLOC_OBJ_BRIDGE_PCI)) {
+		kinds[n] = GDX_BRIDGE_ROOT_PORT;
+		chain[n++] = top->parent;
+	}
+	host = gdx_topo_host_bridge_of(top);
+	if (host) {
+		kinds[n] = GDX_BRIDGE_HOST;
+		chain[n++] = host;
+	}
+	while (n-- > 0) {
+		up = gdx_topo_bridge_add(t, scan, chain[n], kinds[n], up);
+		if (up < 0)
+			return -2;
+	}
+	return up;
+}
+
+static int gdx_topo_tree(struct gdx_topo *t, struct gdx_topo_scan *scan)
+{
+	for (int i = 0; i < t->ngpus; i++) {
+		t->gpus[i].bridge = gdx_topo_bridges_of(t, scan, scan->gpu_objs[i]);
+		if (t->gpus[i].bridge < -1)
+			return -ENOMEM;
+	}
+	for (int i = 0; i < t->nnics; i++) {
+		t->nics[i].bridge = -1;
+		if (!scan->nic_objs[i])
+			continue;
+		t->nics[i].bridge = gdx_topo_bridges_of(t, scan, scan->nic_objs[i]);
+		if (t->nics[i].bridge < -1)
+			return -ENOMEM;
+	}
 	return 0;
 }
 
@@ -445,6 +547,9 @@ int gdx_topo_load(const char *xml, struct gdx_topo **topo_p, char *why, size_t w
 		goto nomem;
 	}
 	gdx_topo_rank(t, &scan);
+	ret = gdx_topo_tree(t, &scan);
+	if (ret)
+		goto nomem;
 	ret = gdx_topo_group_all(t);
 	if (ret)
 		goto nomem;
@@ -458,6 +563,7 @@ out:
 		hwloc_topology_destroy(scan.h);
 	free(scan.gpu_objs);
 	free(scan.nic_objs);
+	free(scan.bridge_objs);
 	gdx_topo_free(t);
 	return ret;
 }
@@ -473,6 +579,7 @@ void gdx_topo_free(struct gdx_topo *t)
 	free(t->rail_len);
 	free(t->groups);
 	free(t->group_idx);
+	free(t->bridges);
 	free(t);
 }
 
@@ -494,6 +601,16 @@ int gdx_topo_nnics(const struct gdx_topo *t)
 const struct gdx_topo_nic *gdx_topo_nic(const struct gdx_topo *t, int i)
 {
 	return i >= 0 && i < t->nnics ? &t->nics[i] : NULL;
+}
+
+int gdx_topo_nbridges(const struct gdx_topo *t)
+{
+	return t->nbridges;
+}
+
+const struct gdx_topo_bridge *gdx_topo_bridge(const struct gdx_topo *t, int i)
+{
+	return i >= 0 && i < t->nbridges ? &t->bridges[i] : NULL;
 }
 
 int gdx_topo_find_gpu(const struct gdx_topo *t, const char *pci)

@@ -97,6 +97,21 @@ if fixture_json healthy; then
 	json "check healthy --json" 'd["status"] == "healthy" and d["exit"] == 0 and [n["verdict"] for n in d["nics"]] == ["direct", "direct"] and d["nics"][0]["ptr_support"] == ["HOST", "CUDA", "DMABUF"] and len(d["pairs"]) == 4 and d["pairs"][0]["bridges"] == 3 and d["host"]["peermem"]["module"] == "nvidia_peermem" and d["nccl"] is None and d["problems"] == []'
 fi
 
+# What fleet compares: the node's name, each port's GID type and MTU (only a
+# live device has one), and the NCCL_GDX_* and NCCL_IB_* values set.
+GDX_GDR_FACTS="$fx/healthy/facts" NCCL_IB_HCA=mlx5_0 NCCL_GDX_RAILS=off NCCL_IB_TIMEOUT=22 \
+	NCCL_SOCKET_IFNAME=eth0 "$doctor" check --json --sysfs-root "$fx/healthy" \
+	--xml "$fx/healthy/topo.xml" >"$tmp/out" 2>"$tmp/err"
+json "check --json names the command and the host ($(hostname))" \
+	"d['command'] == 'check' and d['hostname'] == '$(hostname)' and list(d)[:2] == ['command', 'hostname']"
+json "check --json: GID type and MTU of each port" \
+	'[(p["device"], p["gid_type"], p["active_mtu"]) for p in d["ports"]] == [("mlx5_0", "IB", None), ("mlx5_1", "RoCE v2", None)]'
+json "check --json: the NCCL_GDX_* and NCCL_IB_* values, by name, and no others" \
+	'd["environment"] == {"NCCL_GDX_RAILS": "off", "NCCL_IB_HCA": "mlx5_0", "NCCL_IB_TIMEOUT": "22"} and list(d["environment"]) == sorted(d["environment"])'
+if fixture_json roce-no-v2; then :; fi
+json "check roce-no-v2 --json: the GID it would take is RoCE v1" \
+	'd["ports"][0]["gid_type"] == "RoCE v1"'
+
 # Each failure mode: exit status, then the sentence that explains it.
 if fixture no-peermem 1; then
 	has "check no-peermem: staged with the reason" "$tmp/out" 'mlx5_0 .* staged +HOST +refused \(EOPNOTSUPP\) +staged through host memory: nvidia_peermem not loaded and dma-buf unsupported \(kernel 5\.4\); fix: modprobe nvidia_peermem$'

@@ -348,6 +348,70 @@ static void test_nic_without_pci_parent(void)
 	gdx_topo_free(t);
 }
 
+/* The PCIe tree kept for gdx-doctor topo --dot: the bridges above each device,
+ * walked as the path classes walk them, parents first. */
+static void test_pcie_tree(void)
+{
+	static const enum gdx_topo_bridge_kind a100_chain[] = {
+		GDX_BRIDGE_SWITCH, GDX_BRIDGE_SWITCH, GDX_BRIDGE_ROOT_PORT, GDX_BRIDGE_HOST};
+	struct gdx_topo *t = load("dgx-h100");
+	const struct gdx_topo_bridge *b;
+	int k;
+
+	for (int i = 0; i < gdx_topo_nbridges(t); i++)
+		ASSERT(gdx_topo_bridge(t, i)->up < i);
+	ASSERT(gdx_topo_bridge(t, gdx_topo_nbridges(t)) == NULL);
+	/* Eight host bridges with a root port and a switch each, and the
+	 * storage NICs' host bridge and root port. */
+	ASSERT_EQ(gdx_topo_nbridges(t), 26);
+	b = gdx_topo_bridge(t, gdx_topo_gpu(t, gpu(t, "0000:1b:00.0"))->bridge);
+	ASSERT_EQ(b->kind, GDX_BRIDGE_SWITCH);
+	ASSERT_STR_EQ(b->pci, "0000:16:00.0");
+	ASSERT_EQ(gdx_topo_nic(t, nic(t, "mlx5_0"))->bridge,
+		  gdx_topo_gpu(t, gpu(t, "0000:1b:00.0"))->bridge);
+	b = gdx_topo_bridge(t, b->up);
+	ASSERT_EQ(b->kind, GDX_BRIDGE_ROOT_PORT);
+	ASSERT_STR_EQ(b->pci, "0000:15:01.0");
+	b = gdx_topo_bridge(t, b->up);
+	ASSERT_EQ(b->kind, GDX_BRIDGE_HOST);
+	ASSERT_STR_EQ(b->pci, "0000:[15-1b]");
+	ASSERT_EQ(b->up, -1);
+	ASSERT_EQ(b->numa, 0);
+	b = gdx_topo_bridge(t, gdx_topo_gpu(t, gpu(t, "0000:df:00.0"))->bridge);
+	ASSERT_EQ(b->numa, 1);
+	/* The storage NICs sit right below a root port they share. */
+	b = gdx_topo_bridge(t, gdx_topo_nic(t, nic(t, "mlx5_2"))->bridge);
+	ASSERT_EQ(b->kind, GDX_BRIDGE_ROOT_PORT);
+	ASSERT_STR_EQ(b->pci, "0000:27:01.0");
+	ASSERT_EQ(gdx_topo_nic(t, nic(t, "mlx5_1"))->bridge,
+		  gdx_topo_nic(t, nic(t, "mlx5_2"))->bridge);
+	gdx_topo_free(t);
+
+	/* DGX A100: two switch levels, then the root port and host bridge. */
+	t = load("dgx-a100");
+	k = gdx_topo_gpu(t, gpu(t, "0000:07:00.0"))->bridge;
+	for (int i = 0; i < 4; i++, k = gdx_topo_bridge(t, k)->up) {
+		ASSERT(k >= 0);
+		ASSERT_EQ(gdx_topo_bridge(t, k)->kind, a100_chain[i]);
+	}
+	ASSERT_EQ(k, -1);
+	gdx_topo_free(t);
+
+	/* A cloud VM: every device right on the host bridge. */
+	t = load("cloud-vm");
+	ASSERT_EQ(gdx_topo_nbridges(t), 1);
+	ASSERT_EQ(gdx_topo_gpu(t, 0)->bridge, 0);
+	ASSERT_EQ(gdx_topo_nic(t, 1)->bridge, 0);
+	ASSERT_EQ(gdx_topo_bridge(t, 0)->kind, GDX_BRIDGE_HOST);
+	ASSERT_EQ(gdx_topo_bridge(t, 0)->numa, 0);
+	gdx_topo_free(t);
+
+	/* rxe hangs off no bridge. */
+	t = load("rxe-only");
+	ASSERT_EQ(gdx_topo_nic(t, 0)->bridge, -1);
+	gdx_topo_free(t);
+}
+
 static void test_find(void)
 {
 	struct gdx_topo *t = load("dgx-h100");
@@ -465,5 +529,6 @@ GDX_TESTS_MAIN(TEST(test_path_names, 5), TEST(test_h100_one_pix_nic_per_gpu, 10)
 	       TEST(test_two_nics_per_gpu, 10), TEST(test_cascaded_switch_pix_and_pxb, 10),
 	       TEST(test_remote_nic_is_sys, 10), TEST(test_cloud_vm_flat_is_phb, 10),
 	       TEST(test_no_gpu, 10), TEST(test_no_nic, 10), TEST(test_nic_without_pci_parent, 10),
-	       TEST(test_find, 10), TEST(test_missing_file, 10), TEST(test_not_hwloc_xml, 10),
-	       TEST(test_live_machine, 30), TEST(test_concurrent_readers, 30))
+	       TEST(test_pcie_tree, 10), TEST(test_find, 10), TEST(test_missing_file, 10),
+	       TEST(test_not_hwloc_xml, 10), TEST(test_live_machine, 30),
+	       TEST(test_concurrent_readers, 30))

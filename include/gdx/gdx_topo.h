@@ -28,6 +28,7 @@ enum gdx_path {
 struct gdx_topo_gpu {
 	char pci[GDX_TOPO_PCI_LEN]; /* bus id, "0000:17:00.0" */
 	int numa;		    /* NUMA node, -1 when unknown */
+	int bridge;		    /* the gdx_topo_bridge it hangs off, -1 when none */
 };
 
 struct gdx_topo_nic {
@@ -35,6 +36,28 @@ struct gdx_topo_nic {
 	char pci[GDX_TOPO_PCI_LEN];   /* bus id; "" when it has no PCI device */
 	int numa;		      /* NUMA node of its PCI device, -1 when unknown */
 	int rail_gpus;		      /* GPUs whose rail holds it: 0 alone, 2+ shared */
+	int bridge;		      /* the gdx_topo_bridge it hangs off, -1 when none (rxe) */
+};
+
+/*
+ * The PCIe tree above the GPUs and NICs, as the path classes count it: each
+ * root complex (host bridge), its root ports, and the switches, a switch
+ * standing for its upstream port and all its downstream ports (as NCCL counts
+ * a switch). Only bridges above some GPU or NIC are kept.
+ */
+enum gdx_topo_bridge_kind {
+	GDX_BRIDGE_HOST,      /* a root complex, hanging off a CPU object */
+	GDX_BRIDGE_ROOT_PORT, /* a root port of a host bridge */
+	GDX_BRIDGE_SWITCH,    /* a PCIe switch, by its upstream port */
+};
+
+struct gdx_topo_bridge {
+	enum gdx_topo_bridge_kind kind;
+	/* The upstream port's bus id; for a host bridge, the buses below it
+	 * as lstopo writes them, "0000:[15-1b]". */
+	char pci[GDX_TOPO_PCI_LEN];
+	int up;	  /* the bridge above; -1 for a host bridge */
+	int numa; /* the NUMA node of the CPU object its host bridge hangs off, -1 unknown */
 };
 
 /*
@@ -70,6 +93,10 @@ int gdx_topo_ngpus(const struct gdx_topo *t);
 const struct gdx_topo_gpu *gdx_topo_gpu(const struct gdx_topo *t, int i);
 int gdx_topo_nnics(const struct gdx_topo *t);
 const struct gdx_topo_nic *gdx_topo_nic(const struct gdx_topo *t, int i);
+
+/* The bridges, parents before children; NULL for an index out of range. */
+int gdx_topo_nbridges(const struct gdx_topo *t);
+const struct gdx_topo_bridge *gdx_topo_bridge(const struct gdx_topo *t, int i);
 
 /* Index of the GPU with that bus id ("0000:17:00.0", any case) or of the
  * NIC with that name; -1 when there is none. */

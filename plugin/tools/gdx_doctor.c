@@ -9,6 +9,7 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "gdx_doctor.h"
 
@@ -21,13 +22,15 @@ static const char doctor_exit_help[] =
 	"  2   broken (check): no active RDMA port, memlock too low to register, a\n"
 	"      RoCE port without a RoCE v2 GID, a NCCL_GDX_* value init refuses, or\n"
 	"      NCCL_GDX_GDR=on that cannot be honoured\n"
-	"  3   an input cannot be read: --xml, --sysfs-root or the log file is missing,\n"
-	"      unreadable or not what it should be, or hwloc cannot read this machine\n"
+	"  3   an input cannot be read: --xml, --sysfs-root, the log file or a fleet\n"
+	"      report is missing, unreadable or not what it should be, or hwloc cannot\n"
+	"      read this machine\n"
 	"  4   topo: no NVIDIA GPU found\n"
 	"  5   topo: no RDMA NIC found\n"
 	"  6   env: a NCCL_GDX_* value the plugin refuses, or an unknown NCCL_GDX_ name\n"
 	"  7   log: no line of the plugin in the log\n"
 	"  8   log: the plugin's init lines, but no byte counts (no data lines)\n"
+	"  9   fleet: the nodes differ (an attribute is not the same on every node)\n"
 	"  64  bad command line\n"
 	"  70  internal error (out of memory, cannot write the output)\n";
 
@@ -36,7 +39,11 @@ static const struct doctor_opt doctor_help_opt = {"help", 'h', NULL, "show this 
 void doctor_cmd_usage(const struct doctor_cmd *cmd, FILE *f)
 {
 	fprintf(f, "usage: gdx-doctor %s [options]%s%s\n%s\n\noptions:\n", cmd->name,
-		cmd->max_operands ? " " : "", cmd->max_operands ? "FILE" : "", cmd->summary);
+		cmd->max_operands ? " " : "",
+		cmd->max_operands > 1 ? "[FILE...]"
+		: cmd->max_operands   ? "FILE"
+				      : "",
+		cmd->summary);
 	for (const struct doctor_opt *o = cmd->opts;; o++) {
 		char left[64];
 
@@ -141,11 +148,18 @@ void json_tri(FILE *f, int v)
 	fputs(v < 0 ? "null" : v ? "true" : "false", f);
 }
 
+void json_report_origin(FILE *f, const char *command)
+{
+	char host[256];
+
+	fprintf(f, "\"command\": \"%s\", ", command);
+	/* gethostname may truncate without a terminator. */
+	host[sizeof(host) - 1] = '\0';
+	json_key_str(f, "hostname", gethostname(host, sizeof(host) - 1) ? NULL : host);
+}
+
 static const struct doctor_cmd *const doctor_cmds[] = {
-	&doctor_cmd_topo,
-	&doctor_cmd_env,
-	&doctor_cmd_check,
-	&doctor_cmd_log,
+	&doctor_cmd_topo, &doctor_cmd_env, &doctor_cmd_check, &doctor_cmd_log, &doctor_cmd_fleet,
 };
 
 #define DOCTOR_NCMDS ((int)(sizeof(doctor_cmds) / sizeof(doctor_cmds[0])))

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * gdx-doctor's parts: one file per subcommand (gdx_doctor_topo.c, _env.c,
- * _check.c, _log.c), each exporting its struct doctor_cmd; gdx_doctor.c has
- * main, the command table and what they all share: the exit statuses, the
- * argument parsing with its --help, and the JSON writers.
+ * _check.c, _log.c, _fleet.c), each exporting its struct doctor_cmd;
+ * gdx_doctor.c has main, the command table and what they all share: the exit
+ * statuses, the argument parsing with its --help, and the JSON writers;
+ * gdx_doctor_json.c the JSON reader fleet reads the other commands' output with.
  */
 #ifndef GDX_DOCTOR_H
 #define GDX_DOCTOR_H
@@ -30,6 +31,7 @@ enum doctor_exit {
 	DOCTOR_BAD_ENV = 6,	  /* env: a value the plugin refuses, or an unknown name */
 	DOCTOR_LOG_NO_PLUGIN = 7, /* log: no line of the plugin at all */
 	DOCTOR_LOG_NO_DATA = 8,	  /* log: the plugin's init lines, but no byte counts */
+	DOCTOR_FLEET_DIFFERS = 9, /* fleet: the nodes' reports differ */
 	DOCTOR_USAGE = 64,	  /* bad command line (sysexits' EX_USAGE) */
 	DOCTOR_ERROR = 70,	  /* internal error: out of memory, output failed (EX_SOFTWARE) */
 };
@@ -57,7 +59,8 @@ struct doctor_cmd {
 	const char *operands_usage;
 };
 
-extern const struct doctor_cmd doctor_cmd_topo, doctor_cmd_env, doctor_cmd_check, doctor_cmd_log;
+extern const struct doctor_cmd doctor_cmd_topo, doctor_cmd_env, doctor_cmd_check, doctor_cmd_log,
+	doctor_cmd_fleet;
 
 void doctor_cmd_usage(const struct doctor_cmd *cmd, FILE *f);
 
@@ -89,6 +92,43 @@ void json_str(FILE *f, const char *s);
 void json_str_or_null(FILE *f, const char *s);
 void json_key_str(FILE *f, const char *key, const char *s);
 void json_tri(FILE *f, int v);
+
+/* What opens every report fleet reads: "command": "check", "hostname": this
+ * node's name (null when gethostname fails), which fleet tells nodes apart by. */
+void json_report_origin(FILE *f, const char *command);
+
+/* A parsed JSON value (gdx_doctor_json.c). */
+enum json_type {
+	JSON_NULL,
+	JSON_FALSE,
+	JSON_TRUE,
+	JSON_NUMBER,
+	JSON_STRING,
+	JSON_ARRAY,
+	JSON_OBJECT
+};
+
+struct json_value {
+	enum json_type type;
+	char *key;		  /* a member of an object: its name */
+	char *text;		  /* STRING: decoded to UTF-8; NUMBER: as written */
+	struct json_value *items; /* ARRAY: the elements; OBJECT: the members, in order */
+	int n;
+};
+
+/*
+ * Parses the one value that starts at text[*pos] after white space. Returns
+ * 0 with *out (json_free it) and *pos just past the value (more may follow:
+ * a stream of reports); -EINVAL with why, "line L, column C: what was
+ * wrong" (counted from text[0]); or -ENOMEM.
+ */
+int json_parse(const char *text, size_t len, size_t *pos, struct json_value **out, char *why,
+	       size_t why_len);
+void json_free(struct json_value *v);
+/* The first member named key; NULL when there is none or obj is no object. */
+const struct json_value *json_get(const struct json_value *obj, const char *key);
+/* v's text when v is a string, else NULL. */
+const char *json_string(const struct json_value *v);
 
 /*
  * The NCCL_GDX_* environment judged as the plugin's init judges it, every

@@ -60,6 +60,8 @@ struct check_port {
 	char rate[64];
 	int ngids, nv2; /* configured GIDs, and of them RoCE v2 */
 	char gid[64];	/* the one the plugin would choose, "" when none */
+	int gid_roce;	/* its RoCE version (1 also for InfiniBand's), 0 when none */
+	int mtu;	/* the active MTU in bytes; 0 when not queried (a fixture tree) */
 };
 
 struct check_problem {
@@ -163,8 +165,10 @@ static void check_read_port(struct check *c, const char *dev, int port)
 		cp->nv2 += gids[i].roce_version == 2;
 	}
 	best = n > 0 ? gdx_gid_choose(gids, n, 4, 2, NULL) : -1;
-	if (best >= 0)
+	if (best >= 0) {
 		gdx_gid_str(gids[best].raw, cp->gid, sizeof(cp->gid));
+		cp->gid_roce = gids[best].roce_version;
+	}
 	free(gids);
 }
 
@@ -210,8 +214,24 @@ static void check_fabric(const struct check *c, FILE *f, bool json)
 			     !c->p->from_facts && !strcmp(c->p->sysfs_root, "/sys"));
 }
 
-/* The DMA-BUF probe needs each device's protection domain: live only. */
-static void check_probe_dmabuf(struct check *c)
+/* The active MTU the plugin's QPs start from (its path MTU is the smaller of
+ * both ends'); sysfs does not have it, only the device does. */
+static void check_query_mtu(struct check *c, const char *name, struct ibv_context *ctx)
+{
+	for (int i = 0; i < c->nports; i++) {
+		struct ibv_port_attr pa;
+
+		if (strcmp(c->ports[i].dev, name) ||
+		    ibv_query_port(ctx, (uint8_t)c->ports[i].port, &pa))
+			continue;
+		if (pa.active_mtu >= IBV_MTU_256 && pa.active_mtu <= IBV_MTU_4096)
+			c->ports[i].mtu = 128 << pa.active_mtu;
+	}
+}
+
+/* The DMA-BUF probe needs each device's protection domain, the MTU the
+ * device itself: live only. */
+static void check_probe_devices(struct check *c)
 {
 	struct ibv_device **list;
 	int n = 0;
@@ -227,6 +247,7 @@ static void check_probe_dmabuf(struct check *c)
 		ctx = ibv_open_device(list[i]);
 		if (!ctx)
 			continue;
+		check_query_mtu(c, name, ctx);
 		pd = ibv_alloc_pd(ctx);
 		if (pd) {
 			gdx_gdr_probe_nic(c->p, name, pd);
@@ -797,11 +818,63 @@ static void check_json_verdict(FILE *f, const struct gdx_gdr_verdict *v)
 	json_key_str(f, "degraded_why", v->degraded_why);
 }
 
+/* "RoCE v2", "RoCE v1", "IB" (an InfiniBand port's GIDs are "IB/RoCE v1"). */
+static void check_json_gid_type(FILE *f, const struct check_port *cp)
+{
+	if (!cp->gid[0] || !cp->gid_roce)
+		fputs("null", f);
+	else if (strcmp(cp->link, "Ethernet"))
+		fputs("\"IB\"", f);
+	else
+		fprintf(f, "\"RoCE v%d\"", cp->gid_roce);
+}
+
+static int check_cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Every NCCL_GDX_* and NCCL_IB_* variable set here, by name: what fleet
+ * compares between nodes (a launcher that drops one on some nodes is a
+ * classic). */
+static void check_json_environment(FILE *f)
+{
+	extern char **environ;
+	const char **vars;
+	size_t n = 0;
+
+	for (char **e = environ; *e; e++)
+		n++;
+	vars = calloc(n + 1, sizeof(*vars));
+	fputs(",\n \"environment\": {", f);
+	n = 0;
+	for (char **e = environ; vars && *e; e++)
+		if ((!strncmp(*e, "NCCL_GDX_", 9) || !strncmp(*e, "NCCL_IB_", 8)) &&
+		    strchr(*e, '='))
+			vars[n++] = *e;
+	if (vars)
+		qsort(vars, n, sizeof(*vars), check_cmp_str);
+	for (size_t i = 0; i < n; i++) {
+		const char *eq = strchr(vars[i], '=');
+		char name[128];
+
+		snprintf(name, sizeof(name), "%.*s", (int)(eq - vars[i]), vars[i]);
+		fputs(i ? ", " : "", f);
+		json_str(f, name);
+		fputs(": ", f);
+		json_str(f, eq + 1);
+	}
+	fputs("}", f);
+	free(vars);
+}
+
 static void check_json(const struct check *c, FILE *f)
 {
 	const struct gdx_gdr_probe *p = c->p;
 
 	fputs("{", f);
+	json_report_origin(f, "check");
+	fputs(", ", f);
 	json_key_str(f, "source", c->source);
 	fprintf(f, ", \"policy\": \"%s\", \"status\": \"%s\", \"exit\": %d,\n \"ports\": [",
 		gdx_gdr_policy_name(c->policy), check_status_names[c->status], (int)c->status);
@@ -818,11 +891,19 @@ static void check_json(const struct check *c, FILE *f)
 		json_key_str(f, "rate", cp->rate);
 		fprintf(f, ", \"gids\": %d, \"roce_v2_gids\": %d, ", cp->ngids, cp->nv2);
 		json_key_str(f, "gid", cp->gid);
+		fputs(", \"gid_type\": ", f);
+		check_json_gid_type(f, cp);
+		fputs(", \"active_mtu\": ", f);
+		if (cp->mtu)
+			fprintf(f, "%d", cp->mtu);
+		else
+			fputs("null", f);
 		fputs("}", f);
 	}
 	fputs("]", f);
 	check_json_host(c, f);
 	check_fabric(c, f, true);
+	check_json_environment(f);
 	fputs(",\n \"gpus\": [", f);
 	for (int g = 0; g < p->ngpus; g++) {
 		const struct gdx_gdr_gpu *gpu = &p->gpus[g];
@@ -955,7 +1036,7 @@ static int doctor_check(const struct doctor_cmd *cmd, int argc, char **argv)
 		check_problem(c, GDX_GDR_LEVEL_OK, "no topology (%s): path classes unknown",
 			      c->p->topo_why);
 	if (!c->p->from_facts)
-		check_probe_dmabuf(c);
+		check_probe_devices(c);
 	ret = check_run(c);
 	if (ret) {
 		fprintf(stderr, "gdx-doctor check: out of memory\n");

@@ -2,7 +2,8 @@
 /*
  * gdx-doctor topo: the PCIe path class between every GPU and RDMA NIC (as
  * `nvidia-smi topo -m` shows it), the rail groups the plugin would form and
- * the NUMA node of each device, from the plugin's own topology module.
+ * the NUMA node of each device, from the plugin's own topology module; with
+ * --dot, the PCIe tree they come from, drawn for graphviz.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -16,7 +17,7 @@
 
 struct topo_opts {
 	const char *xml;
-	bool json;
+	bool json, dot;
 };
 
 static int topo_on_opt(void *ctx, int key, const char *arg)
@@ -26,6 +27,11 @@ static int topo_on_opt(void *ctx, int key, const char *arg)
 	switch (key) {
 	case 'x': o->xml = arg; break;
 	case 'j': o->json = true; break;
+	case 'd': o->dot = true; break;
+	}
+	if (o->json && o->dot) {
+		fprintf(stderr, "gdx-doctor topo: --json and --dot: choose one\n");
+		return DOCTOR_USAGE;
 	}
 	return DOCTOR_OK;
 }
@@ -45,7 +51,9 @@ static int topo_json(const struct gdx_topo *t, const char *source, FILE *f)
 
 	if (!order)
 		return -ENOMEM;
-	fputs("{\"source\": ", f);
+	fputs("{", f);
+	json_report_origin(f, "topo");
+	fputs(", \"source\": ", f);
 	json_str_or_null(f, source);
 	fputs(",\n \"gpus\": [", f);
 	for (int g = 0; g < gdx_topo_ngpus(t); g++) {
@@ -107,6 +115,151 @@ static int topo_json(const struct gdx_topo *t, const char *source, FILE *f)
 	fputs("]}\n", f);
 	free(order);
 	return 0;
+}
+
+/* ---- topo --dot: the PCIe tree for graphviz ---- */
+
+/* A dot string's body: quotes and backslashes escaped, so that a name from an
+ * XML file cannot end the string or start an escape. */
+static void dot_text(FILE *f, const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			fputc('\\', f);
+		fputc(*s, f);
+	}
+}
+
+/* Green where NCCL goes GPU-direct by default (up to PXB), orange through the
+ * root complex, red beyond it. */
+static const char *dot_path_color(enum gdx_path p)
+{
+	return p <= GDX_PATH_PXB ? "darkgreen" : p == GDX_PATH_PHB ? "darkorange" : "red";
+}
+
+/* indent: inside a cluster or not. */
+static void dot_gpu(const struct gdx_topo *t, int g, const char *indent, FILE *f)
+{
+	const struct gdx_topo_gpu *gpu = gdx_topo_gpu(t, g);
+
+	fprintf(f, "%sgpu%d [label=\"GPU\\n", indent, g);
+	dot_text(f, gpu->pci);
+	fputs("\", style=filled, fillcolor=palegreen];\n", f);
+}
+
+static void dot_nic(const struct gdx_topo *t, int n, const char *indent, FILE *f)
+{
+	const struct gdx_topo_nic *nic = gdx_topo_nic(t, n);
+
+	fprintf(f, "%snic%d [label=\"", indent, n);
+	dot_text(f, nic->name);
+	fputs("\\n", f);
+	dot_text(f, nic->pci[0] ? nic->pci : "(no PCI device)");
+	fputs("\", style=filled, fillcolor=lightblue];\n", f);
+}
+
+/*
+ * Drawn top down: the NUMA nodes, their host bridges, root ports, switches,
+ * then the GPUs and NICs, each rail group a cluster. A GPU's edges to the
+ * NICs of its rail carry the path class; the other pairs are in the table.
+ */
+static void topo_dot(const struct gdx_topo *t, const char *source, FILE *f)
+{
+	static const char *const kind_names[] = {"host bridge", "root port", "PCIe switch"};
+	int ng = gdx_topo_ngpus(t), nn = gdx_topo_nnics(t), nb = gdx_topo_nbridges(t);
+	bool *placed = calloc((size_t)nn + 1, sizeof(*placed));
+	bool cpu_unknown = false;
+
+	fputs("graph \"gdx-topo\" {\n  label=\"PCIe tree of ", f);
+	dot_text(f, source ? source : "this machine");
+	fputs(": each GPU's edges to its rail NICs carry the path class\";\n"
+	      "  labelloc=t;\n  node [shape=box, fontname=\"monospace\"];\n",
+	      f);
+	/* The CPU side: one node per NUMA node a host bridge hangs off. */
+	fputs("  { rank=same;\n", f);
+	for (int i = 0; i < nb; i++) {
+		const struct gdx_topo_bridge *b = gdx_topo_bridge(t, i);
+		bool seen = false;
+
+		if (b->kind != GDX_BRIDGE_HOST)
+			continue;
+		if (b->numa < 0) {
+			if (!cpu_unknown)
+				fputs("    cpu [label=\"CPU\\n(NUMA node unknown)\", shape=ellipse];\n",
+				      f);
+			cpu_unknown = true;
+			continue;
+		}
+		for (int k = 0; k < i && !seen; k++)
+			seen = gdx_topo_bridge(t, k)->kind == GDX_BRIDGE_HOST &&
+			       gdx_topo_bridge(t, k)->numa == b->numa;
+		if (!seen)
+			fprintf(f, "    numa%d [label=\"NUMA %d\", shape=ellipse];\n", b->numa,
+				b->numa);
+	}
+	fputs("  }\n", f);
+	for (int i = 0; i < nb; i++) {
+		const struct gdx_topo_bridge *b = gdx_topo_bridge(t, i);
+
+		fprintf(f, "  br%d [label=\"%s\\n", i, kind_names[b->kind]);
+		dot_text(f, b->pci);
+		fputs("\"];\n", f);
+	}
+	for (int i = 0; i < gdx_topo_ngroups(t); i++) {
+		const struct gdx_topo_group *grp = gdx_topo_group(t, i);
+
+		fprintf(f, "  subgraph cluster_group%d {\n    label=\"rail group %d%s\";\n", i, i,
+			grp->ngpus ? "" : " (stands alone)");
+		fputs("    style=rounded;\n", f);
+		for (int k = 0; k < grp->ngpus; k++)
+			dot_gpu(t, grp->gpus[k], "    ", f);
+		/* dot takes a node in one cluster only: a NIC two rails share stays
+		 * in the first. */
+		for (int k = 0; k < grp->nnics; k++) {
+			if (!placed || placed[grp->nics[k]])
+				continue;
+			placed[grp->nics[k]] = true;
+			dot_nic(t, grp->nics[k], "    ", f);
+		}
+		fputs("  }\n", f);
+	}
+	/* A GPU with no PCI NIC is in no group; every NIC is in one. */
+	for (int g = 0; g < ng; g++)
+		if (gdx_topo_gpu_rail(t, g, NULL, 0) == 0)
+			dot_gpu(t, g, "  ", f);
+	for (int n = 0; n < nn; n++)
+		if (!placed || !placed[n])
+			dot_nic(t, n, "  ", f);
+	for (int i = 0; i < nb; i++) {
+		const struct gdx_topo_bridge *b = gdx_topo_bridge(t, i);
+
+		if (b->up >= 0)
+			fprintf(f, "  br%d -- br%d;\n", b->up, i);
+		else if (b->numa >= 0)
+			fprintf(f, "  numa%d -- br%d;\n", b->numa, i);
+		else
+			fprintf(f, "  cpu -- br%d;\n", i);
+	}
+	for (int g = 0; g < ng; g++)
+		if (gdx_topo_gpu(t, g)->bridge >= 0)
+			fprintf(f, "  br%d -- gpu%d;\n", gdx_topo_gpu(t, g)->bridge, g);
+	for (int n = 0; n < nn; n++)
+		if (gdx_topo_nic(t, n)->bridge >= 0)
+			fprintf(f, "  br%d -- nic%d;\n", gdx_topo_nic(t, n)->bridge, n);
+	for (int g = 0; g < ng; g++) {
+		int rail[64], r = gdx_topo_gpu_rail(t, g, rail, 64);
+
+		for (int i = 0; i < r && i < 64; i++) {
+			enum gdx_path p = gdx_topo_path(t, g, rail[i]);
+
+			fprintf(f,
+				"  gpu%d -- nic%d [label=\"%s\", style=dashed, color=%s, "
+				"fontcolor=%s, constraint=false];\n",
+				g, rail[i], gdx_path_name(p), dot_path_color(p), dot_path_color(p));
+		}
+	}
+	fputs("}\n", f);
+	free(placed);
 }
 
 static void topo_print_numa(FILE *f, int numa)
@@ -257,6 +410,8 @@ static int doctor_topo(const struct doctor_cmd *cmd, int argc, char **argv)
 	 * what was found; the exit status says what was not. */
 	if (o.json)
 		ret = topo_json(t, o.xml, stdout);
+	else if (o.dot)
+		topo_dot(t, o.xml, stdout);
 	else
 		topo_human(t, o.xml, stdout);
 	/* The report first, then what is missing, in that order on a terminal. */
@@ -281,6 +436,8 @@ static const struct doctor_opt topo_opts[] = {
 	{"xml", 'x', "FILE",
 	 "read an hwloc XML topology (lstopo --of xml) instead of this machine"},
 	{"json", 'j', NULL, "print JSON instead of the table"},
+	{"dot", 'd', NULL,
+	 "print the PCIe tree, rail groups and path classes as graphviz dot (dot -Tsvg)"},
 	{0},
 };
 

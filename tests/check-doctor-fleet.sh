@@ -1,0 +1,331 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# gdx-doctor fleet on allocations made here: four nodes' check --json and topo
+# --json reports (the real output of the healthy fixture, each node given its
+# own hostname, with the plugin and NCCL this machine has), then changed one
+# field at a time. Identical nodes exit 0; a node that differs is named with
+# the attribute, the majority value and its count, exit 9; reports in one
+# file per node, one per report, one stream, srun -l output and a JSON list
+# agree; a truncated, garbage, missing or empty input exits 3 naming the file;
+# bad usage exits 64. Prints "ok ..." / "not ok ..." lines and
+# "# doctor-fleet: N passed, N failed".
+#
+#   tests/check-doctor-fleet.sh            # runs build/gdx-doctor
+#   GDX_DOCTOR=path/to/gdx-doctor tests/check-doctor-fleet.sh
+set -uo pipefail
+
+cd "$(dirname "$0")/.." || exit 1
+doctor=${GDX_DOCTOR:-build/gdx-doctor}
+fx=tests/fixtures/sysfs-gdr
+# shellcheck source=tests/report.sh
+. tests/report.sh
+unset NCCL_GDX_GDR NCCL_NET_GDR_LEVEL
+
+# run NAME WANT_STATUS ARGS...: runs the doctor, output in $tmp/out and $tmp/err;
+# returns non-zero (after a "not ok") when the exit status is not WANT_STATUS.
+run() {
+	local name=$1 want=$2 rc
+	shift 2
+	"$doctor" "$@" >"$tmp/out" 2>"$tmp/err" </dev/null
+	rc=$?
+	if [ "$rc" -ne "$want" ]; then
+		not_ok "$name" "exit status $rc, expected $want; stderr: $(head -c 300 "$tmp/err"); out: $(head -c 600 "$tmp/out")"
+		return 1
+	fi
+}
+
+# has NAME FILE REGEX: one "ok"/"not ok" line on whether FILE matches REGEX.
+has() {
+	if grep -Eq -- "$3" "$2"; then
+		ok "$1"
+	else
+		not_ok "$1" "no line matches '$3' in: $(head -c 900 "$2")"
+	fi
+}
+
+# json NAME PYTHON_EXPR: the output is valid JSON and the expression over it,
+# d, is true.
+json() {
+	if ! python3 -m json.tool "$tmp/out" >/dev/null 2>"$tmp/json-err"; then
+		not_ok "$1" "invalid JSON: $(head -c 300 "$tmp/json-err")"
+	elif python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+sys.exit(0 if eval(sys.argv[2]) else 1)' "$tmp/out" "$2" 2>"$tmp/json-err"; then
+		ok "$1"
+	else
+		not_ok "$1" "JSON does not satisfy: $2; got: $(head -c 900 "$tmp/out") $(head -c 300 "$tmp/json-err")"
+	fi
+}
+
+if [ ! -x "$doctor" ]; then
+	not_ok "gdx-doctor is built" "$doctor is missing (make first)"
+	report_end doctor-fleet
+	exit 1
+fi
+if ! command -v python3 >/dev/null; then
+	not_ok "python3 is installed" "needed to make the nodes' reports"
+fi
+
+# One node's reports, as the doctor writes them: the healthy fixture with a
+# job's environment, and the NCCL section of this machine with the built
+# plugin (a fixture's check has none: it reads a facts file).
+GDX_GDR_FACTS=$fx/healthy/facts NCCL_IB_HCA=mlx5_0,mlx5_1 NCCL_GDX_RAILS=auto \
+	"$doctor" check --json --sysfs-root "$fx/healthy" --xml "$fx/healthy/topo.xml" \
+	>"$tmp/base-check.json" 2>/dev/null
+"$doctor" topo --json --xml "$fx/healthy/topo.xml" >"$tmp/base-topo.json" 2>/dev/null
+NCCL_NET_PLUGIN=$PWD/build/libnccl-net-gdx.so "$doctor" check --json >"$tmp/live.json" 2>/dev/null
+
+# fleet DIR [NODE:PYTHON...]: writes DIR/nodeN.json for N = 1..4, each its
+# check report then its topo report; every NODE:PYTHON runs on node NODE's
+# reports first, c (check) and t (topo). The live ports have no MTU to read
+# here: every node gets 4096 unless told otherwise.
+fleet() {
+	local dir=$1
+	shift
+	mkdir -p "$dir"
+	python3 - "$tmp" "$dir" "$@" <<'EOF'
+import json, sys
+tmp, out, edits = sys.argv[1], sys.argv[2], sys.argv[3:]
+base_c = json.load(open(tmp + "/base-check.json"))
+base_t = json.load(open(tmp + "/base-topo.json"))
+live = json.load(open(tmp + "/live.json"))
+base_c["nccl"] = live["nccl"]
+# Where this machine has no NCCL, the 2.28.9 that the test VM has.
+if not base_c["nccl"]["found"]:
+    base_c["nccl"].update(found=True, path="/usr/lib/x86_64-linux-gnu/libnccl.so.2",
+                          version_code=22809, net_api=11)
+for p in base_c["ports"]:
+    p["active_mtu"] = 4096
+for k in range(1, 5):
+    c, t = json.loads(json.dumps(base_c)), json.loads(json.dumps(base_t))
+    c["hostname"] = t["hostname"] = "node%d" % k
+    for e in edits:
+        node, code = e.split(":", 1)
+        if int(node) == k:
+            exec(code)
+    with open("%s/node%d.json" % (out, k), "w") as f:
+        json.dump(c, f, indent=1)
+        f.write("\n")
+        json.dump(t, f, indent=1)
+        f.write("\n")
+EOF
+}
+
+# Identical nodes: consistent.
+fleet "$tmp/same"
+if run "fleet of 4 identical nodes exits 0" 0 fleet "$tmp"/same/node*.json; then
+	has "fleet of 4 identical nodes: 4 nodes, their reports" "$tmp/out" '^gdx-doctor fleet: 4 node\(s\), 4 check and 4 topo report\(s\), [0-9]+ attributes compared$'
+	has "fleet of 4 identical nodes: consistent" "$tmp/out" '^Result: consistent \(exit 0\)$'
+fi
+if run "fleet --json of 4 identical nodes exits 0" 0 fleet --json "$tmp"/same/node*.json; then
+	json "fleet --json of 4 identical nodes: consistent, every node named by its hostname" \
+		'd["consistent"] and d["exit"] == 0 and d["differ"] == [] and [n["name"] for n in d["nodes"]] == ["node1", "node2", "node3", "node4"] and d["attributes"] >= 25 and d["nodes"][1]["topo"].endswith("node2.json, report 2")'
+fi
+
+# The issue's case: one node's MTU, another's NCCL_IB_HCA.
+fleet "$tmp/two" '2:c["ports"][1]["active_mtu"] = 1024' '3:c["environment"]["NCCL_IB_HCA"] = "mlx5_0"'
+if run "fleet: an MTU and an NCCL_IB_HCA that differ exit 9" 9 fleet "$tmp"/two/node*.json; then
+	has "fleet names node2's MTU, the majority and its count" "$tmp/out" '^  mlx5_1 port 1 MTU: 4096 on 3 of 4 nodes; node2: 1024$'
+	has "fleet names node3's NCCL_IB_HCA, the majority and its count" "$tmp/out" '^  NCCL_IB_HCA: mlx5_0,mlx5_1 on 3 of 4 nodes; node3: mlx5_0$'
+	prints "fleet names those two attributes and nothing else" 2 grep -c '^  [^ ].*: .* on [0-9]* of 4 nodes' "$tmp/out"
+	has "fleet: inconsistent" "$tmp/out" '^Result: inconsistent, 2 attribute\(s\) differ \(exit 9\)$'
+fi
+if run "fleet --json: an MTU and an NCCL_IB_HCA exit 9" 9 fleet --json "$tmp"/two/node*.json; then
+	json "fleet --json names exactly those two nodes and attributes" \
+		'not d["consistent"] and d["exit"] == 9 and [(x["attribute"], x["majority"], x["majority_nodes"], x["nodes"], x["odd"]) for x in d["differ"]] == [("mlx5_1 port 1 MTU", "4096", 3, 4, [{"node": "node2", "value": "1024"}]), ("NCCL_IB_HCA", "mlx5_0,mlx5_1", 3, 4, [{"node": "node3", "value": "mlx5_0"}])]'
+fi
+
+# The same reports however they are gathered: one file per report, named
+# anyhow (the hostname tells the nodes apart); all of them in one stream on
+# standard input; a JSON list (jq -s); srun -l's interleaved lines.
+mkdir -p "$tmp/split"
+python3 - "$tmp/two" "$tmp/split" <<'EOF'
+import json, random, sys
+src, out = sys.argv[1], sys.argv[2]
+dec = json.JSONDecoder()
+reports, tasks = [], []
+for k in range(1, 5):
+    text = open("%s/node%d.json" % (src, k)).read()
+    c, end = dec.raw_decode(text)
+    t, _ = dec.raw_decode(text[end:].lstrip())
+    reports += [c, t]
+    json.dump(c, open("%s/%d-a.json" % (out, 9 - k), "w"), indent=1)
+    json.dump(t, open("%s/%d-b.json" % (out, k), "w"), indent=1)
+    tasks.append(["%d: %s" % (k - 1, line) for line in text.splitlines()])
+json.dump(reports, open(out + "/list.json", "w"))
+# srun -l: each task's lines in order, the tasks' lines shuffled together.
+random.seed(17)
+with open(out + "/srun.txt", "w") as f:
+    while any(tasks):
+        f.write(random.choice([t for t in tasks if t]).pop(0) + "\n")
+EOF
+want_two=$("$doctor" fleet --json "$tmp"/two/node*.json | python3 -c 'import json, sys; print(json.load(sys.stdin)["differ"])')
+for how in "files per report:$tmp/split/[0-9]-[ab].json" "a JSON list:$tmp/split/list.json" "srun -l output:$tmp/split/srun.txt"; do
+	# shellcheck disable=SC2086 # the glob is meant
+	if run "fleet on ${how%%:*} exits 9" 9 fleet --json ${how#*:}; then
+		json "fleet on ${how%%:*} finds the same two" "str(d['differ']) == '''$want_two''' and len(d['nodes']) == 4"
+	fi
+done
+if cat "$tmp"/two/node*.json | "$doctor" fleet --json >"$tmp/out" 2>"$tmp/err"; then
+	not_ok "fleet on standard input exits 9" "exit 0"
+else
+	json "fleet on standard input (no FILE) finds the same two" "str(d['differ']) == '''$want_two''' and d['nodes'][0]['check'].startswith('standard input')"
+fi
+if "$doctor" fleet --json - <"$tmp/split/srun.txt" >"$tmp/out" 2>"$tmp/err"; [ $? -eq 9 ]; then
+	json "fleet - reads srun -l output from standard input" "str(d['differ']) == '''$want_two''' and d['nodes'][0]['check'].startswith('standard input (srun task 0)')"
+else
+	not_ok "fleet - reads srun -l output from standard input" "$(head -c 300 "$tmp/err")"
+fi
+sed '5s/^[0-9]*: //' "$tmp/split/srun.txt" >"$tmp/srun-bad.txt"
+if run "fleet: srun -l output with a line not labelled exits 3" 3 fleet "$tmp/srun-bad.txt"; then
+	has "fleet: the unlabelled line is named" "$tmp/err" 'srun-bad\.txt: line 5 has no srun task label'
+fi
+
+# Every field fleet compares, changed on one node: that node and that
+# attribute are named with its value, and nothing else.
+fields=(
+	'rail groups|2|t["groups"][0]["nics"] = ["mlx5_1"]|mlx5_1 <- 0000:1b:00.0 NODE | mlx5_1 <- 0000:43:00.0 PIX'
+	'plugin version|4|c["nccl"]["plugin_version"] = "0.1.9"|0.1.9'
+	'wire protocol|1|c["nccl"]["plugin_wire"] = 1|1'
+	'NCCL version|3|c["nccl"]["version_code"] = 22703|2.27.3'
+	'NCCL_NET_PLUGIN|2|c["nccl"]["nccl_net_plugin"] = None|(unset)'
+	'mlx5_1 port 1 GID type|2|c["ports"][1]["gid_type"] = "RoCE v1"|RoCE v1'
+	'mlx5_0 port 1 MTU|4|c["ports"][0]["active_mtu"] = 2048|2048'
+	'mlx5_0 port 1 state|1|c["ports"][0]["state"] = "DOWN"|DOWN'
+	'memlock|3|c["host"]["memlock"] = 8388608|8 MiB'
+	'peer memory|2|c["host"]["peermem"]["loaded"] = False|not loaded'
+	'mlx5_1 DMA-BUF|4|c["nics"][1]["dmabuf_probe"] = False; c["nics"][1]["dmabuf_errno"] = "EOPNOTSUPP"|refused (EOPNOTSUPP)'
+	'mlx5_0 GDR|3|c["nics"][0]["verdict"] = "staged"|staged'
+	'mlx5_0 GDR|1|c["nics"][0]["degraded"] = ["ACS"]|direct, degraded: ACS'
+	'CUDA driver|2|c["host"]["cuda"]["version"] = 12020|12.2'
+	'kernel|4|c["host"]["kernel"] = "5.15.0-105-generic"|5.15.0-105-generic'
+	'check status|2|c["status"] = "degraded"|degraded'
+	'NCCL_GDX_RAILS|3|c["environment"]["NCCL_GDX_RAILS"] = "off"|off'
+	'NCCL_IB_HCA|1|del c["environment"]["NCCL_IB_HCA"]|(unset)'
+	'NCCL_IB_TC|4|c["environment"]["NCCL_IB_TC"] = "106"|106'
+)
+for f in "${fields[@]}"; do
+	IFS='|' read -r attr node edit value <<<"$f"
+	fleet "$tmp/field" "$node:$edit"
+	if run "fleet: $attr changed on node$node exits 9" 9 fleet --json "$tmp"/field/node*.json; then
+		json "fleet: $attr changed on node$node is named, alone" \
+			"len(d['differ']) == 1 and d['differ'][0]['attribute'] == '$attr' and d['differ'][0]['majority_nodes'] == 3 and [o['node'] for o in d['differ'][0]['odd']] == ['node$node'] and (d['differ'][0]['odd'][0]['value'] or '(unset)') == '$value'"
+	fi
+done
+# An attribute only some nodes have at all: shown for what it is.
+fleet "$tmp/field" '1:c["environment"]["NCCL_IB_GID_INDEX"] = "3"'
+if run "fleet: a variable set on one node only exits 9" 9 fleet "$tmp"/field/node*.json; then
+	has "fleet: the variable set on one node only" "$tmp/out" '^  NCCL_IB_GID_INDEX: \(unset\) on 3 of 4 nodes; node1: 3$'
+fi
+# A node without its topo report: "reports" names it; rail groups are compared
+# between the three that have one.
+fleet "$tmp/notopo"
+python3 -c 'import json, sys; json.dump(json.JSONDecoder().raw_decode(open(sys.argv[1]).read())[0], open(sys.argv[1], "w"))' "$tmp/notopo/node4.json"
+if run "fleet: a node without its topo report exits 9" 9 fleet "$tmp"/notopo/node*.json; then
+	has "fleet: the node without its topo report" "$tmp/out" '^  reports: check and topo on 3 of 4 nodes; node4: check only$'
+	prints "fleet: only that" 1 grep -c ' of [0-9] nodes' "$tmp/out"
+fi
+# Two nodes, one each way: a tie, said as one.
+fleet "$tmp/tie" '1:c["host"]["kernel"] = "6.1.0"'
+if run "fleet: two nodes that differ exit 9" 9 fleet "$tmp/tie/node1.json" "$tmp/tie/node2.json"; then
+	has "fleet: two nodes that differ are a tie" "$tmp/out" '^  kernel: 6\.1\.0 on 1 of 2 nodes \(a tie: no majority\); node2: 6\.8\.0-45-generic$'
+fi
+# Reports of a gdx-doctor without "command" and "hostname": told apart by
+# their shape, the files standing for the nodes.
+mkdir -p "$tmp/old"
+for k in 1 2 3; do
+	python3 - "$tmp/same/node$k.json" "$tmp/old/n$k.json" <<'EOF'
+import json, sys
+text, dec = open(sys.argv[1]).read(), json.JSONDecoder()
+c, end = dec.raw_decode(text)
+t, _ = dec.raw_decode(text[end:].lstrip())
+with open(sys.argv[2], "w") as f:
+    for r in (c, t):
+        del r["command"], r["hostname"]
+        f.write(json.dumps(r, indent=1) + "\n")
+EOF
+done
+if run "fleet on reports without hostname exits 0" 0 fleet --json "$tmp"/old/n*.json; then
+	json "fleet on reports without hostname: the files stand for the nodes" \
+		"[n['name'] for n in d['nodes']] == ['$tmp/old/n1.json', '$tmp/old/n2.json', '$tmp/old/n3.json'] and d['nodes'][0]['topo'] is not None"
+fi
+
+# Every fixture's real check --json and the topology fixtures' topo --json
+# read back, alone: one node, consistent.
+for dir in "$fx"/*/; do
+	c=$(basename "$dir")
+	GDX_GDR_FACTS="$fx/$c/facts" "$doctor" check --json --sysfs-root "$fx/$c" \
+		--xml "$fx/$c/topo.xml" >"$tmp/one.json" 2>/dev/null
+	"$doctor" topo --json --xml "$fx/$c/topo.xml" >>"$tmp/one.json" 2>/dev/null
+	run "fleet reads check and topo of $c" 0 fleet "$tmp/one.json" && ok "fleet reads check and topo of $c"
+done
+for xml in tests/fixtures/topo/*.xml; do
+	"$doctor" topo --json --xml "$xml" >"$tmp/one.json" 2>/dev/null
+	run "fleet reads topo of $(basename "$xml")" 0 fleet "$tmp/one.json" &&
+		ok "fleet reads topo of $(basename "$xml")"
+done
+"$doctor" check --json >"$tmp/one.json" 2>/dev/null
+run "fleet reads this machine's check" 0 fleet "$tmp/one.json" && ok "fleet reads this machine's check"
+
+# Inputs that are not reports: exit 3, naming the file and what is wrong.
+head -c 900 "$tmp/same/node1.json" >"$tmp/truncated.json"
+if run "fleet: a truncated report exits 3" 3 fleet "$tmp/same/node1.json" "$tmp/truncated.json"; then
+	has "fleet: the truncated report is named, and where" "$tmp/err" "^gdx-doctor fleet: $tmp/truncated\\.json: not a gdx-doctor report: line [0-9]+, column [0-9]+: .*truncated\\?\\)$"
+fi
+printf '{"command": "check", "hostname": "n1", "ports": [' >"$tmp/cut.json"
+if run "fleet: a report cut after a bracket exits 3" 3 fleet "$tmp/cut.json"; then
+	has "fleet: the cut report says truncated" "$tmp/err" 'cut\.json: not a gdx-doctor report: line 1, column [0-9]+: expected a value, found the end of the input \(truncated\?\)$'
+fi
+printf 'Segmentation fault (core dumped)\n' >"$tmp/garbage.json"
+if run "fleet: garbage exits 3" 3 fleet "$tmp/same/node1.json" "$tmp/garbage.json"; then
+	has "fleet: the garbage file is named" "$tmp/err" "garbage\\.json: not a gdx-doctor report: line 1, column 1: expected a value, found 'S'$"
+fi
+printf '{"command": "check", "hostname": "n1"}\n{"command": "check", "hostname": "n1",, }\n' >"$tmp/second.json"
+if run "fleet: a bad second report exits 3" 3 fleet "$tmp/second.json"; then
+	has "fleet: its line is the file's" "$tmp/err" "second\\.json: not a gdx-doctor report: line 2, column 39: expected a member name in quotes in an object, found ','$"
+fi
+if run "fleet: a missing file exits 3" 3 fleet "$tmp/same/node1.json" "$tmp/no-such-node.json"; then
+	has "fleet: the missing file is named" "$tmp/err" 'no-such-node\.json: No such file or directory$'
+fi
+if run "fleet: a directory exits 3" 3 fleet "$tmp/same"; then
+	has "fleet: the directory is named" "$tmp/err" "$tmp/same: Is a directory$"
+fi
+: >"$tmp/empty.json"
+if run "fleet: an empty file exits 3" 3 fleet "$tmp/empty.json"; then
+	has "fleet: the empty file is named" "$tmp/err" 'empty\.json: no report in it \(empty\)$'
+fi
+if run "fleet: no file and nothing on standard input exits 3" 3 fleet; then
+	has "fleet: nothing on standard input" "$tmp/err" 'standard input: no report in it \(empty\)$'
+fi
+echo '[]' >"$tmp/list.json"
+if run "fleet: an empty list exits 3" 3 fleet "$tmp/list.json"; then
+	has "fleet: the empty list is named" "$tmp/err" 'list\.json: an empty list: no report in it$'
+fi
+if run "fleet: the same node twice exits 3" 3 fleet "$tmp/same/node1.json" "$tmp/split/8-a.json" "$tmp/same/node2.json"; then
+	has "fleet: the second report and the first are named" "$tmp/err" "8-a\\.json, report 1: a second check report for node node1 \\(the first: $tmp/same/node1\\.json, report 1\\)$"
+fi
+"$doctor" env --json >"$tmp/env.json" 2>/dev/null
+if run "fleet: env --json output exits 3" 3 fleet "$tmp/env.json"; then
+	has "fleet: not a check or topo report" "$tmp/err" 'env\.json, report 1: neither gdx-doctor check --json nor topo --json output'
+fi
+echo '{"command": "log", "hostname": "n1"}' >"$tmp/log.json"
+if run "fleet: another command's report exits 3" 3 fleet "$tmp/log.json"; then
+	has "fleet: which command it is" "$tmp/err" 'log\.json, report 1: gdx-doctor log output; fleet reads check --json and topo --json$'
+fi
+echo '"node1"' >"$tmp/string.json"
+if run "fleet: a JSON string exits 3" 3 fleet "$tmp/string.json"; then
+	has "fleet: a string is not a report" "$tmp/err" 'string\.json, report 1: a string, not a report'
+fi
+
+# Usage.
+run "fleet: an unknown option exits 64 (usage)" 64 fleet --no-such-option "$tmp/same/node1.json" &&
+	ok "fleet: an unknown option exits 64 (usage)"
+if run "fleet --help exits 0" 0 fleet --help; then
+	has "fleet --help: its operands" "$tmp/out" '^usage: gdx-doctor fleet \[options\] \[FILE\.\.\.\]$'
+	has "fleet --help: 9 in the one table" "$tmp/out" '^  9   fleet: the nodes differ'
+fi
+if run "--help lists fleet" 0 --help; then
+	has "--help lists fleet" "$tmp/out" '^  fleet +the nodes that differ'
+fi
+
+report_end doctor-fleet
