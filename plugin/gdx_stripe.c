@@ -194,6 +194,16 @@ int gdx_stripe_plan(struct gdx_comm *c, uint64_t size, uint64_t seq, bool one_ra
 		live[nlive] = r;
 		weight[nlive++] = gdx_params.stripe_weighted ? c->run[r].rate : 1.0;
 	}
+	/* A rail given small pieces measures their latency more than its speed,
+	 * which would keep its share small: none gets less than a quarter of
+	 * the best one's weight, so each goes on being measured on real work. */
+	for (int i = 0, best = 0; i < nlive; i++) {
+		best = weight[i] > weight[best] ? i : best;
+		if (i == nlive - 1)
+			for (int k = 0; k < nlive; k++)
+				weight[k] =
+					weight[k] < weight[best] / 4 ? weight[best] / 4 : weight[k];
+	}
 	gdx_stripe_shares(size, weight, nlive, share);
 	for (int i = 0; i < nlive; i++) {
 		if (!share[i])

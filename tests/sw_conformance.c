@@ -43,7 +43,9 @@ static void transfers(struct gdx_drv *d, struct gdx_dpair *p, const int *sending
 	}
 }
 
-/* v12: NCCL fuses one end (makeVDevice), the other is one NIC. */
+/* v12: NCCL fuses one end (makeVDevice), the other is one NIC. Split
+ * evenly, as net_ib splits, so that each NIC's quarter shows on its veth
+ * (weighted striping is tests/vm_fabric.c's). */
 static void test_rail_count_mismatch_connects(void)
 {
 	const int fused[] = {0, 2}, three[] = {0, 1, 2}, via02[] = {0, 2}, via012[] = {0, 1, 2};
@@ -51,6 +53,7 @@ static void test_rail_count_mismatch_connects(void)
 	struct gdx_dpair p;
 	int v = -1, w = -1;
 
+	setenv("NCCL_GDX_STRIPE_WEIGHTED", "0", 1);
 	gdx_drv_load(&d, 12);
 	ASSERT_EQ(gdx_drv_make_vdevice(&d, &v, 2, fused), ncclSuccess);
 	/* the fused end sends: two NICs to one */
@@ -71,6 +74,7 @@ static void test_rail_count_mismatch_connects(void)
 	transfers(&d, &p, via012, 3);
 	gdx_drv_unpair(&d, &p);
 	ASSERT_EQ(gdx_test_warning_count(), 0);
+	unsetenv("NCCL_GDX_STRIPE_WEIGHTED");
 }
 
 /* v7: fused at init on one end only (a node configured otherwise). */
@@ -82,6 +86,7 @@ static void test_rail_count_mismatch_fused_at_init_v7(void)
 	struct gdx_dpair p;
 
 	setenv("NCCL_GDX_RAILS", "rxe0+rxe2", 1);
+	setenv("NCCL_GDX_STRIPE_WEIGHTED", "0", 1); /* as above */
 	gdx_drv_load(&d, 7);
 	ASSERT_EQ(gdx_drv_devices(&d), 3); /* rxe0+rxe2, rxe1, rxe3 */
 	ASSERT_EQ(gdx_drv_props(&d, 0, &pr), ncclSuccess);
@@ -91,6 +96,7 @@ static void test_rail_count_mismatch_fused_at_init_v7(void)
 	gdx_drv_unpair(&d, &p);
 	ASSERT_EQ(gdx_test_warning_count(), 0);
 	unsetenv("NCCL_GDX_RAILS");
+	unsetenv("NCCL_GDX_STRIPE_WEIGHTED");
 }
 
 GDX_TESTS_MAIN(TEST(test_rail_count_mismatch_connects, 180),
