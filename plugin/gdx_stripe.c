@@ -5,9 +5,11 @@
 #include <gdx/gdx_stripe.h>
 #include <gdx/gdx_time.h>
 
-/* A rate is measured over at least this much time the rail was busy; each
+/* A rate is measured over at least this much time the rail was busy (long
+ * enough to span a few pieces of a large message: shorter windows saw the
+ * shaper's bursts, and their noise became split error); each
  * window moves it a quarter of the way to what the window saw. */
-#define GDX_RATE_WINDOW_MS 16
+#define GDX_RATE_WINDOW_MS 64
 
 void gdx_stripe_init(struct gdx_comm *c)
 {
