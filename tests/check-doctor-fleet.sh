@@ -203,6 +203,10 @@ fields=(
 	'NCCL_GDX_RAILS|3|c["environment"]["NCCL_GDX_RAILS"] = "off"|off'
 	'NCCL_IB_HCA|1|del c["environment"]["NCCL_IB_HCA"]|(unset)'
 	'NCCL_IB_TC|4|c["environment"]["NCCL_IB_TC"] = "106"|106'
+	'QPs per connection|2|c["fabric"]["qps_per_connection"] = 4|4'
+	'mlx5_1 port 1 relaxed ordering|3|c["fabric"]["ports"][1]["relaxed_ordering"] = "off (the provider refuses it: Invalid argument)"|off (the provider refuses it: Invalid argument)'
+	'mlx5_0 port 1 ECE|1|c["fabric"]["ports"][0]["ece"] = "off (the provider has none: Operation not supported)"|off (the provider has none: Operation not supported)'
+	'mlx5_0 port 1 adaptive routing|4|c["fabric"]["ports"][0]["adaptive_routing"] = False|false'
 )
 for f in "${fields[@]}"; do
 	IFS='|' read -r attr node edit value <<<"$f"

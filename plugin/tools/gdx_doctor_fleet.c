@@ -4,7 +4,7 @@
  * and topo --json reports of many nodes (files, or one stream as srun
  * collects it), tells the nodes apart by the hostname each report carries,
  * turns each node into attributes (rail groups, plugin, wire and NCCL
- * versions, each port's GID type and MTU, memlock, peer memory, DMA-BUF, GDR
+ * versions, each port's GID type, MTU and fabric features, memlock, peer memory, DMA-BUF, GDR
  * verdicts, the NCCL_GDX_* and NCCL_IB_* values) and names, for every
  * attribute that is not the same everywhere, the majority value and each
  * node that differs. The exit status says whether the allocation agrees.
@@ -546,6 +546,38 @@ static int fleet_check_host(struct fleet *fl, struct fleet_node *n, const struct
 	return fleet_check_nccl(fl, n, json_get(c, "nccl"));
 }
 
+/* What each port's connections get (check's fabric part): a node whose
+ * firmware refuses relaxed ordering, or lacks ECE, is as odd as one with
+ * another MTU. */
+static int fleet_check_fabric(struct fleet *fl, struct fleet_node *n, const struct json_value *f)
+{
+	const struct json_value *ports = fleet_list(f, "ports");
+	char name[FLEET_NAME_LEN];
+
+	if (!f)
+		return 0; /* a report written before the fabric part */
+	FLEET_PUT(FLEET_CHECK, "(none)", "QPs per connection",
+		  fleet_or(json_get(f, "qps_per_connection"), "unknown"));
+	FLEET_PUT(FLEET_CHECK, "(none)", "failover", fleet_or(json_get(f, "failover"), "unknown"));
+	for (int i = 0; ports && i < ports->n; i++) {
+		const struct json_value *p = &ports->items[i];
+		char port[96];
+
+		snprintf(port, sizeof(port), "%.63s port %.8s",
+			 fleet_or(json_get(p, "device"), "?"), fleet_or(json_get(p, "port"), "?"));
+		snprintf(name, sizeof(name), "%s adaptive routing", port);
+		FLEET_PUT(FLEET_CHECK, "(no such port)", name,
+			  fleet_or(json_get(p, "adaptive_routing"), "unknown"));
+		snprintf(name, sizeof(name), "%s relaxed ordering", port);
+		FLEET_PUT(FLEET_CHECK, "(no such port)", name,
+			  fleet_or(json_get(p, "relaxed_ordering"), "unknown"));
+		snprintf(name, sizeof(name), "%s ECE", port);
+		FLEET_PUT(FLEET_CHECK, "(no such port)", name,
+			  fleet_or(json_get(p, "ece"), "unknown"));
+	}
+	return 0;
+}
+
 static int fleet_check_attrs(struct fleet *fl, struct fleet_node *n, const struct json_value *c)
 {
 	const struct json_value *ports = fleet_list(c, "ports"), *nics = fleet_list(c, "nics");
@@ -603,7 +635,7 @@ static int fleet_check_attrs(struct fleet *fl, struct fleet_node *n, const struc
 	}
 	for (int i = 0; env && env->type == JSON_OBJECT && i < env->n; i++)
 		FLEET_PUT(FLEET_CHECK, "(unset)", env->items[i].key, fleet_or(&env->items[i], ""));
-	return 0;
+	return fleet_check_fabric(fl, n, json_get(c, "fabric"));
 }
 
 /* The class a GPU reaches a NIC at, from the GPU's nearest-first list. */
