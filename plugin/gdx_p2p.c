@@ -35,12 +35,16 @@
 #define GDX_DEAF_MS  10000
 /* Clear-to-sends go out in batches while the sender still holds at least
  * GDX_CTS_DEFER_MIN of them: one RDMA WRITE, one doorbell, for up to
- * NCCL_GDX_CTS_BATCH receives. They go at the next test of any receive of
- * the comm (NCCL's proxy tests one in every pass, so they are held for one
- * pass at most), and all at once when the sender is down to its last one:
+ * NCCL_GDX_CTS_BATCH receives. They go when a receive held back is tested;
+ * for large receives, at the next test that finds nothing to take (NCCL's
+ * proxy tests one in every pass, so they are held for one pass at most:
  * what the receiver counts as held includes messages on their way, so
- * waiting for the sender to run out could leave it idle. */
+ * waiting for the sender to run out could leave it idle); and all at once
+ * when the sender is down to its last one. */
 #define GDX_CTS_DEFER_MIN 2
+/* Receives of at least this many bytes have their clear-to-sends go at the
+ * next test that finds nothing to take (gdx_cts_due). */
+#define GDX_CTS_EAGER_MIN (64u << 10)
 /* How often a waiting request looks at the peer's out-of-band socket. */
 #define GDX_LIVENESS_POLLS 1024
 #define GDX_LIVENESS_MS	   100
@@ -944,6 +948,24 @@ int gdx_iflush(struct gdx_recv_comm *rc, int n, void **data, const int *sizes, s
 	return 0;
 }
 
+/* Whether a test sends the held-back clear-to-sends (after its poll, so
+ * what had arrived is taken first): always when the tested receive is one of
+ * them; for large receives whenever the test found nothing to take, as a
+ * sender that runs out of them idles the link; small ones are bound by
+ * latency, and one write (a system call on some providers) per message
+ * would cost more than the sender waits, so they keep to the batch rules. */
+static bool gdx_cts_due(const struct gdx_recv_comm *rc, const struct gdx_request *req)
+{
+	const struct gdx_cts *first;
+
+	if (rc->cts_sent >= rc->tail)
+		return false;
+	if (!req->flush && req->seq >= rc->cts_sent)
+		return true;
+	first = &rc->base.ctrl->fifo[GDX_FIFO_INDEX(rc->cts_sent % GDX_MAX_REQUESTS, 0)];
+	return req->pending > 0 && le64toh(first->size) >= GDX_CTS_EAGER_MIN;
+}
+
 int gdx_test(struct gdx_request *req, int *done_p, int *sizes)
 {
 	struct gdx_comm *c = req->comm;
@@ -955,14 +977,14 @@ int gdx_test(struct gdx_request *req, int *done_p, int *sizes)
 		return -EINVAL;
 	}
 	*done_p = 0;
-	if (c->kind == GDX_KIND_RECV && gdx_recv_comm_of(c)->cts_sent < gdx_recv_comm_of(c)->tail)
-		gdx_cts_flush(gdx_recv_comm_of(c));
 	if (req->pending > 0 && !req->err && !c->err) {
 		if (gdx_comm_poll(c))
 			c->idle_polls = 0;
 		else
 			gdx_comm_check_peer(c);
 	}
+	if (c->kind == GDX_KIND_RECV && gdx_cts_due(gdx_recv_comm_of(c), req))
+		gdx_cts_flush(gdx_recv_comm_of(c));
 	err = req->err ? req->err : (req->pending > 0 ? c->err : 0);
 	if (err) {
 		gdx_req_put(req);

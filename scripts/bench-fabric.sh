@@ -24,6 +24,10 @@ run_gdx_qps() {
 		--peer-dev "$CLIENT_DEV" -s 1048576 -n 300 -w 50 -t 32 -P 1 | awk '!/^#/ { print $4 }'
 }
 
+# unshaped, whatever ran before in this boot
+for dev in veth1 veth3; do
+	tc qdisc del dev "$dev" root 2>/dev/null || true
+done
 declare -A gdx perf
 for round in $(seq 1 "$ROUNDS"); do
 	line="round $round:"

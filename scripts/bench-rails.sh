@@ -40,3 +40,7 @@ echo "$SIZE-byte messages, each rail shaped to $RATE, medians of $ROUNDS rounds"
 printf '%-12s %10s\n' rails "Gb/s"
 printf '%-12s %10.4f\n' 1 "$a" 2 "$b"
 printf 'two rails / one rail = %.3f\n' "$(awk -v a="$a" -v b="$b" 'BEGIN { print (a > 0) ? b / a : 0 }')"
+# the shaping ends with this run: what make bench runs next measures the wire as it is
+for dev in veth1 veth3; do
+	tc qdisc del dev "$dev" root 2>/dev/null || true
+done
