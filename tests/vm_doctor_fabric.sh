@@ -26,8 +26,8 @@ holds "relaxed ordering: rxe takes it" "${rxe0}['relaxed_ordering'] == 'on (the 
 holds "ECE: rxe has none" "${rxe0}['ece'].startswith('off (the provider has none')"
 holds "no adaptive routing on RoCE by default" "${rxe0}['adaptive_routing'] is False"
 holds "adaptive routing when asked" "${rxe0}['adaptive_routing'] is True" NCCL_GDX_ADAPTIVE_ROUTING=1
-holds "one QP per rail by default, failover on" \
-	"j['qps_per_connection'] == 1 and j['failover'] is True and j['split_data_on_qps'] is False"
+holds "one QP per rail by default, failover off (net_ib's default)" \
+	"j['qps_per_connection'] == 1 and j['failover'] is False and j['split_data_on_qps'] is False"
 holds "NCCL's QPs per connection taken" "j['qps_per_connection'] == 4" NCCL_IB_QPS_PER_CONNECTION=4
 holds "relaxed ordering off when asked" \
 	"${rxe0}['relaxed_ordering'] == 'off (NCCL_GDX_PCI_RELAXED_ORDERING=0)'" \

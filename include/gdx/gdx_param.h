@@ -85,9 +85,10 @@
 	  "always (registration fails where it cannot), 0 never")                                 \
 	X(int, ece_enable, "ECE_ENABLE", "1", "NCCL_IB_ECE_ENABLE", 0, 1,                         \
 	  "negotiate Enhanced Connection Establishment options where both providers have them")   \
-	X(int, failover, "FAILOVER", "1", "NCCL_IB_RESILIENCY_PORT_FAILOVER", 0, 1,               \
-	  "on a device of two or more rails, take a rail that fails out of the connection and "   \
-	  "re-send its traffic on the others, instead of failing the connection")                 \
+	X(int, failover, "FAILOVER", "0", "NCCL_IB_RESILIENCY_PORT_FAILOVER", 0, 1,               \
+	  "1: on a device of two or more rails, take a rail that fails out of the connection "    \
+	  "and re-send its traffic on the others, instead of failing the connection (off by "     \
+	  "default, as net_ib; see the README's Fabric section for its known issue)")             \
 	X(int, recovery_max_ms, "RECOVERY_MAX_MS", "2000", NULL, 0, INT_MAX,                      \
 	  "longest wait between attempts to bring a failed rail back (from 100 ms, doubling, "    \
 	  "never giving up); 0 never brings it back")
