@@ -62,9 +62,9 @@ done
 	sleep $((UP_AT - DOWN_AT))
 	ip link set veth1 up
 ) &
-echo "A fused connection, rails shaped to 80 Mbit/s each; rail 0's wire (veth1) down at ${DOWN_AT} s, up at ${UP_AT} s"
+echo "A fused connection with NCCL_GDX_FAILOVER=1 (off by default), rails shaped to 80 Mbit/s each; rail 0's wire (veth1) down at ${DOWN_AT} s, up at ${UP_AT} s"
 printf '%8s  %12s\n' "second" "Mbit/s"
-NCCL_GDX_RAILS=rxe0+rxe2,rxe1+rxe3 timeout $((RUN_S + 60)) build/gdx-bench -d rxe0+rxe2 \
+NCCL_GDX_FAILOVER=1 NCCL_GDX_RAILS=rxe0+rxe2,rxe1+rxe3 timeout $((RUN_S + 60)) build/gdx-bench -d rxe0+rxe2 \
 	--peer-dev rxe1+rxe3 -s 1048576 -n $((RUN_S * 19)) -w 0 -t 8 -P 1 --interval 1 2>&1 |
 	awk -v d="$DOWN_AT" -v u="$UP_AT" '/^# +[0-9.]+ s/ { t = $2; printf "%8.0f  %12.1f%s\n", t, $4 * 1000, (t > d && t <= d + 1) ? "   <- down" : (t > u && t <= u + 1) ? "   <- up" : "" }'
 wait
