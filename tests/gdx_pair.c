@@ -255,3 +255,29 @@ unsigned long long gdx_tx_bytes(const char *ifname)
 	fclose(f);
 	return v;
 }
+
+void gdx_port_wait_active(const char *ibdev)
+{
+	char path[128], line[128];
+
+	for (int i = 0; i < 400; i++) {
+		FILE *f;
+		int active = 0, gid = 0;
+
+		snprintf(path, sizeof(path), "/sys/class/infiniband/%s/ports/1/state", ibdev);
+		if ((f = fopen(path, "r"))) {
+			active = fgets(line, sizeof(line), f) && strstr(line, "ACTIVE");
+			fclose(f);
+		}
+		snprintf(path, sizeof(path), "/sys/class/infiniband/%s/ports/1/gids/1", ibdev);
+		if ((f = fopen(path, "r"))) {
+			gid = fgets(line, sizeof(line), f) &&
+			      strncmp(line, "0000:0000:0000:0000:0000:0000", 29);
+			fclose(f);
+		}
+		if (active && gid)
+			return;
+		usleep(25000);
+	}
+	gdx_test_fail(__FILE__, __LINE__, "%s did not come back", ibdev);
+}

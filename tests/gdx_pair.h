@@ -76,4 +76,8 @@ int gdx_capture_roce(const char *ifname, void (*send_some)(void *), void *arg,
 /* /sys/class/net/IFNAME/statistics/tx_bytes. */
 unsigned long long gdx_tx_bytes(const char *ifname);
 
+/* Waits (up to 10 s) until the rxe port is ACTIVE with its IPv4 GID back,
+ * as a veth brought up again makes it; fails the test otherwise. */
+void gdx_port_wait_active(const char *ibdev);
+
 #endif

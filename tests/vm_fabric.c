@@ -38,33 +38,6 @@ static void sh(const char *before, const char *ifname, const char *after)
 	ASSERT_EQ(system(cmd), 0);
 }
 
-/* Waits until the rxe port is ACTIVE with its IPv4 GID back. */
-static void port_wait_active(const char *ibdev)
-{
-	char path[128], line[128];
-
-	for (int i = 0; i < 400; i++) {
-		FILE *f;
-		int active = 0, gid = 0;
-
-		snprintf(path, sizeof(path), "/sys/class/infiniband/%s/ports/1/state", ibdev);
-		if ((f = fopen(path, "r"))) {
-			active = fgets(line, sizeof(line), f) && strstr(line, "ACTIVE");
-			fclose(f);
-		}
-		snprintf(path, sizeof(path), "/sys/class/infiniband/%s/ports/1/gids/1", ibdev);
-		if ((f = fopen(path, "r"))) {
-			gid = fgets(line, sizeof(line), f) &&
-			      strncmp(line, "0000:0000:0000:0000:0000:0000", 29);
-			fclose(f);
-		}
-		if (active && gid)
-			return;
-		usleep(25000);
-	}
-	gdx_test_fail(__FILE__, __LINE__, "%s did not come back", ibdev);
-}
-
 static void links_up(void)
 {
 	static const char *const veth[] = {"veth0", "veth1", "veth2", "veth3"};
@@ -75,7 +48,7 @@ static void links_up(void)
 		sh("tc qdisc del dev", veth[i], "root 2>/dev/null || true");
 	}
 	for (int i = 0; i < 4; i++)
-		port_wait_active(rxe[i]);
+		gdx_port_wait_active(rxe[i]);
 }
 
 static const size_t sizes[] = {0,	1,	 127,	  128,	    129,     511,   513,

@@ -20,33 +20,6 @@ static void link_set(const char *ifname, const char *state)
 	ASSERT_EQ(system(cmd), 0);
 }
 
-/* Waits until the rxe port is ACTIVE with its IPv4 GID back. */
-static void port_wait_active(const char *ibdev)
-{
-	char path[128], line[128];
-
-	for (int i = 0; i < 200; i++) {
-		FILE *f;
-		int active = 0, gid = 0;
-
-		snprintf(path, sizeof(path), "/sys/class/infiniband/%s/ports/1/state", ibdev);
-		if ((f = fopen(path, "r"))) {
-			active = fgets(line, sizeof(line), f) && strstr(line, "ACTIVE");
-			fclose(f);
-		}
-		snprintf(path, sizeof(path), "/sys/class/infiniband/%s/ports/1/gids/1", ibdev);
-		if ((f = fopen(path, "r"))) {
-			gid = fgets(line, sizeof(line), f) &&
-			      strncmp(line, "0000:0000:0000:0000:0000:0000", 29);
-			fclose(f);
-		}
-		if (active && gid)
-			return;
-		usleep(50000);
-	}
-	gdx_test_fail(__FILE__, __LINE__, "%s did not come back", ibdev);
-}
-
 /* Every wire up, whatever an earlier test left behind when it failed. */
 static void links_restore(void)
 {
@@ -55,7 +28,7 @@ static void links_restore(void)
 
 	for (size_t i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++) {
 		link_set(pairs[i][0], "up");
-		port_wait_active(pairs[i][1]);
+		gdx_port_wait_active(pairs[i][1]);
 	}
 }
 
@@ -125,7 +98,7 @@ static void test_link_down_during_transfers(void)
 	for (int i = 0; i < 5; i++)
 		gdx_transfer(&b, 1000000, 1000000, 0, (uint32_t)i);
 	link_set("veth1", "up");
-	port_wait_active("rxe1");
+	gdx_port_wait_active("rxe1");
 	/* later calls on the comm that failed fail too (which end saw it first
 	 * depends on timing); closing both works */
 	{
@@ -177,7 +150,7 @@ static void test_link_down_while_waiting_for_clear_to_send(void)
 	ASSERT(waited < 10);
 	ASSERT_STR_CONTAINS(gdx_test_warnings(), "longer than the QP retries last");
 	link_set("veth1", "up");
-	port_wait_active("rxe1");
+	gdx_port_wait_active("rxe1");
 	gdx_buf_free(n, a.send, &s);
 	gdx_pair_close(&a);
 }
