@@ -546,6 +546,13 @@ static int fleet_check_host(struct fleet *fl, struct fleet_node *n, const struct
 	return fleet_check_nccl(fl, n, json_get(c, "nccl"));
 }
 
+/* "mlx5_0 port 1", the prefix of a port's attributes. */
+static void fleet_port_name(const struct json_value *p, char *buf, size_t len)
+{
+	snprintf(buf, len, "%.63s port %.8s", fleet_or(json_get(p, "device"), "?"),
+		 fleet_or(json_get(p, "port"), "?"));
+}
+
 /* What each port's connections get (check's fabric part): a node whose
  * firmware refuses relaxed ordering, or lacks ECE, is as odd as one with
  * another MTU. */
@@ -563,8 +570,7 @@ static int fleet_check_fabric(struct fleet *fl, struct fleet_node *n, const stru
 		const struct json_value *p = &ports->items[i];
 		char port[96];
 
-		snprintf(port, sizeof(port), "%.63s port %.8s",
-			 fleet_or(json_get(p, "device"), "?"), fleet_or(json_get(p, "port"), "?"));
+		fleet_port_name(p, port, sizeof(port));
 		snprintf(name, sizeof(name), "%s adaptive routing", port);
 		FLEET_PUT(FLEET_CHECK, "(no such port)", name,
 			  fleet_or(json_get(p, "adaptive_routing"), "unknown"));
@@ -598,8 +604,7 @@ static int fleet_check_attrs(struct fleet *fl, struct fleet_node *n, const struc
 		const struct json_value *p = &ports->items[i];
 		char port[96];
 
-		snprintf(port, sizeof(port), "%.63s port %.8s",
-			 fleet_or(json_get(p, "device"), "?"), fleet_or(json_get(p, "port"), "?"));
+		fleet_port_name(p, port, sizeof(port));
 		snprintf(name, sizeof(name), "%s state", port);
 		FLEET_PUT(FLEET_CHECK, "(no such port)", name,
 			  fleet_or(json_get(p, "state"), "unknown"));
