@@ -4,11 +4,16 @@
  *
  * Out: the end that sees the failure first moves the rail's QPs to error,
  * so that nothing more is sent or taken on it, and notes DOWN to the other
- * end, which does the same. The receiver then waits GDX_COUNT_MS for what had
- * already arrived to come out of its CQ and notes DOWN with the number of
- * immediates each of the rail's QPs took; after that it takes nothing from
- * them. The sender posts again, on the rails left, every logged segment of a
- * piece past those counts (gdx_post.h), and forgets the rest as delivered.
+ * end, which does the same. The receiver then waits until every receive it
+ * had posted on the rail has come back out of its CQ (an immediate, or
+ * flushed), so that its counts include every piece the sender may have seen
+ * acknowledged, and notes DOWN with the number of immediates each of the
+ * rail's QPs took; after that it takes nothing from them. The sender posts
+ * again, on the rails left, every logged segment of a piece past those
+ * counts (gdx_post.h), and forgets the rest as delivered. Counts are of one
+ * incarnation of the rail's QPs: a DOWN note names the RESTORE that started
+ * it, and the sender acts on none of another (a late answer to an earlier
+ * outage would forget what the new QPs lost).
  * A piece is thus posted again only if the receiver never counted it, and
  * the receiver counts each piece of a receive once (gdx_p2p.c), so nothing
  * completes twice; and a receive cannot complete while one of its pieces is
@@ -39,9 +44,10 @@
 #include <gdx/gdx_stripe.h>
 #include <gdx/gdx_time.h>
 
-/* Receiver: how long a rail's CQ is drained after its QPs went to error
- * before its counts are final. */
-#define GDX_COUNT_MS 10
+/* Receiver: how long it waits for the receives of a rail in error to come
+ * back before it takes its counts from a CQ found empty (a provider that
+ * does not flush receives). */
+#define GDX_DRAIN_WAIT_MS 1000
 /* Sender: how long it waits for those counts before failing the comm (the
  * receiver has stopped answering on every rail left). */
 #define GDX_COUNTS_WAIT_MS 10000
@@ -153,7 +159,8 @@ static void gdx_note_set(struct gdx_comm *c, int r, enum gdx_note_kind kind, uin
 	memset(n, 0, sizeof(*n));
 	n->epoch = htole32(epoch);
 	n->kind = htole32(kind);
-	n->answers = htole32(answers);
+	/* DOWN: the incarnation its counts are of */
+	n->answers = htole32(kind == GDX_NOTE_DOWN ? c->run[r].incarnation : answers);
 	n->psn = htole32(rail->psn);
 	memcpy(n->gid, rail->gid.raw, sizeof(n->gid));
 	snprintf(n->why, sizeof(n->why), "%s", why ? why : "");
@@ -263,7 +270,8 @@ int gdx_rail_failed(struct gdx_comm *c, int r, const char *why)
 	gdx_rail_freeze(&c->rails[r]);
 	snprintf(run->why, sizeof(run->why), "%s", why);
 	gdx_fo_set(c, r, GDX_RAIL_DRAINING, now);
-	run->deadline_ms = now + (gdx_fo_sender(c) ? GDX_COUNTS_WAIT_MS : GDX_COUNT_MS);
+	run->deadline_ms = now + (gdx_fo_sender(c) ? GDX_COUNTS_WAIT_MS : GDX_DRAIN_WAIT_MS);
+	run->cq_idle = false;
 	run->renote_ms = now + GDX_RENOTE_MS;
 	run->resend_rail = -1;
 	gdx_fo_count_live(c);
@@ -570,6 +578,7 @@ static void gdx_fo_ready(struct gdx_comm *c, int r, const struct gdx_note *n, ui
 		return;
 	}
 	gdx_fo_remote(c, r, n);
+	c->run[r].incarnation = c->run[r].my_epoch; /* the RESTORE it answers */
 	if (gdx_fo_bg_start(c, r, GDX_BG_SENDER)) {
 		gdx_rail_failed(c, r, "no thread to connect its QPs again");
 		return;
@@ -652,6 +661,7 @@ static void gdx_fo_restored(struct gdx_comm *c, int r, int ret, uint64_t now)
 		return;
 	}
 	c->run[r].attempts++;
+	c->run[r].incarnation = c->run[r].bg_answers;
 	c->run[r].unproven = true; /* until the sender's probe comes by it */
 	gdx_fo_set(c, r, GDX_RAIL_UP, now);
 	gdx_fo_count_live(c);
@@ -675,6 +685,13 @@ static int gdx_fo_note(struct gdx_comm *c, int r, const struct gdx_note *n, uint
 	if (gdx_fo_sender(c)) {
 		switch (n->kind) {
 		case GDX_NOTE_DOWN:
+			if (n->answers != run->incarnation) {
+				GDX_TRACE(NCCL_NET,
+					  "%s: rail %d: DOWN note of incarnation %u, ours is %u: "
+					  "dropped",
+					  gdx_fo_dev(c), r, n->answers, run->incarnation);
+				break;
+			}
 			if (run->state != GDX_RAIL_DRAINING) {
 				snprintf(why, sizeof(why), "the receiver saw: %.70s", n->why);
 				gdx_rail_failed(c, r, why);
@@ -716,6 +733,38 @@ static int gdx_fo_note(struct gdx_comm *c, int r, const struct gdx_note *n, uint
 	return act;
 }
 
+/* Receiver: whether the rail's counts are final: every receive it had
+ * posted came back; or, past GDX_DRAIN_WAIT_MS, its CQ was found empty (by
+ * then nothing more can arrive on QPs in error). */
+static bool gdx_fo_drained(struct gdx_comm *c, int r, uint64_t now)
+{
+	const struct gdx_rail *rail = &c->rails[r];
+	uint32_t out = 0;
+
+	if (c->run[r].bg_joinable) {
+		int ret;
+
+		/* a restore was under way: once its thread is done, the QPs it
+		 * may have started go to error too */
+		if (!gdx_fo_bg_done(c, r, &ret))
+			return false;
+		gdx_rail_freeze(&c->rails[r]);
+		return false;
+	}
+	for (int q = 0; q < rail->nqps; q++)
+		out += rail->qps[q].recvs_out;
+	if (!out)
+		return true;
+	if (now < c->run[r].deadline_ms || !c->run[r].cq_idle)
+		return false;
+	GDX_INFO(NCCL_NET,
+		 "%s: rail %d (%s): %u receive(s) of its QPs in error never came back (the "
+		 "provider does not flush them); its counts are taken from its CQ, empty %u ms "
+		 "after",
+		 gdx_fo_dev(c), r, rail->dev->ibdev, out, GDX_DRAIN_WAIT_MS);
+	return true;
+}
+
 static int gdx_fo_timers(struct gdx_comm *c, uint64_t now)
 {
 	int act = 0;
@@ -744,6 +793,15 @@ static int gdx_fo_timers(struct gdx_comm *c, uint64_t now)
 			}
 			continue;
 		}
+		if (run->state == GDX_RAIL_DRAINING && !gdx_fo_sender(c)) {
+			if (gdx_fo_drained(c, r, now)) {
+				GDX_INFO(NCCL_NET, "%s: rail %d: the rail's counts final %llu ms after "
+					 "it was taken out",
+					 gdx_fo_dev(c), r, (unsigned long long)(now - run->since_ms));
+				gdx_fo_counted(c, r, now);
+			}
+			continue;
+		}
 		if (run->state == GDX_RAIL_DRAINING && gdx_fo_sender(c) && now >= run->renote_ms) {
 			run->renote_ms = now + GDX_RENOTE_MS;
 			gdx_note_set(c, r, GDX_NOTE_DOWN, 0, run->why);
@@ -752,15 +810,11 @@ static int gdx_fo_timers(struct gdx_comm *c, uint64_t now)
 			continue;
 		switch (run->state) {
 		case GDX_RAIL_DRAINING:
-			if (gdx_fo_sender(c)) {
-				GDX_WARN("%s: rail %d (%s) failed and the receiver %s did not say "
-					 "what it had taken within %d ms",
-					 gdx_fo_dev(c), r, c->rails[r].dev->ibdev, c->peer,
-					 GDX_COUNTS_WAIT_MS);
-				c->err = -ETIMEDOUT;
-			} else {
-				gdx_fo_counted(c, r, now);
-			}
+			GDX_WARN("%s: rail %d (%s) failed and the receiver %s did not say what it "
+				 "had taken within %d ms",
+				 gdx_fo_dev(c), r, c->rails[r].dev->ibdev, c->peer,
+				 GDX_COUNTS_WAIT_MS);
+			c->err = -ETIMEDOUT;
 			break;
 		case GDX_RAIL_DOWN:
 			if (gdx_fo_sender(c) && gdx_params.recovery_max_ms > 0)

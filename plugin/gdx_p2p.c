@@ -244,6 +244,57 @@ static int gdx_flush_poll(struct gdx_recv_comm *rc)
 	return seen;
 }
 
+/* A failed completion of rail r, state its state: the rail is taken out
+ * where failover can (the path failed), else the comm fails. */
+static void gdx_wc_error(struct gdx_comm *c, int r, const struct ibv_wc *wc,
+			 enum gdx_rail_state state)
+{
+	char why[160];
+
+	if (GDX_WRID_KIND(wc->wr_id) == GDX_WRID_PROBE && state == GDX_RAIL_PROBING) {
+		gdx_failover_probed(c, r, false);
+		return;
+	}
+	if (state != GDX_RAIL_UP)
+		return; /* a flush of a rail already taken out */
+	if (!c->failover || !gdx_failover_status(wc->status)) {
+		gdx_wc_failed(c, r, wc);
+		return;
+	}
+	snprintf(why, sizeof(why), "completion failed: %s (status %d, vendor error 0x%x, qp 0x%x)",
+		 ibv_wc_status_str(wc->status), wc->status, wc->vendor_err, wc->qp_num);
+	if (gdx_rail_failed(c, r, why) & GDX_FO_REWRITE_CTS)
+		gdx_recv_comm_of(c)->cts_rewrite = true;
+}
+
+/* A receive of rail r completed: an immediate, or (its QPs in error) a
+ * flush. A rail being drained counts every receive back (gdx_failover.c):
+ * its counts are final only once none is outstanding. */
+static void gdx_wc_recv(struct gdx_comm *c, int r, const struct ibv_wc *wc,
+			enum gdx_rail_state state)
+{
+	struct gdx_qp *q = &c->rails[r].qps[GDX_WRID_QP(wc->wr_id)];
+
+	q->recvs_out--;
+	if (wc->status != IBV_WC_SUCCESS) {
+		gdx_wc_error(c, r, wc, state);
+		return;
+	}
+	if (state != GDX_RAIL_UP && state != GDX_RAIL_DRAINING) {
+		/* after the counts went to the sender, which re-sends it */
+		GDX_WARN("%s: rail %d: an immediate (0x%08x) arrived after the rail's counts were "
+			 "final; it is dropped and re-sent",
+			 gdx_comm_dev_name(c), r, be32toh(wc->imm_data));
+		return;
+	}
+	q->recvs_to_post++;
+	c->run[r].unproven = false;
+	if (be32toh(wc->imm_data) == GDX_IMM_PROBE)
+		return; /* a restored rail's probe: it carries again */
+	q->imms++;
+	gdx_recv_imm(gdx_recv_comm_of(c), be32toh(wc->imm_data));
+}
+
 /* One completion of rail r. A rail taken out has its QPs in error: what
  * they complete after that is flushes, and (receiver, while it counts) the
  * immediates that had already arrived. */
@@ -252,37 +303,20 @@ static void gdx_wc(struct gdx_comm *c, int r, const struct ibv_wc *wc)
 	enum gdx_rail_state state = c->run[r].state;
 	uint32_t kind = GDX_WRID_KIND(wc->wr_id);
 
-	if (wc->status != IBV_WC_SUCCESS) {
-		char why[160];
-
-		if (kind == GDX_WRID_PROBE && state == GDX_RAIL_PROBING) {
-			gdx_failover_probed(c, r, false);
-			return;
-		}
-		if (state != GDX_RAIL_UP)
-			return;
-		if (!c->failover || !gdx_failover_status(wc->status)) {
-			gdx_wc_failed(c, r, wc);
-			return;
-		}
-		snprintf(why, sizeof(why),
-			 "completion failed: %s (status %d, vendor error 0x%x, qp 0x%x)",
-			 ibv_wc_status_str(wc->status), wc->status, wc->vendor_err, wc->qp_num);
-		if (gdx_rail_failed(c, r, why) & GDX_FO_REWRITE_CTS)
-			gdx_recv_comm_of(c)->cts_rewrite = true;
+	/* A restore's thread owns the QPs, and nothing of their new incarnation
+	 * can complete yet; nor can what came before a reset count after it. */
+	if (state == GDX_RAIL_RESTORING ||
+	    GDX_WRID_GEN(wc->wr_id) != gdx_rail_gen(&c->rails[r])) {
+		GDX_TRACE(NCCL_NET, "%s: rail %d: completion 0x%llx of an earlier incarnation dropped",
+			  gdx_comm_dev_name(c), r, (unsigned long long)wc->wr_id);
 		return;
 	}
-	if (wc->opcode == IBV_WC_RECV_RDMA_WITH_IMM) {
-		struct gdx_qp *q = &c->rails[r].qps[wc->wr_id];
-
-		if (state != GDX_RAIL_UP && state != GDX_RAIL_DRAINING)
-			return; /* counted already, and re-sent by the sender */
-		q->recvs_to_post++;
-		c->run[r].unproven = false;
-		if (be32toh(wc->imm_data) == GDX_IMM_PROBE)
-			return; /* a restored rail's probe: it carries again */
-		q->imms++;
-		gdx_recv_imm(gdx_recv_comm_of(c), be32toh(wc->imm_data));
+	if (kind == GDX_WRID_RECV) {
+		gdx_wc_recv(c, r, wc, state);
+		return;
+	}
+	if (wc->status != IBV_WC_SUCCESS) {
+		gdx_wc_error(c, r, wc, state);
 		return;
 	}
 	if (kind == GDX_WRID_PROBE) {
@@ -316,6 +350,8 @@ static int gdx_comm_poll(struct gdx_comm *c)
 		seen += n;
 		for (int i = 0; i < n; i++)
 			gdx_wc(c, r, &wcs[i]);
+		if (c->run[r].state == GDX_RAIL_DRAINING)
+			c->run[r].cq_idle = n < 16;
 		if (c->kind != GDX_KIND_RECV || c->run[r].state != GDX_RAIL_UP)
 			continue;
 		for (int q = 0; q < rail->nqps; q++) {

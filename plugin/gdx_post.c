@@ -108,6 +108,7 @@ int gdx_post_seg(struct gdx_comm *c, int rail, int qi, const struct gdx_seg *seg
 	struct gdx_qp *q = &r->qps[qi];
 	uint64_t max = gdx_rail_max_write(r), off = 0;
 	uint32_t lkey = gdx_seg_lkey(c, r, seg), rkey = gdx_seg_rkey(c, rail, seg), total = 0;
+	uint16_t gen = gdx_rail_gen(r);
 	bool host = (seg->flags & (GDX_SEG_CTRL | GDX_SEG_COPY)) ||
 		    (seg->mr && seg->mr->type == NCCL_PTR_HOST);
 	bool imm = seg->flags & GDX_SEG_IMM;
@@ -144,17 +145,16 @@ int gdx_post_seg(struct gdx_comm *c, int rail, int qi, const struct gdx_seg *seg
 						      : 0,
 				.imm_data = htobe32(seg->imm),
 				.wr.rdma = {.remote_addr = seg->raddr + off, .rkey = rkey},
+				.wr_id = GDX_WRID(GDX_WRID_SEND, gen, qi,
+						  q->wr_posted + total + (uint32_t)n + 1),
 			};
 			if (n)
 				wrs[n - 1].next = &wrs[n];
 			n++;
 			off += chunk;
 		}
-		if (last && gdx_qp_signal(q, total + (uint32_t)n, seg->req && !done)) {
+		if (last && gdx_qp_signal(q, total + (uint32_t)n, seg->req && !done))
 			wrs[n - 1].send_flags |= IBV_SEND_SIGNALED;
-			wrs[n - 1].wr_id =
-				GDX_WRID(GDX_WRID_SEND, qi, q->wr_posted + total + (uint32_t)n);
-		}
 		ret = ibv_post_send(q->qp, wrs, &bad);
 		if (ret) {
 			GDX_WARN("%s: ibv_post_send(qp 0x%x) failed: %s", r->dev->ibdev,
@@ -168,8 +168,9 @@ int gdx_post_seg(struct gdx_comm *c, int rail, int qi, const struct gdx_seg *seg
 		q->imms++;
 	if (q->log)
 		gdx_seg_log(q, seg, done);
-	if (!(seg->flags & GDX_SEG_CTRL) && c->kind == GDX_KIND_SEND)
+	if (!(seg->flags & GDX_SEG_CTRL) && c->kind == GDX_KIND_SEND) {
 		gdx_stripe_posted(c, rail, seg->len);
+	}
 	if (seg->req && !done)
 		seg->req->pending++;
 	*done_at_post = done;
@@ -187,16 +188,15 @@ static int gdx_post_one(struct gdx_comm *c, int rail, int qi, struct ibv_sge *sg
 		.opcode = kind == GDX_WRID_PROBE ? IBV_WR_RDMA_WRITE_WITH_IMM : IBV_WR_RDMA_WRITE,
 		.imm_data = htobe32(GDX_IMM_PROBE),
 		.wr.rdma = {.remote_addr = raddr, .rkey = c->remote_ctrl_rkey[rail]},
+		.wr_id = GDX_WRID(kind, gdx_rail_gen(r), qi, q->wr_posted + 1),
 	};
 	struct ibv_send_wr *bad;
 	int ret;
 
 	if (sge && sge->length && r->max_inline >= sge->length)
 		wr.send_flags |= IBV_SEND_INLINE;
-	if (gdx_qp_signal(q, 1, must_signal)) {
+	if (gdx_qp_signal(q, 1, must_signal))
 		wr.send_flags |= IBV_SEND_SIGNALED;
-		wr.wr_id = GDX_WRID(kind, qi, q->wr_posted + 1);
-	}
 	ret = ibv_post_send(q->qp, &wr, &bad);
 	if (ret) {
 		GDX_WARN("%s: ibv_post_send(qp 0x%x) failed: %s", r->dev->ibdev, q->qp->qp_num,

@@ -317,7 +317,9 @@ int gdx_rail_reset(struct gdx_rail *r)
 		}
 		ret = gdx_qp_init(r, qp);
 		qp->wr_posted = qp->wr_done = qp->unsignaled = qp->recvs_to_post = qp->imms = 0;
+		qp->recvs_out = 0;
 	}
+	__atomic_store_n(&r->gen, (uint16_t)(r->gen + 1), __ATOMIC_RELAXED);
 	gdx_rail_new_psn(r);
 	return ret;
 }
@@ -350,7 +352,9 @@ int gdx_rail_post_recvs(struct gdx_rail *r, int q, int n)
 
 		for (int i = 0; i < k; i++) {
 			wrs[i] = (struct ibv_recv_wr){
-				.wr_id = (uint64_t)q, .sg_list = NULL, .num_sge = 0};
+				.wr_id = GDX_WRID(GDX_WRID_RECV, r->gen, q, 0),
+				.sg_list = NULL,
+				.num_sge = 0};
 			wrs[i].next = i + 1 < k ? &wrs[i + 1] : NULL;
 		}
 		ret = ibv_post_recv(r->qps[q].qp, wrs, &bad);
@@ -359,6 +363,7 @@ int gdx_rail_post_recvs(struct gdx_rail *r, int q, int n)
 				 r->qps[q].qp->qp_num, strerror(ret));
 			return -ret;
 		}
+		r->qps[q].recvs_out += (uint32_t)k;
 		n -= k;
 	}
 	return 0;

@@ -12,6 +12,7 @@ void gdx_test_fail(const char *file, int line, const char *fmt, ...)
 {
 	va_list ap;
 
+	fflush(stdout); /* what the test printed before it failed, first */
 	fprintf(stderr, "  %s:%d: ", file, line);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);

@@ -82,7 +82,8 @@ struct gdx_note {
 	uint32_t epoch;
 	uint32_t kind;
 	uint32_t answers; /* READY and REFUSE: the epoch of the RESTORE they answer,
-			   * with GDX_NOTE_PORT_DOWN when the refusal is for that */
+			   * with GDX_NOTE_PORT_DOWN when the refusal is for that;
+			   * DOWN: the rail's incarnation (gdx_rail_run) */
 	uint32_t psn;
 	uint8_t gid[16];
 	char why[80]; /* DOWN: what the writer saw, for the other end's log */
@@ -128,6 +129,9 @@ struct gdx_rail_run {
 	uint32_t my_epoch;    /* of our note about it */
 	uint32_t peer_epoch;  /* of the peer's last note acted on */
 	uint32_t probes;      /* PROBING: probes not yet completed */
+	uint32_t incarnation; /* of its QPs: the epoch of the sender's RESTORE that
+			       * started them, 0 for the first */
+	bool cq_idle;	      /* receiver, DRAINING: the last poll emptied its CQ */
 	bool note_due;	      /* our note about it is still to be written */
 	bool unproven;	      /* receiver: restored, and nothing has come by it yet:
 			       * control writes avoid it until something does */
@@ -198,15 +202,6 @@ struct gdx_request {
 	bool small; /* receive: size came in a small immediate */
 };
 
-/* wr_id of a signaled send work request: its QP's WR count up to it (all
- * of which its completion gives back and shows delivered), the QP, and the
- * kind; a receive's is its QP index alone (gdx_rail_post_recvs). */
-#define GDX_WRID_SEND	      1u
-#define GDX_WRID_PROBE	      2u
-#define GDX_WRID(kind, q, wr) ((uint64_t)(wr) << 32 | (uint64_t)(q) << 8 | (kind))
-#define GDX_WRID_KIND(id)     ((uint32_t)(id)&0xffu)
-#define GDX_WRID_QP(id)	      ((int)(((id) >> 8) & 0xffu))
-#define GDX_WRID_WR(id)	      ((uint32_t)((id) >> 32))
 
 /* Base of the send and receive comms. */
 struct gdx_comm {

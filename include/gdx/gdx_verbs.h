@@ -15,6 +15,20 @@
 
 struct gdx_seglog;
 
+/* wr_id of every work request on a rail's QPs: the kind, the QP, the
+ * rail's incarnation (a completion from before a reset is told from one
+ * after it and dropped) and, for sends, the QP's WR count up to it (all of
+ * which a signaled completion gives back and shows delivered). */
+#define GDX_WRID_SEND		   1u
+#define GDX_WRID_PROBE		   2u
+#define GDX_WRID_RECV		   3u
+#define GDX_WRID(kind, gen, q, wr) \
+	((uint64_t)(wr) << 32 | (uint64_t)(uint16_t)(gen) << 16 | (uint64_t)(q) << 8 | (kind))
+#define GDX_WRID_KIND(id) ((uint32_t)(id)&0xffu)
+#define GDX_WRID_QP(id)	  ((int)(((id) >> 8) & 0xffu))
+#define GDX_WRID_GEN(id)  ((uint16_t)((id) >> 16))
+#define GDX_WRID_WR(id)	  ((uint32_t)((id) >> 32))
+
 struct gdx_qp {
 	struct ibv_qp *qp;
 	uint32_t wr_posted;	/* WRs posted since the QP last started */
@@ -23,6 +37,7 @@ struct gdx_qp {
 	uint32_t recvs_to_post; /* receiver: receives taken and not yet posted again */
 	uint32_t imms;		/* pieces ending with an immediate since the QP last
 				 * started: posted (sender) or taken (receiver) */
+	uint32_t recvs_out;	/* receiver: receives posted and not yet completed */
 	struct gdx_seglog *log; /* sender: what it posted and does not know delivered */
 };
 
@@ -36,6 +51,7 @@ struct gdx_rail {
 	int gid_index;
 	union ibv_gid gid;
 	uint32_t psn; /* every QP of the rail starts at it */
+	uint16_t gen; /* the QPs' incarnation, one more at each reset (atomic) */
 	uint32_t max_inline;
 	uint32_t sq_depth, rq_depth; /* per QP */
 	enum ibv_mtu path_mtu;
@@ -55,14 +71,15 @@ int gdx_rail_connect(struct gdx_rail *r, const struct gdx_wire_rail *remote, con
 /* Every QP to ERR: nothing more is sent or taken on the rail. */
 void gdx_rail_freeze(struct gdx_rail *r);
 /* Every QP to RESET and INIT again, with a new PSN and the port's GID read
- * again, ready for gdx_rail_connect; the counters start over. */
+ * again, ready for gdx_rail_connect; the counters start over and the
+ * incarnation goes up. */
 int gdx_rail_reset(struct gdx_rail *r);
 void gdx_rail_destroy(struct gdx_rail *r);
 /* The QP of the rail whose number is qpn, -1 if none. */
 int gdx_rail_qp_index(const struct gdx_rail *r, uint32_t qpn);
 
-/* Posts n zero-length receives on QP q (they only consume WRITE_WITH_IMM);
- * their completions carry q as wr_id. */
+/* Posts n zero-length receives on QP q (they only consume WRITE_WITH_IMM),
+ * counted in recvs_out until they complete. */
 int gdx_rail_post_recvs(struct gdx_rail *r, int q, int n);
 
 /* The connection's service level and traffic class, as net_ib chooses them
@@ -74,5 +91,12 @@ void gdx_rail_qos(int config_tc, uint8_t *sl, uint8_t *tc);
 
 /* Why a completion failed, and what to check. */
 const char *gdx_wc_hint(enum ibv_wc_status status);
+
+/* The rail's incarnation: read on the data path while a restore's thread
+ * may be resetting the rail. */
+static inline uint16_t gdx_rail_gen(const struct gdx_rail *r)
+{
+	return __atomic_load_n(&r->gen, __ATOMIC_RELAXED);
+}
 
 #endif
