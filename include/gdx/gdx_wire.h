@@ -15,7 +15,7 @@
 #include <nccl/net_common.h>
 
 #define GDX_WIRE_MAGIC	 0x31307465786e6467ULL /* "gdxnet01" */
-#define GDX_WIRE_VERSION 3
+#define GDX_WIRE_VERSION 4
 #define GDX_WIRE_READY	 0x59444552u /* "REDY": connector's QPs are at RTS */
 #define GDX_MAX_RAILS	 8
 /* QPs of one connection over all its rails, net_ib's NCCL_IB_MAX_QPS. */

@@ -303,7 +303,7 @@ static void *check_dlopen(const char *name, char *path, size_t len)
 
 /*
  * The version and wire protocol of a plugin file, read from the text of its
- * INIT line ("NET/GDX : libnccl-net-gdx 0.3.0, wire protocol 3, %d device(s)"),
+ * INIT line ("NET/GDX : libnccl-net-gdx 0.3.1, wire protocol 4, %d device(s)"),
  * which the plugin's format string holds verbatim: nothing of the library
  * runs. A plugin older than 0.2.0 has no wire protocol in it.
  */
