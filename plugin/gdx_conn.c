@@ -25,6 +25,7 @@
 #include <gdx/gdx_conn.h>
 #include <gdx/gdx_env.h>
 #include <gdx/gdx_flush.h>
+#include <gdx/gdx_live.h>
 #include <gdx/gdx_log.h>
 #include <gdx/gdx_p2p.h>
 #include <gdx/gdx_param.h>
@@ -41,7 +42,7 @@
  *   reuses for another handle starts a connect of its own. One that NCCL
  *   stops calling is freed once it has not been called for the handshake
  *   timeout (the handle's bytes are the peer's and checked, never trusted);
- * - live comms (gdx_live, a pointer set: O(1) however many): listen, send
+ * - live comms (gdx_registered, a pointer set: O(1) however many): listen, send
  *   and receive comms, so that a close or a call on something never opened,
  *   or already closed, is refused with an error instead of touching freed
  *   memory, and finalize closes what a context leaves behind;
@@ -164,25 +165,25 @@ static int gdx_accept_set_state(struct gdx_accept *a, enum gdx_accept_state to)
 
 static pthread_mutex_t gdx_conn_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct gdx_connect *gdx_connects;
-static struct gdx_ptrset gdx_live;
+static struct gdx_ptrset gdx_registered;
 
-static int gdx_live_add(const void *comm)
+static int gdx_comm_register(const void *comm)
 {
 	int ret;
 
 	pthread_mutex_lock(&gdx_conn_lock);
-	ret = gdx_ptrset_add(&gdx_live, comm);
+	ret = gdx_ptrset_add(&gdx_registered, comm);
 	pthread_mutex_unlock(&gdx_conn_lock);
 	return ret;
 }
 
 /* Returns 0 when comm was live (and is now forgotten), -EBADF otherwise. */
-static int gdx_live_remove(const void *comm)
+static int gdx_comm_unregister(const void *comm)
 {
 	int ret;
 
 	pthread_mutex_lock(&gdx_conn_lock);
-	ret = gdx_ptrset_remove(&gdx_live, comm) ? -EBADF : 0;
+	ret = gdx_ptrset_remove(&gdx_registered, comm) ? -EBADF : 0;
 	pthread_mutex_unlock(&gdx_conn_lock);
 	return ret;
 }
@@ -192,7 +193,7 @@ bool gdx_comm_registered(const void *comm)
 	bool found;
 
 	pthread_mutex_lock(&gdx_conn_lock);
-	found = gdx_ptrset_has(&gdx_live, comm);
+	found = gdx_ptrset_has(&gdx_registered, comm);
 	pthread_mutex_unlock(&gdx_conn_lock);
 	return found;
 }
@@ -202,7 +203,7 @@ int gdx_comms_open(void)
 	int n;
 
 	pthread_mutex_lock(&gdx_conn_lock);
-	n = (int)gdx_live.n;
+	n = (int)gdx_registered.n;
 	pthread_mutex_unlock(&gdx_conn_lock);
 	return n;
 }
@@ -285,7 +286,7 @@ int gdx_listen(struct gdx_ctx *ctx, int dev, void *handle, struct gdx_listen_com
 			bound.u.sa.sa_family == AF_INET6 ? bound.u.in6.sin6_scope_id : 0, lc->nonce,
 			gdx_vdev_get(dev) ? (uint32_t)gdx_vdev_get(dev)->nmembers : 1,
 			(uint32_t)gdx_params.qps_per_connection);
-	ret = gdx_live_add(lc);
+	ret = gdx_comm_register(lc);
 	if (ret)
 		goto err_close;
 	*comm_p = lc;
@@ -611,11 +612,12 @@ int gdx_connect(struct gdx_ctx *ctx, int dev, int tc, void *handle, struct gdx_s
 	cs->fd = -1;
 	members = cs->remote_members;
 	gdx_connect_free(cs);
-	ret = gdx_live_add(sc);
+	ret = gdx_comm_register(sc);
 	if (ret) {
 		gdx_send_comm_free(sc);
 		return ret;
 	}
+	gdx_live_comm_open(&sc->base);
 	GDX_INFO(NCCL_INIT | NCCL_NET, "connected %s to %s (%s), %s", gdx_vdev_get(dev)->name,
 		 sc->base.peer, sc->base.peer_dev,
 		 gdx_rails_note(&sc->base, members, note, sizeof(note)));
@@ -836,11 +838,12 @@ static int gdx_accept_pending(struct gdx_listen_comm *lc, struct gdx_recv_comm *
 			gdx_accept_free(a);
 			continue;
 		}
-		ret = gdx_live_add(a->rc);
+		ret = gdx_comm_register(a->rc);
 		if (ret) {
 			gdx_accept_free(a);
 			return ret;
 		}
+		gdx_live_comm_open(&a->rc->base);
 		*comm_p = a->rc;
 		GDX_INFO(NCCL_INIT | NCCL_NET, "accepted %s (%s) on %s, %s", a->rc->base.peer,
 			 a->rc->base.peer_dev, gdx_vdev_get(lc->dev_index)->name,
@@ -873,7 +876,7 @@ int gdx_accept(struct gdx_listen_comm *lc, struct gdx_recv_comm **comm_p)
 
 int gdx_close_listen(struct gdx_listen_comm *lc)
 {
-	if (gdx_live_remove(lc))
+	if (gdx_comm_unregister(lc))
 		return -EBADF;
 	for (int i = 0; i < lc->npending; i++)
 		gdx_accept_free(lc->pending[i]);
@@ -885,7 +888,7 @@ int gdx_close_listen(struct gdx_listen_comm *lc)
 
 int gdx_close_send(struct gdx_send_comm *sc)
 {
-	if (gdx_live_remove(sc))
+	if (gdx_comm_unregister(sc))
 		return -EBADF;
 	gdx_send_drain(sc);
 	gdx_send_comm_free(sc);
@@ -894,7 +897,7 @@ int gdx_close_send(struct gdx_send_comm *sc)
 
 int gdx_close_recv(struct gdx_recv_comm *rc)
 {
-	if (gdx_live_remove(rc))
+	if (gdx_comm_unregister(rc))
 		return -EBADF;
 	gdx_recv_comm_free(rc);
 	return 0;
@@ -919,7 +922,7 @@ int gdx_conn_close_owned(struct gdx_ctx *ctx)
 		const void *victim;
 
 		pthread_mutex_lock(&gdx_conn_lock);
-		victim = gdx_ptrset_first(&gdx_live, gdx_comm_owned_by, ctx);
+		victim = gdx_ptrset_first(&gdx_registered, gdx_comm_owned_by, ctx);
 		pthread_mutex_unlock(&gdx_conn_lock);
 		if (!victim)
 			break;
@@ -947,5 +950,5 @@ void gdx_conn_fini(void)
 {
 	while (gdx_connects)
 		gdx_connect_free(gdx_connects);
-	gdx_ptrset_free(&gdx_live);
+	gdx_ptrset_free(&gdx_registered);
 }

@@ -38,6 +38,7 @@
 
 #include <gdx/gdx_event.h>
 #include <gdx/gdx_failover.h>
+#include <gdx/gdx_live.h>
 #include <gdx/gdx_log.h>
 #include <gdx/gdx_param.h>
 #include <gdx/gdx_post.h>
@@ -108,6 +109,7 @@ static void gdx_fo_set(struct gdx_comm *c, int r, enum gdx_rail_state s, uint64_
 		  gdx_rail_state_name(c->run[r].state), gdx_rail_state_name(s));
 	c->run[r].state = s;
 	c->run[r].since_ms = now;
+	gdx_live_rail(c, r, s, now, c->run[r].downs);
 }
 
 static void gdx_fo_count_live(struct gdx_comm *c)
@@ -282,6 +284,7 @@ int gdx_rail_failed(struct gdx_comm *c, int r, const char *why)
 	if (was_up) {
 		run->down_ms = now;
 		run->downs++;
+		gdx_live_rail(c, r, run->state, now, run->downs);
 		run->attempts = 0;
 		run->backoff_ms = GDX_BACKOFF_FIRST_MS;
 		GDX_WARN("%s: rail %d (%s port %d, peer %s) taken out of the connection with %s "
@@ -795,9 +798,11 @@ static int gdx_fo_timers(struct gdx_comm *c, uint64_t now)
 		}
 		if (run->state == GDX_RAIL_DRAINING && !gdx_fo_sender(c)) {
 			if (gdx_fo_drained(c, r, now)) {
-				GDX_INFO(NCCL_NET, "%s: rail %d: the rail's counts final %llu ms after "
+				GDX_INFO(NCCL_NET,
+					 "%s: rail %d: the rail's counts final %llu ms after "
 					 "it was taken out",
-					 gdx_fo_dev(c), r, (unsigned long long)(now - run->since_ms));
+					 gdx_fo_dev(c), r,
+					 (unsigned long long)(now - run->since_ms));
 				gdx_fo_counted(c, r, now);
 			}
 			continue;

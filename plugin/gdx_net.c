@@ -13,6 +13,7 @@
 #include <gdx/gdx_comm.h>
 #include <gdx/gdx_conn.h>
 #include <gdx/gdx_dev.h>
+#include <gdx/gdx_live.h>
 #include <gdx/gdx_log.h>
 #include <gdx/gdx_net.h>
 #include <gdx/gdx_p2p.h>
@@ -117,6 +118,8 @@ ncclResult_t gdx_net_init(void **ctx_p, uint64_t comm_id, int tc, ncclDebugLogge
 	(void)prof; /* accepted; this plugin reports no profiler events */
 	pthread_mutex_lock(&gdx_init_lock);
 	ret = gdx_net_setup(logger, view);
+	if (!ret)
+		gdx_live_open(); /* again after a finalize that closed it */
 	if (ret || !ctx_p)
 		goto out;
 	ctx = calloc(1, sizeof(*ctx));
@@ -158,6 +161,10 @@ ncclResult_t gdx_net_finalize(void *ctx)
 	pthread_mutex_unlock(&gdx_init_lock);
 	c->kind = GDX_KIND_DEAD;
 	free(c);
+	pthread_mutex_lock(&gdx_init_lock);
+	if (gdx_nctxs == 0 && gdx_comms_open() == 0)
+		gdx_live_close(true); /* the job is done with the plugin */
+	pthread_mutex_unlock(&gdx_init_lock);
 	return ncclSuccess;
 }
 
@@ -478,5 +485,8 @@ __attribute__((destructor)) static void gdx_net_unload(void)
 		gdx_devs_fini();
 		gdx_initialized = false;
 	}
+	/* comms still open (a process exiting under running threads) keep
+	 * writing their slots: the mapping stays for them */
+	gdx_live_close(gdx_comms_open() == 0);
 	pthread_mutex_unlock(&gdx_init_lock);
 }

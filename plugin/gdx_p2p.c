@@ -21,6 +21,7 @@
 #include <gdx/gdx_event.h>
 #include <gdx/gdx_failover.h>
 #include <gdx/gdx_flush.h>
+#include <gdx/gdx_live.h>
 #include <gdx/gdx_log.h>
 #include <gdx/gdx_p2p.h>
 #include <gdx/gdx_param.h>
@@ -78,6 +79,7 @@ static struct gdx_request *gdx_req_get(struct gdx_comm *c, bool is_send)
 	r = &c->reqs[c->next_req];
 	c->next_req = (c->next_req + 1) & wrap;
 	c->active++;
+	GDX_LIVE_COUNT(c->live->outstanding = (uint32_t)c->active);
 	r->state = GDX_REQ_ACTIVE;
 	r->is_send = is_send;
 	r->pending = 0;
@@ -93,6 +95,7 @@ static void gdx_req_put(struct gdx_request *r)
 {
 	r->state = GDX_REQ_FREE;
 	r->comm->active--;
+	GDX_LIVE_COUNT(r->comm->live->outstanding = (uint32_t)r->comm->active);
 	if (!r->is_send && !r->flush)
 		gdx_recv_comm_of(r->comm)->recvs_active--;
 }
@@ -292,6 +295,7 @@ static void gdx_wc_recv(struct gdx_comm *c, int r, const struct ibv_wc *wc,
 	if (be32toh(wc->imm_data) == GDX_IMM_PROBE)
 		return; /* a restored rail's probe: it carries again */
 	q->imms++;
+	GDX_LIVE_COUNT(c->live->rails[r].rx_pieces++);
 	gdx_recv_imm(gdx_recv_comm_of(c), be32toh(wc->imm_data));
 }
 
@@ -305,9 +309,9 @@ static void gdx_wc(struct gdx_comm *c, int r, const struct ibv_wc *wc)
 
 	/* A restore's thread owns the QPs, and nothing of their new incarnation
 	 * can complete yet; nor can what came before a reset count after it. */
-	if (state == GDX_RAIL_RESTORING ||
-	    GDX_WRID_GEN(wc->wr_id) != gdx_rail_gen(&c->rails[r])) {
-		GDX_TRACE(NCCL_NET, "%s: rail %d: completion 0x%llx of an earlier incarnation dropped",
+	if (state == GDX_RAIL_RESTORING || GDX_WRID_GEN(wc->wr_id) != gdx_rail_gen(&c->rails[r])) {
+		GDX_TRACE(NCCL_NET,
+			  "%s: rail %d: completion 0x%llx of an earlier incarnation dropped",
 			  gdx_comm_dev_name(c), r, (unsigned long long)wc->wr_id);
 		return;
 	}
@@ -389,6 +393,7 @@ static void gdx_comm_check_peer(struct gdx_comm *c)
 	if (++c->idle_polls % GDX_LIVENESS_POLLS)
 		return;
 	now = gdx_now_ms();
+	gdx_live_tick(c, now);
 	if (now - c->last_check_ms < GDX_LIVENESS_MS)
 		return;
 	c->last_check_ms = now;
@@ -670,6 +675,7 @@ int gdx_isend(struct gdx_send_comm *sc, void *data, uint64_t size, int tag, stru
 	ret = gdx_head_slot(sc, slot, &n);
 	if (ret == -EAGAIN) {
 		/* No clear-to-send yet: NCCL calls again. Keep completions moving. */
+		GDX_LIVE_COUNT(c->live->want_cts = 1);
 		if (!gdx_comm_poll(c))
 			gdx_comm_check_peer(c);
 		return c->err;
@@ -677,6 +683,7 @@ int gdx_isend(struct gdx_send_comm *sc, void *data, uint64_t size, int tag, stru
 	if (ret)
 		return ret;
 	c->idle_polls = 0;
+	GDX_LIVE_COUNT(c->live->want_cts = 0);
 	if (n > 1)
 		return gdx_isend_group(sc, slot, n, data, size, tag, mr, req_p);
 	/* A single receive is matched by tag as a grouped one is (net_ib): NCCL
@@ -1037,6 +1044,8 @@ int gdx_test(struct gdx_request *req, int *done_p, int *sizes)
 	else if (sizes)
 		sizes[0] = (int)req->size;
 	*(req->gpu ? &c->bytes_gpu : &c->bytes_host) += req->size;
+	GDX_LIVE_COUNT(*(req->gpu ? &c->live->bytes_gpu : &c->live->bytes_host) += req->size;
+		       c->live->msgs++);
 	gdx_req_put(req);
 	return 0;
 }

@@ -170,6 +170,7 @@ int gdx_post_seg(struct gdx_comm *c, int rail, int qi, const struct gdx_seg *seg
 		gdx_seg_log(q, seg, done);
 	if (!(seg->flags & GDX_SEG_CTRL) && c->kind == GDX_KIND_SEND) {
 		gdx_stripe_posted(c, rail, seg->len);
+		GDX_LIVE_COUNT(c->live->rails[rail].tx_bytes += seg->len);
 	}
 	if (seg->req && !done)
 		seg->req->pending++;

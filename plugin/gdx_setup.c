@@ -10,6 +10,7 @@
 #include <gdx/gdx_comm.h>
 #include <gdx/gdx_ece.h>
 #include <gdx/gdx_failover.h>
+#include <gdx/gdx_live.h>
 #include <gdx/gdx_log.h>
 #include <gdx/gdx_param.h>
 #include <gdx/gdx_post.h>
@@ -39,6 +40,7 @@ int gdx_comm_base_init(struct gdx_comm *c, uint32_t kind, int dev, int fd, const
 	c->tc = tc >= 0 ? tc : (ctx && ctx->tc >= 0 ? ctx->tc : -1);
 	c->nmembers = gdx_vdev_get(dev)->nmembers;
 	c->sock = fd;
+	c->live = &c->live_own;
 	snprintf(c->peer, sizeof(c->peer), "%s", peer);
 	/* receive comms: 32 receives plus their flushes */
 	c->max_reqs = kind == GDX_KIND_SEND ? GDX_MAX_SEND_REQUESTS : 2 * GDX_MAX_REQUESTS;
@@ -112,6 +114,7 @@ static void gdx_comm_report(const struct gdx_comm *c)
 void gdx_comm_base_fini(struct gdx_comm *c)
 {
 	gdx_failover_fini(c);
+	gdx_live_comm_close(c);
 	gdx_comm_report(c);
 	for (int i = 0; i < c->nrails; i++) {
 		for (int q = 0; q < c->rails[i].nqps; q++)

@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include <nccl/net_common.h>
+#include <gdx/gdx_live_layout.h>
 #include <gdx/gdx_regcache.h>
 #include <gdx/gdx_sock.h>
 #include <gdx/gdx_verbs.h>
@@ -202,7 +203,6 @@ struct gdx_request {
 	bool small; /* receive: size came in a small immediate */
 };
 
-
 /* Base of the send and receive comms. */
 struct gdx_comm {
 	uint32_t kind;
@@ -245,6 +245,10 @@ struct gdx_comm {
 	struct ibv_mr *ctrl_mr[GDX_MAX_RAILS]; /* per NIC of the device */
 	char peer[64];			       /* peer's out-of-band address, for messages */
 	char peer_dev[GDX_DEV_NAME_MAX];
+	/* Its live counters (gdx_live.h): a slot of the process's file, or
+	 * live_own when there is none; never NULL once initialised. */
+	struct gdx_live_comm *live;
+	struct gdx_live_comm live_own;
 };
 
 /* A send comm's FIFO is base.ctrl->fifo, a slot's sizes go out from

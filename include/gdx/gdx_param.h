@@ -88,10 +88,15 @@
 	X(int, failover, "FAILOVER", "0", "NCCL_IB_RESILIENCY_PORT_FAILOVER", 0, 1,               \
 	  "1: on a device of two or more rails, take a rail that fails out of the connection "    \
 	  "and re-send its traffic on the others, instead of failing the connection (off by "     \
-	  "default, as net_ib; see the README's Fabric section for its known issue)")             \
+	  "default, as net_ib)")                                                                  \
 	X(int, recovery_max_ms, "RECOVERY_MAX_MS", "2000", NULL, 0, INT_MAX,                      \
 	  "longest wait between attempts to bring a failed rail back (from 100 ms, doubling, "    \
-	  "never giving up); 0 never brings it back")
+	  "never giving up); 0 never brings it back")                                             \
+	X(int, live, "LIVE", "1", NULL, 0, 1,                                                     \
+	  "1: live counters in a shared-memory file per process, for gdx-doctor top and hang "    \
+	  "(plain stores on the data path); 0: none")                                             \
+	X(str, live_dir, "LIVE_DIR", "/dev/shm", NULL, 0, -1,                                     \
+	  "where the live counter files (nccl-net-gdx.PID) go, and gdx-doctor looks")
 
 struct gdx_params {
 #define GDX_PARAM_FIELD_int(field)				    int field;
