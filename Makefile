@@ -131,7 +131,7 @@ uninstall:
 	@if [ -d '$(DESTDIR)$(DOCDIR)' ]; then rmdir --ignore-fail-on-non-empty '$(DESTDIR)$(DOCDIR)'; fi
 	$(inst_ldconfig)
 
-$(BUILD)/man/%.1: plugin/tools/%.1 Makefile
+$(BUILD)/man/%.1: plugin/tools/%.1 Makefile debian/changelog
 	@mkdir -p $(dir $@)
 	sed 's/@VERSION@/$(VERSION)/g' $< >$@
 

@@ -120,6 +120,7 @@ if [ "$mode" != vm ]; then
 		tests/check-doctor-log.sh
 		tests/check-doctor-gdr.sh
 		tests/check-doctor-fleet.sh
+		tests/check-doctor-live.sh
 		tests/check-package.sh
 		tests/check-rpm.sh
 		tests/check-bench-cli.sh

@@ -31,6 +31,7 @@ static const char doctor_exit_help[] =
 	"  7   log: no line of the plugin in the log\n"
 	"  8   log: the plugin's init lines, but no byte counts (no data lines)\n"
 	"  9   fleet: the nodes differ (an attribute is not the same on every node)\n"
+	"  10  hang: a comm has waited longer than the threshold\n"
 	"  64  bad command line\n"
 	"  70  internal error (out of memory, cannot write the output)\n";
 
@@ -159,7 +160,8 @@ void json_report_origin(FILE *f, const char *command)
 }
 
 static const struct doctor_cmd *const doctor_cmds[] = {
-	&doctor_cmd_topo, &doctor_cmd_env, &doctor_cmd_check, &doctor_cmd_log, &doctor_cmd_fleet,
+	&doctor_cmd_topo,  &doctor_cmd_env, &doctor_cmd_check, &doctor_cmd_log,
+	&doctor_cmd_fleet, &doctor_cmd_top, &doctor_cmd_hang,
 };
 
 #define DOCTOR_NCMDS ((int)(sizeof(doctor_cmds) / sizeof(doctor_cmds[0])))

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * gdx-doctor's parts: one file per subcommand (gdx_doctor_topo.c, _env.c,
- * _check.c, _log.c, _fleet.c), each exporting its struct doctor_cmd;
+ * _check.c, _log.c, _fleet.c, _top.c, _hang.c), each exporting its struct
+ * doctor_cmd; gdx_doctor_live.c reads the running processes' live counters
+ * for top and hang;
  * gdx_doctor.c has main, the command table and what they all share: the exit
  * statuses, the argument parsing with its --help, and the JSON writers;
  * gdx_doctor_json.c the JSON reader fleet reads the other commands' output with.
@@ -10,7 +12,10 @@
 #define GDX_DOCTOR_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
+
+#include <gdx/gdx_live.h>
 
 #ifndef GDX_VERSION
 #define GDX_VERSION "unknown"
@@ -32,6 +37,7 @@ enum doctor_exit {
 	DOCTOR_LOG_NO_PLUGIN = 7, /* log: no line of the plugin at all */
 	DOCTOR_LOG_NO_DATA = 8,	  /* log: the plugin's init lines, but no byte counts */
 	DOCTOR_FLEET_DIFFERS = 9, /* fleet: the nodes' reports differ */
+	DOCTOR_HANG = 10,	  /* hang: a comm has waited longer than the threshold */
 	DOCTOR_USAGE = 64,	  /* bad command line (sysexits' EX_USAGE) */
 	DOCTOR_ERROR = 70,	  /* internal error: out of memory, output failed (EX_SOFTWARE) */
 };
@@ -60,7 +66,7 @@ struct doctor_cmd {
 };
 
 extern const struct doctor_cmd doctor_cmd_topo, doctor_cmd_env, doctor_cmd_check, doctor_cmd_log,
-	doctor_cmd_fleet;
+	doctor_cmd_fleet, doctor_cmd_top, doctor_cmd_hang;
 
 void doctor_cmd_usage(const struct doctor_cmd *cmd, FILE *f);
 
@@ -143,5 +149,33 @@ struct doctor_refusal {
 
 /* Fills up to max refusals; returns how many there are (possibly more than max). */
 int doctor_env_refusals(struct doctor_refusal *r, int max);
+
+/* The live counters of every process on this node that has the plugin
+ * loaded (gdx_doctor_live.c), copied at one moment. */
+struct live_comm {
+	int slot;
+	struct gdx_live_comm c;
+};
+struct live_proc {
+	int pid;
+	bool stopped;
+	struct gdx_live_hdr hdr;
+	int ncomms;
+	struct live_comm *comms;
+};
+struct live_snap {
+	uint64_t now_ms; /* gdx_now_ms() when taken */
+	int nprocs, skipped;
+	struct live_proc *procs;
+};
+/* DOCTOR_OK, DOCTOR_NO_INPUT (dir unreadable, said on stderr) or DOCTOR_ERROR. */
+int live_snap_take(const char *dir, struct live_snap *s);
+void live_snap_free(struct live_snap *s);
+/* The same comm in an earlier snapshot, or NULL (it opened since). */
+const struct live_comm *live_snap_find(const struct live_snap *s, int pid,
+				       const struct live_comm *c);
+/* How long the comm has waited without progress at the snapshot, in ms; 0
+ * when it does not wait. */
+uint64_t live_comm_stalled_ms(const struct live_snap *s, const struct gdx_live_comm *c);
 
 #endif

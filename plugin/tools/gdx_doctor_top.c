@@ -1,0 +1,415 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * gdx-doctor top: what every process on this node moves through the plugin
+ * right now, per process and rail, from their live counters (gdx_live.h):
+ * two snapshots an interval apart give the rates; the counters themselves
+ * are totals since each comm opened (and, per process, of the comms that
+ * closed since).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <gdx/gdx_failover.h>
+
+#include "gdx_doctor.h"
+
+#define TOP_SPARK 24 /* samples a sparkline shows */
+#define TOP_RAILS 64 /* distinct (process, NIC, port) rows */
+
+struct top_opts {
+	const char *dir;
+	double interval_s;
+	bool once, json, prometheus;
+	long count; /* refreshes before exiting; 0: until interrupted */
+};
+
+/* One row: a process's traffic on one NIC port, over every comm it has there. */
+struct top_rail {
+	int pid;
+	char ibdev[32];
+	uint32_t port;
+	uint32_t state;	      /* the worst of its comms' rails: up unless one is not */
+	uint64_t tx_bytes;    /* send comms: posted on it, total */
+	double tx_mbps;	      /* over the last interval */
+	uint64_t rx_pieces;   /* receive comms: immediates taken on it, total */
+	double spark[TOP_SPARK]; /* tx Mb/s, oldest first */
+	int nspark;
+	bool seen;
+};
+
+/* One process's totals. */
+struct top_proc {
+	uint64_t msgs, bytes_gpu, bytes_host;
+	double direct_mbps, staged_mbps, msgs_per_s;
+	uint32_t outstanding, comms;
+	uint64_t oldest_ms;
+	const char *oldest_wait;
+	const struct live_comm *oldest;
+};
+
+static int top_on_opt(void *ctx, int key, const char *arg)
+{
+	struct top_opts *o = ctx;
+	char *end;
+
+	switch (key) {
+	case 'd': o->dir = arg; break;
+	case 'o': o->once = true; break;
+	case 'j': o->json = true; break;
+	case 'p': o->prometheus = true; break;
+	case 'i':
+		errno = 0;
+		o->interval_s = strtod(arg, &end);
+		if (errno || end == arg || *end || !(o->interval_s >= 0.05) || o->interval_s > 3600) {
+			fprintf(stderr, "gdx-doctor top: --interval '%s' is not a number of seconds "
+					"from 0.05 to 3600\n",
+				arg);
+			return DOCTOR_USAGE;
+		}
+		break;
+	case 'n':
+		errno = 0;
+		o->count = strtol(arg, &end, 10);
+		if (errno || end == arg || *end || o->count < 1) {
+			fprintf(stderr, "gdx-doctor top: --count '%s' is not a positive integer\n",
+				arg);
+			return DOCTOR_USAGE;
+		}
+		break;
+	}
+	return DOCTOR_OK;
+}
+
+static struct top_rail *top_rail_row(struct top_rail *rows, int *n, int pid,
+				     const struct gdx_live_rail *r)
+{
+	for (int i = 0; i < *n; i++)
+		if (rows[i].pid == pid && rows[i].port == r->port && !strcmp(rows[i].ibdev, r->ibdev))
+			return &rows[i];
+	if (*n == TOP_RAILS)
+		return NULL;
+	memset(&rows[*n], 0, sizeof(rows[0]));
+	rows[*n].pid = pid;
+	rows[*n].port = r->port;
+	snprintf(rows[*n].ibdev, sizeof(rows[*n].ibdev), "%s", r->ibdev);
+	return &rows[(*n)++];
+}
+
+static double top_mbps(uint64_t now, uint64_t before, double secs)
+{
+	return now > before && secs > 0 ? (double)(now - before) * 8 / 1e6 / secs : 0;
+}
+
+/* The rows of snapshot cur, with rates against prev (NULL: none yet). The
+ * sparklines carry over from the rows of the last refresh. */
+static void top_rows(const struct live_snap *cur, const struct live_snap *prev,
+		     struct top_rail *rows, int *nrows, struct top_proc *procs)
+{
+	double secs = prev ? (double)(cur->now_ms - prev->now_ms) / 1e3 : 0;
+
+	for (int i = 0; i < *nrows; i++) {
+		rows[i].seen = false;
+		rows[i].tx_bytes = rows[i].rx_pieces = 0;
+		rows[i].tx_mbps = 0;
+		rows[i].state = 0;
+	}
+	for (int i = 0; i < cur->nprocs; i++) {
+		const struct live_proc *p = &cur->procs[i];
+		struct top_proc *tp = &procs[i];
+		uint64_t gpu_before = 0, host_before = 0, msgs_before = 0;
+
+		memset(tp, 0, sizeof(*tp));
+		tp->msgs = p->hdr.closed_msgs;
+		tp->bytes_gpu = p->hdr.closed_bytes_gpu;
+		tp->bytes_host = p->hdr.closed_bytes_host;
+		tp->comms = (uint32_t)p->ncomms;
+		for (int k = 0; k < p->ncomms; k++) {
+			const struct live_comm *lc = &p->comms[k];
+			const struct live_comm *old = prev ? live_snap_find(prev, p->pid, lc) : NULL;
+			uint64_t stalled = live_comm_stalled_ms(cur, &lc->c);
+
+			tp->msgs += lc->c.msgs;
+			tp->bytes_gpu += lc->c.bytes_gpu;
+			tp->bytes_host += lc->c.bytes_host;
+			tp->outstanding += lc->c.outstanding;
+			if (old) {
+				gpu_before += old->c.bytes_gpu;
+				host_before += old->c.bytes_host;
+				msgs_before += old->c.msgs;
+			} /* else opened since: all it moved is new */
+			if (stalled > tp->oldest_ms || (!tp->oldest && lc->c.outstanding)) {
+				tp->oldest_ms = stalled;
+				tp->oldest = lc;
+				tp->oldest_wait = gdx_live_wait_name(lc->c.wait);
+			}
+			for (uint32_t r = 0; r < lc->c.nrails; r++) {
+				const struct gdx_live_rail *lr = &lc->c.rails[r];
+				struct top_rail *row = top_rail_row(rows, nrows, p->pid, lr);
+
+				if (!row)
+					continue;
+				row->seen = true;
+				row->tx_bytes += lr->tx_bytes;
+				row->rx_pieces += lr->rx_pieces;
+				if (lr->state > row->state)
+					row->state = lr->state;
+				if (old)
+					row->tx_mbps +=
+						top_mbps(lr->tx_bytes, old->c.rails[r].tx_bytes, secs);
+				else if (prev)
+					row->tx_mbps += top_mbps(lr->tx_bytes, 0, secs);
+			}
+		}
+		if (prev) {
+			uint64_t gpu_now = tp->bytes_gpu - p->hdr.closed_bytes_gpu;
+			uint64_t host_now = tp->bytes_host - p->hdr.closed_bytes_host;
+
+			tp->direct_mbps = top_mbps(gpu_now, gpu_before, secs);
+			tp->staged_mbps = top_mbps(host_now, host_before, secs);
+			tp->msgs_per_s =
+				secs > 0 && tp->msgs - p->hdr.closed_msgs > msgs_before
+					? (double)(tp->msgs - p->hdr.closed_msgs - msgs_before) / secs
+					: 0;
+		}
+	}
+	for (int i = 0; i < *nrows; i++) {
+		struct top_rail *row = &rows[i];
+
+		if (!prev)
+			continue;
+		if (row->nspark == TOP_SPARK) {
+			memmove(row->spark, row->spark + 1, (TOP_SPARK - 1) * sizeof(row->spark[0]));
+			row->nspark--;
+		}
+		row->spark[row->nspark++] = row->tx_mbps;
+	}
+	/* rows of processes or comms gone */
+	for (int i = 0; i < *nrows; i++)
+		if (!rows[i].seen)
+			rows[i--] = rows[--*nrows];
+}
+
+/* A rail's recent rates as block characters, scaled to its own peak. */
+static void top_spark(const struct top_rail *row, char *out, size_t len)
+{
+	static const char *const blocks[] = {"▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"};
+	double peak = 0;
+	size_t off = 0;
+
+	out[0] = '\0';
+	for (int i = 0; i < row->nspark; i++)
+		peak = row->spark[i] > peak ? row->spark[i] : peak;
+	for (int i = 0; i < row->nspark && off + 4 < len; i++) {
+		int b = peak > 0 ? (int)(row->spark[i] / peak * 7 + 0.5) : 0;
+
+		off += (size_t)snprintf(out + off, len - off, "%s", blocks[b < 0 ? 0 : b > 7 ? 7 : b]);
+	}
+}
+
+static void top_text(const struct live_snap *s, const struct top_rail *rows, int nrows,
+		     const struct top_proc *procs, double interval_s, bool tty)
+{
+	if (tty)
+		fputs("\033[H\033[2J", stdout);
+	printf("gdx-doctor top: %d process(es) with the plugin loaded, every %.1f s%s\n", s->nprocs,
+	       interval_s, s->skipped ? " (some live files left out: other layout, or gone)" : "");
+	for (int i = 0; i < s->nprocs; i++) {
+		const struct live_proc *p = &s->procs[i];
+		const struct top_proc *tp = &procs[i];
+
+		printf("\npid %d%s  %s  (plugin %s)\n", p->pid, p->stopped ? " (stopped)" : "",
+		       p->hdr.cmd, p->hdr.version);
+		printf("  %u comm(s), %u request(s) outstanding; %.0f msg/s; GPU-direct %.1f Mb/s, "
+		       "through host memory %.1f Mb/s; totals %llu msgs, %llu B direct, %llu B "
+		       "host\n",
+		       tp->comms, tp->outstanding, tp->msgs_per_s, tp->direct_mbps, tp->staged_mbps,
+		       (unsigned long long)tp->msgs, (unsigned long long)tp->bytes_gpu,
+		       (unsigned long long)tp->bytes_host);
+		if (tp->oldest && tp->oldest_ms)
+			printf("  oldest wait: %.1f s, %s (%s comm on %s with %s)\n",
+			       (double)tp->oldest_ms / 1e3, tp->oldest_wait,
+			       tp->oldest->c.role == GDX_LIVE_SEND ? "send" : "receive",
+			       tp->oldest->c.dev, tp->oldest->c.peer);
+		printf("  %-12s %4s %-20s %10s %14s %12s  %s\n", "NIC", "port", "state", "tx Mb/s",
+		       "tx bytes", "rx pieces", "tx, recent");
+		for (int k = 0; k < nrows; k++) {
+			char spark[TOP_SPARK * 4 + 1];
+
+			if (rows[k].pid != p->pid)
+				continue;
+			top_spark(&rows[k], spark, sizeof(spark));
+			printf("  %-12s %4u %-20s %10.1f %14llu %12llu  %s\n", rows[k].ibdev,
+			       rows[k].port, gdx_rail_state_name(rows[k].state), rows[k].tx_mbps,
+			       (unsigned long long)rows[k].tx_bytes,
+			       (unsigned long long)rows[k].rx_pieces, spark);
+		}
+	}
+	fflush(stdout);
+}
+
+static void top_json(const struct live_snap *s, const struct top_rail *rows, int nrows,
+		     const struct top_proc *procs, double interval_s)
+{
+	printf("{");
+	json_report_origin(stdout, "top");
+	printf(", \"interval_s\": %.3f, \"processes\": [", interval_s);
+	for (int i = 0; i < s->nprocs; i++) {
+		const struct live_proc *p = &s->procs[i];
+		const struct top_proc *tp = &procs[i];
+		bool first = true;
+
+		printf("%s\n  {\"pid\": %d, \"cmd\": ", i ? "," : "", p->pid);
+		json_str(stdout, p->hdr.cmd);
+		printf(", \"version\": ");
+		json_str(stdout, p->hdr.version);
+		printf(", \"stopped\": %s, \"comms\": %u, \"untracked_comms\": %llu, "
+		       "\"outstanding\": %u, \"msgs\": %llu, \"bytes_gpu\": %llu, \"bytes_host\": "
+		       "%llu, \"msgs_per_s\": %.1f, \"direct_mbps\": %.3f, \"staged_mbps\": %.3f, "
+		       "\"oldest_wait_s\": %.3f, \"oldest_wait\": ",
+		       p->stopped ? "true" : "false", tp->comms,
+		       (unsigned long long)p->hdr.untracked, tp->outstanding,
+		       (unsigned long long)tp->msgs, (unsigned long long)tp->bytes_gpu,
+		       (unsigned long long)tp->bytes_host, tp->msgs_per_s, tp->direct_mbps,
+		       tp->staged_mbps, (double)tp->oldest_ms / 1e3);
+		json_str_or_null(stdout, tp->oldest_ms ? tp->oldest_wait : NULL);
+		printf(", \"rails\": [");
+		for (int k = 0; k < nrows; k++) {
+			if (rows[k].pid != p->pid)
+				continue;
+			printf("%s{\"nic\": ", first ? "" : ", ");
+			json_str(stdout, rows[k].ibdev);
+			printf(", \"port\": %u, \"state\": \"%s\", \"tx_bytes\": %llu, \"tx_mbps\": "
+			       "%.3f, \"rx_pieces\": %llu}",
+			       rows[k].port, gdx_rail_state_name(rows[k].state),
+			       (unsigned long long)rows[k].tx_bytes, rows[k].tx_mbps,
+			       (unsigned long long)rows[k].rx_pieces);
+			first = false;
+		}
+		printf("]}");
+	}
+	printf("\n]}\n");
+	fflush(stdout);
+}
+
+/* The node exporter's textfile collector format: one sample per line. */
+static void top_prometheus(const struct live_snap *s, const struct top_rail *rows, int nrows,
+			   const struct top_proc *procs)
+{
+	printf("# HELP gdx_bytes_total Bytes moved by completed requests, by memory.\n"
+	       "# TYPE gdx_bytes_total counter\n");
+	for (int i = 0; i < s->nprocs; i++) {
+		printf("gdx_bytes_total{pid=\"%d\",memory=\"gpu\"} %llu\n", s->procs[i].pid,
+		       (unsigned long long)procs[i].bytes_gpu);
+		printf("gdx_bytes_total{pid=\"%d\",memory=\"host\"} %llu\n", s->procs[i].pid,
+		       (unsigned long long)procs[i].bytes_host);
+	}
+	printf("# HELP gdx_messages_total Requests completed.\n# TYPE gdx_messages_total counter\n");
+	for (int i = 0; i < s->nprocs; i++)
+		printf("gdx_messages_total{pid=\"%d\"} %llu\n", s->procs[i].pid,
+		       (unsigned long long)procs[i].msgs);
+	printf("# HELP gdx_outstanding_requests Requests in flight.\n"
+	       "# TYPE gdx_outstanding_requests gauge\n");
+	for (int i = 0; i < s->nprocs; i++)
+		printf("gdx_outstanding_requests{pid=\"%d\"} %u\n", s->procs[i].pid,
+		       procs[i].outstanding);
+	printf("# HELP gdx_oldest_wait_seconds The longest a comm has waited without progress.\n"
+	       "# TYPE gdx_oldest_wait_seconds gauge\n");
+	for (int i = 0; i < s->nprocs; i++)
+		printf("gdx_oldest_wait_seconds{pid=\"%d\"} %.3f\n", s->procs[i].pid,
+		       (double)procs[i].oldest_ms / 1e3);
+	printf("# HELP gdx_rail_tx_bytes_total Bytes posted on a NIC port by send comms.\n"
+	       "# TYPE gdx_rail_tx_bytes_total counter\n");
+	for (int k = 0; k < nrows; k++) {
+		/* label values: NIC names are [A-Za-z0-9_], nothing to escape */
+		printf("gdx_rail_tx_bytes_total{pid=\"%d\",nic=\"%s\",port=\"%u\"} %llu\n",
+		       rows[k].pid, rows[k].ibdev, rows[k].port,
+		       (unsigned long long)rows[k].tx_bytes);
+	}
+	printf("# HELP gdx_rail_up Whether every comm's rail on the NIC port is up.\n"
+	       "# TYPE gdx_rail_up gauge\n");
+	for (int k = 0; k < nrows; k++)
+		printf("gdx_rail_up{pid=\"%d\",nic=\"%s\",port=\"%u\"} %d\n", rows[k].pid,
+		       rows[k].ibdev, rows[k].port, rows[k].state == GDX_RAIL_UP);
+	fflush(stdout);
+}
+
+static void top_sleep(double secs)
+{
+	struct timespec ts = {(time_t)secs, (long)((secs - (double)(time_t)secs) * 1e9)};
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+static int doctor_top(const struct doctor_cmd *cmd, int argc, char **argv)
+{
+	struct top_opts o = {.interval_s = 1.0};
+	struct live_snap prev, cur;
+	static struct top_rail rows[TOP_RAILS];
+	struct top_proc *procs = NULL;
+	int nrows = 0, ret;
+	bool tty = isatty(STDOUT_FILENO);
+
+	ret = doctor_args(cmd, argc, argv, top_on_opt, &o);
+	if (ret != DOCTOR_OK)
+		return ret;
+	if (o.json + o.prometheus > 1) {
+		fprintf(stderr, "gdx-doctor top: --json and --prometheus are two formats: give one\n");
+		return DOCTOR_USAGE;
+	}
+	if ((o.json || o.prometheus) && !o.count)
+		o.once = true; /* a machine reads one report */
+	if (o.once)
+		o.count = 1;
+	ret = live_snap_take(o.dir, &prev);
+	if (ret != DOCTOR_OK)
+		return ret;
+	for (long i = 0; !o.count || i < o.count; i++) {
+		top_sleep(o.interval_s);
+		ret = live_snap_take(o.dir, &cur);
+		if (ret != DOCTOR_OK)
+			break;
+		free(procs);
+		procs = calloc((size_t)cur.nprocs + 1, sizeof(*procs));
+		if (!procs) {
+			live_snap_free(&cur);
+			ret = DOCTOR_ERROR;
+			break;
+		}
+		top_rows(&cur, &prev, rows, &nrows, procs);
+		if (o.json)
+			top_json(&cur, rows, nrows, procs, o.interval_s);
+		else if (o.prometheus)
+			top_prometheus(&cur, rows, nrows, procs);
+		else
+			top_text(&cur, rows, nrows, procs, o.interval_s, tty && !o.once);
+		live_snap_free(&prev);
+		prev = cur;
+	}
+	live_snap_free(&prev);
+	free(procs);
+	if (ret == DOCTOR_OK && ferror(stdout))
+		ret = DOCTOR_ERROR;
+	return ret;
+}
+
+static const struct doctor_opt top_opts[] = {
+	{"once", 'o', NULL, "one report after one interval, then exit"},
+	{"interval", 'i', "SECONDS", "time between the two snapshots a rate is taken over (1)"},
+	{"count", 'n', "N", "N reports, then exit"},
+	{"json", 'j', NULL, "JSON (one report unless --count)"},
+	{"prometheus", 'p', NULL, "the node exporter's textfile format (one report unless --count)"},
+	{"dir", 'd', "DIR", "where the live files are (NCCL_GDX_LIVE_DIR, else /dev/shm)"},
+	{0},
+};
+
+const struct doctor_cmd doctor_cmd_top = {
+	.name = "top",
+	.summary = "what each process with the plugin moves now, per NIC port, from its live "
+		   "counters",
+	.opts = top_opts,
+	.run = doctor_top,
+};
