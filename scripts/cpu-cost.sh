@@ -10,6 +10,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 SIZE=${SIZE:-65536}
+# PLUGIN: another build of the plugin to measure, e.g. one made with
+# CPPFLAGS=-DGDX_LIVE_OFF (no live-counter stores on the data path).
+bench=(build/gdx-bench ${PLUGIN:+--plugin "$PLUGIN"})
 ITERS=${ITERS:-400}
 WARMUP=10
 out=$(mktemp -d)
@@ -17,7 +20,7 @@ trap 'rm -rf "$out"' EXIT
 msgs=$((ITERS + WARMUP))
 
 valgrind --tool=callgrind --trace-children=yes --callgrind-out-file="$out/cg.%p" \
-	build/gdx-bench -s "$SIZE" -n "$ITERS" -w "$WARMUP" -t 8 >/dev/null 2>"$out/vg.log"
+	"${bench[@]}" -s "$SIZE" -n "$ITERS" -w "$WARMUP" -t 8 >/dev/null 2>"$out/vg.log"
 # Inclusive instructions of the named plugin entry points in one profile:
 # their own lines, not the "=> callee (Nx)" lines of the annotated callers.
 inclusive() {
@@ -36,7 +39,7 @@ send_i=$(inclusive "$client" "gdx_net_isend gdx_net_test")
 # benchmark's own sched_yield while idle is left out.
 syscalls() {
 	strace -f -qq -c -e 'trace=!sched_yield' -o "$out/st.$1" \
-		build/gdx-bench -s "$SIZE" -n "$1" -w "$WARMUP" -t 8 >/dev/null
+		"${bench[@]}" -s "$SIZE" -n "$1" -w "$WARMUP" -t 8 >/dev/null
 	awk '$NF == "total" { print $(NF-2) }' "$out/st.$1"
 }
 low=$(syscalls "$ITERS")
@@ -57,14 +60,14 @@ per_call() {
 # its clear-to-send and returns a request at the first call, and every irecv
 # returns one, so their instructions per call are exact.
 valgrind --tool=callgrind --trace-children=yes --callgrind-out-file="$out/lat.%p" \
-	build/gdx-bench -m lat -s 8 -n "$ITERS" -w "$WARMUP" >/dev/null 2>"$out/vg-lat.log"
+	"${bench[@]}" -m lat -s 8 -n "$ITERS" -w "$WARMUP" >/dev/null 2>"$out/vg-lat.log"
 lat_files=$(ls "$out"/lat.* | sort -t. -k2 -n)
 isend_i=0 irecv_i=0
 for f in $lat_files; do
 	isend_i=$((isend_i + $(inclusive "$f" "gdx_net_isend")))
 	irecv_i=$((irecv_i + $(inclusive "$f" "gdx_net_irecv")))
 done
-echo "CPU cost per $SIZE-byte message, gdx-bench stream of $msgs messages, depth 8"
+echo "CPU cost per $SIZE-byte message, gdx-bench stream of $msgs messages, depth 8${PLUGIN:+ ($PLUGIN)}"
 echo "  receiver: $((recv_i / msgs)) user-space instructions in irecv + test"
 echo "  sender:   $((send_i / msgs)) user-space instructions in isend + test"
 echo "  system calls per message, both sides (sched_yield of the benchmark aside): $(per_call)"
