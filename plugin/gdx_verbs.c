@@ -351,10 +351,10 @@ int gdx_rail_post_recvs(struct gdx_rail *r, int q, int n)
 		int k = n < 64 ? n : 64;
 
 		for (int i = 0; i < k; i++) {
-			wrs[i] = (struct ibv_recv_wr){
-				.wr_id = GDX_WRID(GDX_WRID_RECV, r->gen, q, 0),
-				.sg_list = NULL,
-				.num_sge = 0};
+			wrs[i] =
+				(struct ibv_recv_wr){.wr_id = GDX_WRID(GDX_WRID_RECV, r->gen, q, 0),
+						     .sg_list = NULL,
+						     .num_sge = 0};
 			wrs[i].next = i + 1 < k ? &wrs[i + 1] : NULL;
 		}
 		ret = ibv_post_recv(r->qps[q].qp, wrs, &bad);

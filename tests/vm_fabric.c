@@ -486,7 +486,7 @@ static void test_failover_down_up_twenty_times(void)
 	 * by a rail after its counts went to the sender */
 	printf("  receiver's counts taken after its receives were flushed: %d; from an "
 	       "empty CQ: %d\n",
-	       count_lines(gdx_test_infos(), "rail's counts final") ,
+	       count_lines(gdx_test_infos(), "rail's counts final"),
 	       count_lines(gdx_test_infos(), "never came back"));
 	ASSERT_EQ(count_lines(gdx_test_warnings(), "after the rail's counts were final"), 0);
 	ASSERT(count_lines(gdx_test_warnings(), "taken out of the connection") >= CYCLES);
@@ -584,5 +584,4 @@ static void test_weighted_striping(void)
 
 GDX_TESTS_MAIN(TEST(test_qps_round_robin, 120), TEST(test_qps_split, 120),
 	       TEST(test_qps_counts_differ, 240), TEST(test_adaptive_routing_forced, 120),
-	       TEST(test_failover_down_up_twenty_times, 600),
-	       TEST(test_weighted_striping, 300))
+	       TEST(test_failover_down_up_twenty_times, 600), TEST(test_weighted_striping, 300))

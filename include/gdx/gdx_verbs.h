@@ -19,9 +19,9 @@ struct gdx_seglog;
  * rail's incarnation (a completion from before a reset is told from one
  * after it and dropped) and, for sends, the QP's WR count up to it (all of
  * which a signaled completion gives back and shows delivered). */
-#define GDX_WRID_SEND		   1u
-#define GDX_WRID_PROBE		   2u
-#define GDX_WRID_RECV		   3u
+#define GDX_WRID_SEND  1u
+#define GDX_WRID_PROBE 2u
+#define GDX_WRID_RECV  3u
 #define GDX_WRID(kind, gen, q, wr) \
 	((uint64_t)(wr) << 32 | (uint64_t)(uint16_t)(gen) << 16 | (uint64_t)(q) << 8 | (kind))
 #define GDX_WRID_KIND(id) ((uint32_t)(id)&0xffu)
