@@ -97,9 +97,9 @@ struct bench_series {
  * the plot replaces it; a failed run removes a file it created). A file that
  * cannot be read or written, or is not figures, is a bad command line. */
 void bench_plot_prepare(const struct bench_opts *o);
-/* Figures from path: gdx-bench -j's JSON, or lines of SIZE GBPS [USEC]
- * (gdx-bench --help); label is the legend's unless the file names one (NULL:
- * the file's name). Exits 2 naming the file and line of what is wrong. */
+/* Figures from path, JSON as gdx-bench -j prints it (gdx-bench(1), PLOT);
+ * label is the legend's unless the file has one (NULL: the file's name).
+ * Exits 2 naming the file, and the line or result, of what is wrong. */
 void bench_plot_read(const char *path, const char *label, struct bench_series *s);
 /* The run's title: its mode and devices, as the table's header names them. */
 void bench_plot_title(struct bench_series *s, enum bench_mode mode, const char *dev,

@@ -32,7 +32,7 @@
 #define PLOT_RIGHT    (PLOT_W - 24)
 #define PLOT_FLAT     16 /* size labels turned past this many, not to overlap */
 
-/* Bandwidth above, time below; the sizes are labelled under both. */
+/* Bandwidth above, time below, the sizes labelled under them. */
 static const int plot_top[2] = {84, 372}, plot_bottom[2] = {324, 592};
 static const char *const plot_colour[1 + BENCH_PLOT_REFS] = {"#1f5fa8", "#d95f02", "#1b9e77",
 							     "#7570b3", "#a6761d"};
