@@ -67,8 +67,10 @@ $(BUILD)/tests/%: $(BUILD)/tests/%.o $(TEST_LIB) $(ARCHIVE)
 $(REF_TOOLS): $(BUILD)/tests/ref_verbs_pingpong.o $(ARCHIVE)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(BUILD)/gdx-bench: $(patsubst %.c,$(BUILD)/%.o,$(wildcard plugin/tools/gdx_bench*.c))
-	$(CC) $(LDFLAGS) -o $@ $^ -ldl
+# --plot-from and --plot-ref read gdx-bench -j's JSON with gdx-doctor's reader.
+$(BUILD)/gdx-bench: $(patsubst %.c,$(BUILD)/%.o,$(wildcard plugin/tools/gdx_bench*.c)) \
+		    $(BUILD)/plugin/tools/gdx_doctor_json.o
+	$(CC) $(LDFLAGS) -o $@ $^ -ldl -lm
 
 $(BUILD)/gdx-doctor: $(patsubst %.c,$(BUILD)/%.o,$(wildcard plugin/tools/gdx_doctor*.c)) $(ARCHIVE)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)

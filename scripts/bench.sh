@@ -7,8 +7,8 @@
 # and 4 QPs per connection next to ib_write_bw -q 1 and -q 4, and a fused
 # connection's throughput while one rail's wire goes down and comes back
 # (scripts/bench-fabric.sh). The emulator's absolute figures mean nothing;
-# the ratios do.
+# the ratios do. The bandwidth medians are drawn into build/bench/bandwidth.svg.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-exec scripts/vm-run.sh --pairs 2 --mem 4096 --timeout 3000 -- \
+exec scripts/vm-run.sh --pairs 2 --mem 4096 --timeout 3000 --out build/bench -- \
 	"LAT=1 ROUNDS=${ROUNDS:-5} scripts/side-by-side.sh && echo && scripts/bench-rails.sh && echo && build/gdx-bench -m conn -n 256 && echo && scripts/bench-fabric.sh"

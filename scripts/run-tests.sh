@@ -124,6 +124,7 @@ if [ "$mode" != vm ]; then
 		tests/check-package.sh
 		tests/check-rpm.sh
 		tests/check-bench-cli.sh
+		tests/check-bench-plot.sh
 		tests/check-containers.sh
 		for t in build/tests/unit_*; do
 			case "$t" in *.o | *.d) continue ;; esac

@@ -58,8 +58,18 @@ run_perftest_lat() {
 }
 
 
+# figures LABEL [JSON MEMBERS]: "bytes Gb/s" lines (the medians) as the JSON
+# gdx-bench --plot-from reads; a stream's time per message is its size over
+# its rate. A missing median (a run that timed out) is null: no point.
+figures() {
+	awk -v label="$1" -v more="${2:-}" 'BEGIN { printf "{\"label\": \"%s\", \"iters\": 1%s, \"results\": [", label, more }
+		NF { printf "%s{\"bytes\": %d, \"Gbps\": %s, \"seconds\": %s}", n++ ? ", " : "", $1,
+			($2 > 0) ? $2 : "null", ($2 > 0) ? $1 * 8 / ($2 * 1e9) : "null" }
+		END { print "]}" }'
+}
+
 declare -A gdx gdx2 perf
-lat_gdx="" lat_perf="" lat_floor=""
+lat_gdx="" lat_perf="" lat_floor="" plot_gdx="" plot_gdx2="" plot_perf=""
 for round in $(seq 1 "$ROUNDS"); do
 	if [ "$LAT" = 1 ]; then
 		g=$(run_gdx_lat)
@@ -92,7 +102,21 @@ for s in $SIZES; do
 	p=$(tr ' ' '\n' <<<"${perf[$s]}" | grep . | median)
 	printf '%10s  %16.3f  %16.3f  %7.3f  %14.3f\n' "$s" "$g" "$p" \
 		"$(awk -v g="$g" -v p="$p" 'BEGIN { print (p > 0) ? g / p : 0 }')" "$g2"
+	plot_gdx+="$s $g"$'\n' plot_gdx2+="$s $g2"$'\n' plot_perf+="$s $p"$'\n'
 done
+# The same medians drawn, ib_write_bw's beside gdx-bench's, into $GDX_VM_OUT
+# (make bench: build/bench/bandwidth.svg and the figures it is drawn from).
+out=${GDX_VM_OUT:?is where side-by-side.sh draws (scripts/vm-run.sh sets it)}
+figures "gdx-bench -P 1" ", \"mode\": \"bw\", \"title\": \"gdx-bench (-P 1, -P 2) next to ib_write_bw: $CLIENT_DEV -> $SERVER_DEV, medians of $ROUNDS rounds\"" \
+	<<<"$plot_gdx" >"$out/bw-gdx-bench.json"
+figures "gdx-bench -P 2" <<<"$plot_gdx2" >"$out/bw-gdx-bench-P2.json"
+figures ib_write_bw <<<"$plot_perf" >"$out/bw-ib_write_bw.json"
+if build/gdx-bench --plot-from "$out/bw-gdx-bench.json" --plot-ref "$out/bw-gdx-bench-P2.json" \
+	--plot-ref "$out/bw-ib_write_bw.json" --plot "$out/bandwidth.svg"; then
+	echo "(drawn: bandwidth.svg, with the figures bw-*.json, in the run's output directory)"
+else
+	echo "side-by-side.sh: no bandwidth.svg (gdx-bench said why above)" >&2
+fi
 if [ "$LAT" = 1 ]; then
 	g=$(grep . <<<"$lat_gdx" | median)
 	p=$(grep . <<<"$lat_perf" | median)

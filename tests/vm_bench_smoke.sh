@@ -72,6 +72,20 @@ check "gdx-bench --server / --client over TCP: the client runs the server's opti
 	'j["results"][0]["bytes"] == 262144 and j["iters"] == 20 and j["bytes_host"] == 22 * 262144' \
 	server_client -s 256K -n 20 -w 2 -t 4
 
+# --plot on a real sweep: the SVG (on the guest's tmpfs, so read back here)
+# parses as XML and holds the five sizes, each a label and a point with the
+# figures -j printed (tests/svg_figures.py).
+plot_sweep() {
+	local svg=$GDX_VM_TMP/sweep.svg json=$GDX_VM_TMP/sweep.json
+	timeout 120 build/gdx-bench -b 4K -e 64K -n 30 -w 3 -j --plot "$svg" >"$json" || return 1
+	python3 -c 'import json, sys; assert len(json.load(open(sys.argv[1]))["results"]) == 5' "$json" &&
+		python3 tests/svg_figures.py --title "gdx-bench bw: " "$svg" "$json" &&
+		echo "# plot: $(grep -o 'class="size" data-size="[0-9]*"' "$svg" | grep -o '[0-9]*' | tr '\n' ' ')in $(wc -c <"$svg") bytes"
+}
+out=$(plot_sweep 2>&1)
+report "gdx-bench --plot: a real 4K-64K sweep's SVG parses and holds its five sizes and figures" $? "$out"
+grep '^# plot: ' <<<"$out"
+
 refused() { # name, expected exit status, expected message, command...
 	local out rc
 	out=$(timeout 60 "${@:4}" 2>&1)

@@ -10,13 +10,15 @@
  *   rate  the same, reported as messages per second (for small sizes)
  *   lat   ping-pong, one message each way at a time: half round trips,
  *         median and p99
- * Prints one row per message size, in nccl-tests' units (GB/s = 10^9 B/s).
+ * Prints one row per message size, in nccl-tests' units (GB/s = 10^9 B/s);
+ * --plot draws them as SVG too (gdx_bench_plot.c).
  */
 #include <ctype.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <math.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -748,6 +750,8 @@ static void bench_server(const struct bench_opts *o, int in, int out)
 	ncclNetProperties_v7_t props, pprops;
 	double *lat = calloc((size_t)o->iters, sizeof(double));
 	int dev, pdev = -1, first = 1;
+	struct bench_series run = {.label = "gdx-bench"};
+	const char *peer_name;
 	char go = 1;
 
 	if (!lat)
@@ -770,11 +774,12 @@ static void bench_server(const struct bench_opts *o, int in, int out)
 			bench_connect(&e, dev);
 	}
 	bench_buffers(&e, bench_buffer_size(o), o);
-	bench_header(o, props.name,
-		     pe			       ? pprops.name
-		     : o->role == BENCH_SERVER ? "remote"
-		     : o->peer_dev	       ? o->peer_dev
-					       : "peer");
+	peer_name = pe			      ? pprops.name
+		    : o->role == BENCH_SERVER ? "remote"
+		    : o->peer_dev	      ? o->peer_dev
+					      : "peer";
+	bench_header(o, props.name, peer_name);
+	bench_plot_title(&run, o->mode, props.name, peer_name, o->cuda ? "cuda" : "host");
 	for (size_t s = o->min_size;; s = bench_next(s, o)) {
 		bench_progress(o, s);
 		if (!pe)
@@ -791,6 +796,7 @@ static void bench_server(const struct bench_opts *o, int in, int out)
 				       first ? "" : ", ", s, med, p99, lat[0] * 1e6);
 			else
 				printf("  %12zu %14.2f %14.2f %14.2f\n", s, med, p99, lat[0] * 1e6);
+			bench_plot_add(&run, s, NAN, med);
 		} else {
 			struct bench_size z = bench_split(s);
 			double t = pe ? bench_stream_local(&e, pe, &z, o)
@@ -805,6 +811,7 @@ static void bench_server(const struct bench_opts *o, int in, int out)
 			else
 				printf("  %12zu %10.2f %10.4f %10.4f %12.1f\n", s,
 				       t * 1e6 / o->iters, gbs, gbs * 8, rate);
+			bench_plot_add(&run, s, gbs * 8, t * 1e6 / o->iters);
 		}
 		fflush(stdout);
 		first = 0;
@@ -827,6 +834,8 @@ static void bench_server(const struct bench_opts *o, int in, int out)
 		       "counters)\n",
 		       bench_bytes_gpu, bench_bytes_host);
 	free(lat);
+	if (o->plot)
+		bench_plot_write(&run);
 }
 
 /*
@@ -906,11 +915,20 @@ static void bench_usage(void)
 	       "      --plugin PATH    the plugin (default: libnccl-net-gdx.so beside this\n"
 	       "                       program, else in ../lib, else from the library path)\n"
 	       "  -j, --json           one JSON object instead of the table\n"
+	       "      --plot FILE.svg  also draw the sweep as SVG: bandwidth, and time per\n"
+	       "                       message (lat: the median), against the size\n"
+	       "      --plot-ref FILE  figures drawn beside the run's, up to %d files: JSON as\n"
+	       "                       -j prints it; {\"label\": \"ib_write_bw\", \"results\":\n"
+	       "                       [{\"bytes\": 65536, \"Gbps\": 90.1}]} is enough\n"
+	       "                       (\"median_us\" for a latency; label: the file's name)\n"
+	       "      --plot-from FILE plot an earlier -j run's JSON, measuring nothing\n"
 	       "  -V, --version        the version\n"
 	       "  -h, --help\n\n"
 	       "GB/s is 10^9 bytes per second, as nccl-tests reports; Gb/s beside it.\n"
 	       "exit status: 0 every size ran; 1 a runtime failure (the plugin, a device, the\n"
-	       "other end); 2 a bad command line.\n");
+	       "other end); 2 a bad command line, or a --plot file that cannot be read or\n"
+	       "written.\n",
+	       BENCH_PLOT_REFS);
 }
 
 static int bench_int(const char *s, const char *what)
@@ -972,7 +990,16 @@ static void bench_local(const struct bench_opts *o)
 
 int main(int argc, char **argv)
 {
-	enum { OPT_PEER_DEV = 256, OPT_GPU, OPT_PLUGIN, OPT_WAIT, OPT_INTERVAL };
+	enum {
+		OPT_PEER_DEV = 256,
+		OPT_GPU,
+		OPT_PLUGIN,
+		OPT_WAIT,
+		OPT_INTERVAL,
+		OPT_PLOT,
+		OPT_PLOT_REF,
+		OPT_PLOT_FROM
+	};
 	static const struct option longopts[] = {
 		{"mode", required_argument, NULL, 'm'},
 		{"dev", required_argument, NULL, 'd'},
@@ -997,6 +1024,9 @@ int main(int argc, char **argv)
 		{"gpu", required_argument, NULL, OPT_GPU},
 		{"plugin", required_argument, NULL, OPT_PLUGIN},
 		{"json", no_argument, NULL, 'j'},
+		{"plot", required_argument, NULL, OPT_PLOT},
+		{"plot-ref", required_argument, NULL, OPT_PLOT_REF},
+		{"plot-from", required_argument, NULL, OPT_PLOT_FROM},
 		{"version", no_argument, NULL, 'V'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0}};
@@ -1093,6 +1123,13 @@ int main(int argc, char **argv)
 		case OPT_GPU: o.gpu = bench_int(optarg, "--gpu"); break;
 		case OPT_PLUGIN: o.plugin = optarg; break;
 		case 'j': o.json = 1; break;
+		case OPT_PLOT: o.plot = optarg; break;
+		case OPT_PLOT_REF:
+			if (o.plot_nrefs == BENCH_PLOT_REFS)
+				bench_usage_error("--plot-ref at most %d times", BENCH_PLOT_REFS);
+			o.plot_refs[o.plot_nrefs++] = optarg;
+			break;
+		case OPT_PLOT_FROM: o.plot_from = optarg; break;
 		case 'V': printf("gdx-bench %s\n", GDX_VERSION); return BENCH_EXIT_OK;
 		case 'h': bench_usage(); return BENCH_EXIT_OK;
 		case ':': bench_usage_error("%s needs an argument", argv[optind - 1]);
@@ -1126,6 +1163,24 @@ int main(int argc, char **argv)
 		bench_usage_error("--wait must be >= 0");
 	if (o.gpu < 0)
 		bench_usage_error("--gpu must be >= 0");
+	if ((o.plot_from || o.plot_nrefs) && !o.plot)
+		bench_usage_error("%s needs --plot FILE.svg",
+				  o.plot_from ? "--plot-from" : "--plot-ref");
+	if (o.plot && !o.plot_from && o.role == BENCH_CLIENT)
+		bench_usage_error(
+			"--plot goes to the server, which measures (gdx-bench -S --plot FILE)");
+	if (o.plot && !o.plot_from && o.mode == BENCH_CONN)
+		bench_usage_error("--plot draws the bw, rate and lat sweeps, not --mode conn");
+	/* Every plot file checked before the run, so that none fails after it. */
+	if (o.plot)
+		bench_plot_prepare(&o);
+	if (o.plot_from) {
+		struct bench_series from;
+
+		bench_plot_read(o.plot_from, "gdx-bench", &from);
+		bench_plot_write(&from);
+		return BENCH_EXIT_OK;
+	}
 	if (o.mode == BENCH_CONN) {
 		if (o.role != BENCH_LOCAL)
 			bench_usage_error("--mode conn runs both ends on this machine");

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* gdx-bench's parts: the options, the side channel, CUDA memory. */
+/* gdx-bench's parts: the options, the side channel, CUDA memory, the plot. */
 #ifndef GDX_BENCH_H
 #define GDX_BENCH_H
 
@@ -24,6 +24,11 @@ enum bench_exit { BENCH_EXIT_OK = 0, BENCH_EXIT_FAIL = 1, BENCH_EXIT_USAGE = 2 }
 #define BENCH_SIZE_MAX (1ULL << 40)
 #define BENCH_MSG_MAX  ((size_t)1 << 30)
 
+/* --plot: series drawn beside the run (--plot-ref), and the points a series
+ * holds (a sweep has at most 42 sizes: 0, 1, 2, 4 ... 1024G). */
+#define BENCH_PLOT_REFS	  4
+#define BENCH_PLOT_POINTS 64
+
 struct bench_opts {
 	const char *plugin;
 	const char *dev, *peer_dev;
@@ -36,9 +41,13 @@ struct bench_opts {
 	enum bench_role role;
 	const char *host; /* BENCH_CLIENT: the server's address */
 	int port;
-	int cuda, gpu;	 /* --mem cuda on GPU gpu */
-	int wait;	 /* BENCH_CLIENT: seconds to keep trying the server */
-	double interval; /* bw, rate: print the rate every this many seconds (0: no) */
+	int cuda, gpu;	       /* --mem cuda on GPU gpu */
+	int wait;	       /* BENCH_CLIENT: seconds to keep trying the server */
+	double interval;       /* bw, rate: print the rate every this many seconds (0: no) */
+	const char *plot;      /* --plot: the SVG to write */
+	const char *plot_from; /* --plot-from: figures plotted, nothing measured */
+	const char *plot_refs[BENCH_PLOT_REFS]; /* --plot-ref: figures drawn beside */
+	int plot_nrefs;
 };
 
 /* A runtime failure: one line on standard error, exit 1. With both ends here
@@ -67,5 +76,36 @@ void bench_chan_recv_opts(int fd, struct bench_opts *o);
 /* GPU memory through the CUDA driver, loaded at run time (no link). */
 void *bench_cuda_alloc(size_t n, int gpu);
 void bench_cuda_free(void *p);
+
+/* One size of a plotted series; NAN where it has no such figure. */
+struct bench_point {
+	size_t bytes;
+	double gbps; /* bandwidth, Gb/s */
+	double usec; /* bw, rate: time per message; lat: median half round trip */
+};
+
+struct bench_series {
+	char label[64];	 /* its legend entry */
+	char title[256]; /* what the plot is of, when it is the run plotted */
+	enum bench_mode mode;
+	struct bench_point pts[BENCH_PLOT_POINTS]; /* by size, each size once */
+	int n;
+};
+
+/* The plot (gdx_bench_plot.c). Before anything runs: every --plot-ref read
+ * and --plot's file opened (created, or an existing one left as it is until
+ * the plot replaces it; a failed run removes a file it created). A file that
+ * cannot be read or written, or is not figures, is a bad command line. */
+void bench_plot_prepare(const struct bench_opts *o);
+/* Figures from path, JSON as gdx-bench -j prints it (gdx-bench(1), PLOT);
+ * label is the legend's unless the file has one (NULL: the file's name).
+ * Exits 2 naming the file, and the line or result, of what is wrong. */
+void bench_plot_read(const char *path, const char *label, struct bench_series *s);
+/* The run's title: its mode and devices, as the table's header names them. */
+void bench_plot_title(struct bench_series *s, enum bench_mode mode, const char *dev,
+		      const char *peer, const char *memory);
+void bench_plot_add(struct bench_series *s, size_t bytes, double gbps, double usec);
+/* Draws run and the references into --plot's file; dies when it cannot. */
+void bench_plot_write(const struct bench_series *run);
 
 #endif
