@@ -56,8 +56,9 @@ static uint64_t gdx_proc_start(int pid, char *state)
 	buf[n] = '\0';
 	/* the command name may hold spaces and parentheses: after the last ')' */
 	p = strrchr(buf, ')');
-	if (!p || sscanf(p + 1, " %c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d "
-				 "%*d %*d %*d %llu",
+	if (!p || sscanf(p + 1,
+			 " %c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d "
+			 "%*d %*d %*d %llu",
 			 state ? state : &(char){0}, &start) != 2)
 		return 0;
 	return start;
@@ -114,8 +115,9 @@ void gdx_live_open(void)
 		 (int)getpid());
 	fd = open(gdx_live_path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
 	if (fd < 0 || ftruncate(fd, sizeof(struct gdx_live))) {
-		GDX_INFO(NCCL_INIT, "no live counters: %s: %s (gdx-doctor top and hang will not see "
-				    "this process; NCCL_GDX_LIVE_DIR chooses the directory)",
+		GDX_INFO(NCCL_INIT,
+			 "no live counters: %s: %s (gdx-doctor top and hang will not see "
+			 "this process; NCCL_GDX_LIVE_DIR chooses the directory)",
 			 gdx_live_path, strerror(errno));
 		if (fd >= 0) {
 			close(fd);
@@ -127,7 +129,8 @@ void gdx_live_open(void)
 	h = mmap(NULL, sizeof(struct gdx_live), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	close(fd);
 	if (h == MAP_FAILED) {
-		GDX_INFO(NCCL_INIT, "no live counters: mmap %s: %s", gdx_live_path, strerror(errno));
+		GDX_INFO(NCCL_INIT, "no live counters: mmap %s: %s", gdx_live_path,
+			 strerror(errno));
 		unlink(gdx_live_path);
 		return;
 	}
@@ -152,8 +155,7 @@ void gdx_live_open(void)
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 	memcpy(h->magic, GDX_LIVE_MAGIC, sizeof(GDX_LIVE_MAGIC));
 	gdx_live_map = (struct gdx_live *)h;
-	GDX_INFO(NCCL_INIT, "live counters in %s (gdx-doctor top, gdx-doctor hang)",
-		 gdx_live_path);
+	GDX_INFO(NCCL_INIT, "live counters in %s (gdx-doctor top, gdx-doctor hang)", gdx_live_path);
 }
 
 void gdx_live_close(bool unmap)

@@ -17,10 +17,10 @@
 #include "gdx_plugin_loader.h"
 #include "gdx_test.h"
 
-#define LIVE_DIR  "/dev/shm"
-#define MSG_SIZE  65536
-#define DEPTH	  4
-#define DOCTOR	  "build/gdx-doctor"
+#define LIVE_DIR "/dev/shm"
+#define MSG_SIZE 65536
+#define DEPTH	 4
+#define DOCTOR	 "build/gdx-doctor"
 
 static const ncclNet_v7_t *net_up(void)
 {
@@ -327,8 +327,9 @@ static void test_hang_names_a_stopped_receiver(void)
 	}
 	if (t_named < 0) {
 		ASSERT_EQ(run(DOCTOR " top --once --json", out, sizeof(out)), 0);
-		gdx_test_fail(__FILE__, __LINE__, "hang did not name the sender within 5 s (exit %d); top says: %s",
-			      rc, out);
+		gdx_test_fail(__FILE__, __LINE__,
+			      "hang did not name the sender within 5 s (exit %d); top says: %s", rc,
+			      out);
 	}
 	printf("  receiver stopped; %.2f s later gdx-doctor hang --threshold 0.5 (which takes up "
 	       "to %.2f s here) says:\n  %.*s\n",

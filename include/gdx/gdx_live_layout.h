@@ -91,11 +91,11 @@ struct gdx_live_hdr {
 	uint32_t layout;
 	uint32_t size; /* of the whole file */
 	int32_t pid;
-	uint32_t ncomms; /* slots */
+	uint32_t ncomms;     /* slots */
 	uint64_t proc_start; /* /proc/PID/stat's start time: tells a reused pid */
 	uint64_t created_ms;
-	char version[24]; /* the plugin's */
-	char cmd[64];	  /* the process's command line, for a person */
+	char version[24];   /* the plugin's */
+	char cmd[64];	    /* the process's command line, for a person */
 	uint64_t untracked; /* comms opened while every slot was taken */
 	/* what comms that closed had moved, so that totals never go back */
 	uint64_t closed_msgs, closed_bytes_gpu, closed_bytes_host;

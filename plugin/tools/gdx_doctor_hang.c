@@ -33,8 +33,9 @@ static int hang_on_opt(void *ctx, int key, const char *arg)
 		errno = 0;
 		o->threshold_s = strtod(arg, &end);
 		if (errno || end == arg || *end || !(o->threshold_s >= 0) || o->threshold_s > 1e6) {
-			fprintf(stderr, "gdx-doctor hang: --threshold '%s' is not a number of "
-					"seconds\n",
+			fprintf(stderr,
+				"gdx-doctor hang: --threshold '%s' is not a number of "
+				"seconds\n",
 				arg);
 			return DOCTOR_USAGE;
 		}
@@ -66,8 +67,9 @@ static const char *hang_cause(const struct gdx_live_comm *c, char *buf, size_t l
 {
 	for (uint32_t r = 0; r < c->nrails; r++) {
 		if (hang_port_down(c->rails[r].ibdev, c->rails[r].port)) {
-			snprintf(buf, len, "the local NIC's port is down (%s port %u): check the link "
-					   "with ibv_devinfo -d %s",
+			snprintf(buf, len,
+				 "the local NIC's port is down (%s port %u): check the link "
+				 "with ibv_devinfo -d %s",
 				 c->rails[r].ibdev, c->rails[r].port, c->rails[r].ibdev);
 			return buf;
 		}
@@ -79,26 +81,30 @@ static const char *hang_cause(const struct gdx_live_comm *c, char *buf, size_t l
 	}
 	switch (c->wait) {
 	case GDX_LIVE_WAIT_CTS:
-		snprintf(buf, len, "the peer never posted the receive: its rank is behind, stuck "
-				   "elsewhere, or stopped (look at %s's process)",
+		snprintf(buf, len,
+			 "the peer never posted the receive: its rank is behind, stuck "
+			 "elsewhere, or stopped (look at %s's process)",
 			 c->peer);
 		break;
 	case GDX_LIVE_WAIT_COMPLETION:
-		snprintf(buf, len, "the peer is not reachable: the NIC has not had an answer from "
-				   "%s (routing, its port, or the process is gone)",
+		snprintf(buf, len,
+			 "the peer is not reachable: the NIC has not had an answer from "
+			 "%s (routing, its port, or the process is gone)",
 			 c->peer);
 		break;
 	case GDX_LIVE_WAIT_DATA:
-		snprintf(buf, len, "the peer never sent: its rank has not reached this send, or "
-				   "is stuck (look at %s's process)",
+		snprintf(buf, len,
+			 "the peer never sent: its rank has not reached this send, or "
+			 "is stuck (look at %s's process)",
 			 c->peer);
 		break;
 	case GDX_LIVE_PEER_CLOSED:
 		snprintf(buf, len, "the peer process closed the connection or exited");
 		break;
 	case GDX_LIVE_FAILED:
-		snprintf(buf, len, "the comm failed (error %d): its WARN line in the job's log "
-				   "names the cause",
+		snprintf(buf, len,
+			 "the comm failed (error %d): its WARN line in the job's log "
+			 "names the cause",
 			 c->err);
 		break;
 	default: snprintf(buf, len, "unknown"); break;
@@ -148,8 +154,9 @@ static int doctor_hang(const struct doctor_cmd *cmd, int argc, char **argv)
 			if (!stalled || (double)stalled / 1e3 < o.threshold_s)
 				continue;
 			if (p->stopped)
-				snprintf(cause, sizeof(cause), "this process is stopped (SIGSTOP or a "
-							       "debugger): it does not drive its comms");
+				snprintf(cause, sizeof(cause),
+					 "this process is stopped (SIGSTOP or a "
+					 "debugger): it does not drive its comms");
 			else
 				hang_cause(c, cause, sizeof(cause));
 			hang_when(s.now_ms, c->stall_ms, when, sizeof(when));

@@ -74,7 +74,8 @@ void live_snap_free(struct live_snap *s)
 	memset(s, 0, sizeof(*s));
 }
 
-const struct live_comm *live_snap_find(const struct live_snap *s, int pid, const struct live_comm *c)
+const struct live_comm *live_snap_find(const struct live_snap *s, int pid,
+				       const struct live_comm *c)
 {
 	for (int i = 0; i < s->nprocs; i++) {
 		if (s->procs[i].pid != pid)

@@ -31,10 +31,10 @@ struct top_rail {
 	int pid;
 	char ibdev[32];
 	uint32_t port;
-	uint32_t state;	      /* the worst of its comms' rails: up unless one is not */
-	uint64_t tx_bytes;    /* send comms: posted on it, total */
-	double tx_mbps;	      /* over the last interval */
-	uint64_t rx_pieces;   /* receive comms: immediates taken on it, total */
+	uint32_t state;		 /* the worst of its comms' rails: up unless one is not */
+	uint64_t tx_bytes;	 /* send comms: posted on it, total */
+	double tx_mbps;		 /* over the last interval */
+	uint64_t rx_pieces;	 /* receive comms: immediates taken on it, total */
 	double spark[TOP_SPARK]; /* tx Mb/s, oldest first */
 	int nspark;
 	bool seen;
@@ -63,9 +63,11 @@ static int top_on_opt(void *ctx, int key, const char *arg)
 	case 'i':
 		errno = 0;
 		o->interval_s = strtod(arg, &end);
-		if (errno || end == arg || *end || !(o->interval_s >= 0.05) || o->interval_s > 3600) {
-			fprintf(stderr, "gdx-doctor top: --interval '%s' is not a number of seconds "
-					"from 0.05 to 3600\n",
+		if (errno || end == arg || *end || !(o->interval_s >= 0.05) ||
+		    o->interval_s > 3600) {
+			fprintf(stderr,
+				"gdx-doctor top: --interval '%s' is not a number of seconds "
+				"from 0.05 to 3600\n",
 				arg);
 			return DOCTOR_USAGE;
 		}
@@ -87,7 +89,8 @@ static struct top_rail *top_rail_row(struct top_rail *rows, int *n, int pid,
 				     const struct gdx_live_rail *r)
 {
 	for (int i = 0; i < *n; i++)
-		if (rows[i].pid == pid && rows[i].port == r->port && !strcmp(rows[i].ibdev, r->ibdev))
+		if (rows[i].pid == pid && rows[i].port == r->port &&
+		    !strcmp(rows[i].ibdev, r->ibdev))
 			return &rows[i];
 	if (*n == TOP_RAILS)
 		return NULL;
@@ -128,7 +131,8 @@ static void top_rows(const struct live_snap *cur, const struct live_snap *prev,
 		tp->comms = (uint32_t)p->ncomms;
 		for (int k = 0; k < p->ncomms; k++) {
 			const struct live_comm *lc = &p->comms[k];
-			const struct live_comm *old = prev ? live_snap_find(prev, p->pid, lc) : NULL;
+			const struct live_comm *old =
+				prev ? live_snap_find(prev, p->pid, lc) : NULL;
 			uint64_t stalled = live_comm_stalled_ms(cur, &lc->c);
 
 			tp->msgs += lc->c.msgs;
@@ -157,8 +161,8 @@ static void top_rows(const struct live_snap *cur, const struct live_snap *prev,
 				if (lr->state > row->state)
 					row->state = lr->state;
 				if (old)
-					row->tx_mbps +=
-						top_mbps(lr->tx_bytes, old->c.rails[r].tx_bytes, secs);
+					row->tx_mbps += top_mbps(lr->tx_bytes,
+								 old->c.rails[r].tx_bytes, secs);
 				else if (prev)
 					row->tx_mbps += top_mbps(lr->tx_bytes, 0, secs);
 			}
@@ -171,7 +175,8 @@ static void top_rows(const struct live_snap *cur, const struct live_snap *prev,
 			tp->staged_mbps = top_mbps(host_now, host_before, secs);
 			tp->msgs_per_s =
 				secs > 0 && tp->msgs - p->hdr.closed_msgs > msgs_before
-					? (double)(tp->msgs - p->hdr.closed_msgs - msgs_before) / secs
+					? (double)(tp->msgs - p->hdr.closed_msgs - msgs_before) /
+						  secs
 					: 0;
 		}
 	}
@@ -181,7 +186,8 @@ static void top_rows(const struct live_snap *cur, const struct live_snap *prev,
 		if (!prev)
 			continue;
 		if (row->nspark == TOP_SPARK) {
-			memmove(row->spark, row->spark + 1, (TOP_SPARK - 1) * sizeof(row->spark[0]));
+			memmove(row->spark, row->spark + 1,
+				(TOP_SPARK - 1) * sizeof(row->spark[0]));
 			row->nspark--;
 		}
 		row->spark[row->nspark++] = row->tx_mbps;
@@ -205,7 +211,10 @@ static void top_spark(const struct top_rail *row, char *out, size_t len)
 	for (int i = 0; i < row->nspark && off + 4 < len; i++) {
 		int b = peak > 0 ? (int)(row->spark[i] / peak * 7 + 0.5) : 0;
 
-		off += (size_t)snprintf(out + off, len - off, "%s", blocks[b < 0 ? 0 : b > 7 ? 7 : b]);
+		off += (size_t)snprintf(out + off, len - off, "%s",
+					blocks[b < 0   ? 0
+					       : b > 7 ? 7
+						       : b]);
 	}
 }
 
@@ -357,7 +366,8 @@ static int doctor_top(const struct doctor_cmd *cmd, int argc, char **argv)
 	if (ret != DOCTOR_OK)
 		return ret;
 	if (o.json + o.prometheus > 1) {
-		fprintf(stderr, "gdx-doctor top: --json and --prometheus are two formats: give one\n");
+		fprintf(stderr,
+			"gdx-doctor top: --json and --prometheus are two formats: give one\n");
 		return DOCTOR_USAGE;
 	}
 	if ((o.json || o.prometheus) && !o.count)
@@ -401,7 +411,8 @@ static const struct doctor_opt top_opts[] = {
 	{"interval", 'i', "SECONDS", "time between the two snapshots a rate is taken over (1)"},
 	{"count", 'n', "N", "N reports, then exit"},
 	{"json", 'j', NULL, "JSON (one report unless --count)"},
-	{"prometheus", 'p', NULL, "the node exporter's textfile format (one report unless --count)"},
+	{"prometheus", 'p', NULL,
+	 "the node exporter's textfile format (one report unless --count)"},
 	{"dir", 'd', "DIR", "where the live files are (NCCL_GDX_LIVE_DIR, else /dev/shm)"},
 	{0},
 };
