@@ -274,6 +274,7 @@ int gdx_rail_failed(struct gdx_comm *c, int r, const char *why)
 	gdx_fo_set(c, r, GDX_RAIL_DRAINING, now);
 	run->deadline_ms = now + (gdx_fo_sender(c) ? GDX_COUNTS_WAIT_MS : GDX_DRAIN_WAIT_MS);
 	run->cq_idle = false;
+	run->drain_imms = 0;
 	run->renote_ms = now + GDX_RENOTE_MS;
 	run->resend_rail = -1;
 	gdx_fo_count_live(c);
@@ -800,9 +801,14 @@ static int gdx_fo_timers(struct gdx_comm *c, uint64_t now)
 			if (gdx_fo_drained(c, r, now)) {
 				GDX_INFO(NCCL_NET,
 					 "%s: rail %d: the rail's counts final %llu ms after "
-					 "it was taken out",
+					 "it was taken out; %u immediate(s) taken meanwhile, "
+					 "the last %llu ms after",
 					 gdx_fo_dev(c), r,
-					 (unsigned long long)(now - run->since_ms));
+					 (unsigned long long)(now - run->since_ms), run->drain_imms,
+					 (unsigned long long)(run->drain_imms
+								      ? run->drain_last_ms -
+										run->since_ms
+								      : 0));
 				gdx_fo_counted(c, r, now);
 			}
 			continue;

@@ -292,6 +292,10 @@ static void gdx_wc_recv(struct gdx_comm *c, int r, const struct ibv_wc *wc,
 	}
 	q->recvs_to_post++;
 	c->run[r].unproven = false;
+	if (state == GDX_RAIL_DRAINING) {
+		c->run[r].drain_imms++;
+		c->run[r].drain_last_ms = gdx_now_ms();
+	}
 	if (be32toh(wc->imm_data) == GDX_IMM_PROBE)
 		return; /* a restored rail's probe: it carries again */
 	q->imms++;

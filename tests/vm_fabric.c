@@ -489,6 +489,24 @@ static void test_failover_down_up_twenty_times(void)
 	       count_lines(gdx_test_infos(), "rail's counts final"),
 	       count_lines(gdx_test_infos(), "never came back"));
 	ASSERT_EQ(count_lines(gdx_test_warnings(), "after the rail's counts were final"), 0);
+	/* the rule before 0.3.1 took the counts 10 ms after the rail failed:
+	 * an immediate taken later was left out of them */
+	{
+		const char *p = gdx_test_infos();
+		unsigned long long last, worst = 0;
+		int late = 0;
+
+		while ((p = strstr(p, "immediate(s) taken meanwhile, the last "))) {
+			p += strlen("immediate(s) taken meanwhile, the last ");
+			last = strtoull(p, NULL, 10);
+			late += last > 10;
+			worst = last > worst ? last : worst;
+		}
+		printf("  while draining, the last immediate came up to %llu ms after the rail "
+		       "went out; in %d outage(s) after 10 ms, which the rule before 0.3.1 left "
+		       "out of the counts\n",
+		       worst, late);
+	}
 	ASSERT(count_lines(gdx_test_warnings(), "taken out of the connection") >= CYCLES);
 	ASSERT(count_lines(gdx_test_infos(), "back in the connection") >= CYCLES);
 	/* both rails down: the connection fails, and says so */

@@ -120,22 +120,24 @@ enum gdx_rail_state {
 
 struct gdx_rail_run {
 	enum gdx_rail_state state;
-	uint64_t since_ms;    /* when it entered the state */
-	uint64_t deadline_ms; /* DRAINING, RESTORING, PROBING: when to move on */
-	uint64_t renote_ms;   /* sender, DRAINING: when to ask for the counts again */
-	uint64_t down_ms;     /* when it was last taken out */
-	uint32_t backoff_ms;  /* DOWN: wait before the next restore attempt */
-	uint32_t attempts;    /* restore attempts since it went down */
-	uint32_t downs;	      /* times taken out */
-	uint32_t my_epoch;    /* of our note about it */
-	uint32_t peer_epoch;  /* of the peer's last note acted on */
-	uint32_t probes;      /* PROBING: probes not yet completed */
-	uint32_t incarnation; /* of its QPs: the epoch of the sender's RESTORE that
-			       * started them, 0 for the first */
-	bool cq_idle;	      /* receiver, DRAINING: the last poll emptied its CQ */
-	bool note_due;	      /* our note about it is still to be written */
-	bool unproven;	      /* receiver: restored, and nothing has come by it yet:
-			       * control writes avoid it until something does */
+	uint64_t since_ms;	/* when it entered the state */
+	uint64_t deadline_ms;	/* DRAINING, RESTORING, PROBING: when to move on */
+	uint64_t renote_ms;	/* sender, DRAINING: when to ask for the counts again */
+	uint64_t down_ms;	/* when it was last taken out */
+	uint32_t backoff_ms;	/* DOWN: wait before the next restore attempt */
+	uint32_t attempts;	/* restore attempts since it went down */
+	uint32_t downs;		/* times taken out */
+	uint32_t my_epoch;	/* of our note about it */
+	uint32_t peer_epoch;	/* of the peer's last note acted on */
+	uint32_t probes;	/* PROBING: probes not yet completed */
+	uint32_t incarnation;	/* of its QPs: the epoch of the sender's RESTORE that
+				 * started them, 0 for the first */
+	bool cq_idle;		/* receiver, DRAINING: the last poll emptied its CQ */
+	uint32_t drain_imms;	/* receiver, DRAINING: immediates taken meanwhile */
+	uint64_t drain_last_ms; /* and when the last came (for the INFO line) */
+	bool note_due;		/* our note about it is still to be written */
+	bool unproven;		/* receiver: restored, and nothing has come by it yet:
+				 * control writes avoid it until something does */
 	/* A restore's verbs calls, in a thread of their own: taking a RoCE QP
 	 * to RTR resolves the peer's address, which after a link flap can
 	 * block for a second (gdx_failover.c). */
