@@ -6,8 +6,19 @@
 # on the sender, irecv and test on the receiver, including the verbs
 # provider's work they call and any polling while they wait), divided by the
 # messages; and the system calls per message from strace.
+#
+#   scripts/cpu-cost.sh              # as NCCL up to 2.25, or with no profiler
+#   scripts/cpu-cost.sh --profiler   # with a profiler that takes the plugin's
+#                                    # events (gdx-bench --profiler)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+prof=()
+case "${1:-}" in
+	--profiler) prof=(--profiler) ;;
+	"") ;;
+	*) echo "usage: $0 [--profiler]" >&2; exit 2 ;;
+esac
 
 SIZE=${SIZE:-65536}
 ITERS=${ITERS:-400}
@@ -17,7 +28,7 @@ trap 'rm -rf "$out"' EXIT
 msgs=$((ITERS + WARMUP))
 
 valgrind --tool=callgrind --trace-children=yes --callgrind-out-file="$out/cg.%p" \
-	build/gdx-bench -s "$SIZE" -n "$ITERS" -w "$WARMUP" -t 8 >/dev/null 2>"$out/vg.log"
+	build/gdx-bench -s "$SIZE" -n "$ITERS" -w "$WARMUP" -t 8 "${prof[@]}" >/dev/null 2>"$out/vg.log"
 # Inclusive instructions of the named plugin entry points in one profile:
 # their own lines, not the "=> callee (Nx)" lines of the annotated callers.
 inclusive() {
@@ -36,7 +47,7 @@ send_i=$(inclusive "$client" "gdx_net_isend gdx_net_test")
 # benchmark's own sched_yield while idle is left out.
 syscalls() {
 	strace -f -qq -c -e 'trace=!sched_yield' -o "$out/st.$1" \
-		build/gdx-bench -s "$SIZE" -n "$1" -w "$WARMUP" -t 8 >/dev/null
+		build/gdx-bench -s "$SIZE" -n "$1" -w "$WARMUP" -t 8 "${prof[@]}" >/dev/null
 	awk '$NF == "total" { print $(NF-2) }' "$out/st.$1"
 }
 low=$(syscalls "$ITERS")
@@ -57,14 +68,20 @@ per_call() {
 # its clear-to-send and returns a request at the first call, and every irecv
 # returns one, so their instructions per call are exact.
 valgrind --tool=callgrind --trace-children=yes --callgrind-out-file="$out/lat.%p" \
-	build/gdx-bench -m lat -s 8 -n "$ITERS" -w "$WARMUP" >/dev/null 2>"$out/vg-lat.log"
+	build/gdx-bench -m lat -s 8 -n "$ITERS" -w "$WARMUP" "${prof[@]}" >/dev/null 2>"$out/vg-lat.log"
 lat_files=$(ls "$out"/lat.* | sort -t. -k2 -n)
 isend_i=0 irecv_i=0
 for f in $lat_files; do
 	isend_i=$((isend_i + $(inclusive "$f" "gdx_net_isend")))
 	irecv_i=$((irecv_i + $(inclusive "$f" "gdx_net_irecv")))
 done
-echo "CPU cost per $SIZE-byte message, gdx-bench stream of $msgs messages, depth 8"
+if [ ${#prof[@]} -gt 0 ]; then
+	# what each end's plugin gave the benchmark's counting callback
+	events=$(awk '/profiler events started/ { printf "%s%s %d started, %d stopped", sep, $2, $3, $7; sep = "; " }' "$out/vg.log")
+	echo "CPU cost per $SIZE-byte message, gdx-bench stream of $msgs messages, depth 8, with a profiler taking the net events ($events)"
+else
+	echo "CPU cost per $SIZE-byte message, gdx-bench stream of $msgs messages, depth 8"
+fi
 echo "  receiver: $((recv_i / msgs)) user-space instructions in irecv + test"
 echo "  sender:   $((send_i / msgs)) user-space instructions in isend + test"
 echo "  system calls per message, both sides (sched_yield of the benchmark aside): $(per_call)"
