@@ -54,18 +54,18 @@ static ncclResult_t rec(void **eh, int type, void *phandle, int64_t id, void *ex
 	return ncclSuccess;
 }
 
-/* Whether qpn is one of the comm's QPs (the NCCL handle is the comm itself),
- * and on which NIC of its device. */
-static int comm_qp(void *comm, int qpn, int *member)
+/* Whether the comm (the NCCL handle is the comm itself) has a QP numbered
+ * qpn on its device's NIC device: QP numbers are per NIC, and two NICs of a
+ * fused device may both have one. */
+static int comm_qp(void *comm, int device, int qpn)
 {
 	const struct gdx_comm *c = comm;
 
 	for (int r = 0; r < c->nrails; r++)
 		for (int q = 0; q < c->rails[r].nqps; q++)
-			if ((int)c->rails[r].qps[q].qp->qp_num == qpn) {
-				*member = c->rails[r].member;
+			if (c->rails[r].member == device &&
+			    (int)c->rails[r].qps[q].qp->qp_num == qpn)
 				return 1;
-			}
 	return 0;
 }
 
@@ -73,7 +73,7 @@ static int comm_qp(void *comm, int qpn, int *member)
  * each an IB QP event on a QP of comm, with opcode op. */
 static int events_of(int first, void *phandle, void *comm, int op, uint64_t *bytes)
 {
-	int n = 0, member;
+	int n = 0;
 
 	*bytes = 0;
 	for (int i = first; i < nev; i++) {
@@ -82,8 +82,7 @@ static int events_of(int first, void *phandle, void *comm, int op, uint64_t *byt
 		ASSERT_EQ(evs[i].id, NCCL_PROFILER_NET_TYPE_IB | NCCL_PROFILER_NET_IB_VER);
 		ASSERT_EQ(evs[i].d.type, ncclProfileQp);
 		ASSERT_EQ(evs[i].d.qp.opcode, op);
-		ASSERT(comm_qp(comm, evs[i].d.qp.qpNum, &member));
-		ASSERT_EQ(evs[i].d.qp.device, member);
+		ASSERT(comm_qp(comm, evs[i].d.qp.device, evs[i].d.qp.qpNum));
 		*bytes += evs[i].d.qp.length;
 		n++;
 	}
@@ -216,7 +215,8 @@ static void test_v12_events_of_striped_and_grouped_messages(void)
 				e[k++] = i;
 		for (int i = 0; i < 4; i++) {
 			for (int j = 0; j < i; j++)
-				ASSERT_NE(evs[e[i]].d.qp.qpNum, evs[e[j]].d.qp.qpNum);
+				ASSERT(evs[e[i]].d.qp.qpNum != evs[e[j]].d.qp.qpNum ||
+				       evs[e[i]].d.qp.device != evs[e[j]].d.qp.device);
 			/* rail 0's two QPs, then rail 1's, on the device's two NICs */
 			ASSERT_EQ(evs[e[i]].d.qp.device, i / 2);
 		}
@@ -264,8 +264,10 @@ static void test_v12_events_of_striped_and_grouped_messages(void)
 		/* a group goes on one QP */
 		for (int e = first; e < nev; e++)
 			for (int f = first; f < nev; f++)
-				if (evs[e].phandle == &gs[0] && evs[f].phandle == &gs[2])
+				if (evs[e].phandle == &gs[0] && evs[f].phandle == &gs[2]) {
 					ASSERT_EQ(evs[e].d.qp.qpNum, evs[f].d.qp.qpNum);
+					ASSERT_EQ(evs[e].d.qp.device, evs[f].d.qp.device);
+				}
 	}
 	printf("  v12, 2 rails x 2 QPs: %d events started, %d stopped\n", nev, nstops);
 	ASSERT_EQ(nstops, nev);
