@@ -29,12 +29,13 @@ msgs=$((ITERS + WARMUP))
 
 valgrind --tool=callgrind --trace-children=yes --callgrind-out-file="$out/cg.%p" \
 	build/gdx-bench -s "$SIZE" -n "$ITERS" -w "$WARMUP" -t 8 "${prof[@]}" >/dev/null 2>"$out/vg.log"
-# Inclusive instructions of the named plugin entry points in one profile:
-# their own lines, not the "=> callee (Nx)" lines of the annotated callers.
+# Inclusive instructions of the named plugin entry points in one profile
+# (functions of plugin/gdx_net.c, or of the file given third): their own
+# lines, not the "=> callee (Nx)" lines of the annotated callers.
 inclusive() {
 	callgrind_annotate --inclusive=yes --threshold=100 "$1" 2>/dev/null |
-		awk -v fns="$2" 'BEGIN { n = split(fns, f, " ") }
-			$0 !~ /=>/ { for (i = 1; i <= n; i++) if ($0 ~ ("gdx_net.c:" f[i] " ")) { gsub(",", "", $1); s += $1 } }
+		awk -v fns="$2" -v src="${3:-gdx_net.c}" 'BEGIN { n = split(fns, f, " ") }
+			$0 !~ /=>/ { for (i = 1; i <= n; i++) if ($0 ~ (src ":" f[i] " ")) { gsub(",", "", $1); s += $1 } }
 			END { print s + 0 }'
 }
 files=$(ls "$out"/cg.* | sort -t. -k2 -n)
@@ -42,6 +43,10 @@ server=$(head -1 <<<"$files") # the parent: the receiver
 client=$(tail -1 <<<"$files")
 recv_i=$(inclusive "$server" "gdx_net_irecv gdx_net_test")
 send_i=$(inclusive "$client" "gdx_net_isend gdx_net_test")
+# --profiler: of those, what the events took (starting and stopping them,
+# the benchmark's counting callback included)
+recv_p=$(inclusive "$server" "gdx_prof_start_bufs gdx_prof_stop" gdx_prof.c)
+send_p=$(inclusive "$client" "gdx_prof_start_pieces gdx_prof_stop" gdx_prof.c)
 # System calls per message: the difference of two runs that differ only in
 # length, so start-up (hwloc reading sysfs, connecting) cancels out; the
 # benchmark's own sched_yield while idle is left out.
@@ -82,7 +87,12 @@ if [ ${#prof[@]} -gt 0 ]; then
 else
 	echo "CPU cost per $SIZE-byte message, gdx-bench stream of $msgs messages, depth 8"
 fi
-echo "  receiver: $((recv_i / msgs)) user-space instructions in irecv + test"
-echo "  sender:   $((send_i / msgs)) user-space instructions in isend + test"
+if [ ${#prof[@]} -gt 0 ]; then
+	echo "  receiver: $((recv_i / msgs)) user-space instructions in irecv + test, $((recv_p / msgs)) of them reporting the events"
+	echo "  sender:   $((send_i / msgs)) user-space instructions in isend + test, $((send_p / msgs)) of them reporting the events"
+else
+	echo "  receiver: $((recv_i / msgs)) user-space instructions in irecv + test"
+	echo "  sender:   $((send_i / msgs)) user-space instructions in isend + test"
+fi
 echo "  system calls per message, both sides (sched_yield of the benchmark aside): $(per_call)"
 echo "  posting alone (8-byte ping-pong, both sides): isend $((isend_i / (2 * msgs))), irecv $((irecv_i / (2 * msgs))) instructions per call"
