@@ -18,6 +18,7 @@
 #include <gdx/gdx_net.h>
 #include <gdx/gdx_p2p.h>
 #include <gdx/gdx_param.h>
+#include <gdx/gdx_prof.h>
 #include <gdx/gdx_reg.h>
 
 #ifndef GDX_VERSION
@@ -115,7 +116,7 @@ ncclResult_t gdx_net_init(void **ctx_p, uint64_t comm_id, int tc, ncclDebugLogge
 	struct gdx_ctx *ctx, **v;
 	int ret;
 
-	(void)prof; /* accepted; this plugin reports no profiler events */
+	gdx_prof_set(prof);
 	pthread_mutex_lock(&gdx_init_lock);
 	ret = gdx_net_setup(logger, view);
 	if (!ret)
@@ -350,7 +351,7 @@ static bool gdx_net_size_ok(const char *call, size_t size)
 }
 
 ncclResult_t gdx_net_isend(void *send_comm, void *data, size_t size, int tag, void *mhandle,
-			   void **request)
+			   void *phandle, void **request)
 {
 	struct gdx_send_comm *sc = gdx_net_send_comm(send_comm, "isend");
 	struct gdx_request *req;
@@ -358,13 +359,13 @@ ncclResult_t gdx_net_isend(void *send_comm, void *data, size_t size, int tag, vo
 
 	if (!sc || !request || !gdx_net_size_ok("isend", size))
 		return gdx_net_result(-EINVAL);
-	ret = gdx_isend(sc, data, size, tag, mhandle, &req);
+	ret = gdx_isend(sc, data, size, tag, mhandle, phandle, &req);
 	*request = req;
 	return gdx_net_result(ret);
 }
 
 ncclResult_t gdx_net_irecv(void *recv_comm, int n, void **data, size_t *sizes, int *tags,
-			   void **mhandles, void **request)
+			   void **mhandles, void **phandles, void **request)
 {
 	struct gdx_recv_comm *rc = gdx_net_recv_comm(recv_comm, "irecv");
 	struct gdx_request *req;
@@ -378,7 +379,7 @@ ncclResult_t gdx_net_irecv(void *recv_comm, int n, void **data, size_t *sizes, i
 	for (int i = 0; i < n; i++)
 		if (!gdx_net_size_ok("irecv", sizes[i]))
 			return gdx_net_result(-EINVAL);
-	ret = gdx_irecv(rc, n, data, sizes, tags, (struct gdx_mr **)mhandles, &req);
+	ret = gdx_irecv(rc, n, data, sizes, tags, (struct gdx_mr **)mhandles, phandles, &req);
 	*request = req;
 	return gdx_net_result(ret);
 }

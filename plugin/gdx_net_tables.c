@@ -237,14 +237,14 @@ static ncclResult_t gdx_isend_v7(void *send_comm, void *data, int size, int tag,
 		GDX_WARN("isend: negative size %d", size);
 		return gdx_net_result(-EINVAL);
 	}
-	return gdx_net_isend(send_comm, data, (size_t)size, tag, mhandle, request);
+	return gdx_net_isend(send_comm, data, (size_t)size, tag, mhandle, NULL, request);
 }
 
-static ncclResult_t gdx_isend_v10(void *send_comm, void *data, size_t size, int tag, void *mhandle,
-				  void *phandle, void **request)
+/* v9: no profiler handles; v10+ take the core's own calls. */
+static ncclResult_t gdx_isend_v9(void *send_comm, void *data, size_t size, int tag, void *mhandle,
+				 void **request)
 {
-	(void)phandle;
-	return gdx_net_isend(send_comm, data, size, tag, mhandle, request);
+	return gdx_net_isend(send_comm, data, size, tag, mhandle, NULL, request);
 }
 
 static ncclResult_t gdx_irecv_v7(void *recv_comm, int n, void **data, int *sizes, int *tags,
@@ -253,7 +253,7 @@ static ncclResult_t gdx_irecv_v7(void *recv_comm, int n, void **data, int *sizes
 	size_t sizes64[NCCL_NET_MAX_REQUESTS];
 
 	if (!sizes || n < 1 || n > NCCL_NET_MAX_REQUESTS)
-		return gdx_net_irecv(recv_comm, n, data, NULL, tags, mhandles, request);
+		return gdx_net_irecv(recv_comm, n, data, NULL, tags, mhandles, NULL, request);
 	for (int i = 0; i < n; i++) {
 		if (sizes[i] < 0) {
 			GDX_WARN("irecv: negative size %d", sizes[i]);
@@ -261,14 +261,13 @@ static ncclResult_t gdx_irecv_v7(void *recv_comm, int n, void **data, int *sizes
 		}
 		sizes64[i] = (size_t)sizes[i];
 	}
-	return gdx_net_irecv(recv_comm, n, data, sizes64, tags, mhandles, request);
+	return gdx_net_irecv(recv_comm, n, data, sizes64, tags, mhandles, NULL, request);
 }
 
-static ncclResult_t gdx_irecv_v10(void *recv_comm, int n, void **data, size_t *sizes, int *tags,
-				  void **mhandles, void **phandles, void **request)
+static ncclResult_t gdx_irecv_v9(void *recv_comm, int n, void **data, size_t *sizes, int *tags,
+				 void **mhandles, void **request)
 {
-	(void)phandles;
-	return gdx_net_irecv(recv_comm, n, data, sizes, tags, mhandles, request);
+	return gdx_net_irecv(recv_comm, n, data, sizes, tags, mhandles, NULL, request);
 }
 
 /* ---- virtual devices ---- */
@@ -328,13 +327,13 @@ GDX_EXPORT const ncclNet_v8_t ncclNetPlugin_v8 = {
 GDX_EXPORT const ncclNet_v9_t ncclNetPlugin_v9 = {
 	GDX_TABLE_COMMON,	 .init = gdx_init_v9,	    .getProperties = gdx_props_v9,
 	.listen = gdx_listen_v7, .connect = gdx_connect_v7, .regMr = gdx_net_reg_mr,
-	.isend = gdx_net_isend,	 .irecv = gdx_net_irecv,    .makeVDevice = gdx_make_vdevice_v9,
+	.isend = gdx_isend_v9,	 .irecv = gdx_irecv_v9,	    .makeVDevice = gdx_make_vdevice_v9,
 };
 
 GDX_EXPORT const ncclNet_v10_t ncclNetPlugin_v10 = {
 	GDX_TABLE_COMMON,	 .init = gdx_init_v10,	     .getProperties = gdx_props_v9,
 	.listen = gdx_listen_v7, .connect = gdx_connect_v10, .regMr = gdx_net_reg_mr,
-	.isend = gdx_isend_v10,	 .irecv = gdx_irecv_v10,     .makeVDevice = gdx_make_vdevice_v9,
+	.isend = gdx_net_isend,	 .irecv = gdx_net_irecv,     .makeVDevice = gdx_make_vdevice_v9,
 };
 
 GDX_EXPORT const ncclNet_v11_t ncclNetPlugin_v11 = {
@@ -344,8 +343,8 @@ GDX_EXPORT const ncclNet_v11_t ncclNetPlugin_v11 = {
 	.listen = gdx_net_listen,
 	.connect = gdx_connect_v11,
 	.regMr = gdx_net_reg_mr,
-	.isend = gdx_isend_v10,
-	.irecv = gdx_irecv_v10,
+	.isend = gdx_net_isend,
+	.irecv = gdx_net_irecv,
 	.makeVDevice = gdx_make_vdevice_v9,
 	.finalize = gdx_net_finalize,
 	.setNetAttr = gdx_set_attr_v11,
@@ -358,8 +357,8 @@ GDX_EXPORT const ncclNet_v12_t ncclNetPlugin_v12 = {
 	.listen = gdx_net_listen,
 	.connect = gdx_connect_v11,
 	.regMr = gdx_net_reg_mr,
-	.isend = gdx_isend_v10,
-	.irecv = gdx_irecv_v10,
+	.isend = gdx_net_isend,
+	.irecv = gdx_net_irecv,
 	.makeVDevice = gdx_make_vdevice_v12,
 	.finalize = gdx_net_finalize,
 	.setNetAttr = gdx_set_attr_v11,

@@ -26,6 +26,7 @@
 #include <gdx/gdx_p2p.h>
 #include <gdx/gdx_param.h>
 #include <gdx/gdx_post.h>
+#include <gdx/gdx_prof.h>
 #include <gdx/gdx_stripe.h>
 #include <gdx/gdx_time.h>
 
@@ -93,6 +94,7 @@ static struct gdx_request *gdx_req_get(struct gdx_comm *c, bool is_send)
 
 static void gdx_req_put(struct gdx_request *r)
 {
+	gdx_prof_done(r);
 	r->state = GDX_REQ_FREE;
 	r->comm->active--;
 	GDX_LIVE_COUNT(r->comm->live->outstanding = (uint32_t)r->comm->active);
@@ -585,6 +587,7 @@ static int gdx_group_post(struct gdx_send_comm *sc, struct gdx_cts *const *slot,
 		if (ret)
 			return ret;
 		req->pending--; /* posted now: its own completion, if any, is what is left */
+		gdx_prof_grouped(c, req, rail, q);
 		c->ctrl->sizes[s][i] = htole32((uint32_t)req->size);
 	}
 	ret = gdx_post_seg(c, rail, q, &sizes, &done);
@@ -599,7 +602,8 @@ static int gdx_group_post(struct gdx_send_comm *sc, struct gdx_cts *const *slot,
 /* isend into a grouped receive: matched by tag; the request is returned at
  * once, the bytes go when the last buffer of the slot is matched. */
 static int gdx_isend_group(struct gdx_send_comm *sc, struct gdx_cts *const *slot, int n, void *data,
-			   uint64_t size, int tag, struct gdx_mr *mr, struct gdx_request **req_p)
+			   uint64_t size, int tag, struct gdx_mr *mr, void *phandle,
+			   struct gdx_request **req_p)
 {
 	struct gdx_comm *c = &sc->base;
 	struct gdx_request *req;
@@ -644,6 +648,7 @@ static int gdx_isend_group(struct gdx_send_comm *sc, struct gdx_cts *const *slot
 	req->size = size;
 	req->gpu = mr->type == NCCL_PTR_CUDA;
 	req->pending = 1; /* not done before its bytes are posted, with the group's last */
+	gdx_prof_hold(req, phandle);
 	sc->matched[i] = req;
 	sc->matched_data[i] = data;
 	sc->matched_mr[i] = mr;
@@ -658,7 +663,7 @@ static int gdx_isend_group(struct gdx_send_comm *sc, struct gdx_cts *const *slot
 }
 
 int gdx_isend(struct gdx_send_comm *sc, void *data, uint64_t size, int tag, struct gdx_mr *mr,
-	      struct gdx_request **req_p)
+	      void *phandle, struct gdx_request **req_p)
 {
 	struct gdx_comm *c = &sc->base;
 	struct gdx_cts *slot[GDX_MAX_RECVS];
@@ -689,7 +694,7 @@ int gdx_isend(struct gdx_send_comm *sc, void *data, uint64_t size, int tag, stru
 	c->idle_polls = 0;
 	GDX_LIVE_COUNT(c->live->want_cts = 0);
 	if (n > 1)
-		return gdx_isend_group(sc, slot, n, data, size, tag, mr, req_p);
+		return gdx_isend_group(sc, slot, n, data, size, tag, mr, phandle, req_p);
 	/* A single receive is matched by tag as a grouped one is (net_ib): NCCL
 	 * shares one send comm among local ranks (PXN) and tells them apart by
 	 * tag, so a send of another rank waits for a receive of its own. */
@@ -747,6 +752,7 @@ int gdx_isend(struct gdx_send_comm *sc, void *data, uint64_t size, int tag, stru
 		gdx_comm_fail(c, ret);
 		return ret;
 	}
+	gdx_prof_isend(c, req, phandle, pieces, np);
 	*req_p = req;
 	return 0;
 }
@@ -863,7 +869,7 @@ static int gdx_cts_rewrite(struct gdx_recv_comm *rc)
 }
 
 int gdx_irecv(struct gdx_recv_comm *rc, int n, void **data, const uint64_t *sizes, const int *tags,
-	      struct gdx_mr **mrs, struct gdx_request **req_p)
+	      struct gdx_mr **mrs, void **phandles, struct gdx_request **req_p)
 {
 	struct gdx_comm *c = &rc->base;
 	uint32_t s = (uint32_t)(rc->tail % GDX_MAX_REQUESTS);
@@ -925,6 +931,7 @@ int gdx_irecv(struct gdx_recv_comm *rc, int n, void **data, const uint64_t *size
 		gdx_req_put(req); /* the comm has failed: so do its other requests */
 		return ret;
 	}
+	gdx_prof_irecv(rc, req, phandles, sizes);
 	*req_p = req;
 	return 0;
 }

@@ -14,6 +14,7 @@
 #include <gdx/gdx_log.h>
 #include <gdx/gdx_param.h>
 #include <gdx/gdx_post.h>
+#include <gdx/gdx_prof.h>
 #include <gdx/gdx_setup.h>
 
 /* A comm's large parts in pages of their own, zeroed: closing the comm gives
@@ -113,6 +114,7 @@ static void gdx_comm_report(const struct gdx_comm *c)
 
 void gdx_comm_base_fini(struct gdx_comm *c)
 {
+	gdx_prof_comm_fini(c); /* requests NCCL left in flight: their events end */
 	gdx_failover_fini(c);
 	gdx_live_comm_close(c);
 	gdx_comm_report(c);

@@ -93,6 +93,7 @@ refused "a port out of range" "--port must be 1-65535" -p 70000
 refused "a GID index out of range" "--gid-index must be 0-255, not 300" -x 300
 refused "a count that is not a number" '--iters must be a number, not "ten"' -n ten
 refused "a memory kind" '--mem must be host or cuda, not "gpu"' -M gpu
+refused "--profiler with --rails" "--profiler and --rails" --profiler -r mlx5_0+mlx5_1
 
 accepted "-e 8G, as the README's nccl-tests runs go (sent as 1G messages)" -b 4K -e 8G
 accepted "1KB and 1KiB are 1K" -s 1KB
@@ -101,6 +102,7 @@ accepted "1.5M" -s 1.5M
 accepted "-p is the side channel's port, as perftest's" -p 18600 -s 4K
 accepted "--peer-dev and -x" -d mlx5_0 --peer-dev mlx5_1 -x 3
 accepted "-b equal to -e" -b 1M -e 1M
+accepted "--profiler" --profiler -s 64K
 
 # A client whose server is not there: at once a line, then the give-up.
 start=$(date +%s)

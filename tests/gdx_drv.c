@@ -19,7 +19,7 @@ static const ncclNet_v8_t *gdx_drv_common(const struct gdx_drv *d)
 	return d->table;
 }
 
-void gdx_drv_load_tc(struct gdx_drv *d, int v, int tc)
+static void gdx_drv_open(struct gdx_drv *d, int v, int tc, ncclProfilerCallback_t prof)
 {
 	const char *path = getenv("GDX_PLUGIN") ? getenv("GDX_PLUGIN") : "build/libnccl-net-gdx.so";
 	ncclNetCommConfig_v11_t cfg = {.trafficClass = tc};
@@ -29,6 +29,7 @@ void gdx_drv_load_tc(struct gdx_drv *d, int v, int tc)
 	memset(d, 0, sizeof(*d));
 	d->v = v;
 	d->tc = tc;
+	d->prof = prof;
 	d->lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 	ASSERT(d->lib != NULL);
 	snprintf(sym, sizeof(sym), "ncclNetPlugin_v%d", v);
@@ -39,15 +40,26 @@ void gdx_drv_load_tc(struct gdx_drv *d, int v, int tc)
 	case 7: ASSERT_EQ(T(ncclNet_v7_t)->init(gdx_test_logger), ncclSuccess); break;
 	case 8: ASSERT_EQ(T(ncclNet_v8_t)->init(gdx_test_logger), ncclSuccess); break;
 	case 9: ASSERT_EQ(T(ncclNet_v9_t)->init(gdx_test_logger), ncclSuccess); break;
-	case 10: ASSERT_EQ(T(ncclNet_v10_t)->init(gdx_test_logger, NULL), ncclSuccess); break;
+	case 10: ASSERT_EQ(T(ncclNet_v10_t)->init(gdx_test_logger, prof), ncclSuccess); break;
 	case 11:
-		ASSERT_EQ(T(ncclNet_v11_t)->init(&d->ctx, 0x1111, &cfg, gdx_test_logger, NULL),
+		ASSERT_EQ(T(ncclNet_v11_t)->init(&d->ctx, 0x1111, &cfg, gdx_test_logger, prof),
 			  ncclSuccess);
 		break;
 	default:
-		ASSERT_EQ(T(ncclNet_v12_t)->init(&d->ctx, 0x1212, &cfg12, gdx_test_logger, NULL),
+		ASSERT_EQ(T(ncclNet_v12_t)->init(&d->ctx, 0x1212, &cfg12, gdx_test_logger, prof),
 			  ncclSuccess);
 	}
+}
+
+void gdx_drv_load_tc(struct gdx_drv *d, int v, int tc)
+{
+	gdx_drv_open(d, v, tc, NULL);
+}
+
+void gdx_drv_load_prof(struct gdx_drv *d, int v, ncclProfilerCallback_t prof)
+{
+	ASSERT(v >= 10);
+	gdx_drv_open(d, v, NCCL_NET_TRAFFIC_CLASS_UNDEF, prof);
 }
 
 void gdx_drv_load(struct gdx_drv *d, int v)
@@ -250,7 +262,7 @@ ncclResult_t gdx_drv_isend(struct gdx_drv *d, void *s, void *data, size_t size, 
 	case 7:
 	case 8: return T(ncclNet_v8_t)->isend(s, data, (int)size, tag, mh, req);
 	case 9: return T(ncclNet_v9_t)->isend(s, data, size, tag, mh, req);
-	default: return T(ncclNet_v10_t)->isend(s, data, size, tag, mh, NULL, req);
+	default: return T(ncclNet_v10_t)->isend(s, data, size, tag, mh, d->phandle, req);
 	}
 }
 
@@ -263,6 +275,7 @@ ncclResult_t gdx_drv_irecv(struct gdx_drv *d, void *r, int n, void **data, const
 
 	ASSERT(n >= 1 && n <= NCCL_NET_MAX_REQUESTS);
 	for (int i = 0; i < n; i++) {
+		phandles[i] = d->phandle;
 		isizes[i] = (int)sizes[i];
 		zsizes[i] = sizes[i];
 		itags[i] = tags[i];

@@ -19,6 +19,10 @@ struct gdx_drv {
 	const void *table;
 	void *ctx; /* v11+ */
 	int tc;	   /* v10: the traffic class passed to connect; v11+: to init */
+	/* v10+: the profiler callback given to init, and the profiler handle
+	 * isend and irecv (for every buffer) pass */
+	ncclProfilerCallback_t prof;
+	void *phandle;
 };
 
 /* Every property any version reports; fields a version lacks read as NCCL's
@@ -42,6 +46,8 @@ struct gdx_dpair {
  * first when wanted: tc is -1 otherwise). */
 void gdx_drv_load(struct gdx_drv *d, int v);
 void gdx_drv_load_tc(struct gdx_drv *d, int v, int tc);
+/* v10+, with prof as NCCL's profiler callback. */
+void gdx_drv_load_prof(struct gdx_drv *d, int v, ncclProfilerCallback_t prof);
 int gdx_drv_devices(struct gdx_drv *d);
 ncclResult_t gdx_drv_props(struct gdx_drv *d, int dev, struct gdx_drv_props *p);
 /* v9+ only; the member count is checked against the version's maximum by the plugin. */

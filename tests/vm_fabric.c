@@ -493,19 +493,19 @@ static void test_failover_down_up_twenty_times(void)
 	 * an immediate taken later was left out of them */
 	{
 		const char *p = gdx_test_infos();
-		unsigned long long last, worst = 0;
+		unsigned long long last, latest = 0;
 		int late = 0;
 
 		while ((p = strstr(p, "immediate(s) taken meanwhile, the last "))) {
 			p += strlen("immediate(s) taken meanwhile, the last ");
 			last = strtoull(p, NULL, 10);
 			late += last > 10;
-			worst = last > worst ? last : worst;
+			latest = last > latest ? last : latest;
 		}
 		printf("  while draining, the last immediate came up to %llu ms after the rail "
 		       "went out; in %d outage(s) after 10 ms, which the rule before 0.3.1 left "
 		       "out of the counts\n",
-		       worst, late);
+		       latest, late);
 	}
 	ASSERT(count_lines(gdx_test_warnings(), "taken out of the connection") >= CYCLES);
 	ASSERT(count_lines(gdx_test_infos(), "back in the connection") >= CYCLES);

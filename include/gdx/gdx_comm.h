@@ -2,7 +2,7 @@
 /*
  * The core objects behind NCCL's opaque pointers: listen, send and receive
  * comms, requests and memory handles, shared by the files that make and use
- * them (gdx_conn.c, gdx_p2p.c, gdx_flush.c, gdx_reg.c, gdx_event.c; each
+ * them (gdx_conn.c, gdx_p2p.c, gdx_flush.c, gdx_reg.c, gdx_event.c, gdx_prof.c; each
  * declares its functions in its own header). One comm is only ever driven by
  * one thread at a time (NCCL's contract), so the data path takes no lock.
  */
@@ -170,6 +170,10 @@ enum gdx_kind {
 	GDX_KIND_DEAD = 0x44454144,   /* "DEAD": closed */
 };
 
+/* Profiler events one request holds at most: a QP piece or a buffer each,
+ * as many as net_ib's (MAX_QPS_PER_REQ). */
+#define GDX_PROF_MAX_EVENTS 8
+
 enum gdx_req_state {
 	GDX_REQ_FREE = 0,
 	GDX_REQ_ACTIVE,
@@ -203,6 +207,12 @@ struct gdx_request {
 	uint32_t pieces, arrived;
 	uint64_t seen[GDX_IMM_MAX_PIECES / 64];
 	bool small; /* receive: size came in a small immediate */
+	/* NCCL's profiler (gdx_prof.h): the events started for the request and
+	 * not yet stopped (0 on a free request), and the handle NCCL gave an
+	 * isend into a grouped receive, kept until its bytes go */
+	uint8_t prof_n;
+	void *prof_phandle;
+	void *prof_ev[GDX_PROF_MAX_EVENTS];
 };
 
 /* Base of the send and receive comms. */

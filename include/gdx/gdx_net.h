@@ -40,7 +40,8 @@ struct gdx_net_props {
 ncclResult_t gdx_net_result(int err);
 
 /* ctx_p NULL: the pre-v11 form, once per load. tc: NCCL's traffic class or
- * -1. view: how the loading table's NCCL numbers devices (gdx_dev.h). */
+ * -1. prof: NCCL's profiler callback (v10+) or NULL (gdx_prof.h). view: how
+ * the loading table's NCCL numbers devices (gdx_dev.h). */
 ncclResult_t gdx_net_init(void **ctx_p, uint64_t comm_id, int tc, ncclDebugLogger_t logger,
 			  ncclProfilerCallback_t prof, enum gdx_view view);
 ncclResult_t gdx_net_finalize(void *ctx);
@@ -55,10 +56,11 @@ ncclResult_t gdx_net_reg_mr(void *comm, void *data, size_t size, int type, void 
 ncclResult_t gdx_net_reg_mr_dmabuf(void *comm, void *data, size_t size, int type, uint64_t offset,
 				   int fd, void **mhandle);
 ncclResult_t gdx_net_dereg_mr(void *comm, void *mhandle);
+/* phandle(s): NCCL's profiler handles (v10+), NULL before. */
 ncclResult_t gdx_net_isend(void *send_comm, void *data, size_t size, int tag, void *mhandle,
-			   void **request);
+			   void *phandle, void **request);
 ncclResult_t gdx_net_irecv(void *recv_comm, int n, void **data, size_t *sizes, int *tags,
-			   void **mhandles, void **request);
+			   void **mhandles, void **phandles, void **request);
 ncclResult_t gdx_net_iflush(void *recv_comm, int n, void **data, int *sizes, void **mhandles,
 			    void **request);
 ncclResult_t gdx_net_test(void *request, int *done, int *sizes);

@@ -10,10 +10,11 @@
 
 #include <gdx/gdx_comm.h>
 
+/* phandle(s): NCCL's profiler handles (v10+; NULL: no events, gdx_prof.h). */
 int gdx_isend(struct gdx_send_comm *sc, void *data, uint64_t size, int tag, struct gdx_mr *mr,
-	      struct gdx_request **req_p);
+	      void *phandle, struct gdx_request **req_p);
 int gdx_irecv(struct gdx_recv_comm *rc, int n, void **data, const uint64_t *sizes, const int *tags,
-	      struct gdx_mr **mrs, struct gdx_request **req_p);
+	      struct gdx_mr **mrs, void **phandles, struct gdx_request **req_p);
 int gdx_iflush(struct gdx_recv_comm *rc, int n, void **data, const int *sizes, struct gdx_mr **mrs,
 	       struct gdx_request **req_p);
 /* *done_p = 1 and the sizes when complete (one per buffer of a grouped

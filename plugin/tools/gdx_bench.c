@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * gdx-bench: drives the plugin through its ncclNetPlugin_v7 table, as NCCL's
- * proxy does, between two devices of this machine, in two processes: the
- * server on --dev and the client on --peer-dev (or across two machines,
- * --server and --client). Its letters are perftest's where perftest has the
+ * gdx-bench: drives the plugin through its ncclNetPlugin_v7 table (init,
+ * isend and irecv through v10's with --profiler), as NCCL's proxy does,
+ * between two devices of this machine, in two processes: the server on --dev
+ * and the client on --peer-dev (or across two machines, --server and
+ * --client). Its letters are perftest's where perftest has the
  * same option (-d device, -t depth, -p port, -x GID index, -a, -s, -n) and
  * nccl-tests' for the sweep (-b, -e, -f, -w).
  *   bw    the client streams to the server, --depth messages in flight
@@ -32,6 +33,7 @@
 
 #include <gdx/gdx_stamp.h>
 #include <nccl/net.h>
+#include <nccl/profiler_net.h>
 
 #include "gdx_bench.h"
 
@@ -160,7 +162,55 @@ static void bench_logger(ncclDebugLogLevel level, unsigned long flags, const cha
 		fprintf(stderr, "gdx-bench: %s\n", msg); /* NCCL_DEBUG=INFO, as NCCL */
 }
 
-const ncclNet_v7_t *bench_load(const char *path)
+/* --profiler: the cheapest profiler there is, one that counts what it is
+ * given, so that what is measured is the plugin's reporting; NCCL passes a
+ * handle per step of a channel, one serves here. The ends run one thread
+ * each (two processes), or one for both (--procs 1). */
+static const ncclNet_v10_t *bench_v10;
+static ncclNet_v7_t bench_prof_net;
+static unsigned long long bench_prof_started, bench_prof_stopped;
+static char bench_prof_handle;
+
+static ncclResult_t bench_prof_event(void **eh, int type, void *phandle, int64_t id, void *data)
+{
+	(void)phandle;
+	(void)id;
+	(void)data;
+	if (type == ncclProfilerNetEventStart) {
+		*eh = &bench_prof_handle;
+		bench_prof_started++;
+	} else if (type == ncclProfilerNetEventStop) {
+		bench_prof_stopped++;
+	}
+	return ncclSuccess;
+}
+
+static ncclResult_t bench_prof_isend(void *comm, void *data, int size, int tag, void *mh,
+				     void **req)
+{
+	return bench_v10->isend(comm, data, (size_t)size, tag, mh, &bench_prof_handle, req);
+}
+
+static ncclResult_t bench_prof_irecv(void *comm, int n, void **data, int *sizes, int *tags,
+				     void **mhs, void **req)
+{
+	size_t sizes64[NCCL_NET_MAX_REQUESTS];
+	void *phandles[NCCL_NET_MAX_REQUESTS];
+
+	for (int i = 0; i < n && i < NCCL_NET_MAX_REQUESTS; i++) {
+		sizes64[i] = (size_t)sizes[i];
+		phandles[i] = &bench_prof_handle;
+	}
+	return bench_v10->irecv(comm, n, data, sizes64, tags, mhs, phandles, req);
+}
+
+void bench_prof_counts(unsigned long long *started, unsigned long long *stopped)
+{
+	*started = bench_prof_started;
+	*stopped = bench_prof_stopped;
+}
+
+const ncclNet_v7_t *bench_load(const char *path, int profiler)
 {
 	void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 	const ncclNet_v7_t *net;
@@ -170,8 +220,26 @@ const ncclNet_v7_t *bench_load(const char *path)
 	net = dlsym(lib, "ncclNetPlugin_v7");
 	if (!net)
 		bench_die("%s has no ncclNetPlugin_v7", path);
-	NET_CHECK(net->init(bench_logger));
-	return net;
+	if (!profiler) {
+		NET_CHECK(net->init(bench_logger));
+		return net;
+	}
+	bench_v10 = dlsym(lib, "ncclNetPlugin_v10");
+	if (!bench_v10)
+		bench_die("%s has no ncclNetPlugin_v10, which --profiler needs", path);
+	NET_CHECK(bench_v10->init(bench_logger, bench_prof_event));
+	bench_prof_net = *net;
+	bench_prof_net.isend = bench_prof_isend;
+	bench_prof_net.irecv = bench_prof_irecv;
+	return &bench_prof_net;
+}
+
+/* What the profiler was given, on standard error: the results stay as they are. */
+static void bench_prof_report(const struct bench_opts *o, const char *end)
+{
+	if (o->profiler)
+		fprintf(stderr, "gdx-bench: %s: %llu profiler events started, %llu stopped\n", end,
+			bench_prof_started, bench_prof_stopped);
 }
 
 /*
@@ -685,7 +753,7 @@ static void bench_client(const struct bench_opts *o, int in, int out)
 	/* The server's handle first: its plugin is up, so a failure there is
 	 * reported by the server alone, before this end says anything. */
 	bench_xfer(in, handle, sizeof(handle), 0);
-	e.net = bench_load(o->plugin);
+	e.net = bench_load(o->plugin, o->profiler);
 	/* on one machine the client is the peer device; on two, this one's own */
 	dev = o->role == BENCH_CLIENT ? bench_dev(e.net, o->dev, 0, o)
 				      : bench_dev(e.net, o->peer_dev, 1, o);
@@ -708,6 +776,7 @@ static void bench_client(const struct bench_opts *o, int in, int out)
 	}
 	bench_xfer(in, &go, 1, 0);
 	bench_close(&e, o);
+	bench_prof_report(o, "client");
 }
 
 static void bench_progress(const struct bench_opts *o, size_t s)
@@ -756,7 +825,7 @@ static void bench_server(const struct bench_opts *o, int in, int out)
 
 	if (!lat)
 		bench_die("out of memory");
-	e.net = bench_load(o->plugin);
+	e.net = bench_load(o->plugin, o->profiler);
 	dev = bench_dev(e.net, o->dev, 0, o);
 	NET_CHECK(e.net->getProperties(dev, &props));
 	if (pe) {
@@ -833,6 +902,7 @@ static void bench_server(const struct bench_opts *o, int in, int out)
 		printf("# bytes received: %llu GPU-direct, %llu through host memory (the plugin's "
 		       "counters)\n",
 		       bench_bytes_gpu, bench_bytes_host);
+	bench_prof_report(o, pe ? "both ends" : "server");
 	free(lat);
 	if (o->plot)
 		bench_plot_write(&run);
@@ -914,6 +984,9 @@ static void bench_usage(void)
 	       "      --gpu N          the GPU for --mem cuda (default 0)\n"
 	       "      --plugin PATH    the plugin (default: libnccl-net-gdx.so beside this\n"
 	       "                       program, else in ../lib, else from the library path)\n"
+	       "      --profiler       through the v10 table, with a profiler callback that\n"
+	       "                       counts the plugin's events and a profiler handle to\n"
+	       "                       every isend and irecv: what reporting them costs\n"
 	       "  -j, --json           one JSON object instead of the table\n"
 	       "      --plot FILE.svg  also draw the sweep as SVG: bandwidth, and time per\n"
 	       "                       message (lat: the median), against the size\n"
@@ -998,7 +1071,8 @@ int main(int argc, char **argv)
 		OPT_INTERVAL,
 		OPT_PLOT,
 		OPT_PLOT_REF,
-		OPT_PLOT_FROM
+		OPT_PLOT_FROM,
+		OPT_PROFILER
 	};
 	static const struct option longopts[] = {
 		{"mode", required_argument, NULL, 'm'},
@@ -1023,6 +1097,7 @@ int main(int argc, char **argv)
 		{"mem", required_argument, NULL, 'M'},
 		{"gpu", required_argument, NULL, OPT_GPU},
 		{"plugin", required_argument, NULL, OPT_PLUGIN},
+		{"profiler", no_argument, NULL, OPT_PROFILER},
 		{"json", no_argument, NULL, 'j'},
 		{"plot", required_argument, NULL, OPT_PLOT},
 		{"plot-ref", required_argument, NULL, OPT_PLOT_REF},
@@ -1042,7 +1117,7 @@ int main(int argc, char **argv)
 			       .port = 18517,
 			       .wait = 30};
 	const char *min_arg = NULL, *max_arg = NULL;
-	int c, fd, sized = 0;
+	int c, fd, sized = 0, rails = 0;
 
 	opterr = 0; /* the messages below say it once, on standard error */
 	while ((c = getopt_long(argc, argv, ":m:d:s:b:e:f:an:w:t:P:SC:p:x:r:M:jVh", longopts,
@@ -1111,7 +1186,10 @@ int main(int argc, char **argv)
 				bench_usage_error("--gid-index must be 0-255, not %s", optarg);
 			bench_setenv("NCCL_GDX_GID_INDEX", optarg); /* read by the plugin's init */
 			break;
-		case 'r': bench_setenv("NCCL_GDX_RAILS", optarg); break;
+		case 'r':
+			bench_setenv("NCCL_GDX_RAILS", optarg);
+			rails = 1;
+			break;
 		case 'M':
 			if (!strcmp(optarg, "host"))
 				o.cuda = 0;
@@ -1122,6 +1200,7 @@ int main(int argc, char **argv)
 			break;
 		case OPT_GPU: o.gpu = bench_int(optarg, "--gpu"); break;
 		case OPT_PLUGIN: o.plugin = optarg; break;
+		case OPT_PROFILER: o.profiler = 1; break;
 		case 'j': o.json = 1; break;
 		case OPT_PLOT: o.plot = optarg; break;
 		case OPT_PLOT_REF:
@@ -1181,6 +1260,9 @@ int main(int argc, char **argv)
 		bench_plot_write(&from);
 		return BENCH_EXIT_OK;
 	}
+	if (o.profiler && rails)
+		bench_usage_error("--profiler and --rails: the v10 table --profiler loads presents "
+				  "physical devices only (NCCL fuses them)");
 	if (o.mode == BENCH_CONN) {
 		if (o.role != BENCH_LOCAL)
 			bench_usage_error("--mode conn runs both ends on this machine");

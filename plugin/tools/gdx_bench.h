@@ -48,6 +48,7 @@ struct bench_opts {
 	const char *plot_from; /* --plot-from: figures plotted, nothing measured */
 	const char *plot_refs[BENCH_PLOT_REFS]; /* --plot-ref: figures drawn beside */
 	int plot_nrefs;
+	int profiler; /* --profiler: through the v10 table, with a profiler callback */
 };
 
 /* A runtime failure: one line on standard error, exit 1. With both ends here
@@ -57,8 +58,13 @@ void bench_die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noretu
 /* A bad command line: the reason and where the help is, exit 2. */
 void bench_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 
-/* The plugin's v7 table, initialized; dies when it cannot be loaded. */
-const ncclNet_v7_t *bench_load(const char *path);
+/* The plugin's v7 table, initialized; dies when it cannot be loaded. With
+ * profiler, init is v10's, given a callback that counts the events, and
+ * isend and irecv are v10's, with a profiler handle (as NCCL 2.26+ calls
+ * them); the other calls stay v7's. */
+const ncclNet_v7_t *bench_load(const char *path, int profiler);
+/* --profiler: the events this process's plugin started and stopped. */
+void bench_prof_counts(unsigned long long *started, unsigned long long *stopped);
 /* The device named (or the fallback index); checks --mem cuda. */
 int bench_dev(const ncclNet_v7_t *net, const char *name, int fallback, const struct bench_opts *o);
 /* -m conn: --iters pairs opened, held and closed (gdx_bench_conn.c); the exit status. */

@@ -126,7 +126,7 @@ static void conn_check(const ncclNet_v7_t *net, struct conn_pair *p, int which)
 
 int bench_conn(const struct bench_opts *o)
 {
-	const ncclNet_v7_t *net = bench_load(o->plugin);
+	const ncclNet_v7_t *net = bench_load(o->plugin, o->profiler);
 	int ldev = bench_dev(net, o->dev, 0, o), cdev = bench_dev(net, o->peer_dev, 1, o);
 	int n = o->iters, fds0, fds1, fds2;
 	struct conn_pair *pairs = calloc((size_t)n, sizeof(*pairs));
