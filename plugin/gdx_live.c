@@ -227,10 +227,8 @@ void gdx_live_comm_close(struct gdx_comm *c)
 void gdx_live_tick(struct gdx_comm *c, uint64_t now)
 {
 	struct gdx_live_comm *l = c->live;
-	bool waiting;
+	bool waiting = l->outstanding || l->want_cts;
 
-	l->outstanding = (uint32_t)c->active; /* posting does not write it */
-	waiting = l->outstanding || l->want_cts;
 	l->tick_ms = now;
 	if (!waiting || l->msgs != l->tick_msgs) {
 		l->tick_msgs = l->msgs;

@@ -79,7 +79,8 @@ static struct gdx_request *gdx_req_get(struct gdx_comm *c, bool is_send)
 		c->next_req = (c->next_req + 1) & wrap;
 	r = &c->reqs[c->next_req];
 	c->next_req = (c->next_req + 1) & wrap;
-	c->active++; /* the live slot's copy: at the next put or tick */
+	c->active++;
+	GDX_LIVE_COUNT(c->live->outstanding = (uint32_t)c->active);
 	r->state = GDX_REQ_ACTIVE;
 	r->is_send = is_send;
 	r->pending = 0;

@@ -71,11 +71,11 @@ struct gdx_live_comm {
 	int32_t err; /* the comm's sticky error, 0 while it works */
 	uint64_t opened_ms;
 	/* the data path's */
-	uint64_t msgs;	      /* requests completed */
-	uint64_t bytes_gpu;   /* of those, bytes in GPU memory (GPU-direct) */
-	uint64_t bytes_host;  /* and in host memory (staged, or a host buffer) */
-	uint32_t outstanding; /* as the last completion or tick left it */
-	uint32_t want_cts;    /* send: NCCL asked to send and no clear-to-send was there */
+	uint64_t msgs;	     /* requests completed */
+	uint64_t bytes_gpu;  /* of those, bytes in GPU memory (GPU-direct) */
+	uint64_t bytes_host; /* and in host memory (staged, or a host buffer) */
+	uint32_t outstanding;
+	uint32_t want_cts; /* send: NCCL asked to send and no clear-to-send was there */
 	/* the ticks': the last one, and since when msgs has not moved while
 	 * something was outstanding */
 	uint64_t tick_ms;
