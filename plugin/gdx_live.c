@@ -16,6 +16,7 @@
 #include <gdx/gdx_live.h>
 #include <gdx/gdx_log.h>
 #include <gdx/gdx_param.h>
+#include <gdx/gdx_sysfs.h>
 #include <gdx/gdx_time.h>
 
 #ifndef GDX_VERSION
@@ -42,18 +43,10 @@ static uint64_t gdx_proc_start(int pid, char *state)
 {
 	char path[64], buf[1024], *p;
 	unsigned long long start = 0;
-	ssize_t n;
-	int fd;
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (gdx_sysfs_read_line(path, buf, sizeof(buf)))
 		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
 	/* the command name may hold spaces and parentheses: after the last ')' */
 	p = strrchr(buf, ')');
 	if (!p || sscanf(p + 1,
@@ -212,11 +205,9 @@ void gdx_live_comm_close(struct gdx_comm *c)
 {
 	struct gdx_live_comm *l = c->live;
 
-	if (!l)
+	if (!l || l == &c->live_own)
 		return;
-	c->live = NULL;
-	if (l == &c->live_own)
-		return;
+	c->live = &c->live_own; /* never NULL: what runs after close may still count */
 	__atomic_add_fetch(&gdx_live_map->hdr.closed_msgs, l->msgs, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&gdx_live_map->hdr.closed_bytes_gpu, l->bytes_gpu, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&gdx_live_map->hdr.closed_bytes_host, l->bytes_host, __ATOMIC_RELAXED);
@@ -247,7 +238,7 @@ void gdx_live_tick(struct gdx_comm *c, uint64_t now)
 
 void gdx_live_rail(struct gdx_comm *c, int r, uint32_t state, uint64_t now, uint32_t downs)
 {
-	if (!c->live || r >= GDX_LIVE_RAILS)
+	if (r >= GDX_LIVE_RAILS)
 		return;
 	c->live->rails[r].state = state;
 	c->live->rails[r].since_ms = now;

@@ -1054,9 +1054,9 @@ int gdx_test(struct gdx_request *req, int *done_p, int *sizes)
 			sizes[i] = (int)req->sizes[i];
 	else if (sizes)
 		sizes[0] = (int)req->size;
-	*(req->gpu ? &c->bytes_gpu : &c->bytes_host) += req->size;
-	GDX_LIVE_COUNT(*(req->gpu ? &c->live->bytes_gpu : &c->live->bytes_host) += req->size;
-		       c->live->msgs++);
+	/* the comm's byte counts (its close line's) are its live slot's */
+	*(req->gpu ? &c->live->bytes_gpu : &c->live->bytes_host) += req->size;
+	GDX_LIVE_COUNT(c->live->msgs++);
 	gdx_req_put(req);
 	return 0;
 }

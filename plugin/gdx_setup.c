@@ -80,6 +80,7 @@ static int gdx_comm_ctrl_create(struct gdx_comm *c)
  * the bytes really took, and what its rails went through. */
 static void gdx_comm_report(const struct gdx_comm *c)
 {
+	uint64_t gpu = c->live->bytes_gpu, host = c->live->bytes_host;
 	char rails[512] = "";
 	size_t off = 0;
 
@@ -95,20 +96,19 @@ static void gdx_comm_report(const struct gdx_comm *c)
 						", taken out %u time(s), now %s", c->run[r].downs,
 						gdx_rail_state_name(c->run[r].state));
 	}
-	if (c->bytes_gpu + c->bytes_host == 0 || c->nrails == 0)
+	if (gpu + host == 0 || c->nrails == 0)
 		return;
 	GDX_INFO(NCCL_INIT | NCCL_NET,
 		 "%s: %s comm with %s closed: %llu bytes GPU-direct, %llu bytes through "
 		 "host memory%s",
 		 gdx_vdev_get(c->dev_index)->name, c->kind == GDX_KIND_SEND ? "send" : "receive",
-		 c->peer, (unsigned long long)c->bytes_gpu, (unsigned long long)c->bytes_host,
-		 rails);
+		 c->peer, (unsigned long long)gpu, (unsigned long long)host, rails);
 	for (int i = 0; i < c->nrails; i++) {
 		/* split evenly: the rails of one comm carry alike */
-		__atomic_add_fetch(&c->rails[i].dev->bytes_gpu, c->bytes_gpu / (uint64_t)c->nrails,
+		__atomic_add_fetch(&c->rails[i].dev->bytes_gpu, gpu / (uint64_t)c->nrails,
 				   __ATOMIC_RELAXED);
-		__atomic_add_fetch(&c->rails[i].dev->bytes_host,
-				   c->bytes_host / (uint64_t)c->nrails, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&c->rails[i].dev->bytes_host, host / (uint64_t)c->nrails,
+				   __ATOMIC_RELAXED);
 	}
 }
 
@@ -116,8 +116,8 @@ void gdx_comm_base_fini(struct gdx_comm *c)
 {
 	gdx_prof_comm_fini(c); /* requests NCCL left in flight: their events end */
 	gdx_failover_fini(c);
+	gdx_comm_report(c); /* from its live slot, before the slot goes */
 	gdx_live_comm_close(c);
-	gdx_comm_report(c);
 	for (int i = 0; i < c->nrails; i++) {
 		for (int q = 0; q < c->rails[i].nqps; q++)
 			gdx_seglog_destroy(&c->rails[i].qps[q]);

@@ -40,6 +40,20 @@ prints() {
 	fi
 }
 
+# exits NAME STATUS NEEDLE COMMAND...: COMMAND exits STATUS and its output
+# (both streams) holds NEEDLE (a fixed string).
+exits() {
+	local name=$1 want=$2 needle=$3 out rc
+	shift 3
+	out=$("$@" 2>&1)
+	rc=$?
+	if [ "$rc" -eq "$want" ] && grep -qF -- "$needle" <<<"$out"; then
+		ok "$name"
+	else
+		not_ok "$name" "exit $rc, want $want: $out"
+	fi
+}
+
 report_end() {
 	echo "# $1: $passed passed, $failed failed"
 	[ "$failed" -eq 0 ]

@@ -240,16 +240,15 @@ struct gdx_comm {
 	/* The peer's rails and QPs, to connect to again when a rail is restored. */
 	struct gdx_wire_rail remote_rails[GDX_MAX_RAILS];
 	uint32_t remote_qpn[GDX_MAX_QPS];
-	uint32_t async_failed;		/* rails an async event put in error (gdx_event.c) */
-	uint32_t fo_polls;		/* polls since the failover checks last ran */
-	uint64_t fo_check_ms;		/* when the async events were last read for it */
-	uint64_t stale_imms;		/* immediates of receives no longer posted, dropped */
-	int sock;			/* out-of-band socket, kept open as the liveness signal */
-	int err;			/* sticky: once set, every call fails with it */
-	uint32_t idle_polls;		/* polls without progress */
-	uint64_t last_check_ms;		/* last look at the peer's out-of-band socket */
-	uint32_t next_req;		/* where the search for a free request starts */
-	uint64_t bytes_gpu, bytes_host; /* moved by completed requests, by memory */
+	uint32_t async_failed;	/* rails an async event put in error (gdx_event.c) */
+	uint32_t fo_polls;	/* polls since the failover checks last ran */
+	uint64_t fo_check_ms;	/* when the async events were last read for it */
+	uint64_t stale_imms;	/* immediates of receives no longer posted, dropped */
+	int sock;		/* out-of-band socket, kept open as the liveness signal */
+	int err;		/* sticky: once set, every call fails with it */
+	uint32_t idle_polls;	/* polls without progress */
+	uint64_t last_check_ms; /* last look at the peer's out-of-band socket */
+	uint32_t next_req;	/* where the search for a free request starts */
 	int max_reqs; /* 2 x GDX_MAX_REQUESTS (flushes too), GDX_MAX_SEND_REQUESTS to send */
 	int active;   /* requests in flight */
 	struct gdx_request *reqs; /* max_reqs */

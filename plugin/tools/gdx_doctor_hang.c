@@ -48,18 +48,11 @@ static int hang_on_opt(void *ctx, int key, const char *arg)
  * cannot be read (then it says nothing). */
 static bool hang_port_down(const char *ibdev, uint32_t port)
 {
-	char path[256], state[64] = "";
-	FILE *f;
+	char path[256], state[64];
 
 	snprintf(path, sizeof(path), "%s/class/infiniband/%s/ports/%u/state", gdx_sysfs_root(),
 		 ibdev, port);
-	f = fopen(path, "r");
-	if (!f)
-		return false;
-	if (!fgets(state, sizeof(state), f))
-		state[0] = '\0';
-	fclose(f);
-	return state[0] && !strstr(state, "ACTIVE");
+	return gdx_sysfs_read_line(path, state, sizeof(state)) == 0 && !strstr(state, "ACTIVE");
 }
 
 /* The likely cause of a wait, in words, into buf. */
