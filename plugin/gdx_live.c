@@ -297,7 +297,8 @@ static int gdx_live_map_one(const char *path, struct gdx_live_view *v)
 
 int gdx_live_scan(const char *dir, struct gdx_live_view **out, int *skipped)
 {
-	DIR *d = opendir(dir ? dir : gdx_live_dir());
+	const char *where = dir ? dir : gdx_live_dir();
+	DIR *d = opendir(where);
 	struct gdx_live_view *v = NULL;
 	struct dirent *e;
 	int n = 0;
@@ -316,7 +317,7 @@ int gdx_live_scan(const char *dir, struct gdx_live_view **out, int *skipped)
 		if (!nv)
 			break;
 		v = nv;
-		snprintf(path, sizeof(path), "%s/%s", dir ? dir : gdx_live_dir(), e->d_name);
+		snprintf(path, sizeof(path), "%s/%s", where, e->d_name);
 		if (gdx_live_map_one(path, &v[n]))
 			(*skipped)++;
 		else

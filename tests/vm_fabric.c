@@ -489,6 +489,7 @@ static void test_failover_down_up_twenty_times(void)
 	       count_lines(gdx_test_infos(), "rail's counts final"),
 	       count_lines(gdx_test_infos(), "never came back"));
 	ASSERT_EQ(count_lines(gdx_test_warnings(), "after the rail's counts were final"), 0);
+	ASSERT(count_lines(gdx_test_infos(), "rail's counts final") >= CYCLES);
 	/* the rule before 0.3.1 took the counts 10 ms after the rail failed:
 	 * an immediate taken later was left out of them */
 	{
