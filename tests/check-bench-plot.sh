@@ -172,10 +172,13 @@ fi
 plots "a plot replaces an older one" "$tmp/old.svg" "$tmp/lat.json" -- \
 	--plot-from "$tmp/lat.json" --plot "$tmp/old.svg"
 
-if "$bench" --help | grep -q -- '--plot-from FILE' && "$bench" --help | grep -q -- '--plot-ref FILE'; then
+# Read once: "gdx-bench --help | grep -q" fails under pipefail when grep
+# exits before gdx-bench has written all of it (SIGPIPE).
+help=$("$bench" --help)
+if grep -q -- '--plot-from FILE' <<<"$help" && grep -q -- '--plot-ref FILE' <<<"$help"; then
 	ok "--help has --plot, --plot-ref and --plot-from"
 else
-	not_ok "--help has --plot, --plot-ref and --plot-from" "$("$bench" --help | grep -- --plot)"
+	not_ok "--help has --plot, --plot-ref and --plot-from" "$(grep -- --plot <<<"$help")"
 fi
 
 report_end bench-plot
