@@ -16,6 +16,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <gdx/gdx_sysfs.h>
+
 #include "gdx_pair.h"
 #include "gdx_plugin_loader.h"
 #include "gdx_test.h"
@@ -257,6 +259,7 @@ static void test_adaptive_routing_forced(void)
 	struct gdx_pair p;
 	struct send_some above = {&p, 65536, 1}, at = {&p, 8192, 1};
 	int got, zero_imm = 0, data_writes = 0, plain_last = -1;
+	uint32_t imm_psn = 0;
 
 	links_up();
 	setenv("NCCL_GDX_ADAPTIVE_ROUTING", "1", 1);
@@ -267,8 +270,12 @@ static void test_adaptive_routing_forced(void)
 	got = gdx_capture_roce("veth1", send_some, &above, pkt, 4096);
 	ASSERT(got > 2);
 	for (int i = 0; i < got; i++) {
-		if (pkt[i].opcode == 0x0b && pkt[i].reth_len == 0)
-			zero_imm++;
+		/* a packet lost under the emulator comes again with its PSN:
+		 * the message has one zero-byte WRITE_WITH_IMM however often it
+		 * is sent */
+		if (pkt[i].opcode == 0x0b && pkt[i].reth_len == 0 &&
+		    (!zero_imm || pkt[i].psn != imm_psn))
+			zero_imm++, imm_psn = pkt[i].psn;
 		if (pkt[i].opcode >= 0x06 && pkt[i].opcode <= 0x0a &&
 		    (pkt[i].reth_len == 65536 || pkt[i].opcode == 0x07 || pkt[i].opcode == 0x08))
 			data_writes++, plain_last = i;
@@ -560,9 +567,30 @@ static void weighted_child(const char *weighted, int wr)
 	exit(0);
 }
 
-/* Rails shaped to 80 and 40 Mbit/s, 4 KiB frames (so that headers cost
+/* Packets the rxe devices have re-sent, or taken twice, since boot. */
+static unsigned long long rxe_retransmits(void)
+{
+	static const char *const counters[] = {"completer_retry_err", "duplicate_request"};
+	unsigned long long sum = 0;
+
+	for (int d = 0; d < 4; d++) {
+		for (int k = 0; k < 2; k++) {
+			char path[128], line[64];
+
+			snprintf(path, sizeof(path),
+				 "/sys/class/infiniband/rxe%d/ports/1/hw_counters/%s", d,
+				 counters[k]);
+			if (!gdx_sysfs_read_line(path, line, sizeof(line)))
+				sum += strtoull(line, NULL, 10);
+		}
+	}
+	return sum;
+}
+
+/* Rails shaped to 40 and 20 Mbit/s (slow enough that the emulated links
+ * keep up on a busy host), 4 KiB frames (so that headers cost
  * little of the shaped rate): 1 MiB messages split by what each rail
- * delivers reach 0.9 x 120 Mbit/s; split evenly, as net_ib splits, they are
+ * delivers reach 0.9 x 60 Mbit/s; split evenly, as net_ib splits, they are
  * held to twice the slower rail. Each run in a process of its own. */
 static void test_weighted_striping(void)
 {
@@ -573,31 +601,46 @@ static void test_weighted_striping(void)
 	for (int i = 0; i < 4; i++)
 		sh("ip link set", veth[i], "mtu 9000");
 	links_up();
-	sh("tc qdisc replace dev", "veth1", "root tbf rate 80mbit burst 64kb limit 32mb");
-	sh("tc qdisc replace dev", "veth3", "root tbf rate 40mbit burst 64kb limit 32mb");
+	sh("tc qdisc replace dev", "veth1", "root tbf rate 40mbit burst 64kb limit 32mb");
+	sh("tc qdisc replace dev", "veth3", "root tbf rate 20mbit burst 64kb limit 32mb");
 	setenv("NCCL_GDX_RAILS", "rxe0+rxe2,rxe1+rxe3", 1);
-	for (int w = 0; w < 2; w++) {
-		int fds[2], status;
-		pid_t child;
+	/* A packet the emulated link drops costs a retransmit timeout (4.3 s
+	 * at NCCL_GDX_TIMEOUT=20) of a 10 s window: such a run, which the rxe
+	 * counters show, is measured again, once. */
+	for (int attempt = 0; attempt < 2; attempt++) {
+		unsigned long long resent = rxe_retransmits();
 
-		ASSERT_EQ(pipe(fds), 0);
-		child = fork();
-		ASSERT(child >= 0);
-		if (child == 0)
-			weighted_child(w ? "1" : "0", fds[1]);
-		ASSERT_EQ(read(fds[0], &mbps[w], sizeof(mbps[w])), (ssize_t)sizeof(mbps[w]));
-		ASSERT_EQ(waitpid(child, &status, 0), child);
-		ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-		close(fds[0]);
-		close(fds[1]);
+		for (int w = 0; w < 2; w++) {
+			int fds[2], status;
+			pid_t child;
+
+			fflush(stdout); /* the child must not print it again */
+			ASSERT_EQ(pipe(fds), 0);
+			child = fork();
+			ASSERT(child >= 0);
+			if (child == 0)
+				weighted_child(w ? "1" : "0", fds[1]);
+			ASSERT_EQ(read(fds[0], &mbps[w], sizeof(mbps[w])),
+				  (ssize_t)sizeof(mbps[w]));
+			ASSERT_EQ(waitpid(child, &status, 0), child);
+			ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+			close(fds[0]);
+			close(fds[1]);
+		}
+		resent = rxe_retransmits() - resent;
+		if (mbps[1] >= 54 || !resent)
+			break;
+		printf("  %.1f Mbit/s weighted, %.1f even, with %llu packet(s) re-sent by rxe: "
+		       "measured again\n",
+		       mbps[1], mbps[0], resent);
 	}
 	for (int i = 0; i < 4; i++)
 		sh("ip link set", veth[i], "mtu 1500");
 	links_up();
-	printf("  rails shaped to 80 and 40 Mbit/s, 1 MiB messages: %.1f Mbit/s split by "
-	       "what each delivers, %.1f split evenly (0.9 x 120 = 108)\n",
+	printf("  rails shaped to 40 and 20 Mbit/s, 1 MiB messages: %.1f Mbit/s split by "
+	       "what each delivers, %.1f split evenly (0.9 x 60 = 54)\n",
 	       mbps[1], mbps[0]);
-	ASSERT(mbps[1] >= 108);
+	ASSERT(mbps[1] >= 54);
 	ASSERT(mbps[1] > mbps[0]);
 }
 
