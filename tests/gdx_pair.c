@@ -281,3 +281,20 @@ void gdx_port_wait_active(const char *ibdev)
 	}
 	gdx_test_fail(__FILE__, __LINE__, "%s did not come back", ibdev);
 }
+
+void gdx_vm_links_up(void)
+{
+	char cmd[128];
+
+	for (int i = 0; i < 4; i++) {
+		snprintf(
+			cmd, sizeof(cmd),
+			"ip link set veth%d up && { tc qdisc del dev veth%d root 2>/dev/null || true; }",
+			i, i);
+		ASSERT_EQ(system(cmd), 0);
+	}
+	for (int i = 0; i < 4; i++) {
+		snprintf(cmd, sizeof(cmd), "rxe%d", i);
+		gdx_port_wait_active(cmd);
+	}
+}

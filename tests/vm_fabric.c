@@ -40,19 +40,6 @@ static void sh(const char *before, const char *ifname, const char *after)
 	ASSERT_EQ(system(cmd), 0);
 }
 
-static void links_up(void)
-{
-	static const char *const veth[] = {"veth0", "veth1", "veth2", "veth3"};
-	static const char *const rxe[] = {"rxe0", "rxe1", "rxe2", "rxe3"};
-
-	for (int i = 0; i < 4; i++) {
-		sh("ip link set", veth[i], "up");
-		sh("tc qdisc del dev", veth[i], "root 2>/dev/null || true");
-	}
-	for (int i = 0; i < 4; i++)
-		gdx_port_wait_active(rxe[i]);
-}
-
 static const size_t sizes[] = {0,	1,	 127,	  128,	    129,     511,   513,
 			       4096,	8191,	 8192,	  8193,	    65535,   65536, 131073,
 			       1 << 20, 1000003, 4194305, 16777216, 16777217};
@@ -102,7 +89,7 @@ static void test_qps_round_robin(void)
 	struct send_some s = {&p, 8192, 16};
 	int got;
 
-	links_up();
+	gdx_vm_links_up();
 	setenv("NCCL_GDX_QPS_PER_CONNECTION", "4", 1);
 	n = net_up();
 	gdx_pair_connect(n, 0, 1, &p); /* the sender on rxe1: its packets leave by veth1 */
@@ -127,7 +114,7 @@ static void test_qps_split(void)
 	struct send_some s = {&p, 65536, 1};
 	int got;
 
-	links_up();
+	gdx_vm_links_up();
 	setenv("NCCL_GDX_QPS_PER_CONNECTION", "4", 1);
 	setenv("NCCL_GDX_SPLIT_DATA_ON_QPS", "1", 1);
 	n = net_up();
@@ -243,7 +230,7 @@ static void counts_differ(const char *here, const char *there)
  * (the larger, as net_ib takes the larger QP count) and move every size. */
 static void test_qps_counts_differ(void)
 {
-	links_up();
+	gdx_vm_links_up();
 	counts_differ("4", "1");
 	counts_differ("1", "4");
 }
@@ -261,7 +248,7 @@ static void test_adaptive_routing_forced(void)
 	int got, zero_imm = 0, data_writes = 0, plain_last = -1;
 	uint32_t imm_psn = 0;
 
-	links_up();
+	gdx_vm_links_up();
 	setenv("NCCL_GDX_ADAPTIVE_ROUTING", "1", 1);
 	setenv("NCCL_GDX_AR_THRESHOLD", "8192", 1);
 	n = net_up();
@@ -461,7 +448,7 @@ static void test_failover_down_up_twenty_times(void)
 	double worst = 0, t_down;
 	uint64_t during_min = UINT64_MAX;
 
-	links_up();
+	gdx_vm_links_up();
 	setenv("NCCL_GDX_RAILS", "rxe0+rxe2,rxe1+rxe3", 1);
 	setenv("NCCL_GDX_FAILOVER", "1", 1); /* off by default, as net_ib */
 	n = net_up();
@@ -527,7 +514,7 @@ static void test_failover_down_up_twenty_times(void)
 	ASSERT_NE(st.res, ncclSuccess);
 	ASSERT(st.failed_at - t_down < 10);
 	ASSERT_STR_CONTAINS(gdx_test_warnings(), "every rail of the connection");
-	links_up();
+	gdx_vm_links_up();
 	stream_close(&st);
 }
 
@@ -597,10 +584,10 @@ static void test_weighted_striping(void)
 	static const char *const veth[] = {"veth0", "veth1", "veth2", "veth3"};
 	double mbps[2];
 
-	links_up();
+	gdx_vm_links_up();
 	for (int i = 0; i < 4; i++)
 		sh("ip link set", veth[i], "mtu 9000");
-	links_up();
+	gdx_vm_links_up();
 	sh("tc qdisc replace dev", "veth1", "root tbf rate 40mbit burst 64kb limit 32mb");
 	sh("tc qdisc replace dev", "veth3", "root tbf rate 20mbit burst 64kb limit 32mb");
 	setenv("NCCL_GDX_RAILS", "rxe0+rxe2,rxe1+rxe3", 1);
@@ -636,7 +623,7 @@ static void test_weighted_striping(void)
 	}
 	for (int i = 0; i < 4; i++)
 		sh("ip link set", veth[i], "mtu 1500");
-	links_up();
+	gdx_vm_links_up();
 	printf("  rails shaped to 40 and 20 Mbit/s, 1 MiB messages: %.1f Mbit/s split by "
 	       "what each delivers, %.1f split evenly (0.9 x 60 = 54)\n",
 	       mbps[1], mbps[0]);
