@@ -106,6 +106,17 @@ put() {
 	echo "$2" 2>/dev/null >"$1" || true
 }
 
+# A wire keeps the order of a flow, as a real link does: a veth hands each
+# packet to the receive queue of the CPU that sent it, and rxe sends a QP's
+# packets from whichever vCPU posted or ran its task, so two vCPUs reordered
+# them (each reordering costs a retransmission and one of the QP's retries:
+# a 16 MiB WRITE could exhaust them). Every receive goes to vCPU 0 instead.
+keep_order() {
+	for q in /sys/class/net/veth*/queues/rx-* /sys/class/net/sw*/queues/rx-*; do
+		if [ -e "$q/rps_cpus" ]; then put "$q/rps_cpus" 1; fi
+	done
+}
+
 # Two wires per pair; traffic between the pair's own addresses must cross the
 # veth instead of the kernel's local shortcut, so that rxe sees real packets.
 setup_network() {
@@ -157,6 +168,7 @@ setup_network() {
 		put "$d/rp_filter" 0
 		put "$d/accept_local" 1
 	done
+	keep_order
 	rdma -b "$rbatch" >&2 || fail "rxe setup failed (rdma -b)"
 }
 
@@ -211,6 +223,7 @@ setup_switch() {
 		put "$d/arp_ignore" 1
 		put "$d/arp_announce" 2
 	done
+	keep_order
 	rdma -b "$rbatch" >&2 || fail "rxe setup failed (rdma -b)"
 }
 
