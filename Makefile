@@ -3,7 +3,7 @@
 
 # The version is the newest entry of debian/changelog, the project's changelog.
 VERSION  := $(shell sed -n '1s/^[^(]*(\([^)]*\)).*/\1/p' debian/changelog)
-BUILD    ?= $(if $(SANITIZE),build-san,build)
+BUILD    ?= $(if $(SANITIZE),build-san,$(if $(DEBUG),build-debug,build))
 PKGS     := libibverbs hwloc
 CC       ?= cc
 CFLAGS   ?= -O2 -g
@@ -20,6 +20,14 @@ override LDLIBS   += $(shell pkg-config --libs $(PKGS)) -lpthread -ldl
 ifneq ($(SANITIZE),)
 override CFLAGS   += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer
 override LDFLAGS  += -fsanitize=$(SANITIZE)
+endif
+
+# make DEBUG=1: the plugin with its debug invariants (GDX_DEBUG, gdx_req.h:
+# a request that completes while a work request still reads its buffer
+# aborts, naming the mode), into build-debug. The sanitizer builds have them
+# too. make test runs the reuse matrix against it (scripts/run-tests.sh).
+ifneq ($(DEBUG)$(SANITIZE),)
+override CPPFLAGS += -DGDX_DEBUG
 endif
 
 SRCS     := $(wildcard plugin/*.c)
@@ -178,6 +186,7 @@ test: deps
 	$(MAKE) all
 	$(MAKE) fuzz
 	$(MAKE) SANITIZE=address,undefined BUILD=build-san all
+	$(MAKE) DEBUG=1 BUILD=build-debug build-debug/libnccl-net-gdx.so
 	scripts/run-tests.sh
 
 # The unit tier alone, no VM, no fuzzer, no sanitizer build: a

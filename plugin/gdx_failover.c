@@ -154,7 +154,7 @@ bool gdx_failover_status(enum ibv_wc_status status)
 static void gdx_note_set(struct gdx_comm *c, int r, enum gdx_note_kind kind, uint32_t answers,
 			 const char *why)
 {
-	struct gdx_note *n = &c->ctrl->notes_out[r];
+	struct gdx_note *n = &c->run[r].note_next;
 	struct gdx_rail *rail = &c->rails[r];
 	uint32_t epoch = ++c->run[r].my_epoch;
 
@@ -172,7 +172,27 @@ static void gdx_note_set(struct gdx_comm *c, int r, enum gdx_note_kind kind, uin
 	c->run[r].note_due = true;
 }
 
-/* Writes the notes not yet written, on the first rail up. */
+/* Whether the last write of our note about rail r may still be read by the
+ * NIC: the rail it went by carries on, the same QPs, and no completion has
+ * covered it. A rail taken out since has its QPs in error: they read
+ * nothing more. */
+static bool gdx_note_unread(struct gdx_comm *c, int r)
+{
+	struct gdx_rail_run *run = &c->run[r];
+	int lane = run->note_lane - 1;
+
+	if (lane < 0)
+		return false;
+	if (c->run[lane].state == GDX_RAIL_UP && gdx_rail_gen(&c->rails[lane]) == run->note_gen &&
+	    (int32_t)(c->rails[lane].qps[0].wr_done - run->note_wr) < 0)
+		return true;
+	run->note_lane = 0;
+	return false;
+}
+
+/* Writes the notes not yet written, on the first rail up, each signaled
+ * and never over one the NIC may still read (gdx_rail_run.note_next): a
+ * note whose last write is not yet complete waits for a later poll. */
 static void gdx_notes_flush(struct gdx_comm *c)
 {
 	int lane = gdx_failover_ctrl_rail(c);
@@ -180,21 +200,33 @@ static void gdx_notes_flush(struct gdx_comm *c)
 	if (lane < 0)
 		return;
 	for (int r = 0; r < c->nrails; r++) {
-		if (!c->run[r].note_due)
+		struct gdx_rail_run *run = &c->run[r];
+
+		if (!run->note_due)
 			continue;
+		if (gdx_note_unread(c, r)) {
+			GDX_TRACE(NCCL_NET,
+				  "%s: note of rail %d waits for its last write to complete",
+				  gdx_fo_dev(c), r);
+			continue;
+		}
 		if (!gdx_qp_room(&c->rails[lane], &c->rails[lane].qps[0], 1)) {
 			GDX_TRACE(NCCL_NET, "%s: note of rail %d waits for room on rail %d",
 				  gdx_fo_dev(c), r, lane);
 			return; /* the next poll, once completions give room back */
 		}
+		c->ctrl->notes_out[r] = run->note_next;
 		if (gdx_post_ctrl_write(c, lane, 0, &c->ctrl->notes_out[r], sizeof(struct gdx_note),
 					c->remote_ctrl + offsetof(struct gdx_ctrl, notes_in) +
 						(uint64_t)r * sizeof(struct gdx_note),
-					false))
+					true))
 			return;
-		c->run[r].note_due = false;
+		run->note_due = false;
+		run->note_lane = (uint8_t)(lane + 1);
+		run->note_gen = gdx_rail_gen(&c->rails[lane]);
+		run->note_wr = c->rails[lane].qps[0].wr_posted;
 		GDX_TRACE(NCCL_NET, "%s: note of rail %d (epoch %u) written on rail %d",
-			  gdx_fo_dev(c), r, c->run[r].my_epoch, lane);
+			  gdx_fo_dev(c), r, run->my_epoch, lane);
 	}
 }
 
@@ -335,13 +367,17 @@ static bool gdx_fo_resend(struct gdx_comm *c, int r, const uint32_t *counts)
 
 		while (log && log->head != log->tail) {
 			struct gdx_seglog_entry *e = &log->e[log->head % GDX_SEGLOG_SIZE];
-			bool done;
 			int ret;
 
 			if ((int32_t)(e->imm_ord - counts[q]) <= 0) {
-				/* the receiver took it */
-				if (e->seg.req)
+				/* The receiver took it, so every WRITE of its piece
+				 * was placed, and read from the buffer before that;
+				 * the QP is in error and re-sends nothing: the
+				 * request holds nothing for it any more. */
+				if (e->seg.req) {
 					e->seg.req->pending--;
+					gdx_req_wrs_done(e->seg.req, e->nwrs);
+				}
 				log->head++;
 				continue;
 			}
@@ -370,14 +406,24 @@ static bool gdx_fo_resend(struct gdx_comm *c, int r, const uint32_t *counts)
 					c->rails[run->resend_rail].qps[run->resend_q].wr_done);
 				return false;
 			}
-			ret = gdx_post_seg(c, run->resend_rail, run->resend_q, &e->seg, &done);
+			/* Posted again by itself: a segment of a request waits for
+			 * its own signaled completion (or went inline, its bytes
+			 * copied), so the bulk WRITEs of a piece are covered
+			 * whether or not its immediate goes in the same call. */
+			if (e->seg.req)
+				gdx_req_mode(e->seg.req, GDX_REQ_RESENT);
+			ret = gdx_post_piece(c, run->resend_rail, run->resend_q, &e->seg, 1);
 			if (ret) {
 				if (!c->err)
 					c->err = ret;
 				return false;
 			}
-			if (e->seg.req)
-				e->seg.req->pending--; /* the new posting counted itself */
+			/* the new posting counted itself; the old one's WRs, on a
+			 * QP in error, will never read the buffer again */
+			if (e->seg.req) {
+				e->seg.req->pending--;
+				gdx_req_wrs_done(e->seg.req, e->nwrs);
+			}
 			log->head++;
 		}
 	}

@@ -94,6 +94,10 @@ static int gdx_net_setup(ncclDebugLogger_t logger, enum gdx_view view)
 		 "libnccl-net-gdx " GDX_VERSION ", wire protocol " GDX_NET_STR(
 			 GDX_WIRE_VERSION) ", %d device(s), net API v6 to v12",
 		 gdx_vdevs_count());
+#ifdef GDX_DEBUG
+	GDX_INFO(NCCL_INIT | NCCL_NET, "debug build: a request that completes while a work request "
+				       "still reads its buffer aborts (gdx_req.h)");
+#endif
 	return 0;
 }
 

@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <gdx/gdx_comm.h>
@@ -27,6 +28,7 @@
 #include <gdx/gdx_param.h>
 #include <gdx/gdx_post.h>
 #include <gdx/gdx_prof.h>
+#include <gdx/gdx_req.h>
 #include <gdx/gdx_stripe.h>
 #include <gdx/gdx_time.h>
 
@@ -56,56 +58,6 @@ static int gdx_cts_flush(struct gdx_recv_comm *rc);
 static const char *gdx_comm_dev_name(const struct gdx_comm *c)
 {
 	return gdx_vdev_get(c->dev_index)->name;
-}
-
-_Static_assert((GDX_MAX_SEND_REQUESTS & (GDX_MAX_SEND_REQUESTS - 1)) == 0 &&
-		       (GDX_MAX_REQUESTS & (GDX_MAX_REQUESTS - 1)) == 0,
-	       "request tables are rings of a power of two");
-
-static struct gdx_request *gdx_req_get(struct gdx_comm *c, bool is_send)
-{
-	uint32_t wrap = (uint32_t)c->max_reqs - 1;
-	struct gdx_request *r;
-
-	if (c->active == c->max_reqs) {
-		GDX_WARN("%s: more than %d %s requests in flight on one comm (NCCL allows %d)",
-			 gdx_comm_dev_name(c), c->max_reqs, is_send ? "send" : "receive",
-			 c->max_reqs);
-		return NULL;
-	}
-	/* Requests mostly complete in order: the next slot is usually free,
-	 * and one is, as active < max. */
-	while (c->reqs[c->next_req].state != GDX_REQ_FREE)
-		c->next_req = (c->next_req + 1) & wrap;
-	r = &c->reqs[c->next_req];
-	c->next_req = (c->next_req + 1) & wrap;
-	c->active++;
-	GDX_LIVE_COUNT(c->live->outstanding = (uint32_t)c->active);
-	r->state = GDX_REQ_ACTIVE;
-	r->is_send = is_send;
-	r->pending = 0;
-	r->err = 0;
-	r->size = 0;
-	r->posted = 0;
-	r->n = 1;
-	r->flush = false;
-	return r;
-}
-
-static void gdx_req_put(struct gdx_request *r)
-{
-	gdx_prof_done(r);
-	r->state = GDX_REQ_FREE;
-	r->comm->active--;
-	GDX_LIVE_COUNT(r->comm->live->outstanding = (uint32_t)r->comm->active);
-	if (!r->is_send && !r->flush)
-		gdx_recv_comm_of(r->comm)->recvs_active--;
-}
-
-static void gdx_comm_fail(struct gdx_comm *c, int err)
-{
-	if (!c->err)
-		c->err = err;
 }
 
 static void gdx_wc_failed(struct gdx_comm *c, int rail, const struct ibv_wc *wc)
@@ -239,10 +191,14 @@ static int gdx_flush_poll(struct gdx_recv_comm *rc)
 		int n = ibv_poll_cq(rc->flush[r].cq, 8, wcs);
 
 		for (int i = 0; i < n; i++) {
-			if (wcs[i].status != IBV_WC_SUCCESS)
+			struct gdx_request *req = (struct gdx_request *)(uintptr_t)wcs[i].wr_id;
+
+			if (wcs[i].status != IBV_WC_SUCCESS) {
 				gdx_wc_failed(&rc->base, r, &wcs[i]);
-			else
-				((struct gdx_request *)(uintptr_t)wcs[i].wr_id)->pending--;
+			} else {
+				req->pending--;
+				gdx_req_wrs_done(req, 1);
+			}
 		}
 		seen += n > 0 ? n : 0;
 	}
@@ -475,14 +431,13 @@ static int gdx_send_refuse(struct gdx_send_comm *sc, uint64_t size, uint64_t pos
 	struct gdx_seg seg = {.key = GDX_SEG_KEY_CTRL,
 			      .flags = GDX_SEG_IMM | GDX_SEG_CTRL,
 			      .imm = gdx_imm_chunk(sc->head, 0, 1, GDX_IMM_F_REFUSED)};
-	bool done;
 
 	GDX_WARN("%s: send of %llu bytes to %s is larger than the receive posted there "
 		 "(%llu bytes): the two ranks disagree on the message size",
 		 gdx_comm_dev_name(c), (unsigned long long)size, c->peer,
 		 (unsigned long long)posted);
 	if (rail >= 0)
-		gdx_post_seg(c, rail, 0, &seg, &done);
+		gdx_post_piece(c, rail, 0, &seg, 1);
 	gdx_comm_fail(c, -EMSGSIZE);
 	return -EMSGSIZE;
 }
@@ -490,11 +445,17 @@ static int gdx_send_refuse(struct gdx_send_comm *sc, uint64_t size, uint64_t pos
 /* The segments of piece k of n of a single message: the size record first
  * on the first piece of a message that needs it, the bytes, and the
  * immediate: with adaptive routing after the bytes, by itself, so that it
- * completes only once every packet before it is placed. */
-static int gdx_piece_segs(struct gdx_send_comm *sc, struct gdx_request *req,
-			  const struct gdx_piece *p, int k, int n, char *data, uint64_t size,
-			  const struct gdx_mr *mr, uint64_t raddr, bool chunked, bool ar,
-			  struct gdx_seg *segs)
+ * completes only once every packet before it is placed. The caller names
+ * the request on the bytes and the immediate alike: it waits until the
+ * WRITE that reads its buffer is complete (0.3.1 and before named it on the
+ * immediate only, which, zero bytes, completed it when posted: NCCL refilled
+ * a buffer the NIC was still sending from). The size record names none: the
+ * receiver writes the slot's next clear-to-send, and only that lets this
+ * record be rewritten, after the message is complete, so after the record
+ * was placed. */
+static int gdx_piece_segs(struct gdx_send_comm *sc, const struct gdx_piece *p, int k, int n,
+			  char *data, uint64_t size, const struct gdx_mr *mr, uint64_t raddr,
+			  bool chunked, bool ar, struct gdx_seg *segs)
 {
 	struct gdx_comm *c = &sc->base;
 	uint32_t s = (uint32_t)(sc->head % GDX_MAX_REQUESTS);
@@ -515,11 +476,9 @@ static int gdx_piece_segs(struct gdx_send_comm *sc, struct gdx_request *req,
 					     .raddr = raddr + p->off,
 					     .len = (uint32_t)p->len,
 					     .key = key};
-		segs[m++] =
-			(struct gdx_seg){.req = req, .key = key, .flags = GDX_SEG_IMM, .imm = imm};
+		segs[m++] = (struct gdx_seg){.key = key, .flags = GDX_SEG_IMM, .imm = imm};
 	} else {
-		segs[m++] = (struct gdx_seg){.req = req,
-					     .data = data + p->off,
+		segs[m++] = (struct gdx_seg){.data = data + p->off,
 					     .mr = mr,
 					     .raddr = raddr + p->off,
 					     .len = (uint32_t)p->len,
@@ -571,7 +530,6 @@ static int gdx_group_post(struct gdx_send_comm *sc, struct gdx_cts *const *slot,
 				.key = GDX_SEG_KEY_CTRL,
 				.flags = GDX_SEG_CTRL | GDX_SEG_IMM,
 				.imm = gdx_imm_chunk(sc->head, 0, 1, GDX_IMM_F_GROUP)};
-	bool done;
 	int ret;
 
 	for (int i = 0; i < n; i++) {
@@ -583,14 +541,19 @@ static int gdx_group_post(struct gdx_send_comm *sc, struct gdx_cts *const *slot,
 				      .len = (uint32_t)req->size,
 				      .key = (uint16_t)GDX_FIFO_INDEX(s, i)};
 
-		ret = gdx_post_seg(c, rail, q, &seg, &done);
+		gdx_req_mode(req, GDX_REQ_GROUPED);
+		gdx_req_buffer(req, seg.data, seg.len);
+		ret = gdx_post_piece(c, rail, q, &seg, 1);
 		if (ret)
 			return ret;
 		req->pending--; /* posted now: its own completion, if any, is what is left */
 		gdx_prof_grouped(c, req, rail, q);
 		c->ctrl->sizes[s][i] = htole32((uint32_t)req->size);
 	}
-	ret = gdx_post_seg(c, rail, q, &sizes, &done);
+	/* The sizes name no request: the receiver's record of the slot is
+	 * rewritten only for the slot's next receive, whose clear-to-send comes
+	 * after this group is complete, and so after the sizes were placed. */
+	ret = gdx_post_piece(c, rail, q, &sizes, 1);
 	if (ret)
 		return ret;
 	memset(sc->matched, 0, sizeof(sc->matched));
@@ -662,6 +625,37 @@ static int gdx_isend_group(struct gdx_send_comm *sc, struct gdx_cts *const *slot
 	return ret;
 }
 
+#ifdef GDX_DEBUG
+/* The modes a single send went by, for the invariant's message. */
+static uint32_t gdx_send_mode(const struct gdx_comm *c, const struct gdx_piece *pieces, int np,
+			      bool chunked, bool ar)
+{
+	uint32_t mode = (chunked ? GDX_REQ_CHUNKED : 0) | (ar ? GDX_REQ_AR : 0);
+
+	for (int k = 1; k < np; k++)
+		mode |= pieces[k].rail != pieces[0].rail ? GDX_REQ_STRIPED : GDX_REQ_QPS;
+	(void)c;
+	return mode;
+}
+
+/* GDX_DEBUG_BREAK=ar-imm-only puts back 0.3.1's bug, the request named on
+ * the immediate alone, so that the tests see the invariant catch it. */
+static bool gdx_names_request(const struct gdx_seg *seg)
+{
+	static int broken = -1;
+
+	if (broken < 0) {
+		const char *b = getenv("GDX_DEBUG_BREAK");
+
+		broken = b && !strcmp(b, "ar-imm-only");
+	}
+	return !broken || (seg->flags & GDX_SEG_IMM);
+}
+#else
+#define gdx_send_mode(c, pieces, np, chunked, ar) 0
+#define gdx_names_request(seg)			  true
+#endif
+
 int gdx_isend(struct gdx_send_comm *sc, void *data, uint64_t size, int tag, struct gdx_mr *mr,
 	      void *phandle, struct gdx_request **req_p)
 {
@@ -717,8 +711,8 @@ int gdx_isend(struct gdx_send_comm *sc, void *data, uint64_t size, int tag, stru
 		struct gdx_rail *r = &c->rails[pieces[k].rail];
 		uint32_t need = 0;
 
-		nsegs[k] = gdx_piece_segs(sc, NULL, &pieces[k], k, np, data, size, mr, raddr,
-					  chunked, ar, segs[k]);
+		nsegs[k] = gdx_piece_segs(sc, &pieces[k], k, np, data, size, mr, raddr, chunked, ar,
+					  segs[k]);
 		for (int m = 0; m < nsegs[k]; m++)
 			need += gdx_seg_wrs(r, &segs[k][m]);
 		if (!gdx_qp_room(r, &r->qps[pieces[k].q], need)) {
@@ -737,14 +731,13 @@ int gdx_isend(struct gdx_send_comm *sc, void *data, uint64_t size, int tag, stru
 		c->ctrl->sizes[s][0] = htole32((uint32_t)size);
 		c->ctrl->sizes[s][1] = htole32((uint32_t)(size >> 32));
 	}
+	gdx_req_buffer(req, data, size);
+	gdx_req_mode(req, gdx_send_mode(c, pieces, np, chunked, ar));
 	for (int k = 0; k < np && !ret; k++) {
-		for (int m = 0; m < nsegs[k] && !ret; m++) {
-			bool done;
-
-			if (segs[k][m].flags & GDX_SEG_IMM)
+		for (int m = 0; m < nsegs[k]; m++)
+			if (!(segs[k][m].flags & GDX_SEG_CTRL) && gdx_names_request(&segs[k][m]))
 				segs[k][m].req = req;
-			ret = gdx_post_seg(c, pieces[k].rail, pieces[k].q, &segs[k][m], &done);
-		}
+		ret = gdx_post_piece(c, pieces[k].rail, pieces[k].q, segs[k], nsegs[k]);
 	}
 	sc->head++;
 	if (ret) {
@@ -760,14 +753,15 @@ int gdx_isend(struct gdx_send_comm *sc, void *data, uint64_t size, int tag, stru
 /* ---- the receive side ---- */
 
 /* One RDMA WRITE of count FIFO entries from index first on, on the rail the
- * control writes go on. */
-static int gdx_cts_write(struct gdx_recv_comm *rc, int rail, uint32_t first, uint32_t count)
+ * control writes go on, signaled when must. */
+static int gdx_cts_write(struct gdx_recv_comm *rc, int rail, uint32_t first, uint32_t count,
+			 bool must_signal)
 {
 	int ret = gdx_post_ctrl_write(&rc->base, rail, 0, &rc->base.ctrl->fifo[first],
 				      count * (uint32_t)sizeof(struct gdx_cts),
 				      rc->base.remote_ctrl + offsetof(struct gdx_ctrl, fifo) +
 					      first * sizeof(struct gdx_cts),
-				      false);
+				      must_signal);
 
 	if (ret)
 		gdx_comm_fail(&rc->base, ret);
@@ -823,9 +817,9 @@ static int gdx_cts_flush(struct gdx_recv_comm *rc)
 			 * (the writes are idempotent); every poll retries it. */
 			rail = gdx_cts_rail(rc);
 			rc->cts_stalled = rail < 0;
-			ret = rc->cts_stalled
-				      ? rc->base.err
-				      : gdx_cts_write(rc, rail, GDX_FIFO_INDEX(lo, i), hi - lo + 1);
+			ret = rc->cts_stalled ? rc->base.err
+					      : gdx_cts_write(rc, rail, GDX_FIFO_INDEX(lo, i),
+							      hi - lo + 1, false);
 			if (ret || rc->cts_stalled) {
 				rc->cts_flushing = false;
 				return ret;
@@ -840,7 +834,16 @@ static int gdx_cts_flush(struct gdx_recv_comm *rc)
 
 /* A rail was taken out: the clear-to-sends it may have been carrying are
  * written again, for every receive not yet complete, on the rail now used
- * (the sender takes a rewrite of an entry it has as the same entry). */
+ * (the sender takes a rewrite of an entry it has as the same entry).
+ *
+ * The staged entries a write reads stay as they are until the NIC has read
+ * them. For the first write of a receive's entries that holds by itself:
+ * the receive cannot complete before the sender has them, and only a new
+ * receive in the slot restages it. A rewrite may still be unread when the
+ * receive completes (the sender had the first write), so it is signaled,
+ * and irecv does not restage the slot before it is complete
+ * (gdx_cts_rewrite_unread): the NIC would read a half-written entry, the
+ * new sequence number with the old address. */
 static int gdx_cts_rewrite(struct gdx_recv_comm *rc)
 {
 	struct gdx_comm *c = &rc->base;
@@ -860,12 +863,33 @@ static int gdx_cts_rewrite(struct gdx_recv_comm *rc)
 				return c->err;
 			if (!gdx_qp_room(&c->rails[rail], &c->rails[rail].qps[0], 1))
 				return 0; /* the next poll does them all again */
-			if (gdx_cts_write(rc, rail, GDX_FIFO_INDEX(s, i), 1))
+			if (gdx_cts_write(rc, rail, GDX_FIFO_INDEX(s, i), 1, true))
 				return c->err;
+			rc->rewrite_rail[s] = (uint8_t)(rail + 1);
+			rc->rewrite_gen[s] = gdx_rail_gen(&c->rails[rail]);
+			rc->rewrite_wr[s] = c->rails[rail].qps[0].wr_posted;
 		}
 	}
 	rc->cts_rewrite = false;
 	return 0;
+}
+
+/* Whether a rewrite of slot s's entries may still be unread by the NIC: its
+ * rail carries on, the same QPs, and no completion has covered it yet. A
+ * rail taken out since has its QPs in error: they read nothing more. */
+static bool gdx_cts_rewrite_unread(struct gdx_recv_comm *rc, uint32_t s)
+{
+	const struct gdx_comm *c = &rc->base;
+	int rail = rc->rewrite_rail[s] - 1;
+
+	if (rail < 0)
+		return false;
+	if (c->run[rail].state == GDX_RAIL_UP &&
+	    gdx_rail_gen(&c->rails[rail]) == rc->rewrite_gen[s] &&
+	    (int32_t)(c->rails[rail].qps[0].wr_done - rc->rewrite_wr[s]) < 0)
+		return true;
+	rc->rewrite_rail[s] = 0;
+	return false;
 }
 
 int gdx_irecv(struct gdx_recv_comm *rc, int n, void **data, const uint64_t *sizes, const int *tags,
@@ -893,6 +917,11 @@ int gdx_irecv(struct gdx_recv_comm *rc, int n, void **data, const uint64_t *size
 		GDX_WARN("%s: more than %d receive requests in flight on one comm (NCCL allows %d)",
 			 gdx_comm_dev_name(c), GDX_MAX_REQUESTS, NCCL_NET_MAX_REQUESTS);
 		return -ENOSPC;
+	}
+	if (rc->rewrite_rail[s] && gdx_cts_rewrite_unread(rc, s)) {
+		gdx_comm_poll(c);
+		if (gdx_cts_rewrite_unread(rc, s))
+			return c->err; /* no request: NCCL posts it again */
 	}
 	req = gdx_req_get(c, false);
 	if (!req)
@@ -997,7 +1026,9 @@ int gdx_iflush(struct gdx_recv_comm *rc, int n, void **data, const int *sizes, s
 			return -ret;
 		}
 		req->pending++;
+		gdx_req_wrs_posted(req, 1);
 	}
+	gdx_req_mode(req, GDX_REQ_FLUSH);
 	*req_p = req;
 	return 0;
 }
@@ -1046,6 +1077,7 @@ int gdx_test(struct gdx_request *req, int *done_p, int *sizes)
 	}
 	if (req->pending > 0)
 		return 0;
+	gdx_req_check_done(req);
 	*done_p = 1;
 	for (int i = 0; i < req->n && req->n > 1; i++)
 		req->size += req->sizes[i]; /* a group's total, for the counters */

@@ -81,7 +81,20 @@ static uint32_t gdx_seg_lkey(const struct gdx_comm *c, const struct gdx_rail *r,
 	return seg->mr->lkey[r->member];
 }
 
-static void gdx_seg_log(struct gdx_qp *q, const struct gdx_seg *seg, bool done)
+/* Whether every byte of the segment goes inline, on any rail of the comm
+ * (a copy kept for failover is posted again on another): host memory (the
+ * provider's memcpy cannot read GPU memory) in one WR, small enough for the
+ * log's copy. */
+static bool gdx_seg_inline(const struct gdx_comm *c, const struct gdx_seg *seg)
+{
+	bool host = (seg->flags & (GDX_SEG_CTRL | GDX_SEG_COPY)) ||
+		    (seg->mr && seg->mr->type == NCCL_PTR_HOST);
+
+	return seg->len == 0 || (host && seg->len <= c->max_inline && seg->len <= GDX_COPY_MAX);
+}
+
+static void gdx_seg_log(const struct gdx_comm *c, struct gdx_qp *q, const struct gdx_seg *seg,
+			uint32_t nwrs, bool waits)
 {
 	struct gdx_seglog *log = q->log;
 	uint32_t i = log->tail++ % GDX_SEGLOG_SIZE;
@@ -90,19 +103,25 @@ static void gdx_seg_log(struct gdx_qp *q, const struct gdx_seg *seg, bool done)
 	e->seg = *seg;
 	e->last_wr = q->wr_posted;
 	e->imm_ord = (seg->flags & GDX_SEG_IMM) ? q->imms : q->imms + 1;
-	if (done)
-		e->seg.req = NULL; /* reported done already */
-	/* NCCL may reuse the buffer of a send done when posted at once: keep
+	e->nwrs = nwrs;
+	if (seg->len && gdx_seg_inline(c, seg))
+		e->seg.flags |= GDX_SEG_INLINE; /* the bytes were copied when posted */
+	if (!waits)
+		e->seg.req = NULL; /* nothing waits for it */
+	/* NCCL may reuse the buffer of a send that did not wait at once: keep
 	 * its bytes (always inline, so no key is needed) to post them again */
-	if (log->copy && seg->len && (done || (seg->flags & GDX_SEG_COPY))) {
+	if (log->copy && seg->len && ((seg->req && !waits) || (seg->flags & GDX_SEG_COPY))) {
 		memmove(log->copy[i], seg->data, seg->len);
 		e->seg.data = log->copy[i];
 		e->seg.flags |= GDX_SEG_COPY;
 	}
 }
 
-int gdx_post_seg(struct gdx_comm *c, int rail, int qi, const struct gdx_seg *seg,
-		 bool *done_at_post)
+/* Posts one segment's WRs, chained GDX_POST_BATCH at a time: its request
+ * waits for it when waits, and its last WR is signaled when signal (or when
+ * the QP's unsignaled run is due). */
+static int gdx_post_seg(struct gdx_comm *c, int rail, int qi, const struct gdx_seg *seg, bool waits,
+			bool signal)
 {
 	struct gdx_rail *r = &c->rails[rail];
 	struct gdx_qp *q = &r->qps[qi];
@@ -112,15 +131,10 @@ int gdx_post_seg(struct gdx_comm *c, int rail, int qi, const struct gdx_seg *seg
 	bool host = (seg->flags & (GDX_SEG_CTRL | GDX_SEG_COPY)) ||
 		    (seg->mr && seg->mr->type == NCCL_PTR_HOST);
 	bool imm = seg->flags & GDX_SEG_IMM;
-	/* Small host-memory sends go inline: the provider copies them when they
-	 * are posted, and their buffer is free again at once. */
-	bool done = seg->req && seg->len <= c->max_inline && (seg->len == 0 || host) &&
-		    !(seg->flags & GDX_SEG_CTRL);
 	struct ibv_send_wr wrs[GDX_POST_BATCH], *bad;
 	struct ibv_sge sges[GDX_POST_BATCH];
 	int ret;
 
-	*done_at_post = false;
 	if (!imm && seg->len == 0)
 		return 0; /* nothing to place, nothing to say */
 	do {
@@ -153,7 +167,7 @@ int gdx_post_seg(struct gdx_comm *c, int rail, int qi, const struct gdx_seg *seg
 			n++;
 			off += chunk;
 		}
-		if (last && gdx_qp_signal(q, total + (uint32_t)n, seg->req && !done))
+		if (last && gdx_qp_signal(q, total + (uint32_t)n, signal))
 			wrs[n - 1].send_flags |= IBV_SEND_SIGNALED;
 		ret = ibv_post_send(q->qp, wrs, &bad);
 		if (ret) {
@@ -167,14 +181,41 @@ int gdx_post_seg(struct gdx_comm *c, int rail, int qi, const struct gdx_seg *seg
 	if (imm)
 		q->imms++;
 	if (q->log)
-		gdx_seg_log(q, seg, done);
+		gdx_seg_log(c, q, seg, total, waits);
 	if (!(seg->flags & GDX_SEG_CTRL) && c->kind == GDX_KIND_SEND) {
 		gdx_stripe_posted(c, rail, seg->len);
 		GDX_LIVE_COUNT(c->live->rails[rail].tx_bytes += seg->len);
 	}
-	if (seg->req && !done)
+	if (waits) {
 		seg->req->pending++;
-	*done_at_post = done;
+		gdx_req_wrs_posted(seg->req, total);
+	}
+	return 0;
+}
+
+int gdx_post_piece(struct gdx_comm *c, int rail, int q, const struct gdx_seg *segs, int n)
+{
+	bool inl = true;
+	int last = -1, ret;
+
+	/* A request's segments wait as one: a zero-byte WRITE_WITH_IMM after a
+	 * bulk WRITE (adaptive routing) is not done when posted, as the WRITE
+	 * before it still reads the buffer; the signaled last one covers them. */
+	for (int i = 0; i < n; i++) {
+		if (!segs[i].req)
+			continue;
+		inl &= gdx_seg_inline(c, &segs[i]);
+		last = i;
+	}
+	for (int i = 0; i < n; i++) {
+		bool waits = segs[i].req && !inl;
+
+		if (segs[i].req && inl)
+			gdx_req_mode(segs[i].req, GDX_REQ_INLINE);
+		ret = gdx_post_seg(c, rail, q, &segs[i], waits, waits && i == last);
+		if (ret)
+			return ret;
+	}
 	return 0;
 }
 
@@ -237,8 +278,10 @@ uint64_t gdx_post_delivered(struct gdx_comm *c, int rail, int qi, uint32_t wr)
 
 		if ((int32_t)(wr - e->last_wr) < 0)
 			break;
-		if (e->seg.req)
+		if (e->seg.req) {
 			e->seg.req->pending--;
+			gdx_req_wrs_done(e->seg.req, e->nwrs);
+		}
 		if (!(e->seg.flags & GDX_SEG_CTRL))
 			bytes += e->seg.len;
 		log->head++;

@@ -136,8 +136,18 @@ struct gdx_rail_run {
 	uint32_t drain_imms;	/* receiver, DRAINING: immediates taken meanwhile */
 	uint64_t drain_last_ms; /* and when the last came (for the INFO line) */
 	bool note_due;		/* our note about it is still to be written */
-	bool unproven;		/* receiver: restored, and nothing has come by it yet:
-				 * control writes avoid it until something does */
+	/* That note, as set; it goes into the control region (notes_out) only
+	 * once the NIC has read the last write of what is there: a write being
+	 * sent, or sent again after a loss, reads the region as it is then,
+	 * and a note rewritten under it would arrive half old, half new, with
+	 * a stamp that says it is whole. The last write: its rail + 1 (0:
+	 * none), that rail's incarnation and its WR count there. */
+	struct gdx_note note_next;
+	uint8_t note_lane;
+	uint16_t note_gen;
+	uint32_t note_wr;
+	bool unproven; /* receiver: restored, and nothing has come by it yet:
+			* control writes avoid it until something does */
 	/* A restore's verbs calls, in a thread of their own: taking a RoCE QP
 	 * to RTR resolves the peer's address, which after a link flap can
 	 * block for a second (gdx_failover.c). */
@@ -213,6 +223,11 @@ struct gdx_request {
 	uint8_t prof_n;
 	void *prof_phandle;
 	void *prof_ev[GDX_PROF_MAX_EVENTS];
+	/* Debug builds only (gdx_req.h): the WRs posted for it and those done,
+	 * the modes it went by, and a send's buffer. */
+	uint32_t dbg_wrs, dbg_wrs_done, dbg_mode;
+	const void *dbg_buf;
+	uint64_t dbg_len;
 };
 
 /* Base of the send and receive comms. */
@@ -286,6 +301,12 @@ struct gdx_recv_comm {
 	bool cts_flushing;	  /* in gdx_cts_flush(), which may poll */
 	bool cts_rewrite;	  /* a rail was taken out: write them again (gdx_cts_rewrite) */
 	struct gdx_request *slots[GDX_MAX_REQUESTS]; /* the receive of each slot */
+	/* A rewrite of a slot's clear-to-send (gdx_cts_rewrite) the NIC may not
+	 * have read yet: its rail + 1 (0: none), that rail's incarnation, and
+	 * its WR count there. The slot is not staged again before it is read. */
+	uint8_t rewrite_rail[GDX_MAX_REQUESTS];
+	uint16_t rewrite_gen[GDX_MAX_REQUESTS];
+	uint32_t rewrite_wr[GDX_MAX_REQUESTS];
 	int recvs_active; /* receives in flight: NCCL allows 32 (flushes aside) */
 	/* GPU flush: a QP per NIC connected to itself, and a byte to read into;
 	 * made when GPU memory is first registered on the comm (gdx_flush.h). */
@@ -328,5 +349,62 @@ static inline struct gdx_recv_comm *gdx_recv_comm_of(struct gdx_comm *c)
 {
 	return (struct gdx_recv_comm *)((char *)c - offsetof(struct gdx_recv_comm, base));
 }
+
+/* Debug builds (GDX_DEBUG, gdx_req.h): what a request's work requests did,
+ * counted where they are posted and completed. The ways its bytes went, for
+ * the invariant's message: */
+enum {
+	GDX_REQ_CHUNKED = 1u << 0, /* pieces named in the immediate, size in the record */
+	GDX_REQ_AR = 1u << 1,	   /* adaptive routing: bulk WRITEs, then the immediate */
+	GDX_REQ_QPS = 1u << 2,	   /* split over several QPs of a rail */
+	GDX_REQ_STRIPED = 1u << 3, /* over several rails */
+	GDX_REQ_GROUPED = 1u << 4, /* a buffer of a grouped receive */
+	GDX_REQ_RESENT = 1u << 5,  /* a piece posted again after its rail failed */
+	GDX_REQ_INLINE = 1u << 6,  /* every byte inline: done when posted */
+	GDX_REQ_FLUSH = 1u << 7,   /* an iflush's reads */
+};
+
+#ifdef GDX_DEBUG
+static inline void gdx_req_wrs_posted(struct gdx_request *r, uint32_t n)
+{
+	r->dbg_wrs += n;
+}
+static inline void gdx_req_wrs_done(struct gdx_request *r, uint32_t n)
+{
+	r->dbg_wrs_done += n;
+}
+static inline void gdx_req_mode(struct gdx_request *r, uint32_t mode)
+{
+	r->dbg_mode |= mode;
+}
+/* The send's buffer, which no WR may read once it completes. */
+static inline void gdx_req_buffer(struct gdx_request *r, const void *data, uint64_t size)
+{
+	r->dbg_buf = data;
+	r->dbg_len = size;
+}
+#else
+static inline void gdx_req_wrs_posted(struct gdx_request *r, uint32_t n)
+{
+	(void)r;
+	(void)n;
+}
+static inline void gdx_req_wrs_done(struct gdx_request *r, uint32_t n)
+{
+	(void)r;
+	(void)n;
+}
+static inline void gdx_req_mode(struct gdx_request *r, uint32_t mode)
+{
+	(void)r;
+	(void)mode;
+}
+static inline void gdx_req_buffer(struct gdx_request *r, const void *data, uint64_t size)
+{
+	(void)r;
+	(void)data;
+	(void)size;
+}
+#endif
 
 #endif

@@ -1,13 +1,20 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Posting on a rail's QPs, and knowing what was delivered. A segment is one
- * piece of a message as it goes on the wire (RDMA WRITEs into the peer's
- * buffer or control region, the last one with an immediate or not); a send
- * comm logs every segment it posts until a completion shows it delivered, so
+ * part of a message as it goes on the wire (RDMA WRITEs into the peer's
+ * buffer or control region, the last one with an immediate or not); a piece
+ * is the segments of one message that go on one QP, in order. A send comm
+ * logs every segment it posts until a completion shows it delivered, so
  * that a rail that fails can have its undelivered segments posted again on
  * another (gdx_failover.c). Signaled completions carry the QP's WR count, so
- * one of them shows everything before it delivered and gives its queue slots
- * back; the rest go unsignaled.
+ * one of them shows everything before it on its QP delivered and gives its
+ * queue slots back; the rest go unsignaled.
+ *
+ * A request is done only when the NIC is done with its buffer: every
+ * segment that reads the buffer names the request, and the request waits
+ * until a signaled completion on the segment's QP covers it. The one
+ * exception is a piece whose every byte goes inline: the provider copies
+ * those when they are posted, so the buffer is free at once.
  */
 #ifndef GDX_POST_H
 #define GDX_POST_H
@@ -18,16 +25,20 @@
 #include <gdx/gdx_comm.h>
 
 enum {
-	GDX_SEG_IMM = 1,  /* ends with a WRITE_WITH_IMM of seg.imm */
-	GDX_SEG_CTRL = 2, /* into the peer's control region, from ours */
-	GDX_SEG_COPY = 4, /* logged: the bytes are in the log's copy */
+	GDX_SEG_IMM = 1,    /* ends with a WRITE_WITH_IMM of seg.imm */
+	GDX_SEG_CTRL = 2,   /* into the peer's control region, from ours */
+	GDX_SEG_COPY = 4,   /* logged: the bytes are in the log's copy */
+	GDX_SEG_INLINE = 8, /* logged: every byte went inline, copied when posted */
 };
 /* key of a segment into the peer's control region */
 #define GDX_SEG_KEY_CTRL 0xffffu
 
 struct gdx_seg {
-	struct gdx_request *req; /* pending until delivered; NULL: nothing waits on it */
-	char *data;		 /* registered as mr (GDX_SEG_CTRL: in our control region) */
+	/* The request whose buffer it reads or whose immediate it carries: it
+	 * waits until the segment is delivered. NULL: a control write, which
+	 * reads the comm's own control region. */
+	struct gdx_request *req;
+	char *data; /* registered as mr (GDX_SEG_CTRL: in our control region) */
 	const struct gdx_mr *mr;
 	uint64_t raddr;
 	uint32_t len;
@@ -40,6 +51,7 @@ struct gdx_seglog_entry {
 	struct gdx_seg seg;
 	uint32_t last_wr; /* the QP's WR count at its last WR */
 	uint32_t imm_ord; /* the QP's immediate count at (or, without one, after) it */
+	uint32_t nwrs;	  /* WRs it took */
 };
 
 /* A ring: a QP never has more segments outstanding than WRs (127 at most). */
@@ -66,11 +78,12 @@ static inline bool gdx_qp_room(const struct gdx_rail *r, const struct gdx_qp *q,
 	return q->wr_posted - q->wr_done + need <= r->sq_depth;
 }
 
-/* Posts seg on QP q of the comm's rail (its room checked by the caller),
- * logs it on a send comm, and counts it on its request unless it is done
- * when posted (small inline sends of host memory: then *done_at_post). */
-int gdx_post_seg(struct gdx_comm *c, int rail, int q, const struct gdx_seg *seg,
-		 bool *done_at_post);
+/* Posts the n segments of one piece in order on QP q of the comm's rail
+ * (its room checked by the caller) and logs them on a send comm. Their
+ * request waits for them, its last one signaled, unless every byte of the
+ * request's segments goes inline (small host-memory sends): then it does
+ * not wait for them at all, and its buffer is NCCL's again at once. */
+int gdx_post_piece(struct gdx_comm *c, int rail, int q, const struct gdx_seg *segs, int n);
 /* One RDMA WRITE of len bytes from our control region (0 bytes: none) into
  * the peer's at raddr, unsignaled unless its slots are due or must. */
 int gdx_post_ctrl_write(struct gdx_comm *c, int rail, int q, const void *local, uint32_t len,
