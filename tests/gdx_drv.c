@@ -309,8 +309,10 @@ ncclResult_t gdx_drv_wait(struct gdx_drv *d, void *req, int *sizes)
 
 		if (r != ncclSuccess)
 			return r;
-		if (gdx_now_s() - t0 > 60)
-			gdx_test_fail(__FILE__, __LINE__, "request not done after 60 s");
+		/* a hang, not a slow emulator: 520 MiB through rxe under TCG
+		 * took 58 s on a quiet host */
+		if (gdx_now_s() - t0 > 300)
+			gdx_test_fail(__FILE__, __LINE__, "request not done after 300 s");
 	}
 	return ncclSuccess;
 }

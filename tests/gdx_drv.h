@@ -71,7 +71,7 @@ ncclResult_t gdx_drv_irecv(struct gdx_drv *d, void *r, int n, void **data, const
 ncclResult_t gdx_drv_iflush(struct gdx_drv *d, void *r, int n, void **data, int *sizes, void **mhs,
 			    void **req);
 ncclResult_t gdx_drv_test(struct gdx_drv *d, void *req, int *done, int *sizes);
-/* Tests req until done (or an error), failing the test after 60 s. */
+/* Tests req until done (or an error), failing the test after 300 s. */
 ncclResult_t gdx_drv_wait(struct gdx_drv *d, void *req, int *sizes);
 ncclResult_t gdx_drv_close_send(struct gdx_drv *d, void *s);
 ncclResult_t gdx_drv_close_recv(struct gdx_drv *d, void *r);
