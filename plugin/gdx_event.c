@@ -43,15 +43,13 @@ static void gdx_event_fail(struct gdx_comm *c, const struct ibv_async_event *ev,
 	if (c->failover && rail >= 0) {
 		/* the comm's own poll takes the rail out (gdx_failover.c) */
 		GDX_INFO(NCCL_NET, "%s: async event %s on rail %d of the comm with peer %s",
-			 gdx_vdev_get(c->dev_index)->name, ibv_event_type_str(ev->event_type), rail,
-			 c->peer);
+			 c->dev_name, ibv_event_type_str(ev->event_type), rail, c->peer);
 		__atomic_or_fetch(&c->async_failed, 1u << rail, __ATOMIC_RELAXED);
 		return;
 	}
 	if (!__atomic_load_n(&c->err, __ATOMIC_RELAXED))
 		GDX_WARN("%s: async event %s on the comm with peer %s (%s): the QP is in error",
-			 gdx_vdev_get(c->dev_index)->name, ibv_event_type_str(ev->event_type),
-			 c->peer, c->peer_dev);
+			 c->dev_name, ibv_event_type_str(ev->event_type), c->peer, c->peer_dev);
 	__atomic_store_n(&c->err, -EREMOTEIO, __ATOMIC_RELAXED);
 }
 
@@ -102,8 +100,7 @@ static void gdx_event_check_port(struct gdx_comm *c, struct gdx_dev *dev)
 		return;
 	GDX_WARN("%s: %s port %d has been down for %llu ms, longer than the QP retries "
 		 "last (%llu ms): failing the comm with peer %s",
-		 gdx_vdev_get(c->dev_index)->name, dev->ibdev, dev->ib_port,
-		 (unsigned long long)(gdx_now_ms() - down),
+		 c->dev_name, dev->ibdev, dev->ib_port, (unsigned long long)(gdx_now_ms() - down),
 		 (unsigned long long)gdx_event_retry_budget_ms(), c->peer);
 	c->err = -ENETDOWN;
 }
@@ -128,8 +125,7 @@ void gdx_event_poll(struct gdx_comm *c, bool force)
 		}
 	check:
 		if (__atomic_load_n(&dev->ib->fatal, __ATOMIC_RELAXED) && !c->err) {
-			GDX_WARN("%s: device %s had a fatal error",
-				 gdx_vdev_get(c->dev_index)->name, dev->ibdev);
+			GDX_WARN("%s: device %s had a fatal error", c->dev_name, dev->ibdev);
 			c->err = -EIO;
 		}
 		if (!c->failover)

@@ -93,11 +93,6 @@ static const char *gdx_clock_str(char *buf, size_t len)
 	return buf;
 }
 
-static const char *gdx_fo_dev(const struct gdx_comm *c)
-{
-	return gdx_vdev_get(c->dev_index)->name;
-}
-
 static bool gdx_fo_sender(const struct gdx_comm *c)
 {
 	return c->kind == GDX_KIND_SEND;
@@ -105,7 +100,7 @@ static bool gdx_fo_sender(const struct gdx_comm *c)
 
 static void gdx_fo_set(struct gdx_comm *c, int r, enum gdx_rail_state s, uint64_t now)
 {
-	GDX_TRACE(NCCL_NET, "%s: rail %d %s -> %s", gdx_fo_dev(c), r,
+	GDX_TRACE(NCCL_NET, "%s: rail %d %s -> %s", c->dev_name, r,
 		  gdx_rail_state_name(c->run[r].state), gdx_rail_state_name(s));
 	c->run[r].state = s;
 	c->run[r].since_ms = now;
@@ -207,12 +202,12 @@ static void gdx_notes_flush(struct gdx_comm *c)
 		if (gdx_note_unread(c, r)) {
 			GDX_TRACE(NCCL_NET,
 				  "%s: note of rail %d waits for its last write to complete",
-				  gdx_fo_dev(c), r);
+				  c->dev_name, r);
 			continue;
 		}
 		if (!gdx_qp_room(&c->rails[lane], &c->rails[lane].qps[0], 1)) {
 			GDX_TRACE(NCCL_NET, "%s: note of rail %d waits for room on rail %d",
-				  gdx_fo_dev(c), r, lane);
+				  c->dev_name, r, lane);
 			return; /* the next poll, once completions give room back */
 		}
 		c->ctrl->notes_out[r] = run->note_next;
@@ -226,7 +221,7 @@ static void gdx_notes_flush(struct gdx_comm *c)
 		run->note_gen = gdx_rail_gen(&c->rails[lane]);
 		run->note_wr = c->rails[lane].qps[0].wr_posted;
 		GDX_TRACE(NCCL_NET, "%s: note of rail %d (epoch %u) written on rail %d",
-			  gdx_fo_dev(c), r, run->my_epoch, lane);
+			  c->dev_name, r, run->my_epoch, lane);
 	}
 }
 
@@ -266,7 +261,7 @@ static void gdx_fo_fail_comm(struct gdx_comm *c)
 					r ? "; " : "", r, c->rails[r].dev->ibdev,
 					c->run[r].why[0] ? c->run[r].why : "down");
 	if (!c->err)
-		GDX_WARN("%s: every rail of the connection with %s (%s) is down: %s", gdx_fo_dev(c),
+		GDX_WARN("%s: every rail of the connection with %s (%s) is down: %s", c->dev_name,
 			 c->peer, c->peer_dev, list);
 	if (!c->err)
 		c->err = -ENETDOWN;
@@ -323,7 +318,7 @@ int gdx_rail_failed(struct gdx_comm *c, int r, const char *why)
 		GDX_WARN("%s: rail %d (%s port %d, peer %s) taken out of the connection with %s "
 			 "at %s: %s; %d rail(s) carry its traffic until it is back (check the "
 			 "link: ibv_devinfo -d %s)",
-			 gdx_fo_dev(c), r, c->rails[r].dev->ibdev, c->rails[r].dev->ib_port,
+			 c->dev_name, r, c->rails[r].dev->ibdev, c->rails[r].dev->ib_port,
 			 c->peer_dev, c->peer, gdx_clock_str(when, sizeof(when)), why, c->nlive,
 			 c->rails[r].dev->ibdev);
 	} else {
@@ -331,7 +326,7 @@ int gdx_rail_failed(struct gdx_comm *c, int r, const char *why)
 
 		run->backoff_ms = run->backoff_ms * 2 < max ? run->backoff_ms * 2 : max;
 		GDX_INFO(NCCL_NET, "%s: rail %d (%s): restore attempt %u failed: %s; next in %u ms",
-			 gdx_fo_dev(c), r, c->rails[r].dev->ibdev, run->attempts, why,
+			 c->dev_name, r, c->rails[r].dev->ibdev, run->attempts, why,
 			 run->backoff_ms);
 	}
 	if (c->nlive == 0) {
@@ -388,7 +383,7 @@ static bool gdx_fo_resend(struct gdx_comm *c, int r, const uint32_t *counts)
 
 				if (to < 0) {
 					GDX_TRACE(NCCL_NET, "%s: rail %d: resend: no rail up",
-						  gdx_fo_dev(c), r);
+						  c->dev_name, r);
 					return false;
 				}
 				run->resend_rail = to;
@@ -401,7 +396,7 @@ static bool gdx_fo_resend(struct gdx_comm *c, int r, const uint32_t *counts)
 				GDX_TRACE(
 					NCCL_NET,
 					"%s: rail %d: resend waits for room on rail %d qp %d (%u posted, %u done)",
-					gdx_fo_dev(c), r, run->resend_rail, run->resend_q,
+					c->dev_name, r, run->resend_rail, run->resend_q,
 					c->rails[run->resend_rail].qps[run->resend_q].wr_posted,
 					c->rails[run->resend_rail].qps[run->resend_q].wr_done);
 				return false;
@@ -546,7 +541,7 @@ static void gdx_fo_attempt_failed(struct gdx_comm *c, int r, uint64_t now, const
 	if (!port_down)
 		run->backoff_ms = run->backoff_ms * 2 < max ? run->backoff_ms * 2 : max;
 	GDX_INFO(NCCL_NET, "%s: rail %d (%s): restore attempt %u failed: %s; next in %u ms",
-		 gdx_fo_dev(c), r, c->rails[r].dev->ibdev, run->attempts, why,
+		 c->dev_name, r, c->rails[r].dev->ibdev, run->attempts, why,
 		 port_down ? 2 * GDX_BACKOFF_FIRST_MS : run->backoff_ms);
 	gdx_fo_down(c, r, now);
 	if (port_down)
@@ -613,9 +608,8 @@ static void gdx_fo_back(struct gdx_comm *c, int r, uint64_t now)
 	GDX_INFO(NCCL_INIT | NCCL_NET,
 		 "%s: rail %d (%s) back in the connection with %s at %s after %.1f s down "
 		 "(%u attempt(s)); traffic returns to it, from %.0f Mb/s",
-		 gdx_fo_dev(c), r, c->rails[r].dev->ibdev, c->peer,
-		 gdx_clock_str(when, sizeof(when)), (double)(now - run->down_ms) / 1e3,
-		 run->attempts, run->rate * 8e-3);
+		 c->dev_name, r, c->rails[r].dev->ibdev, c->peer, gdx_clock_str(when, sizeof(when)),
+		 (double)(now - run->down_ms) / 1e3, run->attempts, run->rate * 8e-3);
 }
 
 /* Sender: the receiver's answer to our RESTORE: its QPs are at RTS; ours
@@ -717,7 +711,7 @@ static void gdx_fo_restored(struct gdx_comm *c, int r, int ret, uint64_t now)
 	gdx_fo_count_live(c);
 	GDX_INFO(NCCL_NET,
 		 "%s: rail %d (%s) restored at the sender's request; receiving on it again",
-		 gdx_fo_dev(c), r, rail->dev->ibdev);
+		 c->dev_name, r, rail->dev->ibdev);
 	gdx_note_set(c, r, GDX_NOTE_READY, c->run[r].bg_answers, NULL);
 	gdx_notes_flush(c);
 }
@@ -731,7 +725,7 @@ static int gdx_fo_note(struct gdx_comm *c, int r, const struct gdx_note *n, uint
 	char why[96];
 
 	GDX_TRACE(NCCL_NET, "%s: rail %d: note kind %u epoch %u answers 0x%x read in state %s",
-		  gdx_fo_dev(c), r, n->kind, n->epoch, n->answers, gdx_rail_state_name(run->state));
+		  c->dev_name, r, n->kind, n->epoch, n->answers, gdx_rail_state_name(run->state));
 	if (gdx_fo_sender(c)) {
 		switch (n->kind) {
 		case GDX_NOTE_DOWN:
@@ -739,7 +733,7 @@ static int gdx_fo_note(struct gdx_comm *c, int r, const struct gdx_note *n, uint
 				GDX_TRACE(NCCL_NET,
 					  "%s: rail %d: DOWN note of incarnation %u, ours is %u: "
 					  "dropped",
-					  gdx_fo_dev(c), r, n->answers, run->incarnation);
+					  c->dev_name, r, n->answers, run->incarnation);
 				break;
 			}
 			if (run->state != GDX_RAIL_DRAINING) {
@@ -811,7 +805,7 @@ static bool gdx_fo_drained(struct gdx_comm *c, int r, uint64_t now)
 		 "%s: rail %d (%s): %u receive(s) of its QPs in error never came back (the "
 		 "provider does not flush them); its counts are taken from its CQ, empty %u ms "
 		 "after",
-		 gdx_fo_dev(c), r, rail->dev->ibdev, out, GDX_DRAIN_WAIT_MS);
+		 c->dev_name, r, rail->dev->ibdev, out, GDX_DRAIN_WAIT_MS);
 	return true;
 }
 
@@ -849,8 +843,8 @@ static int gdx_fo_timers(struct gdx_comm *c, uint64_t now)
 					 "%s: rail %d: the rail's counts final %llu ms after "
 					 "it was taken out; %u immediate(s) taken meanwhile, "
 					 "the last %llu ms after",
-					 gdx_fo_dev(c), r,
-					 (unsigned long long)(now - run->since_ms), run->drain_imms,
+					 c->dev_name, r, (unsigned long long)(now - run->since_ms),
+					 run->drain_imms,
 					 (unsigned long long)(run->drain_imms
 								      ? run->drain_last_ms -
 										run->since_ms
@@ -869,7 +863,7 @@ static int gdx_fo_timers(struct gdx_comm *c, uint64_t now)
 		case GDX_RAIL_DRAINING:
 			GDX_WARN("%s: rail %d (%s) failed and the receiver %s did not say what it "
 				 "had taken within %d ms",
-				 gdx_fo_dev(c), r, c->rails[r].dev->ibdev, c->peer,
+				 c->dev_name, r, c->rails[r].dev->ibdev, c->peer,
 				 GDX_COUNTS_WAIT_MS);
 			c->err = -ETIMEDOUT;
 			break;

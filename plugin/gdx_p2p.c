@@ -55,11 +55,6 @@
 
 static int gdx_cts_flush(struct gdx_recv_comm *rc);
 
-static const char *gdx_comm_dev_name(const struct gdx_comm *c)
-{
-	return gdx_vdev_get(c->dev_index)->name;
-}
-
 static void gdx_wc_failed(struct gdx_comm *c, int rail, const struct ibv_wc *wc)
 {
 	/* The async events first: a port that went down is the cause to name,
@@ -68,9 +63,9 @@ static void gdx_wc_failed(struct gdx_comm *c, int rail, const struct ibv_wc *wc)
 	if (!c->err)
 		GDX_WARN("%s rail %d (%s), peer %s (%s): completion failed: %s (status %d, "
 			 "vendor error 0x%x, qp 0x%x, %s); %s",
-			 gdx_comm_dev_name(c), rail, c->rails[rail].dev->ibdev, c->peer,
-			 c->peer_dev, ibv_wc_status_str(wc->status), wc->status, wc->vendor_err,
-			 wc->qp_num, c->kind == GDX_KIND_SEND ? "send side" : "receive side",
+			 c->dev_name, rail, c->rails[rail].dev->ibdev, c->peer, c->peer_dev,
+			 ibv_wc_status_str(wc->status), wc->status, wc->vendor_err, wc->qp_num,
+			 c->kind == GDX_KIND_SEND ? "send side" : "receive side",
 			 gdx_wc_hint(wc->status));
 	gdx_comm_fail(c, -EREMOTEIO);
 }
@@ -90,8 +85,8 @@ static void gdx_recv_sizes(struct gdx_recv_comm *rc, struct gdx_request *req)
 		size = le64toh(size);
 		if (size > req->posted) {
 			GDX_WARN("%s: peer %s sent %llu bytes into a receive of %llu",
-				 gdx_comm_dev_name(&rc->base), rc->base.peer,
-				 (unsigned long long)size, (unsigned long long)req->posted);
+				 rc->base.dev_name, rc->base.peer, (unsigned long long)size,
+				 (unsigned long long)req->posted);
 			req->err = -EPROTO;
 			gdx_comm_fail(&rc->base, -EPROTO);
 		}
@@ -107,7 +102,7 @@ static void gdx_recv_sizes(struct gdx_recv_comm *rc, struct gdx_request *req)
 		if (req->sizes[i] > posted) {
 			GDX_WARN("%s: peer %s sent %u bytes into buffer %d of a grouped receive "
 				 "of %llu",
-				 gdx_comm_dev_name(&rc->base), rc->base.peer, req->sizes[i], i,
+				 rc->base.dev_name, rc->base.peer, req->sizes[i], i,
 				 (unsigned long long)posted);
 			req->err = -EPROTO;
 			gdx_comm_fail(&rc->base, -EPROTO);
@@ -117,14 +112,15 @@ static void gdx_recv_sizes(struct gdx_recv_comm *rc, struct gdx_request *req)
 
 static void gdx_recv_bad_imm(struct gdx_recv_comm *rc, uint32_t imm, const char *what)
 {
-	GDX_WARN("%s: peer %s sent immediate 0x%08x: %s", gdx_comm_dev_name(&rc->base),
-		 rc->base.peer, imm, what);
+	GDX_WARN("%s: peer %s sent immediate 0x%08x: %s", rc->base.dev_name, rc->base.peer, imm,
+		 what);
 	gdx_comm_fail(&rc->base, -EPROTO);
 }
 
 /* One immediate: a piece of the receive it names has arrived. */
 static void gdx_recv_imm(struct gdx_recv_comm *rc, uint32_t imm)
 {
+	struct gdx_comm *c = &rc->base;
 	struct gdx_request *req;
 	struct gdx_imm im;
 
@@ -139,14 +135,13 @@ static void gdx_recv_imm(struct gdx_recv_comm *rc, uint32_t imm)
 		 * failed, whose first copy was counted after all */
 		rc->base.stale_imms++;
 		GDX_TRACE(NCCL_NET, "%s: immediate 0x%08x for no receive in flight, dropped",
-			  gdx_comm_dev_name(&rc->base), imm);
+			  rc->base.dev_name, imm);
 		return;
 	}
 	if (im.flags & GDX_IMM_F_REFUSED) {
 		GDX_WARN("%s: peer %s refused to send into a %llu-byte receive: its message is "
 			 "larger (see its log for the size)",
-			 gdx_comm_dev_name(&rc->base), rc->base.peer,
-			 (unsigned long long)req->posted);
+			 rc->base.dev_name, rc->base.peer, (unsigned long long)req->posted);
 		req->err = -EMSGSIZE;
 		gdx_comm_fail(&rc->base, -EMSGSIZE);
 		return;
@@ -165,11 +160,20 @@ static void gdx_recv_imm(struct gdx_recv_comm *rc, uint32_t imm)
 	}
 	if (req->seen[im.piece / 64] & (1ULL << (im.piece % 64))) {
 		GDX_TRACE(NCCL_NET, "%s: piece %u of receive %llu arrived twice, counted once",
-			  gdx_comm_dev_name(&rc->base), im.piece, (unsigned long long)req->seq);
+			  rc->base.dev_name, im.piece, (unsigned long long)req->seq);
 		return;
 	}
 	req->seen[im.piece / 64] |= 1ULL << (im.piece % 64);
 	if (!im.chunked) {
+		/* the size is the peer's word: never more than was posted (NCCL
+		 * reads that many bytes of the buffer) */
+		if (im.size > req->posted) {
+			GDX_WARN("%s: peer %s sent %u bytes into a receive of %llu", c->dev_name,
+				 c->peer, im.size, (unsigned long long)req->posted);
+			req->err = -EPROTO;
+			gdx_comm_fail(c, -EPROTO);
+			return;
+		}
 		req->small = true;
 		req->size = im.size;
 	}
@@ -245,7 +249,7 @@ static void gdx_wc_recv(struct gdx_comm *c, int r, const struct ibv_wc *wc,
 		/* after the counts went to the sender, which re-sends it */
 		GDX_WARN("%s: rail %d: an immediate (0x%08x) arrived after the rail's counts were "
 			 "final; it is dropped and re-sent",
-			 gdx_comm_dev_name(c), r, be32toh(wc->imm_data));
+			 c->dev_name, r, be32toh(wc->imm_data));
 		return;
 	}
 	q->recvs_to_post++;
@@ -274,7 +278,7 @@ static void gdx_wc(struct gdx_comm *c, int r, const struct ibv_wc *wc)
 	if (state == GDX_RAIL_RESTORING || GDX_WRID_GEN(wc->wr_id) != gdx_rail_gen(&c->rails[r])) {
 		GDX_TRACE(NCCL_NET,
 			  "%s: rail %d: completion 0x%llx of an earlier incarnation dropped",
-			  gdx_comm_dev_name(c), r, (unsigned long long)wc->wr_id);
+			  c->dev_name, r, (unsigned long long)wc->wr_id);
 		return;
 	}
 	if (kind == GDX_WRID_RECV) {
@@ -309,7 +313,7 @@ static int gdx_comm_poll(struct gdx_comm *c)
 		int n = ibv_poll_cq(rail->cq, 16, wcs);
 
 		if (n < 0) {
-			GDX_WARN("%s: ibv_poll_cq failed (%d)", gdx_comm_dev_name(c), n);
+			GDX_WARN("%s: ibv_poll_cq failed (%d)", c->dev_name, n);
 			gdx_comm_fail(c, -EIO);
 			return seen;
 		}
@@ -369,7 +373,7 @@ static void gdx_comm_check_peer(struct gdx_comm *c)
 		return;
 	GDX_WARN("%s: peer %s (%s) closed its connection with requests pending: the peer "
 		 "process exited or closed its comm",
-		 gdx_comm_dev_name(c), c->peer, c->peer_dev);
+		 c->dev_name, c->peer, c->peer_dev);
 	gdx_comm_fail(c, -ECONNRESET);
 }
 
@@ -386,20 +390,20 @@ __attribute__((cold, noinline)) static int gdx_mr_refuse(const struct gdx_comm *
 							 uint64_t size, const char *what)
 {
 	if (!mr || mr->kind != GDX_KIND_MR) {
-		GDX_WARN("%s: %s with an invalid memory handle %p", gdx_comm_dev_name(c), what,
+		GDX_WARN("%s: %s with an invalid memory handle %p", c->dev_name, what,
 			 (const void *)mr);
 		return -EINVAL;
 	}
 	if (mr->nmembers < c->nmembers) {
 		GDX_WARN("%s: %s with a memory handle registered on %d NIC(s), the comm's device "
 			 "has %d",
-			 gdx_comm_dev_name(c), what, mr->nmembers, c->nmembers);
+			 c->dev_name, what, mr->nmembers, c->nmembers);
 		return -EINVAL;
 	}
 	if (size && !gdx_mr_covers(mr, data, size)) {
 		GDX_WARN("%s: %s of %llu bytes at %p lies outside its registration [%p, +%llu)",
-			 gdx_comm_dev_name(c), what, (unsigned long long)size, data,
-			 (void *)mr->addr, (unsigned long long)mr->size);
+			 c->dev_name, what, (unsigned long long)size, data, (void *)mr->addr,
+			 (unsigned long long)mr->size);
 		return -EINVAL;
 	}
 	return 0;
@@ -434,8 +438,7 @@ static int gdx_send_refuse(struct gdx_send_comm *sc, uint64_t size, uint64_t pos
 
 	GDX_WARN("%s: send of %llu bytes to %s is larger than the receive posted there "
 		 "(%llu bytes): the two ranks disagree on the message size",
-		 gdx_comm_dev_name(c), (unsigned long long)size, c->peer,
-		 (unsigned long long)posted);
+		 c->dev_name, (unsigned long long)size, c->peer, (unsigned long long)posted);
 	if (rail >= 0)
 		gdx_post_piece(c, rail, 0, &seg, 1);
 	gdx_comm_fail(c, -EMSGSIZE);
@@ -501,8 +504,8 @@ static int gdx_head_slot(struct gdx_send_comm *sc, struct gdx_cts **slot, int *n
 		return -EAGAIN;
 	n = le32toh(slot[0]->nreqs);
 	if (n < 1 || n > GDX_MAX_RECVS) {
-		GDX_WARN("%s: clear-to-send from %s is malformed (%u buffers)",
-			 gdx_comm_dev_name(c), c->peer, n);
+		GDX_WARN("%s: clear-to-send from %s is malformed (%u buffers)", c->dev_name,
+			 c->peer, n);
 		gdx_comm_fail(c, -EPROTO);
 		return -EPROTO;
 	}
@@ -904,8 +907,8 @@ int gdx_irecv(struct gdx_recv_comm *rc, int n, void **data, const uint64_t *size
 	if (c->err)
 		return c->err;
 	if (n < 1 || n > GDX_MAX_RECVS) {
-		GDX_WARN("%s: irecv of %d buffers; this device takes 1 to %d", gdx_comm_dev_name(c),
-			 n, GDX_MAX_RECVS);
+		GDX_WARN("%s: irecv of %d buffers; this device takes 1 to %d", c->dev_name, n,
+			 GDX_MAX_RECVS);
 		return -EINVAL;
 	}
 	for (int i = 0; i < n; i++) {
@@ -915,7 +918,7 @@ int gdx_irecv(struct gdx_recv_comm *rc, int n, void **data, const uint64_t *size
 	}
 	if (rc->recvs_active == GDX_MAX_REQUESTS) {
 		GDX_WARN("%s: more than %d receive requests in flight on one comm (NCCL allows %d)",
-			 gdx_comm_dev_name(c), GDX_MAX_REQUESTS, NCCL_NET_MAX_REQUESTS);
+			 c->dev_name, GDX_MAX_REQUESTS, NCCL_NET_MAX_REQUESTS);
 		return -ENOSPC;
 	}
 	if (rc->rewrite_rail[s] && gdx_cts_rewrite_unread(rc, s)) {
@@ -1017,9 +1020,8 @@ int gdx_iflush(struct gdx_recv_comm *rc, int n, void **data, const int *sizes, s
 		int ret = ibv_post_send(rc->flush[r].qps[0].qp, &wr, &bad);
 
 		if (ret) {
-			GDX_WARN("%s: ibv_post_send(flush read, qp 0x%x) failed: %s",
-				 gdx_comm_dev_name(c), rc->flush[r].qps[0].qp->qp_num,
-				 strerror(ret));
+			GDX_WARN("%s: ibv_post_send(flush read, qp 0x%x) failed: %s", c->dev_name,
+				 rc->flush[r].qps[0].qp->qp_num, strerror(ret));
 			gdx_comm_fail(c, -ret);
 			if (req->pending == 0)
 				gdx_req_put(req);
@@ -1196,7 +1198,7 @@ void gdx_send_drain(struct gdx_send_comm *sc)
 					 "%s: closing the send comm to %s with sends not confirmed "
 					 "delivered after %d ms; further comms to %s close without "
 					 "waiting for %d s",
-					 gdx_comm_dev_name(c), c->peer, GDX_DRAIN_MS, host,
+					 c->dev_name, c->peer, GDX_DRAIN_MS, host,
 					 GDX_DEAF_MS / 1000);
 			gdx_deaf_host(host, 1);
 			return;

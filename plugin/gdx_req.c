@@ -20,8 +20,7 @@ struct gdx_request *gdx_req_get(struct gdx_comm *c, bool is_send)
 
 	if (c->active == c->max_reqs) {
 		GDX_WARN("%s: more than %d %s requests in flight on one comm (NCCL allows %d)",
-			 gdx_vdev_get(c->dev_index)->name, c->max_reqs,
-			 is_send ? "send" : "receive", c->max_reqs);
+			 c->dev_name, c->max_reqs, is_send ? "send" : "receive", c->max_reqs);
 		return NULL;
 	}
 	/* Requests mostly complete in order: the next slot is usually free,
@@ -109,8 +108,7 @@ __attribute__((noreturn)) static void gdx_req_abort(const struct gdx_request *r,
 		if ((r->dbg_mode & (1u << i)) && off < sizeof(mode))
 			off += (size_t)snprintf(mode + off, sizeof(mode) - off, "%s%s",
 						off ? ", " : "", gdx_req_mode_names[i]);
-	GDX_WARN("%s: a %s request (mode: %s) completed while %s",
-		 gdx_vdev_get(r->comm->dev_index)->name,
+	GDX_WARN("%s: a %s request (mode: %s) completed while %s", r->comm->dev_name,
 		 r->flush     ? "flush"
 		 : r->is_send ? "send"
 			      : "receive",

@@ -40,6 +40,7 @@ int gdx_comm_base_init(struct gdx_comm *c, uint32_t kind, int dev, int fd, const
 	c->ctx = ctx;
 	c->tc = tc >= 0 ? tc : (ctx && ctx->tc >= 0 ? ctx->tc : -1);
 	c->nmembers = gdx_vdev_get(dev)->nmembers;
+	snprintf(c->dev_name, sizeof(c->dev_name), "%s", gdx_vdev_get(dev)->name);
 	c->sock = fd;
 	c->live = &c->live_own;
 	snprintf(c->peer, sizeof(c->peer), "%s", peer);
@@ -101,8 +102,8 @@ static void gdx_comm_report(const struct gdx_comm *c)
 	GDX_INFO(NCCL_INIT | NCCL_NET,
 		 "%s: %s comm with %s closed: %llu bytes GPU-direct, %llu bytes through "
 		 "host memory%s",
-		 gdx_vdev_get(c->dev_index)->name, c->kind == GDX_KIND_SEND ? "send" : "receive",
-		 c->peer, (unsigned long long)gpu, (unsigned long long)host, rails);
+		 c->dev_name, c->kind == GDX_KIND_SEND ? "send" : "receive", c->peer,
+		 (unsigned long long)gpu, (unsigned long long)host, rails);
 	for (int i = 0; i < c->nrails; i++) {
 		/* split evenly: the rails of one comm carry alike */
 		__atomic_add_fetch(&c->rails[i].dev->bytes_gpu, gpu / (uint64_t)c->nrails,
@@ -202,7 +203,7 @@ void gdx_comm_meta_fill(struct gdx_wire_meta *m, const struct gdx_comm *c)
 	m->sl = c->rails[0].sl;
 	m->tc = c->rails[0].tc;
 	m->ctrl_addr = (uintptr_t)c->ctrl;
-	snprintf(m->dev_name, sizeof(m->dev_name), "%.63s", gdx_vdev_get(c->dev_index)->name);
+	snprintf(m->dev_name, sizeof(m->dev_name), "%.63s", c->dev_name);
 	for (int i = 0; i < c->nrails; i++) {
 		gdx_rail_local(&c->rails[i], &m->rails[i], &m->qpn[i * c->qps_per_rail]);
 		m->rails[i].ctrl_rkey = c->ctrl_mr[c->rails[i].member]->rkey;
@@ -217,7 +218,7 @@ int gdx_comm_rails_connect(struct gdx_comm *c, const struct gdx_wire_meta *remot
 		GDX_WARN("peer %s (%s) made %u rail(s) of %u QP(s) for the connection, %s made %d "
 			 "of %d: its handshake disagrees with the counts both ends announced",
 			 c->peer, remote->dev_name, remote->nrails, remote->qps_per_rail,
-			 gdx_vdev_get(c->dev_index)->name, c->nrails, c->qps_per_rail);
+			 c->dev_name, c->nrails, c->qps_per_rail);
 		return -EPROTO;
 	}
 	snprintf(c->peer_dev, sizeof(c->peer_dev), "%s", remote->dev_name);

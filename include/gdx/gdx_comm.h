@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include <nccl/net_common.h>
+#include <gdx/gdx_dev.h>
 #include <gdx/gdx_live_layout.h>
 #include <gdx/gdx_regcache.h>
 #include <gdx/gdx_sock.h>
@@ -234,8 +235,9 @@ struct gdx_request {
 struct gdx_comm {
 	uint32_t kind;
 	int dev_index;
-	struct gdx_ctx *ctx; /* owner, or NULL */
-	int tc;		     /* NCCL's traffic class for the connection; -1 none */
+	char dev_name[GDX_VDEV_NAME_MAX]; /* its device's, for messages */
+	struct gdx_ctx *ctx;		  /* owner, or NULL */
+	int tc;				  /* NCCL's traffic class for the connection; -1 none */
 	/* One rail per NIC of the larger end's device, as net_ib makes
 	 * max(local, remote) QPs: rails[i] is on this end's NIC i % nmembers,
 	 * with qps_per_rail QPs each (qps, rail-major). */
