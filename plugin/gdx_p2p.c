@@ -553,9 +553,14 @@ static int gdx_group_post(struct gdx_send_comm *sc, struct gdx_cts *const *slot,
 		gdx_prof_grouped(c, req, rail, q);
 		c->ctrl->sizes[s][i] = htole32((uint32_t)req->size);
 	}
-	/* The sizes name no request: the receiver's record of the slot is
-	 * rewritten only for the slot's next receive, whose clear-to-send comes
-	 * after this group is complete, and so after the sizes were placed. */
+	/* The sizes' WRITE_WITH_IMM completes the receive: the group's last
+	 * send waits for it too, so that a send stays in flight until it is
+	 * delivered (a rail that fails has it posted again, at a test of the
+	 * comm, and NCCL tests a comm only while a send is in flight). Their
+	 * record is rewritten only for the slot's next receive, whose
+	 * clear-to-send comes after this group is complete, and so after the
+	 * sizes were placed. */
+	sizes.req = sc->matched[n - 1];
 	ret = gdx_post_piece(c, rail, q, &sizes, 1);
 	if (ret)
 		return ret;

@@ -13,26 +13,16 @@
 /* Work requests chained into one ibv_post_send call. */
 #define GDX_POST_BATCH 16
 
-int gdx_seglog_create(struct gdx_qp *q, bool copies)
+int gdx_seglog_create(struct gdx_qp *q)
 {
 	q->log = calloc(1, sizeof(*q->log));
-	if (!q->log)
-		return -ENOMEM;
-	if (copies) {
-		q->log->copy = calloc(GDX_SEGLOG_SIZE, sizeof(*q->log->copy));
-		if (!q->log->copy) {
-			gdx_seglog_destroy(q);
-			return -ENOMEM;
-		}
-	}
-	return 0;
+	return q->log ? 0 : -ENOMEM;
 }
 
 void gdx_seglog_destroy(struct gdx_qp *q)
 {
 	if (!q->log)
 		return;
-	free(q->log->copy);
 	free(q->log);
 	q->log = NULL;
 }
@@ -76,21 +66,18 @@ static uint32_t gdx_seg_lkey(const struct gdx_comm *c, const struct gdx_rail *r,
 {
 	if (seg->flags & GDX_SEG_CTRL)
 		return c->ctrl_mr[r->member]->lkey;
-	if ((seg->flags & GDX_SEG_COPY) || !seg->mr)
-		return 0; /* inline: the provider copies, no key */
+	if (!seg->mr)
+		return 0; /* no bytes */
 	return seg->mr->lkey[r->member];
 }
 
-/* Whether every byte of the segment goes inline, on any rail of the comm
- * (a copy kept for failover is posted again on another): host memory (the
- * provider's memcpy cannot read GPU memory) in one WR, small enough for the
- * log's copy. */
+/* Whether every byte of the segment goes inline, on any rail of the comm:
+ * host memory (the provider's memcpy cannot read GPU memory) in one WR. */
 static bool gdx_seg_inline(const struct gdx_comm *c, const struct gdx_seg *seg)
 {
-	bool host = (seg->flags & (GDX_SEG_CTRL | GDX_SEG_COPY)) ||
-		    (seg->mr && seg->mr->type == NCCL_PTR_HOST);
+	bool host = (seg->flags & GDX_SEG_CTRL) || (seg->mr && seg->mr->type == NCCL_PTR_HOST);
 
-	return seg->len == 0 || (host && seg->len <= c->max_inline && seg->len <= GDX_COPY_MAX);
+	return seg->len == 0 || (host && seg->len <= c->max_inline);
 }
 
 static void gdx_seg_log(const struct gdx_comm *c, struct gdx_qp *q, const struct gdx_seg *seg,
@@ -108,13 +95,6 @@ static void gdx_seg_log(const struct gdx_comm *c, struct gdx_qp *q, const struct
 		e->seg.flags |= GDX_SEG_INLINE; /* the bytes were copied when posted */
 	if (!waits)
 		e->seg.req = NULL; /* nothing waits for it */
-	/* NCCL may reuse the buffer of a send that did not wait at once: keep
-	 * its bytes (always inline, so no key is needed) to post them again */
-	if (log->copy && seg->len && ((seg->req && !waits) || (seg->flags & GDX_SEG_COPY))) {
-		memmove(log->copy[i], seg->data, seg->len);
-		e->seg.data = log->copy[i];
-		e->seg.flags |= GDX_SEG_COPY;
-	}
 }
 
 /* Posts one segment's WRs, chained GDX_POST_BATCH at a time: its request
@@ -128,8 +108,7 @@ static int gdx_post_seg(struct gdx_comm *c, int rail, int qi, const struct gdx_s
 	uint64_t max = gdx_rail_max_write(r), off = 0;
 	uint32_t lkey = gdx_seg_lkey(c, r, seg), rkey = gdx_seg_rkey(c, rail, seg), total = 0;
 	uint16_t gen = gdx_rail_gen(r);
-	bool host = (seg->flags & (GDX_SEG_CTRL | GDX_SEG_COPY)) ||
-		    (seg->mr && seg->mr->type == NCCL_PTR_HOST);
+	bool host = (seg->flags & GDX_SEG_CTRL) || (seg->mr && seg->mr->type == NCCL_PTR_HOST);
 	bool imm = seg->flags & GDX_SEG_IMM;
 	struct ibv_send_wr wrs[GDX_POST_BATCH], *bad;
 	struct ibv_sge sges[GDX_POST_BATCH];
@@ -145,7 +124,7 @@ static int gdx_post_seg(struct gdx_comm *c, int rail, int qi, const struct gdx_s
 			uint64_t chunk = seg->len - off < max ? seg->len - off : max;
 
 			last = off + chunk == seg->len;
-			sges[n] = (struct ibv_sge){.addr = (uintptr_t)(seg->data + off),
+			sges[n] = (struct ibv_sge){.addr = (uintptr_t)seg->data + off,
 						   .length = (uint32_t)chunk,
 						   .lkey = lkey};
 			wrs[n] = (struct ibv_send_wr){
@@ -195,12 +174,17 @@ static int gdx_post_seg(struct gdx_comm *c, int rail, int qi, const struct gdx_s
 
 int gdx_post_piece(struct gdx_comm *c, int rail, int q, const struct gdx_seg *segs, int n)
 {
-	bool inl = true;
 	int last = -1, ret;
+	bool inl;
 
 	/* A request's segments wait as one: a zero-byte WRITE_WITH_IMM after a
 	 * bulk WRITE (adaptive routing) is not done when posted, as the WRITE
-	 * before it still reads the buffer; the signaled last one covers them. */
+	 * before it still reads the buffer; the signaled last one covers them.
+	 * Where a rail can be taken out, none is done when posted: its pieces
+	 * may have to go again, and only a send not yet complete keeps NCCL
+	 * testing the comm, which is what re-sends them (a send done at post
+	 * whose rail then failed waited for a test that never came). */
+	inl = !c->failover;
 	for (int i = 0; i < n; i++) {
 		if (!segs[i].req)
 			continue;

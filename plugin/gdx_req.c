@@ -90,8 +90,8 @@ static const struct gdx_seglog_entry *gdx_req_reader(const struct gdx_request *r
 				if (s->req == r)
 					return e;
 				if (!s->req && s->len && r->dbg_len &&
-				    !(s->flags & (GDX_SEG_CTRL | GDX_SEG_COPY | GDX_SEG_INLINE)) &&
-				    s->data < hi && s->data + s->len > lo)
+				    !(s->flags & (GDX_SEG_CTRL | GDX_SEG_INLINE)) && s->data < hi &&
+				    s->data + s->len > lo)
 					return e;
 			}
 		}

@@ -184,10 +184,9 @@ int gdx_comm_rails_create(struct gdx_comm *c, struct gdx_vdev *v, int nrails, in
 		gdx_ece_query(r, &r->ece);
 	}
 	gdx_failover_init(c);
-	/* a sender logs what it posts, to know what is delivered; where a rail
-	 * can be taken out, with the bytes of sends done when posted */
+	/* a sender logs what it posts, to know what is delivered */
 	for (int i = 0; send && i < nrails * qps; i++) {
-		ret = gdx_seglog_create(&c->qps[i], c->failover);
+		ret = gdx_seglog_create(&c->qps[i]);
 		if (ret)
 			return ret;
 	}

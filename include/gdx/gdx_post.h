@@ -13,8 +13,9 @@
  * A request is done only when the NIC is done with its buffer: every
  * segment that reads the buffer names the request, and the request waits
  * until a signaled completion on the segment's QP covers it. The one
- * exception is a piece whose every byte goes inline: the provider copies
- * those when they are posted, so the buffer is free at once.
+ * exception is a piece whose every byte goes inline on a comm whose rails
+ * are never taken out: the provider copies those when they are posted, so
+ * the buffer is free at once.
  */
 #ifndef GDX_POST_H
 #define GDX_POST_H
@@ -27,7 +28,6 @@
 enum {
 	GDX_SEG_IMM = 1,    /* ends with a WRITE_WITH_IMM of seg.imm */
 	GDX_SEG_CTRL = 2,   /* into the peer's control region, from ours */
-	GDX_SEG_COPY = 4,   /* logged: the bytes are in the log's copy */
 	GDX_SEG_INLINE = 8, /* logged: every byte went inline, copied when posted */
 };
 /* key of a segment into the peer's control region */
@@ -56,18 +56,13 @@ struct gdx_seglog_entry {
 
 /* A ring: a QP never has more segments outstanding than WRs (127 at most). */
 #define GDX_SEGLOG_SIZE 128
-#define GDX_COPY_MAX	64
 
 struct gdx_seglog {
 	uint32_t head, tail;
 	struct gdx_seglog_entry e[GDX_SEGLOG_SIZE];
-	/* the bytes of segments reported done when posted (inline sends, whose
-	 * buffer NCCL may reuse at once), to post again; NULL on a comm whose
-	 * rails are never taken out */
-	char (*copy)[GDX_COPY_MAX];
 };
 
-int gdx_seglog_create(struct gdx_qp *q, bool copies);
+int gdx_seglog_create(struct gdx_qp *q);
 void gdx_seglog_destroy(struct gdx_qp *q);
 
 /* WRs the segment takes on rail r. */
