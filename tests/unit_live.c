@@ -365,6 +365,32 @@ static int doctor(const char *arg, ...)
 	return WEXITSTATUS(status);
 }
 
+/* The first byte of s a terminal would act on: a control byte but the
+ * newline, or DEL; NULL when there is none. */
+static const char *raw_control(const char *s)
+{
+	for (; *s; s++)
+		if (((unsigned char)*s < 0x20 && *s != '\n') || (unsigned char)*s == 0x7f)
+			return s;
+	return NULL;
+}
+
+/* Whether text is one JSON document (python3's json module says). */
+static bool json_valid(const char *text)
+{
+	char path[] = "/tmp/unit_live_json.XXXXXX", cmd[128];
+	int fd = mkstemp(path), rc;
+
+	ASSERT(fd >= 0);
+	ASSERT_EQ(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+	snprintf(cmd, sizeof(cmd), "python3 -c 'import json,sys; json.load(open(sys.argv[1]))' %s",
+		 path);
+	rc = system(cmd);
+	unlink(path);
+	return rc == 0;
+}
+
 /* ---- the file: private, unique, removed by its opener only ---- */
 
 /* The file is in the user's own directory (0700), 0600, a regular file of
@@ -1082,6 +1108,73 @@ static void test_reader_sees_own_user_root_all(void)
 	live_dir_remove();
 }
 
+/* Attack 4: ESC and BEL in a command line, a C1 CSI byte in a peer, and
+ * `x"} 1\nevil_metric 1\n#` as a NIC's name. Text output has no raw
+ * control byte (they show as \xNN), the Prometheus text no injected
+ * sample, the JSON is valid JSON with them escaped. */
+static void test_output_escaped(void)
+{
+	const char *cmdline = "job\x1b]0;pwned\x07\x1b[2J\x7f";
+	const char *inject = "x\"} 1\nevil_metric 1\n#";
+	char path[PATH_MAX], peer[64], *line;
+	int fd;
+
+	live_dir_make();
+	gdx_live_open();
+	ASSERT(live_file_of(live_dir, geteuid(), getpid(), path, sizeof(path)));
+	fd = open(path, O_RDWR);
+	ASSERT(fd >= 0);
+	ASSERT_EQ(pwrite(fd, cmdline, strlen(cmdline) + 1, offsetof(struct gdx_live_hdr, cmd)),
+		  (ssize_t)strlen(cmdline) + 1);
+	snprintf(peer, sizeof(peer),
+		 "10.0.0.2\x9b"
+		 "31m\\x41\xff");
+	write_stalled_comm(fd, 0, "mlx5_\x1b[5m0", peer, inject);
+	close(fd);
+
+	ASSERT_EQ(doctor("hang", "--dir", live_dir, NULL), 10);
+	printf("  hang: %s", doctor_out);
+	ASSERT(!raw_control(doctor_out));
+	ASSERT_STR_CONTAINS(doctor_out, "job\\x1b]0;pwned\\x07\\x1b[2J\\x7f");
+	ASSERT_STR_CONTAINS(doctor_out, "10.0.0.2\\x9b31m\\\\x41\\xff");
+	ASSERT_EQ(doctor("top", "--once", "--interval", "0.05", "--dir", live_dir, NULL), 0);
+	ASSERT(!raw_control(doctor_out));
+	ASSERT_STR_CONTAINS(doctor_out, "job\\x1b]0;pwned");
+	ASSERT_STR_CONTAINS(doctor_out, "x\"} 1\\x0aevil_metric 1\\x0a#");
+
+	ASSERT_EQ(doctor("top", "--prometheus", "--interval", "0.05", "--dir", live_dir, NULL), 0);
+	line = strstr(doctor_out, "gdx_rail_tx_bytes_total{");
+	ASSERT(line);
+	printf("  prometheus: %.*s\n", (int)strcspn(line, "\n"), line);
+	ASSERT(!strstr(doctor_out, "\nevil_metric"));
+	ASSERT_STR_CONTAINS(doctor_out, "nic=\"x\\\"} 1\\nevil_metric 1\\n#\"");
+	/* every line a comment or one sample: NAME{LABELS} VALUE */
+	for (line = doctor_out; *line;) {
+		char *end = strchr(line, '\n');
+
+		ASSERT(end);
+		*end = '\0';
+		if (line[0] != '#') {
+			ASSERT_EQ(strncmp(line, "gdx_", 4), 0);
+			ASSERT(strchr(line, '{'));
+			ASSERT(strstr(line, "} "));
+		}
+		line = end + 1;
+	}
+
+	ASSERT_EQ(doctor("hang", "--json", "--dir", live_dir, NULL), 10);
+	ASSERT(!raw_control(doctor_out));
+	ASSERT(json_valid(doctor_out));
+	ASSERT_STR_CONTAINS(doctor_out, "job\\u001b]0;pwned\\u0007");
+	ASSERT_EQ(doctor("top", "--once", "--json", "--interval", "0.05", "--dir", live_dir, NULL),
+		  0);
+	ASSERT(!raw_control(doctor_out));
+	ASSERT(json_valid(doctor_out));
+	ASSERT_STR_CONTAINS(doctor_out, "\"nic\": \"x\\\"} 1\\u000aevil_metric 1\\u000a#\"");
+	gdx_live_close(true);
+	live_dir_remove();
+}
+
 /* The owner of a file reader cuts and regrows it without end. */
 static void truncator_main(void *arg)
 {
@@ -1200,4 +1293,5 @@ GDX_TESTS_MAIN(TEST(test_escape, 10), TEST(test_file_private_and_unpredictable, 
 	       TEST(test_planted_file_not_used, 30), TEST(test_planted_user_dir_refused, 30),
 	       TEST(test_sweep_by_lock, 30), TEST(test_containers_both_pid_1, 30),
 	       TEST(test_fifo_no_hang, 60), TEST(test_foreign_files_claiming_others, 60),
-	       TEST(test_reader_sees_own_user_root_all, 30), TEST(test_truncated_under_reader, 120))
+	       TEST(test_reader_sees_own_user_root_all, 30), TEST(test_output_escaped, 60),
+	       TEST(test_truncated_under_reader, 120))
