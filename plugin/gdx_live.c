@@ -433,9 +433,13 @@ void gdx_live_comm_close(struct gdx_comm *c)
 	if (!l || l == &c->live_own)
 		return;
 	c->live = &c->live_own; /* never NULL: what runs after close may still count */
-	__atomic_add_fetch(&m->hdr.closed_msgs, l->msgs, __ATOMIC_RELAXED);
-	__atomic_add_fetch(&m->hdr.closed_bytes_gpu, l->bytes_gpu, __ATOMIC_RELAXED);
-	__atomic_add_fetch(&m->hdr.closed_bytes_host, l->bytes_host, __ATOMIC_RELAXED);
+	/* a comm a forked child inherited has its slot in the parent's file,
+	 * which the child no longer counts in: the slot is only let go */
+	if (m && l >= m->comms && l < m->comms + GDX_LIVE_COMMS) {
+		__atomic_add_fetch(&m->hdr.closed_msgs, l->msgs, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&m->hdr.closed_bytes_gpu, l->bytes_gpu, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&m->hdr.closed_bytes_host, l->bytes_host, __ATOMIC_RELAXED);
+	}
 	__atomic_add_fetch(&l->gen, 1, __ATOMIC_RELAXED);
 	__atomic_store_n(&l->role, GDX_LIVE_FREE, __ATOMIC_RELEASE);
 }
