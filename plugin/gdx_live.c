@@ -3,12 +3,17 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <gdx/gdx_comm.h>
@@ -24,9 +29,28 @@
 #endif
 
 _Static_assert(GDX_LIVE_RAILS >= GDX_MAX_RAILS, "a live slot has room for every rail");
+_Static_assert(offsetof(struct gdx_live_comm, role) == 0 &&
+		       offsetof(struct gdx_live_comm, gen) == sizeof(uint32_t),
+	       "a reader rereads a slot's role and gen as its first 8 bytes");
 
+/* A file whose maker has not finished its header is left alone this long;
+ * one older was left by a process that died making it. */
+#define GDX_LIVE_UNFINISHED_S 60
+/* Tries, a millisecond apart, to lock a file just made: a process of the
+ * same user sweeping the directory may hold its lock for a moment. */
+#define GDX_LIVE_LOCK_TRIES 100
+/* Names tried when one is taken (it never is: 64 random bits). */
+#define GDX_LIVE_NAME_TRIES 8
+
+/* The process's file. gdx_live_lock orders open and close; the data path
+ * reads gdx_live_map alone. */
+static pthread_mutex_t gdx_live_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct gdx_live *gdx_live_map;
-static char gdx_live_path[256];
+static int gdx_live_fd = -1;	 /* held open: its lock says the process lives */
+static int gdx_live_dir_fd = -1; /* the user's directory, which has the name */
+static pid_t gdx_live_opener;	 /* a forked child shares the file, not owns it */
+static char gdx_live_name[GDX_LIVE_NAME_MAX];
+static char gdx_live_path[PATH_MAX]; /* for messages */
 
 const char *gdx_live_dir(void)
 {
@@ -36,15 +60,19 @@ const char *gdx_live_dir(void)
 	return d && *d ? d : "/dev/shm";
 }
 
-/* Field 22 of /proc/PID/stat: when the process started, in clock ticks
- * since boot; 0 when it cannot be read (the process is gone). *state gets
- * field 3 when state is not NULL. */
-static uint64_t gdx_proc_start(int pid, char *state)
+static struct gdx_live *gdx_live_file(void)
 {
-	char path[64], buf[1024], *p;
+	return __atomic_load_n(&gdx_live_map, __ATOMIC_ACQUIRE);
+}
+
+/* Field 22 of a /proc/PID/stat (path): when the process started, in clock
+ * ticks since boot; 0 when it cannot be read (the process is gone). *state
+ * gets field 3 when state is not NULL. */
+static uint64_t gdx_proc_start(const char *path, char *state)
+{
+	char buf[1024], *p;
 	unsigned long long start = 0;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
 	if (gdx_sysfs_read_line(path, buf, sizeof(buf)))
 		return 0;
 	/* the command name may hold spaces and parentheses: after the last ')' */
@@ -57,77 +85,145 @@ static uint64_t gdx_proc_start(int pid, char *state)
 	return start;
 }
 
-/* Whether the file of process pid, started at start, is of a live process. */
-static bool gdx_live_owner_alive(int pid, uint64_t start)
+/* The inode of this process's pid namespace: containers that share the
+ * directory may run processes of the same pid, never of the same
+ * namespace. 0 when /proc cannot say. */
+static unsigned long long gdx_live_pidns(void)
 {
-	if (pid <= 0 || (kill(pid, 0) && errno == ESRCH))
+	struct stat st;
+
+	return stat("/proc/self/ns/pid", &st) ? 0 : (unsigned long long)st.st_ino;
+}
+
+static void gdx_live_name_of(int pid, unsigned long long ns, unsigned long long rnd, char *buf,
+			     size_t len)
+{
+	snprintf(buf, len, GDX_LIVE_PREFIX "%d.%llu.%016llx", pid, ns, rnd);
+}
+
+/* The pid and namespace of a name gdx_live_name_of made; false for any
+ * other name, however close. */
+static bool gdx_live_name_parse(const char *name, int *pid, unsigned long long *ns)
+{
+	char again[GDX_LIVE_NAME_MAX];
+	unsigned long long rnd;
+
+	if (sscanf(name, GDX_LIVE_PREFIX "%d.%llu.%llx", pid, ns, &rnd) != 3 || *pid <= 0)
 		return false;
-	return gdx_proc_start(pid, NULL) == start;
+	gdx_live_name_of(*pid, *ns, rnd, again, sizeof(again));
+	return !strcmp(again, name);
 }
 
-/* Files of processes that died without removing theirs. */
-static void gdx_live_sweep(const char *dir)
+/* The uid in a per-user directory's name, written as gdx_live_open writes it. */
+static bool gdx_live_user_dir_parse(const char *name, unsigned *uid)
 {
-	DIR *d = opendir(dir);
-	struct dirent *e;
+	char again[32];
 
-	if (!d)
-		return;
-	while ((e = readdir(d))) {
-		char path[512];
-		struct gdx_live_hdr h;
-		int fd;
-
-		if (strncmp(e->d_name, GDX_LIVE_PREFIX, strlen(GDX_LIVE_PREFIX)))
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-		fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-		if (fd < 0)
-			continue;
-		if (pread(fd, &h, sizeof(h), 0) == (ssize_t)sizeof(h) &&
-		    !memcmp(h.magic, GDX_LIVE_MAGIC, sizeof(GDX_LIVE_MAGIC)) &&
-		    !gdx_live_owner_alive(h.pid, h.proc_start) && !unlink(path))
-			GDX_INFO(NCCL_INIT, "removed %s, left by process %d, which is gone", path,
-				 h.pid);
-		close(fd);
-	}
-	closedir(d);
+	if (sscanf(name, GDX_LIVE_USER_DIR "%u", uid) != 1)
+		return false;
+	snprintf(again, sizeof(again), GDX_LIVE_USER_DIR "%u", *uid);
+	return !strcmp(again, name);
 }
 
-void gdx_live_open(void)
+static unsigned long long gdx_live_random(void)
 {
-	const char *dir = gdx_live_dir();
-	struct gdx_live_hdr *h;
-	char cmd[64] = "";
-	int fd, cfd;
+	unsigned long long r;
+	struct timespec ts;
 
-	if (gdx_live_map || !gdx_params.live)
-		return;
-	gdx_live_sweep(dir);
-	snprintf(gdx_live_path, sizeof(gdx_live_path), "%s/" GDX_LIVE_PREFIX "%d", dir,
-		 (int)getpid());
-	fd = open(gdx_live_path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
-	if (fd < 0 || ftruncate(fd, sizeof(struct gdx_live))) {
-		GDX_INFO(NCCL_INIT,
-			 "no live counters: %s: %s (gdx-doctor top and hang will not see "
-			 "this process; NCCL_GDX_LIVE_DIR chooses the directory)",
-			 gdx_live_path, strerror(errno));
-		if (fd >= 0) {
-			close(fd);
-			unlink(gdx_live_path);
-		}
-		return;
+	if (getrandom(&r, sizeof(r), GRND_NONBLOCK) == (ssize_t)sizeof(r))
+		return r;
+	/* no entropy yet (early boot): the name must still be new, which
+	 * O_EXCL checks; no other user can write in the directory to guess it */
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (unsigned long long)ts.tv_nsec ^ (unsigned long long)ts.tv_sec << 30 ^
+	       (unsigned long long)getpid() << 40;
+}
+
+/* The user's directory at path, made if missing, opened only when it is a
+ * directory (not a link), the user's, and closed to group and others:
+ * anyone else who could write in it could choose, swap or remove the files
+ * in it. Returns its descriptor, or -1 with why said. */
+static int gdx_live_user_dir_open(const char *path, char *why, size_t len)
+{
+	struct stat st = {0};
+	int fd;
+
+	if (mkdir(path, 0700) && errno != EEXIST) {
+		snprintf(why, len, "mkdir %s: %s", path, strerror(errno));
+		return -1;
 	}
-	/* sparse: only the pages of slots in use take memory */
-	h = mmap(NULL, sizeof(struct gdx_live), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	close(fd);
-	if (h == MAP_FAILED) {
-		GDX_INFO(NCCL_INIT, "no live counters: mmap %s: %s", gdx_live_path,
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0) {
+		snprintf(why, len, "%s: %s (it should be a directory of this user's)", path,
 			 strerror(errno));
-		unlink(gdx_live_path);
-		return;
+		return -1;
 	}
-	cfd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+	if (fstat(fd, &st) || st.st_uid != geteuid() || (st.st_mode & 077)) {
+		snprintf(why, len,
+			 "%s is not this user's alone: owner %u, mode %03o (uid %u and mode 700 "
+			 "expected)",
+			 path, (unsigned)st.st_uid, (unsigned)st.st_mode & 0777,
+			 (unsigned)geteuid());
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* The process's file in the user's directory dfd, under a name no one can
+ * guess or hold already, its own alone, locked for as long as the process
+ * lives, of the layout's size. Returns its descriptor, or -1 with why said. */
+static int gdx_live_file_create(int dfd, const char *udir, char *why, size_t len)
+{
+	unsigned long long ns = gdx_live_pidns();
+	struct stat st;
+	int fd = -1, tries = 0;
+
+	for (int i = 0; i < GDX_LIVE_NAME_TRIES && fd < 0; i++) {
+		gdx_live_name_of((int)getpid(), ns, gdx_live_random(), gdx_live_name,
+				 sizeof(gdx_live_name));
+		if ((size_t)snprintf(gdx_live_path, sizeof(gdx_live_path), "%s/%s", udir,
+				     gdx_live_name) >= sizeof(gdx_live_path)) {
+			snprintf(why, len, "%s: the path is too long", udir);
+			return -1; /* gdx_live_make checked: never */
+		}
+		fd = openat(dfd, gdx_live_name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+			    0600);
+		if (fd < 0 && errno != EEXIST)
+			break;
+	}
+	if (fd < 0) {
+		snprintf(why, len, "%s: %s", gdx_live_path, strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != geteuid() || st.st_nlink != 1) {
+		snprintf(why, len, "%s, just made, is not a file of this process's alone",
+			 gdx_live_path);
+		goto err_unlink;
+	}
+	while (flock(fd, LOCK_EX | LOCK_NB)) {
+		if (errno != EWOULDBLOCK || ++tries == GDX_LIVE_LOCK_TRIES) {
+			snprintf(why, len, "flock %s: %s", gdx_live_path, strerror(errno));
+			goto err_unlink;
+		}
+		usleep(1000);
+	}
+	if (ftruncate(fd, sizeof(struct gdx_live))) {
+		snprintf(why, len, "ftruncate %s: %s", gdx_live_path, strerror(errno));
+		goto err_unlink;
+	}
+	return fd;
+err_unlink:
+	unlinkat(dfd, gdx_live_name, 0);
+	close(fd);
+	return -1;
+}
+
+static void gdx_live_header(struct gdx_live_hdr *h)
+{
+	char cmd[64] = "";
+	int cfd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+
 	if (cfd >= 0) {
 		ssize_t n = read(cfd, cmd, sizeof(cmd) - 1);
 
@@ -140,36 +236,164 @@ void gdx_live_open(void)
 	h->size = sizeof(struct gdx_live);
 	h->pid = (int32_t)getpid();
 	h->ncomms = GDX_LIVE_COMMS;
-	h->proc_start = gdx_proc_start(h->pid, NULL);
+	/* self: in a pid namespace, /proc may be another namespace's */
+	h->proc_start = gdx_proc_start("/proc/self/stat", NULL);
 	h->created_ms = gdx_now_ms();
 	snprintf(h->version, sizeof(h->version), "%s", GDX_VERSION);
 	snprintf(h->cmd, sizeof(h->cmd), "%s", cmd);
 	/* the magic last: a reader takes the file once it is whole */
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 	memcpy(h->magic, GDX_LIVE_MAGIC, sizeof(GDX_LIVE_MAGIC));
-	gdx_live_map = (struct gdx_live *)h;
+}
+
+/* Whether a file whose lock was free is one to remove: whole (its process
+ * finished it, and has ended since), or never finished and old enough that
+ * its maker died making it. */
+static bool gdx_live_abandoned(int fd, const struct stat *st)
+{
+	struct gdx_live_hdr h;
+
+	if (pread(fd, &h, sizeof(h), 0) == (ssize_t)sizeof(h) &&
+	    !memcmp(h.magic, GDX_LIVE_MAGIC, sizeof(GDX_LIVE_MAGIC)))
+		return true;
+	return time(NULL) - st->st_mtime > GDX_LIVE_UNFINISHED_S;
+}
+
+/* The files in the user's directory dfd that ended processes left. A
+ * process holds its file's lock for as long as it lives, so a file whose
+ * lock can be taken has none (a pid says nothing across pid namespaces, or
+ * once reused). Only regular files of this user's are opened, never
+ * blocking, and no lock is waited for. */
+static void gdx_live_sweep(int dfd, const char *udir)
+{
+	int it = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = it >= 0 ? fdopendir(it) : NULL;
+	struct dirent *e;
+
+	if (!d) {
+		if (it >= 0)
+			close(it);
+		return;
+	}
+	while ((e = readdir(d))) {
+		unsigned long long ns;
+		struct stat st;
+		int fd, pid;
+
+		if (!gdx_live_name_parse(e->d_name, &pid, &ns) || !strcmp(e->d_name, gdx_live_name))
+			continue;
+		fd = openat(dfd, e->d_name, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		if (!fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
+		    !flock(fd, LOCK_EX | LOCK_NB) && gdx_live_abandoned(fd, &st) &&
+		    !unlinkat(dfd, e->d_name, 0))
+			GDX_INFO(NCCL_INIT, "removed %s/%s, left by process %d, which is gone",
+				 udir, e->d_name, pid);
+		close(fd);
+	}
+	closedir(d);
+}
+
+/* The process's file made and mapped: 0, or -1 with why said. */
+static int gdx_live_make(char *why, size_t len)
+{
+	char udir[PATH_MAX];
+	struct gdx_live_hdr *h;
+	int dfd, fd;
+
+	/* whole paths or none: one cut short names another file */
+	if ((size_t)snprintf(udir, sizeof(udir), "%s/" GDX_LIVE_USER_DIR "%u", gdx_live_dir(),
+			     (unsigned)geteuid()) +
+		    1 + GDX_LIVE_NAME_MAX >
+	    sizeof(udir)) {
+		snprintf(why, len, "NCCL_GDX_LIVE_DIR is %zu bytes long, too long for a path of %d",
+			 strlen(gdx_live_dir()), PATH_MAX);
+		return -1;
+	}
+	dfd = gdx_live_user_dir_open(udir, why, len);
+	if (dfd < 0)
+		return -1;
+	fd = gdx_live_file_create(dfd, udir, why, len);
+	if (fd < 0)
+		goto err_close_dir;
+	/* sparse: only the pages of slots in use take memory */
+	h = mmap(NULL, sizeof(struct gdx_live), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (h == MAP_FAILED) {
+		snprintf(why, len, "mmap %s: %s", gdx_live_path, strerror(errno));
+		goto err_remove_file;
+	}
+	gdx_live_header(h);
+	gdx_live_fd = fd;
+	gdx_live_dir_fd = dfd;
+	gdx_live_opener = getpid();
+	__atomic_store_n(&gdx_live_map, (struct gdx_live *)h, __ATOMIC_RELEASE);
 	GDX_INFO(NCCL_INIT, "live counters in %s (gdx-doctor top, gdx-doctor hang)", gdx_live_path);
+	gdx_live_sweep(dfd, udir);
+	return 0;
+err_remove_file:
+	unlinkat(dfd, gdx_live_name, 0);
+	close(fd);
+err_close_dir:
+	close(dfd);
+	gdx_live_name[0] = gdx_live_path[0] = '\0';
+	return -1;
+}
+
+void gdx_live_open(void)
+{
+	char why[PATH_MAX + 256];
+
+	pthread_mutex_lock(&gdx_live_lock);
+	if (gdx_live_file() && getpid() != gdx_live_opener) {
+		/* a forked child loading the plugin makes a file of its own; the
+		 * parent's stays mapped for the comms it inherited, and closing
+		 * these copies leaves the parent's lock held */
+		close(gdx_live_fd);
+		close(gdx_live_dir_fd);
+		gdx_live_fd = gdx_live_dir_fd = -1;
+		__atomic_store_n(&gdx_live_map, NULL, __ATOMIC_RELEASE);
+	}
+	if (!gdx_live_file() && gdx_params.live && gdx_live_make(why, sizeof(why)))
+		GDX_INFO(NCCL_INIT,
+			 "no live counters: %s (gdx-doctor top and hang will not see this "
+			 "process; NCCL_GDX_LIVE_DIR chooses the directory)",
+			 why);
+	pthread_mutex_unlock(&gdx_live_lock);
 }
 
 void gdx_live_close(bool unmap)
 {
-	if (!gdx_live_map)
-		return;
-	unlink(gdx_live_path);
-	gdx_live_path[0] = '\0';
-	if (unmap) {
-		munmap(gdx_live_map, sizeof(struct gdx_live));
-		gdx_live_map = NULL;
+	struct gdx_live *m;
+
+	pthread_mutex_lock(&gdx_live_lock);
+	m = gdx_live_file();
+	/* a forked child has the parent's mapping and descriptors, not its file */
+	if (m && getpid() == gdx_live_opener) {
+		if (gdx_live_fd >= 0) {
+			/* gone from the directory before its lock is let go */
+			unlinkat(gdx_live_dir_fd, gdx_live_name, 0);
+			close(gdx_live_fd);
+			close(gdx_live_dir_fd);
+			gdx_live_fd = gdx_live_dir_fd = -1;
+			gdx_live_name[0] = gdx_live_path[0] = '\0';
+		}
+		if (unmap) {
+			__atomic_store_n(&gdx_live_map, NULL, __ATOMIC_RELEASE);
+			munmap(m, sizeof(*m));
+		}
 	}
+	pthread_mutex_unlock(&gdx_live_lock);
 }
 
 void gdx_live_comm_open(struct gdx_comm *c)
 {
+	struct gdx_live *m = gdx_live_file();
 	struct gdx_live_comm *l = NULL;
 
-	for (int i = 0; gdx_live_map && i < GDX_LIVE_COMMS && !l; i++) {
+	for (int i = 0; m && i < GDX_LIVE_COMMS && !l; i++) {
 		uint32_t free_role = GDX_LIVE_FREE;
-		struct gdx_live_comm *s = &gdx_live_map->comms[i];
+		struct gdx_live_comm *s = &m->comms[i];
 
 		/* claimed with a busy role first, the real one once filled in */
 		if (__atomic_load_n(&s->role, __ATOMIC_RELAXED) == GDX_LIVE_FREE &&
@@ -178,8 +402,8 @@ void gdx_live_comm_open(struct gdx_comm *c)
 			l = s;
 	}
 	if (!l) {
-		if (gdx_live_map)
-			__atomic_add_fetch(&gdx_live_map->hdr.untracked, 1, __ATOMIC_RELAXED);
+		if (m)
+			__atomic_add_fetch(&m->hdr.untracked, 1, __ATOMIC_RELAXED);
 		l = &c->live_own;
 	}
 	__atomic_add_fetch(&l->gen, 1, __ATOMIC_RELAXED);
@@ -204,13 +428,18 @@ void gdx_live_comm_open(struct gdx_comm *c)
 void gdx_live_comm_close(struct gdx_comm *c)
 {
 	struct gdx_live_comm *l = c->live;
+	struct gdx_live *m = gdx_live_file();
 
 	if (!l || l == &c->live_own)
 		return;
 	c->live = &c->live_own; /* never NULL: what runs after close may still count */
-	__atomic_add_fetch(&gdx_live_map->hdr.closed_msgs, l->msgs, __ATOMIC_RELAXED);
-	__atomic_add_fetch(&gdx_live_map->hdr.closed_bytes_gpu, l->bytes_gpu, __ATOMIC_RELAXED);
-	__atomic_add_fetch(&gdx_live_map->hdr.closed_bytes_host, l->bytes_host, __ATOMIC_RELAXED);
+	/* a comm a forked child inherited has its slot in the parent's file,
+	 * which the child no longer counts in: the slot is only let go */
+	if (m && l >= m->comms && l < m->comms + GDX_LIVE_COMMS) {
+		__atomic_add_fetch(&m->hdr.closed_msgs, l->msgs, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&m->hdr.closed_bytes_gpu, l->bytes_gpu, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&m->hdr.closed_bytes_host, l->bytes_host, __ATOMIC_RELAXED);
+	}
 	__atomic_add_fetch(&l->gen, 1, __ATOMIC_RELAXED);
 	__atomic_store_n(&l->role, GDX_LIVE_FREE, __ATOMIC_RELEASE);
 }
@@ -263,87 +492,193 @@ const char *gdx_live_wait_name(uint32_t wait)
 		       : "?";
 }
 
-static int gdx_live_map_one(const char *path, struct gdx_live_view *v)
+/* The effective uid of process pid, from /proc/PID/status (/proc/PID itself
+ * is root's when the process is not dumpable); -1 when it cannot be read. */
+static long gdx_proc_euid(int pid)
 {
-	struct stat st;
-	struct gdx_live *m;
-	char state = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	char path[64], buf[2048], *p;
+	unsigned long real, eff;
+	ssize_t n;
+	int fd;
 
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	p = strstr(buf, "\nUid:");
+	if (!p || sscanf(p, "\nUid: %lu %lu", &real, &eff) != 2)
+		return -1;
+	return (long)eff;
+}
+
+/* The file name of user uid's directory udfd into v, when it is the live
+ * file of a process of that user's in pid namespace ns (gdx_live_scan):
+ * 0, else -errno why it is left out. */
+static int gdx_live_read_one(int udfd, const char *name, unsigned uid, unsigned long long ns,
+			     struct gdx_live_view *v)
+{
+	char stat_path[64], state = 0;
+	unsigned long long file_ns;
+	struct gdx_live_hdr h;
+	struct stat st;
+	int pid, fd, ret;
+
+	if (!gdx_live_name_parse(name, &pid, &file_ns))
+		return -EPROTO;
+	if (file_ns != ns)
+		return -ESRCH; /* its pid is another process's here */
+	fd = openat(udfd, name, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	if (fstat(fd, &st) || st.st_size != (off_t)sizeof(struct gdx_live)) {
-		close(fd);
-		return -EPROTO; /* another layout, or not whole yet */
-	}
-	m = mmap(NULL, sizeof(*m), PROT_READ, MAP_SHARED, fd, 0);
-	close(fd);
-	if (m == MAP_FAILED)
-		return -errno;
-	if (memcmp(m->hdr.magic, GDX_LIVE_MAGIC, sizeof(GDX_LIVE_MAGIC)) ||
-	    m->hdr.layout != GDX_LIVE_LAYOUT || m->hdr.ncomms != GDX_LIVE_COMMS) {
-		munmap(m, sizeof(*m));
-		return -EPROTO;
-	}
-	if (gdx_proc_start(m->hdr.pid, &state) != m->hdr.proc_start) {
-		munmap(m, sizeof(*m));
-		return -ESRCH;
-	}
-	snprintf(v->path, sizeof(v->path), "%.511s", path);
-	v->map = m;
+	ret = -EPROTO; /* another layout, not whole yet, or not a file of one user's */
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != uid || st.st_nlink != 1 ||
+	    st.st_size != (off_t)sizeof(struct gdx_live))
+		goto err_close;
+	if (pread(fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h) ||
+	    memcmp(h.magic, GDX_LIVE_MAGIC, sizeof(GDX_LIVE_MAGIC)) ||
+	    h.layout != GDX_LIVE_LAYOUT || h.size != sizeof(struct gdx_live) ||
+	    h.ncomms != GDX_LIVE_COMMS || h.pid != pid)
+		goto err_close;
+	ret = -ESRCH;
+	snprintf(stat_path, sizeof(stat_path), "/proc/%d/stat", pid);
+	if (gdx_proc_start(stat_path, &state) != h.proc_start)
+		goto err_close;
+	/* a file speaks for a process only when its owner runs that process */
+	ret = -EPERM;
+	if (gdx_proc_euid(pid) != (long)uid)
+		goto err_close;
+	snprintf(v->name, sizeof(v->name), "%s", name);
+	v->uid = uid;
+	v->fd = fd;
+	v->hdr = h;
 	v->stopped = state == 'T' || state == 't';
 	return 0;
+err_close:
+	close(fd);
+	return ret;
+}
+
+/* What a scan has found so far. */
+struct gdx_live_found {
+	struct gdx_live_view *v;
+	int n, skipped;
+	unsigned long long ns; /* the reader's pid namespace */
+};
+
+/* Reads every file of user uid's directory dname in dfd into f. */
+static void gdx_live_scan_user(int dfd, const char *dname, unsigned uid, struct gdx_live_found *f)
+{
+	int udfd = openat(dfd, dname, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	struct dirent *e;
+	struct stat st;
+	DIR *d = NULL;
+	int it;
+
+	if (udfd < 0) {
+		f->skipped++; /* not a directory: not made by the plugin */
+		return;
+	}
+	/* one another user could write in says nothing of its files */
+	if (fstat(udfd, &st) || st.st_uid != uid || (st.st_mode & 077)) {
+		f->skipped++;
+		goto out;
+	}
+	it = openat(udfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	d = it >= 0 ? fdopendir(it) : NULL;
+	if (!d) {
+		if (it >= 0)
+			close(it);
+		f->skipped++;
+		goto out;
+	}
+	while ((e = readdir(d))) {
+		struct gdx_live_view *nv;
+
+		if (strncmp(e->d_name, GDX_LIVE_PREFIX, strlen(GDX_LIVE_PREFIX)))
+			continue;
+		nv = realloc(f->v, (size_t)(f->n + 1) * sizeof(*f->v));
+		if (!nv)
+			break;
+		f->v = nv;
+		if (gdx_live_read_one(udfd, e->d_name, uid, f->ns, &f->v[f->n]))
+			f->skipped++;
+		else
+			f->n++;
+	}
+	closedir(d);
+out:
+	close(udfd);
 }
 
 int gdx_live_scan(const char *dir, struct gdx_live_view **out, int *skipped)
 {
 	const char *where = dir ? dir : gdx_live_dir();
-	DIR *d = opendir(where);
-	struct gdx_live_view *v = NULL;
+	struct gdx_live_found f = {.ns = gdx_live_pidns()};
+	unsigned me = (unsigned)geteuid();
+	int dfd, it, ret;
 	struct dirent *e;
-	int n = 0;
+	DIR *d;
 
 	*out = NULL;
 	*skipped = 0;
-	if (!d)
+	dfd = open(where, O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_CLOEXEC);
+	if (dfd < 0)
 		return -errno;
+	it = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	d = it >= 0 ? fdopendir(it) : NULL;
+	if (!d) {
+		ret = -errno;
+		if (it >= 0)
+			close(it);
+		close(dfd);
+		return ret;
+	}
 	while ((e = readdir(d))) {
-		char path[768];
-		struct gdx_live_view *nv;
+		struct stat st;
+		unsigned uid;
 
-		if (strncmp(e->d_name, GDX_LIVE_PREFIX, strlen(GDX_LIVE_PREFIX)))
-			continue;
-		nv = realloc(v, (size_t)(n + 1) * sizeof(*v));
-		if (!nv)
-			break;
-		v = nv;
-		snprintf(path, sizeof(path), "%s/%s", where, e->d_name);
-		if (gdx_live_map_one(path, &v[n]))
-			(*skipped)++;
-		else
-			n++;
+		if (gdx_live_user_dir_parse(e->d_name, &uid)) {
+			if (me == 0 || uid == me)
+				gdx_live_scan_user(dfd, e->d_name, uid, &f);
+		} else if (!strncmp(e->d_name, GDX_LIVE_PREFIX, strlen(GDX_LIVE_PREFIX)) &&
+			   !fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) &&
+			   S_ISREG(st.st_mode) && (me == 0 || st.st_uid == me)) {
+			f.skipped++; /* an older plugin's, never opened */
+		}
 	}
 	closedir(d);
-	*out = v;
-	return n;
+	close(dfd);
+	*out = f.v;
+	*skipped = f.skipped;
+	return f.n;
 }
 
 void gdx_live_unscan(struct gdx_live_view *v, int n)
 {
 	for (int i = 0; i < n; i++)
-		munmap(v[i].map, sizeof(*v[i].map));
+		close(v[i].fd);
 	free(v);
 }
 
-bool gdx_live_copy(const struct gdx_live *map, int i, struct gdx_live_comm *out)
+bool gdx_live_copy(const struct gdx_live_view *v, int i, struct gdx_live_comm *out)
 {
-	const struct gdx_live_comm *s = &map->comms[i];
-	uint32_t gen = __atomic_load_n(&s->gen, __ATOMIC_ACQUIRE);
-	uint32_t role = __atomic_load_n(&s->role, __ATOMIC_ACQUIRE);
+	off_t at = (off_t)(offsetof(struct gdx_live, comms) + (size_t)i * sizeof(*out));
+	uint32_t before[2], after[2]; /* role, gen */
 
-	if (role != GDX_LIVE_SEND && role != GDX_LIVE_RECV)
+	if (i < 0 || i >= GDX_LIVE_COMMS ||
+	    pread(v->fd, before, sizeof(before), at) != (ssize_t)sizeof(before) ||
+	    (before[0] != GDX_LIVE_SEND && before[0] != GDX_LIVE_RECV))
 		return false;
-	memcpy(out, s, sizeof(*out));
-	__atomic_thread_fence(__ATOMIC_ACQUIRE);
-	return __atomic_load_n(&s->gen, __ATOMIC_RELAXED) == gen && out->role == role;
+	if (pread(v->fd, out, sizeof(*out), at) != (ssize_t)sizeof(*out) ||
+	    pread(v->fd, after, sizeof(after), at) != (ssize_t)sizeof(after))
+		return false;
+	/* gen only grows: the same before and after means no claim or release
+	 * came between, whatever order the copy read the slot in */
+	return !memcmp(before, after, sizeof(before)) && out->role == before[0] &&
+	       out->gen == before[1];
 }

@@ -123,8 +123,6 @@ ncclResult_t gdx_net_init(void **ctx_p, uint64_t comm_id, int tc, ncclDebugLogge
 	gdx_prof_set(prof);
 	pthread_mutex_lock(&gdx_init_lock);
 	ret = gdx_net_setup(logger, view);
-	if (!ret)
-		gdx_live_open(); /* again after a finalize that closed it */
 	if (ret || !ctx_p)
 		goto out;
 	ctx = calloc(1, sizeof(*ctx));
@@ -146,6 +144,11 @@ ncclResult_t gdx_net_init(void **ctx_p, uint64_t comm_id, int tc, ncclDebugLogge
 		 (void *)ctx, (unsigned long long)comm_id, tc);
 out:
 	pthread_mutex_unlock(&gdx_init_lock);
+	/* Outside the init lock: making the file may first remove those that
+	 * ended processes left, which no other thread's init should wait on.
+	 * Again after a finalize that closed it. */
+	if (!ret)
+		gdx_live_open();
 	return gdx_net_result(ret);
 }
 

@@ -13,6 +13,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <gdx/gdx_live_layout.h>
+
 #include "gdx_pair.h"
 #include "gdx_plugin_loader.h"
 #include "gdx_test.h"
@@ -31,13 +33,24 @@ static const ncclNet_v7_t *net_up(void)
 	return plugin.v7;
 }
 
+/* Whether process pid has a live file: LIVE_DIR/nccl-net-gdx-UID/nccl-net-gdx.PID.*
+ * (gdx_live_layout.h). */
 static bool live_file_exists(pid_t pid)
 {
-	char path[128];
-	struct stat st;
+	char udir[128], prefix[64];
+	struct dirent *e;
+	bool found = false;
+	DIR *d;
 
-	snprintf(path, sizeof(path), LIVE_DIR "/nccl-net-gdx.%d", (int)pid);
-	return stat(path, &st) == 0;
+	snprintf(udir, sizeof(udir), LIVE_DIR "/" GDX_LIVE_USER_DIR "%u", (unsigned)geteuid());
+	snprintf(prefix, sizeof(prefix), GDX_LIVE_PREFIX "%d.", (int)pid);
+	d = opendir(udir);
+	if (!d)
+		return false;
+	while (!found && (e = readdir(d)))
+		found = !strncmp(e->d_name, prefix, strlen(prefix));
+	closedir(d);
+	return found;
 }
 
 /* The receiver, in a process of its own: takes messages until the sender

@@ -1,14 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The layout of the live counter files (gdx_live.h), which the plugin writes
- * and gdx-doctor reads. Live counters, readable from outside the process: each process that loads
- * the plugin keeps one shared-memory file, $NCCL_GDX_LIVE_DIR/nccl-net-gdx.PID
- * (/dev/shm by default; NCCL_GDX_LIVE=0: none), which gdx-doctor top and hang
- * read. The data path writes its comm's slot with plain stores (one thread
- * drives a comm), never a lock or a system call; what needs a clock is
- * written where a comm already reads one, while it waits (gdx_live_tick).
- * The file goes at finalize or unload, and a later load removes those of
- * processes that died.
+ * and gdx-doctor reads. Live counters, readable from outside the process: each
+ * process that loads the plugin keeps one shared-memory file,
+ * $NCCL_GDX_LIVE_DIR/nccl-net-gdx-UID/nccl-net-gdx.PID.PIDNS.RANDOM (/dev/shm
+ * by default; NCCL_GDX_LIVE=0: none), in a directory of its user's that no
+ * other user can enter (0700), under a name no one can guess (RANDOM) that
+ * processes of two pid namespaces never share (PIDNS, the namespace's inode),
+ * which gdx-doctor top and hang read. The data path writes its comm's slot
+ * with plain stores (one thread drives a comm), never a lock or a system
+ * call; what needs a clock is written where a comm already reads one, while
+ * it waits (gdx_live_tick). The process holds a lock on its file for as long
+ * as it lives; the file goes at finalize or unload, and a later load of the
+ * same user removes those whose lock is free (their process ended).
  *
  * The layout is versioned (GDX_LIVE_LAYOUT): a reader refuses another. All
  * times are CLOCK_MONOTONIC_COARSE milliseconds (gdx_now_ms), which a reader
@@ -20,11 +24,13 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define GDX_LIVE_MAGIC	"gdxlive"
-#define GDX_LIVE_LAYOUT 1
-#define GDX_LIVE_PREFIX "nccl-net-gdx."
-#define GDX_LIVE_COMMS	1024 /* slots; comms past them are counted, not shown */
-#define GDX_LIVE_RAILS	8
+#define GDX_LIVE_MAGIC	  "gdxlive"
+#define GDX_LIVE_LAYOUT	  1
+#define GDX_LIVE_PREFIX	  "nccl-net-gdx." /* + PID.PIDNS.RANDOM */
+#define GDX_LIVE_USER_DIR "nccl-net-gdx-" /* + the uid */
+#define GDX_LIVE_NAME_MAX 72		  /* a file's name, with its terminator */
+#define GDX_LIVE_COMMS	  1024		  /* slots; comms past them are counted, not shown */
+#define GDX_LIVE_RAILS	  8
 
 /* What a comm waits for, as its last tick saw it. */
 enum gdx_live_wait {

@@ -96,7 +96,8 @@
 	  "1: live counters in a shared-memory file per process, for gdx-doctor top and hang "    \
 	  "(plain stores on the data path); 0: none")                                             \
 	X(str, live_dir, "LIVE_DIR", "/dev/shm", NULL, 0, -1,                                     \
-	  "where the live counter files (nccl-net-gdx.PID) go, and gdx-doctor looks")
+	  "where the live counter files go, each user's in a directory of theirs "                \
+	  "(nccl-net-gdx-UID/nccl-net-gdx.PID.PIDNS.RANDOM), and gdx-doctor looks")
 
 struct gdx_params {
 #define GDX_PARAM_FIELD_int(field)				    int field;

@@ -119,13 +119,11 @@ int doctor_args(const struct doctor_cmd *cmd, int argc, char **argv,
 void json_str(FILE *f, const char *s)
 {
 	fputc('"', f);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fprintf(f, "\\%c", *p);
-		else if (*p < 0x20 || *p == 0x7f)
-			fprintf(f, "\\u%04x", *p);
-		else
-			fputc(*p, f);
+	while (*s) {
+		char buf[256];
+
+		s += gdx_escape(GDX_ESCAPE_JSON, s, buf, sizeof(buf));
+		fputs(buf, f);
 	}
 	fputc('"', f);
 }

@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include <gdx/gdx_escape.h>
 #include <gdx/gdx_live.h>
 
 #ifndef GDX_VERSION

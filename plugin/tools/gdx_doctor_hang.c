@@ -5,6 +5,7 @@
  * what it waits for since when, and the likely cause. Run on every node of a
  * job that hangs, the lines name the pair of ranks and the side that stopped.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,18 +45,33 @@ static int hang_on_opt(void *ctx, int key, const char *arg)
 	return DOCTOR_OK;
 }
 
+/* Whether name can be a NIC's: letters, digits, '_' and '-'. A live file's
+ * owner wrote it: a '/' would make it a path of theirs to open. */
+static bool hang_nic_name_ok(const char *name)
+{
+	if (!*name)
+		return false;
+	for (; *name; name++)
+		if (!isalnum((unsigned char)*name) && *name != '_' && *name != '-')
+			return false;
+	return true;
+}
+
 /* Whether a NIC port is down, from sysfs ("4: ACTIVE" is up); false when it
  * cannot be read (then it says nothing). */
 static bool hang_port_down(const char *ibdev, uint32_t port)
 {
 	char path[256], state[64];
 
+	if (!hang_nic_name_ok(ibdev))
+		return false;
 	snprintf(path, sizeof(path), "%s/class/infiniband/%s/ports/%u/state", gdx_sysfs_root(),
 		 ibdev, port);
 	return gdx_sysfs_read_line(path, state, sizeof(state)) == 0 && !strstr(state, "ACTIVE");
 }
 
-/* The likely cause of a wait, in words, into buf. */
+/* The likely cause of a wait, in words, into buf; the names in it are the
+ * file's, as they are (the caller escapes the whole). */
 static const char *hang_cause(const struct gdx_live_comm *c, char *buf, size_t len)
 {
 	for (uint32_t r = 0; r < c->nrails; r++) {
@@ -169,11 +185,24 @@ static int doctor_hang(const struct doctor_cmd *cmd, int argc, char **argv)
 				json_str(stdout, cause);
 				printf("}");
 			} else {
+				char cmdline[GDX_ESCAPE_LEN(sizeof(p->hdr.cmd))];
+				char dev[GDX_ESCAPE_LEN(sizeof(c->dev))];
+				char peer[GDX_ESCAPE_LEN(sizeof(c->peer))];
+				char peer_dev[GDX_ESCAPE_LEN(sizeof(c->peer_dev))];
+				char why[GDX_ESCAPE_LEN(sizeof(cause))];
+
+				/* what the file says reaches the terminal escaped */
+				gdx_escape(GDX_ESCAPE_TEXT, p->hdr.cmd, cmdline, sizeof(cmdline));
+				gdx_escape(GDX_ESCAPE_TEXT, c->dev, dev, sizeof(dev));
+				gdx_escape(GDX_ESCAPE_TEXT, c->peer, peer, sizeof(peer));
+				gdx_escape(GDX_ESCAPE_TEXT, c->peer_dev, peer_dev,
+					   sizeof(peer_dev));
+				gdx_escape(GDX_ESCAPE_TEXT, cause, why, sizeof(why));
 				printf("pid %d (%s): %s comm on %s with %s (%s): %s since %s (%.1f s, %u "
 				       "request(s) outstanding): %s\n",
-				       p->pid, p->hdr.cmd, role, c->dev, c->peer, c->peer_dev,
+				       p->pid, cmdline, role, dev, peer, peer_dev,
 				       gdx_live_wait_name(c->wait), when, (double)stalled / 1e3,
-				       c->outstanding, cause);
+				       c->outstanding, why);
 			}
 			stuck++;
 		}

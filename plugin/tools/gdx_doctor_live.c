@@ -32,11 +32,10 @@ int live_snap_take(const char *dir, struct live_snap *s)
 	}
 	for (int i = 0; i < n; i++) {
 		struct live_proc *p = &s->procs[s->nprocs];
-		const struct gdx_live *m = v[i].map;
 
-		p->pid = m->hdr.pid;
+		p->pid = v[i].hdr.pid;
 		p->stopped = v[i].stopped;
-		memcpy(&p->hdr, &m->hdr, sizeof(p->hdr));
+		p->hdr = v[i].hdr;
 		p->hdr.cmd[sizeof(p->hdr.cmd) - 1] = '\0';
 		p->hdr.version[sizeof(p->hdr.version) - 1] = '\0';
 		p->comms = calloc(GDX_LIVE_COMMS, sizeof(*p->comms));
@@ -46,7 +45,7 @@ int live_snap_take(const char *dir, struct live_snap *s)
 			struct live_comm *c = &p->comms[p->ncomms];
 
 			for (int t = 0; t < LIVE_COPY_TRIES; t++) {
-				if (!gdx_live_copy(m, k, &c->c))
+				if (!gdx_live_copy(&v[i], k, &c->c))
 					continue;
 				c->slot = k;
 				c->c.dev[sizeof(c->c.dev) - 1] = '\0';

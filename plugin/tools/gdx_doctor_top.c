@@ -229,29 +229,41 @@ static void top_text(const struct live_snap *s, const struct top_rail *rows, int
 		const struct live_proc *p = &s->procs[i];
 		const struct top_proc *tp = &procs[i];
 
-		printf("\npid %d%s  %s  (plugin %s)\n", p->pid, p->stopped ? " (stopped)" : "",
-		       p->hdr.cmd, p->hdr.version);
+		char cmd[GDX_ESCAPE_LEN(sizeof(p->hdr.cmd))];
+		char version[GDX_ESCAPE_LEN(sizeof(p->hdr.version))];
+
+		/* what the file says reaches the terminal escaped */
+		gdx_escape(GDX_ESCAPE_TEXT, p->hdr.cmd, cmd, sizeof(cmd));
+		gdx_escape(GDX_ESCAPE_TEXT, p->hdr.version, version, sizeof(version));
+		printf("\npid %d%s  %s  (plugin %s)\n", p->pid, p->stopped ? " (stopped)" : "", cmd,
+		       version);
 		printf("  %u comm(s), %u request(s) outstanding; %.0f msg/s; GPU-direct %.1f Mb/s, "
 		       "through host memory %.1f Mb/s; totals %llu msgs, %llu B direct, %llu B "
 		       "host\n",
 		       tp->comms, tp->outstanding, tp->msgs_per_s, tp->direct_mbps, tp->staged_mbps,
 		       (unsigned long long)tp->msgs, (unsigned long long)tp->bytes_gpu,
 		       (unsigned long long)tp->bytes_host);
-		if (tp->oldest && tp->oldest_ms)
+		if (tp->oldest && tp->oldest_ms) {
+			char dev[GDX_ESCAPE_LEN(sizeof(tp->oldest->c.dev))];
+			char peer[GDX_ESCAPE_LEN(sizeof(tp->oldest->c.peer))];
+
+			gdx_escape(GDX_ESCAPE_TEXT, tp->oldest->c.dev, dev, sizeof(dev));
+			gdx_escape(GDX_ESCAPE_TEXT, tp->oldest->c.peer, peer, sizeof(peer));
 			printf("  oldest wait: %.1f s, %s (%s comm on %s with %s)\n",
 			       (double)tp->oldest_ms / 1e3, tp->oldest_wait,
-			       tp->oldest->c.role == GDX_LIVE_SEND ? "send" : "receive",
-			       tp->oldest->c.dev, tp->oldest->c.peer);
+			       tp->oldest->c.role == GDX_LIVE_SEND ? "send" : "receive", dev, peer);
+		}
 		printf("  %-12s %4s %-20s %10s %14s %12s  %s\n", "NIC", "port", "state", "tx Mb/s",
 		       "tx bytes", "rx pieces", "tx, recent");
 		for (int k = 0; k < nrows; k++) {
-			char spark[TOP_SPARK * 4 + 1];
+			char spark[TOP_SPARK * 4 + 1], nic[GDX_ESCAPE_LEN(sizeof(rows[k].ibdev))];
 
 			if (rows[k].pid != p->pid)
 				continue;
 			top_spark(&rows[k], spark, sizeof(spark));
-			printf("  %-12s %4u %-20s %10.1f %14llu %12llu  %s\n", rows[k].ibdev,
-			       rows[k].port, gdx_rail_state_name(rows[k].state), rows[k].tx_mbps,
+			gdx_escape(GDX_ESCAPE_TEXT, rows[k].ibdev, nic, sizeof(nic));
+			printf("  %-12s %4u %-20s %10.1f %14llu %12llu  %s\n", nic, rows[k].port,
+			       gdx_rail_state_name(rows[k].state), rows[k].tx_mbps,
 			       (unsigned long long)rows[k].tx_bytes,
 			       (unsigned long long)rows[k].rx_pieces, spark);
 		}
@@ -332,16 +344,22 @@ static void top_prometheus(const struct live_snap *s, const struct top_rail *row
 	printf("# HELP gdx_rail_tx_bytes_total Bytes posted on a NIC port by send comms.\n"
 	       "# TYPE gdx_rail_tx_bytes_total counter\n");
 	for (int k = 0; k < nrows; k++) {
-		/* label values: NIC names are [A-Za-z0-9_], nothing to escape */
+		char nic[GDX_ESCAPE_LEN(sizeof(rows[k].ibdev))];
+
+		/* the NIC's name is the file's: it may hold a quote or a newline */
+		gdx_escape(GDX_ESCAPE_PROM_LABEL, rows[k].ibdev, nic, sizeof(nic));
 		printf("gdx_rail_tx_bytes_total{pid=\"%d\",nic=\"%s\",port=\"%u\"} %llu\n",
-		       rows[k].pid, rows[k].ibdev, rows[k].port,
-		       (unsigned long long)rows[k].tx_bytes);
+		       rows[k].pid, nic, rows[k].port, (unsigned long long)rows[k].tx_bytes);
 	}
 	printf("# HELP gdx_rail_up Whether every comm's rail on the NIC port is up.\n"
 	       "# TYPE gdx_rail_up gauge\n");
-	for (int k = 0; k < nrows; k++)
-		printf("gdx_rail_up{pid=\"%d\",nic=\"%s\",port=\"%u\"} %d\n", rows[k].pid,
-		       rows[k].ibdev, rows[k].port, rows[k].state == GDX_RAIL_UP);
+	for (int k = 0; k < nrows; k++) {
+		char nic[GDX_ESCAPE_LEN(sizeof(rows[k].ibdev))];
+
+		gdx_escape(GDX_ESCAPE_PROM_LABEL, rows[k].ibdev, nic, sizeof(nic));
+		printf("gdx_rail_up{pid=\"%d\",nic=\"%s\",port=\"%u\"} %d\n", rows[k].pid, nic,
+		       rows[k].port, rows[k].state == GDX_RAIL_UP);
+	}
 	fflush(stdout);
 }
 
