@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "gdx_doctor.h"
+#include "gdx_doctor_escape.h"
 
 static const char doctor_exit_help[] =
 	"exit status (one table for every command):\n"
@@ -119,14 +120,7 @@ int doctor_args(const struct doctor_cmd *cmd, int argc, char **argv,
 void json_str(FILE *f, const char *s)
 {
 	fputc('"', f);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fprintf(f, "\\%c", *p);
-		else if (*p < 0x20 || *p == 0x7f)
-			fprintf(f, "\\u%04x", *p);
-		else
-			fputc(*p, f);
-	}
+	gdx_esc_json(f, s);
 	fputc('"', f);
 }
 
@@ -140,7 +134,8 @@ void json_str_or_null(FILE *f, const char *s)
 
 void json_key_str(FILE *f, const char *key, const char *s)
 {
-	fprintf(f, "\"%s\": ", key);
+	json_str(f, key);
+	fputs(": ", f);
 	json_str_or_null(f, s);
 }
 
