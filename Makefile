@@ -77,7 +77,7 @@ $(REF_TOOLS): $(BUILD)/tests/ref_verbs_pingpong.o $(ARCHIVE)
 
 # --plot-from and --plot-ref read gdx-bench -j's JSON with gdx-doctor's reader.
 $(BUILD)/gdx-bench: $(patsubst %.c,$(BUILD)/%.o,$(wildcard plugin/tools/gdx_bench*.c)) \
-		    $(BUILD)/plugin/tools/gdx_doctor_json.o
+		    $(BUILD)/plugin/tools/gdx_doctor_json.o $(BUILD)/plugin/tools/gdx_doctor_escape.o
 	$(CC) $(LDFLAGS) -o $@ $^ -ldl -lm
 
 $(BUILD)/gdx-doctor: $(patsubst %.c,$(BUILD)/%.o,$(wildcard plugin/tools/gdx_doctor*.c)) $(ARCHIVE)

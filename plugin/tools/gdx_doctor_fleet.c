@@ -209,7 +209,7 @@ static int fleet_read_text(struct fleet *fl, const char *source, const char *tex
 			pos++;
 		if (pos == len)
 			break;
-		ret = json_parse(text, len, &pos, &doc, why, sizeof(why));
+		ret = json_parse(text, len, &pos, NULL, &doc, why, sizeof(why));
 		if (ret == -ENOMEM)
 			return fleet_nomem();
 		if (ret)
