@@ -175,6 +175,16 @@ const char *json_string(const struct json_value *v);
 uint64_t json_hash(const void *data, size_t len);
 
 /*
+ * fleet over texts already in memory (gdx_doctor_fleet.c): what the command
+ * does with its files, for the fuzz target. n texts, each standing for the
+ * file called names[i] (which lives until it returns); json: --json. The
+ * report goes to out, what is wrong with the input to err; returns the exit
+ * status.
+ */
+int doctor_fleet_texts(int n, const char *const *names, const char *const *texts,
+		       const size_t *lens, bool json, FILE *out, FILE *err);
+
+/*
  * The NCCL_GDX_* environment judged as the plugin's init judges it, every
  * value (init stops at the first refused string setting; this does not):
  * the table's parser, then HCA, SOCKET_IFNAME, ADDR_RANGE, GDR and RAILS.
