@@ -184,6 +184,11 @@ uint64_t json_hash(const void *data, size_t len);
 int doctor_fleet_texts(int n, const char *const *names, const char *const *texts,
 		       const size_t *lens, bool json, FILE *out, FILE *err);
 
+/* log over a stream already open (gdx_doctor_log.c): the report to out;
+ * returns the exit status, DOCTOR_NO_INPUT with errno when in cannot be
+ * read (nothing said), DOCTOR_ERROR when out of memory. */
+int doctor_log_stream(FILE *in, FILE *out);
+
 /*
  * The NCCL_GDX_* environment judged as the plugin's init judges it, every
  * value (init stops at the first refused string setting; this does not):
