@@ -154,6 +154,8 @@ void json_report_origin(FILE *f, const char *command)
 	json_key_str(f, "hostname", gethostname(host, sizeof(host) - 1) ? NULL : host);
 }
 
+/* The fuzz targets (make fuzz) link the commands with libFuzzer's main. */
+#ifndef GDX_DOCTOR_NO_MAIN
 static const struct doctor_cmd *const doctor_cmds[] = {
 	&doctor_cmd_topo,  &doctor_cmd_env, &doctor_cmd_check, &doctor_cmd_log,
 	&doctor_cmd_fleet, &doctor_cmd_top, &doctor_cmd_hang,
@@ -231,3 +233,4 @@ run:
 	}
 	return ret;
 }
+#endif
