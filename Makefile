@@ -185,6 +185,9 @@ BUILD_DEPS += dpkg-dev debhelper lintian groff-base rpm
 BUILD_DEPS += clang libclang-rt-14-dev llvm
 # tests/check-doctor-topo.sh: dot renders gdx-doctor topo --dot.
 BUILD_DEPS += graphviz
+# tests/check-doctor-fleet.sh and -log.sh: GNU time measures the memory
+# gdx-doctor takes on hostile inputs.
+BUILD_DEPS += time
 
 deps:
 	scripts/ensure-packages.sh $(BUILD_DEPS)
