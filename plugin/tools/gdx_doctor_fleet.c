@@ -978,53 +978,99 @@ static bool fleet_same_path(const void *ctx, uint32_t id)
 {
 	const struct fleet_path_lookup *l = ctx;
 
-	return !strcmp(l->paths[id].pci, l->pci) && !strcmp(l->paths[id].nic, l->nic);
+	return (l->paths[id].pci == l->pci || !strcmp(l->paths[id].pci, l->pci)) &&
+	       !strcmp(l->paths[id].nic, l->nic);
 }
 
-static uint32_t fleet_path_hash(const char *pci, const char *nic)
+/* A (pci, nic) pair's hash, from its two names' hashes. */
+static uint32_t fleet_path_hash(uint32_t pci, uint32_t nic)
 {
-	return fleet_hash(pci) * 0x9e3779b1u ^ fleet_hash(nic);
+	return pci * 0x9e3779b1u ^ nic;
 }
 
-/* The class a GPU reaches a NIC at. */
+/* The class a GPU reaches a NIC at; nic_hash: fleet_hash(nic). */
 static const char *fleet_topo_path(const struct fleet_map *map, const struct fleet_path *paths,
-				   const char *pci, const char *nic)
+				   const char *pci, const char *nic, uint32_t nic_hash)
 {
 	struct fleet_path_lookup l = {paths, pci, nic};
-	int i = fleet_map_find(map, fleet_path_hash(pci, nic), fleet_same_path, &l);
+	int i = fleet_map_find(map, fleet_path_hash(fleet_hash(pci), nic_hash), fleet_same_path,
+			       &l);
 
 	return i < 0 ? "?" : paths[i].path;
+}
+
+struct fleet_name_lookup {
+	const char *const *names;
+	const char *name;
+};
+
+static bool fleet_same_name(const void *ctx, uint32_t id)
+{
+	const struct fleet_name_lookup *l = ctx;
+
+	return !strcmp(l->names[id], l->name);
+}
+
+/* The first of the GPUs' addresses equal to pci, for a pointer to compare
+ * in the pairs: a long address written on many GPUs is compared once each. */
+static int fleet_topo_pci(struct fleet *fl, const char **pci, const char ***names, int *n, int *cap,
+			  struct fleet_map *map)
+{
+	struct fleet_name_lookup l = {*names, *pci};
+	uint32_t h = fleet_hash(*pci);
+	int i = fleet_map_find(map, h, fleet_same_name, &l), ret;
+
+	if (i >= 0) {
+		*pci = (*names)[i];
+		return 0;
+	}
+	ret = fleet_grow(fl, names, cap, *n, sizeof(**names));
+	if (!ret)
+		ret = fleet_map_add(fl, map, h, (uint32_t)*n);
+	if (!ret)
+		(*names)[(*n)++] = *pci;
+	return ret;
 }
 
 static int fleet_topo_paths(struct fleet *fl, const struct json_value *gpus,
 			    struct fleet_path **paths, int *cap, struct fleet_map *map)
 {
-	int n = 0, ret;
+	struct fleet_map pci_map = {0};
+	const char **pcis = NULL;
+	int n = 0, npcis = 0, pcis_cap = 0, ret = 0;
 
-	for (int g = 0; gpus && g < gpus->n; g++) {
+	for (int g = 0; !ret && gpus && g < gpus->n; g++) {
 		const struct json_value *list = fleet_list(&gpus->items[g], "nics");
 		const char *pci = json_string(json_get(&gpus->items[g], "pci"));
+		uint32_t pci_hash;
 
-		for (int i = 0; pci && list && i < list->n; i++) {
+		if (!pci || !list)
+			continue;
+		ret = fleet_topo_pci(fl, &pci, &pcis, &npcis, &pcis_cap, &pci_map);
+		pci_hash = fleet_hash(pci);
+		for (int i = 0; !ret && i < list->n; i++) {
 			const char *nic = json_string(json_get(&list->items[i], "name"));
 			struct fleet_path_lookup l = {*paths, pci, nic};
 			uint32_t h;
 
 			if (!nic)
 				continue;
-			h = fleet_path_hash(pci, nic);
+			h = fleet_path_hash(pci_hash, fleet_hash(nic));
 			if (fleet_map_find(map, h, fleet_same_path, &l) >= 0)
 				continue;
 			ret = fleet_grow(fl, paths, cap, n, sizeof(**paths));
 			if (!ret)
 				ret = fleet_map_add(fl, map, h, (uint32_t)n);
-			if (ret)
-				return ret;
-			(*paths)[n++] = (struct fleet_path){
-				pci, nic, fleet_or(json_get(&list->items[i], "path"), "?")};
+			if (!ret)
+				(*paths)[n++] = (struct fleet_path){
+					pci, nic, fleet_or(json_get(&list->items[i], "path"), "?")};
 		}
 	}
-	return 0;
+	fleet_map_free(fl, &pci_map);
+	if (pcis_cap)
+		fleet_uncharge(fl, (size_t)pcis_cap * sizeof(*pcis) + FLEET_ALLOC_OVERHEAD);
+	free(pcis);
+	return ret;
 }
 
 /* s at the end of the value being built in fl->scratch; false when it no
@@ -1057,6 +1103,7 @@ static int fleet_topo_attrs(struct fleet *fl, int node, const struct json_value 
 		const struct json_value *gn = fleet_list(&groups->items[i], "nics");
 		const struct json_value *gg = fleet_list(&groups->items[i], "gpus");
 		const char *first = gn && gn->n ? fleet_or(&gn->items[0], "?") : "?";
+		uint32_t first_hash = fleet_hash(first);
 
 		fits = fleet_cat(fl, &len, i ? " | " : "");
 		for (int k = 0; fits && gn && k < gn->n; k++)
@@ -1067,7 +1114,8 @@ static int fleet_topo_attrs(struct fleet *fl, int node, const struct json_value 
 
 			fits = fleet_cat(fl, &len, k ? ", " : " <- ") && fleet_cat(fl, &len, pci) &&
 			       fleet_cat(fl, &len, " ") &&
-			       fleet_cat(fl, &len, fleet_topo_path(&map, paths, pci, first));
+			       fleet_cat(fl, &len,
+					 fleet_topo_path(&map, paths, pci, first, first_hash));
 		}
 	}
 	if (!ret && !fits)
