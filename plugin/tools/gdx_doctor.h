@@ -157,9 +157,10 @@ struct json_value {
  * Parses the one value that starts at text[*pos] after white space. Returns
  * 0 with *out (json_free it) and *pos just past the value (more may follow:
  * a stream of reports); -EINVAL with why, "line L, column C: what was
- * wrong" (counted from text[0], the column in characters; why holds no
- * byte of the input but the digits of a number, so it can be printed as it
- * is); or -ENOMEM. budget NULL: the default for the bytes from *pos on.
+ * wrong" (counted from text[0], the column in characters; why takes from
+ * the input only a printable ASCII character it found, or a number's
+ * digits, so it can be printed as it is); or -ENOMEM. budget NULL: the
+ * default for the bytes from *pos on.
  */
 int json_parse(const char *text, size_t len, size_t *pos, struct json_budget *budget,
 	       struct json_value **out, char *why, size_t why_len);
