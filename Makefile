@@ -77,27 +77,47 @@ $(REF_TOOLS): $(BUILD)/tests/ref_verbs_pingpong.o $(ARCHIVE)
 
 # --plot-from and --plot-ref read gdx-bench -j's JSON with gdx-doctor's reader.
 $(BUILD)/gdx-bench: $(patsubst %.c,$(BUILD)/%.o,$(wildcard plugin/tools/gdx_bench*.c)) \
-		    $(BUILD)/plugin/tools/gdx_doctor_json.o
+		    $(BUILD)/plugin/tools/gdx_doctor_json.o $(BUILD)/plugin/gdx_escape.o
 	$(CC) $(LDFLAGS) -o $@ $^ -ldl -lm
 
 $(BUILD)/gdx-doctor: $(patsubst %.c,$(BUILD)/%.o,$(wildcard plugin/tools/gdx_doctor*.c)) $(ARCHIVE)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-# make fuzz: $(BUILD)/fuzz_wire, a libFuzzer target over every parser of bytes
-# from the network and the acceptor's handshake (tests/fuzz_wire.c). clang
-# builds its own copy of the plugin objects, with coverage and the sanitizers.
+# make fuzz: the libFuzzer targets, each tests/fuzz_X.c with its seeds in
+# tests/fuzz-corpus* (scripts/run-tests.sh runs each a short while):
+#   $(BUILD)/fuzz_wire  every parser of bytes from the network and the
+#                       acceptor's handshake (the plugin's objects)
+#   $(BUILD)/fuzz_json  gdx-doctor's JSON reader and fleet (the doctor's
+#                       objects, built without main, and the plugin's)
+#   $(BUILD)/fuzz_log   gdx-doctor log's NCCL log parser (likewise)
+#   $(BUILD)/fuzz_ctrl  the control data a peer writes by RDMA (clear-to-sends,
+#                       size records, immediates, failover notes) into made-up
+#                       comms over a made-up NIC (the plugin's objects)
+# clang builds its own copy of the objects, with coverage, the sanitizers and
+# the debug invariants (GDX_DEBUG).
+# A long run, on what it found before (each file says more):
+#   build/fuzz_json -max_total_time=3600 -timeout=10 -jobs=2 NEW_DIR tests/fuzz-corpus-json
 FUZZ_CC   ?= clang
 FUZZ_SAN  := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
-FUZZ_OBJS := $(patsubst %.c,$(BUILD)/fuzz/%.o,$(SRCS) tests/fuzz_wire.c)
+FUZZ_PLUGIN_OBJS := $(patsubst %.c,$(BUILD)/fuzz/%.o,$(SRCS))
+FUZZ_DOCTOR_OBJS := $(patsubst %.c,$(BUILD)/fuzz/%.o,$(wildcard plugin/tools/gdx_doctor*.c))
+FUZZ_TARGETS     := $(BUILD)/fuzz_wire $(BUILD)/fuzz_ctrl $(BUILD)/fuzz_json $(BUILD)/fuzz_log
+FUZZ_OBJS := $(FUZZ_PLUGIN_OBJS) $(FUZZ_DOCTOR_OBJS) $(patsubst $(BUILD)/%,$(BUILD)/fuzz/tests/%.o,$(FUZZ_TARGETS))
 
 .PHONY: fuzz
-fuzz: $(BUILD)/fuzz_wire
+fuzz: $(FUZZ_TARGETS)
 
 $(BUILD)/fuzz/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(CPPFLAGS) $(CFLAGS) -fsanitize=fuzzer-no-link $(FUZZ_SAN) -c -o $@ $<
+	$(FUZZ_CC) $(CPPFLAGS) -DGDX_DEBUG $(CFLAGS) -fsanitize=fuzzer-no-link $(FUZZ_SAN) -c -o $@ $<
 
-$(BUILD)/fuzz_wire: $(FUZZ_OBJS)
+$(FUZZ_DOCTOR_OBJS): override CPPFLAGS += -DGDX_DOCTOR_NO_MAIN
+
+$(BUILD)/fuzz_wire $(BUILD)/fuzz_ctrl: $(BUILD)/fuzz_%: $(BUILD)/fuzz/tests/fuzz_%.o $(FUZZ_PLUGIN_OBJS)
+	$(FUZZ_CC) $(LDFLAGS) -fsanitize=fuzzer $(FUZZ_SAN) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/fuzz_json $(BUILD)/fuzz_log: $(BUILD)/fuzz_%: $(BUILD)/fuzz/tests/fuzz_%.o $(FUZZ_DOCTOR_OBJS) \
+				       $(FUZZ_PLUGIN_OBJS)
 	$(FUZZ_CC) $(LDFLAGS) -fsanitize=fuzzer $(FUZZ_SAN) -o $@ $^ $(LDLIBS)
 
 -include $(FUZZ_OBJS:.o=.d)
@@ -169,6 +189,9 @@ BUILD_DEPS += dpkg-dev debhelper lintian groff-base rpm
 BUILD_DEPS += clang libclang-rt-14-dev llvm
 # tests/check-doctor-topo.sh: dot renders gdx-doctor topo --dot.
 BUILD_DEPS += graphviz
+# tests/check-doctor-fleet.sh and -log.sh: GNU time measures the memory
+# gdx-doctor takes on hostile inputs.
+BUILD_DEPS += time
 
 deps:
 	scripts/ensure-packages.sh $(BUILD_DEPS)
@@ -200,6 +223,6 @@ clean:
 	       $(BUILD)/man $(BUILD)/deb $(BUILD)/libnccl-net-gdx_*.deb \
 	       $(BUILD)/libnccl-net-gdx_*.changes \
 	       $(BUILD)/rpm $(BUILD)/libnccl-net-gdx-*.rpm \
-	       $(BUILD)/fuzz $(BUILD)/fuzz_wire $(BUILD)/fuzz-artifacts
+	       $(BUILD)/fuzz $(FUZZ_TARGETS) $(BUILD)/fuzz-artifacts
 
 -include $(OBJS:.o=.d) $(TOOL_SRCS:%.c=$(BUILD)/%.d) $(wildcard $(BUILD)/tests/*.d)

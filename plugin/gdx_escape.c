@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* Strings from another process made safe to print (gdx_escape.h). */
+/* Strings from another process, another node or a peer made safe to print
+ * (gdx_escape.h): one walk by UTF-8 character, and one verdict per
+ * character, shared by every form. */
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -9,93 +11,160 @@
 
 #define GDX_REPLACEMENT_UTF8 "\xef\xbf\xbd" /* U+FFFD */
 
-/* The length of the valid UTF-8 sequence at p (1 to 4) with its code point in
- * *cp, or 0: a stray continuation byte, a sequence cut short (the terminator
- * is not a continuation byte), an overlong form, a surrogate or a code point
- * past U+10FFFF. */
-static int gdx_utf8_decode(const unsigned char *p, uint32_t *cp)
+size_t gdx_utf8_next(const char *s, size_t avail, uint32_t *cp)
 {
-	static const uint32_t shortest[] = {0, 0, 0x80, 0x800, 0x10000};
-	int n = *p < 0x80	      ? 1
-		: (*p & 0xe0) == 0xc0 ? 2
-		: (*p & 0xf0) == 0xe0 ? 3
-		: (*p & 0xf8) == 0xf0 ? 4
-				      : 0;
-	uint32_t c;
+	const unsigned char *u = (const unsigned char *)s;
+	uint32_t c, min;
+	size_t n;
 
-	if (!n)
+	if (!avail)
 		return 0;
-	c = n == 1 ? *p : *p & (0x7fu >> n);
-	for (int i = 1; i < n; i++) {
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-		c = c << 6 | (p[i] & 0x3fu);
+	c = u[0];
+	if (c < 0x80) {
+		*cp = c;
+		return 1;
 	}
-	if (c < shortest[n] || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
+	if (c >= 0xc2 && c <= 0xdf) {
+		n = 2;
+		c &= 0x1f;
+		min = 0x80;
+	} else if (c >= 0xe0 && c <= 0xef) {
+		n = 3;
+		c &= 0x0f;
+		min = 0x800;
+	} else if (c >= 0xf0 && c <= 0xf4) {
+		n = 4;
+		c &= 0x07;
+		min = 0x10000;
+	} else {
+		return 0; /* a continuation byte, or the lead of an overlong or too large form */
+	}
+	if (avail < n)
+		return 0;
+	for (size_t i = 1; i < n; i++) {
+		if ((u[i] & 0xc0) != 0x80)
+			return 0;
+		c = c << 6 | (u[i] & 0x3f);
+	}
+	if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
 		return 0;
 	*cp = c;
 	return n;
 }
 
-static bool gdx_is_control(uint32_t cp)
+/* Code points that show as themselves: not a control, and nothing that
+ * moves or reorders what is around it. */
+static bool gdx_shows_as_itself(uint32_t cp)
 {
-	return cp < 0x20 || (cp >= 0x7f && cp <= 0x9f);
+	if (cp < 0x20 || cp == 0x7f)
+		return false;
+	if (cp >= 0x80 && cp <= 0x9f) /* C1: CSI (0x9b) acts on some terminals */
+		return false;
+	if (cp == 0x061c || cp == 0x200e || cp == 0x200f) /* the directional marks */
+		return false;
+	if (cp >= 0x2028 && cp <= 0x202e) /* separators, embeddings, overrides */
+		return false;
+	if (cp >= 0x2066 && cp <= 0x2069) /* isolates */
+		return false;
+	return true;
 }
 
-/* What the character at p becomes, into out; returns how many bytes of p it
- * takes. */
-static int gdx_escape_one(enum gdx_escape how, const unsigned char *p, char out[8])
+/* The character (or the one byte that is not UTF-8) at s escaped as how
+ * says, into out (at least 17 bytes: four \xNN); returns how many bytes of
+ * s it takes, 0 at the end. */
+static size_t gdx_escape_one(enum gdx_escape how, const char *s, size_t avail, char *out)
 {
-	uint32_t cp;
-	int n;
+	static const char hex[] = "0123456789abcdef";
+	uint32_t cp = 0;
+	size_t n = gdx_utf8_next(s, avail, &cp), take = n ? n : 1;
 
-	if (how == GDX_ESCAPE_TEXT) {
-		if (*p == '\\')
-			strcpy(out, "\\\\");
-		else if (*p >= 0x20 && *p < 0x7f)
-			snprintf(out, 8, "%c", *p);
-		else
-			snprintf(out, 8, "\\x%02x", *p);
-		return 1;
-	}
-	n = gdx_utf8_decode(p, &cp);
-	if (!n) {
-		strcpy(out, how == GDX_ESCAPE_JSON ? "\\ufffd" : GDX_REPLACEMENT_UTF8);
-		return 1;
-	}
-	if (cp == '"' || cp == '\\')
-		snprintf(out, 8, "\\%c", (char)cp);
-	else if (how == GDX_ESCAPE_PROM_LABEL && cp == '\n')
-		strcpy(out, "\\n");
-	else if (gdx_is_control(cp) && how == GDX_ESCAPE_JSON)
-		snprintf(out, 8, "\\u%04x", (unsigned)cp);
-	else if (gdx_is_control(cp))
-		strcpy(out, GDX_REPLACEMENT_UTF8);
-	else {
-		memcpy(out, p, (size_t)n);
+	out[0] = '\0';
+	if (!avail)
+		return 0;
+	if (n && gdx_shows_as_itself(cp) && cp != '\\' && (cp != '"' || how == GDX_ESCAPE_TEXT)) {
+		memcpy(out, s, n);
 		out[n] = '\0';
+		return n;
 	}
-	return n;
+	if (n && (cp == '\\' || cp == '"')) {
+		snprintf(out, 3, "\\%c", (char)cp);
+		return 1;
+	}
+	switch (how) {
+	case GDX_ESCAPE_TEXT:
+		/* each byte of a control character, or the byte that is not UTF-8 */
+		for (size_t k = 0; k < take; k++) {
+			unsigned char b = (unsigned char)s[k];
+
+			memcpy(out + 4 * k, (char[4]){'\\', 'x', hex[b >> 4], hex[b & 15]}, 4);
+		}
+		out[4 * take] = '\0';
+		break;
+	case GDX_ESCAPE_PROM_LABEL:
+		/* the format escapes a newline and nothing else it could meet */
+		strcpy(out, n && cp == '\n' ? "\\n" : GDX_REPLACEMENT_UTF8);
+		break;
+	case GDX_ESCAPE_JSON:
+		if (n) /* every one of them is in the BMP */
+			snprintf(out, 7, "\\u%04x", (unsigned)cp);
+		else
+			strcpy(out, "\\ufffd");
+		break;
+	}
+	return take;
 }
 
 size_t gdx_escape(enum gdx_escape how, const char *s, char *buf, size_t len)
 {
-	const unsigned char *p = (const unsigned char *)s;
-	size_t off = 0;
+	size_t in = 0, off = 0, avail = strlen(s);
 
 	if (!len)
 		return 0;
-	while (*p) {
-		char one[8];
-		int n = gdx_escape_one(how, p, one);
-		size_t w = strlen(one);
+	while (in < avail) {
+		char one[GDX_ESCAPE_ONE_MAX];
+		size_t n = gdx_escape_one(how, s + in, avail - in, one), w = strlen(one);
 
 		if (off + w >= len)
-			break;
+			break; /* left out whole: the caller goes on from here */
 		memcpy(buf + off, one, w);
 		off += w;
-		p += n;
+		in += n;
 	}
 	buf[off] = '\0';
-	return (size_t)(p - (const unsigned char *)s);
+	return in;
+}
+
+static void gdx_escape_to(FILE *f, enum gdx_escape how, const char *s)
+{
+	char buf[256];
+
+	while (*s) {
+		s += gdx_escape(how, s, buf, sizeof(buf));
+		fputs(buf, f);
+	}
+}
+
+void gdx_esc_text(FILE *f, const char *s)
+{
+	gdx_escape_to(f, GDX_ESCAPE_TEXT, s);
+}
+
+void gdx_esc_json(FILE *f, const char *s)
+{
+	gdx_escape_to(f, GDX_ESCAPE_JSON, s);
+}
+
+const char *gdx_esc_text_buf(char *buf, size_t size, const char *s)
+{
+	size_t in;
+
+	if (!size)
+		return buf;
+	in = gdx_escape(GDX_ESCAPE_TEXT, s, buf, size);
+	if (s[in] && size > 4) {
+		/* cut: room for "...", after a whole character or escape */
+		gdx_escape(GDX_ESCAPE_TEXT, s, buf, size - 3);
+		strcat(buf, "...");
+	}
+	return buf;
 }

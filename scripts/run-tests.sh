@@ -59,27 +59,39 @@ check_format() {
 	fi
 }
 
-# The wire fuzzer (make fuzz) for a bounded time over the kept corpus; what it
-# finds new goes to a scratch directory, a crashing input to build/fuzz-artifacts/.
+# The fuzzers (make fuzz), each for a bounded time over its kept corpus:
+# fuzz_wire (the plugin's wire parsers) for GDX_FUZZ_SECONDS (60 s), fuzz_json
+# and fuzz_log (gdx-doctor's readers of other nodes' reports and of NCCL logs)
+# for GDX_FUZZ_DOCTOR_SECONDS (20 s) each. What they find new goes to a scratch
+# directory, a crashing input to build/fuzz-artifacts/NAME-*.
 run_fuzz() {
-	local secs=${GDX_FUZZ_SECONDS:-60} dir
-	if [ ! -x build/fuzz_wire ]; then
-		echo "not ok build/fuzz_wire is missing (make fuzz)"
-		echo "# fuzz_wire: 0 passed, 1 failed"
+	run_fuzzer fuzz_wire tests/fuzz-corpus "${GDX_FUZZ_SECONDS:-60}"
+	run_fuzzer fuzz_ctrl tests/fuzz-corpus-ctrl "${GDX_FUZZ_CTRL_SECONDS:-30}"
+	run_fuzzer fuzz_json tests/fuzz-corpus-json "${GDX_FUZZ_DOCTOR_SECONDS:-20}" -timeout=10
+	run_fuzzer fuzz_log tests/fuzz-corpus-log "${GDX_FUZZ_DOCTOR_SECONDS:-20}" -timeout=10
+}
+
+# run_fuzzer NAME CORPUS SECONDS [OPTION...]: build/NAME over CORPUS.
+run_fuzzer() {
+	local name=$1 corpus=$2 secs=$3 dir
+	shift 3
+	if [ ! -x "build/$name" ]; then
+		echo "not ok build/$name is missing (make fuzz)"
+		echo "# $name: 0 passed, 1 failed"
 		return
 	fi
 	dir=$(mktemp -d)
 	mkdir -p build/fuzz-artifacts
 	# -print_funcs=0: printing a newly covered function starts llvm-symbolizer,
 	# whose pipes the harness would take for descriptors the plugin leaked.
-	if build/fuzz_wire -max_total_time="$secs" -print_final_stats=1 -print_funcs=0 \
-		-artifact_prefix=build/fuzz-artifacts/ "$dir" tests/fuzz-corpus >"$dir.log" 2>&1; then
-		echo "ok fuzz_wire for $secs s: $(grep -oE '^Done [0-9]+ runs' "$dir.log"), $(grep -E 'DONE|INITED' "$dir.log" | tail -n 1 | grep -oE 'cov: [0-9]+ ft: [0-9]+ corp: [^ ]+')"
-		echo "# fuzz_wire: 1 passed, 0 failed"
+	if "build/$name" -max_total_time="$secs" -print_final_stats=1 -print_funcs=0 "$@" \
+		-artifact_prefix="build/fuzz-artifacts/$name-" "$dir" "$corpus" >"$dir.log" 2>&1; then
+		echo "ok $name for $secs s: $(grep -oE '^Done [0-9]+ runs' "$dir.log"), $(grep -E 'DONE|INITED' "$dir.log" | tail -n 1 | grep -oE 'cov: [0-9]+ ft: [0-9]+ corp: [^ ]+')"
+		echo "# $name: 1 passed, 0 failed"
 	else
 		tail -n 60 "$dir.log"
-		echo "not ok fuzz_wire: the crashing input is in build/fuzz-artifacts/"
-		echo "# fuzz_wire: 0 passed, 1 failed"
+		echo "not ok $name: the crashing input is in build/fuzz-artifacts/"
+		echo "# $name: 0 passed, 1 failed"
 	fi
 	rm -rf "$dir" "$dir.log"
 }

@@ -93,12 +93,12 @@ else
 	not_ok "a lat sweep's panels" "$(grep -c 'no figures' "$tmp/lat.svg") 'no figures'"
 fi
 
-# Hostile names: XML's specials, a control character, bytes that are not
-# UTF-8, markup in a label. They come out as text, and the XML parses.
-printf '{"device": "<&>\\"'"'"'", "peer": "b\xc3\xa9\\u0001\xff\xc3 \\ud83d\\ude00", "mode": "rate", "iters": 10, "results": [{"bytes": 8, "seconds": 0.001, "Gbps": 0.001}]}\n' >"$tmp/hostile.json"
+# Hostile names: XML's specials, control characters, markup in a label.
+# They come out as text, and the XML parses.
+printf '{"device": "<&>\\"'"'"'", "peer": "b\xc3\xa9\\u0001\\u001b \\ud83d\\ude00", "mode": "rate", "iters": 10, "results": [{"bytes": 8, "seconds": 0.001, "Gbps": 0.001}]}\n' >"$tmp/hostile.json"
 printf '{"label": "</text><script>alert(1)</script>&amp;", "results": [{"bytes": 8, "Gbps": 0.002}]}\n' >"$tmp/markup.json"
 plots "hostile device names and labels come out escaped, the XML well-formed" \
-	--title "gdx-bench rate: bé??? 😀 -> <&>\"'" "$tmp/h.svg" "$tmp/hostile.json" "$tmp/markup.json" -- \
+	--title "gdx-bench rate: bé?? 😀 -> <&>\"'" "$tmp/h.svg" "$tmp/hostile.json" "$tmp/markup.json" -- \
 	--plot-from "$tmp/hostile.json" --plot-ref "$tmp/markup.json" --plot "$tmp/h.svg"
 
 # Bad files: exit 2 naming the file (and line), no plot left behind.
@@ -124,6 +124,10 @@ refused "a size twice" 2 "twice.json: results[1]: size 8 a second time" \
 	--plot-from "$tmp/twice.json" --plot "$tmp/x.svg"
 refused "two objects in one file, by line" 2 "two.json: line 2: more after the JSON object" \
 	--plot-from "$tmp/two.json" --plot "$tmp/x.svg"
+# Bytes that are not UTF-8 in a string: the JSON reader refuses them.
+printf '{"device": "b\xff\xc3 ", "results": [{"bytes": 8, "Gbps": 1}]}\n' >"$tmp/utf8.json"
+refused "a string that is not UTF-8, by line and column" 2 "utf8.json: line 1, column 14: invalid UTF-8 in a string: byte 0xff" \
+	--plot-from "$tmp/utf8.json" --plot "$tmp/x.svg"
 refused "a mode that is not a sweep" 2 "conn.json: no \"results\" list, or a \"mode\" other than" \
 	--plot-from "$tmp/conn.json" --plot "$tmp/x.svg"
 refused "a file that is not there" 2 "$tmp/missing.json: cannot read it: No such file or directory" \

@@ -7,7 +7,10 @@
 # the attribute, the majority value and its count, exit 9; reports in one
 # file per node, one per report, one stream, srun -l output and a JSON list
 # agree; a truncated, garbage, missing or empty input exits 3 naming the file;
-# bad usage exits 64. Prints "ok ..." / "not ok ..." lines and
+# hostile inputs (deep nesting, numbers out of range, bytes that are not
+# UTF-8, a name twice, ESC/BEL and injected lines in names and values, a
+# 50 MB value, many keys) are refused by file, line and column or printed
+# escaped, in bounded memory and time; bad usage exits 64. Prints "ok ..." / "not ok ..." lines and
 # "# doctor-fleet: N passed, N failed".
 #
 #   tests/check-doctor-fleet.sh            # runs build/gdx-doctor
@@ -320,6 +323,149 @@ echo '"node1"' >"$tmp/string.json"
 if run "fleet: a JSON string exits 3" 3 fleet "$tmp/string.json"; then
 	has "fleet: a string is not a report" "$tmp/err" 'string\.json, report 1: a string, not a report'
 fi
+
+# Hostile inputs: reports another user or another node wrote to do harm.
+# Each refusal exits 3 naming the file, the line and the column; memory
+# stays within 8 times the input and 8 MiB (fleet's budget is 6 bytes per
+# byte read and 1 MiB, besides the input itself); nothing printed holds a
+# raw control byte.
+
+# within NAME WANT_STATUS INPUT ARGS...: the doctor run with ARGS exits
+# WANT_STATUS within 8 x INPUT's size + 8 MiB of resident memory.
+within() {
+	local name=$1 want=$2 input=$3 rc rss limit
+	shift 3
+	read -r rc rss < <(measured "$tmp/out" "$tmp/err" "$doctor" "$@")
+	limit=$(($(stat -c %s "$input") * 8 / 1024 + 8192))
+	if [ "$rc" -ne "$want" ]; then
+		not_ok "$name" "exit status $rc, expected $want; stderr: $(head -c 300 "$tmp/err")"
+		return 1
+	elif [ "$rss" -gt "$limit" ]; then
+		not_ok "$name" "$rss KiB resident, more than 8 x the input + 8 MiB ($limit KiB)"
+		return 1
+	fi
+	ok "$name ($rss KiB resident, at most $limit)"
+}
+
+head -c 100000 /dev/zero | tr '\0' '[' >"$tmp/deep.json"
+if within "fleet: 100,000 brackets exit 3" 3 "$tmp/deep.json" fleet "$tmp/deep.json"; then
+	has "fleet: nesting refused where it passes 64 levels" "$tmp/err" 'deep\.json: not a gdx-doctor report: line 1, column 65: nested deeper than 64 levels$'
+fi
+{
+	printf '{\n "command": "check",\n "host": '
+	head -c 70 /dev/zero | tr '\0' '['
+	head -c 70 /dev/zero | tr '\0' ']'
+	printf '}\n'
+} >"$tmp/deep2.json"
+if run "fleet: a report nested 71 deep (the object, then 70 lists) exits 3" 3 fleet "$tmp/deep2.json"; then
+	has "fleet: its line and column" "$tmp/err" 'deep2\.json: not a gdx-doctor report: line 3, column 73: nested deeper than 64 levels$'
+fi
+
+# Numbers: an integer from -2^63 to 2^64-1, a double's range, 64 characters.
+for n in '1e999|the number 1e999 is out of range \(beyond the range of a double\)' \
+	'-1e-400|the number -1e-400 is out of range \(beyond the range of a double\)' \
+	'18446744073709551616|the number 18446744073709551616 is out of range \(an integer from -2\^63 to 2\^64-1\)' \
+	'-9223372036854775809|the number -9223372036854775809 is out of range \(an integer from -2\^63 to 2\^64-1\)' \
+	"1$(printf '%080d' 0)|a number longer than 64 characters"; do
+	printf '{"command": "check", "hostname": "n1",\n "host": {"memlock": %s}}\n' "${n%%|*}" >"$tmp/number.json"
+	if run "fleet: the number ${n%%|*} exits 3" 3 fleet "$tmp/number.json"; then
+		has "fleet: the number ${n%%|*} refused by line and column" "$tmp/err" "number\\.json: not a gdx-doctor report: line 2, column 22: ${n#*|}\$"
+	fi
+done
+printf '{"command": "check", "hostname": "n1", "ports": [], "host": {"memlock": 18446744073709551615}}\n' >"$tmp/number.json"
+run "fleet: 2^64-1, the largest count, is read" 0 fleet "$tmp/number.json" && ok "fleet: 2^64-1, the largest count, is read"
+
+# Bytes that are not UTF-8 in a string, each kind (a lone byte past 0x7f, an
+# overlong form, a surrogate, past U+10FFFF, a sequence cut short, a stray
+# continuation byte); the column counts characters (the é before is one).
+for u in '\xff|byte 0xff' '\xc0\xaf|byte 0xc0' '\xed\xa0\x80|byte 0xed' '\xf4\x90\x80\x80|byte 0xf4' \
+	'\xe2\x82|byte 0xe2' '\x80|byte 0x80'; do
+	printf '{"command": "check",\n "hostname": "n\xc3\xa9%b"}\n' "${u%%|*}" >"$tmp/utf8.json"
+	if run "fleet: a string with ${u%%|*} exits 3" 3 fleet "$tmp/utf8.json"; then
+		has "fleet: ${u%%|*} refused by line and column" "$tmp/err" "utf8\\.json: not a gdx-doctor report: line 2, column 17: invalid UTF-8 in a string: ${u#*|}\$"
+	fi
+done
+
+# One name twice in an object: which would a reader take?
+printf '{"command": "check", "hostname": "n1", "hostname": "n2"}\n' >"$tmp/twice.json"
+if run "fleet: a member name twice exits 3" 3 fleet "$tmp/twice.json"; then
+	has "fleet: the object and the members named" "$tmp/err" 'twice\.json: not a gdx-doctor report: line 1, column 1: in the object that starts here, member 3 has the name of member 2$'
+fi
+
+# ESC, BEL, a C1 CSI, a right-to-left override and a Prometheus-like
+# injection (a newline, then lines a scraper would take for metrics) in a
+# node's name and in values, written as JSON escapes: fleet reads them, and
+# prints them escaped.
+fleet "$tmp/evil" '2:c["hostname"] = t["hostname"] = "node2\x1b[31m\x07"' \
+	'2:c["environment"]["NCCL_IB_HCA"] = "mlx5_0\n# TYPE gdx_fleet_up gauge\ngdx_fleet_up{node=\"evil\"} 1"' \
+	'2:c["host"]["kernel"] = "6.8\u009b2J\u202egnp."'
+if run "fleet: hostile names and values exit 9" 9 fleet "$tmp"/evil/node*.json; then
+	printable "fleet: no raw control byte in the lines" "$tmp/out"
+	has "fleet: ESC and BEL in the node's name, newlines in a value, as \\xNN" "$tmp/out" '; node2\\x1b\[31m\\x07: mlx5_0\\x0a# TYPE gdx_fleet_up gauge\\x0agdx_fleet_up\{node="evil"\} 1$'
+	has "fleet: C1 and the override in a value as \\xNN" "$tmp/out" '; node2\\x1b\[31m\\x07: 6\.8\\xc2\\x9b2J\\xe2\\x80\\xaegnp\.$'
+	prints "fleet: the injection starts no line" 0 grep -cE '^(# TYPE|gdx_fleet_up)' "$tmp/out"
+fi
+if run "fleet --json: hostile names and values exit 9" 9 fleet --json "$tmp"/evil/node*.json; then
+	printable "fleet --json: no raw control byte" "$tmp/out"
+	json "fleet --json: the names and values read back as they were" \
+		'[n["name"] for n in d["nodes"]][1] == "node2\x1b[31m\x07" and sorted(o["value"] for x in d["differ"] for o in x["odd"]) == ["6.8\u009b2J\u202egnp.", "mlx5_0\n# TYPE gdx_fleet_up gauge\ngdx_fleet_up{node=\"evil\"} 1"]'
+fi
+# A file whose name holds an ESC: said escaped.
+cp "$tmp/garbage.json" "$tmp/evil"$'\e[2J'".json"
+if run "fleet: a hostile file name exits 3" 3 fleet "$tmp/evil"$'\e[2J'".json"; then
+	printable "fleet: the file's name said without its ESC" "$tmp/err"
+	has "fleet: the file's name said escaped" "$tmp/err" 'evil\\x1b\[2J\.json: not a gdx-doctor report'
+fi
+
+# A 50 MB value: refused at its string, in memory bounded by the input.
+{
+	printf '{"command": "check", "hostname": "n1",\n "host": {"kernel": "'
+	head -c $((50 << 20)) /dev/zero | tr '\0' 'A'
+	printf '"}}\n'
+} >"$tmp/big.json"
+if within "fleet: a 50 MB value exits 3" 3 "$tmp/big.json" fleet "$tmp/big.json"; then
+	has "fleet: the 50 MB string refused by line and column" "$tmp/err" 'big\.json: not a gdx-doctor report: line 2, column 21: a string longer than 65536 bytes$'
+fi
+rm -f "$tmp/big.json"
+
+# Many keys: more members than an object may have; then 100,000 variables
+# on each of two nodes, half of them different, read and compared in
+# seconds (by hash and by sorting) within the memory bound; then values too
+# many for the memory an input of that size may take.
+python3 - "$tmp" <<'EOF'
+import json, sys
+tmp = sys.argv[1]
+with open(tmp + "/keys.json", "w") as f:
+    f.write('{"command": "check", "hostname": "n1", "environment": {')
+    f.write(",".join('"K%d": 1' % i for i in range(1100000)))
+    f.write("}}\n")
+with open(tmp + "/vars.json", "w") as f:
+    for n in (1, 2):
+        env = {"NCCL_GDX_VAR_%06d" % i: "value-%06d-%d" % (i, n if i % 2 else 0) for i in range(100000)}
+        f.write(json.dumps({"command": "check", "hostname": "node%d" % n, "ports": [], "host": {}, "environment": env}) + "\n")
+with open(tmp + "/dense.json", "w") as f:
+    f.write("[" + ",".join(["[" + ",".join(["0"] * 1000000) + "]"] * 8) + "]\n")
+EOF
+if within "fleet: an object of 1,100,000 members exits 3" 3 "$tmp/keys.json" fleet "$tmp/keys.json"; then
+	has "fleet: the members refused where they pass 2^20" "$tmp/err" 'keys\.json: not a gdx-doctor report: line 1, column [0-9]+: more than 1048576 members in an object$'
+fi
+start=$(date +%s)
+if within "fleet: 100,000 variables on two nodes exit 9" 9 "$tmp/vars.json" fleet "$tmp/vars.json"; then
+	has "fleet: the 50,000 that differ" "$tmp/out" '^Result: inconsistent, 50000 attribute\(s\) differ \(exit 9\)$'
+	has "fleet: each named with its node" "$tmp/out" '^  NCCL_GDX_VAR_099999: value-099999-1 on 1 of 2 nodes \(a tie: no majority\); node2: value-099999-2$'
+	if [ $(($(date +%s) - start)) -le 20 ]; then
+		ok "fleet: 100,000 variables on two nodes in $(($(date +%s) - start)) s"
+	else
+		not_ok "fleet: 100,000 variables on two nodes in 20 s" "$(($(date +%s) - start)) s"
+	fi
+fi
+if within "fleet: 8 million numbers exit 3" 3 "$tmp/dense.json" fleet "$tmp/dense.json"; then
+	has "fleet: refused where they pass the memory allowed" "$tmp/err" 'dense\.json: not a gdx-doctor report: line 1, column [0-9]+: the values up to here would take more than the [0-9]+ KiB of memory allowed for this input$'
+fi
+# srun -l output of a million tasks: bounded too.
+seq 0 999999 | sed 's/$/: {}/' >"$tmp/tasks.txt"
+within "fleet: srun -l output of a million tasks exits 3" 3 "$tmp/tasks.txt" fleet "$tmp/tasks.txt"
+rm -f "$tmp/keys.json" "$tmp/vars.json" "$tmp/dense.json" "$tmp/tasks.txt"
 
 # Usage.
 run "fleet: an unknown option exits 64 (usage)" 64 fleet --no-such-option "$tmp/same/node1.json" &&

@@ -58,3 +58,37 @@ report_end() {
 	echo "# $1: $passed passed, $failed failed"
 	[ "$failed" -eq 0 ]
 }
+
+# printable NAME FILE: FILE is UTF-8 and holds no control byte but the
+# newline (C0, DEL, the C1 controls, the bidirectional controls): what a
+# terminal shows of it, or a script reads line by line, is what it holds.
+printable() {
+	local why
+	if why=$(python3 - "$2" <<'PY'
+import re, sys
+data = open(sys.argv[1], "rb").read()
+try:
+    text = data.decode("utf-8")
+except UnicodeDecodeError as e:
+    sys.exit("not UTF-8 at byte %d" % e.start)
+m = re.search("[\x00-\x09\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]", text)
+if m:
+    sys.exit("U+%04X at character %d" % (ord(m.group()), m.start()))
+PY
+	); then
+		ok "$1"
+	else
+		not_ok "$1" "$why"
+	fi
+}
+
+# measured OUT ERR COMMAND...: runs COMMAND (standard input /dev/null, its
+# output in OUT and ERR) and prints its exit status and the largest resident
+# set it had, in KiB: "STATUS KIB". GNU time measures it: a child of python
+# or of the shell would count its parent's pages from before the exec.
+measured() {
+	local out=$1 err=$2
+	shift 2
+	/usr/bin/time -f '%x %M' -o "$tmp/measured" "$@" </dev/null >"$out" 2>"$err"
+	tail -n 1 "$tmp/measured" # after "Command exited with non-zero status N"
+}

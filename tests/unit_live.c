@@ -1263,8 +1263,9 @@ static void test_escape(void)
 	char small[10];
 
 	expect_escape(GDX_ESCAPE_TEXT, "rxe0 10.0.0.1", "rxe0 10.0.0.1");
-	expect_escape(GDX_ESCAPE_TEXT, "a\x1b[2J\x07\n\\\x7f\xc3\xa9",
-		      "a\\x1b[2J\\x07\\x0a\\\\\\x7f\\xc3\\xa9");
+	/* printable UTF-8 as it is; a right-to-left override escaped */
+	expect_escape(GDX_ESCAPE_TEXT, "a\x1b[2J\x07\n\\\x7f\xc3\xa9\xe2\x80\xae",
+		      "a\\x1b[2J\\x07\\x0a\\\\\\x7f\xc3\xa9\\xe2\\x80\\xae");
 	expect_escape(GDX_ESCAPE_PROM_LABEL, "x\"} 1\nevil 1\n#\\", "x\\\"} 1\\nevil 1\\n#\\\\");
 	/* UTF-8 kept; control characters and broken UTF-8 as U+FFFD */
 	expect_escape(GDX_ESCAPE_PROM_LABEL, "\xc3\xa9\x1b\xc2\x9b\xff\xc3",

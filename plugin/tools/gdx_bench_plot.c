@@ -136,7 +136,7 @@ void bench_plot_read(const char *path, const char *label, struct bench_series *s
 	fclose(f);
 	if (len > PLOT_FILE_MAX)
 		plot_bad(path, "larger than %d KiB: not figures", PLOT_FILE_MAX >> 10);
-	if (json_parse(text, len, &pos, &root, why, sizeof(why)))
+	if (json_parse(text, len, &pos, NULL, &root, why, sizeof(why)))
 		plot_bad(path, "%s", why);
 	if (root->type != JSON_OBJECT)
 		plot_bad(path, "line %d: not a JSON object, as gdx-bench -j prints",

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "gdx_doctor.h"
+#include <gdx/gdx_escape.h>
 
 static const char doctor_exit_help[] =
 	"exit status (one table for every command):\n"
@@ -119,12 +120,7 @@ int doctor_args(const struct doctor_cmd *cmd, int argc, char **argv,
 void json_str(FILE *f, const char *s)
 {
 	fputc('"', f);
-	while (*s) {
-		char buf[256];
-
-		s += gdx_escape(GDX_ESCAPE_JSON, s, buf, sizeof(buf));
-		fputs(buf, f);
-	}
+	gdx_esc_json(f, s);
 	fputc('"', f);
 }
 
@@ -138,7 +134,8 @@ void json_str_or_null(FILE *f, const char *s)
 
 void json_key_str(FILE *f, const char *key, const char *s)
 {
-	fprintf(f, "\"%s\": ", key);
+	json_str(f, key);
+	fputs(": ", f);
 	json_str_or_null(f, s);
 }
 
@@ -157,6 +154,8 @@ void json_report_origin(FILE *f, const char *command)
 	json_key_str(f, "hostname", gethostname(host, sizeof(host) - 1) ? NULL : host);
 }
 
+/* The fuzz targets (make fuzz) link the commands with libFuzzer's main. */
+#ifndef GDX_DOCTOR_NO_MAIN
 static const struct doctor_cmd *const doctor_cmds[] = {
 	&doctor_cmd_topo,  &doctor_cmd_env, &doctor_cmd_check, &doctor_cmd_log,
 	&doctor_cmd_fleet, &doctor_cmd_top, &doctor_cmd_hang,
@@ -234,3 +233,4 @@ run:
 	}
 	return ret;
 }
+#endif

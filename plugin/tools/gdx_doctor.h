@@ -6,7 +6,8 @@
  * for top and hang;
  * gdx_doctor.c has main, the command table and what they all share: the exit
  * statuses, the argument parsing with its --help, and the JSON writers;
- * gdx_doctor_json.c the JSON reader fleet reads the other commands' output with.
+ * gdx_doctor_json.c the JSON reader fleet reads the other commands' output with;
+ * include/gdx/gdx_escape.h the escaping of what they print of others' strings.
  */
 #ifndef GDX_DOCTOR_H
 #define GDX_DOCTOR_H
@@ -104,7 +105,32 @@ void json_tri(FILE *f, int v);
  * node's name (null when gethostname fails), which fleet tells nodes apart by. */
 void json_report_origin(FILE *f, const char *command);
 
-/* A parsed JSON value (gdx_doctor_json.c). */
+/*
+ * The JSON reader (gdx_doctor_json.c). Its input may come from another user
+ * or another node, so it takes nothing on trust: a value past one of these
+ * caps, a number out of range, a byte that is not UTF-8 in a string, a
+ * member name twice in one object, or a tree that would take more memory
+ * than the caller allows, is refused with its line and column like any
+ * other error.
+ */
+#define JSON_MAX_DEPTH	64	   /* arrays and objects inside each other */
+#define JSON_MAX_STRING (64 << 10) /* bytes of one string or member name, decoded */
+#define JSON_MAX_ITEMS	(1 << 20)  /* elements of one array, members of one object */
+#define JSON_MAX_NUMBER 64	   /* characters of one number as written */
+
+/* The memory json_parse may take for the trees it returns, in bytes: it
+ * refuses a value that would take used past limit, and adds what each tree
+ * takes to used. A caller can count its own allocations in it too. */
+struct json_budget {
+	size_t limit, used;
+};
+
+/* The budget json_parse gives an input of len bytes when the caller gives
+ * none: 6 bytes for each of its bytes, and 1 MiB, so that the input and its
+ * tree take at most about 8 times its size. */
+#define JSON_BUDGET_PER_BYTE 6
+#define JSON_BUDGET_BASE     ((size_t)1 << 20)
+
 enum json_type {
 	JSON_NULL,
 	JSON_FALSE,
@@ -115,27 +141,55 @@ enum json_type {
 	JSON_OBJECT
 };
 
+/* A parsed JSON value. A tree is one allocation: its nodes, the hash index
+ * of its large objects and its strings. */
 struct json_value {
 	enum json_type type;
-	char *key;		  /* a member of an object: its name */
-	char *text;		  /* STRING: decoded to UTF-8; NUMBER: as written */
-	struct json_value *items; /* ARRAY: the elements; OBJECT: the members, in order */
-	int n;
+	int n;	   /* ARRAY: the elements; OBJECT: the members */
+	char *key; /* a member of an object: its name */
+	union {
+		char *text; /* STRING: decoded, valid UTF-8, no NUL; NUMBER: as written */
+		struct json_value *items; /* ARRAY: the elements; OBJECT: the members, in order */
+	};
+	const uint32_t *index; /* OBJECT of more than a few members: json_get's hash of the names */
 };
 
 /*
  * Parses the one value that starts at text[*pos] after white space. Returns
  * 0 with *out (json_free it) and *pos just past the value (more may follow:
  * a stream of reports); -EINVAL with why, "line L, column C: what was
- * wrong" (counted from text[0]); or -ENOMEM.
+ * wrong" (counted from text[0], the column in characters; why takes from
+ * the input only a printable ASCII character it found, or a number's
+ * digits, so it can be printed as it is); or -ENOMEM. budget NULL: the
+ * default for the bytes from *pos on.
  */
-int json_parse(const char *text, size_t len, size_t *pos, struct json_value **out, char *why,
-	       size_t why_len);
+int json_parse(const char *text, size_t len, size_t *pos, struct json_budget *budget,
+	       struct json_value **out, char *why, size_t why_len);
 void json_free(struct json_value *v);
-/* The first member named key; NULL when there is none or obj is no object. */
+/* The member named key (a name is in an object once); NULL when there is
+ * none or obj is no object. */
 const struct json_value *json_get(const struct json_value *obj, const char *key);
 /* v's text when v is a string, else NULL. */
 const char *json_string(const struct json_value *v);
+/* SipHash-2-4 of the bytes under a key drawn at random once per process:
+ * what the reader and fleet hash names with, which input cannot aim at one
+ * bucket. */
+uint64_t json_hash(const void *data, size_t len);
+
+/*
+ * fleet over texts already in memory (gdx_doctor_fleet.c): what the command
+ * does with its files, for the fuzz target. n texts, each standing for the
+ * file called names[i] (which lives until it returns); json: --json. The
+ * report goes to out, what is wrong with the input to err; returns the exit
+ * status.
+ */
+int doctor_fleet_texts(int n, const char *const *names, const char *const *texts,
+		       const size_t *lens, bool json, FILE *out, FILE *err);
+
+/* log over a stream already open (gdx_doctor_log.c): the report to out;
+ * returns the exit status, DOCTOR_NO_INPUT with errno when in cannot be
+ * read (nothing said), DOCTOR_ERROR when out of memory. */
+int doctor_log_stream(FILE *in, FILE *out);
 
 /*
  * The NCCL_GDX_* environment judged as the plugin's init judges it, every

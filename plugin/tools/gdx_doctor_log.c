@@ -2,7 +2,9 @@
 /*
  * gdx-doctor log: what a job really did, from its NCCL_DEBUG=INFO output.
  */
+#include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +12,7 @@
 #include <unistd.h>
 
 #include "gdx_doctor.h"
+#include <gdx/gdx_escape.h>
 
 /*
  * What a job really did, from its NCCL_DEBUG=INFO output: the plugin's line
@@ -17,36 +20,67 @@
  * it closes. Bytes through host memory on a NIC that advertises GPUDirect RDMA
  * mean NCCL staged them anyway (NCCL_NET_GDR_LEVEL, or host buffers): the
  * silent slowdown this command exists to show.
+ *
+ * A log is other processes' output, on a shared node maybe other users':
+ * the memory taken is fixed (one line at a time, fixed tables), a number
+ * out of range makes its line not the plugin's, and everything printed that
+ * came from the log is escaped (gdx_escape.h).
  */
 #define LOG_MAX_NICS  64
 #define LOG_MAX_RAILS 64
+
+/* The plugin's lines are a few hundred bytes; a longer line is not one of
+ * them, and is skipped whole. */
+#define LOG_MAX_LINE 4096
+
+/* The seconds a rail can have been down in one "back ... after X s down". */
+#define LOG_MAX_DOWN_S 1e9
 
 struct log_nic {
 	char name[64];
 	char verdict[256];
 	unsigned long long gpu, host;
-	int comms;
+	unsigned long comms;
 };
 
 /* A NIC's rail in fused connections: how often it was taken out and came
  * back (gdx_failover.c's WARN and INFO lines). */
 struct log_rail {
 	char nic[64];
-	int downs, backs;
+	unsigned long downs, backs;
 	double down_s; /* summed from the "back ... after X s down" lines */
 	char cause[160];
 };
 
-static struct log_nic *log_nic(struct log_nic *nics, int *n, const char *name, size_t len)
+/* What the plugin's lines in a log add up to. */
+struct log_scan {
+	struct log_nic nics[LOG_MAX_NICS];
+	int n;
+	unsigned long plugin_lines; /* any NET/GDX line */
+	unsigned long connections;  /* "connected ..." and "accepted ..." */
+	unsigned long counts;	    /* "... closed: N bytes GPU-direct, M bytes ..." */
+	struct log_rail rails[LOG_MAX_RAILS];
+	int nrails;
+	unsigned long all_down;	  /* connections that lost every rail */
+	unsigned long more_nics;  /* lines about NICs past the table's LOG_MAX_NICS */
+	unsigned long more_rails; /* likewise, rails */
+	unsigned long long_lines; /* lines longer than LOG_MAX_LINE, skipped */
+};
+
+static struct log_nic *log_nic(struct log_scan *ls, const char *name, size_t len)
 {
-	for (int i = 0; i < *n; i++)
-		if (strlen(nics[i].name) == len && !strncmp(nics[i].name, name, len))
-			return &nics[i];
-	if (*n == LOG_MAX_NICS || len >= sizeof(nics[0].name))
+	for (int i = 0; i < ls->n; i++)
+		if (strlen(ls->nics[i].name) == len && !strncmp(ls->nics[i].name, name, len))
+			return &ls->nics[i];
+	if (len >= sizeof(ls->nics[0].name))
 		return NULL;
-	memset(&nics[*n], 0, sizeof(nics[0]));
-	memcpy(nics[*n].name, name, len);
-	return &nics[(*n)++];
+	if (ls->n == LOG_MAX_NICS) {
+		ls->more_nics++;
+		return NULL;
+	}
+	memset(&ls->nics[ls->n], 0, sizeof(ls->nics[0]));
+	memcpy(ls->nics[ls->n].name, name, len);
+	return &ls->nics[ls->n++];
 }
 
 static int log_on_opt(void *ctx, int key, const char *arg)
@@ -57,25 +91,41 @@ static int log_on_opt(void *ctx, int key, const char *arg)
 	return DOCTOR_OK; /* no options but --help */
 }
 
-/* What the plugin's lines in a log add up to. */
-struct log_scan {
-	struct log_nic nics[LOG_MAX_NICS];
-	int n;
-	int plugin_lines; /* any NET/GDX line */
-	int connections;  /* "connected ..." and "accepted ..." */
-	int counts;	  /* "... closed: N bytes GPU-direct, M bytes ..." */
-	struct log_rail rails[LOG_MAX_RAILS];
-	int nrails;
-	int all_down; /* connections that lost every rail */
-};
+static unsigned long long log_add(unsigned long long a, unsigned long long b)
+{
+	return a > ULLONG_MAX - b ? ULLONG_MAX : a + b;
+}
+
+/* s after prefix, or NULL when s does not start with it (or is NULL). */
+static const char *log_after(const char *s, const char *prefix)
+{
+	size_t n = strlen(prefix);
+
+	return !s || strncmp(s, prefix, n) ? NULL : s + n;
+}
+
+/* A count in decimal digits at s (no sign, no space): *v, and what follows;
+ * NULL when there is none or it does not fit 64 bits. */
+static const char *log_count(const char *s, unsigned long long *v)
+{
+	char *end;
+
+	if (!s || !isdigit((unsigned char)*s))
+		return NULL;
+	errno = 0;
+	*v = strtoull(s, &end, 10);
+	return errno == ERANGE ? NULL : end;
+}
 
 static struct log_rail *log_rail(struct log_scan *ls, const char *nic)
 {
 	for (int i = 0; i < ls->nrails; i++)
 		if (!strcmp(ls->rails[i].nic, nic))
 			return &ls->rails[i];
-	if (ls->nrails == LOG_MAX_RAILS)
+	if (ls->nrails == LOG_MAX_RAILS) {
+		ls->more_rails++;
 		return NULL;
+	}
 	memset(&ls->rails[ls->nrails], 0, sizeof(ls->rails[0]));
 	snprintf(ls->rails[ls->nrails].nic, sizeof(ls->rails[0].nic), "%s", nic);
 	return &ls->rails[ls->nrails++];
@@ -86,18 +136,25 @@ static struct log_rail *log_rail(struct log_scan *ls, const char *nic)
  * connection with <addr> at <time> after X s down ...". */
 static void log_rail_line(struct log_scan *ls, const char *colon)
 {
-	const char *c;
+	const char *c = log_after(colon, ": rail ");
+	unsigned long long r;
 	struct log_rail *rail;
-	char nic[64];
+	char nic[64], *end;
+	size_t len;
 	double secs;
-	int r;
 
-	if (strstr(colon, ": every rail of the connection with ") == colon) {
+	if (log_after(colon, ": every rail of the connection with ")) {
 		ls->all_down++;
 		return;
 	}
-	if (sscanf(colon, ": rail %d (%63[^ )]", &r, nic) != 2)
+	c = log_after(log_count(c, &r), " (");
+	if (!c)
 		return;
+	len = strcspn(c, " )");
+	if (!len || len >= sizeof(nic))
+		return;
+	memcpy(nic, c, len);
+	nic[len] = '\0';
 	if (strstr(colon, ") taken out of the connection with ")) {
 		rail = log_rail(ls, nic);
 		if (!rail)
@@ -114,14 +171,17 @@ static void log_rail_line(struct log_scan *ls, const char *colon)
 			return;
 		rail->backs++;
 		c = strstr(c, " after ");
-		if (c && sscanf(c, " after %lf s down", &secs) == 1)
+		if (!c || !isdigit((unsigned char)c[7]))
+			return;
+		secs = strtod(c + 7, &end);
+		if (log_after(end, " s down") && secs >= 0 && secs <= LOG_MAX_DOWN_S)
 			rail->down_s += secs;
 	}
 }
 
 static void log_line(struct log_scan *ls, const char *line)
 {
-	const char *p = strstr(line, "NET/GDX : "), *colon, *c;
+	const char *p = strstr(line, "NET/GDX : "), *colon, *space, *c;
 	unsigned long long gpu, host;
 	struct log_nic *nic;
 
@@ -129,113 +189,187 @@ static void log_line(struct log_scan *ls, const char *line)
 		return;
 	ls->plugin_lines++;
 	p += strlen("NET/GDX : ");
-	if (!strncmp(p, "connected ", strlen("connected ")) ||
-	    !strncmp(p, "accepted ", strlen("accepted ")))
+	if (log_after(p, "connected ") || log_after(p, "accepted "))
 		ls->connections++;
 	colon = strchr(p, ':');
-	if (!colon || strchr(p, ' ') < colon)
+	space = strchr(p, ' ');
+	if (!colon || !space || space < colon)
 		return; /* not "<nic>: ..." */
 	c = strstr(colon, " closed: ");
-	if (c && sscanf(c, " closed: %llu bytes GPU-direct, %llu bytes", &gpu, &host) == 2) {
+	c = c ? log_after(log_count(c + strlen(" closed: "), &gpu), " bytes GPU-direct, ") : NULL;
+	if (c && log_after(log_count(c, &host), " bytes")) {
 		ls->counts++;
-		nic = log_nic(ls->nics, &ls->n, p, (size_t)(colon - p));
+		nic = log_nic(ls, p, (size_t)(colon - p));
 		if (nic) {
-			nic->gpu += gpu;
-			nic->host += host;
+			nic->gpu = log_add(nic->gpu, gpu);
+			nic->host = log_add(nic->host, host);
 			nic->comms++;
 		}
-	} else if (strstr(colon, ": rail ") == colon ||
-		   strstr(colon, ": every rail of the connection") == colon) {
+	} else if (log_after(colon, ": rail ") ||
+		   log_after(colon, ": every rail of the connection")) {
 		log_rail_line(ls, colon);
-	} else if (strstr(colon, ": GPUDirect RDMA via ") == colon ||
-		   strstr(colon, ": staged through host memory") == colon) {
-		nic = log_nic(ls->nics, &ls->n, p, (size_t)(colon - p));
+	} else if (log_after(colon, ": GPUDirect RDMA via ") ||
+		   log_after(colon, ": staged through host memory")) {
+		nic = log_nic(ls, p, (size_t)(colon - p));
 		if (nic)
 			snprintf(nic->verdict, sizeof(nic->verdict), "%.*s",
 				 (int)strcspn(colon + 2, "\n"), colon + 2);
 	}
 }
 
-static int doctor_log(const struct doctor_cmd *cmd, int argc, char **argv)
+/* One line of in into buf, without its newline; a line longer than
+ * size - 1 bytes is read to its end and *long_line set. false at the end of
+ * the input (or an error). */
+static bool log_read_line(FILE *in, char *buf, size_t size, bool *long_line)
 {
-	struct log_scan *ls;
-	int ret, staged_direct = 0;
-	char line[2048];
-	FILE *f;
+	size_t n = 0;
+	int c;
 
-	ret = doctor_args(cmd, argc, argv, log_on_opt, NULL);
-	if (ret != DOCTOR_OK)
-		return ret;
-	f = strcmp(argv[optind], "-") ? fopen(argv[optind], "r") : stdin;
-	if (!f) {
-		fprintf(stderr, "gdx-doctor log: %s: %s\n", argv[optind], strerror(errno));
+	*long_line = false;
+	while ((c = getc(in)) != EOF && c != '\n') {
+		if (n + 1 < size)
+			buf[n++] = (char)c;
+		else
+			*long_line = true;
+	}
+	buf[n] = '\0';
+	return c != EOF || n || *long_line;
+}
+
+/* A name from the log in a column of width w. */
+static void log_column(FILE *out, const char *s, int w)
+{
+	char buf[4 * 64 + 4];
+
+	fprintf(out, "%-*s", w, gdx_esc_text_buf(buf, sizeof(buf), s));
+}
+
+int doctor_log_stream(FILE *in, FILE *out)
+{
+	unsigned long staged_direct = 0;
+	struct log_scan *ls;
+	char line[LOG_MAX_LINE + 1];
+	bool long_line;
+	int ret, err;
+
+	ls = calloc(1, sizeof(*ls));
+	if (!ls)
+		return DOCTOR_ERROR;
+	while (log_read_line(in, line, sizeof(line), &long_line)) {
+		if (long_line)
+			ls->long_lines++;
+		else
+			log_line(ls, line);
+	}
+	if (ferror(in)) {
+		err = errno;
+		free(ls);
+		errno = err;
 		return DOCTOR_NO_INPUT;
 	}
-	ls = calloc(1, sizeof(*ls));
-	if (!ls) {
-		fprintf(stderr, "gdx-doctor log: out of memory\n");
-		if (f != stdin)
-			fclose(f);
-		return DOCTOR_ERROR;
-	}
-	while (fgets(line, sizeof(line), f))
-		log_line(ls, line);
-	if (f != stdin)
-		fclose(f);
 	if (!ls->plugin_lines) {
-		printf("no NET/GDX lines: was the plugin loaded (NCCL_NET_PLUGIN=gdx) and the log "
-		       "written with NCCL_DEBUG=INFO?\n");
+		fprintf(out,
+			"no NET/GDX lines: was the plugin loaded (NCCL_NET_PLUGIN=gdx) and the "
+			"log written with NCCL_DEBUG=INFO?\n");
 		free(ls);
 		return DOCTOR_LOG_NO_PLUGIN;
 	}
 	/* The byte counts are the data this report is made of; without them a
 	 * clean table would say nothing about what the job did. */
 	if (!ls->counts) {
-		printf("no plugin data lines in this log: rerun with NCCL_DEBUG=INFO and "
-		       "NCCL_DEBUG_SUBSYS unset or holding INIT or NET (this plugin logs its "
-		       "connections and byte counts at both), and let the job destroy its "
-		       "communicators: each connection logs its byte counts when it closes "
-		       "(%d connection line(s) here, no byte counts)\n",
-		       ls->connections);
+		fprintf(out,
+			"no plugin data lines in this log: rerun with NCCL_DEBUG=INFO and "
+			"NCCL_DEBUG_SUBSYS unset or holding INIT or NET (this plugin logs its "
+			"connections and byte counts at both), and let the job destroy its "
+			"communicators: each connection logs its byte counts when it closes "
+			"(%lu connection line(s) here, no byte counts)\n",
+			ls->connections);
 		free(ls);
 		return DOCTOR_LOG_NO_DATA;
 	}
-	printf("%-12s %6s %18s %18s  %s\n", "NIC", "comms", "GPU-direct bytes", "host bytes",
-	       "the plugin's verdict at init");
+	fprintf(out, "%-12s %6s %18s %18s  %s\n", "NIC", "comms", "GPU-direct bytes", "host bytes",
+		"the plugin's verdict at init");
 	for (int i = 0; i < ls->n; i++) {
 		const struct log_nic *nic = &ls->nics[i];
 		bool direct = !strncmp(nic->verdict, "GPUDirect", 9);
 
-		printf("%-12s %6d %18llu %18llu  %s\n", nic->name, nic->comms, nic->gpu, nic->host,
-		       nic->verdict[0] ? nic->verdict : "(no verdict line)");
+		log_column(out, nic->name, 12);
+		fprintf(out, " %6lu %18llu %18llu  ", nic->comms, nic->gpu, nic->host);
+		gdx_esc_text(out, nic->verdict[0] ? nic->verdict : "(no verdict line)");
+		fputc('\n', out);
 		if (direct && nic->host)
 			staged_direct++;
 	}
+	if (ls->more_nics)
+		fprintf(out, "(%lu line(s) about NICs past the first %d, not counted)\n",
+			ls->more_nics, LOG_MAX_NICS);
 	ret = DOCTOR_OK;
 	if (staged_direct) {
-		printf("\n%d NIC(s) advertise GPUDirect RDMA but moved bytes through host memory: "
-		       "NCCL staged them (GPU-NIC path beyond NCCL_NET_GDR_LEVEL, or host "
-		       "buffers); see gdx-doctor check\n",
-		       staged_direct);
+		fprintf(out,
+			"\n%lu NIC(s) advertise GPUDirect RDMA but moved bytes through host "
+			"memory: NCCL staged them (GPU-NIC path beyond NCCL_NET_GDR_LEVEL, or "
+			"host buffers); see gdx-doctor check\n",
+			staged_direct);
 		ret = DOCTOR_DEGRADED;
 	}
 	if (ls->nrails) {
-		printf("\nrails taken out of fused connections (the others carried their traffic, "
-		       "slower)\n%-12s %6s %6s %8s  %s\n",
-		       "NIC", "downs", "backs", "down s", "the last cause");
+		fprintf(out,
+			"\nrails taken out of fused connections (the others carried their "
+			"traffic, slower)\n%-12s %6s %6s %8s  %s\n",
+			"NIC", "downs", "backs", "down s", "the last cause");
 		for (int i = 0; i < ls->nrails; i++) {
 			const struct log_rail *rl = &ls->rails[i];
 
-			printf("%-12s %6d %6d %8.1f  %s\n", rl->nic, rl->downs, rl->backs,
-			       rl->down_s, rl->cause[0] ? rl->cause : "?");
+			log_column(out, rl->nic, 12);
+			fprintf(out, " %6lu %6lu %8.1f  ", rl->downs, rl->backs, rl->down_s);
+			gdx_esc_text(out, rl->cause[0] ? rl->cause : "?");
+			fputc('\n', out);
 		}
-		printf("a rail that goes down again and again is a cable, a transceiver or a "
-		       "switch port: check it with ibv_devinfo -d NIC and the switch's counters\n");
+		if (ls->more_rails)
+			fprintf(out, "(%lu line(s) about rails past the first %d, not counted)\n",
+				ls->more_rails, LOG_MAX_RAILS);
+		fprintf(out, "a rail that goes down again and again is a cable, a transceiver or a "
+			     "switch port: check it with ibv_devinfo -d NIC and the switch's "
+			     "counters\n");
 		ret = DOCTOR_DEGRADED;
 	}
 	if (ls->all_down)
-		printf("\n%d connection(s) lost every rail and failed\n", ls->all_down);
+		fprintf(out, "\n%lu connection(s) lost every rail and failed\n", ls->all_down);
+	if (ls->long_lines)
+		fprintf(out,
+			"\n%lu line(s) longer than %d bytes skipped: none of the plugin's is\n",
+			ls->long_lines, LOG_MAX_LINE);
 	free(ls);
+	return ret;
+}
+
+static int doctor_log(const struct doctor_cmd *cmd, int argc, char **argv)
+{
+	const char *path;
+	int ret;
+	FILE *f;
+
+	ret = doctor_args(cmd, argc, argv, log_on_opt, NULL);
+	if (ret != DOCTOR_OK)
+		return ret;
+	path = argv[optind];
+	f = strcmp(path, "-") ? fopen(path, "r") : stdin;
+	if (!f) {
+		fprintf(stderr, "gdx-doctor log: ");
+		gdx_esc_text(stderr, path);
+		fprintf(stderr, ": %s\n", strerror(errno));
+		return DOCTOR_NO_INPUT;
+	}
+	ret = doctor_log_stream(f, stdout);
+	if (ret == DOCTOR_NO_INPUT) {
+		fprintf(stderr, "gdx-doctor log: ");
+		gdx_esc_text(stderr, path);
+		fprintf(stderr, ": %s\n", strerror(errno));
+	} else if (ret == DOCTOR_ERROR) {
+		fprintf(stderr, "gdx-doctor log: out of memory\n");
+	}
+	if (f != stdin)
+		fclose(f);
 	return ret;
 }
 
