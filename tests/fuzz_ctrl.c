@@ -241,8 +241,9 @@ int ibv_query_ece(struct ibv_qp *qp, struct ibv_ece *ece)
 
 /* ---- the made-up comms ---- */
 
-static void fuzz_logger(ncclDebugLogLevel level, unsigned long flags, const char *file, int line,
-			const char *fmt, ...)
+__attribute__((format(printf, 5, 6))) static void fuzz_logger(ncclDebugLogLevel level,
+							      unsigned long flags, const char *file,
+							      int line, const char *fmt, ...)
 {
 	char msg[1024];
 	va_list ap;

@@ -158,8 +158,9 @@ static void env_refuse(const char *var, const char *fmt, ...)
 /* The plugin's logger while its parser runs: a WARN about one of ours
  * ("NCCL_GDX_TIMEOUT=99 is out of range 0-31") is a refusal; one about a
  * twin (NCCL_IB_SL=99: the default is used) only a note, which init survives. */
-static void env_logger(ncclDebugLogLevel level, unsigned long flags, const char *file, int line,
-		       const char *fmt, ...)
+__attribute__((format(printf, 5, 6))) static void env_logger(ncclDebugLogLevel level,
+							     unsigned long flags, const char *file,
+							     int line, const char *fmt, ...)
 {
 	const char *prefix = "NET/GDX : ";
 	char msg[512], var[64];
