@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include <gdx/gdx_log.h>
 #include <gdx/gdx_wire.h>
 
 void gdx_handle_pack(struct gdx_handle *h, int family, const void *addr, uint16_t port_be,
@@ -148,6 +149,7 @@ int gdx_wire_meta_unpack(const void *buf, size_t len, struct gdx_wire_meta *out,
 			 size_t why_len)
 {
 	struct gdx_wire_meta raw;
+	char name[GDX_DEV_NAME_MAX];
 
 	if (len != sizeof(raw)) {
 		snprintf(why, why_len, "metadata is %zu bytes, expected %zu", len, sizeof(raw));
@@ -155,7 +157,9 @@ int gdx_wire_meta_unpack(const void *buf, size_t len, struct gdx_wire_meta *out,
 	}
 	memcpy(&raw, buf, sizeof(raw));
 	gdx_wire_meta_swap(out, &raw, 0);
-	out->dev_name[GDX_DEV_NAME_MAX - 1] = '\0';
+	/* the peer's words: printable before any log line or counter sees them */
+	memcpy(name, out->dev_name, sizeof(name));
+	gdx_log_sanitize(out->dev_name, sizeof(out->dev_name), name, sizeof(name));
 	if (out->nrails < 1 || out->nrails > GDX_MAX_RAILS) {
 		snprintf(why, why_len, "peer announces %u rails (1-%d allowed)", out->nrails,
 			 GDX_MAX_RAILS);

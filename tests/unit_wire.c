@@ -4,6 +4,7 @@
 #include <arpa/inet.h>
 #include <endian.h>
 #include <errno.h>
+#include <stdio.h>
 
 #include <gdx/gdx_wire.h>
 
@@ -175,6 +176,26 @@ static void test_meta_refusals(void)
 	ASSERT_EQ(strlen(out.dev_name), GDX_DEV_NAME_MAX - 1);
 }
 
+/* The peer's device name reaches log lines and the live counters: what
+ * unpack hands on is printable, control bytes written as \xNN. */
+static void test_meta_dev_name_sanitized(void)
+{
+	struct gdx_wire_meta m = good_meta(), wire, out;
+	char why[256];
+
+	snprintf(m.dev_name, sizeof(m.dev_name), "rxe0\nNET/GDX : fake line\x1b[2J\xff");
+	gdx_wire_meta_pack(&wire, &m);
+	ASSERT_EQ(gdx_wire_meta_unpack(&wire, sizeof(wire), &out, why, sizeof(why)), 0);
+	ASSERT_EQ(strcmp(out.dev_name, "rxe0\\x0aNET/GDX : fake line\\x1b[2J\\xff"), 0);
+	/* escapes that do not fit in the field are left out whole */
+	memset(m.dev_name, '\n', sizeof(m.dev_name));
+	gdx_wire_meta_pack(&wire, &m);
+	ASSERT_EQ(gdx_wire_meta_unpack(&wire, sizeof(wire), &out, why, sizeof(why)), 0);
+	ASSERT_EQ(strlen(out.dev_name), 60); /* 15 escapes of 4 bytes */
+	for (const char *p = out.dev_name; *p; p++)
+		ASSERT(*p >= 0x20 && *p < 0x7f);
+}
+
 /* Both forms of the immediate, at their limits, and what no sender sends. */
 static void test_immediates(void)
 {
@@ -222,4 +243,5 @@ static void test_cts_layout(void)
 
 GDX_TESTS_MAIN(TEST(test_handle_roundtrip, 5), TEST(test_handle_wrong_magic_and_version, 5),
 	       TEST(test_hello, 5), TEST(test_meta_roundtrip, 5), TEST(test_meta_refusals, 5),
-	       TEST(test_immediates, 5), TEST(test_cts_layout, 5))
+	       TEST(test_meta_dev_name_sanitized, 5), TEST(test_immediates, 5),
+	       TEST(test_cts_layout, 5))
