@@ -95,7 +95,8 @@ struct gdx_connect {
 	struct gdx_connect *next;
 	const void *key;
 	struct gdx_handle handle; /* as it was in the buffer */
-	uint64_t last_ms;	  /* the last call that drove it */
+	uint64_t last_ms;	  /* when a call last gave it back (under the lock) */
+	bool busy;		  /* a call is driving it: never swept meanwhile */
 	uint32_t remote_members;  /* NICs of the listener's device */
 	uint32_t remote_qps;	  /* QPs per rail the listener asks for */
 	struct gdx_ctx *ctx;
@@ -166,6 +167,33 @@ static int gdx_accept_set_state(struct gdx_accept *a, enum gdx_accept_state to)
 static pthread_mutex_t gdx_conn_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct gdx_connect *gdx_connects;
 static struct gdx_ptrset gdx_registered;
+
+/* The clock of connection setup: gdx_now_ms(), or a test's (gdx_conn.h). */
+static uint64_t (*gdx_conn_clock)(void);
+
+void gdx_conn_test_clock(uint64_t (*now_ms)(void))
+{
+	__atomic_store_n(&gdx_conn_clock, now_ms, __ATOMIC_RELEASE);
+}
+
+static uint64_t gdx_conn_now(void)
+{
+	uint64_t (*now_ms)(void) = __atomic_load_n(&gdx_conn_clock, __ATOMIC_ACQUIRE);
+
+	return now_ms ? now_ms() : gdx_now_ms();
+}
+
+int gdx_connects_pending(void)
+{
+	struct gdx_connect *cs;
+	int n = 0;
+
+	pthread_mutex_lock(&gdx_conn_lock);
+	for (cs = gdx_connects; cs; cs = cs->next)
+		n++;
+	pthread_mutex_unlock(&gdx_conn_lock);
+	return n;
+}
 
 static int gdx_comm_register(const void *comm)
 {
@@ -338,18 +366,9 @@ err:
 	return ret;
 }
 
-static void gdx_connect_free(struct gdx_connect *cs)
+/* Frees a connect that no list holds any more. */
+static void gdx_connect_destroy(struct gdx_connect *cs)
 {
-	struct gdx_connect **pp;
-
-	pthread_mutex_lock(&gdx_conn_lock);
-	for (pp = &gdx_connects; *pp; pp = &(*pp)->next) {
-		if (*pp == cs) {
-			*pp = cs->next;
-			break;
-		}
-	}
-	pthread_mutex_unlock(&gdx_conn_lock);
 	if (cs->sc)
 		gdx_send_comm_free(cs->sc); /* closes fd too */
 	else if (cs->fd >= 0)
@@ -357,34 +376,86 @@ static void gdx_connect_free(struct gdx_connect *cs)
 	free(cs);
 }
 
-/* The connect this call resumes: the same buffer holding the same handle.
- * Found under the lock and stamped, so that no sweep frees it meanwhile. */
-static struct gdx_connect *gdx_connect_find(const void *key, uint64_t now)
+/* Takes cs off the list of connects under way; the caller holds the lock. */
+static void gdx_connect_unlink_locked(struct gdx_connect *cs)
+{
+	for (struct gdx_connect **pp = &gdx_connects; *pp; pp = &(*pp)->next) {
+		if (*pp == cs) {
+			*pp = cs->next;
+			return;
+		}
+	}
+}
+
+/* The connect under way for this buffer, when the buffer still holds its
+ * handle; the caller holds the lock. */
+static struct gdx_connect *gdx_connect_lookup_locked(const void *key)
 {
 	struct gdx_connect *cs;
 
-	pthread_mutex_lock(&gdx_conn_lock);
 	for (cs = gdx_connects; cs; cs = cs->next)
 		if (cs->key == key && !memcmp(&cs->handle, key, sizeof(cs->handle)))
 			break;
-	if (cs)
-		cs->last_ms = now;
-	pthread_mutex_unlock(&gdx_conn_lock);
 	return cs;
 }
 
-/* Frees connects NCCL has stopped calling: none for the handshake timeout. */
-static void gdx_connect_sweep(uint64_t now)
+/* The connect this call resumes, claimed: in use (never swept, never driven
+ * by another thread) until gdx_connect_put(). -ENOENT when there is none;
+ * -EBUSY when another thread is driving it at this moment. */
+static int gdx_connect_claim(const void *key, struct gdx_connect **cs_p)
+{
+	struct gdx_connect *cs;
+	int ret;
+
+	pthread_mutex_lock(&gdx_conn_lock);
+	cs = gdx_connect_lookup_locked(key);
+	ret = !cs ? -ENOENT : cs->busy ? -EBUSY : 0;
+	if (!ret) {
+		cs->busy = true;
+		cs->last_ms = gdx_conn_now();
+		*cs_p = cs;
+	}
+	pthread_mutex_unlock(&gdx_conn_lock);
+	return ret;
+}
+
+/* This call is done with cs: it is given back, stamped with the time it was
+ * last driven; or, when done (connected or failed), taken off the list and
+ * freed. */
+static void gdx_connect_put(struct gdx_connect *cs, bool done)
+{
+	pthread_mutex_lock(&gdx_conn_lock);
+	if (done) {
+		gdx_connect_unlink_locked(cs);
+	} else {
+		cs->busy = false;
+		cs->last_ms = gdx_conn_now();
+	}
+	pthread_mutex_unlock(&gdx_conn_lock);
+	if (done)
+		gdx_connect_destroy(cs);
+}
+
+/*
+ * Frees connects NCCL has stopped calling: none for the handshake timeout.
+ * The clock is read under the lock, so it is never older than a stamp it is
+ * compared with (every stamp is written under the lock too), and a connect a
+ * thread is driving is skipped: it is stamped when that thread gives it back.
+ */
+static void gdx_connect_sweep(void)
 {
 	for (;;) {
 		struct gdx_connect *cs;
+		uint64_t now;
 
 		pthread_mutex_lock(&gdx_conn_lock);
+		now = gdx_conn_now();
 		for (cs = gdx_connects; cs; cs = cs->next)
-			if (now - cs->last_ms > (uint64_t)gdx_params.handshake_timeout_ms)
+			if (!cs->busy && now > cs->last_ms &&
+			    now - cs->last_ms > (uint64_t)gdx_params.handshake_timeout_ms)
 				break;
 		if (cs)
-			cs->last_ms = now; /* ours to free: no other sweep takes it */
+			gdx_connect_unlink_locked(cs); /* ours alone to free now */
 		pthread_mutex_unlock(&gdx_conn_lock);
 		if (!cs)
 			return;
@@ -392,7 +463,7 @@ static void gdx_connect_sweep(uint64_t now)
 			 "connect to %s abandoned: not called again for %d ms; its socket and "
 			 "QPs are freed",
 			 cs->peer, gdx_params.handshake_timeout_ms);
-		gdx_connect_free(cs);
+		gdx_connect_destroy(cs);
 	}
 }
 
@@ -428,7 +499,6 @@ static int gdx_connect_start(struct gdx_ctx *ctx, int dev, int tc, const void *h
 		return -ENOMEM;
 	cs->key = handle;
 	memcpy(&cs->handle, handle, sizeof(cs->handle));
-	cs->last_ms = gdx_now_ms();
 	cs->remote_members = le16toh(h->nrails);
 	cs->remote_qps = le16toh(h->qps);
 	cs->ctx = ctx;
@@ -447,7 +517,16 @@ static int gdx_connect_start(struct gdx_ctx *ctx, int dev, int tc, const void *h
 		return ret;
 	}
 	cs->state = GDX_CONN_TCP;
+	cs->busy = true;
 	pthread_mutex_lock(&gdx_conn_lock);
+	if (gdx_connect_lookup_locked(handle)) {
+		/* another thread started one for this buffer meanwhile: that
+		 * one goes on, found by the next call */
+		pthread_mutex_unlock(&gdx_conn_lock);
+		gdx_connect_destroy(cs);
+		return -EBUSY;
+	}
+	cs->last_ms = gdx_conn_now();
 	cs->next = gdx_connects;
 	gdx_connects = cs;
 	pthread_mutex_unlock(&gdx_conn_lock);
@@ -585,7 +664,6 @@ static const char *gdx_rails_note(const struct gdx_comm *c, uint32_t peer_member
 
 int gdx_connect(struct gdx_ctx *ctx, int dev, int tc, void *handle, struct gdx_send_comm **comm_p)
 {
-	uint64_t now = gdx_now_ms();
 	struct gdx_connect *cs;
 	struct gdx_send_comm *sc;
 	uint32_t members;
@@ -593,25 +671,28 @@ int gdx_connect(struct gdx_ctx *ctx, int dev, int tc, void *handle, struct gdx_s
 	int ret;
 
 	*comm_p = NULL;
-	gdx_connect_sweep(now);
-	cs = gdx_connect_find(handle, now);
-	if (!cs) {
+	gdx_connect_sweep();
+	ret = gdx_connect_claim(handle, &cs);
+	if (ret == -ENOENT)
 		ret = gdx_connect_start(ctx, dev, tc, handle, &cs);
-		if (ret)
-			return ret;
-	}
+	if (ret == -EBUSY)
+		return 0; /* another thread drives this very connect: call again */
+	if (ret)
+		return ret;
 	ret = gdx_connect_progress(cs);
-	if (ret == -EAGAIN)
+	if (ret == -EAGAIN) {
+		gdx_connect_put(cs, false);
 		return 0;
+	}
 	if (ret) {
-		gdx_connect_free(cs);
+		gdx_connect_put(cs, true);
 		return ret;
 	}
 	sc = cs->sc;
 	cs->sc = NULL;
 	cs->fd = -1;
 	members = cs->remote_members;
-	gdx_connect_free(cs);
+	gdx_connect_put(cs, true);
 	ret = gdx_comm_register(sc);
 	if (ret) {
 		gdx_send_comm_free(sc);
@@ -804,7 +885,7 @@ static bool gdx_listen_take(struct gdx_listen_comm *lc)
 		}
 		a->fd = fd;
 		a->state = GDX_ACC_RECV_HELLO;
-		a->deadline_ms = gdx_now_ms() + (uint64_t)gdx_params.handshake_timeout_ms;
+		a->deadline_ms = gdx_conn_now() + (uint64_t)gdx_params.handshake_timeout_ms;
 		gdx_sock_peer_str(fd, a->peer, sizeof(a->peer));
 		gdx_xfer_set(&a->xfer, &a->hello, sizeof(a->hello));
 		lc->pending[lc->npending++] = a;
@@ -816,7 +897,7 @@ static bool gdx_listen_take(struct gdx_listen_comm *lc)
  * the first that completes. */
 static int gdx_accept_pending(struct gdx_listen_comm *lc, struct gdx_recv_comm **comm_p)
 {
-	uint64_t now = gdx_now_ms();
+	uint64_t now = gdx_conn_now();
 	char note[320];
 
 	for (int i = 0; i < lc->npending; i++) {
@@ -933,13 +1014,17 @@ int gdx_conn_close_owned(struct gdx_ctx *ctx)
 		}
 		closed++;
 	}
+	/* a connect that a thread is inside is left to it: NCCL finalizes a
+	 * context only once its calls on it returned */
 	do {
 		pthread_mutex_lock(&gdx_conn_lock);
-		for (cs = gdx_connects; cs && cs->ctx != ctx; cs = cs->next)
+		for (cs = gdx_connects; cs && (cs->ctx != ctx || cs->busy); cs = cs->next)
 			;
+		if (cs)
+			gdx_connect_unlink_locked(cs);
 		pthread_mutex_unlock(&gdx_conn_lock);
 		if (cs) {
-			gdx_connect_free(cs);
+			gdx_connect_destroy(cs);
 			closed++;
 		}
 	} while (cs);
@@ -948,7 +1033,17 @@ int gdx_conn_close_owned(struct gdx_ctx *ctx)
 
 void gdx_conn_fini(void)
 {
-	while (gdx_connects)
-		gdx_connect_free(gdx_connects);
+	struct gdx_connect *cs;
+
+	pthread_mutex_lock(&gdx_conn_lock);
+	cs = gdx_connects;
+	gdx_connects = NULL;
+	pthread_mutex_unlock(&gdx_conn_lock);
+	while (cs) {
+		struct gdx_connect *next = cs->next;
+
+		gdx_connect_destroy(cs);
+		cs = next;
+	}
 	gdx_ptrset_free(&gdx_registered);
 }

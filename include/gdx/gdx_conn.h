@@ -29,6 +29,18 @@ void gdx_conn_fini(void);
 /* Closes every comm and pending connect ctx owns; returns how many. */
 int gdx_conn_close_owned(struct gdx_ctx *ctx);
 
+/* Connects under way: started by connect() and neither handed back, failed
+ * nor freed as abandoned yet. */
+int gdx_connects_pending(void);
+
+/*
+ * Tests only: the clock of connection setup (the handshake deadlines and the
+ * sweep of abandoned connects) becomes now_ms, so that a test decides what
+ * time each call sees; NULL gives back gdx_now_ms(). Nothing but a test sets
+ * it (tests/unit_conn_race.c).
+ */
+void gdx_conn_test_clock(uint64_t (*now_ms)(void));
+
 /* Live comms, so a close of something never opened or already closed is an
  * error and not a crash. */
 bool gdx_comm_registered(const void *comm);
