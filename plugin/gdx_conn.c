@@ -585,8 +585,14 @@ static int gdx_connect_progress(struct gdx_connect *cs)
 				goto io_err;
 			ret = gdx_wire_hello_check(&cs->hello_in, sizeof(cs->hello_in), cs->nonce,
 						   why, sizeof(why));
+			if (ret == -ECONNREFUSED) {
+				GDX_WARN("connect to %s refused by the listener: %s", cs->peer,
+					 gdx_wire_refusal_str(le32toh(cs->hello_in.refused)));
+				return ret;
+			}
 			if (ret) {
-				GDX_WARN("connect to %s refused: %s", cs->peer, why);
+				GDX_WARN("connect to %s refused: the listener's answer: %s",
+					 cs->peer, why);
 				return ret;
 			}
 			if (gdx_wire_hello_rails(&cs->hello_in) != cs->remote_members) {
@@ -769,6 +775,17 @@ static void gdx_accept_free(struct gdx_accept *a)
 	free(a);
 }
 
+/* Tells a peer why it is refused (gdx_wire.h): the socket is closed next, so
+ * this is all it gets, and it never holds the nonce. */
+static void gdx_accept_refuse(struct gdx_accept *a, uint32_t why)
+{
+	struct gdx_wire_hello no;
+	struct gdx_xfer x = {&no, sizeof(no), 0};
+
+	gdx_wire_refusal_pack(&no, why);
+	gdx_sock_send_some(a->fd, &x);
+}
+
 /* One pass of one incoming handshake: 0 when done, -EAGAIN, or an error. */
 static int gdx_accept_progress(struct gdx_listen_comm *lc, struct gdx_accept *a)
 {
@@ -786,12 +803,11 @@ static int gdx_accept_progress(struct gdx_listen_comm *lc, struct gdx_accept *a)
 			ret = gdx_wire_hello_check(&a->hello, sizeof(a->hello), lc->nonce, why,
 						   sizeof(why));
 			if (ret) {
-				/* Tell a mismatched peer who we are, so it can name both. */
-				struct gdx_wire_hello ours;
-				struct gdx_xfer x = {&ours, sizeof(ours), 0};
-
-				gdx_wire_hello_pack(&ours, lc->nonce, (uint32_t)nrails);
-				gdx_sock_send_some(a->fd, &x);
+				/* It has not shown the nonce: it learns why, and our
+				 * version so that it can name both, nothing more. */
+				gdx_accept_refuse(a, ret == -EPROTONOSUPPORT ? GDX_REFUSED_VERSION
+						     : ret == -EACCES	     ? GDX_REFUSED_NONCE
+									     : GDX_REFUSED_HELLO);
 				GDX_WARN("refused connection from %s: %s", a->peer, why);
 				return ret;
 			}
@@ -807,12 +823,16 @@ static int gdx_accept_progress(struct gdx_listen_comm *lc, struct gdx_accept *a)
 			ret = gdx_wire_meta_unpack(&a->meta, sizeof(a->meta), &a->meta, why,
 						   sizeof(why));
 			if (ret) {
+				gdx_accept_refuse(a, GDX_REFUSED_META);
 				GDX_WARN("refused connection from %s: %s", a->peer, why);
 				return ret;
 			}
 			ret = gdx_recv_comm_create(lc, a);
-			if (ret)
+			if (ret) {
+				gdx_accept_refuse(a, ret == -EPROTO ? GDX_REFUSED_RAILS
+								    : GDX_REFUSED_LOCAL);
 				return ret;
+			}
 			a->rc->base.sock = a->fd;
 			gdx_wire_hello_pack(&a->out.hello, lc->nonce, (uint32_t)nrails);
 			gdx_comm_meta_fill(&a->meta, &a->rc->base);

@@ -96,6 +96,101 @@ static ssize_t client_read_all(int fd, void *buf, size_t len)
 	return (ssize_t)got;
 }
 
+/* Whether buf holds the 8 bytes of nonce anywhere, in either byte order. */
+static bool holds_nonce(const void *buf, size_t len, uint64_t nonce)
+{
+	uint64_t le = htole64(nonce), be = htobe64(nonce);
+
+	for (size_t i = 0; i + 8 <= len; i++)
+		if (!memcmp((const char *)buf + i, &le, 8) ||
+		    !memcmp((const char *)buf + i, &be, 8))
+			return true;
+	return false;
+}
+
+/* Nothing the plugin logged names the nonce, in any form printf gives it. */
+static void assert_logs_hide(uint64_t nonce)
+{
+	unsigned long long v = (unsigned long long)nonce;
+	char s[5][32];
+
+	snprintf(s[0], sizeof(s[0]), "%016llx", v);
+	snprintf(s[1], sizeof(s[1]), "%llx", v);
+	snprintf(s[2], sizeof(s[2]), "%016llX", v);
+	snprintf(s[3], sizeof(s[3]), "%llX", v);
+	snprintf(s[4], sizeof(s[4]), "%llu", v);
+	for (int i = 0; i < 5; i++) {
+		ASSERT(!strstr(gdx_test_warnings(), s[i]));
+		ASSERT(!strstr(gdx_test_infos(), s[i]));
+	}
+}
+
+/*
+ * A client that knows nothing of the handle: whatever it sends, what it
+ * reads back and what the listener logs hold no trace of the nonce, and a
+ * second connection with what it learned is refused like the first.
+ */
+static void test_nobody_learns_the_nonce(void)
+{
+	struct listener l;
+	struct gdx_wire_hello h;
+	uint8_t junk[64], reply[256];
+	uint64_t nonce, learned[4];
+	int n = 0;
+
+	listener_open(&l);
+	nonce = le64toh(l.handle.nonce);
+	for (size_t i = 0; i < sizeof(junk); i++)
+		junk[i] = (uint8_t)(i * 37 + 11);
+	for (int kind = 0; kind < 4; kind++) {
+		const void *msg = &h;
+		size_t len = sizeof(h);
+		ssize_t got;
+		int fd;
+
+		gdx_wire_hello_pack(&h, kind == 3 ? nonce ^ 1 : 0, 1);
+		if (kind == 0) {
+			msg = junk; /* garbage */
+			len = sizeof(junk);
+		} else if (kind == 2) {
+			h.version = htole32(GDX_WIRE_VERSION + 1); /* another version, no nonce */
+		}
+		gdx_test_log_clear();
+		fd = client_connect(&l);
+		ASSERT_EQ(write(fd, msg, len), (ssize_t)len);
+		accept_until_warned(&l, 2);
+		ASSERT_EQ(gdx_test_warning_count(), 1);
+		ASSERT_STR_CONTAINS(gdx_test_warnings(), "refused connection from 127.0.0.1");
+		got = client_read_all(fd, reply, sizeof(reply));
+		ASSERT(!holds_nonce(reply, (size_t)got, nonce));
+		assert_logs_hide(nonce);
+		/* the answer is a refusal that says why, and carries no nonce */
+		ASSERT_EQ(got, (ssize_t)sizeof(h));
+		memcpy(&h, reply, sizeof(h));
+		learned[n++] = le64toh(h.nonce);
+		ASSERT_EQ(le64toh(h.nonce), 0);
+		ASSERT_NE(le32toh(h.refused), 0);
+		close(fd);
+	}
+	/* what the clients learned gets a second connection nowhere */
+	for (int i = 0; i < n; i++) {
+		int fd = client_connect(&l);
+
+		gdx_test_log_clear();
+		gdx_wire_hello_pack(&h, learned[i], 1);
+		ASSERT_EQ(write(fd, &h, sizeof(h)), (ssize_t)sizeof(h));
+		accept_until_warned(&l, 2);
+		ASSERT_STR_CONTAINS(gdx_test_warnings(), "refused connection from 127.0.0.1");
+		ASSERT_STR_CONTAINS(gdx_test_warnings(), "nonce");
+		assert_logs_hide(nonce);
+		ASSERT_EQ(client_read_all(fd, &h, sizeof(h)), (ssize_t)sizeof(h));
+		ASSERT_EQ(le32toh(h.refused), GDX_REFUSED_NONCE);
+		close(fd);
+	}
+	ASSERT_EQ(l.lc->npending, 0);
+	ASSERT_EQ(gdx_close_listen(l.lc), 0);
+}
+
 static void test_garbage_is_refused(void)
 {
 	struct listener l;
@@ -129,10 +224,13 @@ static void test_wrong_version_names_both(void)
 	accept_until_warned(&l, 2);
 	ASSERT_STR_CONTAINS(gdx_test_warnings(), "version 7");
 	ASSERT_STR_CONTAINS(gdx_test_warnings(), THIS_VERSION);
-	/* The listener said who it is before closing, so the peer can name both. */
+	/* The listener said who it is before closing, so the peer can name
+	 * both; and that is all it said. */
 	ASSERT_EQ(client_read_all(fd, &reply, sizeof(reply)), (ssize_t)sizeof(reply));
 	ASSERT_EQ(le32toh(reply.version), GDX_WIRE_VERSION);
 	ASSERT_EQ(le64toh(reply.magic), GDX_WIRE_MAGIC);
+	ASSERT_EQ(le32toh(reply.refused), GDX_REFUSED_VERSION);
+	ASSERT_EQ(reply.nonce, 0);
 	close(fd);
 	ASSERT_EQ(gdx_close_listen(l.lc), 0);
 }
@@ -152,7 +250,8 @@ static void test_hello_rail_count_out_of_range(void)
 	accept_until_warned(&l, 2);
 	ASSERT_STR_CONTAINS(gdx_test_warnings(), "hello announces 9 rails (1-8 allowed)");
 	ASSERT_EQ(client_read_all(fd, &reply, sizeof(reply)), (ssize_t)sizeof(reply));
-	ASSERT_EQ(gdx_wire_hello_rails(&reply), 1);
+	ASSERT_EQ(le32toh(reply.refused), GDX_REFUSED_HELLO);
+	ASSERT_EQ(reply.nonce, 0);
 	close(fd);
 	ASSERT_EQ(gdx_close_listen(l.lc), 0);
 }
@@ -328,7 +427,8 @@ static void test_state_steps(void)
 	ASSERT_STR_CONTAINS(gdx_test_warnings(), "state third cannot move to ?");
 }
 
-GDX_TESTS_MAIN(TEST(test_garbage_is_refused, 10), TEST(test_wrong_version_names_both, 10),
+GDX_TESTS_MAIN(TEST(test_nobody_learns_the_nonce, 20), TEST(test_garbage_is_refused, 10),
+	       TEST(test_wrong_version_names_both, 10),
 	       TEST(test_hello_rail_count_out_of_range, 10), TEST(test_truncated_hello, 10),
 	       TEST(test_oversized_length_and_wrong_nonce, 10),
 	       TEST(test_silent_connection_times_out, 10), TEST(test_port_probe_is_quiet, 10),
