@@ -109,18 +109,22 @@ struct gdx_connect {
 	struct {
 		struct gdx_wire_hello hello;
 		struct gdx_wire_meta meta;
-	} out; /* sent as one buffer: both parts are multiples of 8 bytes */
-	struct gdx_wire_hello hello_in;
-	struct gdx_wire_meta meta_in;
+	} out;			     /* sent as one buffer: both parts are multiples of 8 bytes */
+	struct gdx_conn_reply reply; /* the acceptor's hello and rails */
 	uint32_t ready;
 	struct gdx_send_comm *sc;
+	struct gdx_sockaddr to; /* the listener, to connect to again */
+	int tries;		/* connections the listener closed unread */
 	char peer[64];
 };
 
 struct gdx_accept {
 	enum gdx_accept_state state;
 	int fd;
-	uint64_t deadline_ms;
+	uint64_t seq;		    /* its place in the order connections were taken */
+	uint64_t hello_deadline_ms; /* its whole hello by then, or it is closed unread */
+	uint64_t deadline_ms;	    /* the whole handshake by then */
+	struct gdx_sockaddr from;
 	struct gdx_xfer xfer;
 	struct gdx_wire_hello hello;
 	struct gdx_wire_meta meta; /* in: the connector's; then out: ours */
@@ -506,6 +510,7 @@ static int gdx_connect_start(struct gdx_ctx *ctx, int dev, int tc, const void *h
 	cs->tc = tc;
 	cs->fd = -1;
 	cs->nonce = le64toh(h->nonce);
+	cs->to = to;
 	gdx_sock_addr_str(&to, cs->peer, sizeof(cs->peer));
 	ret = gdx_sock_connect_start(&to, &cs->fd);
 	if (ret) {
@@ -541,11 +546,114 @@ static void gdx_xfer_set(struct gdx_xfer *x, void *buf, size_t len)
 	x->off = 0;
 }
 
+void gdx_conn_reply_start(struct gdx_conn_reply *r)
+{
+	gdx_xfer_set(&r->xfer, &r->hello, sizeof(r->hello));
+}
+
+/* A socket error while the listener's answer is awaited (-EAGAIN: none). */
+static int gdx_conn_reply_io_err(const struct gdx_conn_reply *r, int ret, const char *peer)
+{
+	if (ret == -EAGAIN)
+		return ret;
+	if (ret == -ECONNRESET && r->xfer.buf == &r->hello && r->xfer.off == 0)
+		GDX_WARN("connect to %s: the listener closed the connection before answering "
+			 "(it refused our hello; see its log)",
+			 peer);
+	else
+		GDX_WARN("connect to %s: out-of-band socket failed during the handshake after "
+			 "%zu of %zu bytes of the listener's answer: %s",
+			 peer, r->xfer.off, r->xfer.len, strerror(-ret));
+	return ret;
+}
+
+int gdx_conn_reply_hello(struct gdx_conn_reply *r, int fd, uint64_t nonce, uint32_t rails,
+			 const char *peer)
+{
+	char why[256];
+	int ret = gdx_sock_recv_some(fd, &r->xfer);
+
+	if (ret)
+		return gdx_conn_reply_io_err(r, ret, peer);
+	ret = gdx_wire_hello_check(&r->hello, sizeof(r->hello), nonce, why, sizeof(why));
+	if (ret == -ECONNREFUSED) {
+		uint32_t reason = le32toh(r->hello.refused);
+
+		if (reason == GDX_REFUSED_BUSY || reason == GDX_REFUSED_SILENT)
+			return -ECONNABORTED; /* the caller connects again, or says why */
+		GDX_WARN("connect to %s refused by the listener: %s", peer,
+			 gdx_wire_refusal_str(reason));
+		return ret;
+	}
+	if (ret) {
+		GDX_WARN("connect to %s refused: the listener's answer: %s", peer, why);
+		return ret;
+	}
+	if (gdx_wire_hello_rails(&r->hello) != rails) {
+		GDX_WARN("connect to %s refused: the listener's handle said %u rail(s), its hello "
+			 "says %u",
+			 peer, rails, gdx_wire_hello_rails(&r->hello));
+		return -EPROTO;
+	}
+	gdx_xfer_set(&r->xfer, &r->meta, sizeof(r->meta));
+	return 0;
+}
+
+int gdx_conn_reply_meta(struct gdx_conn_reply *r, int fd, const char *peer)
+{
+	char why[256];
+	int ret = gdx_sock_recv_some(fd, &r->xfer);
+
+	if (ret)
+		return gdx_conn_reply_io_err(r, ret, peer);
+	ret = gdx_wire_meta_unpack(&r->meta, sizeof(r->meta), &r->meta, why, sizeof(why));
+	if (ret)
+		GDX_WARN("connect to %s: bad metadata: %s", peer, why);
+	return ret;
+}
+
+/* Connections the listener may close unread before the connect gives up. */
+#define GDX_CONNECT_TRIES 8
+
+/*
+ * The listener closed our connection unread, too busy with connections that
+ * sent no hello or ours having come after its hello deadline (gdx_wire.h):
+ * nothing of it was read, so a new connection starts over, with the comm
+ * already made. The connector's one move back to an earlier state.
+ */
+static int gdx_connect_again(struct gdx_connect *cs)
+{
+	const char *why = gdx_wire_refusal_str(le32toh(cs->reply.hello.refused));
+	char hint[128];
+	int ret;
+
+	if (++cs->tries >= GDX_CONNECT_TRIES) {
+		GDX_WARN("connect to %s failed: the listener closed %d connections unread, the "
+			 "last because %s",
+			 cs->peer, cs->tries, why);
+		return -ECONNREFUSED;
+	}
+	GDX_INFO(NCCL_NET, "connect to %s: %s; connecting again", cs->peer, why);
+	close(cs->fd);
+	cs->fd = -1;
+	cs->sc->base.sock = -1;
+	ret = gdx_sock_connect_start(&cs->to, &cs->fd);
+	if (ret) {
+		GDX_WARN("connect to %s failed: %s%s", cs->peer, strerror(-ret),
+			 gdx_fd_hint(ret, hint, sizeof(hint)));
+		return ret;
+	}
+	cs->sc->base.sock = cs->fd;
+	GDX_TRACE(NCCL_NET, "connect to %s: %s -> %s", cs->peer, gdx_connect_state_names[cs->state],
+		  gdx_connect_state_names[GDX_CONN_TCP]);
+	cs->state = GDX_CONN_TCP;
+	return 0;
+}
+
 /* One pass of the connector's state machine: 0 when connected, -EAGAIN, or an
  * error (already logged). */
 static int gdx_connect_progress(struct gdx_connect *cs)
 {
-	char why[256];
 	int ret;
 
 	for (;;) {
@@ -558,13 +666,16 @@ static int gdx_connect_progress(struct gdx_connect *cs)
 				GDX_WARN("connect to %s failed: %s", cs->peer, strerror(-ret));
 				return ret;
 			}
-			ret = gdx_send_comm_create(cs, &cs->sc);
-			if (ret)
-				return ret;
-			gdx_wire_hello_pack(&cs->out.hello, cs->nonce,
-					    (uint32_t)cs->sc->base.nmembers);
-			gdx_comm_meta_fill(&cs->meta_in, &cs->sc->base); /* scratch for ours */
-			gdx_wire_meta_pack(&cs->out.meta, &cs->meta_in);
+			if (!cs->sc) {
+				/* made once; a connection made again sends the same */
+				ret = gdx_send_comm_create(cs, &cs->sc);
+				if (ret)
+					return ret;
+				gdx_wire_hello_pack(&cs->out.hello, cs->nonce,
+						    (uint32_t)cs->sc->base.nmembers);
+				gdx_comm_meta_fill(&cs->reply.meta, &cs->sc->base); /* scratch */
+				gdx_wire_meta_pack(&cs->out.meta, &cs->reply.meta);
+			}
 			gdx_xfer_set(&cs->xfer, &cs->out, sizeof(cs->out));
 			ret = gdx_connect_set_state(cs, GDX_CONN_SEND);
 			if (ret)
@@ -572,52 +683,32 @@ static int gdx_connect_progress(struct gdx_connect *cs)
 			break;
 		case GDX_CONN_SEND:
 			ret = gdx_sock_send_some(cs->fd, &cs->xfer);
-			if (ret)
-				goto io_err;
-			gdx_xfer_set(&cs->xfer, &cs->hello_in, sizeof(cs->hello_in));
+			if (ret == -EAGAIN)
+				return ret;
+			/* a listener that closed the connection unread or refused it
+			 * may have said why: its answer is read either way */
+			if (ret && ret != -ECONNRESET)
+				return gdx_conn_reply_io_err(&cs->reply, ret, cs->peer);
+			gdx_conn_reply_start(&cs->reply);
 			ret = gdx_connect_set_state(cs, GDX_CONN_RECV_HELLO);
 			if (ret)
 				return ret;
 			break;
 		case GDX_CONN_RECV_HELLO:
-			ret = gdx_sock_recv_some(cs->fd, &cs->xfer);
-			if (ret)
-				goto io_err;
-			ret = gdx_wire_hello_check(&cs->hello_in, sizeof(cs->hello_in), cs->nonce,
-						   why, sizeof(why));
-			if (ret == -ECONNREFUSED) {
-				GDX_WARN("connect to %s refused by the listener: %s", cs->peer,
-					 gdx_wire_refusal_str(le32toh(cs->hello_in.refused)));
-				return ret;
-			}
-			if (ret) {
-				GDX_WARN("connect to %s refused: the listener's answer: %s",
-					 cs->peer, why);
-				return ret;
-			}
-			if (gdx_wire_hello_rails(&cs->hello_in) != cs->remote_members) {
-				GDX_WARN("connect to %s refused: the listener's handle said %u "
-					 "rail(s), its hello says %u",
-					 cs->peer, cs->remote_members,
-					 gdx_wire_hello_rails(&cs->hello_in));
-				return -EPROTO;
-			}
-			gdx_xfer_set(&cs->xfer, &cs->meta_in, sizeof(cs->meta_in));
-			ret = gdx_connect_set_state(cs, GDX_CONN_RECV_META);
+			ret = gdx_conn_reply_hello(&cs->reply, cs->fd, cs->nonce,
+						   cs->remote_members, cs->peer);
+			if (ret == -ECONNABORTED)
+				ret = gdx_connect_again(cs);
+			else if (!ret)
+				ret = gdx_connect_set_state(cs, GDX_CONN_RECV_META);
 			if (ret)
 				return ret;
 			break;
 		case GDX_CONN_RECV_META:
-			ret = gdx_sock_recv_some(cs->fd, &cs->xfer);
+			ret = gdx_conn_reply_meta(&cs->reply, cs->fd, cs->peer);
 			if (ret)
-				goto io_err;
-			ret = gdx_wire_meta_unpack(&cs->meta_in, sizeof(cs->meta_in), &cs->meta_in,
-						   why, sizeof(why));
-			if (ret) {
-				GDX_WARN("connect to %s: bad metadata: %s", cs->peer, why);
 				return ret;
-			}
-			ret = gdx_comm_rails_connect(&cs->sc->base, &cs->meta_in);
+			ret = gdx_comm_rails_connect(&cs->sc->base, &cs->reply.meta);
 			if (ret)
 				return ret;
 			cs->ready = htole32(GDX_WIRE_READY);
@@ -628,23 +719,16 @@ static int gdx_connect_progress(struct gdx_connect *cs)
 			break;
 		case GDX_CONN_SEND_READY:
 			ret = gdx_sock_send_some(cs->fd, &cs->xfer);
+			if (ret == -EAGAIN)
+				return ret;
 			if (ret)
-				goto io_err;
-			return 0;
+				GDX_WARN(
+					"connect to %s: out-of-band socket failed sending the ready "
+					"word: %s",
+					cs->peer, strerror(-ret));
+			return ret;
 		}
 	}
-
-io_err:
-	if (ret == -EAGAIN)
-		return ret;
-	if (ret == -ECONNRESET && cs->state == GDX_CONN_RECV_HELLO)
-		GDX_WARN("connect to %s: the listener closed the connection before answering "
-			 "(it refused our hello; see its log)",
-			 cs->peer);
-	else
-		GDX_WARN("connect to %s: out-of-band socket failed during the handshake: %s",
-			 cs->peer, strerror(-ret));
-	return ret;
 }
 
 /* The connection's INFO line: what it is made of, and what differed
@@ -775,15 +859,65 @@ static void gdx_accept_free(struct gdx_accept *a)
 	free(a);
 }
 
+/* The hello deadline: NCCL_GDX_HELLO_TIMEOUT_MS, within the handshake's. */
+static int gdx_accept_hello_ms(void)
+{
+	return gdx_params.hello_timeout_ms < gdx_params.handshake_timeout_ms
+		       ? gdx_params.hello_timeout_ms
+		       : gdx_params.handshake_timeout_ms;
+}
+
 /* Tells a peer why it is refused (gdx_wire.h): the socket is closed next, so
  * this is all it gets, and it never holds the nonce. */
-static void gdx_accept_refuse(struct gdx_accept *a, uint32_t why)
+static void gdx_conn_refuse(int fd, uint32_t why)
 {
 	struct gdx_wire_hello no;
 	struct gdx_xfer x = {&no, sizeof(no), 0};
 
 	gdx_wire_refusal_pack(&no, why);
-	gdx_sock_send_some(a->fd, &x);
+	gdx_sock_send_some(fd, &x);
+}
+
+/* The log line for a handshake's socket failing (-EAGAIN: none). */
+static int gdx_accept_io_err(const struct gdx_accept *a, int ret)
+{
+	if (ret == -EAGAIN)
+		return ret;
+	if (ret == -ECONNRESET && a->state == GDX_ACC_RECV_HELLO && a->xfer.off == 0)
+		GDX_INFO(NCCL_NET, "connection from %s closed before any byte (a port probe?)",
+			 a->peer);
+	else if (ret == -ECONNRESET)
+		GDX_WARN("connection from %s closed during the handshake after %zu of %zu bytes",
+			 a->peer, a->xfer.off, a->xfer.len);
+	else
+		GDX_WARN("connection from %s failed during the handshake: %s", a->peer,
+			 strerror(-ret));
+	return ret;
+}
+
+/* Reads what has come of the connector's hello: 0 once it is whole and
+ * carries the nonce (the connection is then proven, in recv-meta), -EAGAIN,
+ * or an error after the refusal and one log line. Nothing else is read
+ * before the hello is checked, and nothing is answered but a refusal. */
+static int gdx_accept_recv_hello(struct gdx_listen_comm *lc, struct gdx_accept *a)
+{
+	char why[256];
+	int ret = gdx_sock_recv_some(a->fd, &a->xfer);
+
+	if (ret)
+		return gdx_accept_io_err(a, ret);
+	ret = gdx_wire_hello_check(&a->hello, sizeof(a->hello), lc->nonce, why, sizeof(why));
+	if (ret) {
+		/* It has not shown the nonce: it learns why, and our version so
+		 * that it can name both, nothing more. */
+		gdx_conn_refuse(a->fd, ret == -EPROTONOSUPPORT ? GDX_REFUSED_VERSION
+				       : ret == -EACCES	       ? GDX_REFUSED_NONCE
+							       : GDX_REFUSED_HELLO);
+		GDX_WARN("refused connection from %s: %s", a->peer, why);
+		return ret;
+	}
+	gdx_xfer_set(&a->xfer, &a->meta, sizeof(a->meta));
+	return gdx_accept_set_state(a, GDX_ACC_RECV_META);
 }
 
 /* One pass of one incoming handshake: 0 when done, -EAGAIN, or an error. */
@@ -797,22 +931,7 @@ static int gdx_accept_progress(struct gdx_listen_comm *lc, struct gdx_accept *a)
 	for (;;) {
 		switch (a->state) {
 		case GDX_ACC_RECV_HELLO:
-			ret = gdx_sock_recv_some(a->fd, &a->xfer);
-			if (ret)
-				goto io_err;
-			ret = gdx_wire_hello_check(&a->hello, sizeof(a->hello), lc->nonce, why,
-						   sizeof(why));
-			if (ret) {
-				/* It has not shown the nonce: it learns why, and our
-				 * version so that it can name both, nothing more. */
-				gdx_accept_refuse(a, ret == -EPROTONOSUPPORT ? GDX_REFUSED_VERSION
-						     : ret == -EACCES	     ? GDX_REFUSED_NONCE
-									     : GDX_REFUSED_HELLO);
-				GDX_WARN("refused connection from %s: %s", a->peer, why);
-				return ret;
-			}
-			gdx_xfer_set(&a->xfer, &a->meta, sizeof(a->meta));
-			ret = gdx_accept_set_state(a, GDX_ACC_RECV_META);
+			ret = gdx_accept_recv_hello(lc, a);
 			if (ret)
 				return ret;
 			break;
@@ -823,14 +942,14 @@ static int gdx_accept_progress(struct gdx_listen_comm *lc, struct gdx_accept *a)
 			ret = gdx_wire_meta_unpack(&a->meta, sizeof(a->meta), &a->meta, why,
 						   sizeof(why));
 			if (ret) {
-				gdx_accept_refuse(a, GDX_REFUSED_META);
+				gdx_conn_refuse(a->fd, GDX_REFUSED_META);
 				GDX_WARN("refused connection from %s: %s", a->peer, why);
 				return ret;
 			}
 			ret = gdx_recv_comm_create(lc, a);
 			if (ret) {
-				gdx_accept_refuse(a, ret == -EPROTO ? GDX_REFUSED_RAILS
-								    : GDX_REFUSED_LOCAL);
+				gdx_conn_refuse(a->fd, ret == -EPROTO ? GDX_REFUSED_RAILS
+								      : GDX_REFUSED_LOCAL);
 				return ret;
 			}
 			a->rc->base.sock = a->fd;
@@ -866,38 +985,154 @@ static int gdx_accept_progress(struct gdx_listen_comm *lc, struct gdx_accept *a)
 	}
 
 io_err:
-	if (ret == -EAGAIN)
-		return ret;
-	if (ret == -ECONNRESET && a->state == GDX_ACC_RECV_HELLO && a->xfer.off == 0)
-		GDX_INFO(NCCL_NET, "connection from %s closed before any byte (a port probe?)",
-			 a->peer);
-	else if (ret == -ECONNRESET)
-		GDX_WARN("connection from %s closed during the handshake after %zu of %zu bytes",
-			 a->peer, a->xfer.off, a->xfer.len);
-	else
-		GDX_WARN("connection from %s failed during the handshake: %s", a->peer,
-			 strerror(-ret));
-	return ret;
+	return gdx_accept_io_err(a, ret);
 }
 
-/* Takes connections from the backlog while there is room; returns true when
- * it stopped for lack of room (the rest wait in the kernel's backlog). */
-static bool gdx_listen_take(struct gdx_listen_comm *lc)
+/*
+ * Silent clients. A connection counts as proven once its hello has shown the
+ * handle's nonce; before that it is anybody's, and what such connections can
+ * hold is bounded: GDX_MAX_UNPROVEN_PER_ADDR from one address, and
+ * GDX_MAX_PENDING_ACCEPTS handshakes in all. Over either bound the oldest
+ * unproven one (from that address, or any) is closed unread; so is one that
+ * has not sent its whole hello by the hello deadline. Each gets a refusal
+ * that says why, and the connector of a real peer closed so connects again.
+ * The closing is told in one line at most a second.
+ */
+#define GDX_SHED_TELL_MS 1000
+
+static bool gdx_accept_proven(const struct gdx_accept *a)
 {
-	while (lc->npending < GDX_MAX_PENDING_ACCEPTS) {
+	return a->state != GDX_ACC_RECV_HELLO;
+}
+
+static bool gdx_addr_same(const struct gdx_sockaddr *x, const struct gdx_sockaddr *y)
+{
+	if (x->u.sa.sa_family != y->u.sa.sa_family)
+		return false;
+	if (x->u.sa.sa_family == AF_INET)
+		return x->u.in.sin_addr.s_addr == y->u.in.sin_addr.s_addr;
+	if (x->u.sa.sa_family == AF_INET6)
+		return !memcmp(&x->u.in6.sin6_addr, &y->u.in6.sin6_addr, 16);
+	return true; /* unknown peers count as one */
+}
+
+/* Unproven handshakes held, from that address or (NULL) in all. */
+static int gdx_listen_unproven(const struct gdx_listen_comm *lc, const struct gdx_sockaddr *from)
+{
+	int n = 0;
+
+	for (int i = 0; i < lc->npending; i++)
+		n += !gdx_accept_proven(lc->pending[i]) &&
+		     (!from || gdx_addr_same(&lc->pending[i]->from, from));
+	return n;
+}
+
+/* Forgets pending handshake i (the last takes its place) and frees it. */
+static void gdx_listen_drop(struct gdx_listen_comm *lc, int i)
+{
+	struct gdx_accept *a = lc->pending[i];
+
+	lc->pending[i] = lc->pending[--lc->npending];
+	gdx_accept_free(a);
+}
+
+/* Closes unproven handshake i unread, telling it why, and counts it for the
+ * next line. */
+static void gdx_listen_shed(struct gdx_listen_comm *lc, int i, uint32_t why)
+{
+	struct gdx_accept *a = lc->pending[i];
+
+	gdx_conn_refuse(a->fd, why);
+	if (why == GDX_REFUSED_SILENT)
+		lc->shed_silent++;
+	else
+		lc->shed_busy++;
+	snprintf(lc->shed_last, sizeof(lc->shed_last), "%s", a->peer);
+	gdx_listen_drop(lc, i);
+}
+
+/* Makes room: closes the oldest unproven handshake (from that address, or
+ * any). One whose hello has come meanwhile is read first, and kept when it
+ * carries the nonce. Returns false when no unproven one is left. */
+static bool gdx_listen_shed_oldest(struct gdx_listen_comm *lc, const struct gdx_sockaddr *from)
+{
+	for (;;) {
+		int victim = -1, ret;
+
+		for (int i = 0; i < lc->npending; i++) {
+			const struct gdx_accept *a = lc->pending[i];
+
+			if (gdx_accept_proven(a) || (from && !gdx_addr_same(&a->from, from)))
+				continue;
+			if (victim < 0 || a->seq < lc->pending[victim]->seq)
+				victim = i;
+		}
+		if (victim < 0)
+			return false;
+		ret = gdx_accept_recv_hello(lc, lc->pending[victim]);
+		if (ret == -EAGAIN) {
+			gdx_listen_shed(lc, victim, GDX_REFUSED_BUSY);
+			return true;
+		}
+		if (ret) {
+			gdx_listen_drop(lc, victim); /* refused on its own */
+			return true;
+		}
+		/* its hello had come and carries the nonce: kept, look again */
+	}
+}
+
+/* The one line about connections closed unread: at once the first time,
+ * then at most a second, and what is left when the listener closes. */
+static void gdx_listen_shed_tell(struct gdx_listen_comm *lc, bool closing)
+{
+	uint32_t n = lc->shed_silent + lc->shed_busy;
+	uint64_t now;
+
+	if (!n)
+		return;
+	now = gdx_conn_now();
+	if (!closing && lc->shed_told && now < lc->shed_told_ms + GDX_SHED_TELL_MS)
+		return;
+	GDX_WARN("closed %u incoming connection(s) that sent no hello: %u past the %d ms hello "
+		 "deadline, %u over the bound of %d unproven per address and %d handshakes in "
+		 "all (the last from %s)%s",
+		 n, lc->shed_silent, gdx_accept_hello_ms(), lc->shed_busy,
+		 GDX_MAX_UNPROVEN_PER_ADDR, GDX_MAX_PENDING_ACCEPTS, lc->shed_last,
+		 closing ? ", before the listener closed" : "");
+	lc->shed_silent = 0;
+	lc->shed_busy = 0;
+	lc->shed_told = true;
+	lc->shed_told_ms = now;
+}
+
+/* Connections taken from the backlog in one accept call, at most: a client
+ * that connects faster than they are taken cannot keep the call going. */
+#define GDX_TAKE_MAX (2 * GDX_MAX_PENDING_ACCEPTS)
+
+/* Takes connections from the backlog, making room over the bounds above.
+ * Returns true when some may still wait there (every handshake held is
+ * proven, or this call took its share), false when the backlog is empty. */
+static bool gdx_listen_take(struct gdx_listen_comm *lc, int *budget)
+{
+	while (*budget > 0) {
 		struct gdx_accept *a;
 		char hint[128];
-		int fd, ret = gdx_sock_accept(lc->fd, &fd);
+		uint64_t now;
+		int fd, ret;
 
+		if (lc->npending == GDX_MAX_PENDING_ACCEPTS && !gdx_listen_unproven(lc, NULL))
+			return true; /* all have shown the nonce: the rest wait */
+		ret = gdx_sock_accept(lc->fd, &fd);
 		if (ret) {
 			/* a peer waits in the backlog: say why it is not taken, once */
 			if (ret != -EAGAIN && !lc->accept_warned)
-				GDX_WARN("accept on %s failed: %s%s",
-					 gdx_vdev_get(lc->dev_index)->name, strerror(-ret),
-					 gdx_fd_hint(ret, hint, sizeof(hint)));
+				GDX_WARN("accept on device %d failed: %s%s", lc->dev_index,
+					 strerror(-ret), gdx_fd_hint(ret, hint, sizeof(hint)));
 			lc->accept_warned |= ret != -EAGAIN;
 			return false;
 		}
+		(*budget)--;
 		a = calloc(1, sizeof(*a));
 		if (!a) {
 			close(fd);
@@ -905,10 +1140,24 @@ static bool gdx_listen_take(struct gdx_listen_comm *lc)
 		}
 		a->fd = fd;
 		a->state = GDX_ACC_RECV_HELLO;
-		a->deadline_ms = gdx_conn_now() + (uint64_t)gdx_params.handshake_timeout_ms;
-		gdx_sock_peer_str(fd, a->peer, sizeof(a->peer));
+		a->seq = lc->taken++;
+		now = gdx_conn_now();
+		a->hello_deadline_ms = now + (uint64_t)gdx_accept_hello_ms();
+		a->deadline_ms = now + (uint64_t)gdx_params.handshake_timeout_ms;
+		a->from.len = sizeof(a->from.u);
+		if (getpeername(fd, &a->from.u.sa, &a->from.len))
+			a->from.u.sa.sa_family = AF_UNSPEC;
+		gdx_sock_addr_str(&a->from, a->peer, sizeof(a->peer));
 		gdx_xfer_set(&a->xfer, &a->hello, sizeof(a->hello));
+		if (lc->npending == GDX_MAX_PENDING_ACCEPTS && !gdx_listen_shed_oldest(lc, NULL)) {
+			/* those held proved themselves meanwhile: this one goes */
+			lc->pending[lc->npending++] = a;
+			gdx_listen_shed(lc, lc->npending - 1, GDX_REFUSED_BUSY);
+			continue;
+		}
 		lc->pending[lc->npending++] = a;
+		if (gdx_listen_unproven(lc, &a->from) > GDX_MAX_UNPROVEN_PER_ADDR)
+			gdx_listen_shed_oldest(lc, &a->from);
 	}
 	return true;
 }
@@ -924,6 +1173,10 @@ static int gdx_accept_pending(struct gdx_listen_comm *lc, struct gdx_recv_comm *
 		struct gdx_accept *a = lc->pending[i];
 		int ret = gdx_accept_progress(lc, a);
 
+		if (ret == -EAGAIN && !gdx_accept_proven(a) && now > a->hello_deadline_ms) {
+			gdx_listen_shed(lc, i--, GDX_REFUSED_SILENT);
+			continue;
+		}
 		if (ret == -EAGAIN && now > a->deadline_ms) {
 			GDX_WARN(
 				"dropped connection from %s: no handshake within %d ms (%zu of %zu "
@@ -964,21 +1217,25 @@ static int gdx_accept_pending(struct gdx_listen_comm *lc, struct gdx_recv_comm *
 
 int gdx_accept(struct gdx_listen_comm *lc, struct gdx_recv_comm **comm_p)
 {
+	int budget = GDX_TAKE_MAX, ret = 0;
+
 	*comm_p = NULL;
 	for (int round = 0; round < GDX_ACCEPT_ROUNDS; round++) {
-		bool full = gdx_listen_take(lc);
-		int ret = gdx_accept_pending(lc, comm_p);
+		bool more = gdx_listen_take(lc, &budget);
 
-		if (ret || *comm_p || !full)
-			return ret;
+		ret = gdx_accept_pending(lc, comm_p);
+		if (ret || *comm_p || !more || !budget)
+			break;
 	}
-	return 0;
+	gdx_listen_shed_tell(lc, false);
+	return ret;
 }
 
 int gdx_close_listen(struct gdx_listen_comm *lc)
 {
 	if (gdx_comm_unregister(lc))
 		return -EBADF;
+	gdx_listen_shed_tell(lc, true);
 	for (int i = 0; i < lc->npending; i++)
 		gdx_accept_free(lc->pending[i]);
 	close(lc->fd);
