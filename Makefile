@@ -16,7 +16,9 @@ override LDLIBS   += $(shell pkg-config --libs $(PKGS)) -lpthread -ldl
 
 # make SANITIZE=address,undefined: plugin, archive, tools and tests all built
 # with the sanitizers (the tests dlopen the .so, so they need the runtime too),
-# into build-san so that nothing mixes with the plain build.
+# into build-san so that nothing mixes with the plain build. make
+# SANITIZE=thread BUILD=build-tsan: the same with ThreadSanitizer (which no
+# other sanitizer shares a process with), for the tests that run threads.
 ifneq ($(SANITIZE),)
 override CFLAGS   += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer
 override LDFLAGS  += -fsanitize=$(SANITIZE)
@@ -83,22 +85,35 @@ $(BUILD)/gdx-bench: $(patsubst %.c,$(BUILD)/%.o,$(wildcard plugin/tools/gdx_benc
 $(BUILD)/gdx-doctor: $(patsubst %.c,$(BUILD)/%.o,$(wildcard plugin/tools/gdx_doctor*.c)) $(ARCHIVE)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-# make fuzz: $(BUILD)/fuzz_wire, a libFuzzer target over every parser of bytes
-# from the network and the acceptor's handshake (tests/fuzz_wire.c). clang
-# builds its own copy of the plugin objects, with coverage and the sanitizers.
-FUZZ_CC   ?= clang
-FUZZ_SAN  := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
-FUZZ_OBJS := $(patsubst %.c,$(BUILD)/fuzz/%.o,$(SRCS) tests/fuzz_wire.c)
+# make fuzz: two libFuzzer targets, $(BUILD)/fuzz_wire over every parser of
+# bytes from the network and the acceptor's handshake (tests/fuzz_wire.c),
+# and $(BUILD)/fuzz_connect, the connector against hostile answers
+# (tests/fuzz_connect.c). clang builds its own copy of the plugin objects,
+# with coverage and the sanitizers. make test runs each for a short time
+# (scripts/run-tests.sh); make fuzz FUZZ_SECONDS=3600 builds them and runs
+# each that long over its corpus.
+FUZZ_CC      ?= clang
+FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+FUZZ_TARGETS := fuzz_wire fuzz_connect
+FUZZ_LIB     := $(patsubst %.c,$(BUILD)/fuzz/%.o,$(SRCS))
+FUZZ_OBJS    := $(FUZZ_LIB) $(FUZZ_TARGETS:%=$(BUILD)/fuzz/tests/%.o)
+FUZZ_SECONDS ?=
 
 .PHONY: fuzz
-fuzz: $(BUILD)/fuzz_wire
+fuzz: $(FUZZ_TARGETS:%=$(BUILD)/%)
+ifneq ($(FUZZ_SECONDS),)
+	GDX_FUZZ_SECONDS=$(FUZZ_SECONDS) scripts/run-tests.sh --fuzz
+endif
 
 $(BUILD)/fuzz/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(CPPFLAGS) $(CFLAGS) -fsanitize=fuzzer-no-link $(FUZZ_SAN) -c -o $@ $<
 
-$(BUILD)/fuzz_wire: $(FUZZ_OBJS)
+$(FUZZ_TARGETS:%=$(BUILD)/%): $(BUILD)/%: $(BUILD)/fuzz/tests/%.o $(FUZZ_LIB)
 	$(FUZZ_CC) $(LDFLAGS) -fsanitize=fuzzer $(FUZZ_SAN) -o $@ $^ $(LDLIBS)
+
+# kept between builds, not taken for make's intermediate files
+.SECONDARY: $(FUZZ_OBJS)
 
 -include $(FUZZ_OBJS:.o=.d)
 
@@ -186,6 +201,7 @@ test: deps
 	$(MAKE) all
 	$(MAKE) fuzz
 	$(MAKE) SANITIZE=address,undefined BUILD=build-san all
+	$(MAKE) SANITIZE=thread BUILD=build-tsan all
 	$(MAKE) DEBUG=1 BUILD=build-debug build-debug/libnccl-net-gdx.so
 	scripts/run-tests.sh
 
@@ -200,6 +216,6 @@ clean:
 	       $(BUILD)/man $(BUILD)/deb $(BUILD)/libnccl-net-gdx_*.deb \
 	       $(BUILD)/libnccl-net-gdx_*.changes \
 	       $(BUILD)/rpm $(BUILD)/libnccl-net-gdx-*.rpm \
-	       $(BUILD)/fuzz $(BUILD)/fuzz_wire $(BUILD)/fuzz-artifacts
+	       $(BUILD)/fuzz $(FUZZ_TARGETS:%=$(BUILD)/%) $(BUILD)/fuzz-artifacts
 
 -include $(OBJS:.o=.d) $(TOOL_SRCS:%.c=$(BUILD)/%.d) $(wildcard $(BUILD)/tests/*.d)

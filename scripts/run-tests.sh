@@ -9,6 +9,8 @@
 #   scripts/run-tests.sh --check    # --unit without the fuzzer and the sanitizer
 #                                   # rerun: make check, a contributor's loop
 #   scripts/run-tests.sh --vm       # only the VM tests
+#   scripts/run-tests.sh --fuzz     # only the fuzzers, GDX_FUZZ_SECONDS each
+#                                   # (make fuzz FUZZ_SECONDS=N)
 set -uo pipefail
 
 cd "$(dirname "$0")/.."
@@ -17,8 +19,9 @@ case "${1:-}" in
 	--unit) mode=unit ;;
 	--check) mode=check ;;
 	--vm) mode=vm ;;
+	--fuzz) mode=fuzz ;;
 	"") ;;
-	*) echo "usage: $0 [--unit|--check|--vm]" >&2; exit 2 ;;
+	*) echo "usage: $0 [--unit|--check|--vm|--fuzz]" >&2; exit 2 ;;
 esac
 
 passed=0
@@ -59,29 +62,68 @@ check_format() {
 	fi
 }
 
-# The wire fuzzer (make fuzz) for a bounded time over the kept corpus; what it
-# finds new goes to a scratch directory, a crashing input to build/fuzz-artifacts/.
+# A fuzzer (make fuzz) for a bounded time over its kept corpus: fuzz_wire
+# (every parser of the network's bytes, and the acceptor) over
+# tests/fuzz-corpus, fuzz_connect (the connector against hostile answers)
+# over tests/fuzz-corpus-connect. What it finds new goes to a scratch
+# directory, a crashing input to build/fuzz-artifacts/.
 run_fuzz() {
-	local secs=${GDX_FUZZ_SECONDS:-60} dir
-	if [ ! -x build/fuzz_wire ]; then
-		echo "not ok build/fuzz_wire is missing (make fuzz)"
-		echo "# fuzz_wire: 0 passed, 1 failed"
+	local name=$1 corpus=$2 secs=${GDX_FUZZ_SECONDS:-$3} dir
+	if [ ! -x "build/$name" ]; then
+		echo "not ok build/$name is missing (make fuzz)"
+		echo "# $name: 0 passed, 1 failed"
 		return
 	fi
 	dir=$(mktemp -d)
 	mkdir -p build/fuzz-artifacts
 	# -print_funcs=0: printing a newly covered function starts llvm-symbolizer,
 	# whose pipes the harness would take for descriptors the plugin leaked.
-	if build/fuzz_wire -max_total_time="$secs" -print_final_stats=1 -print_funcs=0 \
-		-artifact_prefix=build/fuzz-artifacts/ "$dir" tests/fuzz-corpus >"$dir.log" 2>&1; then
-		echo "ok fuzz_wire for $secs s: $(grep -oE '^Done [0-9]+ runs' "$dir.log"), $(grep -E 'DONE|INITED' "$dir.log" | tail -n 1 | grep -oE 'cov: [0-9]+ ft: [0-9]+ corp: [^ ]+')"
-		echo "# fuzz_wire: 1 passed, 0 failed"
+	if "build/$name" -max_total_time="$secs" -print_final_stats=1 -print_funcs=0 \
+		-artifact_prefix=build/fuzz-artifacts/ "$dir" "$corpus" >"$dir.log" 2>&1; then
+		echo "ok $name for $secs s: $(grep -oE '^Done [0-9]+ runs' "$dir.log"), $(grep -E 'DONE|INITED' "$dir.log" | tail -n 1 | grep -oE 'cov: [0-9]+ ft: [0-9]+ corp: [^ ]+')"
+		echo "# $name: 1 passed, 0 failed"
 	else
 		tail -n 60 "$dir.log"
-		echo "not ok fuzz_wire: the crashing input is in build/fuzz-artifacts/"
-		echo "# fuzz_wire: 0 passed, 1 failed"
+		echo "not ok $name: the crashing input is in build/fuzz-artifacts/"
+		echo "# $name: 0 passed, 1 failed"
 	fi
 	rm -rf "$dir" "$dir.log"
+}
+
+run_fuzzers() {
+	run_fuzz fuzz_wire tests/fuzz-corpus 60
+	run_fuzz fuzz_connect tests/fuzz-corpus-connect 30
+}
+
+# The unit tests that run threads, again under ThreadSanitizer (make
+# SANITIZE=thread BUILD=build-tsan): the many-thread connects and the
+# topology readers. A race it reports stops the test (halt_on_error=1) and
+# fails the run, and so does a report outside any test.
+TSAN_TESTS="unit_conn_race unit_topo"
+run_tsan_units() {
+	local name t out rc
+	for name in $TSAN_TESTS; do
+		t=build-tsan/tests/$name
+		if [ ! -x "$t" ]; then
+			echo "not ok $t is missing (make SANITIZE=thread BUILD=build-tsan all)"
+			echo "# $t: 0 passed, 1 failed"
+			continue
+		fi
+		out=$(GDX_PLUGIN=build-tsan/libnccl-net-gdx.so \
+			TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 "$t" 2>&1)
+		rc=$?
+		printf '%s\n' "$out"
+		if ! grep -qE '^# .*: [0-9]+ passed, [0-9]+ failed$' <<<"$out"; then
+			echo "not ok $t exited with status $rc before its summary"
+			echo "# $t: 0 passed, 1 failed"
+		elif grep -q 'ThreadSanitizer' <<<"$out" && ! grep -q '^not ok' <<<"$out"; then
+			echo "not ok $t: ThreadSanitizer reported outside a test"
+			echo "# $t (tsan): 0 passed, 1 failed"
+		elif [ "$rc" -ne 0 ] && ! grep -q '^not ok' <<<"$out"; then
+			echo "not ok $t passed its tests but exited with status $rc"
+			echo "# $t (exit): 0 passed, 1 failed"
+		fi
+	done
 }
 
 # The unit tests again, built with ASan and UBSan (make SANITIZE=address,undefined).
@@ -110,7 +152,9 @@ run_sanitized_units() {
 	done
 }
 
-if [ "$mode" != vm ]; then
+if [ "$mode" = fuzz ]; then
+	run_fuzzers 2>&1 | tee -a "$log"
+elif [ "$mode" != vm ]; then
 	{
 		check_exports
 		check_format
@@ -132,7 +176,8 @@ if [ "$mode" != vm ]; then
 		done
 		if [ "$mode" != check ]; then
 			run_sanitized_units
-			run_fuzz
+			run_tsan_units
+			run_fuzzers
 		fi
 	} 2>&1 | tee -a "$log"
 fi
