@@ -687,8 +687,12 @@ static int gdx_connect_progress(struct gdx_connect *cs)
 				return ret;
 			/* a listener that closed the connection unread or refused it
 			 * may have said why: its answer is read either way */
-			if (ret && ret != -ECONNRESET)
-				return gdx_conn_reply_io_err(&cs->reply, ret, cs->peer);
+			if (ret && ret != -ECONNRESET) {
+				GDX_WARN("connect to %s: out-of-band socket failed sending our "
+					 "hello: %s",
+					 cs->peer, strerror(-ret));
+				return ret;
+			}
 			gdx_conn_reply_start(&cs->reply);
 			ret = gdx_connect_set_state(cs, GDX_CONN_RECV_HELLO);
 			if (ret)
