@@ -16,7 +16,9 @@ override LDLIBS   += $(shell pkg-config --libs $(PKGS)) -lpthread -ldl
 
 # make SANITIZE=address,undefined: plugin, archive, tools and tests all built
 # with the sanitizers (the tests dlopen the .so, so they need the runtime too),
-# into build-san so that nothing mixes with the plain build.
+# into build-san so that nothing mixes with the plain build. make
+# SANITIZE=thread BUILD=build-tsan: the same with ThreadSanitizer (which no
+# other sanitizer shares a process with), for the tests that run threads.
 ifneq ($(SANITIZE),)
 override CFLAGS   += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer
 override LDFLAGS  += -fsanitize=$(SANITIZE)
@@ -84,28 +86,34 @@ $(BUILD)/gdx-doctor: $(patsubst %.c,$(BUILD)/%.o,$(wildcard plugin/tools/gdx_doc
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 # make fuzz: the libFuzzer targets, each tests/fuzz_X.c with its seeds in
-# tests/fuzz-corpus* (scripts/run-tests.sh runs each a short while):
-#   $(BUILD)/fuzz_wire  every parser of bytes from the network and the
-#                       acceptor's handshake (the plugin's objects)
-#   $(BUILD)/fuzz_json  gdx-doctor's JSON reader and fleet (the doctor's
-#                       objects, built without main, and the plugin's)
-#   $(BUILD)/fuzz_log   gdx-doctor log's NCCL log parser (likewise)
-#   $(BUILD)/fuzz_ctrl  the control data a peer writes by RDMA (clear-to-sends,
-#                       size records, immediates, failover notes) into made-up
-#                       comms over a made-up NIC (the plugin's objects)
+# tests/fuzz-corpus* (scripts/run-tests.sh runs each a short while; make fuzz
+# FUZZ_SECONDS=3600 builds them and runs each that long over its corpus):
+#   $(BUILD)/fuzz_wire     every parser of bytes from the network and the
+#                          acceptor's handshake (the plugin's objects)
+#   $(BUILD)/fuzz_connect  the connector against hostile answers
+#   $(BUILD)/fuzz_ctrl     the control data a peer writes by RDMA (clear-to-sends,
+#                          size records, immediates, failover notes) into made-up
+#                          comms over a made-up NIC
+#   $(BUILD)/fuzz_json     gdx-doctor's JSON reader and fleet (the doctor's
+#                          objects, built without main, and the plugin's)
+#   $(BUILD)/fuzz_log      gdx-doctor log's NCCL log parser (likewise)
 # clang builds its own copy of the objects, with coverage, the sanitizers and
 # the debug invariants (GDX_DEBUG).
-# A long run, on what it found before (each file says more):
-#   build/fuzz_json -max_total_time=3600 -timeout=10 -jobs=2 NEW_DIR tests/fuzz-corpus-json
-FUZZ_CC   ?= clang
-FUZZ_SAN  := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
-FUZZ_PLUGIN_OBJS := $(patsubst %.c,$(BUILD)/fuzz/%.o,$(SRCS))
+FUZZ_CC      ?= clang
+FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+FUZZ_PLUGIN  := fuzz_wire fuzz_connect fuzz_ctrl
+FUZZ_DOCTOR  := fuzz_json fuzz_log
+FUZZ_TARGETS := $(FUZZ_PLUGIN) $(FUZZ_DOCTOR)
+FUZZ_LIB     := $(patsubst %.c,$(BUILD)/fuzz/%.o,$(SRCS))
 FUZZ_DOCTOR_OBJS := $(patsubst %.c,$(BUILD)/fuzz/%.o,$(wildcard plugin/tools/gdx_doctor*.c))
-FUZZ_TARGETS     := $(BUILD)/fuzz_wire $(BUILD)/fuzz_ctrl $(BUILD)/fuzz_json $(BUILD)/fuzz_log
-FUZZ_OBJS := $(FUZZ_PLUGIN_OBJS) $(FUZZ_DOCTOR_OBJS) $(patsubst $(BUILD)/%,$(BUILD)/fuzz/tests/%.o,$(FUZZ_TARGETS))
+FUZZ_OBJS    := $(FUZZ_LIB) $(FUZZ_DOCTOR_OBJS) $(FUZZ_TARGETS:%=$(BUILD)/fuzz/tests/%.o)
+FUZZ_SECONDS ?=
 
 .PHONY: fuzz
-fuzz: $(FUZZ_TARGETS)
+fuzz: $(FUZZ_TARGETS:%=$(BUILD)/%)
+ifneq ($(FUZZ_SECONDS),)
+	GDX_FUZZ_SECONDS=$(FUZZ_SECONDS) scripts/run-tests.sh --fuzz
+endif
 
 $(BUILD)/fuzz/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -113,12 +121,14 @@ $(BUILD)/fuzz/%.o: %.c
 
 $(FUZZ_DOCTOR_OBJS): override CPPFLAGS += -DGDX_DOCTOR_NO_MAIN
 
-$(BUILD)/fuzz_wire $(BUILD)/fuzz_ctrl: $(BUILD)/fuzz_%: $(BUILD)/fuzz/tests/fuzz_%.o $(FUZZ_PLUGIN_OBJS)
+$(FUZZ_PLUGIN:%=$(BUILD)/%): $(BUILD)/%: $(BUILD)/fuzz/tests/%.o $(FUZZ_LIB)
 	$(FUZZ_CC) $(LDFLAGS) -fsanitize=fuzzer $(FUZZ_SAN) -o $@ $^ $(LDLIBS)
 
-$(BUILD)/fuzz_json $(BUILD)/fuzz_log: $(BUILD)/fuzz_%: $(BUILD)/fuzz/tests/fuzz_%.o $(FUZZ_DOCTOR_OBJS) \
-				       $(FUZZ_PLUGIN_OBJS)
+$(FUZZ_DOCTOR:%=$(BUILD)/%): $(BUILD)/%: $(BUILD)/fuzz/tests/%.o $(FUZZ_DOCTOR_OBJS) $(FUZZ_LIB)
 	$(FUZZ_CC) $(LDFLAGS) -fsanitize=fuzzer $(FUZZ_SAN) -o $@ $^ $(LDLIBS)
+
+# kept between builds, not taken for make's intermediate files
+.SECONDARY: $(FUZZ_OBJS)
 
 -include $(FUZZ_OBJS:.o=.d)
 
@@ -209,6 +219,7 @@ test: deps
 	$(MAKE) all
 	$(MAKE) fuzz
 	$(MAKE) SANITIZE=address,undefined BUILD=build-san all
+	$(MAKE) SANITIZE=thread BUILD=build-tsan all
 	$(MAKE) DEBUG=1 BUILD=build-debug build-debug/libnccl-net-gdx.so
 	scripts/run-tests.sh
 
@@ -223,6 +234,6 @@ clean:
 	       $(BUILD)/man $(BUILD)/deb $(BUILD)/libnccl-net-gdx_*.deb \
 	       $(BUILD)/libnccl-net-gdx_*.changes \
 	       $(BUILD)/rpm $(BUILD)/libnccl-net-gdx-*.rpm \
-	       $(BUILD)/fuzz $(FUZZ_TARGETS) $(BUILD)/fuzz-artifacts
+	       $(BUILD)/fuzz $(FUZZ_TARGETS:%=$(BUILD)/%) $(BUILD)/fuzz-artifacts
 
 -include $(OBJS:.o=.d) $(TOOL_SRCS:%.c=$(BUILD)/%.d) $(wildcard $(BUILD)/tests/*.d)

@@ -95,7 +95,8 @@ struct gdx_connect {
 	struct gdx_connect *next;
 	const void *key;
 	struct gdx_handle handle; /* as it was in the buffer */
-	uint64_t last_ms;	  /* the last call that drove it */
+	uint64_t last_ms;	  /* when a call last gave it back (under the lock) */
+	bool busy;		  /* a call is driving it: never swept meanwhile */
 	uint32_t remote_members;  /* NICs of the listener's device */
 	uint32_t remote_qps;	  /* QPs per rail the listener asks for */
 	struct gdx_ctx *ctx;
@@ -108,18 +109,22 @@ struct gdx_connect {
 	struct {
 		struct gdx_wire_hello hello;
 		struct gdx_wire_meta meta;
-	} out; /* sent as one buffer: both parts are multiples of 8 bytes */
-	struct gdx_wire_hello hello_in;
-	struct gdx_wire_meta meta_in;
+	} out;			     /* sent as one buffer: both parts are multiples of 8 bytes */
+	struct gdx_conn_reply reply; /* the acceptor's hello and rails */
 	uint32_t ready;
 	struct gdx_send_comm *sc;
+	struct gdx_sockaddr to; /* the listener, to connect to again */
+	int tries;		/* connections the listener closed unread */
 	char peer[64];
 };
 
 struct gdx_accept {
 	enum gdx_accept_state state;
 	int fd;
-	uint64_t deadline_ms;
+	uint64_t seq;		    /* its place in the order connections were taken */
+	uint64_t hello_deadline_ms; /* its whole hello by then, or it is closed unread */
+	uint64_t deadline_ms;	    /* the whole handshake by then */
+	struct gdx_sockaddr from;
 	struct gdx_xfer xfer;
 	struct gdx_wire_hello hello;
 	struct gdx_wire_meta meta; /* in: the connector's; then out: ours */
@@ -166,6 +171,33 @@ static int gdx_accept_set_state(struct gdx_accept *a, enum gdx_accept_state to)
 static pthread_mutex_t gdx_conn_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct gdx_connect *gdx_connects;
 static struct gdx_ptrset gdx_registered;
+
+/* The clock of connection setup: gdx_now_ms(), or a test's (gdx_conn.h). */
+static uint64_t (*gdx_conn_clock)(void);
+
+void gdx_conn_test_clock(uint64_t (*now_ms)(void))
+{
+	__atomic_store_n(&gdx_conn_clock, now_ms, __ATOMIC_RELEASE);
+}
+
+static uint64_t gdx_conn_now(void)
+{
+	uint64_t (*now_ms)(void) = __atomic_load_n(&gdx_conn_clock, __ATOMIC_ACQUIRE);
+
+	return now_ms ? now_ms() : gdx_now_ms();
+}
+
+int gdx_connects_pending(void)
+{
+	struct gdx_connect *cs;
+	int n = 0;
+
+	pthread_mutex_lock(&gdx_conn_lock);
+	for (cs = gdx_connects; cs; cs = cs->next)
+		n++;
+	pthread_mutex_unlock(&gdx_conn_lock);
+	return n;
+}
 
 static int gdx_comm_register(const void *comm)
 {
@@ -338,18 +370,9 @@ err:
 	return ret;
 }
 
-static void gdx_connect_free(struct gdx_connect *cs)
+/* Frees a connect that no list holds any more. */
+static void gdx_connect_destroy(struct gdx_connect *cs)
 {
-	struct gdx_connect **pp;
-
-	pthread_mutex_lock(&gdx_conn_lock);
-	for (pp = &gdx_connects; *pp; pp = &(*pp)->next) {
-		if (*pp == cs) {
-			*pp = cs->next;
-			break;
-		}
-	}
-	pthread_mutex_unlock(&gdx_conn_lock);
 	if (cs->sc)
 		gdx_send_comm_free(cs->sc); /* closes fd too */
 	else if (cs->fd >= 0)
@@ -357,34 +380,86 @@ static void gdx_connect_free(struct gdx_connect *cs)
 	free(cs);
 }
 
-/* The connect this call resumes: the same buffer holding the same handle.
- * Found under the lock and stamped, so that no sweep frees it meanwhile. */
-static struct gdx_connect *gdx_connect_find(const void *key, uint64_t now)
+/* Takes cs off the list of connects under way; the caller holds the lock. */
+static void gdx_connect_unlink_locked(struct gdx_connect *cs)
+{
+	for (struct gdx_connect **pp = &gdx_connects; *pp; pp = &(*pp)->next) {
+		if (*pp == cs) {
+			*pp = cs->next;
+			return;
+		}
+	}
+}
+
+/* The connect under way for this buffer, when the buffer still holds its
+ * handle; the caller holds the lock. */
+static struct gdx_connect *gdx_connect_lookup_locked(const void *key)
 {
 	struct gdx_connect *cs;
 
-	pthread_mutex_lock(&gdx_conn_lock);
 	for (cs = gdx_connects; cs; cs = cs->next)
 		if (cs->key == key && !memcmp(&cs->handle, key, sizeof(cs->handle)))
 			break;
-	if (cs)
-		cs->last_ms = now;
-	pthread_mutex_unlock(&gdx_conn_lock);
 	return cs;
 }
 
-/* Frees connects NCCL has stopped calling: none for the handshake timeout. */
-static void gdx_connect_sweep(uint64_t now)
+/* The connect this call resumes, claimed: in use (never swept, never driven
+ * by another thread) until gdx_connect_put(). -ENOENT when there is none;
+ * -EBUSY when another thread is driving it at this moment. */
+static int gdx_connect_claim(const void *key, struct gdx_connect **cs_p)
+{
+	struct gdx_connect *cs;
+	int ret;
+
+	pthread_mutex_lock(&gdx_conn_lock);
+	cs = gdx_connect_lookup_locked(key);
+	ret = !cs ? -ENOENT : cs->busy ? -EBUSY : 0;
+	if (!ret) {
+		cs->busy = true;
+		cs->last_ms = gdx_conn_now();
+		*cs_p = cs;
+	}
+	pthread_mutex_unlock(&gdx_conn_lock);
+	return ret;
+}
+
+/* This call is done with cs: it is given back, stamped with the time it was
+ * last driven; or, when done (connected or failed), taken off the list and
+ * freed. */
+static void gdx_connect_put(struct gdx_connect *cs, bool done)
+{
+	pthread_mutex_lock(&gdx_conn_lock);
+	if (done) {
+		gdx_connect_unlink_locked(cs);
+	} else {
+		cs->busy = false;
+		cs->last_ms = gdx_conn_now();
+	}
+	pthread_mutex_unlock(&gdx_conn_lock);
+	if (done)
+		gdx_connect_destroy(cs);
+}
+
+/*
+ * Frees connects NCCL has stopped calling: none for the handshake timeout.
+ * The clock is read under the lock, so it is never older than a stamp it is
+ * compared with (every stamp is written under the lock too), and a connect a
+ * thread is driving is skipped: it is stamped when that thread gives it back.
+ */
+static void gdx_connect_sweep(void)
 {
 	for (;;) {
 		struct gdx_connect *cs;
+		uint64_t now;
 
 		pthread_mutex_lock(&gdx_conn_lock);
+		now = gdx_conn_now();
 		for (cs = gdx_connects; cs; cs = cs->next)
-			if (now - cs->last_ms > (uint64_t)gdx_params.handshake_timeout_ms)
+			if (!cs->busy && now > cs->last_ms &&
+			    now - cs->last_ms > (uint64_t)gdx_params.handshake_timeout_ms)
 				break;
 		if (cs)
-			cs->last_ms = now; /* ours to free: no other sweep takes it */
+			gdx_connect_unlink_locked(cs); /* ours alone to free now */
 		pthread_mutex_unlock(&gdx_conn_lock);
 		if (!cs)
 			return;
@@ -392,7 +467,7 @@ static void gdx_connect_sweep(uint64_t now)
 			 "connect to %s abandoned: not called again for %d ms; its socket and "
 			 "QPs are freed",
 			 cs->peer, gdx_params.handshake_timeout_ms);
-		gdx_connect_free(cs);
+		gdx_connect_destroy(cs);
 	}
 }
 
@@ -428,7 +503,6 @@ static int gdx_connect_start(struct gdx_ctx *ctx, int dev, int tc, const void *h
 		return -ENOMEM;
 	cs->key = handle;
 	memcpy(&cs->handle, handle, sizeof(cs->handle));
-	cs->last_ms = gdx_now_ms();
 	cs->remote_members = le16toh(h->nrails);
 	cs->remote_qps = le16toh(h->qps);
 	cs->ctx = ctx;
@@ -436,6 +510,7 @@ static int gdx_connect_start(struct gdx_ctx *ctx, int dev, int tc, const void *h
 	cs->tc = tc;
 	cs->fd = -1;
 	cs->nonce = le64toh(h->nonce);
+	cs->to = to;
 	gdx_sock_addr_str(&to, cs->peer, sizeof(cs->peer));
 	ret = gdx_sock_connect_start(&to, &cs->fd);
 	if (ret) {
@@ -447,7 +522,16 @@ static int gdx_connect_start(struct gdx_ctx *ctx, int dev, int tc, const void *h
 		return ret;
 	}
 	cs->state = GDX_CONN_TCP;
+	cs->busy = true;
 	pthread_mutex_lock(&gdx_conn_lock);
+	if (gdx_connect_lookup_locked(handle)) {
+		/* another thread started one for this buffer meanwhile: that
+		 * one goes on, found by the next call */
+		pthread_mutex_unlock(&gdx_conn_lock);
+		gdx_connect_destroy(cs);
+		return -EBUSY;
+	}
+	cs->last_ms = gdx_conn_now();
 	cs->next = gdx_connects;
 	gdx_connects = cs;
 	pthread_mutex_unlock(&gdx_conn_lock);
@@ -462,11 +546,114 @@ static void gdx_xfer_set(struct gdx_xfer *x, void *buf, size_t len)
 	x->off = 0;
 }
 
+void gdx_conn_reply_start(struct gdx_conn_reply *r)
+{
+	gdx_xfer_set(&r->xfer, &r->hello, sizeof(r->hello));
+}
+
+/* A socket error while the listener's answer is awaited (-EAGAIN: none). */
+static int gdx_conn_reply_io_err(const struct gdx_conn_reply *r, int ret, const char *peer)
+{
+	if (ret == -EAGAIN)
+		return ret;
+	if (ret == -ECONNRESET && r->xfer.buf == &r->hello && r->xfer.off == 0)
+		GDX_WARN("connect to %s: the listener closed the connection before answering "
+			 "(it refused our hello; see its log)",
+			 peer);
+	else
+		GDX_WARN("connect to %s: out-of-band socket failed during the handshake after "
+			 "%zu of %zu bytes of the listener's answer: %s",
+			 peer, r->xfer.off, r->xfer.len, strerror(-ret));
+	return ret;
+}
+
+int gdx_conn_reply_hello(struct gdx_conn_reply *r, int fd, uint64_t nonce, uint32_t rails,
+			 const char *peer)
+{
+	char why[256];
+	int ret = gdx_sock_recv_some(fd, &r->xfer);
+
+	if (ret)
+		return gdx_conn_reply_io_err(r, ret, peer);
+	ret = gdx_wire_hello_check(&r->hello, sizeof(r->hello), nonce, why, sizeof(why));
+	if (ret == -ECONNREFUSED) {
+		uint32_t reason = le32toh(r->hello.refused);
+
+		if (reason == GDX_REFUSED_BUSY || reason == GDX_REFUSED_SILENT)
+			return -ECONNABORTED; /* the caller connects again, or says why */
+		GDX_WARN("connect to %s refused by the listener: %s", peer,
+			 gdx_wire_refusal_str(reason));
+		return ret;
+	}
+	if (ret) {
+		GDX_WARN("connect to %s refused: the listener's answer: %s", peer, why);
+		return ret;
+	}
+	if (gdx_wire_hello_rails(&r->hello) != rails) {
+		GDX_WARN("connect to %s refused: the listener's handle said %u rail(s), its hello "
+			 "says %u",
+			 peer, rails, gdx_wire_hello_rails(&r->hello));
+		return -EPROTO;
+	}
+	gdx_xfer_set(&r->xfer, &r->meta, sizeof(r->meta));
+	return 0;
+}
+
+int gdx_conn_reply_meta(struct gdx_conn_reply *r, int fd, const char *peer)
+{
+	char why[256];
+	int ret = gdx_sock_recv_some(fd, &r->xfer);
+
+	if (ret)
+		return gdx_conn_reply_io_err(r, ret, peer);
+	ret = gdx_wire_meta_unpack(&r->meta, sizeof(r->meta), &r->meta, why, sizeof(why));
+	if (ret)
+		GDX_WARN("connect to %s: bad metadata: %s", peer, why);
+	return ret;
+}
+
+/* Connections the listener may close unread before the connect gives up. */
+#define GDX_CONNECT_TRIES 8
+
+/*
+ * The listener closed our connection unread, too busy with connections that
+ * sent no hello or ours having come after its hello deadline (gdx_wire.h):
+ * nothing of it was read, so a new connection starts over, with the comm
+ * already made. The connector's one move back to an earlier state.
+ */
+static int gdx_connect_again(struct gdx_connect *cs)
+{
+	const char *why = gdx_wire_refusal_str(le32toh(cs->reply.hello.refused));
+	char hint[128];
+	int ret;
+
+	if (++cs->tries >= GDX_CONNECT_TRIES) {
+		GDX_WARN("connect to %s failed: the listener closed %d connections unread, the "
+			 "last because %s",
+			 cs->peer, cs->tries, why);
+		return -ECONNREFUSED;
+	}
+	GDX_INFO(NCCL_NET, "connect to %s: %s; connecting again", cs->peer, why);
+	close(cs->fd);
+	cs->fd = -1;
+	cs->sc->base.sock = -1;
+	ret = gdx_sock_connect_start(&cs->to, &cs->fd);
+	if (ret) {
+		GDX_WARN("connect to %s failed: %s%s", cs->peer, strerror(-ret),
+			 gdx_fd_hint(ret, hint, sizeof(hint)));
+		return ret;
+	}
+	cs->sc->base.sock = cs->fd;
+	GDX_TRACE(NCCL_NET, "connect to %s: %s -> %s", cs->peer, gdx_connect_state_names[cs->state],
+		  gdx_connect_state_names[GDX_CONN_TCP]);
+	cs->state = GDX_CONN_TCP;
+	return 0;
+}
+
 /* One pass of the connector's state machine: 0 when connected, -EAGAIN, or an
  * error (already logged). */
 static int gdx_connect_progress(struct gdx_connect *cs)
 {
-	char why[256];
 	int ret;
 
 	for (;;) {
@@ -479,13 +666,16 @@ static int gdx_connect_progress(struct gdx_connect *cs)
 				GDX_WARN("connect to %s failed: %s", cs->peer, strerror(-ret));
 				return ret;
 			}
-			ret = gdx_send_comm_create(cs, &cs->sc);
-			if (ret)
-				return ret;
-			gdx_wire_hello_pack(&cs->out.hello, cs->nonce,
-					    (uint32_t)cs->sc->base.nmembers);
-			gdx_comm_meta_fill(&cs->meta_in, &cs->sc->base); /* scratch for ours */
-			gdx_wire_meta_pack(&cs->out.meta, &cs->meta_in);
+			if (!cs->sc) {
+				/* made once; a connection made again sends the same */
+				ret = gdx_send_comm_create(cs, &cs->sc);
+				if (ret)
+					return ret;
+				gdx_wire_hello_pack(&cs->out.hello, cs->nonce,
+						    (uint32_t)cs->sc->base.nmembers);
+				gdx_comm_meta_fill(&cs->reply.meta, &cs->sc->base); /* scratch */
+				gdx_wire_meta_pack(&cs->out.meta, &cs->reply.meta);
+			}
 			gdx_xfer_set(&cs->xfer, &cs->out, sizeof(cs->out));
 			ret = gdx_connect_set_state(cs, GDX_CONN_SEND);
 			if (ret)
@@ -493,46 +683,36 @@ static int gdx_connect_progress(struct gdx_connect *cs)
 			break;
 		case GDX_CONN_SEND:
 			ret = gdx_sock_send_some(cs->fd, &cs->xfer);
-			if (ret)
-				goto io_err;
-			gdx_xfer_set(&cs->xfer, &cs->hello_in, sizeof(cs->hello_in));
+			if (ret == -EAGAIN)
+				return ret;
+			/* a listener that closed the connection unread or refused it
+			 * may have said why: its answer is read either way */
+			if (ret && ret != -ECONNRESET) {
+				GDX_WARN("connect to %s: out-of-band socket failed sending our "
+					 "hello: %s",
+					 cs->peer, strerror(-ret));
+				return ret;
+			}
+			gdx_conn_reply_start(&cs->reply);
 			ret = gdx_connect_set_state(cs, GDX_CONN_RECV_HELLO);
 			if (ret)
 				return ret;
 			break;
 		case GDX_CONN_RECV_HELLO:
-			ret = gdx_sock_recv_some(cs->fd, &cs->xfer);
-			if (ret)
-				goto io_err;
-			ret = gdx_wire_hello_check(&cs->hello_in, sizeof(cs->hello_in), cs->nonce,
-						   why, sizeof(why));
-			if (ret) {
-				GDX_WARN("connect to %s refused: %s", cs->peer, why);
-				return ret;
-			}
-			if (gdx_wire_hello_rails(&cs->hello_in) != cs->remote_members) {
-				GDX_WARN("connect to %s refused: the listener's handle said %u "
-					 "rail(s), its hello says %u",
-					 cs->peer, cs->remote_members,
-					 gdx_wire_hello_rails(&cs->hello_in));
-				return -EPROTO;
-			}
-			gdx_xfer_set(&cs->xfer, &cs->meta_in, sizeof(cs->meta_in));
-			ret = gdx_connect_set_state(cs, GDX_CONN_RECV_META);
+			ret = gdx_conn_reply_hello(&cs->reply, cs->fd, cs->nonce,
+						   cs->remote_members, cs->peer);
+			if (ret == -ECONNABORTED)
+				ret = gdx_connect_again(cs);
+			else if (!ret)
+				ret = gdx_connect_set_state(cs, GDX_CONN_RECV_META);
 			if (ret)
 				return ret;
 			break;
 		case GDX_CONN_RECV_META:
-			ret = gdx_sock_recv_some(cs->fd, &cs->xfer);
+			ret = gdx_conn_reply_meta(&cs->reply, cs->fd, cs->peer);
 			if (ret)
-				goto io_err;
-			ret = gdx_wire_meta_unpack(&cs->meta_in, sizeof(cs->meta_in), &cs->meta_in,
-						   why, sizeof(why));
-			if (ret) {
-				GDX_WARN("connect to %s: bad metadata: %s", cs->peer, why);
 				return ret;
-			}
-			ret = gdx_comm_rails_connect(&cs->sc->base, &cs->meta_in);
+			ret = gdx_comm_rails_connect(&cs->sc->base, &cs->reply.meta);
 			if (ret)
 				return ret;
 			cs->ready = htole32(GDX_WIRE_READY);
@@ -543,23 +723,16 @@ static int gdx_connect_progress(struct gdx_connect *cs)
 			break;
 		case GDX_CONN_SEND_READY:
 			ret = gdx_sock_send_some(cs->fd, &cs->xfer);
+			if (ret == -EAGAIN)
+				return ret;
 			if (ret)
-				goto io_err;
-			return 0;
+				GDX_WARN(
+					"connect to %s: out-of-band socket failed sending the ready "
+					"word: %s",
+					cs->peer, strerror(-ret));
+			return ret;
 		}
 	}
-
-io_err:
-	if (ret == -EAGAIN)
-		return ret;
-	if (ret == -ECONNRESET && cs->state == GDX_CONN_RECV_HELLO)
-		GDX_WARN("connect to %s: the listener closed the connection before answering "
-			 "(it refused our hello; see its log)",
-			 cs->peer);
-	else
-		GDX_WARN("connect to %s: out-of-band socket failed during the handshake: %s",
-			 cs->peer, strerror(-ret));
-	return ret;
 }
 
 /* The connection's INFO line: what it is made of, and what differed
@@ -585,7 +758,6 @@ static const char *gdx_rails_note(const struct gdx_comm *c, uint32_t peer_member
 
 int gdx_connect(struct gdx_ctx *ctx, int dev, int tc, void *handle, struct gdx_send_comm **comm_p)
 {
-	uint64_t now = gdx_now_ms();
 	struct gdx_connect *cs;
 	struct gdx_send_comm *sc;
 	uint32_t members;
@@ -593,25 +765,28 @@ int gdx_connect(struct gdx_ctx *ctx, int dev, int tc, void *handle, struct gdx_s
 	int ret;
 
 	*comm_p = NULL;
-	gdx_connect_sweep(now);
-	cs = gdx_connect_find(handle, now);
-	if (!cs) {
+	gdx_connect_sweep();
+	ret = gdx_connect_claim(handle, &cs);
+	if (ret == -ENOENT)
 		ret = gdx_connect_start(ctx, dev, tc, handle, &cs);
-		if (ret)
-			return ret;
-	}
+	if (ret == -EBUSY)
+		return 0; /* another thread drives this very connect: call again */
+	if (ret)
+		return ret;
 	ret = gdx_connect_progress(cs);
-	if (ret == -EAGAIN)
+	if (ret == -EAGAIN) {
+		gdx_connect_put(cs, false);
 		return 0;
+	}
 	if (ret) {
-		gdx_connect_free(cs);
+		gdx_connect_put(cs, true);
 		return ret;
 	}
 	sc = cs->sc;
 	cs->sc = NULL;
 	cs->fd = -1;
 	members = cs->remote_members;
-	gdx_connect_free(cs);
+	gdx_connect_put(cs, true);
 	ret = gdx_comm_register(sc);
 	if (ret) {
 		gdx_send_comm_free(sc);
@@ -688,6 +863,67 @@ static void gdx_accept_free(struct gdx_accept *a)
 	free(a);
 }
 
+/* The hello deadline: NCCL_GDX_HELLO_TIMEOUT_MS, within the handshake's. */
+static int gdx_accept_hello_ms(void)
+{
+	return gdx_params.hello_timeout_ms < gdx_params.handshake_timeout_ms
+		       ? gdx_params.hello_timeout_ms
+		       : gdx_params.handshake_timeout_ms;
+}
+
+/* Tells a peer why it is refused (gdx_wire.h): the socket is closed next, so
+ * this is all it gets, and it never holds the nonce. */
+static void gdx_conn_refuse(int fd, uint32_t why)
+{
+	struct gdx_wire_hello no;
+	struct gdx_xfer x = {&no, sizeof(no), 0};
+
+	gdx_wire_refusal_pack(&no, why);
+	gdx_sock_send_some(fd, &x);
+}
+
+/* The log line for a handshake's socket failing (-EAGAIN: none). */
+static int gdx_accept_io_err(const struct gdx_accept *a, int ret)
+{
+	if (ret == -EAGAIN)
+		return ret;
+	if (ret == -ECONNRESET && a->state == GDX_ACC_RECV_HELLO && a->xfer.off == 0)
+		GDX_INFO(NCCL_NET, "connection from %s closed before any byte (a port probe?)",
+			 a->peer);
+	else if (ret == -ECONNRESET)
+		GDX_WARN("connection from %s closed during the handshake after %zu of %zu bytes",
+			 a->peer, a->xfer.off, a->xfer.len);
+	else
+		GDX_WARN("connection from %s failed during the handshake: %s", a->peer,
+			 strerror(-ret));
+	return ret;
+}
+
+/* Reads what has come of the connector's hello: 0 once it is whole and
+ * carries the nonce (the connection is then proven, in recv-meta), -EAGAIN,
+ * or an error after the refusal and one log line. Nothing else is read
+ * before the hello is checked, and nothing is answered but a refusal. */
+static int gdx_accept_recv_hello(struct gdx_listen_comm *lc, struct gdx_accept *a)
+{
+	char why[256];
+	int ret = gdx_sock_recv_some(a->fd, &a->xfer);
+
+	if (ret)
+		return gdx_accept_io_err(a, ret);
+	ret = gdx_wire_hello_check(&a->hello, sizeof(a->hello), lc->nonce, why, sizeof(why));
+	if (ret) {
+		/* It has not shown the nonce: it learns why, and our version so
+		 * that it can name both, nothing more. */
+		gdx_conn_refuse(a->fd, ret == -EPROTONOSUPPORT ? GDX_REFUSED_VERSION
+				       : ret == -EACCES	       ? GDX_REFUSED_NONCE
+							       : GDX_REFUSED_HELLO);
+		GDX_WARN("refused connection from %s: %s", a->peer, why);
+		return ret;
+	}
+	gdx_xfer_set(&a->xfer, &a->meta, sizeof(a->meta));
+	return gdx_accept_set_state(a, GDX_ACC_RECV_META);
+}
+
 /* One pass of one incoming handshake: 0 when done, -EAGAIN, or an error. */
 static int gdx_accept_progress(struct gdx_listen_comm *lc, struct gdx_accept *a)
 {
@@ -699,23 +935,7 @@ static int gdx_accept_progress(struct gdx_listen_comm *lc, struct gdx_accept *a)
 	for (;;) {
 		switch (a->state) {
 		case GDX_ACC_RECV_HELLO:
-			ret = gdx_sock_recv_some(a->fd, &a->xfer);
-			if (ret)
-				goto io_err;
-			ret = gdx_wire_hello_check(&a->hello, sizeof(a->hello), lc->nonce, why,
-						   sizeof(why));
-			if (ret) {
-				/* Tell a mismatched peer who we are, so it can name both. */
-				struct gdx_wire_hello ours;
-				struct gdx_xfer x = {&ours, sizeof(ours), 0};
-
-				gdx_wire_hello_pack(&ours, lc->nonce, (uint32_t)nrails);
-				gdx_sock_send_some(a->fd, &x);
-				GDX_WARN("refused connection from %s: %s", a->peer, why);
-				return ret;
-			}
-			gdx_xfer_set(&a->xfer, &a->meta, sizeof(a->meta));
-			ret = gdx_accept_set_state(a, GDX_ACC_RECV_META);
+			ret = gdx_accept_recv_hello(lc, a);
 			if (ret)
 				return ret;
 			break;
@@ -726,12 +946,16 @@ static int gdx_accept_progress(struct gdx_listen_comm *lc, struct gdx_accept *a)
 			ret = gdx_wire_meta_unpack(&a->meta, sizeof(a->meta), &a->meta, why,
 						   sizeof(why));
 			if (ret) {
+				gdx_conn_refuse(a->fd, GDX_REFUSED_META);
 				GDX_WARN("refused connection from %s: %s", a->peer, why);
 				return ret;
 			}
 			ret = gdx_recv_comm_create(lc, a);
-			if (ret)
+			if (ret) {
+				gdx_conn_refuse(a->fd, ret == -EPROTO ? GDX_REFUSED_RAILS
+								      : GDX_REFUSED_LOCAL);
 				return ret;
+			}
 			a->rc->base.sock = a->fd;
 			gdx_wire_hello_pack(&a->out.hello, lc->nonce, (uint32_t)nrails);
 			gdx_comm_meta_fill(&a->meta, &a->rc->base);
@@ -765,38 +989,154 @@ static int gdx_accept_progress(struct gdx_listen_comm *lc, struct gdx_accept *a)
 	}
 
 io_err:
-	if (ret == -EAGAIN)
-		return ret;
-	if (ret == -ECONNRESET && a->state == GDX_ACC_RECV_HELLO && a->xfer.off == 0)
-		GDX_INFO(NCCL_NET, "connection from %s closed before any byte (a port probe?)",
-			 a->peer);
-	else if (ret == -ECONNRESET)
-		GDX_WARN("connection from %s closed during the handshake after %zu of %zu bytes",
-			 a->peer, a->xfer.off, a->xfer.len);
-	else
-		GDX_WARN("connection from %s failed during the handshake: %s", a->peer,
-			 strerror(-ret));
-	return ret;
+	return gdx_accept_io_err(a, ret);
 }
 
-/* Takes connections from the backlog while there is room; returns true when
- * it stopped for lack of room (the rest wait in the kernel's backlog). */
-static bool gdx_listen_take(struct gdx_listen_comm *lc)
+/*
+ * Silent clients. A connection counts as proven once its hello has shown the
+ * handle's nonce; before that it is anybody's, and what such connections can
+ * hold is bounded: GDX_MAX_UNPROVEN_PER_ADDR from one address, and
+ * GDX_MAX_PENDING_ACCEPTS handshakes in all. Over either bound the oldest
+ * unproven one (from that address, or any) is closed unread; so is one that
+ * has not sent its whole hello by the hello deadline. Each gets a refusal
+ * that says why, and the connector of a real peer closed so connects again.
+ * The closing is told in one line at most a second.
+ */
+#define GDX_SHED_TELL_MS 1000
+
+static bool gdx_accept_proven(const struct gdx_accept *a)
 {
-	while (lc->npending < GDX_MAX_PENDING_ACCEPTS) {
+	return a->state != GDX_ACC_RECV_HELLO;
+}
+
+static bool gdx_addr_same(const struct gdx_sockaddr *x, const struct gdx_sockaddr *y)
+{
+	if (x->u.sa.sa_family != y->u.sa.sa_family)
+		return false;
+	if (x->u.sa.sa_family == AF_INET)
+		return x->u.in.sin_addr.s_addr == y->u.in.sin_addr.s_addr;
+	if (x->u.sa.sa_family == AF_INET6)
+		return !memcmp(&x->u.in6.sin6_addr, &y->u.in6.sin6_addr, 16);
+	return true; /* unknown peers count as one */
+}
+
+/* Unproven handshakes held, from that address or (NULL) in all. */
+static int gdx_listen_unproven(const struct gdx_listen_comm *lc, const struct gdx_sockaddr *from)
+{
+	int n = 0;
+
+	for (int i = 0; i < lc->npending; i++)
+		n += !gdx_accept_proven(lc->pending[i]) &&
+		     (!from || gdx_addr_same(&lc->pending[i]->from, from));
+	return n;
+}
+
+/* Forgets pending handshake i (the last takes its place) and frees it. */
+static void gdx_listen_drop(struct gdx_listen_comm *lc, int i)
+{
+	struct gdx_accept *a = lc->pending[i];
+
+	lc->pending[i] = lc->pending[--lc->npending];
+	gdx_accept_free(a);
+}
+
+/* Closes unproven handshake i unread, telling it why, and counts it for the
+ * next line. */
+static void gdx_listen_shed(struct gdx_listen_comm *lc, int i, uint32_t why)
+{
+	struct gdx_accept *a = lc->pending[i];
+
+	gdx_conn_refuse(a->fd, why);
+	if (why == GDX_REFUSED_SILENT)
+		lc->shed_silent++;
+	else
+		lc->shed_busy++;
+	snprintf(lc->shed_last, sizeof(lc->shed_last), "%s", a->peer);
+	gdx_listen_drop(lc, i);
+}
+
+/* Makes room: closes the oldest unproven handshake (from that address, or
+ * any). One whose hello has come meanwhile is read first, and kept when it
+ * carries the nonce. Returns false when no unproven one is left. */
+static bool gdx_listen_shed_oldest(struct gdx_listen_comm *lc, const struct gdx_sockaddr *from)
+{
+	for (;;) {
+		int victim = -1, ret;
+
+		for (int i = 0; i < lc->npending; i++) {
+			const struct gdx_accept *a = lc->pending[i];
+
+			if (gdx_accept_proven(a) || (from && !gdx_addr_same(&a->from, from)))
+				continue;
+			if (victim < 0 || a->seq < lc->pending[victim]->seq)
+				victim = i;
+		}
+		if (victim < 0)
+			return false;
+		ret = gdx_accept_recv_hello(lc, lc->pending[victim]);
+		if (ret == -EAGAIN) {
+			gdx_listen_shed(lc, victim, GDX_REFUSED_BUSY);
+			return true;
+		}
+		if (ret) {
+			gdx_listen_drop(lc, victim); /* refused on its own */
+			return true;
+		}
+		/* its hello had come and carries the nonce: kept, look again */
+	}
+}
+
+/* The one line about connections closed unread: at once the first time,
+ * then at most a second, and what is left when the listener closes. */
+static void gdx_listen_shed_tell(struct gdx_listen_comm *lc, bool closing)
+{
+	uint32_t n = lc->shed_silent + lc->shed_busy;
+	uint64_t now;
+
+	if (!n)
+		return;
+	now = gdx_conn_now();
+	if (!closing && lc->shed_told && now < lc->shed_told_ms + GDX_SHED_TELL_MS)
+		return;
+	GDX_WARN("closed %u incoming connection(s) that sent no hello: %u past the %d ms hello "
+		 "deadline, %u over the bound of %d unproven per address and %d handshakes in "
+		 "all (the last from %s)%s",
+		 n, lc->shed_silent, gdx_accept_hello_ms(), lc->shed_busy,
+		 GDX_MAX_UNPROVEN_PER_ADDR, GDX_MAX_PENDING_ACCEPTS, lc->shed_last,
+		 closing ? ", before the listener closed" : "");
+	lc->shed_silent = 0;
+	lc->shed_busy = 0;
+	lc->shed_told = true;
+	lc->shed_told_ms = now;
+}
+
+/* Connections taken from the backlog in one accept call, at most: a client
+ * that connects faster than they are taken cannot keep the call going. */
+#define GDX_TAKE_MAX (2 * GDX_MAX_PENDING_ACCEPTS)
+
+/* Takes connections from the backlog, making room over the bounds above.
+ * Returns true when some may still wait there (every handshake held is
+ * proven, or this call took its share), false when the backlog is empty. */
+static bool gdx_listen_take(struct gdx_listen_comm *lc, int *budget)
+{
+	while (*budget > 0) {
 		struct gdx_accept *a;
 		char hint[128];
-		int fd, ret = gdx_sock_accept(lc->fd, &fd);
+		uint64_t now;
+		int fd, ret;
 
+		if (lc->npending == GDX_MAX_PENDING_ACCEPTS && !gdx_listen_unproven(lc, NULL))
+			return true; /* all have shown the nonce: the rest wait */
+		ret = gdx_sock_accept(lc->fd, &fd);
 		if (ret) {
 			/* a peer waits in the backlog: say why it is not taken, once */
 			if (ret != -EAGAIN && !lc->accept_warned)
-				GDX_WARN("accept on %s failed: %s%s",
-					 gdx_vdev_get(lc->dev_index)->name, strerror(-ret),
-					 gdx_fd_hint(ret, hint, sizeof(hint)));
+				GDX_WARN("accept on device %d failed: %s%s", lc->dev_index,
+					 strerror(-ret), gdx_fd_hint(ret, hint, sizeof(hint)));
 			lc->accept_warned |= ret != -EAGAIN;
 			return false;
 		}
+		(*budget)--;
 		a = calloc(1, sizeof(*a));
 		if (!a) {
 			close(fd);
@@ -804,10 +1144,24 @@ static bool gdx_listen_take(struct gdx_listen_comm *lc)
 		}
 		a->fd = fd;
 		a->state = GDX_ACC_RECV_HELLO;
-		a->deadline_ms = gdx_now_ms() + (uint64_t)gdx_params.handshake_timeout_ms;
-		gdx_sock_peer_str(fd, a->peer, sizeof(a->peer));
+		a->seq = lc->taken++;
+		now = gdx_conn_now();
+		a->hello_deadline_ms = now + (uint64_t)gdx_accept_hello_ms();
+		a->deadline_ms = now + (uint64_t)gdx_params.handshake_timeout_ms;
+		a->from.len = sizeof(a->from.u);
+		if (getpeername(fd, &a->from.u.sa, &a->from.len))
+			a->from.u.sa.sa_family = AF_UNSPEC;
+		gdx_sock_addr_str(&a->from, a->peer, sizeof(a->peer));
 		gdx_xfer_set(&a->xfer, &a->hello, sizeof(a->hello));
+		if (lc->npending == GDX_MAX_PENDING_ACCEPTS && !gdx_listen_shed_oldest(lc, NULL)) {
+			/* those held proved themselves meanwhile: this one goes */
+			lc->pending[lc->npending++] = a;
+			gdx_listen_shed(lc, lc->npending - 1, GDX_REFUSED_BUSY);
+			continue;
+		}
 		lc->pending[lc->npending++] = a;
+		if (gdx_listen_unproven(lc, &a->from) > GDX_MAX_UNPROVEN_PER_ADDR)
+			gdx_listen_shed_oldest(lc, &a->from);
 	}
 	return true;
 }
@@ -816,13 +1170,17 @@ static bool gdx_listen_take(struct gdx_listen_comm *lc)
  * the first that completes. */
 static int gdx_accept_pending(struct gdx_listen_comm *lc, struct gdx_recv_comm **comm_p)
 {
-	uint64_t now = gdx_now_ms();
+	uint64_t now = gdx_conn_now();
 	char note[320];
 
 	for (int i = 0; i < lc->npending; i++) {
 		struct gdx_accept *a = lc->pending[i];
 		int ret = gdx_accept_progress(lc, a);
 
+		if (ret == -EAGAIN && !gdx_accept_proven(a) && now > a->hello_deadline_ms) {
+			gdx_listen_shed(lc, i--, GDX_REFUSED_SILENT);
+			continue;
+		}
 		if (ret == -EAGAIN && now > a->deadline_ms) {
 			GDX_WARN(
 				"dropped connection from %s: no handshake within %d ms (%zu of %zu "
@@ -863,21 +1221,25 @@ static int gdx_accept_pending(struct gdx_listen_comm *lc, struct gdx_recv_comm *
 
 int gdx_accept(struct gdx_listen_comm *lc, struct gdx_recv_comm **comm_p)
 {
+	int budget = GDX_TAKE_MAX, ret = 0;
+
 	*comm_p = NULL;
 	for (int round = 0; round < GDX_ACCEPT_ROUNDS; round++) {
-		bool full = gdx_listen_take(lc);
-		int ret = gdx_accept_pending(lc, comm_p);
+		bool more = gdx_listen_take(lc, &budget);
 
-		if (ret || *comm_p || !full)
-			return ret;
+		ret = gdx_accept_pending(lc, comm_p);
+		if (ret || *comm_p || !more || !budget)
+			break;
 	}
-	return 0;
+	gdx_listen_shed_tell(lc, false);
+	return ret;
 }
 
 int gdx_close_listen(struct gdx_listen_comm *lc)
 {
 	if (gdx_comm_unregister(lc))
 		return -EBADF;
+	gdx_listen_shed_tell(lc, true);
 	for (int i = 0; i < lc->npending; i++)
 		gdx_accept_free(lc->pending[i]);
 	close(lc->fd);
@@ -933,13 +1295,17 @@ int gdx_conn_close_owned(struct gdx_ctx *ctx)
 		}
 		closed++;
 	}
+	/* a connect that a thread is inside is left to it: NCCL finalizes a
+	 * context only once its calls on it returned */
 	do {
 		pthread_mutex_lock(&gdx_conn_lock);
-		for (cs = gdx_connects; cs && cs->ctx != ctx; cs = cs->next)
+		for (cs = gdx_connects; cs && (cs->ctx != ctx || cs->busy); cs = cs->next)
 			;
+		if (cs)
+			gdx_connect_unlink_locked(cs);
 		pthread_mutex_unlock(&gdx_conn_lock);
 		if (cs) {
-			gdx_connect_free(cs);
+			gdx_connect_destroy(cs);
 			closed++;
 		}
 	} while (cs);
@@ -948,7 +1314,17 @@ int gdx_conn_close_owned(struct gdx_ctx *ctx)
 
 void gdx_conn_fini(void)
 {
-	while (gdx_connects)
-		gdx_connect_free(gdx_connects);
+	struct gdx_connect *cs;
+
+	pthread_mutex_lock(&gdx_conn_lock);
+	cs = gdx_connects;
+	gdx_connects = NULL;
+	pthread_mutex_unlock(&gdx_conn_lock);
+	while (cs) {
+		struct gdx_connect *next = cs->next;
+
+		gdx_connect_destroy(cs);
+		cs = next;
+	}
 	gdx_ptrset_free(&gdx_registered);
 }

@@ -230,6 +230,7 @@ static void gdx_notes_flush(struct gdx_comm *c)
 static bool gdx_note_read(const struct gdx_comm *c, int r, struct gdx_note *out)
 {
 	const struct gdx_note *n = &c->ctrl->notes_in[r];
+	char why[sizeof(out->why)];
 	uint32_t s1 = le32toh(__atomic_load_n(&n->stamp, __ATOMIC_ACQUIRE));
 
 	if (!s1 || s1 == c->run[r].peer_epoch)
@@ -243,7 +244,9 @@ static bool gdx_note_read(const struct gdx_comm *c, int r, struct gdx_note *out)
 	out->kind = le32toh(out->kind);
 	out->answers = le32toh(out->answers);
 	out->psn = le32toh(out->psn);
-	out->why[sizeof(out->why) - 1] = '\0';
+	/* the peer's words: printable before they reach a log line */
+	memcpy(why, out->why, sizeof(why));
+	gdx_log_sanitize(out->why, sizeof(out->why), why, sizeof(why));
 	for (int q = 0; q < GDX_NOTE_COUNTS; q++)
 		out->counts[q] = le32toh(out->counts[q]);
 	return true;

@@ -49,3 +49,30 @@ void gdx_log(ncclDebugLogLevel level, unsigned long flags, const char *where, in
 		fprintf(stderr, "%s%s\n", level == NCCL_LOG_WARN ? "WARN " : "", buf);
 	errno = saved;
 }
+
+char *gdx_log_sanitize(char *dst, size_t dst_len, const char *src, size_t src_len)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t out = 0;
+
+	if (!dst_len)
+		return dst;
+	for (size_t i = 0; i < src_len && src[i]; i++) {
+		unsigned char ch = (unsigned char)src[i];
+
+		if (ch >= 0x20 && ch < 0x7f) {
+			if (out + 1 >= dst_len)
+				break;
+			dst[out++] = (char)ch;
+		} else {
+			if (out + 4 >= dst_len)
+				break;
+			dst[out++] = '\\';
+			dst[out++] = 'x';
+			dst[out++] = hex[ch >> 4];
+			dst[out++] = hex[ch & 15];
+		}
+	}
+	dst[out] = '\0';
+	return dst;
+}

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include <gdx/gdx_log.h>
 #include <gdx/gdx_wire.h>
 
 void gdx_handle_pack(struct gdx_handle *h, int family, const void *addr, uint16_t port_be,
@@ -58,11 +59,36 @@ int gdx_handle_check(const struct gdx_handle *h, char *why, size_t why_len)
 void gdx_wire_hello_pack(struct gdx_wire_hello *h, uint64_t nonce, uint32_t nrails)
 {
 	h->nrails = htole32(nrails);
-	h->reserved = 0;
+	h->refused = 0;
 	h->magic = htole64(GDX_WIRE_MAGIC);
 	h->version = htole32(GDX_WIRE_VERSION);
 	h->meta_len = htole32(sizeof(struct gdx_wire_meta));
 	h->nonce = htole64(nonce);
+}
+
+void gdx_wire_refusal_pack(struct gdx_wire_hello *h, uint32_t why)
+{
+	gdx_wire_hello_pack(h, 0, 1);
+	h->refused = htole32(why);
+}
+
+const char *gdx_wire_refusal_str(uint32_t why)
+{
+	switch (why) {
+	case GDX_REFUSED_VERSION: return "it speaks another magic or protocol version";
+	case GDX_REFUSED_HELLO: return "our hello was malformed";
+	case GDX_REFUSED_NONCE:
+		return "our hello does not carry the nonce of its handle (a stale handle?)";
+	case GDX_REFUSED_META: return "our metadata was malformed";
+	case GDX_REFUSED_RAILS: return "the rail and QP counts of the two ends do not agree";
+	case GDX_REFUSED_LOCAL: return "it could not make its end of the connection (see its log)";
+	case GDX_REFUSED_BUSY:
+		return "it closed the connection unread, the oldest of too many that had sent no "
+		       "hello";
+	case GDX_REFUSED_SILENT:
+		return "it closed the connection unread: no hello came within its hello deadline";
+	default: return "a reason this plugin does not know";
+	}
 }
 
 uint32_t gdx_wire_hello_rails(const struct gdx_wire_hello *h)
@@ -92,6 +118,11 @@ int gdx_wire_hello_check(const void *buf, size_t len, uint64_t nonce, char *why,
 			 GDX_WIRE_VERSION);
 		return -EPROTONOSUPPORT;
 	}
+	if (h.refused) {
+		snprintf(why, why_len, "hello is a refusal: %s",
+			 gdx_wire_refusal_str(le32toh(h.refused)));
+		return -ECONNREFUSED;
+	}
 	if (meta_len != sizeof(struct gdx_wire_meta)) {
 		snprintf(why, why_len, "peer announces %u bytes of metadata, expected %zu",
 			 meta_len, sizeof(struct gdx_wire_meta));
@@ -103,11 +134,11 @@ int gdx_wire_hello_check(const void *buf, size_t len, uint64_t nonce, char *why,
 		return -EPROTO;
 	}
 	if (le64toh(h.nonce) != nonce) {
+		/* neither value: the nonce is what proves a peer has the handle */
 		snprintf(why, why_len,
-			 "peer's hello carries nonce 0x%016llx, this listener's is 0x%016llx "
-			 "(a stale handle?)",
-			 (unsigned long long)le64toh(h.nonce), (unsigned long long)nonce);
-		return -EPROTO;
+			 "hello does not carry the nonce of the listener's handle (a stale "
+			 "handle, or a client that never had it)");
+		return -EACCES;
 	}
 	return 0;
 }
@@ -148,6 +179,7 @@ int gdx_wire_meta_unpack(const void *buf, size_t len, struct gdx_wire_meta *out,
 			 size_t why_len)
 {
 	struct gdx_wire_meta raw;
+	char name[GDX_DEV_NAME_MAX];
 
 	if (len != sizeof(raw)) {
 		snprintf(why, why_len, "metadata is %zu bytes, expected %zu", len, sizeof(raw));
@@ -155,7 +187,9 @@ int gdx_wire_meta_unpack(const void *buf, size_t len, struct gdx_wire_meta *out,
 	}
 	memcpy(&raw, buf, sizeof(raw));
 	gdx_wire_meta_swap(out, &raw, 0);
-	out->dev_name[GDX_DEV_NAME_MAX - 1] = '\0';
+	/* the peer's words: printable before any log line or counter sees them */
+	memcpy(name, out->dev_name, sizeof(name));
+	gdx_log_sanitize(out->dev_name, sizeof(out->dev_name), name, sizeof(name));
 	if (out->nrails < 1 || out->nrails > GDX_MAX_RAILS) {
 		snprintf(why, why_len, "peer announces %u rails (1-%d allowed)", out->nrails,
 			 GDX_MAX_RAILS);

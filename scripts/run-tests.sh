@@ -9,16 +9,19 @@
 #   scripts/run-tests.sh --check    # --unit without the fuzzer and the sanitizer
 #                                   # rerun: make check, a contributor's loop
 #   scripts/run-tests.sh --vm       # only the VM tests
+#   scripts/run-tests.sh --fuzz     # only the fuzzers, GDX_FUZZ_SECONDS each
+#                                   # (make fuzz FUZZ_SECONDS=N)
 set -uo pipefail
 
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 2
 mode=all
 case "${1:-}" in
 	--unit) mode=unit ;;
 	--check) mode=check ;;
 	--vm) mode=vm ;;
+	--fuzz) mode=fuzz ;;
 	"") ;;
-	*) echo "usage: $0 [--unit|--check|--vm]" >&2; exit 2 ;;
+	*) echo "usage: $0 [--unit|--check|--vm|--fuzz]" >&2; exit 2 ;;
 esac
 
 passed=0
@@ -59,21 +62,12 @@ check_format() {
 	fi
 }
 
-# The fuzzers (make fuzz), each for a bounded time over its kept corpus:
-# fuzz_wire (the plugin's wire parsers) for GDX_FUZZ_SECONDS (60 s), fuzz_json
-# and fuzz_log (gdx-doctor's readers of other nodes' reports and of NCCL logs)
-# for GDX_FUZZ_DOCTOR_SECONDS (20 s) each. What they find new goes to a scratch
-# directory, a crashing input to build/fuzz-artifacts/NAME-*.
+# A fuzzer (make fuzz) for a bounded time over its kept corpus:
+# run_fuzz NAME CORPUS SECONDS [OPTION...], SECONDS unless GDX_FUZZ_SECONDS
+# says. What it finds new goes to a scratch directory, a crashing input to
+# build/fuzz-artifacts/NAME-*.
 run_fuzz() {
-	run_fuzzer fuzz_wire tests/fuzz-corpus "${GDX_FUZZ_SECONDS:-60}"
-	run_fuzzer fuzz_ctrl tests/fuzz-corpus-ctrl "${GDX_FUZZ_CTRL_SECONDS:-30}"
-	run_fuzzer fuzz_json tests/fuzz-corpus-json "${GDX_FUZZ_DOCTOR_SECONDS:-20}" -timeout=10
-	run_fuzzer fuzz_log tests/fuzz-corpus-log "${GDX_FUZZ_DOCTOR_SECONDS:-20}" -timeout=10
-}
-
-# run_fuzzer NAME CORPUS SECONDS [OPTION...]: build/NAME over CORPUS.
-run_fuzzer() {
-	local name=$1 corpus=$2 secs=$3 dir
+	local name=$1 corpus=$2 secs=${GDX_FUZZ_SECONDS:-$3} dir
 	shift 3
 	if [ ! -x "build/$name" ]; then
 		echo "not ok build/$name is missing (make fuzz)"
@@ -94,6 +88,49 @@ run_fuzzer() {
 		echo "# $name: 0 passed, 1 failed"
 	fi
 	rm -rf "$dir" "$dir.log"
+}
+
+# fuzz_wire: the network's bytes and the acceptor; fuzz_connect: the
+# connector against hostile answers; fuzz_ctrl: what a peer writes by RDMA;
+# fuzz_json and fuzz_log: gdx-doctor's readers of other nodes' reports and of
+# NCCL logs.
+run_fuzzers() {
+	run_fuzz fuzz_wire tests/fuzz-corpus 60
+	run_fuzz fuzz_connect tests/fuzz-corpus-connect 30
+	run_fuzz fuzz_ctrl tests/fuzz-corpus-ctrl 30
+	run_fuzz fuzz_json tests/fuzz-corpus-json 20 -timeout=10
+	run_fuzz fuzz_log tests/fuzz-corpus-log 20 -timeout=10
+}
+
+# The unit tests that run threads, again under ThreadSanitizer (make
+# SANITIZE=thread BUILD=build-tsan): the many-thread connects and the
+# topology readers. A race it reports stops the test (halt_on_error=1) and
+# fails the run, and so does a report outside any test.
+TSAN_TESTS="unit_conn_race unit_topo"
+run_tsan_units() {
+	local name t out rc
+	for name in $TSAN_TESTS; do
+		t=build-tsan/tests/$name
+		if [ ! -x "$t" ]; then
+			echo "not ok $t is missing (make SANITIZE=thread BUILD=build-tsan all)"
+			echo "# $t: 0 passed, 1 failed"
+			continue
+		fi
+		out=$(GDX_PLUGIN=build-tsan/libnccl-net-gdx.so \
+			TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 "$t" 2>&1)
+		rc=$?
+		printf '%s\n' "$out"
+		if ! grep -qE '^# .*: [0-9]+ passed, [0-9]+ failed$' <<<"$out"; then
+			echo "not ok $t exited with status $rc before its summary"
+			echo "# $t: 0 passed, 1 failed"
+		elif grep -q 'ThreadSanitizer' <<<"$out" && ! grep -q '^not ok' <<<"$out"; then
+			echo "not ok $t: ThreadSanitizer reported outside a test"
+			echo "# $t (tsan): 0 passed, 1 failed"
+		elif [ "$rc" -ne 0 ] && ! grep -q '^not ok' <<<"$out"; then
+			echo "not ok $t passed its tests but exited with status $rc"
+			echo "# $t (exit): 0 passed, 1 failed"
+		fi
+	done
 }
 
 # The unit tests again, built with ASan and UBSan (make SANITIZE=address,undefined).
@@ -122,7 +159,9 @@ run_sanitized_units() {
 	done
 }
 
-if [ "$mode" != vm ]; then
+if [ "$mode" = fuzz ]; then
+	run_fuzzers 2>&1 | tee -a "$log"
+elif [ "$mode" != vm ]; then
 	{
 		check_exports
 		check_format
@@ -144,7 +183,8 @@ if [ "$mode" != vm ]; then
 		done
 		if [ "$mode" != check ]; then
 			run_sanitized_units
-			run_fuzz
+			run_tsan_units
+			run_fuzzers
 		fi
 	} 2>&1 | tee -a "$log"
 fi
@@ -152,10 +192,12 @@ fi
 if [ "$mode" = all ] || [ "$mode" = vm ]; then
 	start=$(date +%s)
 	# --timeout: the whole loop, about 25 minutes on a quiet 2-core host
+	# shellcheck disable=SC2016 # expanded in the guest
 	scripts/vm-run.sh --pairs 2 --mem 4096 --timeout 3600 -- 'for t in build/tests/vm_* tests/vm_*.sh; do case "$t" in *.o|*.d) continue;; esac; "$t"; done' \
 		2>&1 | tee -a "$log"
 	rc=${PIPESTATUS[0]}
 	# The cases that need every NIC to reach every other: one switch.
+	# shellcheck disable=SC2016
 	scripts/vm-run.sh --switch --pairs 2 -- 'for t in build/tests/sw_*; do case "$t" in *.o|*.d) continue;; esac; "$t"; done' \
 		2>&1 | tee -a "$log"
 	echo "# vm: tests took $(($(date +%s) - start)) s including boot" | tee -a "$log"

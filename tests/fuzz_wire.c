@@ -138,7 +138,8 @@ static void fuzz_hello_check(const uint8_t *s, size_t len, uint64_t nonce, size_
 
 	/* Any length, then exactly a hello's worth. */
 	ret = gdx_wire_hello_check(s, len, nonce, why, why_len);
-	FUZZ_CHECK(ret == 0 || ret == -EPROTO || ret == -EPROTONOSUPPORT);
+	FUZZ_CHECK(ret == 0 || ret == -EPROTO || ret == -EPROTONOSUPPORT || ret == -EACCES ||
+		   ret == -ECONNREFUSED);
 	FUZZ_CHECK(ret != 0 || len == sizeof(h));
 	fuzz_check_why(ret, why, why_len);
 	if (len < sizeof(h))
@@ -174,6 +175,9 @@ static void fuzz_meta_check(const uint8_t *s, size_t len, size_t why_len)
 	FUZZ_CHECK(out.nrails >= 1 && out.nrails <= GDX_MAX_RAILS);
 	FUZZ_CHECK(out.max_recvs >= 1 && out.max_recvs <= NCCL_NET_MAX_REQUESTS);
 	FUZZ_CHECK(memchr(out.dev_name, '\0', sizeof(out.dev_name)) != NULL);
+	/* the peer's name reaches log lines: printable only (gdx_log_sanitize) */
+	for (const char *p = out.dev_name; *p; p++)
+		FUZZ_CHECK(*p >= 0x20 && *p < 0x7f);
 	for (uint32_t i = 0; i < out.nrails; i++) {
 		FUZZ_CHECK(out.rails[i].link_layer == 1 || out.rails[i].link_layer == 2);
 		FUZZ_CHECK(out.rails[i].mtu >= 1 && out.rails[i].mtu <= 5);

@@ -4,6 +4,7 @@
 #include <arpa/inet.h>
 #include <endian.h>
 #include <errno.h>
+#include <stdio.h>
 
 #include <gdx/gdx_wire.h>
 
@@ -76,8 +77,10 @@ static void test_hello(void)
 
 	gdx_wire_hello_pack(&h, 77, 1);
 	ASSERT_EQ(gdx_wire_hello_check(&h, sizeof(h), 77, why, sizeof(why)), 0);
-	ASSERT_EQ(gdx_wire_hello_check(&h, sizeof(h), 78, why, sizeof(why)), -EPROTO);
+	ASSERT_EQ(gdx_wire_hello_check(&h, sizeof(h), 78, why, sizeof(why)), -EACCES);
 	ASSERT_STR_CONTAINS(why, "nonce");
+	ASSERT(!strstr(why, "77") && !strstr(why, "78") && !strstr(why, "4d") &&
+	       !strstr(why, "4e")); /* neither nonce, in decimal or hex */
 	ASSERT_EQ(gdx_wire_hello_check(&h, sizeof(h) - 1, 77, why, sizeof(why)), -EPROTO);
 	h.version = htole32(9);
 	ASSERT_EQ(gdx_wire_hello_check(&h, sizeof(h), 77, why, sizeof(why)), -EPROTONOSUPPORT);
@@ -86,6 +89,29 @@ static void test_hello(void)
 	h.meta_len = htole32(0x7fffffff);
 	ASSERT_EQ(gdx_wire_hello_check(&h, sizeof(h), 77, why, sizeof(why)), -EPROTO);
 	ASSERT_STR_CONTAINS(why, "2147483647 bytes of metadata");
+}
+
+/* A listener's refusal: its magic and version, the reason, and no nonce. */
+static void test_refusal(void)
+{
+	struct gdx_wire_hello h;
+	char why[256];
+
+	gdx_wire_refusal_pack(&h, GDX_REFUSED_NONCE);
+	ASSERT_EQ(le64toh(h.magic), GDX_WIRE_MAGIC);
+	ASSERT_EQ(le32toh(h.version), GDX_WIRE_VERSION);
+	ASSERT_EQ(h.nonce, 0);
+	ASSERT_EQ(le32toh(h.refused), GDX_REFUSED_NONCE);
+	/* whatever nonce the reader expects, a refusal is read as one */
+	ASSERT_EQ(gdx_wire_hello_check(&h, sizeof(h), 0, why, sizeof(why)), -ECONNREFUSED);
+	ASSERT_STR_CONTAINS(why, "stale handle");
+	ASSERT_EQ(gdx_wire_hello_check(&h, sizeof(h), 99, why, sizeof(why)), -ECONNREFUSED);
+	for (uint32_t r = GDX_REFUSED_VERSION; r <= GDX_REFUSED_LAST + 1; r++)
+		ASSERT(strlen(gdx_wire_refusal_str(r)) > 10);
+	ASSERT_STR_CONTAINS(gdx_wire_refusal_str(GDX_REFUSED_LAST + 1), "does not know");
+	/* another version's refusal names both versions, as any hello does */
+	h.version = htole32(GDX_WIRE_VERSION + 1);
+	ASSERT_EQ(gdx_wire_hello_check(&h, sizeof(h), 0, why, sizeof(why)), -EPROTONOSUPPORT);
 }
 
 static struct gdx_wire_meta good_meta(void)
@@ -175,6 +201,26 @@ static void test_meta_refusals(void)
 	ASSERT_EQ(strlen(out.dev_name), GDX_DEV_NAME_MAX - 1);
 }
 
+/* The peer's device name reaches log lines and the live counters: what
+ * unpack hands on is printable, control bytes written as \xNN. */
+static void test_meta_dev_name_sanitized(void)
+{
+	struct gdx_wire_meta m = good_meta(), wire, out;
+	char why[256];
+
+	snprintf(m.dev_name, sizeof(m.dev_name), "rxe0\nNET/GDX : fake line\x1b[2J\xff");
+	gdx_wire_meta_pack(&wire, &m);
+	ASSERT_EQ(gdx_wire_meta_unpack(&wire, sizeof(wire), &out, why, sizeof(why)), 0);
+	ASSERT_EQ(strcmp(out.dev_name, "rxe0\\x0aNET/GDX : fake line\\x1b[2J\\xff"), 0);
+	/* escapes that do not fit in the field are left out whole */
+	memset(m.dev_name, '\n', sizeof(m.dev_name));
+	gdx_wire_meta_pack(&wire, &m);
+	ASSERT_EQ(gdx_wire_meta_unpack(&wire, sizeof(wire), &out, why, sizeof(why)), 0);
+	ASSERT_EQ(strlen(out.dev_name), 60); /* 15 escapes of 4 bytes */
+	for (const char *p = out.dev_name; *p; p++)
+		ASSERT(*p >= 0x20 && *p < 0x7f);
+}
+
 /* Both forms of the immediate, at their limits, and what no sender sends. */
 static void test_immediates(void)
 {
@@ -221,5 +267,6 @@ static void test_cts_layout(void)
 }
 
 GDX_TESTS_MAIN(TEST(test_handle_roundtrip, 5), TEST(test_handle_wrong_magic_and_version, 5),
-	       TEST(test_hello, 5), TEST(test_meta_roundtrip, 5), TEST(test_meta_refusals, 5),
+	       TEST(test_hello, 5), TEST(test_refusal, 5), TEST(test_meta_roundtrip, 5),
+	       TEST(test_meta_refusals, 5), TEST(test_meta_dev_name_sanitized, 5),
 	       TEST(test_immediates, 5), TEST(test_cts_layout, 5))

@@ -11,6 +11,7 @@
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <endian.h>
+#include <errno.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -193,5 +194,76 @@ static void test_abandoned_after_rails(void)
 	abandon_after(1);
 }
 
-GDX_TESTS_MAIN(TEST(test_thousand_pairs, 900), TEST(test_abandoned_after_hello, 60),
-	       TEST(test_abandoned_after_rails, 60))
+/*
+ * A connect whose connection the listener closes unread connects again.
+ * The listener's backlog is filled by clients that say nothing, so the
+ * connect's first call cannot get its hello out; the listener takes it once
+ * there is room and, the connect not being called again before the hello
+ * deadline, closes it with a refusal. The next calls read the refusal,
+ * connect again, and the pair carries bytes.
+ */
+static void test_connect_again_when_closed_unread(void)
+{
+	enum { FLOOD = 140 };
+	const ncclNet_v7_t *n;
+	char handle[NCCL_NET_HANDLE_MAXSIZE];
+	struct gdx_handle h;
+	struct sockaddr_in a = {.sin_family = AF_INET};
+	struct baseline before;
+	struct gdx_pair p = {0};
+	int flood[FLOOD];
+
+	setenv("NCCL_GDX_HELLO_TIMEOUT_MS", "200", 1);
+	n = net_up();
+	/* what every pair shares is made first, as in test_thousand_pairs */
+	gdx_pair_connect(n, 0, 1, &p);
+	gdx_transfer(&p, 1000, 1000, 0, 1);
+	gdx_pair_close(&p);
+	memset(&p, 0, sizeof(p));
+	ASSERT_EQ(n->listen(0, handle, &p.listen), ncclSuccess);
+	memcpy(&h, handle, sizeof(h));
+	baseline_take(&before);
+	a.sin_port = h.port;
+	memcpy(&a.sin_addr, h.addr, 4);
+	for (int i = 0; i < FLOOD; i++) { /* more than the backlog holds */
+		flood[i] = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+		ASSERT(flood[i] >= 0);
+		ASSERT(connect(flood[i], (struct sockaddr *)&a, sizeof(a)) == 0 ||
+		       errno == EINPROGRESS);
+	}
+	ASSERT_EQ(n->connect(1, handle, &p.send, NULL), ncclSuccess);
+	ASSERT(p.send == NULL);
+	/* only the listener runs, past the SYNs sent again (1 s) and the deadline */
+	for (double t0 = gdx_now_s(); gdx_now_s() - t0 < 2.5;) {
+		ASSERT_EQ(n->accept(p.listen, &p.recv, NULL), ncclSuccess);
+		ASSERT(p.recv == NULL);
+		usleep(2000);
+	}
+	for (double t0 = gdx_now_s(); !p.send || !p.recv;) {
+		ASSERT(gdx_now_s() - t0 < 20);
+		if (!p.send)
+			ASSERT_EQ(n->connect(1, handle, &p.send, NULL), ncclSuccess);
+		if (!p.recv)
+			ASSERT_EQ(n->accept(p.listen, &p.recv, NULL), ncclSuccess);
+	}
+	ASSERT_STR_CONTAINS(gdx_test_infos(), "connecting again");
+	ASSERT_STR_CONTAINS(gdx_test_warnings(), "incoming connection(s) that sent no hello");
+	p.net = n;
+	gdx_transfer(&p, 100000, 100000, 5, 6);
+	ASSERT_EQ(n->closeSend(p.send), ncclSuccess);
+	ASSERT_EQ(n->closeRecv(p.recv), ncclSuccess);
+	for (int i = 0; i < FLOOD; i++)
+		close(flood[i]);
+	for (int i = 0; i < 100; i++) { /* the listener drops what the flood left */
+		void *r = NULL;
+
+		ASSERT_EQ(n->accept(p.listen, &r, NULL), ncclSuccess);
+		ASSERT(r == NULL);
+		usleep(1000);
+	}
+	baseline_check(&before, "after the connect made again and the flood");
+	ASSERT_EQ(n->closeListen(p.listen), ncclSuccess);
+}
+
+GDX_TESTS_MAIN(TEST(test_thousand_pairs, 900), TEST(test_connect_again_when_closed_unread, 60),
+	       TEST(test_abandoned_after_hello, 60), TEST(test_abandoned_after_rails, 60))

@@ -6,6 +6,7 @@
  */
 #include <arpa/inet.h>
 #include <endian.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -274,16 +275,39 @@ static void test_receiver_killed_while_send_waits(void)
 	ASSERT_EQ(n->closeSend(send), ncclSuccess);
 }
 
+/* Whether buf holds the 8 bytes of nonce anywhere, in either byte order. */
+static bool holds_nonce(const void *buf, size_t len, uint64_t nonce)
+{
+	uint64_t le = htole64(nonce), be = htobe64(nonce);
+
+	for (size_t i = 0; i + 8 <= len; i++)
+		if (!memcmp((const char *)buf + i, &le, 8) ||
+		    !memcmp((const char *)buf + i, &be, 8))
+			return true;
+	return false;
+}
+
+/*
+ * Hostile clients on the listening port while the real peer (another
+ * process) connects: garbage, one fishing for the nonce with a hello that
+ * has none, and more silent ones from this address than the listener holds.
+ * The real peer connects and streams every byte; the fishing client learns
+ * nothing; the silent ones over the bound are closed with one line.
+ */
 static void test_hostile_client_while_peer_connects(void)
 {
+	enum { SILENT = 40 };
 	struct peer pr;
 	const ncclNet_v7_t *n;
 	char handle[NCCL_NET_HANDLE_MAXSIZE], ok = 0, junk[100];
 	struct gdx_handle *h = (struct gdx_handle *)handle;
 	struct sockaddr_in sa = {.sin_family = AF_INET};
+	struct gdx_wire_hello fish_hello, answer;
+	struct pollfd p = {.events = POLLIN};
 	struct gdx_buf b;
 	void *listen = NULL, *recv;
-	int fd;
+	int fd, fish, silent[SILENT];
+	ssize_t got = 0;
 
 	/* Fork before the plugin opens any verbs device: contexts do not cross fork. */
 	peer_start(&pr, sender_body);
@@ -291,16 +315,35 @@ static void test_hostile_client_while_peer_connects(void)
 	ASSERT_EQ(n->listen(0, handle, &listen), ncclSuccess);
 	sa.sin_port = h->port;
 	memcpy(&sa.sin_addr, h->addr, 4);
-	/* a garbage client first, and a silent one */
 	fd = socket(AF_INET, SOCK_STREAM, 0);
 	ASSERT_EQ(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
 	memset(junk, 0xee, sizeof(junk));
 	ASSERT_EQ(write(fd, junk, sizeof(junk)), (ssize_t)sizeof(junk));
-	int silent = socket(AF_INET, SOCK_STREAM, 0);
-	ASSERT_EQ(connect(silent, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	fish = socket(AF_INET, SOCK_STREAM, 0);
+	ASSERT_EQ(connect(fish, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	gdx_wire_hello_pack(&fish_hello, 0, 1);
+	ASSERT_EQ(write(fish, &fish_hello, sizeof(fish_hello)), (ssize_t)sizeof(fish_hello));
+	for (int i = 0; i < SILENT; i++) {
+		silent[i] = socket(AF_INET, SOCK_STREAM, 0);
+		ASSERT_EQ(connect(silent[i], (struct sockaddr *)&sa, sizeof(sa)), 0);
+	}
 	xwrite(pr.to_child[1], handle, sizeof(handle));
 	recv = accept_one(n, listen);
 	ASSERT_STR_CONTAINS(gdx_test_warnings(), "refused connection from");
+	ASSERT_STR_CONTAINS(gdx_test_warnings(), "does not carry the nonce");
+	ASSERT_STR_CONTAINS(gdx_test_warnings(), "incoming connection(s) that sent no hello");
+	/* the fishing client got a refusal that says why, and no nonce */
+	p.fd = fish;
+	while (got < (ssize_t)sizeof(answer) && poll(&p, 1, 2000) > 0) {
+		ssize_t r = read(fish, (char *)&answer + got, sizeof(answer) - (size_t)got);
+
+		if (r <= 0)
+			break;
+		got += r;
+	}
+	ASSERT_EQ(got, (ssize_t)sizeof(answer));
+	ASSERT(!holds_nonce(&answer, sizeof(answer), le64toh(h->nonce)));
+	ASSERT_EQ(le32toh(answer.refused), GDX_REFUSED_NONCE);
 	gdx_buf_alloc(n, recv, MAX_MSG, 0, &b);
 	receive_stream(n, recv, &b);
 	xread(pr.from_child[0], &ok, 1);
@@ -310,7 +353,9 @@ static void test_hostile_client_while_peer_connects(void)
 	ASSERT_EQ(n->closeRecv(recv), ncclSuccess);
 	ASSERT_EQ(n->closeListen(listen), ncclSuccess);
 	close(fd);
-	close(silent);
+	close(fish);
+	for (int i = 0; i < SILENT; i++)
+		close(silent[i]);
 }
 
 GDX_TESTS_MAIN(TEST(test_two_processes, 300), TEST(test_sender_killed_while_receive_waits, 300),

@@ -30,8 +30,12 @@
 /* The FIFO is stored entry-major: entry i of slot s at GDX_FIFO_INDEX(s, i).
  * The first entries of consecutive slots are then adjacent, and one RDMA
  * WRITE of a packet or less carries a batch of single-buffer clear-to-sends. */
-#define GDX_FIFO_INDEX(s, i)	((uint32_t)(i)*GDX_MAX_REQUESTS + (uint32_t)(s))
-#define GDX_MAX_PENDING_ACCEPTS 64
+#define GDX_FIFO_INDEX(s, i) ((uint32_t)(i)*GDX_MAX_REQUESTS + (uint32_t)(s))
+/* Incoming handshakes a listener holds at once, and of those the ones that
+ * have not sent their whole hello from one address: over either bound the
+ * oldest of those is closed, unread (gdx_conn.c). */
+#define GDX_MAX_PENDING_ACCEPTS	  64
+#define GDX_MAX_UNPROVEN_PER_ADDR 16
 
 /*
  * Queue depths, from what a comm has in flight. A send comm's send queue
@@ -344,6 +348,13 @@ struct gdx_listen_comm {
 	bool accept_warned; /* accept(2) failed for another reason than none waiting */
 	int npending;
 	struct gdx_accept *pending[GDX_MAX_PENDING_ACCEPTS];
+	uint64_t taken; /* connections taken from the backlog: each one's age */
+	/* Connections closed unread for sending no hello (gdx_conn.c), told in
+	 * one line at most a second: how many since the last line, and why. */
+	uint32_t shed_silent, shed_busy;
+	bool shed_told;
+	uint64_t shed_told_ms;
+	char shed_last[64];
 };
 
 /* The receive comm behind a comm known to be one (kind GDX_KIND_RECV). */

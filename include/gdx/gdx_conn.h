@@ -29,6 +29,44 @@ void gdx_conn_fini(void);
 /* Closes every comm and pending connect ctx owns; returns how many. */
 int gdx_conn_close_owned(struct gdx_ctx *ctx);
 
+/*
+ * The acceptor's answer as the connector reads it: its hello, then its
+ * metadata, each in whatever pieces the socket gives. The connector's
+ * recv-hello and recv-meta states are these calls; they stand apart so that
+ * hostile answers can be fed to them without an RDMA device
+ * (tests/fuzz_connect.c, tests/unit_handshake.c).
+ */
+struct gdx_conn_reply {
+	struct gdx_xfer xfer;
+	struct gdx_wire_hello hello;
+	struct gdx_wire_meta meta;
+};
+
+/* Sets r to read a hello. */
+void gdx_conn_reply_start(struct gdx_conn_reply *r);
+/* Reads the hello from fd: 0 once it is whole and is the listener's (its
+ * magic and version, the handle's nonce, the rail count its handle said),
+ * r then set to read the metadata; -EAGAIN; -ECONNABORTED, not logged, when
+ * the listener closed the connection unread (a new one may get through);
+ * any other error (-ECONNREFUSED for a refusal) after one WARN naming peer. */
+int gdx_conn_reply_hello(struct gdx_conn_reply *r, int fd, uint64_t nonce, uint32_t rails,
+			 const char *peer);
+/* Reads the metadata: 0 once it is whole and valid (unpacked in r->meta, its
+ * strings printable), -EAGAIN, or an error after one WARN naming peer. */
+int gdx_conn_reply_meta(struct gdx_conn_reply *r, int fd, const char *peer);
+
+/* Connects under way: started by connect() and neither handed back, failed
+ * nor freed as abandoned yet. */
+int gdx_connects_pending(void);
+
+/*
+ * Tests only: the clock of connection setup (the handshake deadlines and the
+ * sweep of abandoned connects) becomes now_ms, so that a test decides what
+ * time each call sees; NULL gives back gdx_now_ms(). Nothing but a test sets
+ * it (tests/unit_conn_race.c).
+ */
+void gdx_conn_test_clock(uint64_t (*now_ms)(void));
+
 /* Live comms, so a close of something never opened or already closed is an
  * error and not a crash. */
 bool gdx_comm_registered(const void *comm);

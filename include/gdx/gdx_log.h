@@ -6,6 +6,8 @@
 #ifndef GDX_LOG_H
 #define GDX_LOG_H
 
+#include <stddef.h>
+
 #include <nccl/net_common.h>
 
 /* NULL selects the stderr fallback, which prints WARN always and INFO when
@@ -15,6 +17,17 @@ void gdx_log_set(ncclDebugLogger_t fn);
 /* Saves and restores errno, so "GDX_WARN(...); return -errno;" stays correct. */
 void gdx_log(ncclDebugLogLevel level, unsigned long flags, const char *where, int line,
 	     const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+/*
+ * A string the peer sent (a device name, a failover note's reason), made fit
+ * for a log line or a live counter slot where it enters the plugin: at most
+ * src_len bytes of src, up to its NUL, into dst; printable ASCII is kept,
+ * every other byte written as \xNN, so that a peer cannot start a line, move
+ * the cursor or colour a terminal. Always terminated; an escape is never cut
+ * in two. The result is printable, so sanitizing it again changes nothing.
+ * dst and src may not overlap. Returns dst.
+ */
+char *gdx_log_sanitize(char *dst, size_t dst_len, const char *src, size_t src_len);
 
 #define GDX_WARN(fmt, ...) \
 	gdx_log(NCCL_LOG_WARN, NCCL_ALL, __FILE__, __LINE__, "NET/GDX : " fmt, ##__VA_ARGS__)

@@ -65,6 +65,9 @@
 	  "memory too (diagnostics)")                                                             \
 	X(int, handshake_timeout_ms, "HANDSHAKE_TIMEOUT_MS", "30000", NULL, 1, INT_MAX,           \
 	  "drop an out-of-band handshake, either end, that has not finished by then")             \
+	X(int, hello_timeout_ms, "HELLO_TIMEOUT_MS", "5000", NULL, 1, INT_MAX,                    \
+	  "close an incoming out-of-band connection that has not sent its whole hello by then "   \
+	  "(at most HANDSHAKE_TIMEOUT_MS), unread; its connector connects again")                 \
 	X(int, cts_batch, "CTS_BATCH", "8", NULL, 1, 32,                                          \
 	  "clear-to-sends written together while the sender still holds two or more; 1 writes "   \
 	  "each at once, for a driver that does not keep testing its receives as NCCL does")      \

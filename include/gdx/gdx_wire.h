@@ -38,15 +38,36 @@ struct gdx_handle {
 };
 _Static_assert(sizeof(struct gdx_handle) <= NCCL_NET_HANDLE_MAXSIZE, "handle fits NCCL's buffer");
 
-/* First bytes each way on the out-of-band socket. */
+/*
+ * First bytes each way on the out-of-band socket. The connector's carries
+ * the nonce of the handle it was given, which proves it has the handle; the
+ * listener answers a connector that proved it with its own hello (the same
+ * nonce) and metadata, and any other with a refusal: its magic and version,
+ * no nonce, and why in refused, so that nobody learns the nonce from it.
+ */
 struct gdx_wire_hello {
 	uint64_t magic;
 	uint32_t version;
 	uint32_t meta_len; /* bytes of struct gdx_wire_meta that follow */
-	uint64_t nonce;	   /* the listener's nonce from the handle */
+	uint64_t nonce;	   /* the listener's nonce from the handle; 0 in a refusal */
 	uint32_t nrails;   /* NICs of the sender's device */
-	uint32_t reserved;
+	uint32_t refused;  /* 0; in a listener's refusal, why (GDX_REFUSED_*) */
 };
+
+/* Why a listener refused a connection, as its refusal says. */
+enum gdx_refusal {
+	GDX_REFUSED_VERSION = 1, /* another magic or protocol version (the refusal
+				  * carries the listener's) */
+	GDX_REFUSED_HELLO,	 /* a malformed hello */
+	GDX_REFUSED_NONCE,	 /* not the nonce of the listener's handle */
+	GDX_REFUSED_META,	 /* malformed metadata */
+	GDX_REFUSED_RAILS,	 /* rail or QP counts the two ends cannot agree on */
+	GDX_REFUSED_LOCAL,	 /* the listener could not make its end (its log says why) */
+	GDX_REFUSED_BUSY,	 /* closed unread: the oldest of too many connections
+				  * without a hello (from that address, or in all) */
+	GDX_REFUSED_SILENT,	 /* closed unread: no hello within the listener's deadline */
+};
+#define GDX_REFUSED_LAST GDX_REFUSED_SILENT
 
 /* A QP's Enhanced Connection Establishment options (ibv_ece). */
 struct gdx_wire_ece {
@@ -160,10 +181,16 @@ void gdx_handle_pack(struct gdx_handle *h, int family, const void *addr, uint16_
 int gdx_handle_check(const struct gdx_handle *h, char *why, size_t why_len);
 
 void gdx_wire_hello_pack(struct gdx_wire_hello *h, uint64_t nonce, uint32_t nrails);
+/* A listener's refusal (enum gdx_refusal): its magic and version, no nonce. */
+void gdx_wire_refusal_pack(struct gdx_wire_hello *h, uint32_t why);
+/* What a refusal's reason means, from the refused end's side. */
+const char *gdx_wire_refusal_str(uint32_t why);
 /* The rail count a validated hello announces. */
 uint32_t gdx_wire_hello_rails(const struct gdx_wire_hello *h);
 /* Validates a peer's hello. Returns 0; -EPROTONOSUPPORT for another magic or
- * version; -EPROTO for a wrong nonce or length. why gets a full sentence. */
+ * version; -ECONNREFUSED for a refusal; -EACCES when it does not carry nonce
+ * (neither value is ever written to why); -EPROTO for anything else
+ * malformed. why gets a full sentence. */
 int gdx_wire_hello_check(const void *buf, size_t len, uint64_t nonce, char *why, size_t why_len);
 
 void gdx_wire_meta_pack(struct gdx_wire_meta *out, const struct gdx_wire_meta *in);
