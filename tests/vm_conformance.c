@@ -331,14 +331,17 @@ static void test_steps_ahead_oldest_tested_newest(void)
  * wait without them: the same NCCL loop, batching on (the default) and off
  * (NCCL_GDX_CTS_BATCH=1), at NCCL's step sizes: the sender finds no
  * clear-to-send with nothing else to do no more often with batching than
- * without.
+ * without. Three rounds each, taken in turn, summed: a host busy with
+ * something else in one round moves its count more than batching does.
  */
 static void test_cts_batching_never_idles_sender(void)
 {
+	enum { ROUNDS = 3 };
 	static const size_t steps[] = {LL_STEP, SIMPLE_STEP};
-	int idle[2][2];
+	int idle[2][2] = {{0}};
 
-	for (int batched = 0; batched < 2; batched++) {
+	for (int i = 0; i < 2 * ROUNDS; i++) {
+		int batched = i % 2;
 		struct gdx_drv d;
 		struct gdx_dpair p;
 
@@ -350,10 +353,10 @@ static void test_cts_batching_never_idles_sender(void)
 			struct proxy_run run;
 
 			proxy_loop(&d, &p, steps[s], s ? 48 : 160, &run);
-			idle[batched][s] = run.sender_idle;
-			printf("  %zu-byte steps, clear-to-sends %s: sender idle %d times, "
-			       "%.2f s\n",
-			       steps[s], batched ? "batched" : "one by one", run.sender_idle,
+			idle[batched][s] += run.sender_idle;
+			printf("  round %d, %zu-byte steps, clear-to-sends %s: sender idle %d "
+			       "times, %.2f s\n",
+			       i / 2, steps[s], batched ? "batched" : "one by one", run.sender_idle,
 			       run.secs);
 		}
 		gdx_drv_unpair(&d, &p);
@@ -364,8 +367,8 @@ static void test_cts_batching_never_idles_sender(void)
 		if (idle[1][s] > idle[0][s])
 			gdx_test_fail(__FILE__, __LINE__,
 				      "%zu-byte steps: the sender waited %d times with batched "
-				      "clear-to-sends, %d without",
-				      steps[s], idle[1][s], idle[0][s]);
+				      "clear-to-sends, %d without, over %d rounds each",
+				      steps[s], idle[1][s], idle[0][s], ROUNDS);
 }
 
 /* ---- grouped receives of NCCL's registered-buffer sizes ---- */
@@ -796,7 +799,9 @@ static void test_close_send_to_dead_host_is_quick(void)
 		ASSERT_EQ(gdx_drv_close_recv(&d, p[i].r), ncclSuccess);
 		ASSERT_EQ(gdx_drv_close_listen(&d, p[i].l), ncclSuccess);
 	}
-	ASSERT(took < 0.5);
+	/* one wait of GDX_DRAIN_MS (100 ms) per host, not one per comm (6.4 s);
+	 * the rest is closing 64 comms under the emulator, 0.3-0.5 s */
+	ASSERT(took < 2.0);
 }
 
 /*

@@ -92,7 +92,11 @@ static void test_small_messages_take_turns(void)
 	setenv("NCCL_GDX_STRIPE_MIN", "1000000", 1);
 	n = net_up("rxe0+rxe2,rxe1+rxe3");
 	gdx_pair_connect(n, FUSED_LISTEN, FUSED_CONNECT, &p);
-	/* Below the threshold each message goes whole over one rail, in turn. */
+	/* Below the threshold each message goes whole over one rail, in turn
+	 * while the rails look equal: the first two, before either has been
+	 * measured (a rail measured slower than its port's speed gives the next
+	 * turn to the other). After that the faster takes more, as a host
+	 * busy with something else makes one of the emulated rails. */
 	for (int i = 0; i < 4; i++) {
 		unsigned long long r0 = gdx_tx_bytes("veth1"), r1 = gdx_tx_bytes("veth3");
 
@@ -101,7 +105,10 @@ static void test_small_messages_take_turns(void)
 		r1 = gdx_tx_bytes("veth3") - r1;
 		printf("  message %d, 200 kB: %llu bytes out of veth1, %llu out of veth3\n", i, r0,
 		       r1);
-		ASSERT(i % 2 == 0 ? (r0 > 200000 && r1 < 20000) : (r1 > 200000 && r0 < 20000));
+		if (i < 2)
+			ASSERT(i == 0 ? (r0 > 200000 && r1 < 20000) : (r1 > 200000 && r0 < 20000));
+		else
+			ASSERT((r0 > 200000 && r1 < 20000) || (r1 > 200000 && r0 < 20000));
 	}
 	gdx_pair_close(&p);
 }
