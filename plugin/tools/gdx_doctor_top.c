@@ -224,7 +224,9 @@ static void top_text(const struct live_snap *s, const struct top_rail *rows, int
 	if (tty)
 		fputs("\033[H\033[2J", stdout);
 	printf("gdx-doctor top: %d process(es) with the plugin loaded, every %.1f s%s\n", s->nprocs,
-	       interval_s, s->skipped ? " (some live files left out: other layout, or gone)" : "");
+	       interval_s,
+	       s->skipped ? " (some live files left out: other layout, gone, or a process's second)"
+			  : "");
 	for (int i = 0; i < s->nprocs; i++) {
 		const struct live_proc *p = &s->procs[i];
 		const struct top_proc *tp = &procs[i];
