@@ -317,10 +317,35 @@ static void top_json(const struct live_snap *s, const struct top_rail *rows, int
 	fflush(stdout);
 }
 
-/* The node exporter's textfile collector format: one sample per line. */
+/*
+ * The rows' NIC names as label values (nic) and the series each row is
+ * part of (series: the first row of it). The names are the files': the
+ * exposition format escapes a quote, a backslash and a newline, and has no
+ * escape for anything else that does not show as itself (U+FFFD), so two
+ * names may make one label value. Their rows are one series, which the
+ * collector wants once (it refuses a file with a series twice).
+ */
+static void top_prom_series(const struct top_rail *rows, int nrows,
+			    char nic[][GDX_ESCAPE_LEN(sizeof(rows[0].ibdev))], int *series)
+{
+	for (int k = 0; k < nrows; k++) {
+		gdx_escape(GDX_ESCAPE_PROM_LABEL, rows[k].ibdev, nic[k], sizeof(nic[k]));
+		series[k] = k;
+		for (int j = 0; j < k && series[k] == k; j++)
+			if (rows[j].pid == rows[k].pid && rows[j].port == rows[k].port &&
+			    !strcmp(nic[j], nic[k]))
+				series[k] = j;
+	}
+}
+
+/* The node exporter's textfile collector format: one sample per line,
+ * each series once. */
 static void top_prometheus(const struct live_snap *s, const struct top_rail *rows, int nrows,
 			   const struct top_proc *procs)
 {
+	char nic[TOP_RAILS][GDX_ESCAPE_LEN(sizeof(rows[0].ibdev))];
+	int series[TOP_RAILS];
+
 	printf("# HELP gdx_bytes_total Bytes moved by completed requests, by memory.\n"
 	       "# TYPE gdx_bytes_total counter\n");
 	for (int i = 0; i < s->nprocs; i++) {
@@ -345,22 +370,28 @@ static void top_prometheus(const struct live_snap *s, const struct top_rail *row
 		       (double)procs[i].oldest_ms / 1e3);
 	printf("# HELP gdx_rail_tx_bytes_total Bytes posted on a NIC port by send comms.\n"
 	       "# TYPE gdx_rail_tx_bytes_total counter\n");
+	top_prom_series(rows, nrows, nic, series);
 	for (int k = 0; k < nrows; k++) {
-		char nic[GDX_ESCAPE_LEN(sizeof(rows[k].ibdev))];
+		uint64_t tx = 0;
 
-		/* the NIC's name is the file's: it may hold a quote or a newline */
-		gdx_escape(GDX_ESCAPE_PROM_LABEL, rows[k].ibdev, nic, sizeof(nic));
+		if (series[k] != k)
+			continue;
+		for (int j = k; j < nrows; j++)
+			tx += series[j] == k ? rows[j].tx_bytes : 0;
 		printf("gdx_rail_tx_bytes_total{pid=\"%d\",nic=\"%s\",port=\"%u\"} %llu\n",
-		       rows[k].pid, nic, rows[k].port, (unsigned long long)rows[k].tx_bytes);
+		       rows[k].pid, nic[k], rows[k].port, (unsigned long long)tx);
 	}
 	printf("# HELP gdx_rail_up Whether every comm's rail on the NIC port is up.\n"
 	       "# TYPE gdx_rail_up gauge\n");
 	for (int k = 0; k < nrows; k++) {
-		char nic[GDX_ESCAPE_LEN(sizeof(rows[k].ibdev))];
+		bool up = true;
 
-		gdx_escape(GDX_ESCAPE_PROM_LABEL, rows[k].ibdev, nic, sizeof(nic));
-		printf("gdx_rail_up{pid=\"%d\",nic=\"%s\",port=\"%u\"} %d\n", rows[k].pid, nic,
-		       rows[k].port, rows[k].state == GDX_RAIL_UP);
+		if (series[k] != k)
+			continue;
+		for (int j = k; j < nrows; j++)
+			up = up && (series[j] != k || rows[j].state == GDX_RAIL_UP);
+		printf("gdx_rail_up{pid=\"%d\",nic=\"%s\",port=\"%u\"} %d\n", rows[k].pid, nic[k],
+		       rows[k].port, up);
 	}
 	fflush(stdout);
 }
