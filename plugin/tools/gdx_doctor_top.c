@@ -404,7 +404,9 @@ static void top_sleep(double secs)
 		;
 }
 
-static int doctor_top(const struct doctor_cmd *cmd, int argc, char **argv)
+/* top; between its snapshots, the interval's sleep, or between(arg) */
+static int top_run(const struct doctor_cmd *cmd, int argc, char **argv, void (*between)(void *arg),
+		   void *arg)
 {
 	struct top_opts o = {.interval_s = 1.0};
 	struct live_snap prev, cur;
@@ -429,7 +431,10 @@ static int doctor_top(const struct doctor_cmd *cmd, int argc, char **argv)
 	if (ret != DOCTOR_OK)
 		return ret;
 	for (long i = 0; !o.count || i < o.count; i++) {
-		top_sleep(o.interval_s);
+		if (between)
+			between(arg);
+		else
+			top_sleep(o.interval_s);
 		ret = live_snap_take(o.dir, &cur);
 		if (ret != DOCTOR_OK)
 			break;
@@ -455,6 +460,16 @@ static int doctor_top(const struct doctor_cmd *cmd, int argc, char **argv)
 	if (ret == DOCTOR_OK && ferror(stdout))
 		ret = DOCTOR_ERROR;
 	return ret;
+}
+
+static int doctor_top(const struct doctor_cmd *cmd, int argc, char **argv)
+{
+	return top_run(cmd, argc, argv, NULL, NULL);
+}
+
+int doctor_top_between(int argc, char **argv, void (*between)(void *arg), void *arg)
+{
+	return top_run(&doctor_cmd_top, argc, argv, between, arg);
 }
 
 static const struct doctor_opt top_opts[] = {
