@@ -97,12 +97,14 @@ $(BUILD)/gdx-doctor: $(patsubst %.c,$(BUILD)/%.o,$(wildcard plugin/tools/gdx_doc
 #   $(BUILD)/fuzz_json     gdx-doctor's JSON reader and fleet (the doctor's
 #                          objects, built without main, and the plugin's)
 #   $(BUILD)/fuzz_log      gdx-doctor log's NCCL log parser (likewise)
+#   $(BUILD)/fuzz_live     gdx-doctor top and hang, and the live files' reader,
+#                          on a file its owner wrote (likewise)
 # clang builds its own copy of the objects, with coverage, the sanitizers and
 # the debug invariants (GDX_DEBUG).
 FUZZ_CC      ?= clang
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 FUZZ_PLUGIN  := fuzz_wire fuzz_connect fuzz_ctrl
-FUZZ_DOCTOR  := fuzz_json fuzz_log
+FUZZ_DOCTOR  := fuzz_json fuzz_log fuzz_live
 FUZZ_TARGETS := $(FUZZ_PLUGIN) $(FUZZ_DOCTOR)
 FUZZ_LIB     := $(patsubst %.c,$(BUILD)/fuzz/%.o,$(SRCS))
 FUZZ_DOCTOR_OBJS := $(patsubst %.c,$(BUILD)/fuzz/%.o,$(wildcard plugin/tools/gdx_doctor*.c))

@@ -570,6 +570,29 @@ struct gdx_live_found {
 	unsigned long long ns; /* the reader's pid namespace */
 };
 
+/* Takes the view just read, f->v[f->n], unless a file taken before names
+ * the same process: a process has one file, but its owner may copy it, and
+ * a program it exec'd may have left one behind. Of two, the newer is taken
+ * and the other left out: a process is shown once. */
+static void gdx_live_take(struct gdx_live_found *f)
+{
+	struct gdx_live_view *nv = &f->v[f->n];
+
+	for (int i = 0; i < f->n; i++) {
+		if (f->v[i].hdr.pid != nv->hdr.pid)
+			continue;
+		f->skipped++;
+		if (nv->hdr.created_ms > f->v[i].hdr.created_ms) {
+			close(f->v[i].fd);
+			f->v[i] = *nv;
+		} else {
+			close(nv->fd);
+		}
+		return;
+	}
+	f->n++;
+}
+
 /* Reads every file of user uid's directory dname in dfd into f. */
 static void gdx_live_scan_user(int dfd, const char *dname, unsigned uid, struct gdx_live_found *f)
 {
@@ -608,7 +631,7 @@ static void gdx_live_scan_user(int dfd, const char *dname, unsigned uid, struct 
 		if (gdx_live_read_one(udfd, e->d_name, uid, f->ns, &f->v[f->n]))
 			f->skipped++;
 		else
-			f->n++;
+			gdx_live_take(f);
 	}
 	closedir(d);
 out:

@@ -93,13 +93,14 @@ run_fuzz() {
 # fuzz_wire: the network's bytes and the acceptor; fuzz_connect: the
 # connector against hostile answers; fuzz_ctrl: what a peer writes by RDMA;
 # fuzz_json and fuzz_log: gdx-doctor's readers of other nodes' reports and of
-# NCCL logs.
+# NCCL logs; fuzz_live: top and hang on a live file its owner wrote.
 run_fuzzers() {
 	run_fuzz fuzz_wire tests/fuzz-corpus 60
 	run_fuzz fuzz_connect tests/fuzz-corpus-connect 30
 	run_fuzz fuzz_ctrl tests/fuzz-corpus-ctrl 30
 	run_fuzz fuzz_json tests/fuzz-corpus-json 20 -timeout=10
 	run_fuzz fuzz_log tests/fuzz-corpus-log 20 -timeout=10
+	run_fuzz fuzz_live tests/fuzz-corpus-live 20 -timeout=10
 }
 
 # The unit tests that run threads, again under ThreadSanitizer (make

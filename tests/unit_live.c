@@ -1175,6 +1175,92 @@ static void test_output_escaped(void)
 	live_dir_remove();
 }
 
+/* Attack 4b: the owner of a live file copies it under another name of the
+ * same process (its pid, its namespace, another random part). The process
+ * is shown once, from the newer file: a process twice would be each of its
+ * Prometheus series twice, and the node exporter refuses a file with a
+ * series twice, every other user's jobs with it (found by
+ * tests/fuzz_live.c). */
+static void test_copy_shown_once(void)
+{
+	char path[PATH_MAX], copy[PATH_MAX];
+	struct gdx_live_view *v;
+	struct gdx_live_hdr h;
+	int fd, out, skipped, n;
+
+	live_dir_make();
+	gdx_live_open();
+	ASSERT(live_file_of(live_dir, geteuid(), getpid(), path, sizeof(path)));
+	fd = open(path, O_RDWR);
+	ASSERT(fd >= 0);
+	write_stalled_comm(fd, 0, "real0", "10.0.0.1", "real0");
+	ASSERT_EQ(pread(fd, &h, sizeof(h), 0), (ssize_t)sizeof(h));
+	close(fd);
+	path_fmt(copy, sizeof(copy), "%.*s.%016llx", (int)(strrchr(path, '.') - path), path,
+		 0x1ULL);
+	ASSERT(strcmp(copy, path) != 0);
+	out = open(copy, O_RDWR | O_CREAT | O_EXCL, 0600);
+	ASSERT(out >= 0);
+	ASSERT_EQ(ftruncate(out, sizeof(struct gdx_live)), 0);
+	write_stalled_comm(out, 0, "copy0", "10.0.0.1", "copy0");
+	for (int newer = 1; newer >= 0; newer--) {
+		h.created_ms += newer ? 1 : -2;
+		ASSERT_EQ(pwrite(out, &h, sizeof(h), 0), (ssize_t)sizeof(h));
+		n = gdx_live_scan(live_dir, &v, &skipped);
+		ASSERT_EQ(n, 1);
+		ASSERT_EQ(skipped, 1);
+		ASSERT_EQ(strcmp(v[0].name, strrchr(newer ? copy : path, '/') + 1), 0);
+		gdx_live_unscan(v, n);
+		ASSERT_EQ(doctor("top", "--prometheus", "--interval", "0.05", "--dir", live_dir,
+				 NULL),
+			  0);
+		ASSERT_EQ(count_of(doctor_out, "gdx_messages_total{"), 1);
+		ASSERT_EQ(count_of(doctor_out, "gdx_bytes_total{"), 2);
+		ASSERT_EQ(count_of(doctor_out, "gdx_rail_up{"), 1);
+		ASSERT_EQ(doctor("hang", "--dir", live_dir, NULL), 10);
+		ASSERT_EQ(count_of(doctor_out, "\n"), 1);
+		ASSERT_STR_CONTAINS(doctor_out, newer ? "copy0" : "real0");
+	}
+	close(out);
+	gdx_live_close(true);
+	live_dir_remove();
+}
+
+/* NIC names that differ only in what the exposition format cannot show (a
+ * control byte, U+FFFD itself) make one label value: their rows are one
+ * series in the Prometheus text, their sum, up only when all are (found by
+ * tests/fuzz_live.c); the text still tells them apart. */
+static void test_prometheus_series_once(void)
+{
+	char path[PATH_MAX];
+	uint32_t down = GDX_RAIL_DOWN;
+	int fd;
+
+	live_dir_make();
+	gdx_live_open();
+	ASSERT(live_file_of(live_dir, geteuid(), getpid(), path, sizeof(path)));
+	fd = open(path, O_RDWR);
+	ASSERT(fd >= 0);
+	write_stalled_comm(fd, 0, "a0", "10.0.0.1", "mlx5_\x01");
+	write_stalled_comm(fd, 1, "a0", "10.0.0.1", "mlx5_\x02");
+	write_stalled_comm(fd, 2, "a0", "10.0.0.1", "mlx5_\xef\xbf\xbd");
+	ASSERT_EQ(pwrite(fd, &down, sizeof(down),
+			 (off_t)(offsetof(struct gdx_live, comms) + sizeof(struct gdx_live_comm) +
+				 offsetof(struct gdx_live_comm, rails[0].state))),
+		  (ssize_t)sizeof(down));
+	close(fd);
+	ASSERT_EQ(doctor("top", "--prometheus", "--interval", "0.05", "--dir", live_dir, NULL), 0);
+	ASSERT_EQ(count_of(doctor_out, "gdx_rail_tx_bytes_total{"), 1);
+	ASSERT_STR_CONTAINS(doctor_out, "nic=\"mlx5_\xef\xbf\xbd\",port=\"1\"} 12288\n");
+	ASSERT_EQ(count_of(doctor_out, "gdx_rail_up{"), 1);
+	ASSERT_STR_CONTAINS(doctor_out, "nic=\"mlx5_\xef\xbf\xbd\",port=\"1\"} 0\n");
+	ASSERT_EQ(doctor("top", "--once", "--interval", "0.05", "--dir", live_dir, NULL), 0);
+	ASSERT_STR_CONTAINS(doctor_out, "mlx5_\\x01 ");
+	ASSERT_STR_CONTAINS(doctor_out, "mlx5_\\x02 ");
+	gdx_live_close(true);
+	live_dir_remove();
+}
+
 /* The owner of a file reader cuts and regrows it without end. */
 static void truncator_main(void *arg)
 {
@@ -1295,4 +1381,5 @@ GDX_TESTS_MAIN(TEST(test_escape, 10), TEST(test_file_private_and_unpredictable, 
 	       TEST(test_sweep_by_lock, 30), TEST(test_containers_both_pid_1, 30),
 	       TEST(test_fifo_no_hang, 60), TEST(test_foreign_files_claiming_others, 60),
 	       TEST(test_reader_sees_own_user_root_all, 30), TEST(test_output_escaped, 60),
+	       TEST(test_copy_shown_once, 30), TEST(test_prometheus_series_once, 30),
 	       TEST(test_truncated_under_reader, 120))

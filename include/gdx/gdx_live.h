@@ -47,11 +47,12 @@ struct gdx_live_view {
  * every user's directory, any other user only their own. A file is taken when its
  * directory and the file are its user's alone, it is a regular file of this
  * layout, the pid in its header is the one in its name, that process runs in
- * this pid namespace, is the file owner's and started when the header says.
- * *out gets a malloc'd array. Returns how many, or -errno (dir unreadable).
- * Those left out are counted in *skipped: files of ended processes, of
- * another layout or namespace, of a process another user runs, and the
- * files of older plugins, in dir itself (never opened).
+ * this pid namespace, is the file owner's and started when the header says;
+ * one file a process (of two naming it, the newer by created_ms). *out gets
+ * a malloc'd array. Returns how many, or -errno (dir unreadable). Those left
+ * out are counted in *skipped: files of ended processes, of another layout
+ * or namespace, of a process another user runs, a second file of a process,
+ * and the files of older plugins, in dir itself (never opened).
  */
 int gdx_live_scan(const char *dir, struct gdx_live_view **out, int *skipped);
 void gdx_live_unscan(struct gdx_live_view *v, int n);

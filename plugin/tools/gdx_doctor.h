@@ -191,6 +191,12 @@ int doctor_fleet_texts(int n, const char *const *names, const char *const *texts
  * read (nothing said), DOCTOR_ERROR when out of memory. */
 int doctor_log_stream(FILE *in, FILE *out);
 
+/* top with its command line (gdx_doctor_top.c), its reports on stdout, as
+ * the command runs but for one thing: between two snapshots it calls
+ * between(arg) instead of sleeping the interval. For the fuzz target, which
+ * changes the live files there. Returns the exit status. */
+int doctor_top_between(int argc, char **argv, void (*between)(void *arg), void *arg);
+
 /*
  * The NCCL_GDX_* environment judged as the plugin's init judges it, every
  * value (init stops at the first refused string setting; this does not):

@@ -224,7 +224,9 @@ static void top_text(const struct live_snap *s, const struct top_rail *rows, int
 	if (tty)
 		fputs("\033[H\033[2J", stdout);
 	printf("gdx-doctor top: %d process(es) with the plugin loaded, every %.1f s%s\n", s->nprocs,
-	       interval_s, s->skipped ? " (some live files left out: other layout, or gone)" : "");
+	       interval_s,
+	       s->skipped ? " (some live files left out: other layout, gone, or a process's second)"
+			  : "");
 	for (int i = 0; i < s->nprocs; i++) {
 		const struct live_proc *p = &s->procs[i];
 		const struct top_proc *tp = &procs[i];
@@ -315,10 +317,35 @@ static void top_json(const struct live_snap *s, const struct top_rail *rows, int
 	fflush(stdout);
 }
 
-/* The node exporter's textfile collector format: one sample per line. */
+/*
+ * The rows' NIC names as label values (nic) and the series each row is
+ * part of (series: the first row of it). The names are the files': the
+ * exposition format escapes a quote, a backslash and a newline, and has no
+ * escape for anything else that does not show as itself (U+FFFD), so two
+ * names may make one label value. Their rows are one series, which the
+ * collector wants once (it refuses a file with a series twice).
+ */
+static void top_prom_series(const struct top_rail *rows, int nrows,
+			    char nic[][GDX_ESCAPE_LEN(sizeof(rows[0].ibdev))], int *series)
+{
+	for (int k = 0; k < nrows; k++) {
+		gdx_escape(GDX_ESCAPE_PROM_LABEL, rows[k].ibdev, nic[k], sizeof(nic[k]));
+		series[k] = k;
+		for (int j = 0; j < k && series[k] == k; j++)
+			if (rows[j].pid == rows[k].pid && rows[j].port == rows[k].port &&
+			    !strcmp(nic[j], nic[k]))
+				series[k] = j;
+	}
+}
+
+/* The node exporter's textfile collector format: one sample per line,
+ * each series once. */
 static void top_prometheus(const struct live_snap *s, const struct top_rail *rows, int nrows,
 			   const struct top_proc *procs)
 {
+	char nic[TOP_RAILS][GDX_ESCAPE_LEN(sizeof(rows[0].ibdev))];
+	int series[TOP_RAILS];
+
 	printf("# HELP gdx_bytes_total Bytes moved by completed requests, by memory.\n"
 	       "# TYPE gdx_bytes_total counter\n");
 	for (int i = 0; i < s->nprocs; i++) {
@@ -343,22 +370,28 @@ static void top_prometheus(const struct live_snap *s, const struct top_rail *row
 		       (double)procs[i].oldest_ms / 1e3);
 	printf("# HELP gdx_rail_tx_bytes_total Bytes posted on a NIC port by send comms.\n"
 	       "# TYPE gdx_rail_tx_bytes_total counter\n");
+	top_prom_series(rows, nrows, nic, series);
 	for (int k = 0; k < nrows; k++) {
-		char nic[GDX_ESCAPE_LEN(sizeof(rows[k].ibdev))];
+		uint64_t tx = 0;
 
-		/* the NIC's name is the file's: it may hold a quote or a newline */
-		gdx_escape(GDX_ESCAPE_PROM_LABEL, rows[k].ibdev, nic, sizeof(nic));
+		if (series[k] != k)
+			continue;
+		for (int j = k; j < nrows; j++)
+			tx += series[j] == k ? rows[j].tx_bytes : 0;
 		printf("gdx_rail_tx_bytes_total{pid=\"%d\",nic=\"%s\",port=\"%u\"} %llu\n",
-		       rows[k].pid, nic, rows[k].port, (unsigned long long)rows[k].tx_bytes);
+		       rows[k].pid, nic[k], rows[k].port, (unsigned long long)tx);
 	}
 	printf("# HELP gdx_rail_up Whether every comm's rail on the NIC port is up.\n"
 	       "# TYPE gdx_rail_up gauge\n");
 	for (int k = 0; k < nrows; k++) {
-		char nic[GDX_ESCAPE_LEN(sizeof(rows[k].ibdev))];
+		bool up = true;
 
-		gdx_escape(GDX_ESCAPE_PROM_LABEL, rows[k].ibdev, nic, sizeof(nic));
-		printf("gdx_rail_up{pid=\"%d\",nic=\"%s\",port=\"%u\"} %d\n", rows[k].pid, nic,
-		       rows[k].port, rows[k].state == GDX_RAIL_UP);
+		if (series[k] != k)
+			continue;
+		for (int j = k; j < nrows; j++)
+			up = up && (series[j] != k || rows[j].state == GDX_RAIL_UP);
+		printf("gdx_rail_up{pid=\"%d\",nic=\"%s\",port=\"%u\"} %d\n", rows[k].pid, nic[k],
+		       rows[k].port, up);
 	}
 	fflush(stdout);
 }
@@ -371,7 +404,9 @@ static void top_sleep(double secs)
 		;
 }
 
-static int doctor_top(const struct doctor_cmd *cmd, int argc, char **argv)
+/* top; between its snapshots, the interval's sleep, or between(arg) */
+static int top_run(const struct doctor_cmd *cmd, int argc, char **argv, void (*between)(void *arg),
+		   void *arg)
 {
 	struct top_opts o = {.interval_s = 1.0};
 	struct live_snap prev, cur;
@@ -396,7 +431,10 @@ static int doctor_top(const struct doctor_cmd *cmd, int argc, char **argv)
 	if (ret != DOCTOR_OK)
 		return ret;
 	for (long i = 0; !o.count || i < o.count; i++) {
-		top_sleep(o.interval_s);
+		if (between)
+			between(arg);
+		else
+			top_sleep(o.interval_s);
 		ret = live_snap_take(o.dir, &cur);
 		if (ret != DOCTOR_OK)
 			break;
@@ -422,6 +460,16 @@ static int doctor_top(const struct doctor_cmd *cmd, int argc, char **argv)
 	if (ret == DOCTOR_OK && ferror(stdout))
 		ret = DOCTOR_ERROR;
 	return ret;
+}
+
+static int doctor_top(const struct doctor_cmd *cmd, int argc, char **argv)
+{
+	return top_run(cmd, argc, argv, NULL, NULL);
+}
+
+int doctor_top_between(int argc, char **argv, void (*between)(void *arg), void *arg)
+{
+	return top_run(&doctor_cmd_top, argc, argv, between, arg);
 }
 
 static const struct doctor_opt top_opts[] = {
