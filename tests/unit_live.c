@@ -1261,6 +1261,58 @@ static void test_prometheus_series_once(void)
 	live_dir_remove();
 }
 
+/* A process of the same user, with one comm on victim0, until told. */
+static void quiet_main(void *arg)
+{
+	struct steps *s = arg;
+	char path[PATH_MAX];
+	int fd;
+
+	gdx_live_open();
+	ASSERT(live_file_of(live_dir, geteuid(), getpid(), path, sizeof(path)));
+	fd = open(path, O_RDWR);
+	ASSERT(fd >= 0);
+	write_stalled_comm(fd, 0, "v0", "10.0.0.9", "victim0");
+	close(fd);
+	step_post(s->to_parent[1]);
+	step_wait(s->to_child[0]);
+}
+
+/* A file that names 300 NIC ports (made up: its owner writes what it likes)
+ * shows 32 of them, and another process's port still shows: top's rows are
+ * not one budget that one file can spend for everyone. */
+static void test_many_ports_crowd_out_nobody(void)
+{
+	struct steps st;
+	char path[PATH_MAX], nic[16];
+	pid_t quiet;
+	int fd;
+
+	live_dir_make();
+	steps_make(&st);
+	quiet = spawn_as(geteuid(), quiet_main, &st);
+	steps_parent_side(&st);
+	step_wait(st.to_parent[0]);
+	gdx_live_open();
+	ASSERT(live_file_of(live_dir, geteuid(), getpid(), path, sizeof(path)));
+	fd = open(path, O_RDWR);
+	ASSERT(fd >= 0);
+	for (int i = 0; i < 300; i++) {
+		snprintf(nic, sizeof(nic), "fake%d", i);
+		write_stalled_comm(fd, i, "f0", "10.0.0.8", nic);
+	}
+	close(fd);
+	ASSERT_EQ(doctor("top", "--prometheus", "--interval", "0.05", "--dir", live_dir, NULL), 0);
+	ASSERT_STR_CONTAINS(doctor_out, "nic=\"victim0\"");
+	ASSERT_EQ(count_of(doctor_out, "gdx_rail_up{"), 32 + 1);
+	ASSERT_EQ(doctor("top", "--once", "--interval", "0.05", "--dir", live_dir, NULL), 0);
+	ASSERT_STR_CONTAINS(doctor_out, "victim0 ");
+	step_post(st.to_child[1]);
+	reap_ok(quiet);
+	gdx_live_close(true);
+	live_dir_remove();
+}
+
 /* The owner of a file reader cuts and regrows it without end. */
 static void truncator_main(void *arg)
 {
@@ -1382,4 +1434,4 @@ GDX_TESTS_MAIN(TEST(test_escape, 10), TEST(test_file_private_and_unpredictable, 
 	       TEST(test_fifo_no_hang, 60), TEST(test_foreign_files_claiming_others, 60),
 	       TEST(test_reader_sees_own_user_root_all, 30), TEST(test_output_escaped, 60),
 	       TEST(test_copy_shown_once, 30), TEST(test_prometheus_series_once, 30),
-	       TEST(test_truncated_under_reader, 120))
+	       TEST(test_many_ports_crowd_out_nobody, 30), TEST(test_truncated_under_reader, 120))

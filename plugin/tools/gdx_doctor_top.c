@@ -17,7 +17,9 @@
 #include "gdx_doctor.h"
 
 #define TOP_SPARK 24 /* samples a sparkline shows */
-#define TOP_RAILS 64 /* distinct (process, NIC, port) rows */
+/* Distinct NIC ports a process shows at most: its file names them, and one
+ * user's made-up names must not crowd out other users' processes. */
+#define TOP_RAILS_PER_PROC 32
 
 struct top_opts {
 	const char *dir;
@@ -85,20 +87,39 @@ static int top_on_opt(void *ctx, int key, const char *arg)
 	return DOCTOR_OK;
 }
 
-static struct top_rail *top_rail_row(struct top_rail *rows, int *n, int pid,
-				     const struct gdx_live_rail *r)
+/* The rows, grown as processes come. */
+struct top_rows {
+	struct top_rail *v;
+	int n, cap;
+};
+
+static struct top_rail *top_rail_row(struct top_rows *t, int pid, const struct gdx_live_rail *r)
 {
-	for (int i = 0; i < *n; i++)
-		if (rows[i].pid == pid && rows[i].port == r->port &&
-		    !strcmp(rows[i].ibdev, r->ibdev))
-			return &rows[i];
-	if (*n == TOP_RAILS)
+	int mine = 0;
+
+	for (int i = 0; i < t->n; i++) {
+		if (t->v[i].pid != pid)
+			continue;
+		if (t->v[i].port == r->port && !strcmp(t->v[i].ibdev, r->ibdev))
+			return &t->v[i];
+		mine++;
+	}
+	if (mine == TOP_RAILS_PER_PROC)
 		return NULL;
-	memset(&rows[*n], 0, sizeof(rows[0]));
-	rows[*n].pid = pid;
-	rows[*n].port = r->port;
-	snprintf(rows[*n].ibdev, sizeof(rows[*n].ibdev), "%s", r->ibdev);
-	return &rows[(*n)++];
+	if (t->n == t->cap) {
+		int cap = t->cap ? 2 * t->cap : 64;
+		struct top_rail *v = realloc(t->v, (size_t)cap * sizeof(*v));
+
+		if (!v)
+			return NULL;
+		t->v = v;
+		t->cap = cap;
+	}
+	memset(&t->v[t->n], 0, sizeof(t->v[0]));
+	t->v[t->n].pid = pid;
+	t->v[t->n].port = r->port;
+	snprintf(t->v[t->n].ibdev, sizeof(t->v[t->n].ibdev), "%s", r->ibdev);
+	return &t->v[t->n++];
 }
 
 static double top_mbps(uint64_t now, uint64_t before, double secs)
@@ -108,11 +129,14 @@ static double top_mbps(uint64_t now, uint64_t before, double secs)
 
 /* The rows of snapshot cur, with rates against prev (NULL: none yet). The
  * sparklines carry over from the rows of the last refresh. */
-static void top_rows(const struct live_snap *cur, const struct live_snap *prev,
-		     struct top_rail *rows, int *nrows, struct top_proc *procs)
+static void top_rows(const struct live_snap *cur, const struct live_snap *prev, struct top_rows *t,
+		     struct top_proc *procs)
 {
 	double secs = prev ? (double)(cur->now_ms - prev->now_ms) / 1e3 : 0;
+	struct top_rail *rows;
+	int *nrows = &t->n;
 
+	rows = t->v;
 	for (int i = 0; i < *nrows; i++) {
 		rows[i].seen = false;
 		rows[i].tx_bytes = rows[i].rx_pieces = 0;
@@ -151,7 +175,7 @@ static void top_rows(const struct live_snap *cur, const struct live_snap *prev,
 			}
 			for (uint32_t r = 0; r < lc->c.nrails; r++) {
 				const struct gdx_live_rail *lr = &lc->c.rails[r];
-				struct top_rail *row = top_rail_row(rows, nrows, p->pid, lr);
+				struct top_rail *row = top_rail_row(t, p->pid, lr);
 
 				if (!row)
 					continue;
@@ -180,6 +204,7 @@ static void top_rows(const struct live_snap *cur, const struct live_snap *prev,
 					: 0;
 		}
 	}
+	rows = t->v; /* grown meanwhile */
 	for (int i = 0; i < *nrows; i++) {
 		struct top_rail *row = &rows[i];
 
@@ -340,11 +365,17 @@ static void top_prom_series(const struct top_rail *rows, int nrows,
 
 /* The node exporter's textfile collector format: one sample per line,
  * each series once. */
-static void top_prometheus(const struct live_snap *s, const struct top_rail *rows, int nrows,
-			   const struct top_proc *procs)
+static int top_prometheus(const struct live_snap *s, const struct top_rail *rows, int nrows,
+			  const struct top_proc *procs)
 {
-	char nic[TOP_RAILS][GDX_ESCAPE_LEN(sizeof(rows[0].ibdev))];
-	int series[TOP_RAILS];
+	char(*nic)[GDX_ESCAPE_LEN(sizeof(rows[0].ibdev))] = calloc((size_t)nrows + 1, sizeof(*nic));
+	int *series = calloc((size_t)nrows + 1, sizeof(*series));
+
+	if (!nic || !series) {
+		free(nic);
+		free(series);
+		return DOCTOR_ERROR;
+	}
 
 	printf("# HELP gdx_bytes_total Bytes moved by completed requests, by memory.\n"
 	       "# TYPE gdx_bytes_total counter\n");
@@ -394,6 +425,9 @@ static void top_prometheus(const struct live_snap *s, const struct top_rail *row
 		       rows[k].port, up);
 	}
 	fflush(stdout);
+	free(nic);
+	free(series);
+	return DOCTOR_OK;
 }
 
 static void top_sleep(double secs)
@@ -410,9 +444,9 @@ static int top_run(const struct doctor_cmd *cmd, int argc, char **argv, void (*b
 {
 	struct top_opts o = {.interval_s = 1.0};
 	struct live_snap prev, cur;
-	static struct top_rail rows[TOP_RAILS];
+	struct top_rows rows = {0};
 	struct top_proc *procs = NULL;
-	int nrows = 0, ret;
+	int ret;
 	bool tty = isatty(STDOUT_FILENO);
 
 	ret = doctor_args(cmd, argc, argv, top_on_opt, &o);
@@ -445,18 +479,19 @@ static int top_run(const struct doctor_cmd *cmd, int argc, char **argv, void (*b
 			ret = DOCTOR_ERROR;
 			break;
 		}
-		top_rows(&cur, &prev, rows, &nrows, procs);
+		top_rows(&cur, &prev, &rows, procs);
 		if (o.json)
-			top_json(&cur, rows, nrows, procs, o.interval_s);
+			top_json(&cur, rows.v, rows.n, procs, o.interval_s);
 		else if (o.prometheus)
-			top_prometheus(&cur, rows, nrows, procs);
+			ret = top_prometheus(&cur, rows.v, rows.n, procs);
 		else
-			top_text(&cur, rows, nrows, procs, o.interval_s, tty && !o.once);
+			top_text(&cur, rows.v, rows.n, procs, o.interval_s, tty && !o.once);
 		live_snap_free(&prev);
 		prev = cur;
 	}
 	live_snap_free(&prev);
 	free(procs);
+	free(rows.v);
 	if (ret == DOCTOR_OK && ferror(stdout))
 		ret = DOCTOR_ERROR;
 	return ret;
