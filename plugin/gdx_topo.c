@@ -28,9 +28,10 @@ struct gdx_topo {
 	int ngpus, nnics, ngroups;
 	struct gdx_topo_gpu *gpus;
 	struct gdx_topo_nic *nics;
-	enum gdx_path *paths; /* ngpus x nnics */
-	int *order;	      /* ngpus x nnics: per GPU, NIC indices nearest first */
-	int *rail_len;	      /* per GPU: how many leading entries of order[] are its rail */
+	enum gdx_path *paths;  /* ngpus x nnics */
+	signed char *same_pkg; /* ngpus x nnics: gdx_topo_same_package() */
+	int *order;	       /* ngpus x nnics: per GPU, NIC indices nearest first */
+	int *rail_len;	       /* per GPU: how many leading entries of order[] are its rail */
 	struct gdx_topo_group *groups;
 	int *group_idx; /* backing store of the groups' nics[] and gpus[] */
 	struct gdx_topo_bridge *bridges;
@@ -107,6 +108,33 @@ static int gdx_topo_numa_of(hwloc_topology_t h, hwloc_obj_t o)
 }
 
 /*
+ * The CPU package (socket) an I/O object is local to, as hwloc's logical
+ * index: the Package at or above the CPU object it hangs off, or else the
+ * one Package whose CPUs include all of that object's (a host bridge hung
+ * off the Machine of a one-socket node); -1 when the object spans packages
+ * (an old dump that recorded no locality) or the file has no Package.
+ */
+static int gdx_topo_package_of(hwloc_topology_t h, hwloc_obj_t o)
+{
+	hwloc_obj_t cpu = hwloc_get_non_io_ancestor_obj(h, o), pkg;
+
+	if (!cpu)
+		return -1;
+	pkg = cpu->type == HWLOC_OBJ_PACKAGE
+		      ? cpu
+		      : hwloc_get_ancestor_obj_by_type(h, HWLOC_OBJ_PACKAGE, cpu);
+	if (pkg)
+		return (int)pkg->logical_index;
+	if (!cpu->cpuset || hwloc_bitmap_iszero(cpu->cpuset))
+		return -1;
+	for (pkg = hwloc_get_next_obj_by_type(h, HWLOC_OBJ_PACKAGE, NULL); pkg;
+	     pkg = hwloc_get_next_obj_by_type(h, HWLOC_OBJ_PACKAGE, pkg))
+		if (pkg->cpuset && hwloc_bitmap_isincluded(cpu->cpuset, pkg->cpuset))
+			return (int)pkg->logical_index;
+	return -1;
+}
+
+/*
  * The path class between a GPU and a NIC PCI device, as `nvidia-smi topo -m`
  * names it and NCCL computes it from the NIC's pciPath:
  * - PIX: both hang off the same switch (see gdx_topo_switch_of): GPU, port,
@@ -116,17 +144,20 @@ static int gdx_topo_numa_of(hwloc_topology_t h, hwloc_obj_t o)
  * - PHB: the chains do not meet, and both sit under the same host bridge.
  * - NODE: different host bridges of the same NUMA node.
  * - SYS: different NUMA nodes. When a node is unknown, the same Package (or
- *   no Package known for either) counts as NODE.
+ *   no Package known for either) counts as NODE. NCCL makes one CPU node
+ *   per NUMA node and links every two with the same SYS link, so another
+ *   NUMA node of the GPU's own package (AMD NPS2/NPS4, Intel SNC) is SYS as
+ *   much as the other socket is; gdx_topo_rank() tells the two apart.
  * One difference with NCCL: NCCL folds the second level of Broadcom PEX
  * Gen4/Gen5 switches (1000:c010, 1000:c030, Broadcom subsystem ids) into the
  * first, so behind such a switch it may say PIX where nvidia-smi and this
  * code say PXB (DGX A100: PXB here, as in its `nvidia-smi topo -m`).
  */
-static enum gdx_path gdx_topo_classify(hwloc_topology_t h, hwloc_obj_t gpu, int gpu_numa,
-				       hwloc_obj_t nic, int nic_numa)
+static enum gdx_path gdx_topo_classify(hwloc_obj_t gpu, const struct gdx_topo_gpu *g,
+				       hwloc_obj_t nic, const struct gdx_topo_nic *n)
 {
 	hwloc_obj_t gpu_sw = gdx_topo_switch_of(gpu), nic_sw = gdx_topo_switch_of(nic);
-	hwloc_obj_t host, pg, pn;
+	hwloc_obj_t host;
 
 	for (hwloc_obj_t sn = nic_sw; sn; sn = gdx_topo_switch_of(sn))
 		for (hwloc_obj_t sg = gpu_sw; sg; sg = gdx_topo_switch_of(sg))
@@ -135,11 +166,9 @@ static enum gdx_path gdx_topo_classify(hwloc_topology_t h, hwloc_obj_t gpu, int 
 	host = gdx_topo_host_bridge_of(gpu);
 	if (host && host == gdx_topo_host_bridge_of(nic))
 		return GDX_PATH_PHB;
-	if (gpu_numa >= 0 && nic_numa >= 0)
-		return gpu_numa == nic_numa ? GDX_PATH_NODE : GDX_PATH_SYS;
-	pg = hwloc_get_ancestor_obj_by_type(h, HWLOC_OBJ_PACKAGE, gpu);
-	pn = hwloc_get_ancestor_obj_by_type(h, HWLOC_OBJ_PACKAGE, nic);
-	return pg == pn ? GDX_PATH_NODE : GDX_PATH_SYS;
+	if (g->numa >= 0 && n->numa >= 0)
+		return g->numa == n->numa ? GDX_PATH_NODE : GDX_PATH_SYS;
+	return g->package == n->package ? GDX_PATH_NODE : GDX_PATH_SYS;
 }
 
 static void gdx_topo_busid(hwloc_obj_t pci, char buf[GDX_TOPO_PCI_LEN])
@@ -222,6 +251,7 @@ static int gdx_topo_collect(struct gdx_topo *t, struct gdx_topo_scan *scan)
 	for (int i = 0; i < t->ngpus; i++) {
 		gdx_topo_busid(scan->gpu_objs[i], t->gpus[i].pci);
 		t->gpus[i].numa = gdx_topo_numa_of(scan->h, scan->gpu_objs[i]);
+		t->gpus[i].package = gdx_topo_package_of(scan->h, scan->gpu_objs[i]);
 	}
 	for (int i = 0; i < t->nnics; i++) {
 		struct gdx_topo_nic *nic = &t->nics[i];
@@ -229,12 +259,14 @@ static int gdx_topo_collect(struct gdx_topo *t, struct gdx_topo_scan *scan)
 
 		snprintf(nic->name, sizeof(nic->name), "%s", nic_osdevs[i]->name);
 		nic->numa = -1;
+		nic->package = -1;
 		/* A virtual device (rxe, siw) hangs off a CPU object or the
 		 * machine: it has no PCI device and no locality of its own. */
 		if (parent && parent->type == HWLOC_OBJ_PCI_DEVICE) {
 			scan->nic_objs[i] = parent;
 			gdx_topo_busid(parent, nic->pci);
 			nic->numa = gdx_topo_numa_of(scan->h, parent);
+			nic->package = gdx_topo_package_of(scan->h, parent);
 		}
 	}
 	free(nic_osdevs);
@@ -339,30 +371,52 @@ static int gdx_topo_tree(struct gdx_topo *t, struct gdx_topo_scan *scan)
 	return 0;
 }
 
+/*
+ * Where a NIC ranks for a GPU, lower first: its path class, then, within
+ * SYS, the GPU's own package before another or an unknown one.
+ * NCCL ranks a GPU's NICs by bandwidth, then path class, and gives every SYS
+ * path between two CPU nodes the same bandwidth: on a node with several NUMA
+ * nodes per socket it ties a NIC on the GPU's socket with one across the
+ * socket interconnect. The rail takes only the former.
+ */
+static int gdx_topo_rank_of(enum gdx_path p, int same_pkg)
+{
+	return 2 * (int)p + (p == GDX_PATH_SYS && same_pkg != 1);
+}
+
 /* Paths, then each GPU's NICs nearest first; the rail is the head of that
- * list at the best class. NICs are in name order already, so walking the
- * classes in order and the NICs in index order sorts by (class, name). */
+ * list at the best rank. NICs are in name order already, so walking the
+ * ranks in order and the NICs in index order sorts by (rank, name). */
 static void gdx_topo_rank(struct gdx_topo *t, const struct gdx_topo_scan *scan)
 {
+	int max_rank = gdx_topo_rank_of(GDX_PATH_UNKNOWN, 0);
+
 	for (int g = 0; g < t->ngpus; g++) {
 		enum gdx_path *row = &t->paths[(size_t)g * (size_t)t->nnics];
+		signed char *pkg = &t->same_pkg[(size_t)g * (size_t)t->nnics];
 		int *order = &t->order[(size_t)g * (size_t)t->nnics];
-		int n = 0;
+		const struct gdx_topo_gpu *gpu = &t->gpus[g];
+		int n = 0, best;
 
 		for (int i = 0; i < t->nnics; i++) {
-			hwloc_obj_t nic = scan->nic_objs[i];
+			const struct gdx_topo_nic *nic = &t->nics[i];
 
-			row[i] = nic ? gdx_topo_classify(scan->h, scan->gpu_objs[g],
-							 t->gpus[g].numa, nic, t->nics[i].numa)
-				     : GDX_PATH_UNKNOWN;
+			row[i] = scan->nic_objs[i] ? gdx_topo_classify(scan->gpu_objs[g], gpu,
+								       scan->nic_objs[i], nic)
+						   : GDX_PATH_UNKNOWN;
+			pkg[i] = scan->nic_objs[i] && gpu->package >= 0 && nic->package >= 0
+					 ? gpu->package == nic->package
+					 : -1;
 		}
-		for (int p = GDX_PATH_PIX; p <= GDX_PATH_UNKNOWN; p++)
+		for (int r = 0; r <= max_rank; r++)
 			for (int i = 0; i < t->nnics; i++)
-				if ((int)row[i] == p)
+				if (gdx_topo_rank_of(row[i], pkg[i]) == r)
 					order[n++] = i;
 		t->rail_len[g] = 0;
-		while (t->rail_len[g] < n && row[order[t->rail_len[g]]] == row[order[0]] &&
-		       row[order[0]] != GDX_PATH_UNKNOWN)
+		best = n ? gdx_topo_rank_of(row[order[0]], pkg[order[0]]) : 0;
+		while (t->rail_len[g] < n && row[order[0]] != GDX_PATH_UNKNOWN &&
+		       gdx_topo_rank_of(row[order[t->rail_len[g]]], pkg[order[t->rail_len[g]]]) ==
+			       best)
 			t->rail_len[g]++;
 		for (int i = 0; i < t->rail_len[g]; i++)
 			t->nics[order[i]].rail_gpus++;
@@ -540,9 +594,10 @@ int gdx_topo_load(const char *xml, struct gdx_topo **topo_p, char *why, size_t w
 		goto nomem;
 	cells = (size_t)t->ngpus * (size_t)t->nnics + 1;
 	t->paths = calloc(cells, sizeof(*t->paths));
+	t->same_pkg = calloc(cells, sizeof(*t->same_pkg));
 	t->order = calloc(cells, sizeof(*t->order));
 	t->rail_len = calloc((size_t)t->ngpus + 1, sizeof(*t->rail_len));
-	if (!t->paths || !t->order || !t->rail_len) {
+	if (!t->paths || !t->same_pkg || !t->order || !t->rail_len) {
 		ret = -ENOMEM;
 		goto nomem;
 	}
@@ -575,6 +630,7 @@ void gdx_topo_free(struct gdx_topo *t)
 	free(t->gpus);
 	free(t->nics);
 	free(t->paths);
+	free(t->same_pkg);
 	free(t->order);
 	free(t->rail_len);
 	free(t->groups);
@@ -634,6 +690,13 @@ enum gdx_path gdx_topo_path(const struct gdx_topo *t, int gpu, int nic)
 	if (gpu < 0 || gpu >= t->ngpus || nic < 0 || nic >= t->nnics)
 		return GDX_PATH_UNKNOWN;
 	return t->paths[(size_t)gpu * (size_t)t->nnics + (size_t)nic];
+}
+
+int gdx_topo_same_package(const struct gdx_topo *t, int gpu, int nic)
+{
+	if (gpu < 0 || gpu >= t->ngpus || nic < 0 || nic >= t->nnics)
+		return -1;
+	return t->same_pkg[(size_t)gpu * (size_t)t->nnics + (size_t)nic];
 }
 
 static int gdx_topo_copy_order(const struct gdx_topo *t, int gpu, int n, int *nics, int max)

@@ -104,12 +104,12 @@ if run "topo dgx-h100 --json" 0 topo --xml "$fx/dgx-h100.xml" --json; then
 	json "topo dgx-h100 --json: names the command and the host" \
 		"d['command'] == 'topo' and d['hostname'] == '$(hostname)'"
 	json "topo dgx-h100 --json: GPU 1b nearest first" \
-		'd["gpus"][0]["pci"] == "0000:1b:00.0" and d["gpus"][0]["numa"] == 0 and d["gpus"][0]["nics"][0] == {"name": "mlx5_0", "pci": "0000:18:00.0", "path": "PIX"} and d["gpus"][0]["nics"][-1]["path"] == "SYS"'
+		'd["gpus"][0]["pci"] == "0000:1b:00.0" and d["gpus"][0]["numa"] == 0 and d["gpus"][0]["nics"][0] == {"name": "mlx5_0", "pci": "0000:18:00.0", "path": "PIX", "same_package": True} and d["gpus"][0]["nics"][-1]["path"] == "SYS"'
 fi
 
 # DGX A100: two switch levels (PXB), two NICs shared by two GPUs.
 if run "topo dgx-a100" 0 topo --xml "$fx/dgx-a100.xml"; then
-	has "topo dgx-a100: GPU 07 is PXB to mlx5_0 and mlx5_1" "$tmp/out" '^0000:07:00\.0 +PXB +PXB +SYS '
+	has "topo dgx-a100: GPU 07 is PXB to mlx5_0 and mlx5_1, SYS* to NUMA 1 of its socket" "$tmp/out" '^0000:07:00\.0 +PXB +PXB +SYS\* +SYS\* +SYS +SYS '
 	has "topo dgx-a100: shared rail group" "$tmp/out" 'group 0: mlx5_0,mlx5_1 +<- 0000:07:00\.0 PXB, 0000:0f:00\.0 PXB$'
 	has "topo dgx-a100: GPU NUMA node" "$tmp/out" '^0000:b7:00\.0 .* 5$'
 fi
@@ -118,10 +118,38 @@ if run "topo dgx-a100 --json" 0 topo --xml "$fx/dgx-a100.xml" --json; then
 		'd["gpus"][1]["rail"] == ["mlx5_0", "mlx5_1"] and d["gpus"][1]["numa"] == 3 and d["groups"][0] == {"nics": ["mlx5_0", "mlx5_1"], "gpus": ["0000:07:00.0", "0000:0f:00.0"]}'
 fi
 
+# EPYC NPS4 and Sapphire Rapids SNC2: every GPU's NICs are SYS, NCCL's name
+# for both, but the table marks SYS* the NIC on the GPU's own socket, the
+# rail takes it alone, and JSON says same_package.
+if run "topo epyc-nps4" 0 topo --xml "$fx/epyc-nps4.xml"; then
+	has "topo epyc-nps4: GPU 21 is SYS* to its socket's NIC, SYS to the other" "$tmp/out" '^0000:21:00\.0 +SYS\* +SYS +1$'
+	has "topo epyc-nps4: GPU a1 is SYS to socket 0's NIC, SYS* to its own" "$tmp/out" '^0000:a1:00\.0 +SYS +SYS\* +5$'
+	has "topo epyc-nps4: SYS* in the legend" "$tmp/out" "^  SYS\* = SYS, but between NUMA nodes of the GPU's own socket"
+	has "topo epyc-nps4: one rail group per socket" "$tmp/out" 'group 0: mlx5_0 +<- 0000:21:00\.0 SYS\*, 0000:61:00\.0 SYS\*$'
+	has "topo epyc-nps4: socket 1's rail group" "$tmp/out" 'group 1: mlx5_1 +<- 0000:a1:00\.0 SYS\*, 0000:e1:00\.0 SYS\*$'
+fi
+if run "topo epyc-nps4 --json" 0 topo --xml "$fx/epyc-nps4.xml" --json; then
+	json "topo epyc-nps4 --json: SYS both, the own socket's NIC first and alone in the rail" \
+		'd["gpus"][2]["nics"] == [{"name": "mlx5_1", "pci": "0000:c1:00.0", "path": "SYS", "same_package": True}, {"name": "mlx5_0", "pci": "0000:41:00.0", "path": "SYS", "same_package": False}] and d["gpus"][2]["rail"] == ["mlx5_1"] and d["gpus"][2]["package"] == 1 and d["nics"][0]["package"] == 0 and len(d["groups"]) == 2'
+fi
+if run "topo spr-snc2" 0 topo --xml "$fx/spr-snc2.xml"; then
+	has "topo spr-snc2: GPU 39 (NUMA 1) is SYS* to NUMA 0's NIC" "$tmp/out" '^0000:39:00\.0 +SYS\* +SYS +1$'
+	has "topo spr-snc2: the rail groups pair a NODE GPU and a SYS* one" "$tmp/out" 'group 0: mlx5_0 +<- 0000:16:00\.0 NODE, 0000:39:00\.0 SYS\*$'
+	has "topo spr-snc2: the rail groups say SYS* ranks first" "$tmp/out" '^Rail groups \(each GPU uses the NICs at its best path class, SYS\* before SYS\):$'
+fi
+# No SYS* line where there is none.
+if run "topo dgx-h100 (no SYS*)" 0 topo --xml "$fx/dgx-h100.xml"; then
+	if grep -q 'SYS\*' "$tmp/out"; then
+		not_ok "topo dgx-h100: no SYS* (one NUMA node per socket)" "$(grep 'SYS\*' "$tmp/out")"
+	else
+		ok "topo dgx-h100: no SYS* (one NUMA node per socket)"
+	fi
+fi
+
 # A NIC without PCI device: UNKNOWN, null in JSON, never in a rail.
 if run "topo rxe-only --json" 0 topo --xml "$fx/rxe-only.xml" --json; then
 	json "topo rxe-only --json: rxe0 has no PCI device" \
-		'd["nics"] == [{"name": "rxe0", "pci": None, "numa": None, "rail_gpus": 0}] and d["gpus"][0]["nics"][0]["path"] == "UNKNOWN" and d["gpus"][0]["rail"] == []'
+		'd["nics"] == [{"name": "rxe0", "pci": None, "numa": None, "package": None, "rail_gpus": 0}] and d["gpus"][0]["nics"][0]["path"] == "UNKNOWN" and d["gpus"][0]["nics"][0]["same_package"] is None and d["gpus"][0]["rail"] == []'
 fi
 
 # --dot: graphviz renders every fixture, and the graph names every GPU and NIC
@@ -149,6 +177,11 @@ fi
 if run "topo dgx-a100 --dot" 0 topo --xml "$fx/dgx-a100.xml" --dot; then
 	graph "topo dgx-a100 --dot: a shared rail of two GPUs and two NICs, PXB" \
 		"clusters['rail group 0'] == {'GPU 0000:07:00.0', 'GPU 0000:0f:00.0', 'mlx5_0 0000:0c:00.0', 'mlx5_1 0000:12:00.0'} and {('GPU 0000:07:00.0', 'mlx5_0 0000:0c:00.0', 'PXB'), ('GPU 0000:07:00.0', 'mlx5_1 0000:12:00.0', 'PXB')} <= edges and sum(1 for e in edges if e[0] == 'PCIe switch 0000:01:00.0') == 4"
+fi
+# NPS4: each GPU's one rail edge goes to its own socket's NIC, marked SYS*.
+if run "topo epyc-nps4 --dot" 0 topo --xml "$fx/epyc-nps4.xml" --dot; then
+	graph "topo epyc-nps4 --dot: one SYS* edge per GPU, to its own socket's NIC" \
+		"sorted(e[2] for e in edges if e[2]) == ['SYS*'] * 4 and any(e[0].endswith('0000:21:00.0') and e[1] == 'mlx5_0 0000:41:00.0' for e in edges) and not any(e[0].endswith('0000:21:00.0') and e[1].startswith('mlx5_1') for e in edges)"
 fi
 # A GPU whose only NIC is across the socket: the edge says SYS, in red.
 if run "topo remote-nic --dot" 0 topo --xml "$fx/remote-nic.xml" --dot; then

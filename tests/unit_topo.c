@@ -60,6 +60,24 @@ static const char *rail(const struct gdx_topo *t, const char *gpu_pci, char *buf
 	return buf;
 }
 
+/* Every NIC of the GPU, nearest first, as "mlx5_0,mlx5_1". */
+static const char *nearest(const struct gdx_topo *t, const char *gpu_pci, char *buf, size_t len)
+{
+	int nics[64], n = gdx_topo_gpu_nics(t, gpu(t, gpu_pci), nics, 64);
+
+	ASSERT(n >= 0 && n <= 64);
+	buf[0] = '\0';
+	for (int i = 0; i < n; i++)
+		snprintf(buf + strlen(buf), len - strlen(buf), "%s%s", i ? "," : "",
+			 gdx_topo_nic(t, nics[i])->name);
+	return buf;
+}
+
+static int same_package(const struct gdx_topo *t, const char *gpu_pci, const char *nic_name)
+{
+	return gdx_topo_same_package(t, gpu(t, gpu_pci), nic(t, nic_name));
+}
+
 #define ASSERT_STR_EQ(a, b)                                                                    \
 	do {                                                                                   \
 		const char *_x = (a), *_y = (b);                                               \
@@ -199,14 +217,97 @@ static void test_a100_pxb_shared_rails(void)
 	}
 	ASSERT_STR_EQ(path(t, "0000:07:00.0", "mlx5_0"), "PXB");
 	ASSERT_STR_EQ(path(t, "0000:0f:00.0", "mlx5_1"), "PXB");
-	/* NPS4: another NUMA node of the same socket is already SYS. */
+	/* NPS4: another NUMA node of the same socket is already SYS, but the
+	 * NICs of the GPU's own socket rank before the other socket's. */
 	ASSERT_STR_EQ(path(t, "0000:07:00.0", "mlx5_2"), "SYS");
 	ASSERT_STR_EQ(path(t, "0000:07:00.0", "mlx5_8"), "SYS");
+	ASSERT_EQ(same_package(t, "0000:07:00.0", "mlx5_2"), 1);
+	ASSERT_EQ(same_package(t, "0000:07:00.0", "mlx5_8"), 0);
+	ASSERT_EQ(same_package(t, "0000:07:00.0", "mlx5_0"), 1);
+	ASSERT_STR_EQ(nearest(t, "0000:87:00.0", buf, sizeof(buf)),
+		      "mlx5_6,mlx5_7,mlx5_4,mlx5_5,mlx5_8,mlx5_9,mlx5_0,mlx5_1,mlx5_2,mlx5_3");
+	ASSERT_EQ(gdx_topo_gpu(t, gpu(t, "0000:87:00.0"))->package, 1);
+	ASSERT_EQ(gdx_topo_nic(t, nic(t, "mlx5_5"))->package, 1);
 	ASSERT_EQ(gdx_topo_ngroups(t), 6);
 	ASSERT_STR_EQ(gdx_topo_nic(t, gdx_topo_group(t, 4)->nics[0])->name, "mlx5_4");
 	ASSERT_STR_EQ(gdx_topo_nic(t, gdx_topo_group(t, 5)->nics[0])->name, "mlx5_5");
 	ASSERT_EQ(gdx_topo_group(t, 5)->ngpus, 0);
 	ASSERT_EQ(gdx_topo_nic(t, nic(t, "mlx5_5"))->numa, 6);
+	gdx_topo_free(t);
+}
+
+/*
+ * EPYC in NPS4 mode: every GPU-NIC pair is SYS (as NCCL and nvidia-smi say),
+ * and NCCL gives every SYS path the same bandwidth; but the NIC on the GPU's
+ * own socket does not cross the inter-socket link, so it alone is the rail.
+ */
+static void test_nps4_own_socket_first(void)
+{
+	static const char *const names[] = {"mlx5_0", "mlx5_1"};
+	struct gdx_topo *t = load("epyc-nps4");
+	int members[4][8], counts[4];
+	char buf[256];
+
+	ASSERT_EQ(gdx_topo_ngpus(t), 4);
+	ASSERT_EQ(gdx_topo_nnics(t), 2);
+	for (int g = 0; g < 4; g++)
+		for (int n = 0; n < 2; n++) {
+			ASSERT_EQ(gdx_topo_path(t, g, n), GDX_PATH_SYS);
+			ASSERT_EQ(gdx_topo_same_package(t, g, n), (g < 2) == (n == 0));
+		}
+	ASSERT_EQ(gdx_topo_gpu(t, gpu(t, "0000:61:00.0"))->numa, 3);
+	ASSERT_EQ(gdx_topo_gpu(t, gpu(t, "0000:61:00.0"))->package, 0);
+	ASSERT_EQ(gdx_topo_gpu(t, gpu(t, "0000:a1:00.0"))->package, 1);
+	ASSERT_EQ(gdx_topo_nic(t, nic(t, "mlx5_1"))->numa, 6);
+	ASSERT_EQ(gdx_topo_nic(t, nic(t, "mlx5_1"))->package, 1);
+	ASSERT_STR_EQ(rail(t, "0000:21:00.0", buf, sizeof(buf)), "mlx5_0");
+	ASSERT_STR_EQ(rail(t, "0000:61:00.0", buf, sizeof(buf)), "mlx5_0");
+	ASSERT_STR_EQ(rail(t, "0000:a1:00.0", buf, sizeof(buf)), "mlx5_1");
+	ASSERT_STR_EQ(rail(t, "0000:e1:00.0", buf, sizeof(buf)), "mlx5_1");
+	ASSERT_STR_EQ(nearest(t, "0000:e1:00.0", buf, sizeof(buf)), "mlx5_1,mlx5_0");
+	ASSERT_EQ(gdx_topo_ngroups(t), 2);
+	ASSERT_EQ(gdx_topo_group(t, 0)->ngpus, 2);
+	ASSERT_EQ(gdx_topo_group(t, 1)->gpus[0], gpu(t, "0000:a1:00.0"));
+	ASSERT_EQ(gdx_topo_nic(t, 0)->rail_gpus, 2);
+	/* NCCL_GDX_RAILS=gpu: no GPU has two equally near NICs, nothing fused
+	 * (one device of both NICs would cross the sockets for every GPU). */
+	ASSERT_EQ(gdx_topo_auto_rails(t, names, 2, members, counts, 4, 8), 0);
+	/* Out of range: unknown. */
+	ASSERT_EQ(gdx_topo_same_package(t, 4, 0), -1);
+	ASSERT_EQ(gdx_topo_same_package(t, 0, 2), -1);
+	gdx_topo_free(t);
+}
+
+/*
+ * Sapphire Rapids with SNC2, the NUMA nodes as dies: GPUs 0 and 3 have a
+ * NODE NIC; GPUs 1 and 2 have only SYS ones, and take their own socket's.
+ */
+static void test_snc_own_socket_first(void)
+{
+	static const char *const names[] = {"mlx5_1", "mlx5_0"};
+	struct gdx_topo *t = load("spr-snc2");
+	int members[4][8], counts[4];
+	char buf[256];
+
+	ASSERT_EQ(gdx_topo_ngpus(t), 4);
+	ASSERT_STR_EQ(path(t, "0000:16:00.0", "mlx5_0"), "NODE");
+	ASSERT_STR_EQ(path(t, "0000:39:00.0", "mlx5_0"), "SYS");
+	ASSERT_STR_EQ(path(t, "0000:39:00.0", "mlx5_1"), "SYS");
+	ASSERT_EQ(same_package(t, "0000:39:00.0", "mlx5_0"), 1);
+	ASSERT_EQ(same_package(t, "0000:39:00.0", "mlx5_1"), 0);
+	ASSERT_EQ(gdx_topo_gpu(t, gpu(t, "0000:98:00.0"))->numa, 2);
+	ASSERT_EQ(gdx_topo_gpu(t, gpu(t, "0000:98:00.0"))->package, 1);
+	ASSERT_STR_EQ(rail(t, "0000:39:00.0", buf, sizeof(buf)), "mlx5_0");
+	ASSERT_STR_EQ(rail(t, "0000:98:00.0", buf, sizeof(buf)), "mlx5_1");
+	ASSERT_STR_EQ(nearest(t, "0000:98:00.0", buf, sizeof(buf)), "mlx5_1,mlx5_0");
+	ASSERT_STR_EQ(rail(t, "0000:b9:00.0", buf, sizeof(buf)), "mlx5_1");
+	/* One group per NIC, each with a NODE GPU and a SYS one. */
+	ASSERT_EQ(gdx_topo_ngroups(t), 2);
+	ASSERT_EQ(gdx_topo_group(t, 0)->nnics, 1);
+	ASSERT_EQ(gdx_topo_group(t, 0)->ngpus, 2);
+	ASSERT_EQ(gdx_topo_group(t, 0)->gpus[1], gpu(t, "0000:39:00.0"));
+	ASSERT_EQ(gdx_topo_nic(t, nic(t, "mlx5_1"))->rail_gpus, 2);
+	ASSERT_EQ(gdx_topo_auto_rails(t, names, 2, members, counts, 4, 8), 0);
 	gdx_topo_free(t);
 }
 
@@ -526,6 +627,7 @@ static void test_concurrent_readers(void)
 GDX_TESTS_MAIN(TEST(test_path_names, 5), TEST(test_h100_one_pix_nic_per_gpu, 10),
 	       TEST(test_h100_nic_order_and_nearest_first, 10),
 	       TEST(test_h100_groups_and_standalone_nics, 10), TEST(test_a100_pxb_shared_rails, 10),
+	       TEST(test_nps4_own_socket_first, 10), TEST(test_snc_own_socket_first, 10),
 	       TEST(test_two_nics_per_gpu, 10), TEST(test_cascaded_switch_pix_and_pxb, 10),
 	       TEST(test_remote_nic_is_sys, 10), TEST(test_cloud_vm_flat_is_phb, 10),
 	       TEST(test_no_gpu, 10), TEST(test_no_nic, 10), TEST(test_nic_without_pci_parent, 10),

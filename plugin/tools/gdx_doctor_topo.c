@@ -44,6 +44,32 @@ static void json_numa(FILE *f, int numa)
 		fputs("null", f);
 }
 
+static void json_tristate(FILE *f, int v)
+{
+	fputs(v < 0 ? "null" : v ? "true" : "false", f);
+}
+
+/*
+ * The path class as the table and the graph show it: NCCL's name, and SYS*
+ * for a SYS path that stays in the GPU's own CPU package (another NUMA node
+ * of its socket: AMD NPS2/NPS4, Intel SNC), which ranks before SYS.
+ */
+static const char *topo_label(const struct gdx_topo *t, int g, int n)
+{
+	enum gdx_path p = gdx_topo_path(t, g, n);
+
+	return p == GDX_PATH_SYS && gdx_topo_same_package(t, g, n) == 1 ? "SYS*" : gdx_path_name(p);
+}
+
+static bool topo_has_sys_same_package(const struct gdx_topo *t)
+{
+	for (int g = 0; g < gdx_topo_ngpus(t); g++)
+		for (int n = 0; n < gdx_topo_nnics(t); n++)
+			if (!strcmp(topo_label(t, g, n), "SYS*"))
+				return true;
+	return false;
+}
+
 static int topo_json(const struct gdx_topo *t, const char *source, FILE *f)
 {
 	int nn = gdx_topo_nnics(t);
@@ -65,6 +91,8 @@ static int topo_json(const struct gdx_topo *t, const char *source, FILE *f)
 		json_str(f, gpu->pci);
 		fputs(", \"numa\": ", f);
 		json_numa(f, gpu->numa);
+		fputs(", \"package\": ", f);
+		json_numa(f, gpu->package);
 		fputs(",\n   \"nics\": [", f);
 		for (int i = 0; i < n; i++) {
 			const struct gdx_topo_nic *nic = gdx_topo_nic(t, order[i]);
@@ -73,8 +101,10 @@ static int topo_json(const struct gdx_topo *t, const char *source, FILE *f)
 			json_str(f, nic->name);
 			fputs(", \"pci\": ", f);
 			json_str_or_null(f, nic->pci);
-			fprintf(f, ", \"path\": \"%s\"}",
+			fprintf(f, ", \"path\": \"%s\", \"same_package\": ",
 				gdx_path_name(gdx_topo_path(t, g, order[i])));
+			json_tristate(f, gdx_topo_same_package(t, g, order[i]));
+			fputc('}', f);
 		}
 		fputs("],\n   \"rail\": [", f);
 		/* The rail is the head of the nearest-first list. */
@@ -94,6 +124,8 @@ static int topo_json(const struct gdx_topo *t, const char *source, FILE *f)
 		json_str_or_null(f, nic->pci);
 		fputs(", \"numa\": ", f);
 		json_numa(f, nic->numa);
+		fputs(", \"package\": ", f);
+		json_numa(f, nic->package);
 		fprintf(f, ", \"rail_gpus\": %d}", nic->rail_gpus);
 	}
 	fputs("],\n \"groups\": [", f);
@@ -255,7 +287,8 @@ static void topo_dot(const struct gdx_topo *t, const char *source, FILE *f)
 			fprintf(f,
 				"  gpu%d -- nic%d [label=\"%s\", style=dashed, color=%s, "
 				"fontcolor=%s, constraint=false];\n",
-				g, rail[i], gdx_path_name(p), dot_path_color(p), dot_path_color(p));
+				g, rail[i], topo_label(t, g, rail[i]), dot_path_color(p),
+				dot_path_color(p));
 		}
 	}
 	fputs("}\n", f);
@@ -278,6 +311,10 @@ static void topo_matrix(const struct gdx_topo *t, FILE *f)
 	for (int i = 0; i < nn; i++)
 		if ((int)strlen(gdx_topo_nic(t, i)->name) > w)
 			w = (int)strlen(gdx_topo_nic(t, i)->name);
+	for (int g = 0; g < ng; g++)
+		for (int i = 0; i < nn; i++)
+			if ((int)strlen(topo_label(t, g, i)) > w)
+				w = (int)strlen(topo_label(t, g, i));
 	fprintf(f, "\n%-14s", "GPU");
 	for (int i = 0; i < nn; i++)
 		fprintf(f, "%-*s", w + 2, gdx_topo_nic(t, i)->name);
@@ -285,7 +322,7 @@ static void topo_matrix(const struct gdx_topo *t, FILE *f)
 	for (int g = 0; g < ng; g++) {
 		fprintf(f, "%-14s", gdx_topo_gpu(t, g)->pci);
 		for (int i = 0; i < nn; i++)
-			fprintf(f, "%-*s", w + 2, gdx_path_name(gdx_topo_path(t, g, i)));
+			fprintf(f, "%-*s", w + 2, topo_label(t, g, i));
 		topo_print_numa(f, gdx_topo_gpu(t, g)->numa);
 		fputc('\n', f);
 	}
@@ -298,6 +335,10 @@ static void topo_matrix(const struct gdx_topo *t, FILE *f)
 	      "  NODE = between PCIe host bridges within one NUMA node\n"
 	      "  SYS  = across the interconnect between NUMA nodes (QPI/UPI, Infinity Fabric)\n",
 	      f);
+	if (topo_has_sys_same_package(t))
+		fputs("  SYS* = SYS, but between NUMA nodes of the GPU's own socket (AMD NPS2/NPS4,\n"
+		      "         Intel SNC), not across sockets: ranked before SYS\n",
+		      f);
 	for (int i = 0; i < nn; i++)
 		if (!gdx_topo_nic(t, i)->pci[0]) {
 			fputs("  UNKNOWN = the NIC has no PCI device (virtual, such as rxe)\n", f);
@@ -307,7 +348,8 @@ static void topo_matrix(const struct gdx_topo *t, FILE *f)
 
 static void topo_groups(const struct gdx_topo *t, FILE *f)
 {
-	fputs("\nRail groups (each GPU uses the NICs at its best path class):\n", f);
+	fprintf(f, "\nRail groups (each GPU uses the NICs at its best path class%s):\n",
+		topo_has_sys_same_package(t) ? ", SYS* before SYS" : "");
 	for (int i = 0; i < gdx_topo_ngroups(t); i++) {
 		const struct gdx_topo_group *grp = gdx_topo_group(t, i);
 		int col = fprintf(f, "  group %d: ", i);
@@ -325,7 +367,7 @@ static void topo_groups(const struct gdx_topo *t, FILE *f)
 		fprintf(f, "%*s<- ", col < 32 ? 32 - col : 1, "");
 		for (int k = 0; k < grp->ngpus; k++)
 			fprintf(f, "%s%s %s", k ? ", " : "", gdx_topo_gpu(t, grp->gpus[k])->pci,
-				gdx_path_name(gdx_topo_path(t, grp->gpus[k], grp->nics[0])));
+				topo_label(t, grp->gpus[k], grp->nics[0]));
 		fputc('\n', f);
 	}
 	for (int g = 0; g < gdx_topo_ngpus(t); g++)
@@ -372,8 +414,7 @@ static void topo_notes(const struct gdx_topo *t, FILE *f)
 		fprintf(f,
 			"  GPU %s: nearest NIC %s is %s; NCCL uses GPUDirect RDMA only up to\n"
 			"    NCCL_NET_GDR_LEVEL (default PXB), so this GPU's traffic is staged\n",
-			gdx_topo_gpu(t, g)->pci, gdx_topo_nic(t, nic)->name,
-			gdx_path_name(gdx_topo_path(t, g, nic)));
+			gdx_topo_gpu(t, g)->pci, gdx_topo_nic(t, nic)->name, topo_label(t, g, nic));
 	}
 }
 
