@@ -54,6 +54,7 @@ const char *gdx_path_name(enum gdx_path p)
 	case GDX_PATH_PXB: return "PXB";
 	case GDX_PATH_PHB: return "PHB";
 	case GDX_PATH_NODE: return "NODE";
+	case GDX_PATH_NUMA_UNKNOWN: return "NUMA-UNKNOWN";
 	case GDX_PATH_SYS: return "SYS";
 	default: return "UNKNOWN";
 	}
@@ -143,11 +144,14 @@ static int gdx_topo_package_of(hwloc_topology_t h, hwloc_obj_t o)
  *   each: the path crosses from switch to switch without reaching the CPU.
  * - PHB: the chains do not meet, and both sit under the same host bridge.
  * - NODE: different host bridges of the same NUMA node.
- * - SYS: different NUMA nodes. When a node is unknown, the same Package (or
- *   no Package known for either) counts as NODE. NCCL makes one CPU node
- *   per NUMA node and links every two with the same SYS link, so another
- *   NUMA node of the GPU's own package (AMD NPS2/NPS4, Intel SNC) is SYS as
- *   much as the other socket is; gdx_topo_rank() tells the two apart.
+ * - SYS: different NUMA nodes, or different packages when a NUMA node is not
+ *   recorded. NCCL makes one CPU node per NUMA node and links every two
+ *   with the same SYS link, so another NUMA node of the GPU's own package
+ *   (AMD NPS2/NPS4, Intel SNC) is SYS as much as the other socket is;
+ *   gdx_topo_rank() tells the two apart.
+ * - NUMA_UNKNOWN: different host bridges and a NUMA node not recorded (old
+ *   dumps hang host bridges off the Machine), unless the packages differ:
+ *   NODE or SYS, and nothing here says which.
  * One difference with NCCL: NCCL folds the second level of Broadcom PEX
  * Gen4/Gen5 switches (1000:c010, 1000:c030, Broadcom subsystem ids) into the
  * first, so behind such a switch it may say PIX where nvidia-smi and this
@@ -168,7 +172,9 @@ static enum gdx_path gdx_topo_classify(hwloc_obj_t gpu, const struct gdx_topo_gp
 		return GDX_PATH_PHB;
 	if (g->numa >= 0 && n->numa >= 0)
 		return g->numa == n->numa ? GDX_PATH_NODE : GDX_PATH_SYS;
-	return g->package == n->package ? GDX_PATH_NODE : GDX_PATH_SYS;
+	if (g->package >= 0 && n->package >= 0 && g->package != n->package)
+		return GDX_PATH_SYS;
+	return GDX_PATH_NUMA_UNKNOWN;
 }
 
 static void gdx_topo_busid(hwloc_obj_t pci, char buf[GDX_TOPO_PCI_LEN])
@@ -372,8 +378,8 @@ static int gdx_topo_tree(struct gdx_topo *t, struct gdx_topo_scan *scan)
 }
 
 /*
- * Where a NIC ranks for a GPU, lower first: its path class, then, within
- * SYS, the GPU's own package before another or an unknown one.
+ * Where a NIC ranks for a GPU, lower first: its path class, then, within SYS
+ * and NUMA_UNKNOWN, the GPU's own package before another or an unknown one.
  * NCCL ranks a GPU's NICs by bandwidth, then path class, and gives every SYS
  * path between two CPU nodes the same bandwidth: on a node with several NUMA
  * nodes per socket it ties a NIC on the GPU's socket with one across the
@@ -381,7 +387,9 @@ static int gdx_topo_tree(struct gdx_topo *t, struct gdx_topo_scan *scan)
  */
 static int gdx_topo_rank_of(enum gdx_path p, int same_pkg)
 {
-	return 2 * (int)p + (p == GDX_PATH_SYS && same_pkg != 1);
+	bool split = p == GDX_PATH_SYS || p == GDX_PATH_NUMA_UNKNOWN;
+
+	return 2 * (int)p + (split && same_pkg != 1);
 }
 
 /* Paths, then each GPU's NICs nearest first; the rail is the head of that

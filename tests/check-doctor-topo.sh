@@ -146,6 +146,19 @@ if run "topo dgx-h100 (no SYS*)" 0 topo --xml "$fx/dgx-h100.xml"; then
 	fi
 fi
 
+# An old dump: host bridges without locality are NUMA-UNKNOWN to others, not
+# NODE (neither recorded) or SYS (one recorded), and rank after NODE.
+if run "topo no-locality" 0 topo --xml "$fx/no-locality.xml"; then
+	has "topo no-locality: GPU 04 is NODE, SYS, NUMA-UNKNOWN" "$tmp/out" '^0000:04:00\.0 +NODE +SYS +NUMA-UNKNOWN +0$'
+	has "topo no-locality: GPU c1 knows nothing" "$tmp/out" '^0000:c1:00\.0 +NUMA-UNKNOWN +NUMA-UNKNOWN +NUMA-UNKNOWN +\?$'
+	has "topo no-locality: NUMA-UNKNOWN in the legend" "$tmp/out" '^  NUMA-UNKNOWN = between PCIe host bridges, one of which hwloc recorded no NUMA$'
+	has "topo no-locality: GPU c1's rail is all its NICs, tied" "$tmp/out" 'group 2: mlx5_0,mlx5_1,mlx5_2 <- 0000:c1:00\.0 NUMA-UNKNOWN$'
+fi
+if run "topo no-locality --json" 0 topo --xml "$fx/no-locality.xml" --json; then
+	json "topo no-locality --json: unknown ranks after NODE, before SYS" \
+		'[(n["name"], n["path"], n["same_package"]) for n in d["gpus"][0]["nics"]] == [("mlx5_0", "NODE", True), ("mlx5_2", "NUMA-UNKNOWN", None), ("mlx5_1", "SYS", False)] and d["gpus"][1]["numa"] is None and d["gpus"][1]["package"] is None'
+fi
+
 # A NIC without PCI device: UNKNOWN, null in JSON, never in a rail.
 if run "topo rxe-only --json" 0 topo --xml "$fx/rxe-only.xml" --json; then
 	json "topo rxe-only --json: rxe0 has no PCI device" \

@@ -91,11 +91,13 @@ static void test_path_names(void)
 	ASSERT_STR_EQ(gdx_path_name(GDX_PATH_PXB), "PXB");
 	ASSERT_STR_EQ(gdx_path_name(GDX_PATH_PHB), "PHB");
 	ASSERT_STR_EQ(gdx_path_name(GDX_PATH_NODE), "NODE");
+	ASSERT_STR_EQ(gdx_path_name(GDX_PATH_NUMA_UNKNOWN), "NUMA-UNKNOWN");
 	ASSERT_STR_EQ(gdx_path_name(GDX_PATH_SYS), "SYS");
 	ASSERT_STR_EQ(gdx_path_name(GDX_PATH_UNKNOWN), "UNKNOWN");
 	ASSERT_STR_EQ(gdx_path_name((enum gdx_path)0), "UNKNOWN");
 	ASSERT(GDX_PATH_PIX < GDX_PATH_PXB && GDX_PATH_PXB < GDX_PATH_PHB);
-	ASSERT(GDX_PATH_PHB < GDX_PATH_NODE && GDX_PATH_NODE < GDX_PATH_SYS);
+	ASSERT(GDX_PATH_PHB < GDX_PATH_NODE && GDX_PATH_NODE < GDX_PATH_NUMA_UNKNOWN);
+	ASSERT(GDX_PATH_NUMA_UNKNOWN < GDX_PATH_SYS && GDX_PATH_SYS < GDX_PATH_UNKNOWN);
 }
 
 /* DGX H100: each GPU has one ConnectX-7 on its own switch. */
@@ -308,6 +310,42 @@ static void test_snc_own_socket_first(void)
 	ASSERT_EQ(gdx_topo_group(t, 0)->gpus[1], gpu(t, "0000:39:00.0"));
 	ASSERT_EQ(gdx_topo_nic(t, nic(t, "mlx5_1"))->rail_gpus, 2);
 	ASSERT_EQ(gdx_topo_auto_rails(t, names, 2, members, counts, 4, 8), 0);
+	gdx_topo_free(t);
+}
+
+/*
+ * An old dump with host bridges that hang off the Machine: no NUMA node, no
+ * package. Between such a host bridge and another the class is unknown (it
+ * was NODE when neither had locality, SYS when one had), ranked after the
+ * known near ones and before a known SYS; under one host bridge it is PHB.
+ */
+static void test_no_locality_is_unknown(void)
+{
+	struct gdx_topo *t = load("no-locality");
+	char buf[256];
+
+	ASSERT_EQ(gdx_topo_ngpus(t), 3);
+	ASSERT_EQ(gdx_topo_nnics(t), 3);
+	ASSERT_EQ(gdx_topo_gpu(t, gpu(t, "0000:41:00.0"))->numa, -1);
+	ASSERT_EQ(gdx_topo_gpu(t, gpu(t, "0000:41:00.0"))->package, -1);
+	ASSERT_EQ(gdx_topo_nic(t, nic(t, "mlx5_2"))->package, -1);
+	ASSERT_EQ(gdx_topo_gpu(t, gpu(t, "0000:04:00.0"))->package, 0);
+	ASSERT_EQ(gdx_topo_nic(t, nic(t, "mlx5_1"))->package, 1);
+	/* GPU 04 (socket 0): NODE, then the unknown mlx5_2, then SYS. */
+	ASSERT_STR_EQ(path(t, "0000:04:00.0", "mlx5_0"), "NODE");
+	ASSERT_STR_EQ(path(t, "0000:04:00.0", "mlx5_2"), "NUMA-UNKNOWN");
+	ASSERT_STR_EQ(path(t, "0000:04:00.0", "mlx5_1"), "SYS");
+	ASSERT_EQ(same_package(t, "0000:04:00.0", "mlx5_2"), -1);
+	ASSERT_STR_EQ(nearest(t, "0000:04:00.0", buf, sizeof(buf)), "mlx5_0,mlx5_2,mlx5_1");
+	ASSERT_STR_EQ(rail(t, "0000:04:00.0", buf, sizeof(buf)), "mlx5_0");
+	/* GPU 41: PHB to the NIC on its own host bridge, the rest unknown. */
+	ASSERT_STR_EQ(path(t, "0000:41:00.0", "mlx5_2"), "PHB");
+	ASSERT_STR_EQ(path(t, "0000:41:00.0", "mlx5_0"), "NUMA-UNKNOWN");
+	ASSERT_STR_EQ(rail(t, "0000:41:00.0", buf, sizeof(buf)), "mlx5_2");
+	/* GPU c1: nothing known about any NIC, all tied. */
+	for (int n = 0; n < 3; n++)
+		ASSERT_EQ(gdx_topo_path(t, gpu(t, "0000:c1:00.0"), n), GDX_PATH_NUMA_UNKNOWN);
+	ASSERT_STR_EQ(rail(t, "0000:c1:00.0", buf, sizeof(buf)), "mlx5_0,mlx5_1,mlx5_2");
 	gdx_topo_free(t);
 }
 
@@ -628,9 +666,9 @@ GDX_TESTS_MAIN(TEST(test_path_names, 5), TEST(test_h100_one_pix_nic_per_gpu, 10)
 	       TEST(test_h100_nic_order_and_nearest_first, 10),
 	       TEST(test_h100_groups_and_standalone_nics, 10), TEST(test_a100_pxb_shared_rails, 10),
 	       TEST(test_nps4_own_socket_first, 10), TEST(test_snc_own_socket_first, 10),
-	       TEST(test_two_nics_per_gpu, 10), TEST(test_cascaded_switch_pix_and_pxb, 10),
-	       TEST(test_remote_nic_is_sys, 10), TEST(test_cloud_vm_flat_is_phb, 10),
-	       TEST(test_no_gpu, 10), TEST(test_no_nic, 10), TEST(test_nic_without_pci_parent, 10),
-	       TEST(test_pcie_tree, 10), TEST(test_find, 10), TEST(test_missing_file, 10),
-	       TEST(test_not_hwloc_xml, 10), TEST(test_live_machine, 30),
-	       TEST(test_concurrent_readers, 30))
+	       TEST(test_no_locality_is_unknown, 10), TEST(test_two_nics_per_gpu, 10),
+	       TEST(test_cascaded_switch_pix_and_pxb, 10), TEST(test_remote_nic_is_sys, 10),
+	       TEST(test_cloud_vm_flat_is_phb, 10), TEST(test_no_gpu, 10), TEST(test_no_nic, 10),
+	       TEST(test_nic_without_pci_parent, 10), TEST(test_pcie_tree, 10), TEST(test_find, 10),
+	       TEST(test_missing_file, 10), TEST(test_not_hwloc_xml, 10),
+	       TEST(test_live_machine, 30), TEST(test_concurrent_readers, 30))

@@ -13,19 +13,21 @@
 #include <stddef.h>
 
 /*
- * Ordered nearest first, so classes compare with < and >. Within SYS a NIC
- * on the GPU's own CPU package ranks before the others:
+ * Ordered nearest first, so classes compare with < and >. Within SYS (and
+ * NUMA_UNKNOWN) a NIC on the GPU's own CPU package ranks before the others:
  * gdx_topo_same_package() tells them apart, and gdx_topo_gpu_nics() and the
  * rails order by both.
  */
 enum gdx_path {
-	GDX_PATH_PIX = 1, /* same PCIe switch: at most one switch between them */
-	GDX_PATH_PXB,	  /* several PCIe switches, no host bridge */
-	GDX_PATH_PHB,	  /* through one PCIe host bridge (root complex) */
-	GDX_PATH_NODE,	  /* between host bridges of one NUMA node */
-	GDX_PATH_SYS,	  /* between NUMA nodes: another package (socket), or
-			   * another NUMA node of the same one (NPS2/NPS4, SNC) */
-	GDX_PATH_UNKNOWN, /* the NIC has no PCI device (rxe, some VFs) */
+	GDX_PATH_PIX = 1,      /* same PCIe switch: at most one switch between them */
+	GDX_PATH_PXB,	       /* several PCIe switches, no host bridge */
+	GDX_PATH_PHB,	       /* through one PCIe host bridge (root complex) */
+	GDX_PATH_NODE,	       /* between host bridges of one NUMA node */
+	GDX_PATH_NUMA_UNKNOWN, /* between host bridges, one without a recorded NUMA node:
+				* NODE or SYS, hwloc does not say which */
+	GDX_PATH_SYS,	       /* between NUMA nodes: another package (socket), or
+				* another NUMA node of the same one (NPS2/NPS4, SNC) */
+	GDX_PATH_UNKNOWN,      /* the NIC has no PCI device (rxe, some VFs) */
 };
 
 #define GDX_TOPO_PCI_LEN  16 /* "0000:17:00.0" and its NUL */
@@ -81,7 +83,8 @@ struct gdx_topo_group {
 
 struct gdx_topo;
 
-/* "PIX", "PXB", "PHB", "NODE", "SYS", or "UNKNOWN" for anything else. */
+/* "PIX", "PXB", "PHB", "NODE", "NUMA-UNKNOWN", "SYS", or "UNKNOWN" for
+ * anything else: NCCL's names, and nvidia-smi's, where they have one. */
 const char *gdx_path_name(enum gdx_path p);
 
 /*
@@ -120,9 +123,9 @@ enum gdx_path gdx_topo_path(const struct gdx_topo *t, int gpu, int nic);
 int gdx_topo_same_package(const struct gdx_topo *t, int gpu, int nic);
 
 /*
- * Every NIC, nearest to the GPU first: by path class; within SYS, the NICs
- * on the GPU's own package first (crossing the socket interconnect is the
- * longer way); then by name. Fills up to max
+ * Every NIC, nearest to the GPU first: by path class; within SYS and
+ * NUMA_UNKNOWN, the NICs on the GPU's own package first (crossing the
+ * socket interconnect is the longer way); then by name. Fills up to max
  * indices (nics may be NULL when max is 0) and returns how many there are in
  * all (-EINVAL for a bad GPU).
  */

@@ -61,11 +61,12 @@ static const char *topo_label(const struct gdx_topo *t, int g, int n)
 	return p == GDX_PATH_SYS && gdx_topo_same_package(t, g, n) == 1 ? "SYS*" : gdx_path_name(p);
 }
 
-static bool topo_has_sys_same_package(const struct gdx_topo *t)
+/* Whether some GPU-NIC pair shows as label. */
+static bool topo_has_label(const struct gdx_topo *t, const char *label)
 {
 	for (int g = 0; g < gdx_topo_ngpus(t); g++)
 		for (int n = 0; n < gdx_topo_nnics(t); n++)
-			if (!strcmp(topo_label(t, g, n), "SYS*"))
+			if (!strcmp(topo_label(t, g, n), label))
 				return true;
 	return false;
 }
@@ -335,9 +336,13 @@ static void topo_matrix(const struct gdx_topo *t, FILE *f)
 	      "  NODE = between PCIe host bridges within one NUMA node\n"
 	      "  SYS  = across the interconnect between NUMA nodes (QPI/UPI, Infinity Fabric)\n",
 	      f);
-	if (topo_has_sys_same_package(t))
+	if (topo_has_label(t, "SYS*"))
 		fputs("  SYS* = SYS, but between NUMA nodes of the GPU's own socket (AMD NPS2/NPS4,\n"
 		      "         Intel SNC), not across sockets: ranked before SYS\n",
+		      f);
+	if (topo_has_label(t, "NUMA-UNKNOWN"))
+		fputs("  NUMA-UNKNOWN = between PCIe host bridges, one of which hwloc recorded no NUMA\n"
+		      "         node for (old dumps): NODE or SYS, unknown which; ranked after NODE\n",
 		      f);
 	for (int i = 0; i < nn; i++)
 		if (!gdx_topo_nic(t, i)->pci[0]) {
@@ -349,7 +354,7 @@ static void topo_matrix(const struct gdx_topo *t, FILE *f)
 static void topo_groups(const struct gdx_topo *t, FILE *f)
 {
 	fprintf(f, "\nRail groups (each GPU uses the NICs at its best path class%s):\n",
-		topo_has_sys_same_package(t) ? ", SYS* before SYS" : "");
+		topo_has_label(t, "SYS*") ? ", SYS* before SYS" : "");
 	for (int i = 0; i < gdx_topo_ngroups(t); i++) {
 		const struct gdx_topo_group *grp = gdx_topo_group(t, i);
 		int col = fprintf(f, "  group %d: ", i);
