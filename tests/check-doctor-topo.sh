@@ -217,6 +217,36 @@ printf 'GPU0 mlx5_0 PIX\n' >"$tmp/not-xml.xml"
 if run "topo non-XML file exits 3" 3 topo --xml "$tmp/not-xml.xml"; then
 	has "topo non-XML file exits 3" "$tmp/err" 'not an hwloc XML topology'
 fi
+# Published dumps carry XML comments, which hwloc's parser without libxml2
+# refuses: topo reads them, as the same file without them.
+if run "topo published-comments (XML comments)" 0 topo --xml "$fx/published-comments.xml"; then
+	"$doctor" topo --xml "$fx/remote-nic.xml" | tail -n +2 >"$tmp/plain"
+	if tail -n +2 "$tmp/out" | cmp -s - "$tmp/plain"; then
+		ok "topo published-comments: the report of remote-nic, the same file without comments"
+	else
+		not_ok "topo published-comments: the report of remote-nic" "$(tail -n +2 "$tmp/out" | diff - "$tmp/plain" | head -c 300)"
+	fi
+fi
+sed 's/$/\r/' "$fx/remote-nic.xml" >"$tmp/crlf.xml"
+run "topo with CRLF line ends reads the file" 0 topo --xml "$tmp/crlf.xml" &&
+	has "topo with CRLF line ends reads the file" "$tmp/out" '^0000:31:00\.0 +SYS +0$'
+sed '6i <!-- never closed' "$fx/remote-nic.xml" >"$tmp/open-comment.xml"
+if run "topo with a comment never closed exits 3" 3 topo --xml "$tmp/open-comment.xml"; then
+	has "topo with a comment never closed says where it starts" "$tmp/err" 'open-comment\.xml is not an hwloc XML topology: the XML comment that starts on line 6 is never closed'
+fi
+# hwloc 3.0's format: named, with the hwloc that reads it.
+if run "topo hwloc3-format exits 3" 3 topo --xml "$fx/unreadable/hwloc3-format.xml"; then
+	has "topo hwloc3-format: names the format and the hwloc it takes" "$tmp/err" 'hwloc3-format\.xml is an hwloc 3\.0 XML topology, a format this hwloc \([0-9.]+\) cannot read: use hwloc 3\.0 or later'
+fi
+# Well-formed XML that hwloc's built-in parser refuses (single quotes): read
+# where hwloc has libxml2, else refused with the fix.
+sed "s/\"/'/g" "$fx/remote-nic.xml" >"$tmp/quotes.xml"
+"$doctor" topo --xml "$tmp/quotes.xml" >"$tmp/out" 2>"$tmp/err"
+case $? in
+0) ok "topo single-quoted XML: read (this hwloc has libxml2)" ;;
+3) has "topo single-quoted XML: refused, naming libhwloc-plugins" "$tmp/err" "hwloc's built-in XML parser cannot read it .*libhwloc-plugins" ;;
+*) not_ok "topo single-quoted XML: exit status 0 or 3" "$(head -c 300 "$tmp/err")" ;;
+esac
 if run "topo no GPU exits 4" 4 topo --xml "$fx/no-gpu.xml"; then
 	has "topo no GPU exits 4" "$tmp/err" 'no NVIDIA GPU found'
 fi

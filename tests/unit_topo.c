@@ -2,8 +2,11 @@
 /* GPU/NIC path classes, rails and rail groups from hwloc XML fixtures
  * (tests/fixtures/topo, written by gen-fixtures.py there). */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <unistd.h>
+
+#include <hwloc.h>
 
 #include <gdx/gdx_topo.h>
 
@@ -580,7 +583,8 @@ static void test_missing_file(void)
 	ASSERT_EQ(gdx_topo_load(FIXTURES "no-such-machine.xml", &t, NULL, 0), -ENOENT);
 }
 
-static int load_text(const char *text, char *why, size_t len)
+/* Loads text from a file; *t_p gets the topology (NULL: expect a failure). */
+static int load_text_topo(const char *text, struct gdx_topo **t_p, char *why, size_t len)
 {
 	char path[] = "/tmp/gdx-topo-XXXXXX";
 	struct gdx_topo *t = NULL;
@@ -591,8 +595,168 @@ static int load_text(const char *text, char *why, size_t len)
 	close(fd);
 	ret = gdx_topo_load(path, &t, why, len);
 	unlink(path);
-	ASSERT(t == NULL);
+	if (t_p)
+		*t_p = t;
+	else
+		ASSERT(t == NULL);
 	return ret;
+}
+
+static int load_text(const char *text, char *why, size_t len)
+{
+	return load_text_topo(text, NULL, why, len);
+}
+
+/* A fixture's text, which the caller frees. */
+static char *fixture_text(const char *name)
+{
+	char path[256];
+	FILE *f;
+	long n;
+	char *text;
+
+	snprintf(path, sizeof(path), FIXTURES "%s.xml", name);
+	f = fopen(path, "r");
+	ASSERT(f != NULL);
+	ASSERT_EQ(fseek(f, 0, SEEK_END), 0);
+	n = ftell(f);
+	rewind(f);
+	text = calloc(1, (size_t)n + 1);
+	ASSERT(text != NULL);
+	ASSERT_EQ(fread(text, 1, (size_t)n, f), (size_t)n);
+	fclose(f);
+	return text;
+}
+
+/* remote-nic as text edited by fn loads, and is still remote-nic. */
+static void check_remote_nic_text(const char *text)
+{
+	struct gdx_topo *t = NULL;
+	char why[256];
+
+	if (load_text_topo(text, &t, why, sizeof(why)))
+		gdx_test_fail(__FILE__, __LINE__, "not loaded: %s", why);
+	ASSERT_EQ(gdx_topo_ngpus(t), 2);
+	ASSERT_EQ(gdx_topo_nnics(t), 1);
+	ASSERT_STR_EQ(path(t, "0000:31:00.0", "mlx5_0"), "SYS");
+	ASSERT_EQ(gdx_topo_nic(t, 0)->numa, 1);
+	gdx_topo_free(t);
+}
+
+/* text with every "from" replaced by "to"; the caller frees it. */
+static char *replace_all(const char *text, const char *from, const char *to)
+{
+	size_t nf = strlen(from), nt = strlen(to), n = 0;
+	char *out, *o;
+
+	for (const char *p = strstr(text, from); p; p = strstr(p + nf, from))
+		n++;
+	out = calloc(1, strlen(text) + n * nt + 1);
+	ASSERT(out != NULL);
+	o = out;
+	for (const char *p = text, *q; (q = strstr(p, from)); p = q + nf) {
+		memcpy(o, p, (size_t)(q - p));
+		o += q - p;
+		memcpy(o, to, nt);
+		o += nt;
+		text = q + nf;
+	}
+	strcpy(o, text);
+	return out;
+}
+
+/*
+ * Published hwloc dumps: lstopo's output with comments, saved on Windows,
+ * re-indented. hwloc's parser without libxml2 (this test machine's) refuses
+ * all of these; gdx_topo_load() reads them.
+ */
+static void test_xml_as_published(void)
+{
+	char *text = fixture_text("remote-nic"), *edited, *body, *with_bom;
+	struct gdx_topo *t = load("published-comments");
+
+	ASSERT_STR_EQ(path(t, "0000:17:00.0", "mlx5_0"), "SYS");
+	gdx_topo_free(t);
+	/* CRLF line ends. */
+	edited = replace_all(text, "\n", "\r\n");
+	check_remote_nic_text(edited);
+	free(edited);
+	/* A comment between two elements, holding markup. */
+	edited = replace_all(text, "<info name=\"OSName\"",
+			     "<!-- a > b <c/> --><info name=\"OSName\"");
+	check_remote_nic_text(edited);
+	free(edited);
+	/* A byte order mark, blank lines and a stylesheet before <topology>. */
+	body = replace_all(text, "<!DOCTYPE",
+			   "\n<?xml-stylesheet type=\"text/xsl\" href=\"t.xsl\"?>\n\n<!DOCTYPE");
+	with_bom = calloc(1, strlen(body) + 5);
+	ASSERT(with_bom != NULL);
+	snprintf(with_bom, strlen(body) + 5, "\xef\xbb\xbf\n%s", body);
+	check_remote_nic_text(with_bom);
+	free(with_bom);
+	free(body);
+	/* All on one line: declaration, DOCTYPE and <topology> too. */
+	edited = replace_all(text, "\n", "");
+	check_remote_nic_text(edited);
+	free(edited);
+	free(text);
+}
+
+static void test_xml_refused_with_reason(void)
+{
+	char *text = fixture_text("remote-nic"), *edited, why[512];
+	struct gdx_topo *t = NULL;
+	int ret;
+
+	/* A comment never closed: where it starts. */
+	edited = replace_all(text, "<info name=\"OSName\"", "<!-- oops\n<info name=\"OSName\"");
+	ASSERT_EQ(load_text(edited, why, sizeof(why)), -EINVAL);
+	ASSERT_STR_CONTAINS(why, "the XML comment that starts on line 6 is never closed");
+	free(edited);
+	/* Cut short. */
+	text[strlen(text) / 2] = '\0';
+	ASSERT_EQ(load_text(text, why, sizeof(why)), -EINVAL);
+	ASSERT_STR_CONTAINS(why, "it ends before </topology>");
+	free(text);
+	/* hwloc 3.0's format: named, with the hwloc that reads it. */
+	ret = gdx_topo_load(FIXTURES "unreadable/hwloc3-format.xml", &t, why, sizeof(why));
+	if (hwloc_get_api_version() < 0x00030000) {
+		ASSERT_EQ(ret, -EINVAL);
+		ASSERT_STR_CONTAINS(why, "is an hwloc 3.0 XML topology, a format this hwloc (");
+		ASSERT_STR_CONTAINS(why, "use hwloc 3.0 or later");
+		ASSERT_STR_CONTAINS(why, "--export-xml-flags v2");
+	} else {
+		ASSERT_EQ(ret, 0);
+		gdx_topo_free(t);
+	}
+	/* Single quotes, well-formed XML that only libxml2 reads. */
+	text = fixture_text("remote-nic");
+	edited = replace_all(text, "\"", "'");
+	ret = load_text_topo(edited, &t, why, sizeof(why));
+	if (ret) {
+		ASSERT_EQ(ret, -EINVAL);
+		ASSERT_STR_CONTAINS(why, "hwloc's built-in XML parser cannot read it");
+		ASSERT_STR_CONTAINS(why, "libhwloc-plugins");
+	}
+	gdx_topo_free(t);
+	free(edited);
+	free(text);
+}
+
+static void test_xml_too_large(void)
+{
+	char path[] = "/tmp/gdx-topo-XXXXXX", why[256];
+	struct gdx_topo *t = NULL;
+	int fd = mkstemp(path);
+
+	/* Sparse: found out by its size, not read. */
+	ASSERT(fd >= 0);
+	ASSERT_EQ(ftruncate(fd, (64 << 20) + 1), 0);
+	close(fd);
+	ASSERT_EQ(gdx_topo_load(path, &t, why, sizeof(why)), -EFBIG);
+	ASSERT_STR_CONTAINS(why, "is larger than 64 MiB");
+	unlink(path);
+	ASSERT(t == NULL);
 }
 
 static void test_not_hwloc_xml(void)
@@ -671,4 +835,6 @@ GDX_TESTS_MAIN(TEST(test_path_names, 5), TEST(test_h100_one_pix_nic_per_gpu, 10)
 	       TEST(test_cloud_vm_flat_is_phb, 10), TEST(test_no_gpu, 10), TEST(test_no_nic, 10),
 	       TEST(test_nic_without_pci_parent, 10), TEST(test_pcie_tree, 10), TEST(test_find, 10),
 	       TEST(test_missing_file, 10), TEST(test_not_hwloc_xml, 10),
-	       TEST(test_live_machine, 30), TEST(test_concurrent_readers, 30))
+	       TEST(test_xml_as_published, 10), TEST(test_xml_refused_with_reason, 10),
+	       TEST(test_xml_too_large, 10), TEST(test_live_machine, 30),
+	       TEST(test_concurrent_readers, 30))

@@ -89,10 +89,16 @@ const char *gdx_path_name(enum gdx_path p);
 
 /*
  * Loads the topology of this machine (xml NULL) or of an hwloc XML file, with
- * I/O objects. Returns 0 and *topo_p, -ENOENT when xml does not exist,
- * -EINVAL when it is not an hwloc XML topology (or hwloc cannot read this
- * machine), -ENOMEM, or another -errno when the file cannot be read; on
- * failure why (when not NULL) says what went wrong in one line.
+ * I/O objects. The file is read here and handed to hwloc as a buffer,
+ * without what hwloc's built-in XML parser (hwloc without libxml2) refuses in
+ * files lstopo wrote and people then published or edited: comments, CRs, a
+ * byte order mark, blank space and other declarations before <topology>.
+ * Returns 0 and *topo_p, -ENOENT when xml does not exist, -EINVAL when it is
+ * not an hwloc XML topology this hwloc reads (or hwloc cannot read this
+ * machine), -EFBIG past 64 MiB, -ENOMEM, or another -errno when the file
+ * cannot be read; on failure why (when not NULL) says what went wrong in one
+ * line: for a newer hwloc's format, which one and the hwloc that reads it;
+ * for XML only libxml2 reads, that and where to get it.
  */
 int gdx_topo_load(const char *xml, struct gdx_topo **topo_p, char *why, size_t why_len);
 void gdx_topo_free(struct gdx_topo *t);
