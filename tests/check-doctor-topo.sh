@@ -78,6 +78,72 @@ sys.exit(0 if eval(sys.argv[2]) else 1)' "$tmp/dot-json" "$2" 2>"$tmp/dot-err"; 
 	fi
 }
 
+# picture NAME PYTHON_EXPR: $tmp/out rendered by dot -Tsvg, and the expression
+# true over what the SVG's text positions say: legend (the texts of the graph's
+# own label), labels (the edge labels), close (pairs of edge labels nearer than
+# half a character: their boxes, each widened by a quarter of the font size on
+# either side, meet), crossed (an edge's line passing through another edge's
+# label), covered (an edge label on a node's or cluster's text), width and
+# height (points). Text boxes: a monospace character is 0.6 of the font size
+# wide, another 0.7 (Times capitals); 0.8 of it above the baseline, 0.2 below.
+cat >"$tmp/picture.py" <<'PY'
+import re, sys, xml.etree.ElementTree as E
+
+S = "{http://www.w3.org/2000/svg}"
+root = E.parse(sys.argv[1]).getroot()
+width, height = (float(v) for v in root.get("viewBox").split()[2:])
+
+
+def box(t, pad):
+    x, y, size = float(t.get("x")), float(t.get("y")), float(t.get("font-size", "14"))
+    w = len(t.text or "") * size * (0.6 if "mono" in t.get("font-family", "") else 0.7)
+    x0 = {"middle": x - w / 2, "end": x - w}.get(t.get("text-anchor"), x)
+    return (x0 - pad * size, y - 0.8 * size, x0 + w + pad * size, y + 0.2 * size)
+
+
+def meet(a, b):
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+
+def points(d):
+    """The points of a path of cubic Beziers (dot's M x,y C ...), 20 per curve."""
+    xy = [float(v) for v in re.findall(r"-?[0-9.]+", d)]
+    p = list(zip(xy[0::2], xy[1::2]))
+    out = [p[0]]
+    for k in range(1, len(p) - 2, 3):
+        for i in range(1, 21):
+            u = i / 20
+            out.append(tuple((1 - u) ** 3 * p[k - 1][j] + 3 * (1 - u) ** 2 * u * p[k][j] +
+                             3 * (1 - u) * u * u * p[k + 1][j] + u ** 3 * p[k + 2][j] for j in (0, 1)))
+    return out
+
+
+groups = {c: [g for g in root.iter(S + "g") if g.get("class") == c] for c in ("graph", "node", "cluster", "edge")}
+legend = [t.text for t in groups["graph"][0].findall(S + "text")]
+edge_labels = [(i, t) for i, g in enumerate(groups["edge"]) for t in g.iter(S + "text")]
+labels = [t.text for _, t in edge_labels]
+close = [(a.text, b.text) for k, (_, a) in enumerate(edge_labels) for _, b in edge_labels[k + 1:]
+         if meet(box(a, 0.25), box(b, 0.25))]
+crossed = [(t.text, g.findtext(S + "title")) for i, g in enumerate(groups["edge"])
+           for p in g.iter(S + "path") for j, t in edge_labels if j != i and
+           any(box(t, 0)[0] + 3 < x < box(t, 0)[2] - 3 and box(t, 0)[1] + 1 < y < box(t, 0)[3] - 1
+               for x, y in points(p.get("d")))]
+covered = [(a.text, b.text) for _, a in edge_labels for g in groups["node"] + groups["cluster"]
+           for b in g.iter(S + "text") if meet(box(a, 0), box(b, 0))]
+sys.exit(0 if eval(sys.argv[2]) else 1)
+PY
+
+# picture NAME PYTHON_EXPR: see picture.py above.
+picture() {
+	if ! dot -Tsvg "$tmp/out" >"$tmp/svg" 2>"$tmp/dot-err"; then
+		not_ok "$1" "dot -Tsvg: $(head -c 300 "$tmp/dot-err")"
+	elif python3 "$tmp/picture.py" "$tmp/svg" "$2" 2>"$tmp/dot-err"; then
+		ok "$1"
+	else
+		not_ok "$1" "the picture does not satisfy: $2 $(head -c 300 "$tmp/dot-err")"
+	fi
+}
+
 if [ ! -x "$doctor" ]; then
 	not_ok "gdx-doctor is built" "$doctor is missing (make first)"
 	echo "# doctor-topo: $passed passed, $failed failed"
@@ -173,28 +239,49 @@ for xml in "$fx"/*.xml; do
 	want=$?
 	if run "topo $m --dot exits $want, as topo does" "$want" topo --xml "$xml" --dot; then
 		graph "topo $m --dot: dot renders it, with every GPU and NIC" \
-			"all(any(n.startswith('GPU ' + g['pci']) for n in nodes) for g in json.load(open('$tmp/json'))['gpus']) and all(any(n.startswith(x['name'] + ' ') for n in nodes) for x in json.load(open('$tmp/json'))['nics']) and len(clusters) == len(json.load(open('$tmp/json'))['groups'])"
+			"all('GPU%d %s' % (i, g['pci']) in nodes for i, g in enumerate(json.load(open('$tmp/json'))['gpus'])) and all(any(n.startswith(x['name'] + ' ') for n in nodes) for x in json.load(open('$tmp/json'))['nics']) and len(clusters) == len(json.load(open('$tmp/json'))['groups'])"
 	fi
 done
 # DGX H100: the tree from the NUMA node down to each GPU and its PIX NIC.
 if run "topo dgx-h100 --dot" 0 topo --xml "$fx/dgx-h100.xml" --dot; then
 	graph "topo dgx-h100 --dot: NUMA 0, host bridge, root port, switch, GPU 1b and mlx5_0" \
-		"{('NUMA 0', 'host bridge 0000:[15-1b]', ''), ('host bridge 0000:[15-1b]', 'root port 0000:15:01.0', ''), ('root port 0000:15:01.0', 'PCIe switch 0000:16:00.0', ''), ('PCIe switch 0000:16:00.0', 'GPU 0000:1b:00.0', ''), ('PCIe switch 0000:16:00.0', 'mlx5_0 0000:18:00.0', '')} <= edges"
+		"{('NUMA 0', 'host bridge 0000:[15-1b]', ''), ('host bridge 0000:[15-1b]', 'root port 0000:15:01.0', ''), ('root port 0000:15:01.0', 'PCIe switch 0000:16:00.0', ''), ('PCIe switch 0000:16:00.0', 'GPU0 0000:1b:00.0', ''), ('PCIe switch 0000:16:00.0', 'mlx5_0 0000:18:00.0', '')} <= edges"
 	graph "topo dgx-h100 --dot: the rail edge carries PIX" \
-		"('GPU 0000:1b:00.0', 'mlx5_0 0000:18:00.0', 'PIX') in edges and ('GPU 0000:df:00.0', 'mlx5_11 0000:dc:00.0', 'PIX') in edges and len([e for e in edges if e[2]]) == 8"
+		"('GPU0 0000:1b:00.0', 'mlx5_0 0000:18:00.0', 'PIX') in edges and ('GPU7 0000:df:00.0', 'mlx5_11 0000:dc:00.0', 'PIX') in edges and len([e for e in edges if e[2]]) == 8"
 	graph "topo dgx-h100 --dot: rail groups are clusters, the storage NICs stand alone" \
-		"clusters['rail group 0'] == {'GPU 0000:1b:00.0', 'mlx5_0 0000:18:00.0'} and clusters['rail group 8 (stands alone)'] == {'mlx5_1 0000:29:00.0'} and len(clusters) == 10"
+		"clusters['rail group 0'] == {'GPU0 0000:1b:00.0', 'mlx5_0 0000:18:00.0'} and clusters['rail group 8 (stands alone)'] == {'mlx5_1 0000:29:00.0'} and len(clusters) == 10"
 	has "topo dgx-h100 --dot: NUMA 1 for the second socket" "$tmp/out" 'numa1 \[label="NUMA 1"'
 fi
 # DGX A100: two switch levels, two GPUs and two NICs per cluster, PXB edges.
 if run "topo dgx-a100 --dot" 0 topo --xml "$fx/dgx-a100.xml" --dot; then
 	graph "topo dgx-a100 --dot: a shared rail of two GPUs and two NICs, PXB" \
-		"clusters['rail group 0'] == {'GPU 0000:07:00.0', 'GPU 0000:0f:00.0', 'mlx5_0 0000:0c:00.0', 'mlx5_1 0000:12:00.0'} and {('GPU 0000:07:00.0', 'mlx5_0 0000:0c:00.0', 'PXB'), ('GPU 0000:07:00.0', 'mlx5_1 0000:12:00.0', 'PXB')} <= edges and sum(1 for e in edges if e[0] == 'PCIe switch 0000:01:00.0') == 4"
+		"clusters['rail group 0'] == {'GPU0 0000:07:00.0', 'GPU1 0000:0f:00.0', 'mlx5_0 0000:0c:00.0', 'mlx5_1 0000:12:00.0'} and {('GPU0 0000:07:00.0', 'mlx5_0 0000:0c:00.0', 'PXB'), ('GPU0 0000:07:00.0', 'mlx5_1 0000:12:00.0', 'PXB')} <= edges and sum(1 for e in edges if e[0] == 'PCIe switch 0000:01:00.0') == 4"
 fi
 # NPS4: each GPU's one rail edge goes to its own socket's NIC, marked SYS*.
 if run "topo epyc-nps4 --dot" 0 topo --xml "$fx/epyc-nps4.xml" --dot; then
 	graph "topo epyc-nps4 --dot: one SYS* edge per GPU, to its own socket's NIC" \
 		"sorted(e[2] for e in edges if e[2]) == ['SYS*'] * 4 and any(e[0].endswith('0000:21:00.0') and e[1] == 'mlx5_0 0000:41:00.0' for e in edges) and not any(e[0].endswith('0000:21:00.0') and e[1].startswith('mlx5_1') for e in edges)"
+fi
+# The 8-GPU nodes as a picture: GPUs named as nvidia-smi topo -m names them,
+# in bus order, the address beside; a legend of the path classes; edge labels
+# apart from each other, from the other edges and from the boxes' text.
+for m in dgx-a100 dgx-h100; do
+	run "topo $m --dot" 0 topo --xml "$fx/$m.xml" --dot || continue
+	"$doctor" topo --xml "$fx/$m.xml" --json >"$tmp/json"
+	graph "topo $m --dot: GPU0 to GPU7 in bus order, the address beside" \
+		"sorted(n for n in nodes if n.startswith('GPU')) == ['GPU%d %s' % (i, g['pci']) for i, g in enumerate(json.load(open('$tmp/json'))['gpus'])] and len(json.load(open('$tmp/json'))['gpus']) == 8 and sorted(g['pci'] for g in json.load(open('$tmp/json'))['gpus']) == [g['pci'] for g in json.load(open('$tmp/json'))['gpus']]"
+	picture "topo $m --dot: a legend of the path classes" \
+		"all(c in legend for c in ('PIX', 'PXB', 'PHB', 'NODE', 'SYS')) and 'at most one PCIe switch between GPU and NIC' in legend and 'across the interconnect between NUMA nodes' in legend"
+	picture "topo $m --dot: no two edge labels within half a character of each other" "labels and not close"
+	picture "topo $m --dot: no edge runs through another edge's label" "not crossed"
+	picture "topo $m --dot: no edge label on a box's text" "not covered"
+	picture "topo $m --dot: about as tall as wide (left to right)" "0.5 < width / height < 2"
+done
+run "topo dgx-a100 --dot" 0 topo --xml "$fx/dgx-a100.xml" --dot &&
+	picture "topo dgx-a100 --dot: SYS* in the legend (NPS4)" "'SYS*' in legend"
+if run "topo no-locality --dot" 0 topo --xml "$fx/no-locality.xml" --dot; then
+	picture "topo no-locality --dot: NUMA-UNKNOWN in the legend, labels apart" \
+		"'NUMA-UNKNOWN' in legend and 'SYS*' not in legend and not close and not crossed and not covered"
 fi
 # A GPU whose only NIC is across the socket: the edge says SYS, in red.
 if run "topo remote-nic --dot" 0 topo --xml "$fx/remote-nic.xml" --dot; then
