@@ -28,9 +28,10 @@ struct gdx_topo {
 	int ngpus, nnics, ngroups;
 	struct gdx_topo_gpu *gpus;
 	struct gdx_topo_nic *nics;
-	enum gdx_path *paths; /* ngpus x nnics */
-	int *order;	      /* ngpus x nnics: per GPU, NIC indices nearest first */
-	int *rail_len;	      /* per GPU: how many leading entries of order[] are its rail */
+	enum gdx_path *paths;  /* ngpus x nnics */
+	signed char *same_pkg; /* ngpus x nnics: gdx_topo_same_package() */
+	int *order;	       /* ngpus x nnics: per GPU, NIC indices nearest first */
+	int *rail_len;	       /* per GPU: how many leading entries of order[] are its rail */
 	struct gdx_topo_group *groups;
 	int *group_idx; /* backing store of the groups' nics[] and gpus[] */
 	struct gdx_topo_bridge *bridges;
@@ -53,6 +54,7 @@ const char *gdx_path_name(enum gdx_path p)
 	case GDX_PATH_PXB: return "PXB";
 	case GDX_PATH_PHB: return "PHB";
 	case GDX_PATH_NODE: return "NODE";
+	case GDX_PATH_NUMA_UNKNOWN: return "NUMA-UNKNOWN";
 	case GDX_PATH_SYS: return "SYS";
 	default: return "UNKNOWN";
 	}
@@ -107,6 +109,33 @@ static int gdx_topo_numa_of(hwloc_topology_t h, hwloc_obj_t o)
 }
 
 /*
+ * The CPU package (socket) an I/O object is local to, as hwloc's logical
+ * index: the Package at or above the CPU object it hangs off, or else the
+ * one Package whose CPUs include all of that object's (a host bridge hung
+ * off the Machine of a one-socket node); -1 when the object spans packages
+ * (an old dump that recorded no locality) or the file has no Package.
+ */
+static int gdx_topo_package_of(hwloc_topology_t h, hwloc_obj_t o)
+{
+	hwloc_obj_t cpu = hwloc_get_non_io_ancestor_obj(h, o), pkg;
+
+	if (!cpu)
+		return -1;
+	pkg = cpu->type == HWLOC_OBJ_PACKAGE
+		      ? cpu
+		      : hwloc_get_ancestor_obj_by_type(h, HWLOC_OBJ_PACKAGE, cpu);
+	if (pkg)
+		return (int)pkg->logical_index;
+	if (!cpu->cpuset || hwloc_bitmap_iszero(cpu->cpuset))
+		return -1;
+	for (pkg = hwloc_get_next_obj_by_type(h, HWLOC_OBJ_PACKAGE, NULL); pkg;
+	     pkg = hwloc_get_next_obj_by_type(h, HWLOC_OBJ_PACKAGE, pkg))
+		if (pkg->cpuset && hwloc_bitmap_isincluded(cpu->cpuset, pkg->cpuset))
+			return (int)pkg->logical_index;
+	return -1;
+}
+
+/*
  * The path class between a GPU and a NIC PCI device, as `nvidia-smi topo -m`
  * names it and NCCL computes it from the NIC's pciPath:
  * - PIX: both hang off the same switch (see gdx_topo_switch_of): GPU, port,
@@ -115,18 +144,24 @@ static int gdx_topo_numa_of(hwloc_topology_t h, hwloc_obj_t o)
  *   each: the path crosses from switch to switch without reaching the CPU.
  * - PHB: the chains do not meet, and both sit under the same host bridge.
  * - NODE: different host bridges of the same NUMA node.
- * - SYS: different NUMA nodes. When a node is unknown, the same Package (or
- *   no Package known for either) counts as NODE.
+ * - SYS: different NUMA nodes, or different packages when a NUMA node is not
+ *   recorded. NCCL makes one CPU node per NUMA node and links every two
+ *   with the same SYS link, so another NUMA node of the GPU's own package
+ *   (AMD NPS2/NPS4, Intel SNC) is SYS as much as the other socket is;
+ *   gdx_topo_rank() tells the two apart.
+ * - NUMA_UNKNOWN: different host bridges and a NUMA node not recorded (old
+ *   dumps hang host bridges off the Machine), unless the packages differ:
+ *   NODE or SYS, and nothing here says which.
  * One difference with NCCL: NCCL folds the second level of Broadcom PEX
  * Gen4/Gen5 switches (1000:c010, 1000:c030, Broadcom subsystem ids) into the
  * first, so behind such a switch it may say PIX where nvidia-smi and this
  * code say PXB (DGX A100: PXB here, as in its `nvidia-smi topo -m`).
  */
-static enum gdx_path gdx_topo_classify(hwloc_topology_t h, hwloc_obj_t gpu, int gpu_numa,
-				       hwloc_obj_t nic, int nic_numa)
+static enum gdx_path gdx_topo_classify(hwloc_obj_t gpu, const struct gdx_topo_gpu *g,
+				       hwloc_obj_t nic, const struct gdx_topo_nic *n)
 {
 	hwloc_obj_t gpu_sw = gdx_topo_switch_of(gpu), nic_sw = gdx_topo_switch_of(nic);
-	hwloc_obj_t host, pg, pn;
+	hwloc_obj_t host;
 
 	for (hwloc_obj_t sn = nic_sw; sn; sn = gdx_topo_switch_of(sn))
 		for (hwloc_obj_t sg = gpu_sw; sg; sg = gdx_topo_switch_of(sg))
@@ -135,11 +170,11 @@ static enum gdx_path gdx_topo_classify(hwloc_topology_t h, hwloc_obj_t gpu, int 
 	host = gdx_topo_host_bridge_of(gpu);
 	if (host && host == gdx_topo_host_bridge_of(nic))
 		return GDX_PATH_PHB;
-	if (gpu_numa >= 0 && nic_numa >= 0)
-		return gpu_numa == nic_numa ? GDX_PATH_NODE : GDX_PATH_SYS;
-	pg = hwloc_get_ancestor_obj_by_type(h, HWLOC_OBJ_PACKAGE, gpu);
-	pn = hwloc_get_ancestor_obj_by_type(h, HWLOC_OBJ_PACKAGE, nic);
-	return pg == pn ? GDX_PATH_NODE : GDX_PATH_SYS;
+	if (g->numa >= 0 && n->numa >= 0)
+		return g->numa == n->numa ? GDX_PATH_NODE : GDX_PATH_SYS;
+	if (g->package >= 0 && n->package >= 0 && g->package != n->package)
+		return GDX_PATH_SYS;
+	return GDX_PATH_NUMA_UNKNOWN;
 }
 
 static void gdx_topo_busid(hwloc_obj_t pci, char buf[GDX_TOPO_PCI_LEN])
@@ -222,6 +257,7 @@ static int gdx_topo_collect(struct gdx_topo *t, struct gdx_topo_scan *scan)
 	for (int i = 0; i < t->ngpus; i++) {
 		gdx_topo_busid(scan->gpu_objs[i], t->gpus[i].pci);
 		t->gpus[i].numa = gdx_topo_numa_of(scan->h, scan->gpu_objs[i]);
+		t->gpus[i].package = gdx_topo_package_of(scan->h, scan->gpu_objs[i]);
 	}
 	for (int i = 0; i < t->nnics; i++) {
 		struct gdx_topo_nic *nic = &t->nics[i];
@@ -229,12 +265,14 @@ static int gdx_topo_collect(struct gdx_topo *t, struct gdx_topo_scan *scan)
 
 		snprintf(nic->name, sizeof(nic->name), "%s", nic_osdevs[i]->name);
 		nic->numa = -1;
+		nic->package = -1;
 		/* A virtual device (rxe, siw) hangs off a CPU object or the
 		 * machine: it has no PCI device and no locality of its own. */
 		if (parent && parent->type == HWLOC_OBJ_PCI_DEVICE) {
 			scan->nic_objs[i] = parent;
 			gdx_topo_busid(parent, nic->pci);
 			nic->numa = gdx_topo_numa_of(scan->h, parent);
+			nic->package = gdx_topo_package_of(scan->h, parent);
 		}
 	}
 	free(nic_osdevs);
@@ -339,30 +377,54 @@ static int gdx_topo_tree(struct gdx_topo *t, struct gdx_topo_scan *scan)
 	return 0;
 }
 
+/*
+ * Where a NIC ranks for a GPU, lower first: its path class, then, within SYS
+ * and NUMA_UNKNOWN, the GPU's own package before another or an unknown one.
+ * NCCL ranks a GPU's NICs by bandwidth, then path class, and gives every SYS
+ * path between two CPU nodes the same bandwidth: on a node with several NUMA
+ * nodes per socket it ties a NIC on the GPU's socket with one across the
+ * socket interconnect. The rail takes only the former.
+ */
+static int gdx_topo_rank_of(enum gdx_path p, int same_pkg)
+{
+	bool split = p == GDX_PATH_SYS || p == GDX_PATH_NUMA_UNKNOWN;
+
+	return 2 * (int)p + (split && same_pkg != 1);
+}
+
 /* Paths, then each GPU's NICs nearest first; the rail is the head of that
- * list at the best class. NICs are in name order already, so walking the
- * classes in order and the NICs in index order sorts by (class, name). */
+ * list at the best rank. NICs are in name order already, so walking the
+ * ranks in order and the NICs in index order sorts by (rank, name). */
 static void gdx_topo_rank(struct gdx_topo *t, const struct gdx_topo_scan *scan)
 {
+	int max_rank = gdx_topo_rank_of(GDX_PATH_UNKNOWN, 0);
+
 	for (int g = 0; g < t->ngpus; g++) {
 		enum gdx_path *row = &t->paths[(size_t)g * (size_t)t->nnics];
+		signed char *pkg = &t->same_pkg[(size_t)g * (size_t)t->nnics];
 		int *order = &t->order[(size_t)g * (size_t)t->nnics];
-		int n = 0;
+		const struct gdx_topo_gpu *gpu = &t->gpus[g];
+		int n = 0, best;
 
 		for (int i = 0; i < t->nnics; i++) {
-			hwloc_obj_t nic = scan->nic_objs[i];
+			const struct gdx_topo_nic *nic = &t->nics[i];
 
-			row[i] = nic ? gdx_topo_classify(scan->h, scan->gpu_objs[g],
-							 t->gpus[g].numa, nic, t->nics[i].numa)
-				     : GDX_PATH_UNKNOWN;
+			row[i] = scan->nic_objs[i] ? gdx_topo_classify(scan->gpu_objs[g], gpu,
+								       scan->nic_objs[i], nic)
+						   : GDX_PATH_UNKNOWN;
+			pkg[i] = scan->nic_objs[i] && gpu->package >= 0 && nic->package >= 0
+					 ? gpu->package == nic->package
+					 : -1;
 		}
-		for (int p = GDX_PATH_PIX; p <= GDX_PATH_UNKNOWN; p++)
+		for (int r = 0; r <= max_rank; r++)
 			for (int i = 0; i < t->nnics; i++)
-				if ((int)row[i] == p)
+				if (gdx_topo_rank_of(row[i], pkg[i]) == r)
 					order[n++] = i;
 		t->rail_len[g] = 0;
-		while (t->rail_len[g] < n && row[order[t->rail_len[g]]] == row[order[0]] &&
-		       row[order[0]] != GDX_PATH_UNKNOWN)
+		best = n ? gdx_topo_rank_of(row[order[0]], pkg[order[0]]) : 0;
+		while (t->rail_len[g] < n && row[order[0]] != GDX_PATH_UNKNOWN &&
+		       gdx_topo_rank_of(row[order[t->rail_len[g]]], pkg[order[t->rail_len[g]]]) ==
+			       best)
 			t->rail_len[g]++;
 		for (int i = 0; i < t->rail_len[g]; i++)
 			t->nics[order[i]].rail_gpus++;
@@ -458,10 +520,22 @@ static void gdx_topo_why(char *why, size_t len, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* hwloc says only "failed" about a file it cannot parse, so a missing,
- * unreadable or directory path is told apart here first. */
-static int gdx_topo_check_file(const char *xml, char *why, size_t why_len)
+/* ---- reading an XML file ---- */
+
+/* Far more than any machine's lstopo --of xml (a few MiB for hundreds of
+ * cores and devices); a bound on what a wrong path makes us read. */
+#define GDX_TOPO_XML_MAX (64 << 20)
+
+/*
+ * The file, whole and NUL-terminated, with 3 spare bytes for what
+ * gdx_topo_xml_tidy() adds. hwloc says only "failed" about a file it cannot
+ * parse, so a missing, unreadable, oversized or directory path is told apart
+ * here first.
+ */
+static int gdx_topo_slurp(const char *xml, char **buf_p, size_t *len_p, char *why, size_t why_len)
 {
+	size_t len = 0, cap = 0;
+	char *buf = NULL;
 	struct stat st;
 	int fd = open(xml, O_RDONLY | O_CLOEXEC), ret = 0;
 
@@ -473,45 +547,325 @@ static int gdx_topo_check_file(const char *xml, char *why, size_t why_len)
 	if (fstat(fd, &st)) {
 		ret = -errno;
 		gdx_topo_why(why, why_len, "%s: %s", xml, strerror(errno));
-	} else if (S_ISDIR(st.st_mode)) {
+		goto out;
+	}
+	if (S_ISDIR(st.st_mode)) {
 		ret = -EINVAL;
 		gdx_topo_why(why, why_len, "%s is a directory, not an hwloc XML file", xml);
+		goto out;
 	}
+	/* A regular file says its size; anything else is read up to the bound. */
+	if (S_ISREG(st.st_mode) && st.st_size > GDX_TOPO_XML_MAX)
+		len = (size_t)st.st_size;
+	while (len <= GDX_TOPO_XML_MAX) {
+		ssize_t n;
+
+		/* Read while 4 bytes stay spare; the buffer grows to at most
+		 * the bound + 8, so a file past the bound is found out. */
+		if (cap - len <= 4) {
+			size_t want = cap ? 2 * cap : 64 << 10;
+			char *more;
+
+			if (want > GDX_TOPO_XML_MAX + 8)
+				want = GDX_TOPO_XML_MAX + 8;
+			if (want <= cap)
+				break;
+			more = realloc(buf, want);
+			if (!more) {
+				ret = -ENOMEM;
+				gdx_topo_why(why, why_len, "out of memory");
+				goto out;
+			}
+			buf = more;
+			cap = want;
+		}
+		n = read(fd, buf + len, cap - len - 4);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			ret = -errno;
+			gdx_topo_why(why, why_len, "%s: %s", xml, strerror(errno));
+			goto out;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	if (len > GDX_TOPO_XML_MAX) {
+		ret = -EFBIG;
+		gdx_topo_why(why, why_len, "%s is larger than %d MiB: not an hwloc XML topology",
+			     xml, GDX_TOPO_XML_MAX >> 20);
+		goto out;
+	}
+	buf[len] = '\0';
+	*buf_p = buf;
+	*len_p = len;
+	buf = NULL;
+out:
+	free(buf);
 	close(fd);
 	return ret;
 }
 
+static size_t gdx_topo_skip_space(const char *s, size_t i)
+{
+	while (s[i] == ' ' || s[i] == '\t' || s[i] == '\n')
+		i++;
+	return i;
+}
+
+/* Copies s[from, to) to d[*o...], newlines made spaces, then one newline. */
+static void gdx_topo_copy_line(char *d, size_t *o, const char *s, size_t from, size_t to)
+{
+	for (size_t k = from; k < to; k++)
+		d[(*o)++] = s[k] == '\n' ? ' ' : s[k];
+	d[(*o)++] = '\n';
+}
+
+/*
+ * hwloc without libxml2 (Debian's libhwloc15 without libhwloc-plugins)
+ * parses XML with a minimal parser of its own, which reads what lstopo
+ * writes and nothing else: no comment anywhere, LF line ends, the XML
+ * declaration and DOCTYPE each alone on a line and <topology> right after.
+ * Published dumps are often lstopo's output with a comment added, or saved
+ * on Windows. This rewrites buf (len bytes, 3 spare) to that form, in place:
+ * drops a byte order mark, comments, CRs (a lone CR becomes LF), and in the
+ * prolog the blank space and any processing instruction but the XML
+ * declaration; CDATA sections are kept as they are. Returns the new length,
+ * or -1 with *line set to the line where a comment that is never closed
+ * starts.
+ */
+static long gdx_topo_xml_tidy(char *buf, size_t len, int *line)
+{
+	size_t i = 0, o = 0, p, rest;
+	int nl = 1, decl = 0, doctype = 0;
+	char *copy;
+
+	if (len >= 3 && !memcmp(buf, "\xef\xbb\xbf", 3))
+		i = 3;
+	while (i < len) {
+		if (buf[i] == '\r') {
+			buf[o++] = '\n';
+			i += buf[i + 1] == '\n' ? 2 : 1;
+			nl++;
+		} else if (!strncmp(buf + i, "<!--", 4)) {
+			char *end = strstr(buf + i + 4, "-->");
+
+			if (!end) {
+				*line = nl;
+				return -1;
+			}
+			for (; buf + i < end; i++)
+				nl += buf[i] == '\n';
+			i += 3;
+		} else if (!strncmp(buf + i, "<![CDATA[", 9)) {
+			char *end = strstr(buf + i + 9, "]]>");
+			size_t n = end ? (size_t)(end - (buf + i)) + 3 : len - i;
+
+			for (size_t k = 0; k < n; k++)
+				nl += buf[i + k] == '\n';
+			memmove(buf + o, buf + i, n);
+			o += n;
+			i += n;
+		} else {
+			nl += buf[i] == '\n';
+			buf[o++] = buf[i++];
+		}
+	}
+	buf[o] = '\0';
+	len = o;
+
+	/* The prolog, rebuilt: the declaration and the DOCTYPE, the first of
+	 * each, gain a newline at most, hence the 3 spare bytes (with the
+	 * NUL); the rest of the prolog goes. */
+	copy = strdup(buf);
+	if (!copy)
+		return (long)len; /* hwloc reads it as it is, or says it cannot */
+	o = 0;
+	p = gdx_topo_skip_space(copy, 0);
+	for (;;) {
+		const char *at = copy + p, *end;
+		size_t next;
+
+		if (!strncmp(at, "<?xml", 5) && (at[5] == ' ' || at[5] == '?')) {
+			end = strstr(at, "?>");
+			if (!end)
+				break;
+			next = (size_t)(end - copy) + 2;
+			if (!decl++)
+				gdx_topo_copy_line(buf, &o, copy, p, next);
+		} else if (!strncmp(at, "<?", 2)) {
+			end = strstr(at, "?>"); /* another processing instruction */
+			if (!end)
+				break;
+			next = (size_t)(end - copy) + 2;
+		} else if (!strncmp(at, "<!DOCTYPE", 9)) {
+			end = at + strcspn(at, "[>");
+			if (*end == '[')
+				end = strchr(end, ']');
+			if (end)
+				end = strchr(end, '>');
+			if (!end)
+				break;
+			next = (size_t)(end - copy) + 1;
+			if (!doctype++)
+				gdx_topo_copy_line(buf, &o, copy, p, next);
+		} else {
+			break;
+		}
+		p = gdx_topo_skip_space(copy, next);
+	}
+	rest = strlen(copy + p);
+	memcpy(buf + o, copy + p, rest + 1);
+	free(copy);
+	return (long)(o + rest);
+}
+
+/* The version attribute of <topology>, "2.0", into v: "" for none (hwloc
+ * 1.x wrote <topology>); -1 when there is no <topology> element at all. */
+static int gdx_topo_xml_version(const char *buf, char *v, size_t len)
+{
+	const char *tag = strstr(buf, "<topology"), *end, *at;
+	size_t n;
+
+	v[0] = '\0';
+	if (!tag || !strchr(" \t\n>", tag[9]) || !tag[9])
+		return -1;
+	end = strchr(tag, '>');
+	at = strstr(tag, "version=");
+	if (!end || !at || at > end || (at[8] != '"' && at[8] != '\''))
+		return 0;
+	n = strcspn(at + 9, "\"'>");
+	snprintf(v, len, "%.*s", (int)(n < len ? n : len - 1), at + 9);
+	return 0;
+}
+
+/* The hwloc this program runs with, "2.9.0": a synthetic topology's root
+ * records it. Falls back to the API version of the library. */
+static void gdx_topo_hwloc_version(char *buf, size_t len)
+{
+	unsigned api = hwloc_get_api_version();
+	hwloc_topology_t h;
+	const char *v = NULL;
+
+	snprintf(buf, len, "%u.%u (API)", api >> 16, (api >> 8) & 0xff);
+	if (hwloc_topology_init(&h))
+		return;
+	if (!hwloc_topology_set_synthetic(h, "pu:1") && !hwloc_topology_load(h))
+		v = hwloc_obj_get_info_by_name(hwloc_get_root_obj(h), "hwlocVersion");
+	if (v)
+		snprintf(buf, len, "%s", v);
+	hwloc_topology_destroy(h);
+}
+
+/* Whether this hwloc reads XML with libxml2: it alone takes single quotes. */
+static bool gdx_topo_hwloc_has_libxml(void)
+{
+	static const char probe[] =
+		"<?xml version='1.0'?>\n<topology version='2.0'>\n"
+		"<object type='Machine' os_index='0' cpuset='0x1' complete_cpuset='0x1' "
+		"allowed_cpuset='0x1' nodeset='0x1' complete_nodeset='0x1' allowed_nodeset='0x1'>\n"
+		"<object type='NUMANode' os_index='0' cpuset='0x1' complete_cpuset='0x1' "
+		"nodeset='0x1' complete_nodeset='0x1' local_memory='1'/>\n"
+		"<object type='PU' os_index='0' cpuset='0x1' complete_cpuset='0x1' nodeset='0x1' "
+		"complete_nodeset='0x1'/>\n</object>\n</topology>\n";
+	hwloc_topology_t h;
+	bool ok;
+
+	if (hwloc_topology_init(&h))
+		return false;
+	ok = !hwloc_topology_set_xmlbuffer(h, probe, (int)sizeof(probe)) && !hwloc_topology_load(h);
+	hwloc_topology_destroy(h);
+	return ok;
+}
+
+/* Why hwloc refused the file, in one line (under 256 bytes but for the
+ * path: the plugin's NCCL_GDX_TOPO_FILE warning has no more). */
+static void gdx_topo_xml_refused(const char *xml, const char *buf, char *why, size_t why_len)
+{
+	char version[16], mine[32];
+
+	if (gdx_topo_xml_version(buf, version, sizeof(version)) < 0) {
+		gdx_topo_why(why, why_len,
+			     "%s is not an hwloc XML topology (no <topology> element)", xml);
+	} else if (!strstr(buf, "</topology>")) {
+		gdx_topo_why(why, why_len,
+			     "%s is not a whole hwloc XML topology: it ends before </topology>",
+			     xml);
+	} else if (atoi(version) > (int)(hwloc_get_api_version() >> 16)) {
+		gdx_topo_hwloc_version(mine, sizeof(mine));
+		gdx_topo_why(
+			why, why_len,
+			"%s is an hwloc %s XML topology, a format this hwloc (%s) cannot read: "
+			"use hwloc %d.0 or later, or have hwloc %d write it again in the 2.x "
+			"format (lstopo -i FILE --export-xml-flags v2 NEW.xml)",
+			xml, version, mine, atoi(version), atoi(version));
+	} else if (!gdx_topo_hwloc_has_libxml()) {
+		gdx_topo_why(
+			why, why_len,
+			"%s: hwloc's built-in XML parser cannot read it (it takes XML only as "
+			"lstopo writes it; comments, CRs and blank lines were already dropped); "
+			"hwloc with libxml2 can (Debian, Ubuntu: libhwloc-plugins)",
+			xml);
+	} else {
+		gdx_topo_why(why, why_len,
+			     "%s is not an hwloc XML topology (HWLOC_XML_VERBOSE=1 shows why)",
+			     xml);
+	}
+}
+
 static int gdx_topo_read(struct gdx_topo_scan *scan, const char *xml, char *why, size_t why_len)
 {
+	size_t len = 0;
+	char *buf = NULL;
+	long tidy = 0;
+	int ret = 0, line = 0;
+
+	if (xml) {
+		ret = gdx_topo_slurp(xml, &buf, &len, why, why_len);
+		if (ret)
+			return ret;
+		tidy = gdx_topo_xml_tidy(buf, len, &line);
+		if (tidy < 0) {
+			gdx_topo_why(why, why_len,
+				     "%s is not an hwloc XML topology: the XML comment that starts "
+				     "on line %d is never closed",
+				     xml, line);
+			ret = -EINVAL;
+			goto out;
+		}
+	}
 	if (hwloc_topology_init(&scan->h)) {
 		scan->h = NULL;
 		gdx_topo_why(why, why_len, "hwloc_topology_init failed: %s", strerror(errno));
-		return -ENOMEM;
+		ret = -ENOMEM;
+		goto out;
 	}
 	/* hwloc drops I/O objects by default. Keep every bridge too, not only
 	 * those above "important" devices, so switch levels are never lost. */
 	if (hwloc_topology_set_io_types_filter(scan->h, HWLOC_TYPE_FILTER_KEEP_ALL)) {
 		gdx_topo_why(why, why_len, "hwloc cannot keep I/O objects: %s", strerror(errno));
-		return -EINVAL;
+		ret = -EINVAL;
+		goto out;
 	}
 	/* Linux's own sysfs discovery finds the same PCI tree; hwloc's "pci"
 	 * component (libpciaccess) leaks its name cache on every unload, and a
 	 * plugin loads a topology once per init. */
 	hwloc_topology_set_components(scan->h, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, "pci");
-	if (xml && hwloc_topology_set_xml(scan->h, xml)) {
-		gdx_topo_why(why, why_len, "%s is not an hwloc XML topology", xml);
-		return -EINVAL;
+	/* The buffer's size counts its NUL, as hwloc_topology_export_xmlbuffer()
+	 * gives it. */
+	if (xml && (hwloc_topology_set_xmlbuffer(scan->h, buf, (int)tidy + 1) ||
+		    hwloc_topology_load(scan->h))) {
+		gdx_topo_xml_refused(xml, buf, why, why_len);
+		ret = -EINVAL;
+	} else if (!xml && hwloc_topology_load(scan->h)) {
+		gdx_topo_why(why, why_len, "hwloc could not read this machine's topology: %s",
+			     strerror(errno));
+		ret = -EINVAL;
 	}
-	if (hwloc_topology_load(scan->h)) {
-		if (xml)
-			gdx_topo_why(why, why_len, "%s is not an hwloc XML topology", xml);
-		else
-			gdx_topo_why(why, why_len,
-				     "hwloc could not read this machine's topology: %s",
-				     strerror(errno));
-		return -EINVAL;
-	}
-	return 0;
+out:
+	free(buf);
+	return ret;
 }
 
 int gdx_topo_load(const char *xml, struct gdx_topo **topo_p, char *why, size_t why_len)
@@ -522,11 +876,6 @@ int gdx_topo_load(const char *xml, struct gdx_topo **topo_p, char *why, size_t w
 	int ret;
 
 	gdx_topo_why(why, why_len, "%s", "");
-	if (xml) {
-		ret = gdx_topo_check_file(xml, why, why_len);
-		if (ret)
-			return ret;
-	}
 	t = calloc(1, sizeof(*t));
 	if (!t) {
 		gdx_topo_why(why, why_len, "out of memory");
@@ -540,9 +889,10 @@ int gdx_topo_load(const char *xml, struct gdx_topo **topo_p, char *why, size_t w
 		goto nomem;
 	cells = (size_t)t->ngpus * (size_t)t->nnics + 1;
 	t->paths = calloc(cells, sizeof(*t->paths));
+	t->same_pkg = calloc(cells, sizeof(*t->same_pkg));
 	t->order = calloc(cells, sizeof(*t->order));
 	t->rail_len = calloc((size_t)t->ngpus + 1, sizeof(*t->rail_len));
-	if (!t->paths || !t->order || !t->rail_len) {
+	if (!t->paths || !t->same_pkg || !t->order || !t->rail_len) {
 		ret = -ENOMEM;
 		goto nomem;
 	}
@@ -575,6 +925,7 @@ void gdx_topo_free(struct gdx_topo *t)
 	free(t->gpus);
 	free(t->nics);
 	free(t->paths);
+	free(t->same_pkg);
 	free(t->order);
 	free(t->rail_len);
 	free(t->groups);
@@ -634,6 +985,13 @@ enum gdx_path gdx_topo_path(const struct gdx_topo *t, int gpu, int nic)
 	if (gpu < 0 || gpu >= t->ngpus || nic < 0 || nic >= t->nnics)
 		return GDX_PATH_UNKNOWN;
 	return t->paths[(size_t)gpu * (size_t)t->nnics + (size_t)nic];
+}
+
+int gdx_topo_same_package(const struct gdx_topo *t, int gpu, int nic)
+{
+	if (gpu < 0 || gpu >= t->ngpus || nic < 0 || nic >= t->nnics)
+		return -1;
+	return t->same_pkg[(size_t)gpu * (size_t)t->nnics + (size_t)nic];
 }
 
 static int gdx_topo_copy_order(const struct gdx_topo *t, int gpu, int n, int *nics, int max)

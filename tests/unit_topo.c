@@ -2,8 +2,11 @@
 /* GPU/NIC path classes, rails and rail groups from hwloc XML fixtures
  * (tests/fixtures/topo, written by gen-fixtures.py there). */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <unistd.h>
+
+#include <hwloc.h>
 
 #include <gdx/gdx_topo.h>
 
@@ -60,6 +63,24 @@ static const char *rail(const struct gdx_topo *t, const char *gpu_pci, char *buf
 	return buf;
 }
 
+/* Every NIC of the GPU, nearest first, as "mlx5_0,mlx5_1". */
+static const char *nearest(const struct gdx_topo *t, const char *gpu_pci, char *buf, size_t len)
+{
+	int nics[64], n = gdx_topo_gpu_nics(t, gpu(t, gpu_pci), nics, 64);
+
+	ASSERT(n >= 0 && n <= 64);
+	buf[0] = '\0';
+	for (int i = 0; i < n; i++)
+		snprintf(buf + strlen(buf), len - strlen(buf), "%s%s", i ? "," : "",
+			 gdx_topo_nic(t, nics[i])->name);
+	return buf;
+}
+
+static int same_package(const struct gdx_topo *t, const char *gpu_pci, const char *nic_name)
+{
+	return gdx_topo_same_package(t, gpu(t, gpu_pci), nic(t, nic_name));
+}
+
 #define ASSERT_STR_EQ(a, b)                                                                    \
 	do {                                                                                   \
 		const char *_x = (a), *_y = (b);                                               \
@@ -73,11 +94,13 @@ static void test_path_names(void)
 	ASSERT_STR_EQ(gdx_path_name(GDX_PATH_PXB), "PXB");
 	ASSERT_STR_EQ(gdx_path_name(GDX_PATH_PHB), "PHB");
 	ASSERT_STR_EQ(gdx_path_name(GDX_PATH_NODE), "NODE");
+	ASSERT_STR_EQ(gdx_path_name(GDX_PATH_NUMA_UNKNOWN), "NUMA-UNKNOWN");
 	ASSERT_STR_EQ(gdx_path_name(GDX_PATH_SYS), "SYS");
 	ASSERT_STR_EQ(gdx_path_name(GDX_PATH_UNKNOWN), "UNKNOWN");
 	ASSERT_STR_EQ(gdx_path_name((enum gdx_path)0), "UNKNOWN");
 	ASSERT(GDX_PATH_PIX < GDX_PATH_PXB && GDX_PATH_PXB < GDX_PATH_PHB);
-	ASSERT(GDX_PATH_PHB < GDX_PATH_NODE && GDX_PATH_NODE < GDX_PATH_SYS);
+	ASSERT(GDX_PATH_PHB < GDX_PATH_NODE && GDX_PATH_NODE < GDX_PATH_NUMA_UNKNOWN);
+	ASSERT(GDX_PATH_NUMA_UNKNOWN < GDX_PATH_SYS && GDX_PATH_SYS < GDX_PATH_UNKNOWN);
 }
 
 /* DGX H100: each GPU has one ConnectX-7 on its own switch. */
@@ -199,14 +222,133 @@ static void test_a100_pxb_shared_rails(void)
 	}
 	ASSERT_STR_EQ(path(t, "0000:07:00.0", "mlx5_0"), "PXB");
 	ASSERT_STR_EQ(path(t, "0000:0f:00.0", "mlx5_1"), "PXB");
-	/* NPS4: another NUMA node of the same socket is already SYS. */
+	/* NPS4: another NUMA node of the same socket is already SYS, but the
+	 * NICs of the GPU's own socket rank before the other socket's. */
 	ASSERT_STR_EQ(path(t, "0000:07:00.0", "mlx5_2"), "SYS");
 	ASSERT_STR_EQ(path(t, "0000:07:00.0", "mlx5_8"), "SYS");
+	ASSERT_EQ(same_package(t, "0000:07:00.0", "mlx5_2"), 1);
+	ASSERT_EQ(same_package(t, "0000:07:00.0", "mlx5_8"), 0);
+	ASSERT_EQ(same_package(t, "0000:07:00.0", "mlx5_0"), 1);
+	ASSERT_STR_EQ(nearest(t, "0000:87:00.0", buf, sizeof(buf)),
+		      "mlx5_6,mlx5_7,mlx5_4,mlx5_5,mlx5_8,mlx5_9,mlx5_0,mlx5_1,mlx5_2,mlx5_3");
+	ASSERT_EQ(gdx_topo_gpu(t, gpu(t, "0000:87:00.0"))->package, 1);
+	ASSERT_EQ(gdx_topo_nic(t, nic(t, "mlx5_5"))->package, 1);
 	ASSERT_EQ(gdx_topo_ngroups(t), 6);
 	ASSERT_STR_EQ(gdx_topo_nic(t, gdx_topo_group(t, 4)->nics[0])->name, "mlx5_4");
 	ASSERT_STR_EQ(gdx_topo_nic(t, gdx_topo_group(t, 5)->nics[0])->name, "mlx5_5");
 	ASSERT_EQ(gdx_topo_group(t, 5)->ngpus, 0);
 	ASSERT_EQ(gdx_topo_nic(t, nic(t, "mlx5_5"))->numa, 6);
+	gdx_topo_free(t);
+}
+
+/*
+ * EPYC in NPS4 mode: every GPU-NIC pair is SYS (as NCCL and nvidia-smi say),
+ * and NCCL gives every SYS path the same bandwidth; but the NIC on the GPU's
+ * own socket does not cross the inter-socket link, so it alone is the rail.
+ */
+static void test_nps4_own_socket_first(void)
+{
+	static const char *const names[] = {"mlx5_0", "mlx5_1"};
+	struct gdx_topo *t = load("epyc-nps4");
+	int members[4][8], counts[4];
+	char buf[256];
+
+	ASSERT_EQ(gdx_topo_ngpus(t), 4);
+	ASSERT_EQ(gdx_topo_nnics(t), 2);
+	for (int g = 0; g < 4; g++)
+		for (int n = 0; n < 2; n++) {
+			ASSERT_EQ(gdx_topo_path(t, g, n), GDX_PATH_SYS);
+			ASSERT_EQ(gdx_topo_same_package(t, g, n), (g < 2) == (n == 0));
+		}
+	ASSERT_EQ(gdx_topo_gpu(t, gpu(t, "0000:61:00.0"))->numa, 3);
+	ASSERT_EQ(gdx_topo_gpu(t, gpu(t, "0000:61:00.0"))->package, 0);
+	ASSERT_EQ(gdx_topo_gpu(t, gpu(t, "0000:a1:00.0"))->package, 1);
+	ASSERT_EQ(gdx_topo_nic(t, nic(t, "mlx5_1"))->numa, 6);
+	ASSERT_EQ(gdx_topo_nic(t, nic(t, "mlx5_1"))->package, 1);
+	ASSERT_STR_EQ(rail(t, "0000:21:00.0", buf, sizeof(buf)), "mlx5_0");
+	ASSERT_STR_EQ(rail(t, "0000:61:00.0", buf, sizeof(buf)), "mlx5_0");
+	ASSERT_STR_EQ(rail(t, "0000:a1:00.0", buf, sizeof(buf)), "mlx5_1");
+	ASSERT_STR_EQ(rail(t, "0000:e1:00.0", buf, sizeof(buf)), "mlx5_1");
+	ASSERT_STR_EQ(nearest(t, "0000:e1:00.0", buf, sizeof(buf)), "mlx5_1,mlx5_0");
+	ASSERT_EQ(gdx_topo_ngroups(t), 2);
+	ASSERT_EQ(gdx_topo_group(t, 0)->ngpus, 2);
+	ASSERT_EQ(gdx_topo_group(t, 1)->gpus[0], gpu(t, "0000:a1:00.0"));
+	ASSERT_EQ(gdx_topo_nic(t, 0)->rail_gpus, 2);
+	/* NCCL_GDX_RAILS=gpu: no GPU has two equally near NICs, nothing fused
+	 * (one device of both NICs would cross the sockets for every GPU). */
+	ASSERT_EQ(gdx_topo_auto_rails(t, names, 2, members, counts, 4, 8), 0);
+	/* Out of range: unknown. */
+	ASSERT_EQ(gdx_topo_same_package(t, 4, 0), -1);
+	ASSERT_EQ(gdx_topo_same_package(t, 0, 2), -1);
+	gdx_topo_free(t);
+}
+
+/*
+ * Sapphire Rapids with SNC2, the NUMA nodes as dies: GPUs 0 and 3 have a
+ * NODE NIC; GPUs 1 and 2 have only SYS ones, and take their own socket's.
+ */
+static void test_snc_own_socket_first(void)
+{
+	static const char *const names[] = {"mlx5_1", "mlx5_0"};
+	struct gdx_topo *t = load("spr-snc2");
+	int members[4][8], counts[4];
+	char buf[256];
+
+	ASSERT_EQ(gdx_topo_ngpus(t), 4);
+	ASSERT_STR_EQ(path(t, "0000:16:00.0", "mlx5_0"), "NODE");
+	ASSERT_STR_EQ(path(t, "0000:39:00.0", "mlx5_0"), "SYS");
+	ASSERT_STR_EQ(path(t, "0000:39:00.0", "mlx5_1"), "SYS");
+	ASSERT_EQ(same_package(t, "0000:39:00.0", "mlx5_0"), 1);
+	ASSERT_EQ(same_package(t, "0000:39:00.0", "mlx5_1"), 0);
+	ASSERT_EQ(gdx_topo_gpu(t, gpu(t, "0000:98:00.0"))->numa, 2);
+	ASSERT_EQ(gdx_topo_gpu(t, gpu(t, "0000:98:00.0"))->package, 1);
+	ASSERT_STR_EQ(rail(t, "0000:39:00.0", buf, sizeof(buf)), "mlx5_0");
+	ASSERT_STR_EQ(rail(t, "0000:98:00.0", buf, sizeof(buf)), "mlx5_1");
+	ASSERT_STR_EQ(nearest(t, "0000:98:00.0", buf, sizeof(buf)), "mlx5_1,mlx5_0");
+	ASSERT_STR_EQ(rail(t, "0000:b9:00.0", buf, sizeof(buf)), "mlx5_1");
+	/* One group per NIC, each with a NODE GPU and a SYS one. */
+	ASSERT_EQ(gdx_topo_ngroups(t), 2);
+	ASSERT_EQ(gdx_topo_group(t, 0)->nnics, 1);
+	ASSERT_EQ(gdx_topo_group(t, 0)->ngpus, 2);
+	ASSERT_EQ(gdx_topo_group(t, 0)->gpus[1], gpu(t, "0000:39:00.0"));
+	ASSERT_EQ(gdx_topo_nic(t, nic(t, "mlx5_1"))->rail_gpus, 2);
+	ASSERT_EQ(gdx_topo_auto_rails(t, names, 2, members, counts, 4, 8), 0);
+	gdx_topo_free(t);
+}
+
+/*
+ * An old dump with host bridges that hang off the Machine: no NUMA node, no
+ * package. Between such a host bridge and another the class is unknown (it
+ * was NODE when neither had locality, SYS when one had), ranked after the
+ * known near ones and before a known SYS; under one host bridge it is PHB.
+ */
+static void test_no_locality_is_unknown(void)
+{
+	struct gdx_topo *t = load("no-locality");
+	char buf[256];
+
+	ASSERT_EQ(gdx_topo_ngpus(t), 3);
+	ASSERT_EQ(gdx_topo_nnics(t), 3);
+	ASSERT_EQ(gdx_topo_gpu(t, gpu(t, "0000:41:00.0"))->numa, -1);
+	ASSERT_EQ(gdx_topo_gpu(t, gpu(t, "0000:41:00.0"))->package, -1);
+	ASSERT_EQ(gdx_topo_nic(t, nic(t, "mlx5_2"))->package, -1);
+	ASSERT_EQ(gdx_topo_gpu(t, gpu(t, "0000:04:00.0"))->package, 0);
+	ASSERT_EQ(gdx_topo_nic(t, nic(t, "mlx5_1"))->package, 1);
+	/* GPU 04 (socket 0): NODE, then the unknown mlx5_2, then SYS. */
+	ASSERT_STR_EQ(path(t, "0000:04:00.0", "mlx5_0"), "NODE");
+	ASSERT_STR_EQ(path(t, "0000:04:00.0", "mlx5_2"), "NUMA-UNKNOWN");
+	ASSERT_STR_EQ(path(t, "0000:04:00.0", "mlx5_1"), "SYS");
+	ASSERT_EQ(same_package(t, "0000:04:00.0", "mlx5_2"), -1);
+	ASSERT_STR_EQ(nearest(t, "0000:04:00.0", buf, sizeof(buf)), "mlx5_0,mlx5_2,mlx5_1");
+	ASSERT_STR_EQ(rail(t, "0000:04:00.0", buf, sizeof(buf)), "mlx5_0");
+	/* GPU 41: PHB to the NIC on its own host bridge, the rest unknown. */
+	ASSERT_STR_EQ(path(t, "0000:41:00.0", "mlx5_2"), "PHB");
+	ASSERT_STR_EQ(path(t, "0000:41:00.0", "mlx5_0"), "NUMA-UNKNOWN");
+	ASSERT_STR_EQ(rail(t, "0000:41:00.0", buf, sizeof(buf)), "mlx5_2");
+	/* GPU c1: nothing known about any NIC, all tied. */
+	for (int n = 0; n < 3; n++)
+		ASSERT_EQ(gdx_topo_path(t, gpu(t, "0000:c1:00.0"), n), GDX_PATH_NUMA_UNKNOWN);
+	ASSERT_STR_EQ(rail(t, "0000:c1:00.0", buf, sizeof(buf)), "mlx5_0,mlx5_1,mlx5_2");
 	gdx_topo_free(t);
 }
 
@@ -441,7 +583,8 @@ static void test_missing_file(void)
 	ASSERT_EQ(gdx_topo_load(FIXTURES "no-such-machine.xml", &t, NULL, 0), -ENOENT);
 }
 
-static int load_text(const char *text, char *why, size_t len)
+/* Loads text from a file; *t_p gets the topology (NULL: expect a failure). */
+static int load_text_topo(const char *text, struct gdx_topo **t_p, char *why, size_t len)
 {
 	char path[] = "/tmp/gdx-topo-XXXXXX";
 	struct gdx_topo *t = NULL;
@@ -452,8 +595,168 @@ static int load_text(const char *text, char *why, size_t len)
 	close(fd);
 	ret = gdx_topo_load(path, &t, why, len);
 	unlink(path);
-	ASSERT(t == NULL);
+	if (t_p)
+		*t_p = t;
+	else
+		ASSERT(t == NULL);
 	return ret;
+}
+
+static int load_text(const char *text, char *why, size_t len)
+{
+	return load_text_topo(text, NULL, why, len);
+}
+
+/* A fixture's text, which the caller frees. */
+static char *fixture_text(const char *name)
+{
+	char path[256];
+	FILE *f;
+	long n;
+	char *text;
+
+	snprintf(path, sizeof(path), FIXTURES "%s.xml", name);
+	f = fopen(path, "r");
+	ASSERT(f != NULL);
+	ASSERT_EQ(fseek(f, 0, SEEK_END), 0);
+	n = ftell(f);
+	rewind(f);
+	text = calloc(1, (size_t)n + 1);
+	ASSERT(text != NULL);
+	ASSERT_EQ(fread(text, 1, (size_t)n, f), (size_t)n);
+	fclose(f);
+	return text;
+}
+
+/* remote-nic as text edited by fn loads, and is still remote-nic. */
+static void check_remote_nic_text(const char *text)
+{
+	struct gdx_topo *t = NULL;
+	char why[256];
+
+	if (load_text_topo(text, &t, why, sizeof(why)))
+		gdx_test_fail(__FILE__, __LINE__, "not loaded: %s", why);
+	ASSERT_EQ(gdx_topo_ngpus(t), 2);
+	ASSERT_EQ(gdx_topo_nnics(t), 1);
+	ASSERT_STR_EQ(path(t, "0000:31:00.0", "mlx5_0"), "SYS");
+	ASSERT_EQ(gdx_topo_nic(t, 0)->numa, 1);
+	gdx_topo_free(t);
+}
+
+/* text with every "from" replaced by "to"; the caller frees it. */
+static char *replace_all(const char *text, const char *from, const char *to)
+{
+	size_t nf = strlen(from), nt = strlen(to), n = 0;
+	char *out, *o;
+
+	for (const char *p = strstr(text, from); p; p = strstr(p + nf, from))
+		n++;
+	out = calloc(1, strlen(text) + n * nt + 1);
+	ASSERT(out != NULL);
+	o = out;
+	for (const char *p = text, *q; (q = strstr(p, from)); p = q + nf) {
+		memcpy(o, p, (size_t)(q - p));
+		o += q - p;
+		memcpy(o, to, nt);
+		o += nt;
+		text = q + nf;
+	}
+	strcpy(o, text);
+	return out;
+}
+
+/*
+ * Published hwloc dumps: lstopo's output with comments, saved on Windows,
+ * re-indented. hwloc's parser without libxml2 (this test machine's) refuses
+ * all of these; gdx_topo_load() reads them.
+ */
+static void test_xml_as_published(void)
+{
+	char *text = fixture_text("remote-nic"), *edited, *body, *with_bom;
+	struct gdx_topo *t = load("published-comments");
+
+	ASSERT_STR_EQ(path(t, "0000:17:00.0", "mlx5_0"), "SYS");
+	gdx_topo_free(t);
+	/* CRLF line ends. */
+	edited = replace_all(text, "\n", "\r\n");
+	check_remote_nic_text(edited);
+	free(edited);
+	/* A comment between two elements, holding markup. */
+	edited = replace_all(text, "<info name=\"OSName\"",
+			     "<!-- a > b <c/> --><info name=\"OSName\"");
+	check_remote_nic_text(edited);
+	free(edited);
+	/* A byte order mark, blank lines and a stylesheet before <topology>. */
+	body = replace_all(text, "<!DOCTYPE",
+			   "\n<?xml-stylesheet type=\"text/xsl\" href=\"t.xsl\"?>\n\n<!DOCTYPE");
+	with_bom = calloc(1, strlen(body) + 5);
+	ASSERT(with_bom != NULL);
+	snprintf(with_bom, strlen(body) + 5, "\xef\xbb\xbf\n%s", body);
+	check_remote_nic_text(with_bom);
+	free(with_bom);
+	free(body);
+	/* All on one line: declaration, DOCTYPE and <topology> too. */
+	edited = replace_all(text, "\n", "");
+	check_remote_nic_text(edited);
+	free(edited);
+	free(text);
+}
+
+static void test_xml_refused_with_reason(void)
+{
+	char *text = fixture_text("remote-nic"), *edited, why[512];
+	struct gdx_topo *t = NULL;
+	int ret;
+
+	/* A comment never closed: where it starts. */
+	edited = replace_all(text, "<info name=\"OSName\"", "<!-- oops\n<info name=\"OSName\"");
+	ASSERT_EQ(load_text(edited, why, sizeof(why)), -EINVAL);
+	ASSERT_STR_CONTAINS(why, "the XML comment that starts on line 6 is never closed");
+	free(edited);
+	/* Cut short. */
+	text[strlen(text) / 2] = '\0';
+	ASSERT_EQ(load_text(text, why, sizeof(why)), -EINVAL);
+	ASSERT_STR_CONTAINS(why, "it ends before </topology>");
+	free(text);
+	/* hwloc 3.0's format: named, with the hwloc that reads it. */
+	ret = gdx_topo_load(FIXTURES "unreadable/hwloc3-format.xml", &t, why, sizeof(why));
+	if (hwloc_get_api_version() < 0x00030000) {
+		ASSERT_EQ(ret, -EINVAL);
+		ASSERT_STR_CONTAINS(why, "is an hwloc 3.0 XML topology, a format this hwloc (");
+		ASSERT_STR_CONTAINS(why, "use hwloc 3.0 or later");
+		ASSERT_STR_CONTAINS(why, "--export-xml-flags v2");
+	} else {
+		ASSERT_EQ(ret, 0);
+		gdx_topo_free(t);
+	}
+	/* Single quotes, well-formed XML that only libxml2 reads. */
+	text = fixture_text("remote-nic");
+	edited = replace_all(text, "\"", "'");
+	ret = load_text_topo(edited, &t, why, sizeof(why));
+	if (ret) {
+		ASSERT_EQ(ret, -EINVAL);
+		ASSERT_STR_CONTAINS(why, "hwloc's built-in XML parser cannot read it");
+		ASSERT_STR_CONTAINS(why, "libhwloc-plugins");
+	}
+	gdx_topo_free(t);
+	free(edited);
+	free(text);
+}
+
+static void test_xml_too_large(void)
+{
+	char path[] = "/tmp/gdx-topo-XXXXXX", why[256];
+	struct gdx_topo *t = NULL;
+	int fd = mkstemp(path);
+
+	/* Sparse: found out by its size, not read. */
+	ASSERT(fd >= 0);
+	ASSERT_EQ(ftruncate(fd, (64 << 20) + 1), 0);
+	close(fd);
+	ASSERT_EQ(gdx_topo_load(path, &t, why, sizeof(why)), -EFBIG);
+	ASSERT_STR_CONTAINS(why, "is larger than 64 MiB");
+	unlink(path);
+	ASSERT(t == NULL);
 }
 
 static void test_not_hwloc_xml(void)
@@ -526,9 +829,12 @@ static void test_concurrent_readers(void)
 GDX_TESTS_MAIN(TEST(test_path_names, 5), TEST(test_h100_one_pix_nic_per_gpu, 10),
 	       TEST(test_h100_nic_order_and_nearest_first, 10),
 	       TEST(test_h100_groups_and_standalone_nics, 10), TEST(test_a100_pxb_shared_rails, 10),
-	       TEST(test_two_nics_per_gpu, 10), TEST(test_cascaded_switch_pix_and_pxb, 10),
-	       TEST(test_remote_nic_is_sys, 10), TEST(test_cloud_vm_flat_is_phb, 10),
-	       TEST(test_no_gpu, 10), TEST(test_no_nic, 10), TEST(test_nic_without_pci_parent, 10),
-	       TEST(test_pcie_tree, 10), TEST(test_find, 10), TEST(test_missing_file, 10),
-	       TEST(test_not_hwloc_xml, 10), TEST(test_live_machine, 30),
+	       TEST(test_nps4_own_socket_first, 10), TEST(test_snc_own_socket_first, 10),
+	       TEST(test_no_locality_is_unknown, 10), TEST(test_two_nics_per_gpu, 10),
+	       TEST(test_cascaded_switch_pix_and_pxb, 10), TEST(test_remote_nic_is_sys, 10),
+	       TEST(test_cloud_vm_flat_is_phb, 10), TEST(test_no_gpu, 10), TEST(test_no_nic, 10),
+	       TEST(test_nic_without_pci_parent, 10), TEST(test_pcie_tree, 10), TEST(test_find, 10),
+	       TEST(test_missing_file, 10), TEST(test_not_hwloc_xml, 10),
+	       TEST(test_xml_as_published, 10), TEST(test_xml_refused_with_reason, 10),
+	       TEST(test_xml_too_large, 10), TEST(test_live_machine, 30),
 	       TEST(test_concurrent_readers, 30))

@@ -12,14 +12,22 @@
 
 #include <stddef.h>
 
-/* Ordered nearest first, so classes compare with < and >. */
+/*
+ * Ordered nearest first, so classes compare with < and >. Within SYS (and
+ * NUMA_UNKNOWN) a NIC on the GPU's own CPU package ranks before the others:
+ * gdx_topo_same_package() tells them apart, and gdx_topo_gpu_nics() and the
+ * rails order by both.
+ */
 enum gdx_path {
-	GDX_PATH_PIX = 1, /* same PCIe switch: at most one switch between them */
-	GDX_PATH_PXB,	  /* several PCIe switches, no host bridge */
-	GDX_PATH_PHB,	  /* through one PCIe host bridge (root complex) */
-	GDX_PATH_NODE,	  /* between host bridges of one NUMA node */
-	GDX_PATH_SYS,	  /* across the socket interconnect, between NUMA nodes */
-	GDX_PATH_UNKNOWN, /* the NIC has no PCI device (rxe, some VFs) */
+	GDX_PATH_PIX = 1,      /* same PCIe switch: at most one switch between them */
+	GDX_PATH_PXB,	       /* several PCIe switches, no host bridge */
+	GDX_PATH_PHB,	       /* through one PCIe host bridge (root complex) */
+	GDX_PATH_NODE,	       /* between host bridges of one NUMA node */
+	GDX_PATH_NUMA_UNKNOWN, /* between host bridges, one without a recorded NUMA node:
+				* NODE or SYS, hwloc does not say which */
+	GDX_PATH_SYS,	       /* between NUMA nodes: another package (socket), or
+				* another NUMA node of the same one (NPS2/NPS4, SNC) */
+	GDX_PATH_UNKNOWN,      /* the NIC has no PCI device (rxe, some VFs) */
 };
 
 #define GDX_TOPO_PCI_LEN  16 /* "0000:17:00.0" and its NUL */
@@ -28,6 +36,7 @@ enum gdx_path {
 struct gdx_topo_gpu {
 	char pci[GDX_TOPO_PCI_LEN]; /* bus id, "0000:17:00.0" */
 	int numa;		    /* NUMA node, -1 when unknown */
+	int package;		    /* CPU package (socket), hwloc's logical index; -1 unknown */
 	int bridge;		    /* the gdx_topo_bridge it hangs off, -1 when none */
 };
 
@@ -35,6 +44,7 @@ struct gdx_topo_nic {
 	char name[GDX_TOPO_NAME_LEN]; /* verbs name, "mlx5_0" */
 	char pci[GDX_TOPO_PCI_LEN];   /* bus id; "" when it has no PCI device */
 	int numa;		      /* NUMA node of its PCI device, -1 when unknown */
+	int package;		      /* CPU package of its PCI device, -1 when unknown */
 	int rail_gpus;		      /* GPUs whose rail holds it: 0 alone, 2+ shared */
 	int bridge;		      /* the gdx_topo_bridge it hangs off, -1 when none (rxe) */
 };
@@ -73,15 +83,22 @@ struct gdx_topo_group {
 
 struct gdx_topo;
 
-/* "PIX", "PXB", "PHB", "NODE", "SYS", or "UNKNOWN" for anything else. */
+/* "PIX", "PXB", "PHB", "NODE", "NUMA-UNKNOWN", "SYS", or "UNKNOWN" for
+ * anything else: NCCL's names, and nvidia-smi's, where they have one. */
 const char *gdx_path_name(enum gdx_path p);
 
 /*
  * Loads the topology of this machine (xml NULL) or of an hwloc XML file, with
- * I/O objects. Returns 0 and *topo_p, -ENOENT when xml does not exist,
- * -EINVAL when it is not an hwloc XML topology (or hwloc cannot read this
- * machine), -ENOMEM, or another -errno when the file cannot be read; on
- * failure why (when not NULL) says what went wrong in one line.
+ * I/O objects. The file is read here and handed to hwloc as a buffer,
+ * without what hwloc's built-in XML parser (hwloc without libxml2) refuses in
+ * files lstopo wrote and people then published or edited: comments, CRs, a
+ * byte order mark, blank space and other declarations before <topology>.
+ * Returns 0 and *topo_p, -ENOENT when xml does not exist, -EINVAL when it is
+ * not an hwloc XML topology this hwloc reads (or hwloc cannot read this
+ * machine), -EFBIG past 64 MiB, -ENOMEM, or another -errno when the file
+ * cannot be read; on failure why (when not NULL) says what went wrong in one
+ * line: for a newer hwloc's format, which one and the hwloc that reads it;
+ * for XML only libxml2 reads, that and where to get it.
  */
 int gdx_topo_load(const char *xml, struct gdx_topo **topo_p, char *why, size_t why_len);
 void gdx_topo_free(struct gdx_topo *t);
@@ -106,17 +123,26 @@ int gdx_topo_find_nic(const struct gdx_topo *t, const char *name);
 /* Path class between a GPU and a NIC; UNKNOWN for an index out of range. */
 enum gdx_path gdx_topo_path(const struct gdx_topo *t, int gpu, int nic);
 
+/* Whether the GPU's and the NIC's PCI devices hang off the same CPU package
+ * (socket): 1 yes, 0 no, -1 unknown (either package not recorded, no PCI
+ * device, an index out of range). */
+int gdx_topo_same_package(const struct gdx_topo *t, int gpu, int nic);
+
 /*
- * Every NIC, nearest to the GPU first (by path class, then name). Fills up to
- * max indices (nics may be NULL when max is 0) and returns how many there
- * are in all (-EINVAL for a bad GPU).
+ * Every NIC, nearest to the GPU first: by path class; within SYS and
+ * NUMA_UNKNOWN, the NICs on the GPU's own package first (crossing the
+ * socket interconnect is the longer way); then by name. Fills up to max
+ * indices (nics may be NULL when max is 0) and returns how many there are in
+ * all (-EINVAL for a bad GPU).
  */
 int gdx_topo_gpu_nics(const struct gdx_topo *t, int gpu, int *nics, int max);
 
 /*
- * The GPU's rail: the NICs at its best path class, ties kept, in name order;
- * NICs without a PCI device never belong to a rail. Fills up to max indices
- * and returns how many there are in all (0: no PCI NIC; -EINVAL: bad GPU).
+ * The GPU's rail: the head of gdx_topo_gpu_nics(), the NICs that rank equal
+ * to the nearest (same path class and, within SYS, same package or not),
+ * ties kept, in name order; NICs without a PCI device never belong to a
+ * rail. Fills up to max indices and returns how many there are in all (0: no
+ * PCI NIC; -EINVAL: bad GPU).
  */
 int gdx_topo_gpu_rail(const struct gdx_topo *t, int gpu, int *nics, int max);
 

@@ -44,6 +44,33 @@ static void json_numa(FILE *f, int numa)
 		fputs("null", f);
 }
 
+static void json_tristate(FILE *f, int v)
+{
+	fputs(v < 0 ? "null" : v ? "true" : "false", f);
+}
+
+/*
+ * The path class as the table and the graph show it: NCCL's name, and SYS*
+ * for a SYS path that stays in the GPU's own CPU package (another NUMA node
+ * of its socket: AMD NPS2/NPS4, Intel SNC), which ranks before SYS.
+ */
+static const char *topo_label(const struct gdx_topo *t, int g, int n)
+{
+	enum gdx_path p = gdx_topo_path(t, g, n);
+
+	return p == GDX_PATH_SYS && gdx_topo_same_package(t, g, n) == 1 ? "SYS*" : gdx_path_name(p);
+}
+
+/* Whether some GPU-NIC pair shows as label. */
+static bool topo_has_label(const struct gdx_topo *t, const char *label)
+{
+	for (int g = 0; g < gdx_topo_ngpus(t); g++)
+		for (int n = 0; n < gdx_topo_nnics(t); n++)
+			if (!strcmp(topo_label(t, g, n), label))
+				return true;
+	return false;
+}
+
 static int topo_json(const struct gdx_topo *t, const char *source, FILE *f)
 {
 	int nn = gdx_topo_nnics(t);
@@ -65,6 +92,8 @@ static int topo_json(const struct gdx_topo *t, const char *source, FILE *f)
 		json_str(f, gpu->pci);
 		fputs(", \"numa\": ", f);
 		json_numa(f, gpu->numa);
+		fputs(", \"package\": ", f);
+		json_numa(f, gpu->package);
 		fputs(",\n   \"nics\": [", f);
 		for (int i = 0; i < n; i++) {
 			const struct gdx_topo_nic *nic = gdx_topo_nic(t, order[i]);
@@ -73,8 +102,10 @@ static int topo_json(const struct gdx_topo *t, const char *source, FILE *f)
 			json_str(f, nic->name);
 			fputs(", \"pci\": ", f);
 			json_str_or_null(f, nic->pci);
-			fprintf(f, ", \"path\": \"%s\"}",
+			fprintf(f, ", \"path\": \"%s\", \"same_package\": ",
 				gdx_path_name(gdx_topo_path(t, g, order[i])));
+			json_tristate(f, gdx_topo_same_package(t, g, order[i]));
+			fputc('}', f);
 		}
 		fputs("],\n   \"rail\": [", f);
 		/* The rail is the head of the nearest-first list. */
@@ -94,6 +125,8 @@ static int topo_json(const struct gdx_topo *t, const char *source, FILE *f)
 		json_str_or_null(f, nic->pci);
 		fputs(", \"numa\": ", f);
 		json_numa(f, nic->numa);
+		fputs(", \"package\": ", f);
+		json_numa(f, nic->package);
 		fprintf(f, ", \"rail_gpus\": %d}", nic->rail_gpus);
 	}
 	fputs("],\n \"groups\": [", f);
@@ -137,12 +170,27 @@ static const char *dot_path_color(enum gdx_path p)
 	return p <= GDX_PATH_PXB ? "darkgreen" : p == GDX_PATH_PHB ? "darkorange" : "red";
 }
 
-/* indent: inside a cluster or not. */
+/* Text in an HTML-like label: markup characters as entities. */
+static void dot_html_text(FILE *f, const char *s)
+{
+	for (; *s; s++) {
+		switch (*s) {
+		case '&': fputs("&amp;", f); break;
+		case '<': fputs("&lt;", f); break;
+		case '>': fputs("&gt;", f); break;
+		case '"': fputs("&quot;", f); break;
+		default: fputc(*s, f);
+		}
+	}
+}
+
+/* indent: inside a cluster or not. GPUs are numbered as nvidia-smi topo -m
+ * numbers them, in PCI bus order, which is gdx_topo's order. */
 static void dot_gpu(const struct gdx_topo *t, int g, const char *indent, FILE *f)
 {
 	const struct gdx_topo_gpu *gpu = gdx_topo_gpu(t, g);
 
-	fprintf(f, "%sgpu%d [label=\"GPU\\n", indent, g);
+	fprintf(f, "%sgpu%d [label=\"GPU%d\\n", indent, g, g);
 	dot_text(f, gpu->pci);
 	fputs("\", style=filled, fillcolor=palegreen];\n", f);
 }
@@ -158,42 +206,79 @@ static void dot_nic(const struct gdx_topo *t, int n, const char *indent, FILE *f
 	fputs("\", style=filled, fillcolor=lightblue];\n", f);
 }
 
+/* One row of the legend: the class in its edge colour, what it means. */
+static void dot_legend_row(FILE *f, const char *label, enum gdx_path p, const char *meaning)
+{
+	fprintf(f, "<tr><td align=\"left\"><font color=\"%s\"><b>%s</b></font></td>",
+		dot_path_color(p), label);
+	fprintf(f, "<td align=\"left\">%s</td></tr>", meaning);
+}
+
+/* The title and a legend of the path classes, as the graph's label: the
+ * five NCCL classes always, the others where some pair has them. */
+static void dot_legend(const struct gdx_topo *t, const char *source, FILE *f)
+{
+	fputs("  label=<<table border=\"0\" cellspacing=\"0\" cellpadding=\"2\">"
+	      "<tr><td colspan=\"2\"><b>PCIe tree of ",
+	      f);
+	dot_html_text(f, source ? source : "this machine");
+	fputs("</b></td></tr><tr><td colspan=\"2\">dashed: a GPU to each NIC of its rail "
+	      "(the box around them: a rail group), labelled with the path class</td></tr>",
+	      f);
+	dot_legend_row(f, "PIX", GDX_PATH_PIX, "at most one PCIe switch between GPU and NIC");
+	dot_legend_row(f, "PXB", GDX_PATH_PXB,
+		       "several PCIe switches, no host bridge (green: NCCL goes GPU-direct)");
+	dot_legend_row(f, "PHB", GDX_PATH_PHB, "through a PCIe host bridge (the CPU)");
+	dot_legend_row(f, "NODE", GDX_PATH_NODE, "between host bridges of one NUMA node");
+	if (topo_has_label(t, "NUMA-UNKNOWN"))
+		dot_legend_row(f, "NUMA-UNKNOWN", GDX_PATH_NUMA_UNKNOWN,
+			       "between host bridges, a NUMA node not recorded: NODE or SYS");
+	if (topo_has_label(t, "SYS*"))
+		dot_legend_row(f, "SYS*", GDX_PATH_SYS,
+			       "SYS between NUMA nodes of the GPU's own socket, not across");
+	dot_legend_row(f, "SYS", GDX_PATH_SYS, "across the interconnect between NUMA nodes");
+	fputs("</table>>;\n", f);
+}
+
 /*
- * Drawn top down: the NUMA nodes, their host bridges, root ports, switches,
- * then the GPUs and NICs, each rail group a cluster. A GPU's edges to the
- * NICs of its rail carry the path class; the other pairs are in the table.
+ * Drawn left to right: the NUMA nodes, their host bridges, root ports,
+ * switches, then the GPUs and NICs, each rail group a cluster. A GPU's edges
+ * to the NICs of its rail carry the path class (the other pairs are in the
+ * table); they take part in the layout, each NIC a rank right of its GPUs,
+ * so that dot gives their labels room of their own: laid out after the tree,
+ * as edges that did not constrain it, they crossed and their labels
+ * overlapped. Left to right keeps an 8-GPU node about as tall as wide.
  */
 static void topo_dot(const struct gdx_topo *t, const char *source, FILE *f)
 {
 	static const char *const kind_names[] = {"host bridge", "root port", "PCIe switch"};
 	int ng = gdx_topo_ngpus(t), nn = gdx_topo_nnics(t), nb = gdx_topo_nbridges(t);
 	bool *placed = calloc((size_t)nn + 1, sizeof(*placed));
-	bool cpu_unknown = false;
 
-	fputs("graph \"gdx-topo\" {\n  label=\"PCIe tree of ", f);
-	dot_text(f, source ? source : "this machine");
-	fputs(": each GPU's edges to its rail NICs carry the path class\";\n"
-	      "  labelloc=t;\n  node [shape=box, fontname=\"monospace\"];\n",
+	fputs("graph \"gdx-topo\" {\n", f);
+	dot_legend(t, source, f);
+	fputs("  labelloc=t;\n  rankdir=LR;\n  node [shape=box, fontname=\"monospace\"];\n"
+	      "  edge [fontname=\"monospace\"];\n",
 	      f);
-	/* The CPU side: one node per NUMA node a host bridge hangs off. */
+	/* The CPU side: one node per NUMA node a host bridge hangs off, in
+	 * reverse order of their first host bridge: dot stacks the first rank
+	 * of a left-to-right graph from the bottom up, and the bridges come in
+	 * GPU order, so GPU0's NUMA node ends up on top. */
 	fputs("  { rank=same;\n", f);
-	for (int i = 0; i < nb; i++) {
+	for (int i = nb - 1; i >= 0; i--) {
 		const struct gdx_topo_bridge *b = gdx_topo_bridge(t, i);
 		bool seen = false;
 
 		if (b->kind != GDX_BRIDGE_HOST)
 			continue;
-		if (b->numa < 0) {
-			if (!cpu_unknown)
-				fputs("    cpu [label=\"CPU\\n(NUMA node unknown)\", shape=ellipse];\n",
-				      f);
-			cpu_unknown = true;
-			continue;
-		}
 		for (int k = 0; k < i && !seen; k++)
 			seen = gdx_topo_bridge(t, k)->kind == GDX_BRIDGE_HOST &&
 			       gdx_topo_bridge(t, k)->numa == b->numa;
-		if (!seen)
+		if (seen)
+			continue;
+		if (b->numa < 0)
+			fputs("    cpu [label=\"CPU\\n(NUMA node unknown)\", shape=ellipse];\n", f);
+		else
 			fprintf(f, "    numa%d [label=\"NUMA %d\", shape=ellipse];\n", b->numa,
 				b->numa);
 	}
@@ -210,7 +295,8 @@ static void topo_dot(const struct gdx_topo *t, const char *source, FILE *f)
 
 		fprintf(f, "  subgraph cluster_group%d {\n    label=\"rail group %d%s\";\n", i, i,
 			grp->ngpus ? "" : " (stands alone)");
-		fputs("    style=rounded;\n", f);
+		/* The title at the left: edge labels take the middle. */
+		fputs("    style=rounded;\n    labeljust=l;\n", f);
 		for (int k = 0; k < grp->ngpus; k++)
 			dot_gpu(t, grp->gpus[k], "    ", f);
 		/* dot takes a node in one cluster only: a NIC two rails share stays
@@ -254,8 +340,9 @@ static void topo_dot(const struct gdx_topo *t, const char *source, FILE *f)
 
 			fprintf(f,
 				"  gpu%d -- nic%d [label=\"%s\", style=dashed, color=%s, "
-				"fontcolor=%s, constraint=false];\n",
-				g, rail[i], gdx_path_name(p), dot_path_color(p), dot_path_color(p));
+				"fontcolor=%s];\n",
+				g, rail[i], topo_label(t, g, rail[i]), dot_path_color(p),
+				dot_path_color(p));
 		}
 	}
 	fputs("}\n", f);
@@ -278,6 +365,10 @@ static void topo_matrix(const struct gdx_topo *t, FILE *f)
 	for (int i = 0; i < nn; i++)
 		if ((int)strlen(gdx_topo_nic(t, i)->name) > w)
 			w = (int)strlen(gdx_topo_nic(t, i)->name);
+	for (int g = 0; g < ng; g++)
+		for (int i = 0; i < nn; i++)
+			if ((int)strlen(topo_label(t, g, i)) > w)
+				w = (int)strlen(topo_label(t, g, i));
 	fprintf(f, "\n%-14s", "GPU");
 	for (int i = 0; i < nn; i++)
 		fprintf(f, "%-*s", w + 2, gdx_topo_nic(t, i)->name);
@@ -285,7 +376,7 @@ static void topo_matrix(const struct gdx_topo *t, FILE *f)
 	for (int g = 0; g < ng; g++) {
 		fprintf(f, "%-14s", gdx_topo_gpu(t, g)->pci);
 		for (int i = 0; i < nn; i++)
-			fprintf(f, "%-*s", w + 2, gdx_path_name(gdx_topo_path(t, g, i)));
+			fprintf(f, "%-*s", w + 2, topo_label(t, g, i));
 		topo_print_numa(f, gdx_topo_gpu(t, g)->numa);
 		fputc('\n', f);
 	}
@@ -298,6 +389,14 @@ static void topo_matrix(const struct gdx_topo *t, FILE *f)
 	      "  NODE = between PCIe host bridges within one NUMA node\n"
 	      "  SYS  = across the interconnect between NUMA nodes (QPI/UPI, Infinity Fabric)\n",
 	      f);
+	if (topo_has_label(t, "SYS*"))
+		fputs("  SYS* = SYS, but between NUMA nodes of the GPU's own socket (AMD NPS2/NPS4,\n"
+		      "         Intel SNC), not across sockets: ranked before SYS\n",
+		      f);
+	if (topo_has_label(t, "NUMA-UNKNOWN"))
+		fputs("  NUMA-UNKNOWN = between PCIe host bridges, one of which hwloc recorded no NUMA\n"
+		      "         node for (old dumps): NODE or SYS, unknown which; ranked after NODE\n",
+		      f);
 	for (int i = 0; i < nn; i++)
 		if (!gdx_topo_nic(t, i)->pci[0]) {
 			fputs("  UNKNOWN = the NIC has no PCI device (virtual, such as rxe)\n", f);
@@ -307,7 +406,8 @@ static void topo_matrix(const struct gdx_topo *t, FILE *f)
 
 static void topo_groups(const struct gdx_topo *t, FILE *f)
 {
-	fputs("\nRail groups (each GPU uses the NICs at its best path class):\n", f);
+	fprintf(f, "\nRail groups (each GPU uses the NICs at its best path class%s):\n",
+		topo_has_label(t, "SYS*") ? ", SYS* before SYS" : "");
 	for (int i = 0; i < gdx_topo_ngroups(t); i++) {
 		const struct gdx_topo_group *grp = gdx_topo_group(t, i);
 		int col = fprintf(f, "  group %d: ", i);
@@ -325,7 +425,7 @@ static void topo_groups(const struct gdx_topo *t, FILE *f)
 		fprintf(f, "%*s<- ", col < 32 ? 32 - col : 1, "");
 		for (int k = 0; k < grp->ngpus; k++)
 			fprintf(f, "%s%s %s", k ? ", " : "", gdx_topo_gpu(t, grp->gpus[k])->pci,
-				gdx_path_name(gdx_topo_path(t, grp->gpus[k], grp->nics[0])));
+				topo_label(t, grp->gpus[k], grp->nics[0]));
 		fputc('\n', f);
 	}
 	for (int g = 0; g < gdx_topo_ngpus(t); g++)
@@ -372,8 +472,7 @@ static void topo_notes(const struct gdx_topo *t, FILE *f)
 		fprintf(f,
 			"  GPU %s: nearest NIC %s is %s; NCCL uses GPUDirect RDMA only up to\n"
 			"    NCCL_NET_GDR_LEVEL (default PXB), so this GPU's traffic is staged\n",
-			gdx_topo_gpu(t, g)->pci, gdx_topo_nic(t, nic)->name,
-			gdx_path_name(gdx_topo_path(t, g, nic)));
+			gdx_topo_gpu(t, g)->pci, gdx_topo_nic(t, nic)->name, topo_label(t, g, nic));
 	}
 }
 
