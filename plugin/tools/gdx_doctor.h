@@ -19,29 +19,32 @@
 #include <gdx/gdx_escape.h>
 #include <gdx/gdx_live.h>
 
+#include "gdx_exit.h"
+
 #ifndef GDX_VERSION
 #define GDX_VERSION "unknown"
 #endif
 
 /*
  * Exit statuses: one table for every command (printed by --help, and in the
- * man page and the README). A code means one thing whichever command gives
- * it; bad usage and internal errors are far from the verdicts.
+ * man page and the README), gdx_exit.h's, which gdx-bench shares. A code
+ * means one thing whichever command gives it; bad usage and internal errors
+ * are far from the verdicts.
  */
 enum doctor_exit {
-	DOCTOR_OK = 0,		  /* healthy: all found, nothing refused */
-	DOCTOR_DEGRADED = 1,	  /* check, log: it works, slower than it could */
-	DOCTOR_BROKEN = 2,	  /* check: the plugin's init would fail or stage everything */
-	DOCTOR_NO_INPUT = 3,	  /* --xml, --sysfs-root or the log cannot be read; no topology */
-	DOCTOR_NO_GPU = 4,	  /* topo: no NVIDIA GPU found */
-	DOCTOR_NO_NIC = 5,	  /* topo: no RDMA NIC found */
-	DOCTOR_BAD_ENV = 6,	  /* env: a value the plugin refuses, or an unknown name */
-	DOCTOR_LOG_NO_PLUGIN = 7, /* log: no line of the plugin at all */
-	DOCTOR_LOG_NO_DATA = 8,	  /* log: the plugin's init lines, but no byte counts */
-	DOCTOR_FLEET_DIFFERS = 9, /* fleet: the nodes' reports differ */
-	DOCTOR_HANG = 10,	  /* hang: a comm has waited longer than the threshold */
-	DOCTOR_USAGE = 64,	  /* bad command line (sysexits' EX_USAGE) */
-	DOCTOR_ERROR = 70,	  /* internal error: out of memory, output failed (EX_SOFTWARE) */
+	DOCTOR_OK = GDX_EXIT_OK,	 /* healthy: all found, nothing refused */
+	DOCTOR_DEGRADED = GDX_EXIT_FAIL, /* check, log: it works, slower than it could */
+	DOCTOR_BROKEN = GDX_EXIT_BROKEN, /* check: NCCL would not load the plugin, or it fails */
+	DOCTOR_NO_INPUT = GDX_EXIT_NO_INPUT, /* --xml, --sysfs-root or the log cannot be read */
+	DOCTOR_NO_GPU = 4,		     /* topo: no NVIDIA GPU found */
+	DOCTOR_NO_NIC = 5,		     /* topo: no RDMA NIC found */
+	DOCTOR_BAD_ENV = 6,		  /* env: a value the plugin refuses, or an unknown name */
+	DOCTOR_LOG_NO_PLUGIN = 7,	  /* log: no line of the plugin at all */
+	DOCTOR_LOG_NO_DATA = 8,		  /* log: the plugin's init lines, but no byte counts */
+	DOCTOR_FLEET_DIFFERS = 9,	  /* fleet: the nodes' reports differ */
+	DOCTOR_HANG = 10,		  /* hang: a comm has waited longer than the threshold */
+	DOCTOR_USAGE = GDX_EXIT_USAGE,	  /* bad command line (sysexits' EX_USAGE) */
+	DOCTOR_ERROR = GDX_EXIT_SOFTWARE, /* internal error: out of memory, output failed */
 };
 
 /* doctor_args() printed the help the user asked for: the subcommand is done. */
