@@ -117,6 +117,31 @@ accepted "--peer-dev and -x" -d mlx5_0 --peer-dev mlx5_1 -x 3
 accepted "-b equal to -e" -b 1M -e 1M
 accepted "--profiler" --profiler -s 64K
 
+# A server opens the plugin and its device before it waits for a client, as
+# ib_write_bw does: one that cannot fails at once (it used to wait for a
+# client and fail only once one had come).
+port=$((20000 + RANDOM % 20000))
+start=$(date +%s)
+if why=$(run 1 -S -p "$port" --plugin /nonexistent/libnccl-net-gdx.so) &&
+	grep -q '^gdx-bench: cannot load /nonexistent/libnccl-net-gdx.so' "$tmp/err" &&
+	! grep -q 'waiting for a client' "$tmp/err"; then
+	ok "-S whose plugin cannot load fails before it listens ($(($(date +%s) - start)) s)"
+else
+	not_ok "-S whose plugin cannot load fails before it listens" "${why:-$(cat "$tmp/err")}"
+fi
+# This machine's own devices, where it has none: the plugin's init fails at
+# once, with no client ever coming.
+if [ -z "$(ls /sys/class/infiniband 2>/dev/null)" ]; then
+	timeout 20 "$bench" -S -p "$port" >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	if [ "$rc" -eq 1 ] && ! grep -q 'waiting for a client' "$tmp/err" &&
+		grep -q 'no RDMA device' "$tmp/err"; then
+		ok "-S on a node without an RDMA device fails at once, no client needed"
+	else
+		not_ok "-S on a node without an RDMA device fails at once" "exit $rc: $(head -c 300 "$tmp/err")"
+	fi
+fi
+
 # A client whose server is not there: at once a line, then the give-up.
 start=$(date +%s)
 if why=$(run 1 -C 127.0.0.1 -p 9 --wait 2) &&

@@ -226,9 +226,13 @@ void bench_prof_counts(unsigned long long *started, unsigned long long *stopped)
 
 const ncclNet_v7_t *bench_load(const char *path, int profiler)
 {
-	void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	static const ncclNet_v7_t *loaded; /* once per process: init runs once */
+	void *lib;
 	const ncclNet_v7_t *net;
 
+	if (loaded)
+		return loaded;
+	lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 	if (!lib)
 		bench_die("cannot load %s: %s", path, dlerror());
 	net = dlsym(lib, "ncclNetPlugin_v7");
@@ -236,7 +240,7 @@ const ncclNet_v7_t *bench_load(const char *path, int profiler)
 		bench_die("%s has no ncclNetPlugin_v7", path);
 	if (!profiler) {
 		NET_CHECK(net->init(bench_logger));
-		return net;
+		return loaded = net;
 	}
 	bench_v10 = dlsym(lib, "ncclNetPlugin_v10");
 	if (!bench_v10)
@@ -245,7 +249,7 @@ const ncclNet_v7_t *bench_load(const char *path, int profiler)
 	bench_prof_net = *net;
 	bench_prof_net.isend = bench_prof_isend;
 	bench_prof_net.irecv = bench_prof_irecv;
-	return &bench_prof_net;
+	return loaded = &bench_prof_net;
 }
 
 /* What the profiler was given, on standard error: the results stay as they are. */
@@ -1291,6 +1295,10 @@ int main(int argc, char **argv)
 	switch (o.role) {
 	case BENCH_LOCAL: bench_local(&o); break;
 	case BENCH_SERVER:
+		/* The plugin and the device first, as ib_write_bw opens its device
+		 * before it listens: a node without one fails now, not once a
+		 * client has come. */
+		bench_dev(bench_load(o.plugin, o.profiler), o.dev, 0, &o);
 		fd = bench_chan_serve(o.port);
 		bench_chan_send_opts(fd, &o);
 		bench_server(&o, fd, fd);
