@@ -660,6 +660,11 @@ static int gdx_gdr_fact_dmabuf(void *arg, const char *nic, int err)
 	return 0;
 }
 
+static void gdx_gdr_fact_nccl_here(void *arg)
+{
+	((struct gdx_gdr_fact_ctx *)arg)->p->nccl_here = true;
+}
+
 static int gdx_gdr_read_facts(struct gdx_gdr_probe *p, const char *file, char *why, size_t why_len)
 {
 	static const struct gdx_gdr_fact_ops ops = {
@@ -668,6 +673,7 @@ static int gdx_gdr_read_facts(struct gdx_gdr_probe *p, const char *file, char *w
 		.cuda = gdx_gdr_fact_cuda,
 		.gpu = gdx_gdr_fact_gpu,
 		.dmabuf = gdx_gdr_fact_dmabuf,
+		.nccl_here = gdx_gdr_fact_nccl_here,
 	};
 	struct gdx_gdr_fact_ctx fc = {p, 0};
 

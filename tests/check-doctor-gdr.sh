@@ -273,7 +273,8 @@ json "check: no plugin there, no version" \
 	"d['nccl']['plugin_path'] is None and d['nccl']['plugin_version'] is None and any('does not lead to this plugin' in p['text'] for p in d['problems'])"
 for lib in /usr/local/cuda/lib64/libnccl.so.2 /usr/local/cuda/lib/libnccl.so.2; do
 	if [ -e "$lib" ]; then
-		json "check finds NCCL ($lib) and its version" \
+		NCCL_NET_PLUGIN=$PWD/build/libnccl-net-gdx.so "$doctor" check --json >"$tmp/out" 2>"$tmp/err"
+		json "check finds NCCL ($lib), its version and the table it loads" \
 			'd["nccl"]["found"] and d["nccl"]["version_code"] > 20000 and d["nccl"]["net_api"] >= 7'
 		break
 	fi

@@ -84,6 +84,7 @@ struct gdx_gdr_path {
 struct gdx_gdr_probe {
 	char sysfs_root[256];
 	bool from_facts; /* CUDA, kernel, memlock, DMA-BUF came from a facts file */
+	bool nccl_here;	 /* the facts file says "nccl this-machine" (tests) */
 	/* Peer memory: the first marker found, relative to the sysfs root. */
 	bool peermem;
 	char peermem_name[32];	 /* "nvidia_peermem", "nv_peer_mem" */

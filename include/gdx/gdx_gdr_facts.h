@@ -9,6 +9,8 @@
  *   cuda none | 12040 | error 100 no libcuda.so.1 / driver version / cuInit error
  *   gpu 0000:1b:00.0 gdr=1 dmabuf=1   one CUDA device, in CUDA's order
  *   dmabuf mlx5_0 EBADF           errno of the NIC's DMA-BUF probe (name or number)
+ *   nccl this-machine             check judges this machine's NCCL and plugin files
+ *                                 with the tree (a test's stand-in node)
  * The parser only reads; what each fact means is the probe's (gdx_gdr.c),
  * which takes them through these callbacks.
  */
@@ -29,6 +31,8 @@ struct gdx_gdr_fact_ops {
 	 * or -EINVAL for a bus id the probe does not take. */
 	int (*gpu)(void *arg, const char *busid, int gdr, int dmabuf);
 	int (*dmabuf)(void *arg, const char *nic, int err);
+	/* Optional (NULL: the fact is refused as unknown). */
+	void (*nccl_here)(void *arg);
 };
 
 /* Reads file, calling ops per fact. Returns 0, -errno when it cannot be

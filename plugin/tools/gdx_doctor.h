@@ -3,7 +3,8 @@
  * gdx-doctor's parts: one file per subcommand (gdx_doctor_topo.c, _env.c,
  * _check.c, _log.c, _fleet.c, _top.c, _hang.c), each exporting its struct
  * doctor_cmd; gdx_doctor_live.c reads the running processes' live counters
- * for top and hang;
+ * for top and hang; gdx_doctor_nccl.c is how each NCCL release loads a net
+ * plugin, which check judges NCCL by;
  * gdx_doctor.c has main, the command table and what they all share: the exit
  * statuses, the argument parsing with its --help, and the JSON writers;
  * gdx_doctor_json.c the JSON reader fleet reads the other commands' output with;
@@ -95,6 +96,43 @@ struct doctor_fabric_port {
 };
 void doctor_fabric_report(FILE *f, bool json, const struct doctor_fabric_port *ports, int n,
 			  bool live);
+
+/*
+ * How each NCCL release loads a net plugin (gdx_doctor_nccl.c, which says
+ * where each fact comes from): the one table check follows.
+ */
+#define NCCL_NAME_MAX 4096
+
+struct nccl_loader {
+	int from, to;	      /* the NCCL_VERSION_CODEs it covers, 21300 to 21899 */
+	const char *releases; /* "2.13-2.18" */
+	int tries[8];	      /* the ncclNetPlugin_vN tried, newest first; 0 ends */
+	bool as_given;	      /* NCCL_NET_PLUGIN=X: X itself first (a path, a soname) */
+	bool suffix_if_plain; /* then libnccl-net-X.so only when X has no '/', is no lib*.so */
+	bool list;	      /* X may be a comma-separated list of plugins */
+	bool none;	      /* NCCL_NET_PLUGIN=none: no external plugin */
+};
+
+/* 22809 is 2.28.9; 2803, before 2.9, is 2.8.3. */
+void nccl_version_split(int code, int *major, int *minor, int *patch);
+/* The row of a release (the newest row past it); NULL for code 0 (unknown). */
+const struct nccl_loader *nccl_loader_of(int code);
+const struct nccl_loader *nccl_loader_newest(void);
+const struct nccl_loader *nccl_loader_at(int i);
+/* Whether the release is newer than the table's newest row (judged as it). */
+bool nccl_loader_newer_than_known(int code);
+/* The table NCCL loads from a library exporting the ncclNetPlugin_vN of the
+ * bits (1 << N) set: the first it tries; 0 when it tries none of them. */
+int nccl_loader_pick(const struct nccl_loader *l, unsigned exported);
+/* The index of the first row that takes one of them; -1 when none does. */
+int nccl_loader_first_taking(unsigned exported);
+/* "ncclNetPlugin_v6, v5, v4"; "ncclNetPlugin_v7 to v12". */
+void nccl_loader_tries(const struct nccl_loader *l, char *buf, size_t len);
+void nccl_exported_range(unsigned exported, char *buf, size_t len);
+/* The files a release dlopens, in order, for one NCCL_NET_PLUGIN entry of
+ * len bytes (entry NULL: the variable unset); returns how many (at most 2). */
+int nccl_loader_names(const struct nccl_loader *l, const char *entry, size_t len,
+		      char names[][NCCL_NAME_MAX], int max);
 
 /* JSON values: a string with quotes, backslashes and control characters
  * escaped; null for NULL or ""; "key": string-or-null; null/true/false for
