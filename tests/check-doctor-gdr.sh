@@ -240,6 +240,37 @@ if [ "$rc" -eq 0 ] && grep -q 'note: NCCL_IB_SL=99 is outside' "$tmp/err"; then
 else
 	not_ok "env: good values and a twin NCCL keeps exit 0" "exit $rc: $(head -c 300 "$tmp/err")"
 fi
+# A misspelt name: env says so (exit 6 for an NCCL_GDX_ name), and check
+# too: an NCCL_GDX_ name the plugin does not have is degraded (the setting
+# meant is ignored), a near miss of an NCCL_IB_ twin a note (NCCL_IB_ is
+# NCCL's, and the name a guess); NCCL's own names and others far from every
+# twin are nobody's business here.
+if GDX_GDR_FACTS=$fx/healthy/facts NCCL_GDX_TIMOUT=3 run "check NCCL_GDX_TIMOUT=3: degraded (exit 1)" 1 \
+	check --sysfs-root "$fx/healthy" --xml "$fx/healthy/topo.xml"; then
+	has "check NCCL_GDX_TIMOUT=3: the name, and the one meant" "$tmp/out" \
+		'^  \[degraded\] NCCL_GDX_TIMOUT is set, but the plugin has no such variable: the setting is ignored \(misspelt NCCL_GDX_TIMEOUT\?\); fix: correct the name, or unset it$'
+fi
+GDX_GDR_FACTS=$fx/healthy/facts NCCL_GDX_TIMOUT=3 run "check NCCL_GDX_TIMOUT=3 --allow-degraded: exit 0" 0 \
+	check --allow-degraded --sysfs-root "$fx/healthy" --xml "$fx/healthy/topo.xml" &&
+	ok "check NCCL_GDX_TIMOUT=3 --allow-degraded: exit 0"
+if GDX_GDR_FACTS=$fx/healthy/facts NCCL_IB_TIMOUT=22 NCCL_IB_DISABLE=0 NCCL_IB_MERGE_NICS=0 NCCL_IB_FOO=1 \
+	run "check NCCL_IB_TIMOUT=22: a note, healthy" 0 check --sysfs-root "$fx/healthy" --xml "$fx/healthy/topo.xml"; then
+	has "check NCCL_IB_TIMOUT=22: the twin meant" "$tmp/out" \
+		'^  \[note\] NCCL_IB_TIMOUT is set, but the plugin reads no such variable, .*\(misspelt NCCL_IB_TIMEOUT\?\)'
+	prints "check: NCCL's own NCCL_IB_DISABLE, _MERGE_NICS and a name near no twin are not reported" 1 \
+		grep -c 'NCCL_IB_.* is set' "$tmp/out"
+fi
+env NCCL_GDX_TIMOUT=3 NCCL_IB_TIMOUT=22 NCCL_IB_HCAS=mlx5_0 "$doctor" env --json >"$tmp/out" 2>/dev/null
+json "env --json: the unknown NCCL_GDX_ name, and what each misspelt name meant" \
+	'd["exit"] == 6 and d["unknown"] == ["NCCL_GDX_TIMOUT"] and d["did_you_mean"] == {"NCCL_GDX_TIMOUT": "NCCL_GDX_TIMEOUT", "NCCL_IB_TIMOUT": "NCCL_IB_TIMEOUT", "NCCL_IB_HCAS": "NCCL_IB_HCA"}'
+env NCCL_IB_TIMOUT=22 "$doctor" env >"$tmp/out" 2>"$tmp/err"
+rc=$?
+if [ "$rc" -eq 0 ] && grep -q '^gdx-doctor env: note: NCCL_IB_TIMOUT is set, .*(misspelt NCCL_IB_TIMEOUT?)$' "$tmp/err"; then
+	ok "env: a misspelt NCCL_IB_ twin is a note, exit 0"
+else
+	not_ok "env: a misspelt NCCL_IB_ twin is a note, exit 0" "exit $rc: $(head -c 300 "$tmp/err")"
+fi
+
 if run "check --help exits 0" 0 check --help; then
 	has "check --help lists --sysfs-root" "$tmp/out" '--sysfs-root DIR'
 	has "check --help lists the one table of statuses" "$tmp/out" '^  1   degraded \(check, log\): '

@@ -246,6 +246,23 @@ struct doctor_refusal {
 /* Fills up to max refusals; returns how many there are (possibly more than max). */
 int doctor_env_refusals(struct doctor_refusal *r, int max);
 
+/*
+ * Names in the environment that are likely mistakes, as env and check both
+ * report them: an NCCL_GDX_ name the plugin's table does not have (its
+ * setting is ignored), and an NCCL_IB_ name near one of the twins the
+ * plugin reads (NCCL_IB_TIMOUT) that is none of NCCL's own that gdx-doctor
+ * knows. Each with the name it is nearest, when one is near.
+ */
+struct doctor_unknown {
+	char var[128];	   /* "NCCL_GDX_TIMOUT" */
+	char suggest[128]; /* "NCCL_GDX_TIMEOUT", "" when no name is near */
+	bool ours;	   /* NCCL_GDX_ (certain), else NCCL_IB_ (a guess) */
+};
+/* Fills up to max; returns how many there are (possibly more than max). */
+int doctor_env_unknown(struct doctor_unknown *u, int max);
+/* "NCCL_GDX_TIMOUT is set, but the plugin has no such variable: ...". */
+void doctor_unknown_text(const struct doctor_unknown *u, char *buf, size_t len);
+
 /* The live counters of every process on this node that has the plugin
  * loaded (gdx_doctor_live.c), copied at one moment. */
 struct live_comm {

@@ -1204,11 +1204,14 @@ static void check_json(const struct check *c, FILE *f)
 }
 
 #define CHECK_MAX_REFUSALS 32
+#define CHECK_MAX_UNKNOWN  32
 
 static int doctor_check(const struct doctor_cmd *cmd, int argc, char **argv)
 {
 	struct doctor_refusal refused[CHECK_MAX_REFUSALS];
+	struct doctor_unknown unknown[CHECK_MAX_UNKNOWN];
 	struct check_opts o = {0};
+	int nunknown;
 	struct stat st = {0};
 	int nrefused;
 	struct gdx_gdr_opts go = {0};
@@ -1230,6 +1233,18 @@ static int doctor_check(const struct doctor_cmd *cmd, int argc, char **argv)
 	for (int i = 0; i < nrefused && i < CHECK_MAX_REFUSALS; i++)
 		check_problem(c, GDX_GDR_LEVEL_BROKEN, "%s: the plugin's init fails",
 			      refused[i].text);
+	/* A name the plugin does not have: a setting the user meant, ignored
+	 * (degraded); a near miss of an NCCL_IB_ twin is a guess (a note). */
+	nunknown = doctor_env_unknown(unknown, CHECK_MAX_UNKNOWN);
+	for (int i = 0; i < nunknown && i < CHECK_MAX_UNKNOWN; i++) {
+		char text[512];
+
+		doctor_unknown_text(&unknown[i], text, sizeof(text));
+		check_problem(c, unknown[i].ours ? GDX_GDR_LEVEL_DEGRADED : GDX_GDR_LEVEL_OK,
+			      "%s; fix: %s", text,
+			      unknown[i].ours ? "correct the name, or unset it"
+					      : "check the name against NCCL's documentation");
+	}
 	/* A tree that is not there is an error, not a machine without devices. */
 	if (o.sysfs_root && (stat(o.sysfs_root, &st) ? (ret = errno) : !S_ISDIR(st.st_mode))) {
 		fprintf(stderr, "gdx-doctor check: --sysfs-root %s: %s\n", o.sysfs_root,

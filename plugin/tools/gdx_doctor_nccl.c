@@ -25,7 +25,7 @@
 
 #include "gdx_doctor.h"
 
-#define V(maj, min) ((maj) * 10000 + (min) * 100)
+#define V(maj, min) ((maj)*10000 + (min)*100)
 
 static const struct nccl_loader nccl_loaders[] = {
 	{0, V(2, 12) - 1, "before 2.12", {0}, false, false, false, false},
