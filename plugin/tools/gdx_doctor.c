@@ -147,14 +147,24 @@ void json_tri(FILE *f, int v)
 	fputs(v < 0 ? "null" : v ? "true" : "false", f);
 }
 
+const char *doctor_this_host(char *buf, size_t len)
+{
+	/* gethostname may truncate without a terminator. */
+	buf[len - 1] = '\0';
+	return gethostname(buf, len - 1) ? NULL : buf;
+}
+
+void json_report_origin_of(FILE *f, const char *command, const char *hostname)
+{
+	fprintf(f, "\"command\": \"%s\", ", command);
+	json_key_str(f, "hostname", hostname);
+}
+
 void json_report_origin(FILE *f, const char *command)
 {
 	char host[256];
 
-	fprintf(f, "\"command\": \"%s\", ", command);
-	/* gethostname may truncate without a terminator. */
-	host[sizeof(host) - 1] = '\0';
-	json_key_str(f, "hostname", gethostname(host, sizeof(host) - 1) ? NULL : host);
+	json_report_origin_of(f, command, doctor_this_host(host, sizeof(host)));
 }
 
 /* The fuzz targets (make fuzz) link the commands with libFuzzer's main. */

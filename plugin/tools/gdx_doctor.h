@@ -142,9 +142,14 @@ void json_str_or_null(FILE *f, const char *s);
 void json_key_str(FILE *f, const char *key, const char *s);
 void json_tri(FILE *f, int v);
 
-/* What opens every report fleet reads: "command": "check", "hostname": this
- * node's name (null when gethostname fails), which fleet tells nodes apart by. */
+/* What opens every report fleet reads: "command": "check", "hostname": the
+ * node's name (null when unknown), which fleet tells nodes apart by: this
+ * machine's, or for a saved tree or topology the machine it was taken on. */
+void json_report_origin_of(FILE *f, const char *command, const char *hostname);
+/* The same with this machine's name. */
 void json_report_origin(FILE *f, const char *command);
+/* This machine's name in buf; NULL when gethostname fails. */
+const char *doctor_this_host(char *buf, size_t len);
 
 /*
  * The JSON reader (gdx_doctor_json.c). Its input may come from another user
