@@ -51,6 +51,7 @@
 struct check_opts {
 	const char *sysfs_root;
 	const char *xml;
+	const char *hostname; /* --hostname */
 	bool json;
 	bool allow_degraded; /* a degraded node exits 0 */
 };
@@ -110,6 +111,11 @@ struct check {
 	int nproblems;
 	enum gdx_gdr_level status;
 	int exit; /* the exit status: status's, 0 for degraded with --allow-degraded */
+	/* This machine, live: its devices probed, its NCCL judged. A saved
+	 * tree (--sysfs-root) or a facts file stands for another node. */
+	bool live;
+	const char *hostname; /* the node's name, NULL when unknown */
+	char host_buf[256];
 };
 
 static void check_problem(struct check *c, enum gdx_gdr_level level, const char *fmt, ...)
@@ -139,6 +145,7 @@ static int check_on_opt(void *ctx, int key, const char *arg)
 	case 'x': o->xml = arg; break;
 	case 'j': o->json = true; break;
 	case 'a': o->allow_degraded = true; break;
+	case 'H': o->hostname = arg; break;
 	}
 	return DOCTOR_OK;
 }
@@ -227,8 +234,7 @@ static void check_fabric(const struct check *c, FILE *f, bool json)
 		fp[n].ib = !strcmp(c->ports[i].link, "InfiniBand");
 		n++;
 	}
-	doctor_fabric_report(f, json, fp, n,
-			     !c->p->from_facts && !strcmp(c->p->sysfs_root, "/sys"));
+	doctor_fabric_report(f, json, fp, n, c->live);
 }
 
 /* The active MTU the plugin's QPs start from (its path MTU is the smaller of
@@ -720,9 +726,9 @@ static int check_run(struct check *c)
 			gdx_gdr_pair_verdict(p, g, n, c->policy, &c->pair_v[g * p->nnics + n]);
 	}
 	check_gpu_problems(c);
-	/* The library NCCL would load is this machine's, never a fixture's
+	/* The library NCCL would load is this machine's, never a saved tree's
 	 * (but a test's, whose facts file says "nccl this-machine"). */
-	if (!p->from_facts || p->nccl_here) {
+	if (c->live || p->nccl_here) {
 		check_nccl(c);
 		check_nccl_problems(c);
 	}
@@ -829,7 +835,7 @@ static void check_human_host(const struct check *c, FILE *f)
 
 	fputs("\nHost\n", f);
 	check_bytes(p->memlock, have, sizeof(have));
-	fprintf(f, "  %-13s %s%s\n", "memlock", have,
+	fprintf(f, "  %-13s %s%s\n", "memlock", p->memlock_unknown ? "unknown" : have,
 		gdx_gdr_memlock_check(p, text, sizeof(text)) == GDX_GDR_LEVEL_OK
 			? ""
 			: ": too low (64 MiB or more needed)");
@@ -850,15 +856,15 @@ static void check_human_host(const struct check *c, FILE *f)
 	if (p->cuda == GDX_GDR_CUDA_OK)
 		fprintf(f, "  %-13s %d.%d\n", "CUDA driver", p->cuda_version / 1000,
 			p->cuda_version % 1000 / 10);
+	else if (p->cuda == GDX_GDR_CUDA_UNKNOWN)
+		fprintf(f, "  %-13s unknown (%s)\n", "CUDA driver", p->cuda_why);
 	else
 		fprintf(f, "  %-13s %s (%s)\n", "CUDA driver",
 			p->cuda == GDX_GDR_CUDA_NONE ? "none" : "not working", p->cuda_why);
 	fprintf(f, "  %-13s NCCL_NET_GDR_LEVEL=%s\n", "GDR level",
 		p->gdr_level == GDX_PATH_NODE ? "PHB" : gdx_path_name(p->gdr_level));
 	if (!c->nccl_checked) {
-		fprintf(f,
-			"  %-13s not checked (a saved tree: the NCCL and plugin files are this "
-			"machine's)\n",
+		fprintf(f, "  %-13s not checked: a saved tree holds no NCCL or plugin files\n",
 			"NCCL");
 		return;
 	}
@@ -964,11 +970,13 @@ static void check_human(const struct check *c, FILE *f)
 static void check_json_host(const struct check *c, FILE *f)
 {
 	const struct gdx_gdr_probe *p = c->p;
-	static const char *const cuda[] = {"none", "error", "ok"};
+	static const char *const cuda[] = {"none", "error", "ok", "unknown"};
 
 	fputs(",\n \"host\": {", f);
 	json_key_str(f, "kernel", p->kernel);
-	if (p->memlock == GDX_GDR_MEMLOCK_INFINITY)
+	if (p->memlock_unknown)
+		fputs(", \"memlock\": null", f);
+	else if (p->memlock == GDX_GDR_MEMLOCK_INFINITY)
 		fputs(", \"memlock\": \"unlimited\"", f);
 	else
 		fprintf(f, ", \"memlock\": %llu", (unsigned long long)p->memlock);
@@ -1098,7 +1106,7 @@ static void check_json(const struct check *c, FILE *f)
 	const struct gdx_gdr_probe *p = c->p;
 
 	fputs("{", f);
-	json_report_origin(f, "check");
+	json_report_origin_of(f, "check", c->hostname);
 	fputs(", ", f);
 	json_key_str(f, "source", c->source);
 	fprintf(f, ", \"policy\": \"%s\", \"status\": \"%s\", \"exit\": %d,\n \"ports\": [",
@@ -1216,6 +1224,7 @@ static int doctor_check(const struct doctor_cmd *cmd, int argc, char **argv)
 	int nrefused;
 	struct gdx_gdr_opts go = {0};
 	struct gdx_topo *t = NULL;
+	char tree_xml[PATH_MAX], tree_facts[PATH_MAX];
 	struct check *c;
 	char why[512];
 	int ret;
@@ -1252,6 +1261,22 @@ static int doctor_check(const struct doctor_cmd *cmd, int argc, char **argv)
 		free(c);
 		return DOCTOR_NO_INPUT;
 	}
+	/* A saved tree is another node: every fact comes from it, its topo.xml
+	 * and its facts file when it has them, and what it does not hold is
+	 * unknown, never this machine's. */
+	if (o.sysfs_root && !o.xml) {
+		snprintf(tree_xml, sizeof(tree_xml), "%s/topo.xml", o.sysfs_root);
+		if (access(tree_xml, F_OK) == 0)
+			o.xml = tree_xml;
+	}
+	go.facts = gdx_env(GDX_ENV_GDR_FACTS); /* tests: a node of their own */
+	if (!go.facts && o.sysfs_root) {
+		snprintf(tree_facts, sizeof(tree_facts), "%s/facts", o.sysfs_root);
+		if (access(tree_facts, F_OK) == 0)
+			go.facts = tree_facts;
+	}
+	go.saved = o.sysfs_root != NULL;
+	c->live = !go.saved && !go.facts;
 	/* An explicit topology must load; this machine's may be missing (a note). */
 	if (o.xml) {
 		ret = gdx_topo_load(o.xml, &t, why, sizeof(why));
@@ -1263,7 +1288,6 @@ static int doctor_check(const struct doctor_cmd *cmd, int argc, char **argv)
 	}
 	go.sysfs_root = o.sysfs_root ? o.sysfs_root : "/sys";
 	go.topo = t;
-	go.facts = gdx_env(GDX_ENV_GDR_FACTS); /* tests only, gdx_gdr_facts.h */
 	ret = gdx_gdr_probe_init(&go, &c->p, why, sizeof(why));
 	if (ret) {
 		fprintf(stderr, "gdx-doctor check: %s\n", why);
@@ -1275,7 +1299,15 @@ static int doctor_check(const struct doctor_cmd *cmd, int argc, char **argv)
 	if (!c->p->have_topo)
 		check_problem(c, GDX_GDR_LEVEL_OK, "no topology (%s): path classes unknown",
 			      c->p->topo_why);
-	if (!c->p->from_facts)
+	if (o.hostname)
+		c->hostname = o.hostname;
+	else if (!go.saved)
+		c->hostname = doctor_this_host(c->host_buf, sizeof(c->host_buf));
+	else if (c->p->hostname[0])
+		c->hostname = c->p->hostname;
+	else
+		c->hostname = gdx_topo_hostname(t);
+	if (c->live)
 		check_probe_devices(c);
 	ret = check_run(c);
 	c->exit = c->status == GDX_GDR_LEVEL_DEGRADED && o.allow_degraded ? DOCTOR_OK
@@ -1299,10 +1331,15 @@ static int doctor_check(const struct doctor_cmd *cmd, int argc, char **argv)
 }
 
 static const struct doctor_opt check_opts[] = {
-	{"sysfs-root", 's', "DIR", "read sysfs under DIR instead of /sys (fixtures)"},
+	{"sysfs-root", 's', "DIR",
+	 "judge a saved node: sysfs under DIR, its DIR/topo.xml and DIR/facts when there, "
+	 "nothing of this machine"},
 	{"xml", 'x', "FILE",
 	 "read an hwloc XML topology (lstopo --of xml) instead of this machine"},
 	{"json", 'j', NULL, "print JSON instead of the tables"},
+	{"hostname", 'H', "NAME",
+	 "the node's name in --json (default: a saved tree's, from its facts or topo.xml; "
+	 "else this machine's)"},
 	{"allow-degraded", 'a', NULL,
 	 "exit 0 for a degraded node too (it works, slower), not 1: a site's gate that "
 	 "accepts one"},
