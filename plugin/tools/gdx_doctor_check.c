@@ -1348,7 +1348,7 @@ static const struct doctor_opt check_opts[] = {
 
 const struct doctor_cmd doctor_cmd_check = {
 	.name = "check",
-	.summary = "GPUDirect RDMA end to end: ports, memlock, peer memory, DMA-BUF, CUDA, paths",
+	.summary = "the node before a job: ports, memlock, peer memory, DMA-BUF, CUDA, paths, NCCL",
 	.opts = check_opts,
 	.run = doctor_check,
 };
