@@ -612,6 +612,7 @@ static void gdx_gdr_fact_memlock(void *arg, uint64_t bytes)
 	struct gdx_gdr_probe *p = ((struct gdx_gdr_fact_ctx *)arg)->p;
 
 	p->memlock = bytes == GDX_GDR_FACT_UNLIMITED ? GDX_GDR_MEMLOCK_INFINITY : bytes;
+	p->memlock_unknown = false;
 }
 
 static void gdx_gdr_fact_cuda(void *arg, int version, int err)
@@ -660,6 +661,18 @@ static int gdx_gdr_fact_dmabuf(void *arg, const char *nic, int err)
 	return 0;
 }
 
+static void gdx_gdr_fact_hostname(void *arg, const char *name)
+{
+	struct gdx_gdr_probe *p = ((struct gdx_gdr_fact_ctx *)arg)->p;
+
+	snprintf(p->hostname, sizeof(p->hostname), "%s", name);
+}
+
+static void gdx_gdr_fact_nccl_here(void *arg)
+{
+	((struct gdx_gdr_fact_ctx *)arg)->p->nccl_here = true;
+}
+
 static int gdx_gdr_read_facts(struct gdx_gdr_probe *p, const char *file, char *why, size_t why_len)
 {
 	static const struct gdx_gdr_fact_ops ops = {
@@ -668,11 +681,20 @@ static int gdx_gdr_read_facts(struct gdx_gdr_probe *p, const char *file, char *w
 		.cuda = gdx_gdr_fact_cuda,
 		.gpu = gdx_gdr_fact_gpu,
 		.dmabuf = gdx_gdr_fact_dmabuf,
+		.hostname = gdx_gdr_fact_hostname,
+		.nccl_here = gdx_gdr_fact_nccl_here,
 	};
 	struct gdx_gdr_fact_ctx fc = {p, 0};
 
 	p->from_facts = true;
-	gdx_gdr_fact_cuda(&fc, 0, 0); /* no CUDA unless the file says so */
+	if (p->saved) {
+		/* A saved tree's facts: what they do not say is unknown. */
+		p->cuda = GDX_GDR_CUDA_UNKNOWN;
+		gdx_gdr_setf(p->cuda_why, sizeof(p->cuda_why), "not in the tree's facts");
+		p->memlock_unknown = true;
+	} else {
+		gdx_gdr_fact_cuda(&fc, 0, 0); /* no CUDA unless the file says so */
+	}
 	return gdx_gdr_facts_read(file, &ops, &fc, why, why_len);
 }
 
@@ -709,21 +731,31 @@ int gdx_gdr_probe_init(const struct gdx_gdr_opts *o, struct gdx_gdr_probe **p_ou
 	snprintf(p->sysfs_root, sizeof(p->sysfs_root), "%s",
 		 o->sysfs_root ? o->sysfs_root : gdx_sysfs_root());
 	p->memlock = GDX_GDR_MEMLOCK_INFINITY;
+	p->saved = o->saved;
 	p->gdr_level = gdx_gdr_level_from_env();
 	gdx_gdr_probe_peermem(p);
 
 	t = o->topo;
-	if (!t && gdx_topo_load(o->xml, &owned, p->topo_why, sizeof(p->topo_why)) == 0)
+	if (!t && o->saved && !o->xml)
+		gdx_gdr_setf(p->topo_why, sizeof(p->topo_why),
+			     "a saved tree without topo.xml; give its hwloc XML");
+	else if (!t && gdx_topo_load(o->xml, &owned, p->topo_why, sizeof(p->topo_why)) == 0)
 		t = owned;
 	p->have_topo = t != NULL;
 	for (int i = 0; t && i < gdx_topo_ngpus(t); i++)
 		if (gdx_gdr_add_gpu(p, gdx_topo_gpu(t, i)->pci) < 0)
 			break;
 	gdx_gdr_list_nics(p);
-	if (o->facts)
+	if (o->facts) {
 		ret = gdx_gdr_read_facts(p, o->facts, why, why_len);
-	else
+	} else if (o->saved) {
+		/* A saved tree without facts: nothing of this machine stands in. */
+		p->cuda = GDX_GDR_CUDA_UNKNOWN;
+		gdx_gdr_setf(p->cuda_why, sizeof(p->cuda_why), "a saved tree without facts");
+		p->memlock_unknown = true;
+	} else {
 		gdx_gdr_probe_live(p, o->cuda_lib);
+	}
 	if (ret)
 		goto out;
 

@@ -115,6 +115,10 @@ static int gdx_gdr_fact(char *line, const struct gdx_gdr_fact_ops *ops, void *ar
 		if (gdx_gdr_parse_gpu_attrs(&save, &gdr, &dmabuf))
 			return -EINVAL;
 		return ops->gpu(arg, a, gdr, dmabuf);
+	} else if (!strcmp(key, "hostname") && ops->hostname) {
+		ops->hostname(arg, a);
+	} else if (!strcmp(key, "nccl") && !strcmp(a, "this-machine") && ops->nccl_here) {
+		ops->nccl_here(arg);
 	} else if (!strcmp(key, "dmabuf")) {
 		char *e = strtok_r(NULL, " \t", &save);
 		int err = e ? gdx_gdr_parse_errno(e) : -1;

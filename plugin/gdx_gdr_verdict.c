@@ -57,13 +57,15 @@ static int gdx_gdr_cuda_gpus(const struct gdx_gdr_probe *p)
 	return n;
 }
 
-/* Whether any GPU CUDA sees has an attribute not known to be 0. */
+/* Whether any GPU CUDA sees (any GPU, when CUDA is unknown) has an
+ * attribute not known to be 0. */
 static bool gdx_gdr_any_gpu(const struct gdx_gdr_probe *p, bool dmabuf)
 {
 	for (int g = 0; g < p->ngpus; g++) {
 		const struct gdx_gdr_gpu *gpu = &p->gpus[g];
 
-		if (gpu->cuda_index >= 0 && (dmabuf ? gpu->dmabuf_attr : gpu->gdr_attr) != 0)
+		if ((gpu->cuda_index >= 0 || p->cuda == GDX_GDR_CUDA_UNKNOWN) &&
+		    (dmabuf ? gpu->dmabuf_attr : gpu->gdr_attr) != 0)
 			return true;
 	}
 	return false;
@@ -111,6 +113,10 @@ static bool gdx_gdr_nic_capable(const struct gdx_gdr_probe *p, const struct gdx_
 		gdx_gdr_setf(v->reason, sizeof(v->reason), "no NVIDIA GPU (no CUDA driver)");
 		return false;
 	}
+	if (p->cuda == GDX_GDR_CUDA_UNKNOWN && !p->ngpus) {
+		gdx_gdr_setf(v->reason, sizeof(v->reason), "no NVIDIA GPU");
+		return false;
+	}
 	if (p->cuda == GDX_GDR_CUDA_NONE) {
 		gdx_gdr_setf(v->reason, sizeof(v->reason),
 			     "the NVIDIA GPUs have no CUDA driver (%s)", p->cuda_why);
@@ -126,7 +132,7 @@ static bool gdx_gdr_nic_capable(const struct gdx_gdr_probe *p, const struct gdx_
 			     "libcuda.so.1 must match");
 		return false;
 	}
-	if (!gdx_gdr_cuda_gpus(p)) {
+	if (p->cuda != GDX_GDR_CUDA_UNKNOWN && !gdx_gdr_cuda_gpus(p)) {
 		gdx_gdr_setf(v->reason, sizeof(v->reason),
 			     "no NVIDIA GPU (CUDA driver %d.%d sees none)", p->cuda_version / 1000,
 			     p->cuda_version % 1000 / 10);
@@ -401,6 +407,10 @@ enum gdx_gdr_level gdx_gdr_memlock_check(const struct gdx_gdr_probe *p, char *te
 {
 	char have[32];
 
+	if (p->memlock_unknown) {
+		gdx_gdr_setf(text, len, "memlock limit unknown");
+		return GDX_GDR_LEVEL_OK;
+	}
 	gdx_gdr_bytes(p->memlock, have, sizeof(have));
 	if (p->memlock >= GDX_GDR_MEMLOCK_MIN) {
 		gdx_gdr_setf(text, len, "memlock limit %s", have);

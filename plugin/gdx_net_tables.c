@@ -305,7 +305,8 @@ static ncclResult_t gdx_set_attr_v11(void *ctx, ncclNetAttr_v11_t *attr)
 			     .getDeviceMr = NULL, /* host plugin: no device handles */ \
 		.irecvConsumed = NULL
 
-/* NCCL 2.12-2.18, and every later release after the newer symbols. */
+/* NCCL 2.13-2.18, and every later release after the newer symbols (2.12 tries
+ * only v5 and v4). */
 GDX_EXPORT const ncclNet_v6_t ncclNetPlugin_v6 = {
 	GDX_TABLE_V6_COMMON,	 .init = gdx_init_v7,	    .getProperties = gdx_props_v6,
 	.listen = gdx_listen_v7, .connect = gdx_connect_v6, .accept = gdx_accept_v6,

@@ -36,6 +36,7 @@ struct gdx_topo {
 	int *group_idx; /* backing store of the groups' nics[] and gpus[] */
 	struct gdx_topo_bridge *bridges;
 	int nbridges;
+	char hostname[256]; /* hwloc's HostName of the machine it was taken on */
 };
 
 /* What load keeps of hwloc until the copy is done. */
@@ -868,6 +869,19 @@ out:
 	return ret;
 }
 
+/* The root's HostName (hwloc writes the machine's into every XML dump). */
+static void gdx_topo_keep_hostname(struct gdx_topo *t, const struct gdx_topo_scan *scan)
+{
+	const char *h = hwloc_obj_get_info_by_name(hwloc_get_root_obj(scan->h), "HostName");
+
+	snprintf(t->hostname, sizeof(t->hostname), "%s", h ? h : "");
+}
+
+const char *gdx_topo_hostname(const struct gdx_topo *t)
+{
+	return t && t->hostname[0] ? t->hostname : NULL;
+}
+
 int gdx_topo_load(const char *xml, struct gdx_topo **topo_p, char *why, size_t why_len)
 {
 	struct gdx_topo_scan scan = {0};
@@ -887,6 +901,7 @@ int gdx_topo_load(const char *xml, struct gdx_topo **topo_p, char *why, size_t w
 	ret = gdx_topo_collect(t, &scan);
 	if (ret)
 		goto nomem;
+	gdx_topo_keep_hostname(t, &scan);
 	cells = (size_t)t->ngpus * (size_t)t->nnics + 1;
 	t->paths = calloc(cells, sizeof(*t->paths));
 	t->same_pkg = calloc(cells, sizeof(*t->same_pkg));

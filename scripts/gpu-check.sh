@@ -50,9 +50,13 @@ ls "$CUDA_HOME"/lib64/libnccl.so* "$CUDA_HOME"/lib64/libcudart.so* 2>/dev/null
 
 step "gdx-doctor check (CUDA driver probe, GPUDirect RDMA, DMA-BUF, BAR1)"
 [ -x build/gdx-doctor ] || make build/gdx-doctor >/dev/null || bad "make build/gdx-doctor"
-build/gdx-doctor check
+# The plugin as the all-reduce below loads it (check judges NCCL_NET_PLUGIN
+# as $CUDA_HOME's NCCL would open it).
+export NCCL_NET_PLUGIN=$PWD/build/libnccl-net-gdx.so
+LD_LIBRARY_PATH=$CUDA_HOME/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} build/gdx-doctor check
 echo "(exit $?: 0 healthy, 1 degraded, 2 broken)"
-build/gdx-doctor check --json >/tmp/gdx-gpu-check.json
+LD_LIBRARY_PATH=$CUDA_HOME/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} build/gdx-doctor check --json \
+	>/tmp/gdx-gpu-check.json
 echo "JSON report: /tmp/gdx-gpu-check.json"
 
 step "gpu_allreduce (NCCL's all-reduce through the plugin)"

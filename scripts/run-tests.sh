@@ -171,6 +171,7 @@ elif [ "$mode" != vm ]; then
 		tests/check-doctor-topo.sh
 		tests/check-doctor-log.sh
 		tests/check-doctor-gdr.sh
+		tests/check-doctor-nccl.sh
 		tests/check-doctor-fleet.sh
 		tests/check-doctor-live.sh
 		tests/check-package.sh

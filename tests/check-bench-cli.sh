@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # gdx-bench's command line, without an RDMA device: --version; every bad
-# input refused on standard error, once, with exit status 2 and nothing on
-# standard output; sizes (K, M, G, KB, KiB, fractions, up to 1024G) parsed or
-# refused alike; good command lines reaching the run (exit 1 here, where the
-# plugin path given cannot load, once although two processes run); a client
-# whose server is not there saying so at once and giving up after --wait.
+# input refused on standard error, once, with exit status 64 (EX_USAGE,
+# gdx-doctor's code for it: no verdict shares it) and nothing on standard
+# output; numbers out of their range said so; sizes (K, M, G, KB, KiB,
+# fractions, up to 1024G) parsed or refused alike; good command lines
+# reaching the run (exit 1 here, where the plugin path given cannot load, once
+# although two processes run); a server that cannot open its device failing
+# before it waits for a client; a client whose server is not there saying so
+# at once and giving up after --wait.
 # Prints "ok ..." / "not ok ..." lines and "# bench-cli: N passed, N failed".
 set -uo pipefail
 
@@ -36,11 +39,11 @@ run() {
 		return 1
 	fi
 }
-# refused NAME MESSAGE ARGS...: a usage error (2) naming MESSAGE.
+# refused NAME MESSAGE ARGS...: a usage error (64) naming MESSAGE.
 refused() {
 	local name=$1 msg=$2 why
 	shift 2
-	if why=$(run 2 "$@") && grep -qF -- "$msg" "$tmp/err" &&
+	if why=$(run 64 "$@") && grep -qF -- "$msg" "$tmp/err" &&
 		grep -qF "try 'gdx-bench --help'" "$tmp/err"; then
 		ok "$name"
 	else
@@ -88,10 +91,20 @@ refused "a size beyond 1024G" "-e 2048G is more than 1024G" -e 2048G
 refused "-b above -e" "-b 64M is above -e 1M" -b 64M -e 1M
 refused "lat above 1G" "lat takes sizes up to 1G" -m lat -e 2G
 refused "a bad mode" '--mode must be bw, rate, lat or conn, not "fast"' -m fast
-refused "depth out of range" "--depth must be 1-32" -t 33
-refused "a port out of range" "--port must be 1-65535" -p 70000
-refused "a GID index out of range" "--gid-index must be 0-255, not 300" -x 300
+refused "depth out of range" "--depth 33 is out of range 1-32" -t 33
+refused "a port out of range" "--port 70000 is out of range 1-65535" -p 70000
+refused "a GID index out of range" "--gid-index 300 is out of range 0-255" -x 300
 refused "a count that is not a number" '--iters must be a number, not "ten"' -n ten
+refused "a count past a long is out of range, not \"not a number\"" \
+	"--iters 99999999999999999999 is out of range 1-2147483647" -n 99999999999999999999
+refused "no iterations" "--iters 0 is out of range 1-2147483647" -n 0
+refused "a negative warm-up" "--warmup -1 is out of range 0-2147483647" -w -1
+refused "a factor of 1" "--factor 1 is out of range 2-2147483647" -f 1
+refused "three processes" "--procs 3 is out of range 1-2" -P 3
+refused "a negative GPU" "--gpu -1 is out of range 0-2147483647" --gpu -1
+refused "--plot x.png (it would be SVG)" "--plot x.png: gdx-bench draws SVG only; give a name ending in .svg" \
+	--plot x.png
+refused "--plot with no extension" "--plot plot: gdx-bench draws SVG only" --plot plot
 refused "a memory kind" '--mem must be host or cuda, not "gpu"' -M gpu
 refused "--profiler with --rails" "--profiler and --rails" --profiler -r mlx5_0+mlx5_1
 
@@ -103,6 +116,31 @@ accepted "-p is the side channel's port, as perftest's" -p 18600 -s 4K
 accepted "--peer-dev and -x" -d mlx5_0 --peer-dev mlx5_1 -x 3
 accepted "-b equal to -e" -b 1M -e 1M
 accepted "--profiler" --profiler -s 64K
+
+# A server opens the plugin and its device before it waits for a client, as
+# ib_write_bw does: one that cannot fails at once (it used to wait for a
+# client and fail only once one had come).
+port=$((20000 + RANDOM % 20000))
+start=$(date +%s)
+if why=$(run 1 -S -p "$port" --plugin /nonexistent/libnccl-net-gdx.so) &&
+	grep -q '^gdx-bench: cannot load /nonexistent/libnccl-net-gdx.so' "$tmp/err" &&
+	! grep -q 'waiting for a client' "$tmp/err"; then
+	ok "-S whose plugin cannot load fails before it listens ($(($(date +%s) - start)) s)"
+else
+	not_ok "-S whose plugin cannot load fails before it listens" "${why:-$(cat "$tmp/err")}"
+fi
+# This machine's own devices, where it has none: the plugin's init fails at
+# once, with no client ever coming.
+if [ -z "$(ls /sys/class/infiniband 2>/dev/null)" ]; then
+	timeout 20 "$bench" -S -p "$port" >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	if [ "$rc" -eq 1 ] && ! grep -q 'waiting for a client' "$tmp/err" &&
+		grep -q 'no RDMA device' "$tmp/err"; then
+		ok "-S on a node without an RDMA device fails at once, no client needed"
+	else
+		not_ok "-S on a node without an RDMA device fails at once" "exit $rc: $(head -c 300 "$tmp/err")"
+	fi
+fi
 
 # A client whose server is not there: at once a line, then the give-up.
 start=$(date +%s)
@@ -118,6 +156,6 @@ if [ "$(grep -c 'yet (Connection refused)' "$tmp/err")" -ge 1 ]; then
 else
 	not_ok "-C with no server: a progress line" "$(cat "$tmp/err")"
 fi
-refused "--wait must not be negative" "--wait must be >= 0" -C 127.0.0.1 --wait -1
+refused "--wait must not be negative" "--wait -1 is out of range 0-2147483647" -C 127.0.0.1 --wait -1
 
 report_end bench-cli

@@ -4,10 +4,11 @@
 # (as -j prints them) beside --plot-ref ones, and the SVG is read back
 # (tests/svg_figures.py): well-formed XML, every size of the sweep a label
 # and a point of each series with its figures, a legend entry and a colour
-# per series. Hostile names come out escaped; an empty sweep, malformed,
-# unreadable or unwritable files are refused with exit 2, naming the file
-# (and line), before anything runs, leaving no plot behind and an older one
-# as it was. Prints "ok ..." / "not ok ..." lines and
+# per series. Hostile names come out escaped; an empty sweep, malformed or
+# unreadable files are refused with exit 3 (an input that cannot be read) and
+# unwritable plots with 70 (the output), naming the file (and line), before
+# anything runs, leaving no plot behind and an older one as it was; bad
+# usage is 64, as gdx-doctor has it. Prints "ok ..." / "not ok ..." lines and
 # "# bench-plot: N passed, N failed".
 set -uo pipefail
 
@@ -101,7 +102,7 @@ plots "hostile device names and labels come out escaped, the XML well-formed" \
 	--title "gdx-bench rate: bé?? 😀 -> <&>\"'" "$tmp/h.svg" "$tmp/hostile.json" "$tmp/markup.json" -- \
 	--plot-from "$tmp/hostile.json" --plot-ref "$tmp/markup.json" --plot "$tmp/h.svg"
 
-# Bad files: exit 2 naming the file (and line), no plot left behind.
+# Bad files: exit 3 naming the file (and line), no plot left behind.
 printf '{"mode": "bw", "iters": 1, "results": []}\n' >"$tmp/empty.json"
 head -c 200 "$tmp/sweep.json" >"$tmp/truncated.json"
 printf '\n4096 0.46\n' >"$tmp/text.txt"
@@ -109,54 +110,65 @@ printf '{"results": [{"bytes": 8, "Gbps": 1}, {"bytes": -4, "Gbps": 1}]}\n' >"$t
 printf '{"results": [{"bytes": 8, "Gbps": 1}, {"bytes": 8, "Gbps": 2}]}\n' >"$tmp/twice.json"
 printf '{"results": [{"bytes": 8, "Gbps": 1}]}\n{"results": []}\n' >"$tmp/two.json"
 printf '{"mode": "conn", "results": [{"bytes": 8, "Gbps": 1}]}\n' >"$tmp/conn.json"
-refused "an empty sweep" 2 "empty.json: no figures in it (an empty sweep?)" \
+refused "an empty sweep" 3 "empty.json: no figures in it (an empty sweep?)" \
 	--plot-from "$tmp/empty.json" --plot "$tmp/x.svg"
-refused "a truncated file, by line and column" 2 "truncated.json: line 1, column 201: " \
+refused "a truncated file, by line and column" 3 "truncated.json: line 1, column 201: " \
 	--plot-from "$tmp/truncated.json" --plot "$tmp/x.svg"
-refused "a file that is not JSON, by line" 2 "text.txt: line 2: not a JSON object" \
+refused "a file that is not JSON, by line" 3 "text.txt: line 2: not a JSON object" \
 	--plot "$tmp/x.svg" --plot-ref "$tmp/text.txt" --plot-from "$tmp/sweep.json"
 printf '\nlabel ib_write_bw\n' >"$tmp/words.txt"
-refused "words that are not JSON, by line and column" 2 "words.txt: line 2, column 1: expected a value" \
+refused "words that are not JSON, by line and column" 3 "words.txt: line 2, column 1: expected a value" \
 	--plot-from "$tmp/words.txt" --plot "$tmp/x.svg"
-refused "a negative size, by its place" 2 'negative.json: results[1] has no "bytes" of 0 to 1024G' \
+refused "a negative size, by its place" 3 'negative.json: results[1] has no "bytes" of 0 to 1024G' \
 	--plot-from "$tmp/negative.json" --plot "$tmp/x.svg"
-refused "a size twice" 2 "twice.json: results[1]: size 8 a second time" \
+refused "a size twice" 3 "twice.json: results[1]: size 8 a second time" \
 	--plot-from "$tmp/twice.json" --plot "$tmp/x.svg"
-refused "two objects in one file, by line" 2 "two.json: line 2: more after the JSON object" \
+refused "two objects in one file, by line" 3 "two.json: line 2: more after the JSON object" \
 	--plot-from "$tmp/two.json" --plot "$tmp/x.svg"
 # Bytes that are not UTF-8 in a string: the JSON reader refuses them.
 printf '{"device": "b\xff\xc3 ", "results": [{"bytes": 8, "Gbps": 1}]}\n' >"$tmp/utf8.json"
-refused "a string that is not UTF-8, by line and column" 2 "utf8.json: line 1, column 14: invalid UTF-8 in a string: byte 0xff" \
+refused "a string that is not UTF-8, by line and column" 3 "utf8.json: line 1, column 14: invalid UTF-8 in a string: byte 0xff" \
 	--plot-from "$tmp/utf8.json" --plot "$tmp/x.svg"
-refused "a mode that is not a sweep" 2 "conn.json: no \"results\" list, or a \"mode\" other than" \
+refused "a mode that is not a sweep" 3 "conn.json: no \"results\" list, or a \"mode\" other than" \
 	--plot-from "$tmp/conn.json" --plot "$tmp/x.svg"
-refused "a file that is not there" 2 "$tmp/missing.json: cannot read it: No such file or directory" \
+refused "a file that is not there" 3 "$tmp/missing.json: cannot read it: No such file or directory" \
 	--plot-from "$tmp/missing.json" --plot "$tmp/x.svg"
-refused "a directory to read" 2 "$tmp: cannot read it: Is a directory" \
+refused "a directory to read" 3 "$tmp: cannot read it: Is a directory" \
 	--plot-from "$tmp" --plot "$tmp/x.svg"
 if [ -e "$tmp/x.svg" ]; then
 	not_ok "refused files leave no plot behind" "$(ls -l "$tmp/x.svg")"
 else
 	ok "refused files leave no plot behind"
 fi
-refused "a plot in a directory that is not there" 2 \
+refused "a plot in a directory that is not there" 70 \
 	"--plot $tmp/nodir/x.svg: cannot write it: No such file or directory" \
 	--plot-from "$tmp/sweep.json" --plot "$tmp/nodir/x.svg"
-refused "a plot onto a directory" 2 "--plot $tmp: cannot write it: Is a directory" \
-	--plot-from "$tmp/sweep.json" --plot "$tmp"
-refused "--plot-ref needs --plot" 2 "--plot-ref needs --plot FILE.svg" --plot-ref "$tmp/perftest.json"
-refused "--plot-from needs --plot" 2 "--plot-from needs --plot FILE.svg" --plot-from "$tmp/sweep.json"
-refused "--plot of --mode conn" 2 "not --mode conn" -m conn --plot "$tmp/x.svg"
-refused "--plot on the client" 2 "--plot goes to the server" -C 127.0.0.1 --plot "$tmp/x.svg"
+mkdir "$tmp/dir.svg"
+refused "a plot onto a directory" 70 "--plot $tmp/dir.svg: cannot write it: Is a directory" \
+	--plot-from "$tmp/sweep.json" --plot "$tmp/dir.svg"
+refused "a plot named .png: gdx-bench writes SVG only (64)" 64 \
+	"--plot $tmp/x.png: gdx-bench draws SVG only; give a name ending in .svg" \
+	--plot-from "$tmp/sweep.json" --plot "$tmp/x.png"
+if [ -e "$tmp/x.png" ]; then
+	not_ok "a refused .png name leaves no file" "$(ls -l "$tmp/x.png")"
+else
+	ok "a refused .png name leaves no file"
+fi
+plots "a plot named .SVG is taken" "$tmp/upper.SVG" "$tmp/sweep.json" -- \
+	--plot-from "$tmp/sweep.json" --plot "$tmp/upper.SVG"
+refused "--plot-ref needs --plot" 64 "--plot-ref needs --plot FILE.svg" --plot-ref "$tmp/perftest.json"
+refused "--plot-from needs --plot" 64 "--plot-from needs --plot FILE.svg" --plot-from "$tmp/sweep.json"
+refused "--plot of --mode conn" 64 "not --mode conn" -m conn --plot "$tmp/x.svg"
+refused "--plot on the client" 64 "--plot goes to the server" -C 127.0.0.1 --plot "$tmp/x.svg"
 refs=()
 for _ in 1 2 3 4 5; do refs+=(--plot-ref "$tmp/perftest.json"); done
-refused "five --plot-ref" 2 "--plot-ref at most 4 times" "${refs[@]}" --plot "$tmp/x.svg"
+refused "five --plot-ref" 64 "--plot-ref at most 4 times" "${refs[@]}" --plot "$tmp/x.svg"
 
 # Before the run: a plot or reference that would fail is refused before the
 # plugin loads; a run that fails leaves no plot, and an older one as it was.
-refused "an unwritable plot, before the run" 2 "--plot $tmp/nodir/x.svg: cannot write it" \
+refused "an unwritable plot, before the run" 70 "--plot $tmp/nodir/x.svg: cannot write it" \
 	--plugin /nonexistent/libnccl-net-gdx.so -s 4K --plot "$tmp/nodir/x.svg"
-refused "a malformed reference, before the run" 2 "truncated.json: line 1, column 201: " \
+refused "a malformed reference, before the run" 3 "truncated.json: line 1, column 201: " \
 	--plugin /nonexistent/libnccl-net-gdx.so -s 4K --plot-ref "$tmp/truncated.json" --plot "$tmp/x.svg"
 refused "a failed run" 1 "cannot load /nonexistent/libnccl-net-gdx.so" \
 	--plugin /nonexistent/libnccl-net-gdx.so -b 4K -e 64K --plot "$tmp/x.svg"

@@ -102,8 +102,8 @@ fi
 GDX_GDR_FACTS="$fx/healthy/facts" NCCL_IB_HCA=mlx5_0 NCCL_GDX_RAILS=off NCCL_IB_TIMEOUT=22 \
 	NCCL_SOCKET_IFNAME=eth0 "$doctor" check --json --sysfs-root "$fx/healthy" \
 	--xml "$fx/healthy/topo.xml" >"$tmp/out" 2>"$tmp/err"
-json "check --json names the command and the host ($(hostname))" \
-	"d['command'] == 'check' and d['hostname'] == '$(hostname)' and list(d)[:2] == ['command', 'hostname']"
+json "check --json of a saved tree names the command and the tree's node (its topo.xml's HostName)" \
+	"d['command'] == 'check' and d['hostname'] == 'gdr-two' and list(d)[:2] == ['command', 'hostname']"
 json "check --json: GID type and MTU of each port" \
 	'[(p["device"], p["gid_type"], p["active_mtu"]) for p in d["ports"]] == [("mlx5_0", "IB", None), ("mlx5_1", "RoCE v2", None)]'
 json "check --json: the NCCL_GDX_* and NCCL_IB_* values, by name, and no others" \
@@ -161,6 +161,37 @@ if fixture no-cuda 1; then
 fi
 if fixture rxe-vm 0; then
 	has "check rxe-vm: rxe0 staged" "$tmp/out" '^  rxe0 +\(none\) +staged +HOST +refused \(EOPNOTSUPP\) +staged through host memory: no NVIDIA GPU \(no CUDA driver\)$'
+fi
+
+# A saved tree is self-contained: every fact from the tree (its facts file
+# when it has one), unknown otherwise, never this machine's; unknown is not
+# broken. Here a copy of the healthy node without its facts file.
+cp -r "$fx/healthy" "$tmp/tree"
+rm "$tmp/tree/facts"
+if run "check a saved tree without facts: healthy (exit 0), nothing of this machine" 0 \
+	check --sysfs-root "$tmp/tree" --xml "$tmp/tree/topo.xml"; then
+	has "check a saved tree without facts: memlock unknown" "$tmp/out" '^  memlock +unknown$'
+	has "check a saved tree without facts: CUDA unknown, not \"no CUDA driver\"" "$tmp/out" '^  CUDA driver +unknown \(a saved tree without facts\)$'
+	has "check a saved tree without facts: the kernel unknown" "$tmp/out" '^  dma-buf +kernel version unknown '
+	has "check a saved tree without facts: NCCL not judged" "$tmp/out" '^  NCCL +not checked: a saved tree holds no NCCL or plugin files$'
+	has "check a saved tree without facts: its GPUs reach their NICs by its peer memory" "$tmp/out" '^  0000:1b:00\.0 +mlx5_0 +PIX +off +identity +direct$'
+	if grep -Eq 'no CUDA driver|memlock limit [0-9]' "$tmp/out"; then
+		not_ok "check a saved tree without facts: no fact of this machine" "$(grep -E 'no CUDA driver|memlock limit' "$tmp/out")"
+	else
+		ok "check a saved tree without facts: no fact of this machine"
+	fi
+fi
+run "check a saved tree without facts --json" 0 check --json --sysfs-root "$tmp/tree" &&
+	json "check a saved tree without facts --json: unknowns as null, its topo.xml read, its name" \
+		'd["host"]["kernel"] is None and d["host"]["memlock"] is None and d["host"]["cuda"]["state"] == "unknown" and d["nccl"] is None and d["hostname"] == "gdr-two" and len(d["pairs"]) == 4'
+run "check a saved tree --hostname" 0 check --json --sysfs-root "$tmp/tree" --hostname node17 &&
+	json "check --hostname names the node" 'd["hostname"] == "node17"'
+if run "check a saved tree reads its own facts file: memlock-low is broken" 2 check --sysfs-root "$fx/memlock-low"; then
+	has "check a saved tree's facts: its memlock, not this machine's" "$tmp/out" '^  \[broken\] memlock limit 8 MiB is below 64 MiB'
+fi
+rm "$tmp/tree/topo.xml"
+if run "check a saved tree without topo.xml: no topology, not this machine's" 0 check --sysfs-root "$tmp/tree"; then
+	has "check a saved tree without topo.xml: said so" "$tmp/out" '^  \[note\] no topology \(a saved tree without topo\.xml; give its hwloc XML\): path classes unknown$'
 fi
 
 # Every fixture's JSON is valid and agrees with the exit status.
@@ -240,6 +271,37 @@ if [ "$rc" -eq 0 ] && grep -q 'note: NCCL_IB_SL=99 is outside' "$tmp/err"; then
 else
 	not_ok "env: good values and a twin NCCL keeps exit 0" "exit $rc: $(head -c 300 "$tmp/err")"
 fi
+# A misspelt name: env says so (exit 6 for an NCCL_GDX_ name), and check
+# too: an NCCL_GDX_ name the plugin does not have is degraded (the setting
+# meant is ignored), a near miss of an NCCL_IB_ twin a note (NCCL_IB_ is
+# NCCL's, and the name a guess); NCCL's own names and others far from every
+# twin are nobody's business here.
+if GDX_GDR_FACTS=$fx/healthy/facts NCCL_GDX_TIMOUT=3 run "check NCCL_GDX_TIMOUT=3: degraded (exit 1)" 1 \
+	check --sysfs-root "$fx/healthy" --xml "$fx/healthy/topo.xml"; then
+	has "check NCCL_GDX_TIMOUT=3: the name, and the one meant" "$tmp/out" \
+		'^  \[degraded\] NCCL_GDX_TIMOUT is set, but the plugin has no such variable: the setting is ignored \(misspelt NCCL_GDX_TIMEOUT\?\); fix: correct the name, or unset it$'
+fi
+GDX_GDR_FACTS=$fx/healthy/facts NCCL_GDX_TIMOUT=3 run "check NCCL_GDX_TIMOUT=3 --allow-degraded: exit 0" 0 \
+	check --allow-degraded --sysfs-root "$fx/healthy" --xml "$fx/healthy/topo.xml" &&
+	ok "check NCCL_GDX_TIMOUT=3 --allow-degraded: exit 0"
+if GDX_GDR_FACTS=$fx/healthy/facts NCCL_IB_TIMOUT=22 NCCL_IB_DISABLE=0 NCCL_IB_MERGE_NICS=0 NCCL_IB_FOO=1 \
+	run "check NCCL_IB_TIMOUT=22: a note, healthy" 0 check --sysfs-root "$fx/healthy" --xml "$fx/healthy/topo.xml"; then
+	has "check NCCL_IB_TIMOUT=22: the twin meant" "$tmp/out" \
+		'^  \[note\] NCCL_IB_TIMOUT is set, but the plugin reads no such variable, .*\(misspelt NCCL_IB_TIMEOUT\?\)'
+	prints "check: NCCL's own NCCL_IB_DISABLE, _MERGE_NICS and a name near no twin are not reported" 1 \
+		grep -c 'NCCL_IB_.* is set' "$tmp/out"
+fi
+env NCCL_GDX_TIMOUT=3 NCCL_IB_TIMOUT=22 NCCL_IB_HCAS=mlx5_0 "$doctor" env --json >"$tmp/out" 2>/dev/null
+json "env --json: the unknown NCCL_GDX_ name, and what each misspelt name meant" \
+	'd["exit"] == 6 and d["unknown"] == ["NCCL_GDX_TIMOUT"] and d["did_you_mean"] == {"NCCL_GDX_TIMOUT": "NCCL_GDX_TIMEOUT", "NCCL_IB_TIMOUT": "NCCL_IB_TIMEOUT", "NCCL_IB_HCAS": "NCCL_IB_HCA"}'
+env NCCL_IB_TIMOUT=22 "$doctor" env >"$tmp/out" 2>"$tmp/err"
+rc=$?
+if [ "$rc" -eq 0 ] && grep -q '^gdx-doctor env: note: NCCL_IB_TIMOUT is set, .*(misspelt NCCL_IB_TIMEOUT?)$' "$tmp/err"; then
+	ok "env: a misspelt NCCL_IB_ twin is a note, exit 0"
+else
+	not_ok "env: a misspelt NCCL_IB_ twin is a note, exit 0" "exit $rc: $(head -c 300 "$tmp/err")"
+fi
+
 if run "check --help exits 0" 0 check --help; then
 	has "check --help lists --sysfs-root" "$tmp/out" '--sysfs-root DIR'
 	has "check --help lists the one table of statuses" "$tmp/out" '^  1   degraded \(check, log\): '
@@ -273,7 +335,8 @@ json "check: no plugin there, no version" \
 	"d['nccl']['plugin_path'] is None and d['nccl']['plugin_version'] is None and any('does not lead to this plugin' in p['text'] for p in d['problems'])"
 for lib in /usr/local/cuda/lib64/libnccl.so.2 /usr/local/cuda/lib/libnccl.so.2; do
 	if [ -e "$lib" ]; then
-		json "check finds NCCL ($lib) and its version" \
+		NCCL_NET_PLUGIN=$PWD/build/libnccl-net-gdx.so "$doctor" check --json >"$tmp/out" 2>"$tmp/err"
+		json "check finds NCCL ($lib), its version and the table it loads" \
 			'd["nccl"]["found"] and d["nccl"]["version_code"] > 20000 and d["nccl"]["net_api"] >= 7'
 		break
 	fi

@@ -167,10 +167,30 @@ fi
 if run "topo dgx-h100 --json" 0 topo --xml "$fx/dgx-h100.xml" --json; then
 	json "topo dgx-h100 --json: 8 GPUs, 10 NICs, one-NIC rails" \
 		'len(d["gpus"]) == 8 and len(d["nics"]) == 10 and all(len(g["rail"]) == 1 for g in d["gpus"])'
-	json "topo dgx-h100 --json: names the command and the host" \
-		"d['command'] == 'topo' and d['hostname'] == '$(hostname)'"
+	json "topo dgx-h100 --json: names the command and the XML's host (its HostName), not this one" \
+		"d['command'] == 'topo' and d['hostname'] == 'dgx-h100'"
 	json "topo dgx-h100 --json: GPU 1b nearest first" \
 		'd["gpus"][0]["pci"] == "0000:1b:00.0" and d["gpus"][0]["numa"] == 0 and d["gpus"][0]["nics"][0] == {"name": "mlx5_0", "pci": "0000:18:00.0", "path": "PIX", "same_package": True} and d["gpus"][0]["nics"][-1]["path"] == "SYS"'
+fi
+
+# The node a report is of: --hostname over the XML's HostName; this
+# machine's only for its own topology; null for an XML without one.
+run "topo --xml --hostname" 0 topo --xml "$fx/dgx-h100.xml" --json --hostname node17 &&
+	json "topo --hostname names the node" "d['hostname'] == 'node17'"
+sed '/name="HostName"/d' "$fx/dgx-h100.xml" >"$tmp/nohost.xml"
+run "topo --xml without a HostName" 0 topo --xml "$tmp/nohost.xml" --json &&
+	json "topo --xml without a HostName: hostname null, never this machine's" "d['hostname'] is None"
+# Two saved nodes in one fleet: each report is its own node's (it used to
+# say "a second topo report for node $(hostname)", both stamped here).
+"$doctor" topo --json --xml "$fx/dgx-h100.xml" >"$tmp/two.json" 2>/dev/null
+"$doctor" topo --json --xml "$fx/dgx-a100.xml" >>"$tmp/two.json" 2>/dev/null
+"$doctor" fleet --json "$tmp/two.json" >"$tmp/out" 2>"$tmp/err"
+rc=$?
+if [ "$rc" -eq 9 ]; then
+	json "fleet of two saved topologies: two nodes, by their HostName" \
+		"sorted(n['name'] for n in d['nodes']) == ['dgx-a100', 'dgx-h100']"
+else
+	not_ok "fleet of two saved topologies: exit 9 (they differ)" "exit $rc: $(head -c 300 "$tmp/err")"
 fi
 
 # DGX A100: two switch levels (PXB), two NICs shared by two GPUs.

@@ -33,7 +33,7 @@ static void transfers(int v)
 	ASSERT_EQ(gdx_test_warning_count(), 0);
 }
 
-/* NCCL 2.12-2.18 load v6: no device handles, the older properties. */
+/* NCCL 2.13-2.18 load v6: no device handles, the older properties. */
 static void test_v6_transfers(void)
 {
 	struct gdx_drv d_, *d = &d_;

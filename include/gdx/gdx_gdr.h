@@ -44,6 +44,7 @@ enum gdx_gdr_cuda {
 	GDX_GDR_CUDA_NONE,  /* libcuda.so.1 cannot be loaded */
 	GDX_GDR_CUDA_ERROR, /* loaded, but a symbol is missing or cuInit failed */
 	GDX_GDR_CUDA_OK,
+	GDX_GDR_CUDA_UNKNOWN, /* not probed: a saved tree, its facts silent on CUDA */
 };
 
 /* ACS Control bits that keep peer-to-peer traffic off the direct route. */
@@ -83,14 +84,18 @@ struct gdx_gdr_path {
 
 struct gdx_gdr_probe {
 	char sysfs_root[256];
-	bool from_facts; /* CUDA, kernel, memlock, DMA-BUF came from a facts file */
+	bool from_facts;   /* CUDA, kernel, memlock, DMA-BUF came from a facts file */
+	bool saved;	   /* a saved tree: nothing of this machine (opts.saved) */
+	char hostname[64]; /* the facts file's "hostname", "" when it has none */
+	bool nccl_here;	   /* the facts file says "nccl this-machine" (tests) */
 	/* Peer memory: the first marker found, relative to the sysfs root. */
 	bool peermem;
 	char peermem_name[32];	 /* "nvidia_peermem", "nv_peer_mem" */
 	char peermem_marker[64]; /* "module/nvidia_peermem/version" */
 	char kernel[96];	 /* uname release */
 	int kernel_major, kernel_minor;
-	uint64_t memlock; /* soft RLIMIT_MEMLOCK, bytes, or GDX_GDR_MEMLOCK_INFINITY */
+	uint64_t memlock;     /* soft RLIMIT_MEMLOCK, bytes, or GDX_GDR_MEMLOCK_INFINITY */
+	bool memlock_unknown; /* not probed (a saved tree whose facts do not say) */
 	enum gdx_gdr_cuda cuda;
 	int cuda_version; /* cuDriverGetVersion: 12040 for 12.4 */
 	int cuda_err;	  /* CUresult of the failing call when cuda == ERROR */
@@ -108,8 +113,11 @@ struct gdx_gdr_opts {
 	const char *sysfs_root;	     /* NULL: gdx_sysfs_root() */
 	const struct gdx_topo *topo; /* borrowed; NULL: loaded from xml */
 	const char *xml;	     /* hwloc XML when topo is NULL; NULL: this machine */
-	const char *facts;	     /* tests only: a facts file replaces the live probes */
-	const char *cuda_lib;	     /* NULL: "libcuda.so.1" */
+	const char *facts;	     /* a facts file replaces the live probes (a saved tree's) */
+	/* A saved tree (sysfs_root not this machine's): what neither it nor its
+	 * facts say is unknown (kernel, memlock, CUDA), never this machine's. */
+	bool saved;
+	const char *cuda_lib; /* NULL: "libcuda.so.1" */
 };
 
 /* "n/a", "off", "on", "unknown". */

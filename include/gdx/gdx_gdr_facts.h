@@ -1,14 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The GPUDirect facts file (tests only; gdx-doctor reads its path from
- * GDX_GDR_FACTS): what the live probes would find, written down, so that the
- * verdicts can be driven on a machine without a GPU. One fact per line, '#'
+ * The GPUDirect facts file: what the live probes would find, written down,
+ * so that the verdicts can be driven on a machine without a GPU, and a saved
+ * tree can carry what sysfs does not hold (gdx-doctor check --sysfs-root
+ * reads DIR/facts; tests point GDX_GDR_FACTS at one). One fact per line, '#'
  * starts a comment:
  *   kernel 6.8.0-45-generic       uname's release
  *   memlock unlimited | 8M | 65536 RLIMIT_MEMLOCK (bytes, K/M/G suffixes)
  *   cuda none | 12040 | error 100 no libcuda.so.1 / driver version / cuInit error
  *   gpu 0000:1b:00.0 gdr=1 dmabuf=1   one CUDA device, in CUDA's order
  *   dmabuf mlx5_0 EBADF           errno of the NIC's DMA-BUF probe (name or number)
+ *   hostname node17               the name of the node the facts are of
+ *   nccl this-machine             check judges this machine's NCCL and plugin files
+ *                                 with the tree (a test's stand-in node)
  * The parser only reads; what each fact means is the probe's (gdx_gdr.c),
  * which takes them through these callbacks.
  */
@@ -29,6 +33,9 @@ struct gdx_gdr_fact_ops {
 	 * or -EINVAL for a bus id the probe does not take. */
 	int (*gpu)(void *arg, const char *busid, int gdr, int dmabuf);
 	int (*dmabuf)(void *arg, const char *nic, int err);
+	/* Optional (NULL: the fact is refused as unknown). */
+	void (*hostname)(void *arg, const char *name);
+	void (*nccl_here)(void *arg);
 };
 
 /* Reads file, calling ops per fact. Returns 0, -errno when it cannot be

@@ -103,6 +103,10 @@ const char *gdx_path_name(enum gdx_path p);
 int gdx_topo_load(const char *xml, struct gdx_topo **topo_p, char *why, size_t why_len);
 void gdx_topo_free(struct gdx_topo *t);
 
+/* The name of the machine the topology was taken on (hwloc's HostName: an
+ * XML file's is its dumped machine's); NULL when it has none. */
+const char *gdx_topo_hostname(const struct gdx_topo *t);
+
 /* GPUs (NVIDIA PCI devices of class 3D or VGA) in bus id order, and RDMA
  * NICs (hwloc OpenFabrics devices) in name order, mlx5_9 before mlx5_10.
  * The getters return NULL for an index out of range. */

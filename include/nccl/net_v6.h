@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ncclNet_v6_t: the net plugin API of NCCL 2.12 to 2.18, still tried by every
+ * ncclNet_v6_t: the net plugin API of NCCL 2.13 to 2.18, still tried by every
  * later release after the newer versions. No device handles, no
  * getDeviceMr/irecvConsumed, no device type in the properties. Written from
  * the ABI facts; the static asserts pin the x86-64 layout.

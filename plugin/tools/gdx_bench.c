@@ -88,10 +88,10 @@ static void bench_server_check_client(int grace_ms)
 	bench_die("the client process was killed by signal %d", WTERMSIG(status));
 }
 
-void bench_die(const char *fmt, ...)
+static void bench_vfail(int status, const char *fmt, va_list ap)
+	__attribute__((format(printf, 2, 0), noreturn));
+static void bench_vfail(int status, const char *fmt, va_list ap)
 {
-	va_list ap;
-
 	bench_client_check_server();
 	/* The client may be failing at this moment, first: then its line is
 	 * the one to read. Otherwise it goes, before it can add its own. */
@@ -102,11 +102,25 @@ void bench_die(const char *fmt, ...)
 		bench_other = 0;
 	}
 	fprintf(stderr, "gdx-bench: ");
-	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
-	va_end(ap);
 	fputc('\n', stderr);
-	exit(BENCH_EXIT_FAIL);
+	exit(status);
+}
+
+void bench_die(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	bench_vfail(BENCH_EXIT_FAIL, fmt, ap);
+}
+
+void bench_fail(int status, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	bench_vfail(status, fmt, ap);
 }
 
 void bench_usage_error(const char *fmt, ...)
@@ -212,9 +226,13 @@ void bench_prof_counts(unsigned long long *started, unsigned long long *stopped)
 
 const ncclNet_v7_t *bench_load(const char *path, int profiler)
 {
-	void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	static const ncclNet_v7_t *loaded; /* once per process: init runs once */
+	void *lib;
 	const ncclNet_v7_t *net;
 
+	if (loaded)
+		return loaded;
+	lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 	if (!lib)
 		bench_die("cannot load %s: %s", path, dlerror());
 	net = dlsym(lib, "ncclNetPlugin_v7");
@@ -222,7 +240,7 @@ const ncclNet_v7_t *bench_load(const char *path, int profiler)
 		bench_die("%s has no ncclNetPlugin_v7", path);
 	if (!profiler) {
 		NET_CHECK(net->init(bench_logger));
-		return net;
+		return loaded = net;
 	}
 	bench_v10 = dlsym(lib, "ncclNetPlugin_v10");
 	if (!bench_v10)
@@ -231,7 +249,7 @@ const ncclNet_v7_t *bench_load(const char *path, int profiler)
 	bench_prof_net = *net;
 	bench_prof_net.isend = bench_prof_isend;
 	bench_prof_net.irecv = bench_prof_irecv;
-	return &bench_prof_net;
+	return loaded = &bench_prof_net;
 }
 
 /* What the profiler was given, on standard error: the results stay as they are. */
@@ -999,21 +1017,36 @@ static void bench_usage(void)
 	       "  -h, --help\n\n"
 	       "GB/s is 10^9 bytes per second, as nccl-tests reports; Gb/s beside it.\n"
 	       "exit status: 0 every size ran; 1 a runtime failure (the plugin, a device, the\n"
-	       "other end); 2 a bad command line, or a --plot file that cannot be read or\n"
-	       "written.\n",
+	       "other end); 3 a --plot-ref or --plot-from file that cannot be read or is not\n"
+	       "figures; 64 a bad command line; 70 the --plot file cannot be written (the\n"
+	       "codes of gdx-doctor's table).\n",
 	       BENCH_PLOT_REFS);
 }
 
-static int bench_int(const char *s, const char *what)
+/* A whole number for an option, from min to max: "--iters must be a number"
+ * for what is none, "--iters 0 is out of range 1-2147483647" for one
+ * outside (strtol's overflow included). */
+static int bench_int(const char *s, const char *what, long min, long max)
 {
 	char *end;
 	long v;
 
 	errno = 0;
 	v = strtol(s, &end, 10);
-	if (*s == '\0' || *end != '\0' || errno || v < INT_MIN || v > INT_MAX)
+	if (*s == '\0' || *end != '\0' || (errno && errno != ERANGE))
 		bench_usage_error("%s must be a number, not \"%s\"", what, s);
+	if (errno == ERANGE || v < min || v > max)
+		bench_usage_error("%s %s is out of range %ld-%ld", what, s, min, max);
 	return (int)v;
+}
+
+/* --plot writes SVG and nothing else: a name that promises another format
+ * (x.png, a name without one) is refused rather than filled with SVG. */
+static int bench_svg_name(const char *path)
+{
+	size_t n = strlen(path);
+
+	return n > 4 && !strcasecmp(path + n - 4, ".svg") && path[n - 5] != '/';
 }
 
 /* Settings the plugin reads at init, given as options. */
@@ -1153,24 +1186,24 @@ int main(int argc, char **argv)
 			max_arg = optarg;
 			sized = 1;
 			break;
-		case 'f': o.factor = bench_int(optarg, "--factor"); break;
+		case 'f': o.factor = bench_int(optarg, "--factor", 2, INT_MAX); break;
 		case 'a':
 			o.min_size = 2;
 			o.max_size = 8 << 20;
 			min_arg = max_arg = NULL;
 			sized = 1;
 			break;
-		case 'n': o.iters = bench_int(optarg, "--iters"); break;
-		case 'w': o.warmup = bench_int(optarg, "--warmup"); break;
-		case 't': o.depth = bench_int(optarg, "--depth"); break;
-		case 'P': o.procs = bench_int(optarg, "--procs"); break;
+		case 'n': o.iters = bench_int(optarg, "--iters", 1, INT_MAX); break;
+		case 'w': o.warmup = bench_int(optarg, "--warmup", 0, INT_MAX); break;
+		case 't': o.depth = bench_int(optarg, "--depth", 1, NCCL_NET_MAX_REQUESTS); break;
+		case 'P': o.procs = bench_int(optarg, "--procs", 1, 2); break;
 		case 'S': o.role = BENCH_SERVER; break;
 		case 'C':
 			o.role = BENCH_CLIENT;
 			o.host = optarg;
 			break;
-		case 'p': o.port = bench_int(optarg, "--port"); break;
-		case OPT_WAIT: o.wait = bench_int(optarg, "--wait"); break;
+		case 'p': o.port = bench_int(optarg, "--port", 1, 65535); break;
+		case OPT_WAIT: o.wait = bench_int(optarg, "--wait", 0, INT_MAX); break;
 		case OPT_INTERVAL: {
 			char *end;
 
@@ -1181,9 +1214,7 @@ int main(int argc, char **argv)
 			break;
 		}
 		case 'x':
-			if (bench_int(optarg, "--gid-index") < 0 ||
-			    bench_int(optarg, "--gid-index") > 255)
-				bench_usage_error("--gid-index must be 0-255, not %s", optarg);
+			bench_int(optarg, "--gid-index", 0, 255);
 			bench_setenv("NCCL_GDX_GID_INDEX", optarg); /* read by the plugin's init */
 			break;
 		case 'r':
@@ -1198,7 +1229,7 @@ int main(int argc, char **argv)
 			else
 				bench_usage_error("--mem must be host or cuda, not \"%s\"", optarg);
 			break;
-		case OPT_GPU: o.gpu = bench_int(optarg, "--gpu"); break;
+		case OPT_GPU: o.gpu = bench_int(optarg, "--gpu", 0, INT_MAX); break;
 		case OPT_PLUGIN: o.plugin = optarg; break;
 		case OPT_PROFILER: o.profiler = 1; break;
 		case 'j': o.json = 1; break;
@@ -1230,18 +1261,9 @@ int main(int argc, char **argv)
 		bench_usage_error("lat takes sizes up to 1G: one message each way");
 	if (!o.plugin)
 		o.plugin = bench_default_plugin();
-	if (o.depth < 1 || o.depth > NCCL_NET_MAX_REQUESTS)
-		bench_usage_error("--depth must be 1-%d", NCCL_NET_MAX_REQUESTS);
-	if (o.iters < 1 || o.warmup < 0 || o.factor < 2)
-		bench_usage_error("need --iters >= 1, --warmup >= 0, --factor >= 2");
-	if (o.procs < 1 || o.procs > 2)
-		bench_usage_error("--procs must be 1 or 2");
-	if (o.port < 1 || o.port > 65535)
-		bench_usage_error("--port must be 1-65535");
-	if (o.wait < 0)
-		bench_usage_error("--wait must be >= 0");
-	if (o.gpu < 0)
-		bench_usage_error("--gpu must be >= 0");
+	if (o.plot && !bench_svg_name(o.plot))
+		bench_usage_error("--plot %s: gdx-bench draws SVG only; give a name ending in .svg",
+				  o.plot);
 	if ((o.plot_from || o.plot_nrefs) && !o.plot)
 		bench_usage_error("%s needs --plot FILE.svg",
 				  o.plot_from ? "--plot-from" : "--plot-ref");
@@ -1273,6 +1295,10 @@ int main(int argc, char **argv)
 	switch (o.role) {
 	case BENCH_LOCAL: bench_local(&o); break;
 	case BENCH_SERVER:
+		/* The plugin and the device first, as ib_write_bw opens its device
+		 * before it listens: a node without one fails now, not once a
+		 * client has come. */
+		bench_dev(bench_load(o.plugin, o.profiler), o.dev, 0, &o);
 		fd = bench_chan_serve(o.port);
 		bench_chan_send_opts(fd, &o);
 		bench_server(&o, fd, fd);

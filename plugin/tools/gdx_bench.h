@@ -7,15 +7,25 @@
 
 #include <nccl/net.h>
 
+#include "gdx_exit.h"
+
 enum bench_mode { BENCH_BW, BENCH_RATE, BENCH_LAT, BENCH_CONN };
 
 /* Where the other end is: this machine (forked, or this thread), or a
  * gdx-bench on another machine reached over TCP. */
 enum bench_role { BENCH_LOCAL, BENCH_SERVER, BENCH_CLIENT };
 
-/* Exit statuses: 0 every size ran; 1 a runtime failure (the plugin, a
- * device, the other end); 2 a bad command line. */
-enum bench_exit { BENCH_EXIT_OK = 0, BENCH_EXIT_FAIL = 1, BENCH_EXIT_USAGE = 2 };
+/* Exit statuses, gdx_exit.h's table, which gdx-doctor shares: 0 every size
+ * ran; 1 a runtime failure (the plugin, a device, the other end); 3 a
+ * --plot-ref or --plot-from file that cannot be read or is not figures; 64
+ * a bad command line; 70 the --plot file cannot be written. */
+enum bench_exit {
+	BENCH_EXIT_OK = GDX_EXIT_OK,
+	BENCH_EXIT_FAIL = GDX_EXIT_FAIL,
+	BENCH_EXIT_NO_INPUT = GDX_EXIT_NO_INPUT,
+	BENCH_EXIT_USAGE = GDX_EXIT_USAGE,
+	BENCH_EXIT_OUTPUT = GDX_EXIT_SOFTWARE,
+};
 
 /* The largest message size gdx-bench takes (sizes are K, M or G multiples of
  * 1024 up to this), and the largest one message: the plugin's v7 table has
@@ -55,8 +65,11 @@ struct bench_opts {
  * in two processes, only the first to fail says why (the other's failure is
  * its consequence) and both exit with its status. */
 void bench_die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-/* A bad command line: the reason and where the help is, exit 2. */
+/* A bad command line: the reason and where the help is, exit 64. */
 void bench_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+/* One line on standard error, before anything ran, and exit with status (an
+ * input that cannot be read, an output that cannot be written). */
+void bench_fail(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
 
 /* The plugin's v7 table, initialized; dies when it cannot be loaded. With
  * profiler, init is v10's, given a callback that counts the events, and
@@ -100,18 +113,20 @@ struct bench_series {
 
 /* The plot (gdx_bench_plot.c). Before anything runs: every --plot-ref read
  * and --plot's file opened (created, or an existing one left as it is until
- * the plot replaces it; a failed run removes a file it created). A file that
- * cannot be read or written, or is not figures, is a bad command line. */
+ * the plot replaces it; a failed run removes a file it created). A --plot
+ * name that does not end in .svg is a bad command line (64); a reference
+ * that cannot be read or is not figures exits 3, a plot that cannot be
+ * written 70. */
 void bench_plot_prepare(const struct bench_opts *o);
 /* Figures from path, JSON as gdx-bench -j prints it (gdx-bench(1), PLOT);
  * label is the legend's unless the file has one (NULL: the file's name).
- * Exits 2 naming the file, and the line or result, of what is wrong. */
+ * Exits 3 naming the file, and the line or result, of what is wrong. */
 void bench_plot_read(const char *path, const char *label, struct bench_series *s);
 /* The run's title: its mode and devices, as the table's header names them. */
 void bench_plot_title(struct bench_series *s, enum bench_mode mode, const char *dev,
 		      const char *peer, const char *memory);
 void bench_plot_add(struct bench_series *s, size_t bytes, double gbps, double usec);
-/* Draws run and the references into --plot's file; dies when it cannot. */
+/* Draws run and the references into --plot's file; exits 70 when it cannot. */
 void bench_plot_write(const struct bench_series *run);
 
 #endif

@@ -43,7 +43,8 @@ static int plot_nrefs, plot_fd = -1, plot_created, plot_written;
 static const char *plot_path;
 static pid_t plot_owner;
 
-/* A figures file that is not: "FILE: what", exit 2 (a bad command line). */
+/* A figures file that is not: "FILE: what", exit 3 (an input that cannot be
+ * read). */
 static void plot_bad(const char *path, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3), noreturn));
 static void plot_bad(const char *path, const char *fmt, ...)
@@ -54,7 +55,7 @@ static void plot_bad(const char *path, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(why, sizeof(why), fmt, ap);
 	va_end(ap);
-	bench_usage_error("%s: %s", path, why);
+	bench_fail(BENCH_EXIT_NO_INPUT, "%s: %s", path, why);
 }
 
 void bench_plot_add(struct bench_series *s, size_t bytes, double gbps, double usec)
@@ -207,7 +208,8 @@ void bench_plot_prepare(const struct bench_opts *o)
 	if (plot_fd < 0 && errno == EEXIST)
 		plot_fd = open(plot_path, O_WRONLY);
 	if (plot_fd < 0)
-		bench_usage_error("--plot %s: cannot write it: %s", plot_path, strerror(errno));
+		bench_fail(BENCH_EXIT_OUTPUT, "--plot %s: cannot write it: %s", plot_path,
+			   strerror(errno));
 	plot_owner = getpid();
 	atexit(plot_abandon);
 }
@@ -430,7 +432,8 @@ void bench_plot_write(const struct bench_series *run)
 	for (int i = 0; i < plot_nrefs; i++)
 		all[nall++] = &plot_refs[i];
 	if (ftruncate(plot_fd, 0) || !(f = fdopen(plot_fd, "w")))
-		bench_die("--plot %s: cannot write it: %s", plot_path, strerror(errno));
+		bench_fail(BENCH_EXIT_OUTPUT, "--plot %s: cannot write it: %s", plot_path,
+			   strerror(errno));
 	fprintf(f,
 		"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
 		"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
@@ -450,7 +453,7 @@ void bench_plot_write(const struct bench_series *run)
 	errno = 0;
 	bad = ferror(f);
 	if (fclose(f) || bad)
-		bench_die("--plot %s: writing it failed: %s", plot_path,
-			  strerror(errno ? errno : EIO));
+		bench_fail(BENCH_EXIT_OUTPUT, "--plot %s: writing it failed: %s", plot_path,
+			   strerror(errno ? errno : EIO));
 	plot_written = 1;
 }

@@ -15,14 +15,17 @@
 #include <gdx/gdx_escape.h>
 
 static const char doctor_exit_help[] =
-	"exit status (one table for every command):\n"
+	"exit status (one table for every command, and gdx-bench's):\n"
 	"  0   healthy: all found, nothing refused\n"
 	"  1   degraded (check, log): it works, but a GPU is staged where it could be\n"
 	"      direct, or its direct path is degraded (ACS, translating IOMMU, across\n"
-	"      sockets, tiny BAR1); log: NCCL staged bytes on a GPUDirect NIC\n"
-	"  2   broken (check): no active RDMA port, memlock too low to register, a\n"
-	"      RoCE port without a RoCE v2 GID, a NCCL_GDX_* value init refuses, or\n"
-	"      NCCL_GDX_GDR=on that cannot be honoured\n"
+	"      sockets, tiny BAR1); log: NCCL staged bytes on a GPUDirect NIC;\n"
+	"      check --allow-degraded exits 0 for it\n"
+	"  2   broken (check): NCCL will not load the plugin (NCCL_NET_PLUGIN leads\n"
+	"      elsewhere, a path before NCCL 2.21, an NCCL that tries none of its\n"
+	"      tables, NCCL_NET naming another network), no active RDMA port, memlock\n"
+	"      too low to register, a RoCE port without a RoCE v2 GID, a NCCL_GDX_*\n"
+	"      value init refuses, or NCCL_GDX_GDR=on that cannot be honoured\n"
 	"  3   an input cannot be read: --xml, --sysfs-root, the log file or a fleet\n"
 	"      report is missing, unreadable or not what it should be, or hwloc cannot\n"
 	"      read this machine\n"
@@ -144,14 +147,24 @@ void json_tri(FILE *f, int v)
 	fputs(v < 0 ? "null" : v ? "true" : "false", f);
 }
 
+const char *doctor_this_host(char *buf, size_t len)
+{
+	/* gethostname may truncate without a terminator. */
+	buf[len - 1] = '\0';
+	return gethostname(buf, len - 1) ? NULL : buf;
+}
+
+void json_report_origin_of(FILE *f, const char *command, const char *hostname)
+{
+	fprintf(f, "\"command\": \"%s\", ", command);
+	json_key_str(f, "hostname", hostname);
+}
+
 void json_report_origin(FILE *f, const char *command)
 {
 	char host[256];
 
-	fprintf(f, "\"command\": \"%s\", ", command);
-	/* gethostname may truncate without a terminator. */
-	host[sizeof(host) - 1] = '\0';
-	json_key_str(f, "hostname", gethostname(host, sizeof(host) - 1) ? NULL : host);
+	json_report_origin_of(f, command, doctor_this_host(host, sizeof(host)));
 }
 
 /* The fuzz targets (make fuzz) link the commands with libFuzzer's main. */

@@ -3,7 +3,8 @@
  * gdx-doctor's parts: one file per subcommand (gdx_doctor_topo.c, _env.c,
  * _check.c, _log.c, _fleet.c, _top.c, _hang.c), each exporting its struct
  * doctor_cmd; gdx_doctor_live.c reads the running processes' live counters
- * for top and hang;
+ * for top and hang; gdx_doctor_nccl.c is how each NCCL release loads a net
+ * plugin, which check judges NCCL by;
  * gdx_doctor.c has main, the command table and what they all share: the exit
  * statuses, the argument parsing with its --help, and the JSON writers;
  * gdx_doctor_json.c the JSON reader fleet reads the other commands' output with;
@@ -19,29 +20,32 @@
 #include <gdx/gdx_escape.h>
 #include <gdx/gdx_live.h>
 
+#include "gdx_exit.h"
+
 #ifndef GDX_VERSION
 #define GDX_VERSION "unknown"
 #endif
 
 /*
  * Exit statuses: one table for every command (printed by --help, and in the
- * man page and the README). A code means one thing whichever command gives
- * it; bad usage and internal errors are far from the verdicts.
+ * man page and the README), gdx_exit.h's, which gdx-bench shares. A code
+ * means one thing whichever command gives it; bad usage and internal errors
+ * are far from the verdicts.
  */
 enum doctor_exit {
-	DOCTOR_OK = 0,		  /* healthy: all found, nothing refused */
-	DOCTOR_DEGRADED = 1,	  /* check, log: it works, slower than it could */
-	DOCTOR_BROKEN = 2,	  /* check: the plugin's init would fail or stage everything */
-	DOCTOR_NO_INPUT = 3,	  /* --xml, --sysfs-root or the log cannot be read; no topology */
-	DOCTOR_NO_GPU = 4,	  /* topo: no NVIDIA GPU found */
-	DOCTOR_NO_NIC = 5,	  /* topo: no RDMA NIC found */
-	DOCTOR_BAD_ENV = 6,	  /* env: a value the plugin refuses, or an unknown name */
-	DOCTOR_LOG_NO_PLUGIN = 7, /* log: no line of the plugin at all */
-	DOCTOR_LOG_NO_DATA = 8,	  /* log: the plugin's init lines, but no byte counts */
-	DOCTOR_FLEET_DIFFERS = 9, /* fleet: the nodes' reports differ */
-	DOCTOR_HANG = 10,	  /* hang: a comm has waited longer than the threshold */
-	DOCTOR_USAGE = 64,	  /* bad command line (sysexits' EX_USAGE) */
-	DOCTOR_ERROR = 70,	  /* internal error: out of memory, output failed (EX_SOFTWARE) */
+	DOCTOR_OK = GDX_EXIT_OK,	 /* healthy: all found, nothing refused */
+	DOCTOR_DEGRADED = GDX_EXIT_FAIL, /* check, log: it works, slower than it could */
+	DOCTOR_BROKEN = GDX_EXIT_BROKEN, /* check: NCCL would not load the plugin, or it fails */
+	DOCTOR_NO_INPUT = GDX_EXIT_NO_INPUT, /* --xml, --sysfs-root or the log cannot be read */
+	DOCTOR_NO_GPU = 4,		     /* topo: no NVIDIA GPU found */
+	DOCTOR_NO_NIC = 5,		     /* topo: no RDMA NIC found */
+	DOCTOR_BAD_ENV = 6,		  /* env: a value the plugin refuses, or an unknown name */
+	DOCTOR_LOG_NO_PLUGIN = 7,	  /* log: no line of the plugin at all */
+	DOCTOR_LOG_NO_DATA = 8,		  /* log: the plugin's init lines, but no byte counts */
+	DOCTOR_FLEET_DIFFERS = 9,	  /* fleet: the nodes' reports differ */
+	DOCTOR_HANG = 10,		  /* hang: a comm has waited longer than the threshold */
+	DOCTOR_USAGE = GDX_EXIT_USAGE,	  /* bad command line (sysexits' EX_USAGE) */
+	DOCTOR_ERROR = GDX_EXIT_SOFTWARE, /* internal error: out of memory, output failed */
 };
 
 /* doctor_args() printed the help the user asked for: the subcommand is done. */
@@ -93,6 +97,43 @@ struct doctor_fabric_port {
 void doctor_fabric_report(FILE *f, bool json, const struct doctor_fabric_port *ports, int n,
 			  bool live);
 
+/*
+ * How each NCCL release loads a net plugin (gdx_doctor_nccl.c, which says
+ * where each fact comes from): the one table check follows.
+ */
+#define NCCL_NAME_MAX 4096
+
+struct nccl_loader {
+	int from, to;	      /* the NCCL_VERSION_CODEs it covers, 21300 to 21899 */
+	const char *releases; /* "2.13-2.18" */
+	int tries[8];	      /* the ncclNetPlugin_vN tried, newest first; 0 ends */
+	bool as_given;	      /* NCCL_NET_PLUGIN=X: X itself first (a path, a soname) */
+	bool suffix_if_plain; /* then libnccl-net-X.so only when X has no '/', is no lib*.so */
+	bool list;	      /* X may be a comma-separated list of plugins */
+	bool none;	      /* NCCL_NET_PLUGIN=none: no external plugin */
+};
+
+/* 22809 is 2.28.9; 2803, before 2.9, is 2.8.3. */
+void nccl_version_split(int code, int *major, int *minor, int *patch);
+/* The row of a release (the newest row past it); NULL for code 0 (unknown). */
+const struct nccl_loader *nccl_loader_of(int code);
+const struct nccl_loader *nccl_loader_newest(void);
+const struct nccl_loader *nccl_loader_at(int i);
+/* Whether the release is newer than the table's newest row (judged as it). */
+bool nccl_loader_newer_than_known(int code);
+/* The table NCCL loads from a library exporting the ncclNetPlugin_vN of the
+ * bits (1 << N) set: the first it tries; 0 when it tries none of them. */
+int nccl_loader_pick(const struct nccl_loader *l, unsigned exported);
+/* The index of the first row that takes one of them; -1 when none does. */
+int nccl_loader_first_taking(unsigned exported);
+/* "ncclNetPlugin_v6, v5, v4"; "ncclNetPlugin_v7 to v12". */
+void nccl_loader_tries(const struct nccl_loader *l, char *buf, size_t len);
+void nccl_exported_range(unsigned exported, char *buf, size_t len);
+/* The files a release dlopens, in order, for one NCCL_NET_PLUGIN entry of
+ * len bytes (entry NULL: the variable unset); returns how many (at most 2). */
+int nccl_loader_names(const struct nccl_loader *l, const char *entry, size_t len,
+		      char names[][NCCL_NAME_MAX], int max);
+
 /* JSON values: a string with quotes, backslashes and control characters
  * escaped; null for NULL or ""; "key": string-or-null; null/true/false for
  * -1/1/0. */
@@ -101,9 +142,14 @@ void json_str_or_null(FILE *f, const char *s);
 void json_key_str(FILE *f, const char *key, const char *s);
 void json_tri(FILE *f, int v);
 
-/* What opens every report fleet reads: "command": "check", "hostname": this
- * node's name (null when gethostname fails), which fleet tells nodes apart by. */
+/* What opens every report fleet reads: "command": "check", "hostname": the
+ * node's name (null when unknown), which fleet tells nodes apart by: this
+ * machine's, or for a saved tree or topology the machine it was taken on. */
+void json_report_origin_of(FILE *f, const char *command, const char *hostname);
+/* The same with this machine's name. */
 void json_report_origin(FILE *f, const char *command);
+/* This machine's name in buf; NULL when gethostname fails. */
+const char *doctor_this_host(char *buf, size_t len);
 
 /*
  * The JSON reader (gdx_doctor_json.c). Its input may come from another user
@@ -210,6 +256,23 @@ struct doctor_refusal {
 
 /* Fills up to max refusals; returns how many there are (possibly more than max). */
 int doctor_env_refusals(struct doctor_refusal *r, int max);
+
+/*
+ * Names in the environment that are likely mistakes, as env and check both
+ * report them: an NCCL_GDX_ name the plugin's table does not have (its
+ * setting is ignored), and an NCCL_IB_ name near one of the twins the
+ * plugin reads (NCCL_IB_TIMOUT) that is none of NCCL's own that gdx-doctor
+ * knows. Each with the name it is nearest, when one is near.
+ */
+struct doctor_unknown {
+	char var[128];	   /* "NCCL_GDX_TIMOUT" */
+	char suggest[128]; /* "NCCL_GDX_TIMEOUT", "" when no name is near */
+	bool ours;	   /* NCCL_GDX_ (certain), else NCCL_IB_ (a guess) */
+};
+/* Fills up to max; returns how many there are (possibly more than max). */
+int doctor_env_unknown(struct doctor_unknown *u, int max);
+/* "NCCL_GDX_TIMOUT is set, but the plugin has no such variable: ...". */
+void doctor_unknown_text(const struct doctor_unknown *u, char *buf, size_t len);
 
 /* The live counters of every process on this node that has the plugin
  * loaded (gdx_doctor_live.c), copied at one moment. */

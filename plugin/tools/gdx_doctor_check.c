@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * gdx-doctor check (the default): judges GPUDirect RDMA end to end, and the
- * plugin NCCL would load; its exit status is the verdict: 0 healthy, 1
- * degraded, 2 broken (gdx_doctor.h's table).
+ * gdx-doctor check (the default): judges GPUDirect RDMA end to end, and
+ * whether NCCL would load the plugin, as each release's loader does
+ * (gdx_doctor_nccl.c); its exit status is the verdict: 0 healthy, 1
+ * degraded (0 with --allow-degraded), 2 broken (gdx_doctor.h's table). NCCL
+ * that will not load the plugin is broken: the job runs on another
+ * transport, or stops.
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -48,7 +51,9 @@
 struct check_opts {
 	const char *sysfs_root;
 	const char *xml;
+	const char *hostname; /* --hostname */
 	bool json;
+	bool allow_degraded; /* a degraded node exits 0 */
 };
 
 struct check_port {
@@ -72,12 +77,23 @@ struct check_problem {
 struct check_nccl {
 	bool found, in_path;
 	char path[PATH_MAX];
-	int version; /* NCCL_VERSION_CODE, 0 when unknown */
-	int api;     /* newest net API it tries; 0 when it cannot load this plugin */
-	const char *plugin_env;
-	char plugin_path[PATH_MAX]; /* where NCCL_NET_PLUGIN leads, "" when nowhere */
-	char plugin_version[32];    /* from its INIT line's text, "" when it has none */
-	int plugin_wire;	    /* its wire protocol version, 0 when unknown */
+	int version;			  /* NCCL_VERSION_CODE, 0 when unknown */
+	const struct nccl_loader *loader; /* how it loads plugins; NULL: no NCCL, no version */
+	const struct nccl_loader *judged; /* the row judged by: loader, else the newest */
+	const char *plugin_env;		  /* NCCL_NET_PLUGIN, NULL when unset or empty */
+	const char *net_env;		  /* NCCL_NET, NULL when unset or empty */
+	/* The library NCCL would open for NCCL_NET_PLUGIN, whichever it is. */
+	char lib_path[PATH_MAX];       /* "" when none opens */
+	char lib_net[64];	       /* the name in its table, "GDX" for this plugin */
+	unsigned lib_exported;	       /* its ncclNetPlugin_vN, bit N */
+	char tried[2 * NCCL_NAME_MAX]; /* the names NCCL tries, "gdx, then libnccl-net-gdx.so" */
+	char load_error[512];	       /* a file found that dlopen refuses, and why */
+	char first_other[PATH_MAX];    /* 2.27+ lists: another plugin listed before this one */
+	bool ours;		       /* lib_path is this plugin */
+	int api;		       /* the ncclNetPlugin_vN NCCL loads of this plugin, 0 none */
+	char plugin_path[PATH_MAX];    /* lib_path when ours, else "" */
+	char plugin_version[32];       /* from its INIT line's text, "" when it has none */
+	int plugin_wire;	       /* its wire protocol version, 0 when unknown */
 };
 
 struct check {
@@ -94,6 +110,12 @@ struct check {
 	struct check_problem problems[CHECK_MAX_PROBLEMS];
 	int nproblems;
 	enum gdx_gdr_level status;
+	int exit; /* the exit status: status's, 0 for degraded with --allow-degraded */
+	/* This machine, live: its devices probed, its NCCL judged. A saved
+	 * tree (--sysfs-root) or a facts file stands for another node. */
+	bool live;
+	const char *hostname; /* the node's name, NULL when unknown */
+	char host_buf[256];
 };
 
 static void check_problem(struct check *c, enum gdx_gdr_level level, const char *fmt, ...)
@@ -122,6 +144,8 @@ static int check_on_opt(void *ctx, int key, const char *arg)
 	case 's': o->sysfs_root = arg; break;
 	case 'x': o->xml = arg; break;
 	case 'j': o->json = true; break;
+	case 'a': o->allow_degraded = true; break;
+	case 'H': o->hostname = arg; break;
 	}
 	return DOCTOR_OK;
 }
@@ -210,8 +234,7 @@ static void check_fabric(const struct check *c, FILE *f, bool json)
 		fp[n].ib = !strcmp(c->ports[i].link, "InfiniBand");
 		n++;
 	}
-	doctor_fabric_report(f, json, fp, n,
-			     !c->p->from_facts && !strcmp(c->p->sysfs_root, "/sys"));
+	doctor_fabric_report(f, json, fp, n, c->live);
 }
 
 /* The active MTU the plugin's QPs start from (its path MTU is the smaller of
@@ -257,37 +280,6 @@ static void check_probe_devices(struct check *c)
 	}
 	if (list)
 		ibv_free_device_list(list);
-}
-
-/* NCCL_VERSION_CODE: 22809 for 2.28.9; before 2.9, 2803 for 2.8.3. */
-static void check_nccl_version(int code, int *major, int *minor, int *patch)
-{
-	int base = code >= 10000 ? 10000 : 1000;
-
-	*major = code / base;
-	*minor = code % base / 100;
-	*patch = code % 100;
-}
-
-/* The newest net API a NCCL release tries (README of the plugin API). */
-static int check_nccl_api(int code)
-{
-	int major, minor, patch;
-
-	check_nccl_version(code, &major, &minor, &patch);
-	if (major != 2 || minor < 19)
-		return major > 2 ? 12 : 0;
-	if (minor == 19)
-		return 7;
-	if (minor <= 23)
-		return 8;
-	if (minor <= 25)
-		return 9;
-	if (minor <= 27)
-		return 10;
-	if (minor <= 29)
-		return 11;
-	return 12;
 }
 
 /* Opens a library only to read it: NCCL's constructors do not initialize it. */
@@ -338,6 +330,114 @@ static void check_plugin_version(struct check_nccl *n)
 	fclose(f);
 }
 
+/* src into dst, cut to fit. */
+static void check_copy(char *dst, size_t len, const char *src)
+{
+	size_t n = strnlen(src, len - 1);
+
+	memcpy(dst, src, n);
+	dst[n] = '\0';
+}
+
+/* The name of this plugin's network, its tables' first member: what
+ * NCCL_NET selects it by. */
+#define CHECK_NET_NAME "GDX"
+
+/*
+ * The library NCCL opens for one NCCL_NET_PLUGIN entry (NULL: the variable
+ * unset), as release l opens it: the first name that dlopen takes, with
+ * RTLD_NOW as NCCL; a file found that does not load is recorded, as NCCL
+ * logs it. Fills n->lib_*; returns whether a library opened.
+ */
+static bool check_resolve(struct check_nccl *n, const struct nccl_loader *l, const char *entry,
+			  size_t len)
+{
+	char names[2][NCCL_NAME_MAX];
+	int k = nccl_loader_names(l, entry, len, names, 2);
+
+	n->lib_path[0] = n->lib_net[0] = n->load_error[0] = n->tried[0] = '\0';
+	n->lib_exported = 0;
+	for (int i = 0; i < k; i++) {
+		void *h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+		const char *e = h ? NULL : dlerror();
+		size_t used = strlen(n->tried);
+		struct link_map *lm;
+		int newest = 0;
+
+		snprintf(n->tried + used, sizeof(n->tried) - used, "%s%s", i ? ", then " : "",
+			 names[i]);
+		if (!h) {
+			/* NCCL's own test: the error names the file and says it is
+			 * not there; anything else (a dependency missing, not an
+			 * ELF object) is a file that does not load. */
+			if (e && !(strstr(e, names[i]) && strstr(e, "No such file")) &&
+			    !n->load_error[0])
+				snprintf(n->load_error, sizeof(n->load_error), "%s", e);
+			continue;
+		}
+		if (dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0 && lm->l_name && lm->l_name[0])
+			snprintf(n->lib_path, sizeof(n->lib_path), "%s", lm->l_name);
+		else
+			check_copy(n->lib_path, sizeof(n->lib_path), names[i]);
+		for (int v = 2; v <= 30; v++) {
+			char sym[32];
+
+			snprintf(sym, sizeof(sym), "ncclNetPlugin_v%d", v);
+			if (dlsym(h, sym)) {
+				n->lib_exported |= 1u << v;
+				newest = v;
+			}
+		}
+		if (newest) {
+			char sym[32];
+			int v = nccl_loader_pick(l, n->lib_exported);
+			const char *const *name;
+
+			snprintf(sym, sizeof(sym), "ncclNetPlugin_v%d", v ? v : newest);
+			/* Every version's table starts with its name: data, read
+			 * as NCCL reads it for NCCL_NET; nothing of it runs. */
+			name = dlsym(h, sym);
+			if (name && *name)
+				snprintf(n->lib_net, sizeof(n->lib_net), "%.63s", *name);
+		}
+		/* Never dlclose: a library may not unload cleanly. */
+		return true;
+	}
+	return false;
+}
+
+/* NCCL_NET_PLUGIN as release l reads it: one plugin, or from 2.27 a list
+ * whose first entry that is this plugin is the one judged. */
+static void check_resolve_env(struct check_nccl *n, const struct nccl_loader *l)
+{
+	const char *v = n->plugin_env;
+
+	n->first_other[0] = '\0';
+	if (!v || !l->list || !strchr(v, ',')) {
+		check_resolve(n, l, v, v ? strlen(v) : 0);
+		n->ours = n->lib_path[0] && !strcmp(n->lib_net, CHECK_NET_NAME);
+		return;
+	}
+	for (const char *e = v;;) {
+		size_t len = strcspn(e, ",");
+
+		if (len && check_resolve(n, l, e, len)) {
+			n->ours = !strcmp(n->lib_net, CHECK_NET_NAME);
+			if (n->ours)
+				return;
+			if (!n->first_other[0] && nccl_loader_pick(l, n->lib_exported))
+				snprintf(n->first_other, sizeof(n->first_other), "%.3900s (%s)",
+					 n->lib_path, n->lib_net[0] ? n->lib_net : "?");
+		}
+		if (!e[len])
+			break;
+		e += len + 1;
+	}
+	/* None is this plugin: judge by the first entry. */
+	check_resolve(n, l, v, strcspn(v, ","));
+	n->ours = false;
+}
+
 static void check_nccl(struct check *c)
 {
 	static const char *const dirs[] = {"/usr/local/cuda/lib64",
@@ -364,60 +464,155 @@ static void check_nccl(struct check *c)
 		*(void **)&get_version = dlsym(h, "ncclGetVersion");
 		if (get_version && get_version(&n->version) != 0)
 			n->version = 0;
-		n->api = check_nccl_api(n->version);
 		/* Never dlclose: a C++ library may not unload cleanly. */
 	}
+	n->loader = nccl_loader_of(n->version);
+	n->judged = n->loader ? n->loader : nccl_loader_newest();
 	n->plugin_env = gdx_env(GDX_ENV_NET_PLUGIN);
-	/* As NCCL resolves it: the value itself (2.21+), then libnccl-net-<value>.so. */
-	snprintf(name, sizeof(name), "libnccl-net-%s.so", n->plugin_env ? n->plugin_env : "gdx");
-	h = NULL;
-	if (n->plugin_env)
-		h = check_dlopen(n->plugin_env, n->plugin_path, sizeof(n->plugin_path));
-	if (!h)
-		h = check_dlopen(name, n->plugin_path, sizeof(n->plugin_path));
-	if (h && !dlsym(h, "ncclNetPlugin_v7"))
-		n->plugin_path[0] = '\0'; /* another plugin, or not one */
-	if (!h)
-		n->plugin_path[0] = '\0';
-	if (n->plugin_path[0])
+	if (n->plugin_env && !n->plugin_env[0])
+		n->plugin_env = NULL; /* NCCL takes an empty value as unset */
+	n->net_env = getenv("NCCL_NET");
+	if (n->net_env && !n->net_env[0])
+		n->net_env = NULL;
+	if (n->plugin_env && n->judged->none && !strcmp(n->plugin_env, "none"))
+		return; /* no external plugin at all */
+	check_resolve_env(n, n->judged);
+	if (n->ours) {
+		n->api = nccl_loader_pick(n->judged, n->lib_exported);
+		snprintf(n->plugin_path, sizeof(n->plugin_path), "%s", n->lib_path);
 		check_plugin_version(n);
+	}
 }
 
+/* "2.28.9", or "of unknown version" */
+static void check_nccl_name(const struct check_nccl *n, char *buf, size_t len)
+{
+	int major, minor, patch;
+
+	if (!n->found) {
+		snprintf(buf, len, "(none found here: judged as NCCL %s)", n->judged->releases);
+		return;
+	}
+	if (!n->version) {
+		snprintf(buf, len, "of unknown version (%s, judged as %s)", n->path,
+			 n->judged->releases);
+		return;
+	}
+	nccl_version_split(n->version, &major, &minor, &patch);
+	snprintf(buf, len, "%d.%d.%d (%s)", major, minor, patch, n->path);
+}
+
+/* Why the library NCCL opens for NCCL_NET_PLUGIN is not this plugin. */
+static void check_not_ours(const struct check_nccl *n, char *buf, size_t len)
+{
+	if (n->load_error[0])
+		snprintf(buf, len, "a file there does not load: %s", n->load_error);
+	else if (!n->lib_path[0])
+		snprintf(buf, len, "and finds no such file in the library path");
+	else if (!nccl_loader_pick(n->judged, n->lib_exported))
+		snprintf(buf, len, "%s, which has no table NCCL takes", n->lib_path);
+	else
+		snprintf(buf, len, "%s, another plugin (its network is %s)", n->lib_path,
+			 n->lib_net[0] ? n->lib_net : "unnamed");
+}
+
+/*
+ * NCCL loads this plugin, or will not: every way it will not is broken (the
+ * job falls back to NCCL's own transport, or fails with NCCL_NET=GDX), and
+ * each says how to fix it.
+ */
 static void check_nccl_problems(struct check *c)
 {
 	const struct check_nccl *n = &c->nccl;
-	int major, minor, patch;
+	const struct nccl_loader *l = n->judged;
+	char nccl[PATH_MAX + 64], why[PATH_MAX + 600], tries[128], has[64];
 
+	check_nccl_name(n, nccl, sizeof(nccl));
 	/* The plugin first: whichever NCCL the job brings opens it the same way. */
-	if (n->plugin_path[0] && strcmp(n->plugin_version, GDX_VERSION))
+	if (n->ours && strcmp(n->plugin_version, GDX_VERSION))
 		check_problem(c, GDX_GDR_LEVEL_OK,
 			      "the plugin NCCL would load (%s) is %s%s, this gdx-doctor %s: its "
 			      "checks are this version's",
 			      n->plugin_path, n->plugin_version[0] ? "version " : "",
 			      n->plugin_version[0] ? n->plugin_version : "older than 0.2.0",
 			      GDX_VERSION);
-	if (!n->plugin_env)
-		check_problem(c, GDX_GDR_LEVEL_OK,
-			      "NCCL_NET_PLUGIN is not set: NCCL opens libnccl-net.so, not this "
-			      "plugin; fix: export NCCL_NET_PLUGIN=gdx");
-	else if (!n->plugin_path[0])
-		check_problem(c, GDX_GDR_LEVEL_DEGRADED,
-			      "NCCL_NET_PLUGIN=%s does not lead to this plugin "
-			      "(libnccl-net-gdx.so, exporting ncclNetPlugin_v7); fix: add its "
-			      "directory to LD_LIBRARY_PATH",
-			      n->plugin_env);
+	if (n->plugin_env && l->none && !strcmp(n->plugin_env, "none")) {
+		check_problem(c, GDX_GDR_LEVEL_BROKEN,
+			      "NCCL_NET_PLUGIN=none: NCCL %s loads no external plugin, so not this "
+			      "one; fix: export NCCL_NET_PLUGIN=gdx",
+			      nccl);
+	} else if (!n->ours && !n->plugin_env) {
+		check_not_ours(n, why, sizeof(why));
+		check_problem(
+			c, GDX_GDR_LEVEL_BROKEN,
+			"NCCL_NET_PLUGIN is not set: NCCL %s opens libnccl-net.so %s: it will "
+			"not load this plugin; fix: export NCCL_NET_PLUGIN=gdx",
+			nccl, why);
+	} else if (!n->ours && strchr(n->plugin_env, '/') && !l->as_given) {
+		check_problem(
+			c, GDX_GDR_LEVEL_BROKEN,
+			"NCCL_NET_PLUGIN=%s: NCCL %s takes no path there (NCCL 2.21 and later "
+			"do): it opens %s, so it will not load this plugin; fix: "
+			"NCCL_NET_PLUGIN=gdx with the plugin's directory in LD_LIBRARY_PATH, "
+			"or NCCL 2.21 or later",
+			n->plugin_env, nccl, n->tried);
+	} else if (!n->ours) {
+		check_not_ours(n, why, sizeof(why));
+		check_problem(
+			c, GDX_GDR_LEVEL_BROKEN,
+			"NCCL_NET_PLUGIN=%s does not lead to this plugin: NCCL %s opens %s %s; "
+			"fix: %s",
+			n->plugin_env, nccl, n->tried, why,
+			n->load_error[0] ? "install what it needs (ldd shows what is missing)"
+			: n->lib_path[0]
+				? "NCCL_NET_PLUGIN=gdx, or the full path of libnccl-net-gdx.so"
+				: "add the plugin's directory to LD_LIBRARY_PATH (or give its "
+				  "full path, NCCL 2.21 or later)");
+	} else if (!n->api) {
+		const struct nccl_loader *first =
+			nccl_loader_at(nccl_loader_first_taking(n->lib_exported));
+		int fmaj = 0, fmin = 0, fpatch;
+
+		if (first)
+			nccl_version_split(first->from, &fmaj, &fmin, &fpatch);
+		nccl_loader_tries(l, tries, sizeof(tries));
+		nccl_exported_range(n->lib_exported, has, sizeof(has));
+		check_problem(
+			c, GDX_GDR_LEVEL_BROKEN,
+			"NCCL %s tries %s, and this plugin (%s) exports %s: NCCL will not load "
+			"it; fix: NCCL %d.%d or later",
+			nccl, tries, n->plugin_path, has, fmaj, fmin);
+	} else if (n->net_env && strcasecmp(n->net_env, n->lib_net)) {
+		check_problem(c, GDX_GDR_LEVEL_BROKEN,
+			      "NCCL_NET=%s: NCCL uses the network of that name and no other, and "
+			      "this plugin's is %s: it will not use it; fix: NCCL_NET=%s, or unset "
+			      "NCCL_NET",
+			      n->net_env, n->lib_net, n->lib_net);
+	}
+	if (n->ours && n->first_other[0])
+		check_problem(
+			c, GDX_GDR_LEVEL_OK,
+			"NCCL_NET_PLUGIN lists another plugin first, %s: NCCL takes the first "
+			"whose init succeeds and finds devices",
+			n->first_other);
+	if (n->ours && !n->loader && strchr(n->plugin_env ? n->plugin_env : "", '/'))
+		check_problem(
+			c, GDX_GDR_LEVEL_OK,
+			"NCCL_NET_PLUGIN holds a path, which NCCL takes from 2.21 on (2.20 and "
+			"older open libnccl-net-<value>.so only)");
 	if (!n->found) {
 		check_problem(c, GDX_GDR_LEVEL_OK,
 			      "no libnccl.so.2 in the library path or the usual directories (a "
-			      "job may bring its own, e.g. in a Python wheel)");
+			      "job may bring its own, e.g. in a Python wheel): NCCL judged as %s",
+			      l->releases);
 		return;
 	}
-	check_nccl_version(n->version, &major, &minor, &patch);
-	if (n->version && !n->api)
-		check_problem(c, GDX_GDR_LEVEL_DEGRADED,
-			      "NCCL %d.%d.%d (%s) does not load this plugin: it needs net API v7, "
-			      "NCCL 2.19 or later; fix: use NCCL 2.19 or later",
-			      major, minor, patch, n->path);
+	if (n->version && nccl_loader_newer_than_known(n->version))
+		check_problem(
+			c, GDX_GDR_LEVEL_OK,
+			"NCCL %s is newer than this gdx-doctor knows: judged as NCCL %s loads "
+			"plugins",
+			nccl, l->releases);
 	if (!n->in_path)
 		check_problem(c, GDX_GDR_LEVEL_OK,
 			      "%s is not in the library path; the job's NCCL may be another one",
@@ -531,8 +726,9 @@ static int check_run(struct check *c)
 			gdx_gdr_pair_verdict(p, g, n, c->policy, &c->pair_v[g * p->nnics + n]);
 	}
 	check_gpu_problems(c);
-	/* The library NCCL would load is this machine's, never a fixture's. */
-	if (!p->from_facts) {
+	/* The library NCCL would load is this machine's, never a saved tree's
+	 * (but a test's, whose facts file says "nccl this-machine"). */
+	if (c->live || p->nccl_here) {
 		check_nccl(c);
 		check_nccl_problems(c);
 	}
@@ -596,6 +792,42 @@ static void check_degraded(unsigned d, char *buf, size_t len)
 		 d & GDX_GDR_DEG_IOMMU ? " IOMMU" : "", d & GDX_GDR_DEG_SYS ? " SYS" : "");
 }
 
+static void check_human_nccl(const struct check_nccl *n, FILE *f)
+{
+	char nccl[PATH_MAX + 64], tries[128], has[64];
+
+	check_nccl_name(n, nccl, sizeof(nccl));
+	nccl_loader_tries(n->judged, tries, sizeof(tries));
+	nccl_exported_range(n->lib_exported, has, sizeof(has));
+	if (!n->found)
+		fprintf(f, "  %-13s not found; NCCL %s tries %s\n", "NCCL", n->judged->releases,
+			tries);
+	else
+		fprintf(f, "  %-13s %s: tries %s\n", "NCCL", nccl, tries);
+	fprintf(f, "  %-13s NCCL_NET_PLUGIN=%s, NCCL_NET=%s: NCCL opens %s\n", "plugin",
+		n->plugin_env ? n->plugin_env : "(unset)", n->net_env ? n->net_env : "(unset)",
+		n->tried[0] ? n->tried : "no external plugin");
+	if (n->ours && n->api)
+		fprintf(f, "  %-13s %s (%s): NCCL loads ncclNetPlugin_v%d\n", "", n->plugin_path,
+			has, n->api);
+	else if (n->ours)
+		fprintf(f, "  %-13s %s (%s): NCCL loads none of them\n", "", n->plugin_path, has);
+	else if (n->lib_path[0])
+		fprintf(f, "  %-13s %s: not this plugin (network %s, %s)\n", "", n->lib_path,
+			n->lib_net[0] ? n->lib_net : "unnamed", has);
+	else
+		fprintf(f, "  %-13s not this plugin: %s\n", "",
+			n->load_error[0] ? n->load_error : "no such file in the library path");
+	if (n->ours && n->plugin_version[0])
+		fprintf(f,
+			"  %-13s libnccl-net-gdx %s, wire protocol %d (this gdx-doctor: %s, %d)\n",
+			"plugin version", n->plugin_version, n->plugin_wire, GDX_VERSION,
+			GDX_WIRE_VERSION);
+	else if (n->ours)
+		fprintf(f, "  %-13s unknown: no version in its INIT line (older than 0.2.0)\n",
+			"plugin version");
+}
+
 static void check_human_host(const struct check *c, FILE *f)
 {
 	const struct gdx_gdr_probe *p = c->p;
@@ -603,7 +835,7 @@ static void check_human_host(const struct check *c, FILE *f)
 
 	fputs("\nHost\n", f);
 	check_bytes(p->memlock, have, sizeof(have));
-	fprintf(f, "  %-13s %s%s\n", "memlock", have,
+	fprintf(f, "  %-13s %s%s\n", "memlock", p->memlock_unknown ? "unknown" : have,
 		gdx_gdr_memlock_check(p, text, sizeof(text)) == GDX_GDR_LEVEL_OK
 			? ""
 			: ": too low (64 MiB or more needed)");
@@ -624,39 +856,19 @@ static void check_human_host(const struct check *c, FILE *f)
 	if (p->cuda == GDX_GDR_CUDA_OK)
 		fprintf(f, "  %-13s %d.%d\n", "CUDA driver", p->cuda_version / 1000,
 			p->cuda_version % 1000 / 10);
+	else if (p->cuda == GDX_GDR_CUDA_UNKNOWN)
+		fprintf(f, "  %-13s unknown (%s)\n", "CUDA driver", p->cuda_why);
 	else
 		fprintf(f, "  %-13s %s (%s)\n", "CUDA driver",
 			p->cuda == GDX_GDR_CUDA_NONE ? "none" : "not working", p->cuda_why);
 	fprintf(f, "  %-13s NCCL_NET_GDR_LEVEL=%s\n", "GDR level",
 		p->gdr_level == GDX_PATH_NODE ? "PHB" : gdx_path_name(p->gdr_level));
 	if (!c->nccl_checked) {
-		fprintf(f, "  %-13s not checked (facts file)\n", "NCCL");
+		fprintf(f, "  %-13s not checked: a saved tree holds no NCCL or plugin files\n",
+			"NCCL");
 		return;
 	}
-	if (!c->nccl.found) {
-		fprintf(f, "  %-13s not found\n", "NCCL");
-	} else {
-		int major, minor, patch;
-
-		check_nccl_version(c->nccl.version, &major, &minor, &patch);
-		fprintf(f, "  %-13s %d.%d.%d at %s: ", "NCCL", major, minor, patch, c->nccl.path);
-		if (!c->nccl.api)
-			fputs("too old for this plugin (needs 2.19)\n", f);
-		else
-			fprintf(f, "loads this plugin through ncclNetPlugin_v%d\n", c->nccl.api);
-	}
-	fprintf(f, "  %-13s %s%s%s\n", "plugin",
-		c->nccl.plugin_path[0] ? c->nccl.plugin_path : "not found",
-		c->nccl.plugin_env ? ", NCCL_NET_PLUGIN=" : " (NCCL_NET_PLUGIN not set)",
-		c->nccl.plugin_env ? c->nccl.plugin_env : "");
-	if (c->nccl.plugin_path[0] && c->nccl.plugin_version[0])
-		fprintf(f,
-			"  %-13s libnccl-net-gdx %s, wire protocol %d (this gdx-doctor: %s, %d)\n",
-			"plugin version", c->nccl.plugin_version, c->nccl.plugin_wire, GDX_VERSION,
-			GDX_WIRE_VERSION);
-	else if (c->nccl.plugin_path[0])
-		fprintf(f, "  %-13s unknown: no version in its INIT line (older than 0.2.0)\n",
-			"plugin version");
+	check_human_nccl(&c->nccl, f);
 }
 
 static void check_human(const struct check *c, FILE *f)
@@ -751,17 +963,20 @@ static void check_human(const struct check *c, FILE *f)
 			c->problems[i].text);
 	if (!c->nproblems)
 		fputs("  none\n", f);
-	fprintf(f, "\nResult: %s (exit %d)\n", check_status_names[c->status], (int)c->status);
+	fprintf(f, "\nResult: %s (exit %d%s)\n", check_status_names[c->status], c->exit,
+		c->exit != (int)c->status ? ", --allow-degraded" : "");
 }
 
 static void check_json_host(const struct check *c, FILE *f)
 {
 	const struct gdx_gdr_probe *p = c->p;
-	static const char *const cuda[] = {"none", "error", "ok"};
+	static const char *const cuda[] = {"none", "error", "ok", "unknown"};
 
 	fputs(",\n \"host\": {", f);
 	json_key_str(f, "kernel", p->kernel);
-	if (p->memlock == GDX_GDR_MEMLOCK_INFINITY)
+	if (p->memlock_unknown)
+		fputs(", \"memlock\": null", f);
+	else if (p->memlock == GDX_GDR_MEMLOCK_INFINITY)
 		fputs(", \"memlock\": \"unlimited\"", f);
 	else
 		fprintf(f, ", \"memlock\": %llu", (unsigned long long)p->memlock);
@@ -780,10 +995,28 @@ static void check_json_host(const struct check *c, FILE *f)
 	}
 	fprintf(f, ",\n \"nccl\": {\"found\": %s, ", c->nccl.found ? "true" : "false");
 	json_key_str(f, "path", c->nccl.found ? c->nccl.path : NULL);
-	fprintf(f, ", \"in_library_path\": %s, \"version_code\": %d, \"net_api\": %d, ",
-		c->nccl.in_path ? "true" : "false", c->nccl.version, c->nccl.api);
+	fprintf(f, ", \"in_library_path\": %s, \"version_code\": %d, ",
+		c->nccl.in_path ? "true" : "false", c->nccl.version);
+	json_key_str(f, "judged_as", c->nccl.judged->releases);
+	fputs(", \"tries\": [", f);
+	for (int i = 0; c->nccl.judged->tries[i]; i++)
+		fprintf(f, "%s%d", i ? ", " : "", c->nccl.judged->tries[i]);
+	fprintf(f, "], \"net_api\": %d, \"loads_plugin\": %s,\n  ", c->nccl.api,
+		c->nccl.ours && c->nccl.api ? "true" : "false");
 	json_key_str(f, "nccl_net_plugin", c->nccl.plugin_env);
 	fputs(", ", f);
+	json_key_str(f, "nccl_net", c->nccl.net_env);
+	fputs(", ", f);
+	json_key_str(f, "opens", c->nccl.tried);
+	fputs(", ", f);
+	json_key_str(f, "library", c->nccl.lib_path);
+	fputs(", ", f);
+	json_key_str(f, "library_network", c->nccl.lib_net);
+	fputs(", \"library_tables\": [", f);
+	for (int v = 0, k = 0; v < 32; v++)
+		if (c->nccl.lib_exported & (1u << v))
+			fprintf(f, "%s%d", k++ ? ", " : "", v);
+	fputs("],\n  ", f);
 	json_key_str(f, "plugin_path", c->nccl.plugin_path);
 	fputs(", ", f);
 	json_key_str(f, "plugin_version", c->nccl.plugin_version);
@@ -873,11 +1106,11 @@ static void check_json(const struct check *c, FILE *f)
 	const struct gdx_gdr_probe *p = c->p;
 
 	fputs("{", f);
-	json_report_origin(f, "check");
+	json_report_origin_of(f, "check", c->hostname);
 	fputs(", ", f);
 	json_key_str(f, "source", c->source);
 	fprintf(f, ", \"policy\": \"%s\", \"status\": \"%s\", \"exit\": %d,\n \"ports\": [",
-		gdx_gdr_policy_name(c->policy), check_status_names[c->status], (int)c->status);
+		gdx_gdr_policy_name(c->policy), check_status_names[c->status], c->exit);
 	for (int i = 0; i < c->nports; i++) {
 		const struct check_port *cp = &c->ports[i];
 
@@ -979,15 +1212,19 @@ static void check_json(const struct check *c, FILE *f)
 }
 
 #define CHECK_MAX_REFUSALS 32
+#define CHECK_MAX_UNKNOWN  32
 
 static int doctor_check(const struct doctor_cmd *cmd, int argc, char **argv)
 {
 	struct doctor_refusal refused[CHECK_MAX_REFUSALS];
+	struct doctor_unknown unknown[CHECK_MAX_UNKNOWN];
 	struct check_opts o = {0};
+	int nunknown;
 	struct stat st = {0};
 	int nrefused;
 	struct gdx_gdr_opts go = {0};
 	struct gdx_topo *t = NULL;
+	char tree_xml[PATH_MAX], tree_facts[PATH_MAX];
 	struct check *c;
 	char why[512];
 	int ret;
@@ -1005,6 +1242,18 @@ static int doctor_check(const struct doctor_cmd *cmd, int argc, char **argv)
 	for (int i = 0; i < nrefused && i < CHECK_MAX_REFUSALS; i++)
 		check_problem(c, GDX_GDR_LEVEL_BROKEN, "%s: the plugin's init fails",
 			      refused[i].text);
+	/* A name the plugin does not have: a setting the user meant, ignored
+	 * (degraded); a near miss of an NCCL_IB_ twin is a guess (a note). */
+	nunknown = doctor_env_unknown(unknown, CHECK_MAX_UNKNOWN);
+	for (int i = 0; i < nunknown && i < CHECK_MAX_UNKNOWN; i++) {
+		char text[512];
+
+		doctor_unknown_text(&unknown[i], text, sizeof(text));
+		check_problem(c, unknown[i].ours ? GDX_GDR_LEVEL_DEGRADED : GDX_GDR_LEVEL_OK,
+			      "%s; fix: %s", text,
+			      unknown[i].ours ? "correct the name, or unset it"
+					      : "check the name against NCCL's documentation");
+	}
 	/* A tree that is not there is an error, not a machine without devices. */
 	if (o.sysfs_root && (stat(o.sysfs_root, &st) ? (ret = errno) : !S_ISDIR(st.st_mode))) {
 		fprintf(stderr, "gdx-doctor check: --sysfs-root %s: %s\n", o.sysfs_root,
@@ -1012,6 +1261,22 @@ static int doctor_check(const struct doctor_cmd *cmd, int argc, char **argv)
 		free(c);
 		return DOCTOR_NO_INPUT;
 	}
+	/* A saved tree is another node: every fact comes from it, its topo.xml
+	 * and its facts file when it has them, and what it does not hold is
+	 * unknown, never this machine's. */
+	if (o.sysfs_root && !o.xml) {
+		snprintf(tree_xml, sizeof(tree_xml), "%s/topo.xml", o.sysfs_root);
+		if (access(tree_xml, F_OK) == 0)
+			o.xml = tree_xml;
+	}
+	go.facts = gdx_env(GDX_ENV_GDR_FACTS); /* tests: a node of their own */
+	if (!go.facts && o.sysfs_root) {
+		snprintf(tree_facts, sizeof(tree_facts), "%s/facts", o.sysfs_root);
+		if (access(tree_facts, F_OK) == 0)
+			go.facts = tree_facts;
+	}
+	go.saved = o.sysfs_root != NULL;
+	c->live = !go.saved && !go.facts;
 	/* An explicit topology must load; this machine's may be missing (a note). */
 	if (o.xml) {
 		ret = gdx_topo_load(o.xml, &t, why, sizeof(why));
@@ -1023,7 +1288,6 @@ static int doctor_check(const struct doctor_cmd *cmd, int argc, char **argv)
 	}
 	go.sysfs_root = o.sysfs_root ? o.sysfs_root : "/sys";
 	go.topo = t;
-	go.facts = gdx_env(GDX_ENV_GDR_FACTS); /* tests only, gdx_gdr_facts.h */
 	ret = gdx_gdr_probe_init(&go, &c->p, why, sizeof(why));
 	if (ret) {
 		fprintf(stderr, "gdx-doctor check: %s\n", why);
@@ -1035,9 +1299,19 @@ static int doctor_check(const struct doctor_cmd *cmd, int argc, char **argv)
 	if (!c->p->have_topo)
 		check_problem(c, GDX_GDR_LEVEL_OK, "no topology (%s): path classes unknown",
 			      c->p->topo_why);
-	if (!c->p->from_facts)
+	if (o.hostname)
+		c->hostname = o.hostname;
+	else if (!go.saved)
+		c->hostname = doctor_this_host(c->host_buf, sizeof(c->host_buf));
+	else if (c->p->hostname[0])
+		c->hostname = c->p->hostname;
+	else
+		c->hostname = gdx_topo_hostname(t);
+	if (c->live)
 		check_probe_devices(c);
 	ret = check_run(c);
+	c->exit = c->status == GDX_GDR_LEVEL_DEGRADED && o.allow_degraded ? DOCTOR_OK
+									  : (int)c->status;
 	if (ret) {
 		fprintf(stderr, "gdx-doctor check: out of memory\n");
 		ret = DOCTOR_ERROR;
@@ -1046,7 +1320,7 @@ static int doctor_check(const struct doctor_cmd *cmd, int argc, char **argv)
 			check_json(c, stdout);
 		else
 			check_human(c, stdout);
-		ret = (int)c->status;
+		ret = c->exit;
 	}
 	free(c->nic_v);
 	free(c->pair_v);
@@ -1057,16 +1331,24 @@ static int doctor_check(const struct doctor_cmd *cmd, int argc, char **argv)
 }
 
 static const struct doctor_opt check_opts[] = {
-	{"sysfs-root", 's', "DIR", "read sysfs under DIR instead of /sys (fixtures)"},
+	{"sysfs-root", 's', "DIR",
+	 "judge a saved node: sysfs under DIR, its DIR/topo.xml and DIR/facts when there, "
+	 "nothing of this machine"},
 	{"xml", 'x', "FILE",
 	 "read an hwloc XML topology (lstopo --of xml) instead of this machine"},
 	{"json", 'j', NULL, "print JSON instead of the tables"},
+	{"hostname", 'H', "NAME",
+	 "the node's name in --json (default: a saved tree's, from its facts or topo.xml; "
+	 "else this machine's)"},
+	{"allow-degraded", 'a', NULL,
+	 "exit 0 for a degraded node too (it works, slower), not 1: a site's gate that "
+	 "accepts one"},
 	{0},
 };
 
 const struct doctor_cmd doctor_cmd_check = {
 	.name = "check",
-	.summary = "GPUDirect RDMA end to end: ports, memlock, peer memory, DMA-BUF, CUDA, paths",
+	.summary = "the node before a job: ports, memlock, peer memory, DMA-BUF, CUDA, paths, NCCL",
 	.opts = check_opts,
 	.run = doctor_check,
 };

@@ -97,40 +97,181 @@ static void env_text(FILE *f)
 	}
 }
 
-/* NCCL_GDX_* names in the environment that the table does not have: the
- * plugin ignores them, and a misspelt name silently keeps the default. Each
- * is written to f as the text or the JSON output wants it. */
-static int env_unknown(FILE *f, bool json)
+/* NCCL's own NCCL_IB_* variables that this plugin does not read (from
+ * NCCL's net_ib): set on purpose, never a misspelling of a twin. */
+static const char *const env_nccl_ib_own[] = {
+	"NCCL_IB_DISABLE",
+	"NCCL_IB_MERGE_VFS",
+	"NCCL_IB_MERGE_NICS",
+	"NCCL_IB_DEVICE_PCI_ORDER",
+	"NCCL_IB_DATA_DIRECT",
+	"NCCL_IB_OOO_RQ",
+	"NCCL_IB_USE_INLINE",
+	"NCCL_IB_GDR_FLUSH_DISABLE",
+	"NCCL_IB_CUDA_SUPPORT",
+	"NCCL_IB_RETURN_ASYNC_EVENTS",
+	"NCCL_IB_ROUTABLE_FLID_GID_INDEX",
+	"NCCL_IB_MQP_RETRY_ALL",
+	"NCCL_IB_MQP_RETRY_CNT",
+	"NCCL_IB_MQP_RETRY_SLEEP_MSEC",
+	"NCCL_IB_WARN_RAIL_LOCAL",
+};
+
+/* The edit distance of a and b (optimal string alignment: an insertion, a
+ * deletion, a change or two neighbours swapped each count 1), up to 3:
+ * more is reported as 3. */
+static int env_distance(const char *a, size_t la, const char *b, size_t lb)
+{
+	int d[64][64];
+
+	if (la >= 64 || lb >= 64)
+		return 3;
+	for (size_t i = 0; i <= la; i++)
+		d[i][0] = (int)i;
+	for (size_t j = 0; j <= lb; j++)
+		d[0][j] = (int)j;
+	for (size_t i = 1; i <= la; i++)
+		for (size_t j = 1; j <= lb; j++) {
+			int v = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+
+			if (d[i - 1][j] + 1 < v)
+				v = d[i - 1][j] + 1;
+			if (d[i][j - 1] + 1 < v)
+				v = d[i][j - 1] + 1;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+			    d[i - 2][j - 2] + 1 < v)
+				v = d[i - 2][j - 2] + 1;
+			d[i][j] = v;
+		}
+	return d[la][lb] < 3 ? d[la][lb] : 3;
+}
+
+/* Whether name (len bytes, after the common prefix) is near known, close
+ * enough to be a misspelling: 1 edit in a short name, 2 in one of 5 or more
+ * characters. */
+static bool env_near(const char *name, size_t len, const char *known)
+{
+	size_t kl = strlen(known);
+	int d = env_distance(name, len, known, kl);
+
+	return d <= (kl >= 5 ? 2 : 1);
+}
+
+int doctor_env_unknown(struct doctor_unknown *u, int max)
 {
 	extern char **environ;
+	static const char gdx[] = "NCCL_GDX_", ib[] = "NCCL_IB_";
 	int n = 0;
 
 	for (char **e = environ; *e; e++) {
-		const char *name = *e + strlen("NCCL_GDX_");
-		size_t len = strcspn(name, "=");
-		bool known = false;
-		char var[128];
+		size_t len = strcspn(*e, "=");
+		const char *best = NULL;
+		bool ours = !strncmp(*e, gdx, sizeof(gdx) - 1), known = false;
 
-		if (strncmp(*e, "NCCL_GDX_", strlen("NCCL_GDX_")))
+		if (!ours && strncmp(*e, ib, sizeof(ib) - 1))
 			continue;
-		for (int i = 0; i < gdx_param_count && !known; i++)
-			known = strlen(gdx_param_infos[i].name) == len &&
-				!strncmp(gdx_param_infos[i].name, name, len);
+		if (ours) {
+			const char *name = *e + sizeof(gdx) - 1;
+			size_t nl = len - (sizeof(gdx) - 1);
+
+			for (int i = 0; i < gdx_param_count && !known; i++) {
+				const char *k = gdx_param_infos[i].name;
+
+				known = strlen(k) == nl && !strncmp(k, name, nl);
+				if (!best && env_near(name, nl, k))
+					best = k;
+			}
+		} else {
+			const char *name = *e + sizeof(ib) - 1;
+			size_t nl = len - (sizeof(ib) - 1);
+
+			for (size_t i = 0; i < sizeof(env_nccl_ib_own) / sizeof(env_nccl_ib_own[0]);
+			     i++)
+				known |= strlen(env_nccl_ib_own[i]) == len &&
+					 !strncmp(env_nccl_ib_own[i], *e, len);
+			for (int i = 0; i < gdx_param_count && !known; i++) {
+				const char *t = gdx_param_infos[i].twin;
+
+				if (!t || strncmp(t, ib, sizeof(ib) - 1))
+					continue;
+				known = strlen(t) == len && !strncmp(t, *e, len);
+				if (!best && env_near(name, nl, t + sizeof(ib) - 1))
+					best = t;
+			}
+			/* An NCCL_IB_ name near none of the twins may be NCCL's own. */
+			if (!best)
+				known = true;
+		}
 		if (known)
 			continue;
-		snprintf(var, sizeof(var), "NCCL_GDX_%.*s", (int)len, name);
-		if (json) {
-			fputs(n ? ", " : "", f);
-			json_str(f, var);
-		} else {
-			fprintf(f,
-				"gdx-doctor env: %s is set, but the plugin has no such variable "
-				"(misspelt?)\n",
-				var);
+		if (n < max) {
+			snprintf(u[n].var, sizeof(u[n].var), "%.*s", (int)len, *e);
+			snprintf(u[n].suggest, sizeof(u[n].suggest), "%s%s",
+				 best && ours ? gdx : "", best ? best : "");
+			u[n].ours = ours;
 		}
 		n++;
 	}
 	return n;
+}
+
+void doctor_unknown_text(const struct doctor_unknown *u, char *buf, size_t len)
+{
+	char near[160] = "";
+
+	if (u->suggest[0])
+		snprintf(near, sizeof(near), " (misspelt %s?)", u->suggest);
+	if (u->ours)
+		snprintf(buf, len,
+			 "%s is set, but the plugin has no such variable: the setting is "
+			 "ignored%s",
+			 u->var, near);
+	else
+		snprintf(buf, len,
+			 "%s is set, but the plugin reads no such variable, and NCCL none "
+			 "gdx-doctor knows of: the setting is likely ignored%s",
+			 u->var, near);
+}
+
+#define ENV_MAX_UNKNOWN 64
+
+/* The unknown names, as the text or the JSON output wants them; returns how
+ * many are NCCL_GDX_ names (what makes env exit 6). */
+static int env_unknown(FILE *f, bool json)
+{
+	struct doctor_unknown u[ENV_MAX_UNKNOWN];
+	int n = doctor_env_unknown(u, ENV_MAX_UNKNOWN), ours = 0, k = 0;
+
+	if (n > ENV_MAX_UNKNOWN)
+		n = ENV_MAX_UNKNOWN;
+	for (int i = 0; i < n; i++) {
+		char text[512];
+
+		ours += u[i].ours;
+		if (json) {
+			if (!u[i].ours)
+				continue;
+			fputs(k++ ? ", " : "", f);
+			json_str(f, u[i].var);
+			continue;
+		}
+		doctor_unknown_text(&u[i], text, sizeof(text));
+		fprintf(f, "gdx-doctor env: %s%s\n", u[i].ours ? "" : "note: ", text);
+	}
+	if (json) {
+		fputs("],\n \"did_you_mean\": {", f);
+		k = 0;
+		for (int i = 0; i < n; i++) {
+			if (!u[i].suggest[0])
+				continue;
+			fputs(k++ ? ", " : "", f);
+			json_str(f, u[i].var);
+			fputs(": ", f);
+			json_str(f, u[i].suggest);
+		}
+		fputs("}", f);
+	}
+	return ours;
 }
 
 /* ---- the environment judged as init judges it ---- */
@@ -297,8 +438,8 @@ static void env_json(FILE *f, const struct doctor_refusal *r, int nr, int *unkno
 		fputs("}", f);
 	}
 	fputs("],\n \"unknown\": [", f);
-	*unknown_p = env_unknown(f, true);
-	fputs("],\n \"refused\": [", f);
+	*unknown_p = env_unknown(f, true); /* closes the list, adds did_you_mean */
+	fputs(",\n \"refused\": [", f);
 	for (int i = 0; i < nr && i < ENV_MAX_REFUSALS; i++) {
 		fprintf(f, "%s\n  {", i ? "," : "");
 		json_key_str(f, "variable", r[i].var);

@@ -17,6 +17,7 @@
 
 struct topo_opts {
 	const char *xml;
+	const char *hostname; /* --hostname */
 	bool json, dot;
 };
 
@@ -26,6 +27,7 @@ static int topo_on_opt(void *ctx, int key, const char *arg)
 
 	switch (key) {
 	case 'x': o->xml = arg; break;
+	case 'H': o->hostname = arg; break;
 	case 'j': o->json = true; break;
 	case 'd': o->dot = true; break;
 	}
@@ -71,15 +73,30 @@ static bool topo_has_label(const struct gdx_topo *t, const char *label)
 	return false;
 }
 
-static int topo_json(const struct gdx_topo *t, const char *source, FILE *f)
+
+/* The node a report is of: --hostname, else the XML's machine (its
+ * HostName; null without one), else this machine. Never this machine's
+ * name on another's topology: fleet tells nodes apart by it. */
+static void topo_origin(const struct gdx_topo *t, const struct topo_opts *o, FILE *f)
 {
+	if (o->hostname)
+		json_report_origin_of(f, "topo", o->hostname);
+	else if (o->xml)
+		json_report_origin_of(f, "topo", gdx_topo_hostname(t));
+	else
+		json_report_origin(f, "topo");
+}
+
+static int topo_json(const struct gdx_topo *t, const struct topo_opts *o, FILE *f)
+{
+	const char *source = o->xml;
 	int nn = gdx_topo_nnics(t);
 	int *order = calloc((size_t)nn + 1, sizeof(*order));
 
 	if (!order)
 		return -ENOMEM;
 	fputs("{", f);
-	json_report_origin(f, "topo");
+	topo_origin(t, o, f);
 	fputs(", \"source\": ", f);
 	json_str_or_null(f, source);
 	fputs(",\n \"gpus\": [", f);
@@ -508,7 +525,7 @@ static int doctor_topo(const struct doctor_cmd *cmd, int argc, char **argv)
 	/* The report is printed even when a GPU or NIC is missing: it shows
 	 * what was found; the exit status says what was not. */
 	if (o.json)
-		ret = topo_json(t, o.xml, stdout);
+		ret = topo_json(t, &o, stdout);
 	else if (o.dot)
 		topo_dot(t, o.xml, stdout);
 	else
@@ -535,6 +552,9 @@ static const struct doctor_opt topo_opts[] = {
 	{"xml", 'x', "FILE",
 	 "read an hwloc XML topology (lstopo --of xml) instead of this machine"},
 	{"json", 'j', NULL, "print JSON instead of the table"},
+	{"hostname", 'H', "NAME",
+	 "the node's name in --json (default: with --xml the XML's HostName, else this "
+	 "machine's)"},
 	{"dot", 'd', NULL,
 	 "print the PCIe tree, rail groups and path classes as graphviz dot (dot -Tsvg)"},
 	{0},

@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The exit statuses of both tools, gdx-doctor and gdx-bench: one table, so
+ * that a status means one thing whichever program gives it. A script reads
+ * 0 as "go", and no verdict shares a code with a bad command line or an
+ * internal error (sysexits.h's EX_USAGE and EX_SOFTWARE).
+ */
+#ifndef GDX_EXIT_H
+#define GDX_EXIT_H
+
+enum gdx_exit {
+	GDX_EXIT_OK = 0,	/* doctor: healthy; bench: every size ran */
+	GDX_EXIT_FAIL = 1,	/* doctor check, log: degraded; bench: the run failed */
+	GDX_EXIT_BROKEN = 2,	/* doctor check: the plugin would not load or not work */
+	GDX_EXIT_NO_INPUT = 3,	/* an input file or tree cannot be read, or is not one */
+	GDX_EXIT_USAGE = 64,	/* bad command line (EX_USAGE) */
+	GDX_EXIT_SOFTWARE = 70, /* out of memory, the output cannot be written (EX_SOFTWARE) */
+};
+
+#endif
