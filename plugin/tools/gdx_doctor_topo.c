@@ -73,7 +73,6 @@ static bool topo_has_label(const struct gdx_topo *t, const char *label)
 	return false;
 }
 
-
 /* The node a report is of: --hostname, else the XML's machine (its
  * HostName; null without one), else this machine. Never this machine's
  * name on another's topology: fleet tells nodes apart by it. */
