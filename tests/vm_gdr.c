@@ -123,18 +123,23 @@ static void doctor_path(char *buf, size_t len)
 	snprintf(buf, len, "%s/../gdx-doctor", dirname(exe));
 }
 
-/* Runs the doctor with env (VAR=VALUE, or -u VAR) first; returns its exit
+/* Runs the doctor with env (VAR=VALUE, or -u VAR) first, as a job that
+ * set NCCL_NET_PLUGIN to the plugin built beside it would; returns its exit
  * status, its output in out. */
 static int doctor(const char *env, const char *args, char *out, size_t len)
 {
-	char cmd[PATH_MAX + 256], path[PATH_MAX];
+	char cmd[2 * PATH_MAX + 256], path[PATH_MAX], plugin[PATH_MAX];
 	size_t used = 0, r;
 	int status;
 	FILE *f;
 
 	doctor_path(path, sizeof(path));
 	ASSERT(access(path, X_OK) == 0);
-	snprintf(cmd, sizeof(cmd), "env -u GDX_GDR_FACTS %s %s %s 2>&1", env, path, args);
+	/* NCCL 2.21+ takes a path in NCCL_NET_PLUGIN (the NCCL in /usr/local/cuda) */
+	snprintf(cmd, sizeof(cmd), "%s/libnccl-net-gdx.so", dirname(strdupa(path)));
+	ASSERT(realpath(cmd, plugin) != NULL);
+	snprintf(cmd, sizeof(cmd), "env -u GDX_GDR_FACTS NCCL_NET_PLUGIN=%s %s %s %s 2>&1", plugin,
+		 env, path, args);
 	f = popen(cmd, "r");
 	ASSERT(f != NULL);
 	while (used + 1 < len && (r = fread(out + used, 1, len - used - 1, f)) > 0)
