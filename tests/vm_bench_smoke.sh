@@ -95,7 +95,7 @@ refused() { # name, expected exit status, expected message, command...
 }
 refused "gdx-bench --mem cuda on a device without GPUDirect is refused by name (runtime, 1)" 1 \
 	"rxe0 does not take CUDA memory" build/gdx-bench -M cuda -d rxe0 --peer-dev rxe1 -n 1
-refused "gdx-bench --depth out of range (usage, 2)" 2 "depth must be 1-32" build/gdx-bench -t 33
+refused "gdx-bench --depth out of range (usage, 64)" 64 "depth 33 is out of range 1-32" build/gdx-bench -t 33
 refused "ref_verbs_pingpong names a device that is not there" 2 "no device rxe9" \
 	build/tests/ref_verbs_pingpong rxe0 rxe9
 refused "ref_verbs_pingpong refuses a bad option" 2 "usage:" \
