@@ -7,8 +7,9 @@
 # Depends against the NEEDED libraries and the floors against Ubuntu 22.04's
 # versions, hardening, lintian, dynamic dependencies resolving, only the
 # plugin tables exported, an install into a fresh root with dpkg --root),
-# the container recipe's install command, and README's NCCL_GDX_* reference
-# against `gdx-doctor env --markdown`.
+# the container recipe's install command, every option of the programs' --help
+# in their man pages, and gdx-doctor env's checks. libnccl-net-gdx(7)'s
+# NCCL_GDX_* reference is scripts/update-env-docs.sh's.
 # Prints "ok ..." / "not ok ..." lines and "# package: N passed, N failed".
 #
 #   tests/check-package.sh                 # with build/ (make first)
@@ -55,6 +56,7 @@ usr/local/share/doc/libnccl-net-gdx/LICENSE 644
 usr/local/share/doc/libnccl-net-gdx/README.md 644
 usr/local/share/man/man1/gdx-bench.1 644
 usr/local/share/man/man1/gdx-doctor.1 644
+usr/local/share/man/man7/libnccl-net-gdx.7 644
 EOF
 if ! "$make" --no-print-directory BUILD="$build" install PREFIX=/usr/local DESTDIR="$inst" \
 	>"$tmp/install.log" 2>&1; then
@@ -71,15 +73,15 @@ else
 	check "make install: LICENSE" cmp LICENSE "$inst/usr/local/share/doc/$pkg/LICENSE"
 	prints "installed gdx-doctor --version prints the Makefile's VERSION ($version)" \
 		"gdx-doctor $version" "$inst/usr/local/bin/gdx-doctor" --version
-	for p in gdx-doctor gdx-bench; do
-		m=$inst/usr/local/share/man/man1/$p.1
+	for p in man1/gdx-doctor.1 man1/gdx-bench.1 man7/$pkg.7; do
+		m=$inst/usr/local/share/man/$p
 		if grep -q '@VERSION@' "$m" || ! grep -q "^\.TH .*\"$pkg $version\"" "$m"; then
-			not_ok "man page $p.1 carries the version" "$(grep '^\.TH' "$m")"
+			not_ok "man page ${p#*/} carries the version" "$(grep '^\.TH' "$m")"
 		elif LC_ALL=C.UTF-8 groff -man -Tutf8 -ww -z "$m" >"$tmp/groff" 2>&1 &&
 			! [ -s "$tmp/groff" ]; then
-			ok "man page $p.1 has the version and formats without a warning"
+			ok "man page ${p#*/} has the version and formats without a warning"
 		else
-			not_ok "man page $p.1 formats without a warning" "$(head -c 400 "$tmp/groff")"
+			not_ok "man page ${p#*/} formats without a warning" "$(head -c 400 "$tmp/groff")"
 		fi
 	done
 
@@ -213,6 +215,7 @@ usr/share/doc/libnccl-net-gdx/copyright
 usr/share/lintian/overrides/libnccl-net-gdx
 usr/share/man/man1/gdx-bench.1.gz
 usr/share/man/man1/gdx-doctor.1.gz
+usr/share/man/man7/libnccl-net-gdx.7.gz
 EOF
 	files "$x" >"$tmp/got-deb"
 	same_list "deb: exactly these files, the plugin in the multiarch directory" \
@@ -228,7 +231,7 @@ EOF
 		not_ok "deb: its changelog is debian/changelog" "changelog.gz differs"
 	fi
 	check "deb: man pages are gzip" gzip -t "$x"/usr/share/man/man1/gdx-bench.1.gz \
-		"$x"/usr/share/man/man1/gdx-doctor.1.gz
+		"$x"/usr/share/man/man1/gdx-doctor.1.gz "$x/usr/share/man/man7/$pkg.7.gz"
 	prints "deb: gdx-doctor runs and prints $version" "gdx-doctor $version" \
 		"$x/usr/bin/gdx-doctor" --version
 
@@ -356,25 +359,11 @@ EOF
 	fi
 fi
 
-# ---- README's reference ----
+# ---- gdx-doctor env ----
 
 doctor=$build/gdx-doctor
-awk '/^<!-- gdx-env end/ { on = 0 } on { print } /^<!-- gdx-env begin/ { on = 1 }' README.md \
-	>"$tmp/readme-env"
-{
-	echo
-	"$doctor" env --markdown
-	echo
-} >"$tmp/doctor-env"
-if [ "$(grep -c '^<!-- gdx-env begin' README.md)" != 1 ] ||
-	[ "$(grep -c '^<!-- gdx-env end' README.md)" != 1 ]; then
-	not_ok "README has one gdx-env reference" "the begin/end marker comments are missing"
-elif diff -u "$tmp/doctor-env" "$tmp/readme-env" >"$tmp/diff"; then
-	ok "README's NCCL_GDX_* reference is gdx-doctor env --markdown"
-else
-	not_ok "README's NCCL_GDX_* reference is gdx-doctor env --markdown" \
-		"run scripts/update-readme-env.sh; $(grep '^[-+]|' "$tmp/diff" | head -4 | tr '\n' ' ')"
-fi
+check "libnccl-net-gdx.7's NCCL_GDX_* reference is the table's (scripts/update-env-docs.sh)" \
+	env GDX_DOCTOR="$doctor" scripts/update-env-docs.sh --check
 n=$("$doctor" env --markdown | grep -c '^| `NCCL_GDX_')
 if [ "$n" -ge 1 ] && [ "$n" -eq "$("$doctor" env | grep -c '^NCCL_GDX_')" ]; then
 	ok "gdx-doctor env and --markdown list the same $n variables"
