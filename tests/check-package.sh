@@ -7,9 +7,8 @@
 # Depends against the NEEDED libraries and the floors against Ubuntu 22.04's
 # versions, hardening, lintian, dynamic dependencies resolving, only the
 # plugin tables exported, an install into a fresh root with dpkg --root),
-# the container recipe's install command, every option of the programs' --help
-# in their man pages, and gdx-doctor env's checks. libnccl-net-gdx(7)'s
-# NCCL_GDX_* reference is scripts/update-env-docs.sh's.
+# the container recipe's install command, and gdx-doctor env's checks.
+# tests/check-docs.sh checks what the man pages and the README say.
 # Prints "ok ..." / "not ok ..." lines and "# package: N passed, N failed".
 #
 #   tests/check-package.sh                 # with build/ (make first)
@@ -126,45 +125,6 @@ else
 	not_ok "scripts/Dockerfile installs with the command checked here" \
 		"no line 'RUN make && $install_cmd'"
 fi
-
-# Every long option of a program's --help is in its man page.
-man_has_options() {
-	local page=$1 missing="" text
-	shift
-	# Read once: "sed | grep -q" fails under pipefail when grep exits early
-	# and sed, still writing a page longer than its buffer, gets SIGPIPE.
-	text=$(sed 's/\\-/-/g' "plugin/tools/$page.1")
-	for opt in $("$@" 2>/dev/null | grep -oE -- '--[a-z][a-z-]+' | sort -u); do
-		grep -q -- "$opt" <<<"$text" || missing="$missing $opt"
-	done
-	[ -z "$missing" ] || {
-		echo "plugin/tools/$page.1 lacks$missing"
-		return 1
-	}
-}
-# The commands listed by gdx-doctor --help, and every help text.
-doctor_cmds() {
-	"$build/gdx-doctor" --help |
-		awk '/^commands:/ { on = 1; next } on && /^$/ { exit } on && /^  [a-z]/ { print $1 }'
-}
-doctor_help_all() {
-	"$build/gdx-doctor" --help
-	for c in $(doctor_cmds); do
-		"$build/gdx-doctor" "$c" --help
-	done
-}
-check "gdx-bench.1 documents every option of gdx-bench --help" \
-	man_has_options gdx-bench "$build/gdx-bench" --help
-check "gdx-doctor.1 documents every option of every command" \
-	man_has_options gdx-doctor doctor_help_all
-for c in $(doctor_cmds); do
-	[ "$c" = help ] && continue
-	if grep -q "^\.B $c\$" plugin/tools/gdx-doctor.1; then
-		ok "gdx-doctor.1 describes the '$c' command"
-	else
-		not_ok "gdx-doctor.1 describes the '$c' command" "no '.B $c' line"
-	fi
-done
 
 # ---- make deb: dpkg-buildpackage from debian/ ----
 
@@ -362,8 +322,6 @@ fi
 # ---- gdx-doctor env ----
 
 doctor=$build/gdx-doctor
-check "libnccl-net-gdx.7's NCCL_GDX_* reference is the table's (scripts/update-env-docs.sh)" \
-	env GDX_DOCTOR="$doctor" scripts/update-env-docs.sh --check
 n=$("$doctor" env --markdown | grep -c '^| `NCCL_GDX_')
 if [ "$n" -ge 1 ] && [ "$n" -eq "$("$doctor" env | grep -c '^NCCL_GDX_')" ]; then
 	ok "gdx-doctor env and --markdown list the same $n variables"
