@@ -12,9 +12,10 @@
 #    gdx-bench(1)'s OPTIONS; each synopsis names only options its command
 #    has; a default --help states is the one the man page states;
 #  - the README's first two commands are `make demo` and `make test`; every
-#    NCCL_GDX_* name the README or a man page mentions is in the table; every
-#    gdx-doctor command, and every gdx-doctor or gdx-bench option, in the
-#    README's code is one the program has.
+#    NCCL_GDX_* name the README or a man page mentions is in the table, with
+#    its default where the README's tables give one; every gdx-doctor
+#    command, and every gdx-doctor or gdx-bench option, in the README's code
+#    is one the program has.
 # Then each check again on a copy made to drift by one change, which it must
 # refuse: a default, a variable, an option in --help or in a man page, a
 # README mention, the README's first command.
@@ -236,7 +237,22 @@ readme_calls() {
 		return 1
 	}
 }
+# readme_defaults PARAMS README: each default the README's tables give a
+# variable is the table's.
+readme_defaults() {
+	local name value want bad=""
+	while IFS=$'\t' read -r name value; do
+		want=$(awk -F '\t' -v n="$name" '$1 == n { print $3 }' "$1")
+		[ "$value" = "$want" ] || bad="$bad $name (README: $value; table: ${want:-empty})"
+	done < <(parse readme-defaults "$2")
+	[ -z "$bad" ] || {
+		echo "defaults differ:$bad"
+		return 1
+	}
+}
 check "README's first two commands are make demo and make test" readme_first README.md
+check "README's NCCL_GDX_* defaults are the table's ($(parse readme-defaults README.md | wc -l) given)" \
+	readme_defaults "$params" README.md
 check "README's gdx-doctor and gdx-bench command lines use their commands and options" \
 	readme_calls "$helps" README.md
 n=$(parse readme-calls README.md | wc -l)
@@ -310,6 +326,11 @@ sed 's/^\.BR \\-\\-wait " \\fISECONDS\\fR"$/.BR \\-W ", " \\-\\-wait " \\fISECON
 	"$man_bench" >"$drift/man1"
 caught "a letter gdx-bench lacks added to gdx-bench.1" "extra: -W" bench_opts "$helps/bench" "$drift/man1"
 
+# shellcheck disable=SC2016 # Markdown's backquotes
+sed 's/^| `NCCL_GDX_QPS_PER_CONNECTION` | `1` |/| `NCCL_GDX_QPS_PER_CONNECTION` | `2` |/' README.md \
+	>"$drift/README.md"
+caught "a default changed in the README's table (QPS_PER_CONNECTION 1 to 2)" \
+	"NCCL_GDX_QPS_PER_CONNECTION (README: 2" readme_defaults "$params" "$drift/README.md"
 sed '0,/^make demo/s/^make demo/make all /' README.md >"$drift/README.md"
 caught "the README's first command is not make demo" "make all" readme_first "$drift/README.md"
 # shellcheck disable=SC2016 # Markdown's backquotes

@@ -28,6 +28,9 @@ Each command prints one item a line, fields separated by a tab:
                                           either may be empty)
     docs_parse.py readme-first README     the first commands of its first
                                           code block
+    docs_parse.py readme-defaults README  NAME, DEFAULT: the rows of its
+                                          tables that give an NCCL_GDX_*
+                                          variable's default in backquotes
 """
 import re
 import signal
@@ -212,10 +215,17 @@ def mentions(path):
 
 def code_of(path):
     """The README's code: fenced blocks (continuation lines joined) and the
-    backquoted spans of the other lines, one piece a line."""
-    pieces, fenced, cont = [], False, ""
+    backquoted spans of each paragraph (a span may go over a line end), one
+    piece a line."""
+    pieces, fenced, cont, para = [], False, "", []
+
+    def flush():
+        pieces.extend(re.findall(r"`([^`]+)`", " ".join(para)))
+        para.clear()
+
     for line in read(path):
         if line.lstrip().startswith("```"):
+            flush()
             fenced = not fenced
             continue
         if fenced:
@@ -224,8 +234,11 @@ def code_of(path):
                 continue
             pieces.append(cont + line)
             cont = ""
+        elif line.strip():
+            para.append(line.strip())
         else:
-            pieces.extend(re.findall(r"`([^`]+)`", line))
+            flush()
+    flush()
     return pieces
 
 
@@ -256,6 +269,13 @@ def readme_first(path):
                 print(cmd)
 
 
+def readme_defaults(path):
+    for line in read(path):
+        m = re.match(r"\|\s*`(NCCL_GDX_\w+)`\s*\|\s*`([^`]*)`", line)
+        if m:
+            print(f"{m.group(1)}\t{m.group(2)}")
+
+
 def main():
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     cmd, args = sys.argv[1], sys.argv[2:]
@@ -272,6 +292,7 @@ def main():
         "mentions": mentions,
         "readme-calls": readme_calls,
         "readme-first": readme_first,
+        "readme-defaults": readme_defaults,
     }[cmd](*args)
 
 
