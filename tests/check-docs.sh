@@ -30,7 +30,19 @@ build=${GDX_BUILD:-build}
 # shellcheck source=tests/report.sh
 . tests/report.sh
 
-parse() { python3 tests/docs_parse.py "$@"; }
+# parse COMMAND FILE [ARG...]: tests/docs_parse.py, memoized by FILE's content
+# and the arguments (the drift checks parse many copies of the same files).
+# The interpreter is looked up once: a version manager's shim costs more than
+# the parse.
+py=$(python3 -c 'import sys; print(sys.executable)')
+cache=$tmp/parse-cache
+mkdir -p "$cache"
+parse() {
+	local key
+	key=$(cat "$2" <(printf '%s\n' "$@") | md5sum | cut -c1-32)
+	[ -f "$cache/$key" ] || "$py" tests/docs_parse.py "$@" >"$cache/$key" || return
+	cat "$cache/$key"
+}
 man7=plugin/tools/libnccl-net-gdx.7
 man_doctor=plugin/tools/gdx-doctor.1
 man_bench=plugin/tools/gdx-bench.1
@@ -157,7 +169,8 @@ doctor_cmds_described() {
 defaults() {
 	local opt value text bad=""
 	while IFS=$'\t' read -r opt value; do
-		text=$(parse man-entry "$2" "$3" "$opt" "${4:-}")
+		text=$(parse man-entries "$2" "$3" |
+			awk -v k="${4:-}|$opt|" 'index($0, k) == 1 { print substr($0, length(k) + 1) }')
 		grep -qE -- "default:? $value([^0-9A-Za-z]|\$)" <<<"$text" ||
 			bad="$bad $opt (--help: default $value; page: ${text:0:80})"
 	done < <(parse help-defaults "$1")

@@ -11,8 +11,9 @@ Each command prints one item a line, fields separated by a tab:
                                           (COMMAND "" for the global ones)
     docs_parse.py man-cmds PAGE           the commands gdx-doctor.1 describes
     docs_parse.py man-opts PAGE SECTION   the option entries of a section
-    docs_parse.py man-entry PAGE SECTION OPTION [COMMAND]
-                                          the text of OPTION's entry, plain
+    docs_parse.py man-entries PAGE SECTION
+                                          COMMAND|OPTION|TEXT: each option
+                                          entry's text, plain
     docs_parse.py man-synopsis PAGE CMDS  COMMAND, OPTION: the synopsis (CMDS:
                                           the program's commands, comma
                                           separated; "" for none)
@@ -155,10 +156,10 @@ def man_opts(path, section):
             print(o)
 
 
-def man_entry(path, section, option, cmd=""):
+def man_entry_list(path, section):
     for c, opts, text in man_entries(path, section):
-        if c == cmd and option in opts:
-            print(text)
+        for o in opts:
+            print(f"{c}|{o}|{text}")
 
 
 def man_synopsis(path, cmds):
@@ -285,7 +286,7 @@ def main():
         "man-cmd-opts": man_cmd_opts,
         "man-cmds": man_cmds,
         "man-opts": man_opts,
-        "man-entry": man_entry,
+        "man-entries": man_entry_list,
         "man-synopsis": man_synopsis,
         "man7-vars": man7_vars,
         "param-rows": param_rows,
