@@ -219,7 +219,7 @@ demo: deps
 	$(MAKE) all
 	scripts/demo.sh
 
-# The full side-by-side run (README, Performance): bandwidth, latency, rails.
+# The full side-by-side run (libnccl-net-gdx(7), PERFORMANCE): bandwidth, latency, rails.
 bench: deps
 	$(MAKE) all
 	scripts/bench.sh

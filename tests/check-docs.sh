@@ -337,7 +337,7 @@ caught "an option added to gdx-bench --help only" "missing: --jason" \
 	bench_opts "$drift/help/bench" "$man_bench"
 sed 's/^\.BR \\-\\-wait " \\fISECONDS\\fR"$/.BR \\-W ", " \\-\\-wait " \\fISECONDS\\fR"/' \
 	"$man_bench" >"$drift/man1"
-caught "a letter gdx-bench lacks added to gdx-bench.1" "extra: -W" bench_opts "$helps/bench" "$drift/man1"
+caught "a letter gdx-bench lacks added to gdx-bench.1" " -W" bench_opts "$helps/bench" "$drift/man1"
 
 # shellcheck disable=SC2016 # Markdown's backquotes
 sed 's/^| `NCCL_GDX_QPS_PER_CONNECTION` | `1` |/| `NCCL_GDX_QPS_PER_CONNECTION` | `2` |/' README.md \
