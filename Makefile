@@ -48,9 +48,12 @@ REF_TOOLS  := $(BUILD)/tests/ref_verbs_pingpong
 TEST_LIB   := $(BUILD)/tests/gdx_test.o $(BUILD)/tests/gdx_plugin_loader.o $(BUILD)/tests/gdx_pair.o \
 	      $(BUILD)/tests/gdx_drv.o
 
+# The man pages, with the version filled in: the tools' (1) and the plugin's (7).
+MANS       := $(BUILD)/man/gdx-doctor.1 $(BUILD)/man/gdx-bench.1 $(BUILD)/man/libnccl-net-gdx.7
+
 .PHONY: all programs version deps test check demo bench clean
 all: $(LIB) $(ARCHIVE) $(TOOLS) $(UNIT_TESTS) $(VM_TESTS) $(SW_TESTS) $(REF_TOOLS)
-# What the packages ship: the plugin, the tools and their man pages.
+# What the packages ship: the plugin, the tools and the man pages.
 programs: $(LIB) $(TOOLS) $(MANS)
 
 version:
@@ -144,11 +147,11 @@ LIBDIR  ?= $(PREFIX)/lib
 MANDIR  ?= $(PREFIX)/share/man
 DOCDIR  ?= $(PREFIX)/share/doc/libnccl-net-gdx
 INSTALL ?= install
-MANS    := $(BUILD)/man/gdx-doctor.1 $(BUILD)/man/gdx-bench.1
 
 INSTALL_MAP = $(LIB):$(LIBDIR):0644 \
 	$(BUILD)/gdx-doctor:$(BINDIR):0755 $(BUILD)/gdx-bench:$(BINDIR):0755 \
 	$(BUILD)/man/gdx-doctor.1:$(MANDIR)/man1:0644 $(BUILD)/man/gdx-bench.1:$(MANDIR)/man1:0644 \
+	$(BUILD)/man/libnccl-net-gdx.7:$(MANDIR)/man7:0644 \
 	README.md:$(DOCDIR):0644 LICENSE:$(DOCDIR):0644
 inst_word = $(word $2,$(subst :, ,$1))
 inst_dest = $(call inst_word,$1,2)/$(notdir $(call inst_word,$1,1))
@@ -174,6 +177,10 @@ uninstall:
 	$(inst_ldconfig)
 
 $(BUILD)/man/%.1: plugin/tools/%.1 Makefile debian/changelog
+	@mkdir -p $(dir $@)
+	sed 's/@VERSION@/$(VERSION)/g' $< >$@
+
+$(BUILD)/man/%.7: plugin/tools/%.7 Makefile debian/changelog
 	@mkdir -p $(dir $@)
 	sed 's/@VERSION@/$(VERSION)/g' $< >$@
 
@@ -212,7 +219,7 @@ demo: deps
 	$(MAKE) all
 	scripts/demo.sh
 
-# The full side-by-side run (README, Performance): bandwidth, latency, rails.
+# The full side-by-side run (libnccl-net-gdx(7), PERFORMANCE): bandwidth, latency, rails.
 bench: deps
 	$(MAKE) all
 	scripts/bench.sh

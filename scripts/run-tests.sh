@@ -176,6 +176,7 @@ elif [ "$mode" != vm ]; then
 		tests/check-doctor-live.sh
 		tests/check-package.sh
 		tests/check-rpm.sh
+		tests/check-docs.sh
 		tests/check-bench-cli.sh
 		tests/check-bench-plot.sh
 		tests/check-containers.sh

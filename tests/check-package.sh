@@ -7,8 +7,8 @@
 # Depends against the NEEDED libraries and the floors against Ubuntu 22.04's
 # versions, hardening, lintian, dynamic dependencies resolving, only the
 # plugin tables exported, an install into a fresh root with dpkg --root),
-# the container recipe's install command, and README's NCCL_GDX_* reference
-# against `gdx-doctor env --markdown`.
+# the container recipe's install command, and gdx-doctor env's checks.
+# tests/check-docs.sh checks what the man pages and the README say.
 # Prints "ok ..." / "not ok ..." lines and "# package: N passed, N failed".
 #
 #   tests/check-package.sh                 # with build/ (make first)
@@ -55,6 +55,7 @@ usr/local/share/doc/libnccl-net-gdx/LICENSE 644
 usr/local/share/doc/libnccl-net-gdx/README.md 644
 usr/local/share/man/man1/gdx-bench.1 644
 usr/local/share/man/man1/gdx-doctor.1 644
+usr/local/share/man/man7/libnccl-net-gdx.7 644
 EOF
 if ! "$make" --no-print-directory BUILD="$build" install PREFIX=/usr/local DESTDIR="$inst" \
 	>"$tmp/install.log" 2>&1; then
@@ -71,15 +72,15 @@ else
 	check "make install: LICENSE" cmp LICENSE "$inst/usr/local/share/doc/$pkg/LICENSE"
 	prints "installed gdx-doctor --version prints the Makefile's VERSION ($version)" \
 		"gdx-doctor $version" "$inst/usr/local/bin/gdx-doctor" --version
-	for p in gdx-doctor gdx-bench; do
-		m=$inst/usr/local/share/man/man1/$p.1
+	for p in man1/gdx-doctor.1 man1/gdx-bench.1 man7/$pkg.7; do
+		m=$inst/usr/local/share/man/$p
 		if grep -q '@VERSION@' "$m" || ! grep -q "^\.TH .*\"$pkg $version\"" "$m"; then
-			not_ok "man page $p.1 carries the version" "$(grep '^\.TH' "$m")"
+			not_ok "man page ${p#*/} carries the version" "$(grep '^\.TH' "$m")"
 		elif LC_ALL=C.UTF-8 groff -man -Tutf8 -ww -z "$m" >"$tmp/groff" 2>&1 &&
 			! [ -s "$tmp/groff" ]; then
-			ok "man page $p.1 has the version and formats without a warning"
+			ok "man page ${p#*/} has the version and formats without a warning"
 		else
-			not_ok "man page $p.1 formats without a warning" "$(head -c 400 "$tmp/groff")"
+			not_ok "man page ${p#*/} formats without a warning" "$(head -c 400 "$tmp/groff")"
 		fi
 	done
 
@@ -124,45 +125,6 @@ else
 	not_ok "scripts/Dockerfile installs with the command checked here" \
 		"no line 'RUN make && $install_cmd'"
 fi
-
-# Every long option of a program's --help is in its man page.
-man_has_options() {
-	local page=$1 missing="" text
-	shift
-	# Read once: "sed | grep -q" fails under pipefail when grep exits early
-	# and sed, still writing a page longer than its buffer, gets SIGPIPE.
-	text=$(sed 's/\\-/-/g' "plugin/tools/$page.1")
-	for opt in $("$@" 2>/dev/null | grep -oE -- '--[a-z][a-z-]+' | sort -u); do
-		grep -q -- "$opt" <<<"$text" || missing="$missing $opt"
-	done
-	[ -z "$missing" ] || {
-		echo "plugin/tools/$page.1 lacks$missing"
-		return 1
-	}
-}
-# The commands listed by gdx-doctor --help, and every help text.
-doctor_cmds() {
-	"$build/gdx-doctor" --help |
-		awk '/^commands:/ { on = 1; next } on && /^$/ { exit } on && /^  [a-z]/ { print $1 }'
-}
-doctor_help_all() {
-	"$build/gdx-doctor" --help
-	for c in $(doctor_cmds); do
-		"$build/gdx-doctor" "$c" --help
-	done
-}
-check "gdx-bench.1 documents every option of gdx-bench --help" \
-	man_has_options gdx-bench "$build/gdx-bench" --help
-check "gdx-doctor.1 documents every option of every command" \
-	man_has_options gdx-doctor doctor_help_all
-for c in $(doctor_cmds); do
-	[ "$c" = help ] && continue
-	if grep -q "^\.B $c\$" plugin/tools/gdx-doctor.1; then
-		ok "gdx-doctor.1 describes the '$c' command"
-	else
-		not_ok "gdx-doctor.1 describes the '$c' command" "no '.B $c' line"
-	fi
-done
 
 # ---- make deb: dpkg-buildpackage from debian/ ----
 
@@ -213,6 +175,7 @@ usr/share/doc/libnccl-net-gdx/copyright
 usr/share/lintian/overrides/libnccl-net-gdx
 usr/share/man/man1/gdx-bench.1.gz
 usr/share/man/man1/gdx-doctor.1.gz
+usr/share/man/man7/libnccl-net-gdx.7.gz
 EOF
 	files "$x" >"$tmp/got-deb"
 	same_list "deb: exactly these files, the plugin in the multiarch directory" \
@@ -228,7 +191,7 @@ EOF
 		not_ok "deb: its changelog is debian/changelog" "changelog.gz differs"
 	fi
 	check "deb: man pages are gzip" gzip -t "$x"/usr/share/man/man1/gdx-bench.1.gz \
-		"$x"/usr/share/man/man1/gdx-doctor.1.gz
+		"$x"/usr/share/man/man1/gdx-doctor.1.gz "$x/usr/share/man/man7/$pkg.7.gz"
 	prints "deb: gdx-doctor runs and prints $version" "gdx-doctor $version" \
 		"$x/usr/bin/gdx-doctor" --version
 
@@ -356,25 +319,9 @@ EOF
 	fi
 fi
 
-# ---- README's reference ----
+# ---- gdx-doctor env ----
 
 doctor=$build/gdx-doctor
-awk '/^<!-- gdx-env end/ { on = 0 } on { print } /^<!-- gdx-env begin/ { on = 1 }' README.md \
-	>"$tmp/readme-env"
-{
-	echo
-	"$doctor" env --markdown
-	echo
-} >"$tmp/doctor-env"
-if [ "$(grep -c '^<!-- gdx-env begin' README.md)" != 1 ] ||
-	[ "$(grep -c '^<!-- gdx-env end' README.md)" != 1 ]; then
-	not_ok "README has one gdx-env reference" "the begin/end marker comments are missing"
-elif diff -u "$tmp/doctor-env" "$tmp/readme-env" >"$tmp/diff"; then
-	ok "README's NCCL_GDX_* reference is gdx-doctor env --markdown"
-else
-	not_ok "README's NCCL_GDX_* reference is gdx-doctor env --markdown" \
-		"run scripts/update-readme-env.sh; $(grep '^[-+]|' "$tmp/diff" | head -4 | tr '\n' ' ')"
-fi
 n=$("$doctor" env --markdown | grep -c '^| `NCCL_GDX_')
 if [ "$n" -ge 1 ] && [ "$n" -eq "$("$doctor" env | grep -c '^NCCL_GDX_')" ]; then
 	ok "gdx-doctor env and --markdown list the same $n variables"

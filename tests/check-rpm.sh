@@ -58,6 +58,7 @@ $libdir/libnccl-net-gdx.so
 /usr/share/licenses/$pkg/LICENSE
 $(rpm --eval '%_mandir')/man1/gdx-bench.1
 $(rpm --eval '%_mandir')/man1/gdx-doctor.1
+$(rpm --eval '%_mandir')/man7/libnccl-net-gdx.7
 EOF
 # Files only (directories and the build-id links aside); man pages may be
 # gzipped where the distribution's macros compress them.

@@ -48,7 +48,7 @@
 	X(int, pkey, "PKEY", "0", "NCCL_IB_PKEY", 0, 65535, "partition key index of the QPs")     \
 	X(str, rails, "RAILS", "auto", NULL, 0, -1,                                               \
 	  "NICs fused into one device where NCCL cannot fuse them (net API v6-v8, NCCL "          \
-	  "2.12-2.23; from 2.24 NCCL does, see Multi-rail): auto (the ports of one NIC), gpu (a " \
+	  "2.13-2.23; from 2.24 NCCL does, see Multi-rail): auto (the ports of one NIC), gpu (a " \
 	  "GPU's equally near NICs), off, or groups such as mlx5_0+mlx5_1,mlx5_2+mlx5_3")         \
 	X(str, topo_file, "TOPO_FILE", "", NULL, 0, -1,                                           \
 	  "hwloc XML (lstopo --of xml) to read instead of the live machine's topology")           \

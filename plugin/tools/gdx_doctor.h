@@ -28,7 +28,7 @@
 
 /*
  * Exit statuses: one table for every command (printed by --help, and in the
- * man page and the README), gdx_exit.h's, which gdx-bench shares. A code
+ * man pages), gdx_exit.h's, which gdx-bench shares. A code
  * means one thing whichever command gives it; bad usage and internal errors
  * are far from the verdicts.
  */

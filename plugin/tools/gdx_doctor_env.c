@@ -45,8 +45,8 @@ static void md_cell(FILE *f, const char *s)
 	}
 }
 
-/* The README's reference: the table only, never the environment, so that the
- * output is the same on every machine. */
+/* The reference libnccl-net-gdx(7) is made from: the table only, never the
+ * environment, so that the output is the same on every machine. */
 static void env_markdown(FILE *f)
 {
 	fputs("| variable | NCCL's, read when unset | type | default | meaning |\n"
@@ -483,7 +483,7 @@ static int doctor_env(const struct doctor_cmd *cmd, int argc, char **argv)
 
 static const struct doctor_opt env_opts[] = {
 	{"markdown", 'm', NULL,
-	 "print the reference as a Markdown table (the README's), ignoring the environment"},
+	 "print the reference as a Markdown table (libnccl-net-gdx(7)'s source), ignoring the environment"},
 	{"json", 'j', NULL, "print JSON: every variable, the unknown names, the refused values"},
 	{0},
 };
