@@ -19,12 +19,15 @@ exits "log: sums the comms of a NIC" 1 "mlx5_0            2        12884901888  
 exits "log: keeps the staged verdict and its fix" 1 "fix: modprobe nvidia_peermem" "$doctor" log "$logs/staged-on-direct.log"
 exits "log: healthy log exits 0" 0 "GPUDirect RDMA via nvidia_peermem" "$doctor" log "$logs/healthy.log"
 exits "log: standard input" 0 "1000" sh -c "$doctor log - <$logs/healthy.log"
-exits "log: a log without the plugin exits 7" 7 "was the plugin loaded" "$doctor" log /dev/null
+exits "log: a log without the plugin exits 7" 7 "was it loaded" "$doctor" log /dev/null
 # NCCL's default subsystems with a plugin that logged its data lines at NET
 # only (0.1.0): the init lines are there, the byte counts are not.
 exits "log: init lines only exit 8, saying how to rerun" 8 "no plugin data lines in this log: rerun with NCCL_DEBUG=INFO" "$doctor" log "$logs/init-only.log"
 exits "log: connections without byte counts exit 8" 8 "(2 connection line(s) here, no byte counts)" "$doctor" log "$logs/connected-not-closed.log"
 exits "log: this version's lines at NCCL's default subsystems are data" 0 "rxe0              1                  0            7864320" "$doctor" log "$logs/default-subsys.log"
+# NCCL's own lines under the network's name were never the plugin's.
+printf 'h:1:1 [0] NCCL INFO NET/GDX : GPU Direct RDMA Enabled for HCA 0 %s\n' "'mlx5_0'" >"$tmp/nccl-only.log"
+exits "log: NCCL's own NET/GDX lines are not the plugin's (exit 7)" 7 "was it loaded" "$doctor" log "$tmp/nccl-only.log"
 exits "log: a rail taken out twice and back twice is counted, exit 1" 1 "rxe1              2      2      4.9  completion failed: local QP operation error" "$doctor" log "$logs/rail-flap.log"
 exits "log: a rail's downs come with what to check" 1 "a rail that goes down again and again is a cable" "$doctor" log "$logs/rail-flap.log"
 exits "log: no rail section without rail lines" 0 "" sh -c "! $doctor log $logs/healthy.log | grep -q 'rails taken out'"

@@ -13,6 +13,7 @@
 
 #include "gdx_doctor.h"
 #include <gdx/gdx_escape.h>
+#include <gdx/gdx_log.h>
 
 /*
  * What a job really did, from its NCCL_DEBUG=INFO output: the plugin's line
@@ -20,6 +21,11 @@
  * it closes. Bytes through host memory on a NIC that advertises GPUDirect RDMA
  * mean NCCL staged them anyway (NCCL_NET_GDR_LEVEL, or host buffers): the
  * silent slowdown this command exists to show.
+ *
+ * The plugin's lines start with GDX_LOG_PREFIX; up to 0.3.2 with
+ * GDX_LOG_PREFIX_OLD, which NCCL's own lines about the network share
+ * ("NET/GDX : GPU Direct RDMA Enabled for HCA 0 ..."): those are not the
+ * plugin's.
  *
  * A log is other processes' output, on a shared node maybe other users':
  * the memory taken is fixed (one line at a time, fixed tables), a number
@@ -56,7 +62,7 @@ struct log_rail {
 struct log_scan {
 	struct log_nic nics[LOG_MAX_NICS];
 	int n;
-	unsigned long plugin_lines; /* any NET/GDX line */
+	unsigned long plugin_lines; /* any line of the plugin */
 	unsigned long connections;  /* "connected ..." and "accepted ..." */
 	unsigned long counts;	    /* "... closed: N bytes GPU-direct, M bytes ..." */
 	struct log_rail rails[LOG_MAX_RAILS];
@@ -179,16 +185,32 @@ static void log_rail_line(struct log_scan *ls, const char *colon)
 	}
 }
 
+/* The text after the plugin's prefix in line, or NULL when the line is not
+ * the plugin's. */
+static const char *log_plugin_text(const char *line)
+{
+	const char *p = strstr(line, GDX_LOG_PREFIX);
+
+	if (p)
+		return p + strlen(GDX_LOG_PREFIX);
+	p = strstr(line, GDX_LOG_PREFIX_OLD);
+	if (!p)
+		return NULL;
+	p += strlen(GDX_LOG_PREFIX_OLD);
+	/* NCCL's own line under the network's name (src/graph/topo.cc,
+	 * src/transport/net.cc), not the plugin's */
+	return log_after(p, "GPU Direct RDMA ") ? NULL : p;
+}
+
 static void log_line(struct log_scan *ls, const char *line)
 {
-	const char *p = strstr(line, "NET/GDX : "), *colon, *space, *c;
+	const char *p = log_plugin_text(line), *colon, *space, *c;
 	unsigned long long gpu, host;
 	struct log_nic *nic;
 
 	if (!p)
 		return;
 	ls->plugin_lines++;
-	p += strlen("NET/GDX : ");
 	if (log_after(p, "connected ") || log_after(p, "accepted "))
 		ls->connections++;
 	colon = strchr(p, ':');
@@ -268,9 +290,8 @@ int doctor_log_stream(FILE *in, FILE *out)
 		return DOCTOR_NO_INPUT;
 	}
 	if (!ls->plugin_lines) {
-		fprintf(out,
-			"no NET/GDX lines: was the plugin loaded (NCCL_NET_PLUGIN=gdx) and the "
-			"log written with NCCL_DEBUG=INFO?\n");
+		fprintf(out, "no line of the plugin (\"" GDX_LOG_PREFIX "...\"): was it loaded "
+			     "(NCCL_NET_PLUGIN=gdx) and the log written with NCCL_DEBUG=INFO?\n");
 		free(ls);
 		return DOCTOR_LOG_NO_PLUGIN;
 	}
