@@ -8,11 +8,13 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <nccl/net.h>
 #include <gdx/gdx_comm.h>
 #include <gdx/gdx_conn.h>
 #include <gdx/gdx_dev.h>
+#include <gdx/gdx_env.h>
 #include <gdx/gdx_live.h>
 #include <gdx/gdx_log.h>
 #include <gdx/gdx_net.h>
@@ -52,6 +54,38 @@ ncclResult_t gdx_net_result(int err)
 	}
 }
 
+/*
+ * What NCCL does once init has failed, by NCCL_NET as NCCL 2.19 to 2.30 read
+ * it (src/net.cc, then src/plugin/net.cc): unset, it tries its next network
+ * (the next plugin of NCCL_NET_PLUGIN, its own IB, sockets); naming this
+ * network, it tries no other and the communicator's init fails; naming
+ * another, NCCL would not have used this plugin anyway. The cause was the
+ * one WARN before; this says what follows from it.
+ */
+static void gdx_net_disabled(int err)
+{
+	const char *net = gdx_env(GDX_ENV_NET);
+
+	if (!net)
+		GDX_INFO(NCCL_INIT | NCCL_NET,
+			 "plugin disabled (%s); NCCL_NET is unset, so NCCL falls back to its next "
+			 "network (the next plugin of NCCL_NET_PLUGIN, else its own IB, else "
+			 "sockets)",
+			 strerror(-err));
+	else if (!strcasecmp(net, GDX_NET_NAME))
+		GDX_WARN("plugin disabled (%s); NCCL_NET=%s names this plugin's network, so NCCL "
+			 "does not fall back: the communicator's init fails (NCCL: \"Failed to "
+			 "initialize any NET plugin\", or in older releases \"network %s not "
+			 "found\"); "
+			 "fix the cause above, or unset NCCL_NET to run on NCCL's own transport",
+			 strerror(-err), net, net);
+	else
+		GDX_INFO(NCCL_INIT | NCCL_NET,
+			 "plugin disabled (%s); NCCL_NET=%s selects another network, so NCCL does "
+			 "not use this plugin anyway",
+			 strerror(-err), net);
+}
+
 /* Once per load: parameters, the out-of-band interface, the devices as the
  * loading table's NCCL numbers them. */
 static int gdx_net_setup(ncclDebugLogger_t logger, enum gdx_view view)
@@ -81,10 +115,7 @@ static int gdx_net_setup(ncclDebugLogger_t logger, enum gdx_view view)
 		/* Devices opened before the failure go too: NCCL may retry the
 		 * load, and nothing may stay behind (tests/vm_lifecycle.c). */
 		gdx_devs_fini();
-		/* The cause was the one WARN; this says what follows from it. */
-		GDX_INFO(NCCL_INIT | NCCL_NET,
-			 "plugin disabled (%s); NCCL falls back to its next network",
-			 strerror(-ret));
+		gdx_net_disabled(ret);
 		return ret;
 	}
 	gdx_initialized = true;
