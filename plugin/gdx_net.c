@@ -87,9 +87,10 @@ static void gdx_net_disabled(int err)
 }
 
 /* Once per load: parameters, the out-of-band interface, the devices as the
- * loading table's NCCL numbers them. */
+ * loading table's NCCL numbers them; then the one INIT line. */
 static int gdx_net_setup(ncclDebugLogger_t logger, enum gdx_view view)
 {
+	char oob[GDX_IFNAME_MAX + 64] = "", using[1024];
 	int ret;
 
 	gdx_log_set(logger);
@@ -104,7 +105,7 @@ static int gdx_net_setup(ncclDebugLogger_t logger, enum gdx_view view)
 	}
 	ret = gdx_params_load();
 	if (!ret)
-		ret = gdx_oob_check();
+		ret = gdx_oob_check(oob, sizeof(oob));
 	if (!ret)
 		ret = gdx_devs_init();
 	if (ret >= 0)
@@ -119,15 +120,19 @@ static int gdx_net_setup(ncclDebugLogger_t logger, enum gdx_view view)
 		return ret;
 	}
 	gdx_initialized = true;
-	/* The versions sit in the format string itself: gdx-doctor check reads
-	 * them from the library file, as the plugin NCCL would load says them. */
+	/* The one line at INIT, as net_ib's "NET/IB : Using ...; OOB ...": the
+	 * devices NCCL sees, each with its ports, link layer and GPUDirect
+	 * verdict, and the out-of-band interface. The versions sit in the format
+	 * string itself: gdx-doctor check reads them from the library file, as
+	 * the plugin NCCL would load says them. */
+	gdx_devs_using(using, sizeof(using));
 	GDX_INFO(NCCL_INIT | NCCL_NET,
 		 "libnccl-net-gdx " GDX_VERSION ", wire protocol " GDX_NET_STR(
-			 GDX_WIRE_VERSION) ", %d device(s), net API v6 to v12",
-		 gdx_vdevs_count());
+			 GDX_WIRE_VERSION) ", net API v6 to v12; using%s; OOB %s",
+		 using, oob);
 #ifdef GDX_DEBUG
-	GDX_INFO(NCCL_INIT | NCCL_NET, "debug build: a request that completes while a work request "
-				       "still reads its buffer aborts (gdx_req.h)");
+	GDX_INFO(NCCL_NET, "debug build: a request that completes while a work request "
+			   "still reads its buffer aborts (gdx_req.h)");
 #endif
 	return 0;
 }
@@ -171,8 +176,8 @@ ncclResult_t gdx_net_init(void **ctx_p, uint64_t comm_id, int tc, ncclDebugLogge
 	ctx->tc = tc;
 	gdx_ctxs[gdx_nctxs++] = ctx;
 	*ctx_p = ctx;
-	GDX_INFO(NCCL_INIT | NCCL_NET, "context %p for communicator 0x%llx, traffic class %d",
-		 (void *)ctx, (unsigned long long)comm_id, tc);
+	GDX_INFO(NCCL_NET, "context %p for communicator 0x%llx, traffic class %d", (void *)ctx,
+		 (unsigned long long)comm_id, tc);
 out:
 	pthread_mutex_unlock(&gdx_init_lock);
 	/* Outside the init lock: making the file may first remove those that
@@ -201,8 +206,11 @@ ncclResult_t gdx_net_finalize(void *ctx)
 	c->kind = GDX_KIND_DEAD;
 	free(c);
 	pthread_mutex_lock(&gdx_init_lock);
-	if (gdx_nctxs == 0 && gdx_comms_open() == 0)
-		gdx_live_close(true); /* the job is done with the plugin */
+	if (gdx_nctxs == 0 && gdx_comms_open() == 0) {
+		/* the job is done with the plugin: what its comms moved */
+		gdx_devs_report();
+		gdx_live_close(true);
+	}
 	pthread_mutex_unlock(&gdx_init_lock);
 	return ncclSuccess;
 }
@@ -445,6 +453,20 @@ ncclResult_t gdx_net_test(void *request, int *done, int *sizes)
 	return gdx_net_result(gdx_test(request, done, sizes));
 }
 
+/*
+ * After a close: before v11 there is no finalize, and the last comm's close
+ * is the job's ncclCommDestroy of its last communicator; the NICs' summary
+ * then (a v11+ context waits for its finalize). Returns err.
+ */
+static int gdx_net_closed(int err)
+{
+	pthread_mutex_lock(&gdx_init_lock);
+	if (gdx_initialized && gdx_nctxs == 0 && gdx_comms_open() == 0)
+		gdx_devs_report();
+	pthread_mutex_unlock(&gdx_init_lock);
+	return err;
+}
+
 ncclResult_t gdx_net_close_send(void *send_comm)
 {
 	struct gdx_send_comm *sc = send_comm;
@@ -453,7 +475,7 @@ ncclResult_t gdx_net_close_send(void *send_comm)
 		GDX_WARN("closeSend: %p is not an open send comm (closed twice?)", send_comm);
 		return gdx_net_result(-EINVAL);
 	}
-	return gdx_net_result(gdx_close_send(sc));
+	return gdx_net_result(gdx_net_closed(gdx_close_send(sc)));
 }
 
 ncclResult_t gdx_net_close_recv(void *recv_comm)
@@ -464,7 +486,7 @@ ncclResult_t gdx_net_close_recv(void *recv_comm)
 		GDX_WARN("closeRecv: %p is not an open receive comm (closed twice?)", recv_comm);
 		return gdx_net_result(-EINVAL);
 	}
-	return gdx_net_result(gdx_close_recv(rc));
+	return gdx_net_result(gdx_net_closed(gdx_close_recv(rc)));
 }
 
 ncclResult_t gdx_net_close_listen(void *listen_comm)
@@ -475,7 +497,7 @@ ncclResult_t gdx_net_close_listen(void *listen_comm)
 		GDX_WARN("closeListen: %p is not an open listen comm (closed twice?)", listen_comm);
 		return gdx_net_result(-EINVAL);
 	}
-	return gdx_net_result(gdx_close_listen(lc));
+	return gdx_net_result(gdx_net_closed(gdx_close_listen(lc)));
 }
 
 ncclResult_t gdx_net_make_vdevice(int *d, int ndevs, const int *devs, int max_members)
@@ -503,7 +525,7 @@ ncclResult_t gdx_net_make_vdevice(int *d, int ndevs, const int *devs, int max_me
 		return gdx_net_result(-EDOM);
 	}
 	*d = ret;
-	GDX_INFO(NCCL_INIT | NCCL_NET, "device %d: %s, made by NCCL from %d device(s)", ret,
+	GDX_INFO(NCCL_NET, "device %d: %s, made by NCCL from %d device(s)", ret,
 		 gdx_vdev_get(ret)->name, ndevs);
 	return ncclSuccess;
 }
@@ -521,6 +543,9 @@ __attribute__((destructor)) static void gdx_net_unload(void)
 		gdx_ctxs = NULL;
 		gdx_nctxs = 0;
 		gdx_conn_fini();
+		/* what the comms moved since the last summary, if a close or a
+		 * finalize has not said it */
+		gdx_devs_report();
 		gdx_devs_fini();
 		gdx_initialized = false;
 	}
