@@ -255,15 +255,19 @@ static int gdx_oob_addr(struct gdx_sockaddr *addr, char *ifname)
 	return ret;
 }
 
-int gdx_oob_check(void)
+int gdx_oob_check(char *desc, size_t len)
 {
 	struct gdx_sockaddr addr;
-	char ifname[GDX_IFNAME_MAX], buf[80];
+	char ifname[GDX_IFNAME_MAX], buf[80], *port;
 	int ret = gdx_oob_addr(&addr, ifname);
 
 	if (!ret) {
 		gdx_sock_addr_str(&addr, buf, sizeof(buf));
-		GDX_INFO(NCCL_INIT | NCCL_NET, "out-of-band interface %s, address %s", ifname, buf);
+		GDX_INFO(NCCL_NET, "out-of-band interface %s, address %s", ifname, buf);
+		port = strrchr(buf, ':'); /* no port yet: listen binds one */
+		if (port)
+			*port = '\0';
+		snprintf(desc, len, "%s %s", ifname, buf);
 	}
 	return ret;
 }
@@ -793,9 +797,9 @@ int gdx_connect(struct gdx_ctx *ctx, int dev, int tc, void *handle, struct gdx_s
 		return ret;
 	}
 	gdx_live_comm_open(&sc->base);
-	GDX_INFO(NCCL_INIT | NCCL_NET, "connected %s to %s (%s), %s", gdx_vdev_get(dev)->name,
-		 sc->base.peer, sc->base.peer_dev,
-		 gdx_rails_note(&sc->base, members, note, sizeof(note)));
+	sc->base.handed = true;
+	GDX_INFO(NCCL_NET, "connected %s to %s (%s), %s", gdx_vdev_get(dev)->name, sc->base.peer,
+		 sc->base.peer_dev, gdx_rails_note(&sc->base, members, note, sizeof(note)));
 	*comm_p = sc;
 	return 0;
 }
@@ -1202,8 +1206,9 @@ static int gdx_accept_pending(struct gdx_listen_comm *lc, struct gdx_recv_comm *
 			return ret;
 		}
 		gdx_live_comm_open(&a->rc->base);
+		a->rc->base.handed = true;
 		*comm_p = a->rc;
-		GDX_INFO(NCCL_INIT | NCCL_NET, "accepted %s (%s) on %s, %s", a->rc->base.peer,
+		GDX_INFO(NCCL_NET, "accepted %s (%s) on %s, %s", a->rc->base.peer,
 			 a->rc->base.peer_dev, gdx_vdev_get(lc->dev_index)->name,
 			 gdx_rails_note(&a->rc->base, gdx_wire_hello_rails(&a->hello), note,
 					sizeof(note)));

@@ -219,7 +219,7 @@ static int gdx_dev_add_port(struct gdx_ibctx *ib, const char *ibdev, int ib_port
 	d->ib = ib;
 	d->ar = gdx_dev_ar_default(pa->link_layer);
 	gdx_dev_ro(d);
-	GDX_INFO(NCCL_INIT | NCCL_NET,
+	GDX_INFO(NCCL_NET,
 		 "device %d: %s port %d, %s, %d Mbps, pci %s%s, adaptive routing %s, relaxed "
 		 "ordering %s (%s)",
 		 gdx_ndevs, ibdev, ib_port,
@@ -676,7 +676,7 @@ static int gdx_view_fused(const struct gdx_rail_groups *g)
 			placed[k] = true;
 			gdx_view_map[n++] = made[k];
 			GDX_INFO(
-				NCCL_INIT | NCCL_NET,
+				NCCL_NET,
 				"device %d: %s, %d rails, %d Mbps (fused at init, NCCL_GDX_RAILS=%s; "
 				"its NICs are not devices of their own)",
 				n - 1, gdx_vdevs[made[k]].name, g->counts[k],
@@ -762,15 +762,76 @@ int gdx_devs_gdr(void)
 			continue;
 		d->ptr_support = v.ptr_support;
 		snprintf(d->gdr_why, sizeof(d->gdr_why), "%s", v.reason);
+		/* A line that says the job runs slower than it could keeps its
+		 * level: degraded (WARN), staged with a fix, or direct where NCCL
+		 * stages it anyway (beyond NCCL_NET_GDR_LEVEL). The others (no
+		 * GPU here, a healthy path) are the INIT line's one word, and
+		 * this line under NET. */
 		if (v.warn)
 			GDX_WARN("%s", v.line);
-		else
+		else if (v.fix[0] || (v.mode == GDX_GDR_DIRECT && v.path != GDX_PATH_UNKNOWN &&
+				      v.path > probe->gdr_level))
 			GDX_INFO(NCCL_INIT | NCCL_NET, "%s", v.line);
+		else
+			GDX_INFO(NCCL_NET, "%s", v.line);
 		if (v.mode == GDX_GDR_BROKEN)
 			ret = -ENODEV;
 	}
 	gdx_gdr_probe_free(probe);
 	return ret;
+}
+
+void gdx_devs_using(char *buf, size_t len)
+{
+	/* NCCL's logger formats into 1 KiB: the rest of the line needs room */
+	size_t max = len < 640 ? len : 640, used = 0;
+	int n = gdx_vdevs_count();
+
+	buf[0] = '\0';
+	for (int i = 0; i < n; i++) {
+		const struct gdx_vdev *v = gdx_vdev_get(i);
+		int ptr = NCCL_PTR_CUDA | NCCL_PTR_DMABUF;
+		char one[GDX_MAX_RAILS * (IBV_SYSFS_NAME_MAX + 8) + 32];
+		size_t off;
+
+		off = (size_t)snprintf(one, sizeof(one), " [%d]", i);
+		for (int m = 0; m < v->nmembers && off < sizeof(one); m++) {
+			off += (size_t)snprintf(one + off, sizeof(one) - off, "%s%s:%d",
+						m ? "+" : "", v->members[m]->ibdev,
+						v->members[m]->ib_port);
+			ptr &= v->members[m]->ptr_support;
+		}
+		if (off < sizeof(one))
+			snprintf(one + off, sizeof(one) - off, "/%s/%s",
+				 v->members[0]->link_layer == IBV_LINK_LAYER_ETHERNET ? "RoCE"
+										      : "IB",
+				 ptr ? "direct" : "staged");
+		if (used + strlen(one) + 16 > max) {
+			snprintf(buf + used, len - used, " (+%d more)", n - i);
+			return;
+		}
+		used += (size_t)snprintf(buf + used, len - used, "%s", one);
+	}
+}
+
+void gdx_devs_report(void)
+{
+	for (int i = 0; i < gdx_ndevs; i++) {
+		struct gdx_dev *d = &gdx_devs[i];
+		uint64_t comms = __atomic_exchange_n(&d->comms, 0, __ATOMIC_RELAXED);
+		uint64_t gpu = __atomic_exchange_n(&d->bytes_gpu, 0, __ATOMIC_RELAXED);
+		uint64_t host = __atomic_exchange_n(&d->bytes_host, 0, __ATOMIC_RELAXED);
+		uint64_t downs = __atomic_exchange_n(&d->failovers, 0, __ATOMIC_RELAXED);
+
+		if (!comms)
+			continue;
+		GDX_INFO(
+			NCCL_INIT | NCCL_NET,
+			"%s port %d: %llu comm(s) closed, %llu bytes GPU-direct, %llu bytes through "
+			"host memory, %llu rail failover(s)",
+			d->ibdev, d->ib_port, (unsigned long long)comms, (unsigned long long)gpu,
+			(unsigned long long)host, (unsigned long long)downs);
+	}
 }
 
 int gdx_dev_pd(struct gdx_dev *dev, struct ibv_pd **pd_p)

@@ -45,7 +45,7 @@ void gdx_ece_query(struct gdx_rail *r, struct gdx_wire_ece *out)
 	if (ret) {
 		/* net_ib's rule: a provider that has none is not an error */
 		if (!__atomic_exchange_n(&r->dev->ece_said, 1, __ATOMIC_RELAXED))
-			GDX_INFO(NCCL_INIT | NCCL_NET,
+			GDX_INFO(NCCL_NET,
 				 "%s: ECE %s (ibv_query_ece: %s); connections on it go without",
 				 r->dev->ibdev,
 				 ret == EOPNOTSUPP || ret == ENOTSUP

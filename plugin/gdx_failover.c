@@ -608,6 +608,9 @@ static void gdx_fo_back(struct gdx_comm *c, int r, uint64_t now)
 	gdx_fo_set(c, r, GDX_RAIL_UP, now);
 	gdx_fo_count_live(c);
 	gdx_stripe_back(c, r);
+	/* At INIT too, unlike the connection's other lines: it ends the WARN
+	 * that took the rail out, which every log shows; without it a default
+	 * log would say the job stays slower. */
 	GDX_INFO(NCCL_INIT | NCCL_NET,
 		 "%s: rail %d (%s) back in the connection with %s at %s after %.1f s down "
 		 "(%u attempt(s)); traffic returns to it, from %.0f Mb/s",

@@ -288,8 +288,8 @@ static void gdx_live_sweep(int dfd, const char *udir)
 		if (!fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
 		    !flock(fd, LOCK_EX | LOCK_NB) && gdx_live_abandoned(fd, &st) &&
 		    !unlinkat(dfd, e->d_name, 0))
-			GDX_INFO(NCCL_INIT, "removed %s/%s, left by process %d, which is gone",
-				 udir, e->d_name, pid);
+			GDX_INFO(NCCL_NET, "removed %s/%s, left by process %d, which is gone", udir,
+				 e->d_name, pid);
 		close(fd);
 	}
 	closedir(d);
@@ -328,7 +328,7 @@ static int gdx_live_make(char *why, size_t len)
 	gdx_live_dir_fd = dfd;
 	gdx_live_opener = getpid();
 	__atomic_store_n(&gdx_live_map, (struct gdx_live *)h, __ATOMIC_RELEASE);
-	GDX_INFO(NCCL_INIT, "live counters in %s (gdx-doctor top, gdx-doctor hang)", gdx_live_path);
+	GDX_INFO(NCCL_NET, "live counters in %s (gdx-doctor top, gdx-doctor hang)", gdx_live_path);
 	gdx_live_sweep(dfd, udir);
 	return 0;
 err_remove_file:

@@ -8,11 +8,13 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <nccl/net.h>
 #include <gdx/gdx_comm.h>
 #include <gdx/gdx_conn.h>
 #include <gdx/gdx_dev.h>
+#include <gdx/gdx_env.h>
 #include <gdx/gdx_live.h>
 #include <gdx/gdx_log.h>
 #include <gdx/gdx_net.h>
@@ -52,10 +54,43 @@ ncclResult_t gdx_net_result(int err)
 	}
 }
 
+/*
+ * What NCCL does once init has failed, by NCCL_NET as NCCL 2.19 to 2.30 read
+ * it (src/net.cc, then src/plugin/net.cc): unset, it tries its next network
+ * (the next plugin of NCCL_NET_PLUGIN, its own IB, sockets); naming this
+ * network, it tries no other and the communicator's init fails; naming
+ * another, NCCL would not have used this plugin anyway. The cause was the
+ * one WARN before; this says what follows from it.
+ */
+static void gdx_net_disabled(int err)
+{
+	const char *net = gdx_env(GDX_ENV_NET);
+
+	if (!net)
+		GDX_INFO(NCCL_INIT | NCCL_NET,
+			 "plugin disabled (%s); NCCL_NET is unset, so NCCL falls back to its next "
+			 "network (the next plugin of NCCL_NET_PLUGIN, else its own IB, else "
+			 "sockets)",
+			 strerror(-err));
+	else if (!strcasecmp(net, GDX_NET_NAME))
+		GDX_WARN("plugin disabled (%s); NCCL_NET=%s names this plugin's network, so NCCL "
+			 "does not fall back: the communicator's init fails (NCCL: \"Failed to "
+			 "initialize any NET plugin\", or in older releases \"network %s not "
+			 "found\"); "
+			 "fix the cause above, or unset NCCL_NET to run on NCCL's own transport",
+			 strerror(-err), net, net);
+	else
+		GDX_INFO(NCCL_INIT | NCCL_NET,
+			 "plugin disabled (%s); NCCL_NET=%s selects another network, so NCCL does "
+			 "not use this plugin anyway",
+			 strerror(-err), net);
+}
+
 /* Once per load: parameters, the out-of-band interface, the devices as the
- * loading table's NCCL numbers them. */
+ * loading table's NCCL numbers them; then the one INIT line. */
 static int gdx_net_setup(ncclDebugLogger_t logger, enum gdx_view view)
 {
+	char oob[GDX_IFNAME_MAX + 64] = "", using[1024];
 	int ret;
 
 	gdx_log_set(logger);
@@ -70,7 +105,7 @@ static int gdx_net_setup(ncclDebugLogger_t logger, enum gdx_view view)
 	}
 	ret = gdx_params_load();
 	if (!ret)
-		ret = gdx_oob_check();
+		ret = gdx_oob_check(oob, sizeof(oob));
 	if (!ret)
 		ret = gdx_devs_init();
 	if (ret >= 0)
@@ -81,22 +116,23 @@ static int gdx_net_setup(ncclDebugLogger_t logger, enum gdx_view view)
 		/* Devices opened before the failure go too: NCCL may retry the
 		 * load, and nothing may stay behind (tests/vm_lifecycle.c). */
 		gdx_devs_fini();
-		/* The cause was the one WARN; this says what follows from it. */
-		GDX_INFO(NCCL_INIT | NCCL_NET,
-			 "plugin disabled (%s); NCCL falls back to its next network",
-			 strerror(-ret));
+		gdx_net_disabled(ret);
 		return ret;
 	}
 	gdx_initialized = true;
-	/* The versions sit in the format string itself: gdx-doctor check reads
-	 * them from the library file, as the plugin NCCL would load says them. */
+	/* The one line at INIT, as net_ib's "NET/IB : Using ...; OOB ...": the
+	 * devices NCCL sees, each with its ports, link layer and GPUDirect
+	 * verdict, and the out-of-band interface. The versions sit in the format
+	 * string itself: gdx-doctor check reads them from the library file, as
+	 * the plugin NCCL would load says them. */
+	gdx_devs_using(using, sizeof(using));
 	GDX_INFO(NCCL_INIT | NCCL_NET,
 		 "libnccl-net-gdx " GDX_VERSION ", wire protocol " GDX_NET_STR(
-			 GDX_WIRE_VERSION) ", %d device(s), net API v6 to v12",
-		 gdx_vdevs_count());
+			 GDX_WIRE_VERSION) ", net API v6 to v12; using%s; OOB %s",
+		 using, oob);
 #ifdef GDX_DEBUG
-	GDX_INFO(NCCL_INIT | NCCL_NET, "debug build: a request that completes while a work request "
-				       "still reads its buffer aborts (gdx_req.h)");
+	GDX_INFO(NCCL_NET, "debug build: a request that completes while a work request "
+			   "still reads its buffer aborts (gdx_req.h)");
 #endif
 	return 0;
 }
@@ -140,8 +176,8 @@ ncclResult_t gdx_net_init(void **ctx_p, uint64_t comm_id, int tc, ncclDebugLogge
 	ctx->tc = tc;
 	gdx_ctxs[gdx_nctxs++] = ctx;
 	*ctx_p = ctx;
-	GDX_INFO(NCCL_INIT | NCCL_NET, "context %p for communicator 0x%llx, traffic class %d",
-		 (void *)ctx, (unsigned long long)comm_id, tc);
+	GDX_INFO(NCCL_NET, "context %p for communicator 0x%llx, traffic class %d", (void *)ctx,
+		 (unsigned long long)comm_id, tc);
 out:
 	pthread_mutex_unlock(&gdx_init_lock);
 	/* Outside the init lock: making the file may first remove those that
@@ -170,8 +206,11 @@ ncclResult_t gdx_net_finalize(void *ctx)
 	c->kind = GDX_KIND_DEAD;
 	free(c);
 	pthread_mutex_lock(&gdx_init_lock);
-	if (gdx_nctxs == 0 && gdx_comms_open() == 0)
-		gdx_live_close(true); /* the job is done with the plugin */
+	if (gdx_nctxs == 0 && gdx_comms_open() == 0) {
+		/* the job is done with the plugin: what its comms moved */
+		gdx_devs_report();
+		gdx_live_close(true);
+	}
 	pthread_mutex_unlock(&gdx_init_lock);
 	return ncclSuccess;
 }
@@ -414,6 +453,20 @@ ncclResult_t gdx_net_test(void *request, int *done, int *sizes)
 	return gdx_net_result(gdx_test(request, done, sizes));
 }
 
+/*
+ * After a close: before v11 there is no finalize, and the last comm's close
+ * is the job's ncclCommDestroy of its last communicator; the NICs' summary
+ * then (a v11+ context waits for its finalize). Returns err.
+ */
+static int gdx_net_closed(int err)
+{
+	pthread_mutex_lock(&gdx_init_lock);
+	if (gdx_initialized && gdx_nctxs == 0 && gdx_comms_open() == 0)
+		gdx_devs_report();
+	pthread_mutex_unlock(&gdx_init_lock);
+	return err;
+}
+
 ncclResult_t gdx_net_close_send(void *send_comm)
 {
 	struct gdx_send_comm *sc = send_comm;
@@ -422,7 +475,7 @@ ncclResult_t gdx_net_close_send(void *send_comm)
 		GDX_WARN("closeSend: %p is not an open send comm (closed twice?)", send_comm);
 		return gdx_net_result(-EINVAL);
 	}
-	return gdx_net_result(gdx_close_send(sc));
+	return gdx_net_result(gdx_net_closed(gdx_close_send(sc)));
 }
 
 ncclResult_t gdx_net_close_recv(void *recv_comm)
@@ -433,7 +486,7 @@ ncclResult_t gdx_net_close_recv(void *recv_comm)
 		GDX_WARN("closeRecv: %p is not an open receive comm (closed twice?)", recv_comm);
 		return gdx_net_result(-EINVAL);
 	}
-	return gdx_net_result(gdx_close_recv(rc));
+	return gdx_net_result(gdx_net_closed(gdx_close_recv(rc)));
 }
 
 ncclResult_t gdx_net_close_listen(void *listen_comm)
@@ -444,7 +497,7 @@ ncclResult_t gdx_net_close_listen(void *listen_comm)
 		GDX_WARN("closeListen: %p is not an open listen comm (closed twice?)", listen_comm);
 		return gdx_net_result(-EINVAL);
 	}
-	return gdx_net_result(gdx_close_listen(lc));
+	return gdx_net_result(gdx_net_closed(gdx_close_listen(lc)));
 }
 
 ncclResult_t gdx_net_make_vdevice(int *d, int ndevs, const int *devs, int max_members)
@@ -472,7 +525,7 @@ ncclResult_t gdx_net_make_vdevice(int *d, int ndevs, const int *devs, int max_me
 		return gdx_net_result(-EDOM);
 	}
 	*d = ret;
-	GDX_INFO(NCCL_INIT | NCCL_NET, "device %d: %s, made by NCCL from %d device(s)", ret,
+	GDX_INFO(NCCL_NET, "device %d: %s, made by NCCL from %d device(s)", ret,
 		 gdx_vdev_get(ret)->name, ndevs);
 	return ncclSuccess;
 }
@@ -490,6 +543,9 @@ __attribute__((destructor)) static void gdx_net_unload(void)
 		gdx_ctxs = NULL;
 		gdx_nctxs = 0;
 		gdx_conn_fini();
+		/* what the comms moved since the last summary, if a close or a
+		 * finalize has not said it */
+		gdx_devs_report();
 		gdx_devs_fini();
 		gdx_initialized = false;
 	}

@@ -294,7 +294,7 @@ static ncclResult_t gdx_set_attr_v11(void *ctx, ncclNetAttr_v11_t *attr)
 /* ---- the tables ---- */
 
 #define GDX_TABLE_V6_COMMON                                                                  \
-	.name = "GDX", .devices = gdx_net_devices,                                           \
+	.name = GDX_NET_NAME, .devices = gdx_net_devices,                                    \
 	.regMrDmaBuf = gdx_net_reg_mr_dmabuf, /* refused where DMA-BUF is not advertised */  \
 		.deregMr = gdx_net_dereg_mr, .iflush = gdx_net_iflush, .test = gdx_net_test, \
 	.closeSend = gdx_net_close_send, .closeRecv = gdx_net_close_recv,                    \

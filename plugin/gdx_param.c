@@ -162,7 +162,7 @@ int gdx_params_load(void)
 	    GDX_PARAM_RANGE_##type(&gdx_param_infos[i], src, &gdx_params.field)) {    \
 		ret = -EINVAL;                                                        \
 	} else if (src != GDX_PARAM_DEFAULT) {                                        \
-		GDX_INFO(NCCL_ENV | NCCL_INIT, "NCCL_GDX_%s set by %s to %s", name,   \
+		GDX_INFO(NCCL_ENV, "NCCL_GDX_%s set by %s to %s", name,               \
 			 src == GDX_PARAM_TWIN ? twin : "environment", s);            \
 	}                                                                             \
 	i++;

@@ -78,7 +78,8 @@ static int gdx_comm_ctrl_create(struct gdx_comm *c)
 }
 
 /* The per-path byte counts of a comm, once it closes: the proof of which path
- * the bytes really took, and what its rails went through. */
+ * the bytes really took, and what its rails went through. Logged under NET;
+ * its NICs add them to their sums (gdx_devs_report(), at finalize). */
 static void gdx_comm_report(const struct gdx_comm *c)
 {
 	uint64_t gpu = c->live->bytes_gpu, host = c->live->bytes_host;
@@ -97,20 +98,26 @@ static void gdx_comm_report(const struct gdx_comm *c)
 						", taken out %u time(s), now %s", c->run[r].downs,
 						gdx_rail_state_name(c->run[r].state));
 	}
+	for (int i = 0; i < c->nrails && c->handed; i++) {
+		struct gdx_dev *d = c->rails[i].dev;
+		bool first = true;
+
+		/* split evenly: the rails of one comm carry alike */
+		__atomic_add_fetch(&d->bytes_gpu, gpu / (uint64_t)c->nrails, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&d->bytes_host, host / (uint64_t)c->nrails, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&d->failovers, (uint64_t)c->run[i].downs, __ATOMIC_RELAXED);
+		for (int j = 0; j < i; j++)
+			first &= c->rails[j].dev != d;
+		if (first) /* one comm per NIC, however many of its rails are there */
+			__atomic_add_fetch(&d->comms, 1, __ATOMIC_RELAXED);
+	}
 	if (gpu + host == 0 || c->nrails == 0)
 		return;
-	GDX_INFO(NCCL_INIT | NCCL_NET,
+	GDX_INFO(NCCL_NET,
 		 "%s: %s comm with %s closed: %llu bytes GPU-direct, %llu bytes through "
 		 "host memory%s",
 		 c->dev_name, c->kind == GDX_KIND_SEND ? "send" : "receive", c->peer,
 		 (unsigned long long)gpu, (unsigned long long)host, rails);
-	for (int i = 0; i < c->nrails; i++) {
-		/* split evenly: the rails of one comm carry alike */
-		__atomic_add_fetch(&c->rails[i].dev->bytes_gpu, gpu / (uint64_t)c->nrails,
-				   __ATOMIC_RELAXED);
-		__atomic_add_fetch(&c->rails[i].dev->bytes_host, host / (uint64_t)c->nrails,
-				   __ATOMIC_RELAXED);
-	}
 }
 
 void gdx_comm_base_fini(struct gdx_comm *c)

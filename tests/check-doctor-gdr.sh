@@ -330,6 +330,14 @@ json "check names the version ($version) and wire protocol ($wire) of the plugin
 	"d['nccl']['plugin_path'] == '$PWD/build/libnccl-net-gdx.so' and d['nccl']['plugin_version'] == '$version' and d['nccl']['plugin_wire'] == $wire"
 NCCL_NET_PLUGIN=$PWD/build/libnccl-net-gdx.so "$doctor" check >"$tmp/out" 2>"$tmp/err"
 has "check's table has the plugin's version" "$tmp/out" "^  plugin version +libnccl-net-gdx $version, wire protocol $wire "
+# A plugin of 0.3.2 and earlier: its INIT line began "NET/GDX : " (the built
+# one's text rewritten in place, the same length, so the file still loads).
+old_line="NET/GDX : libnccl-net-gdx 0.3.9, wire protocol 3,"
+perl -0777 -pe 's{NET/GDX plugin: libnccl-net-gdx \Q'"$version"'\E, wire protocol \d+,}{my $o = "'"$old_line"'"; $o . (" " x (length($&) - length($o)))}e' \
+	build/libnccl-net-gdx.so >"$tmp/libnccl-net-gdx.so"
+NCCL_NET_PLUGIN=$tmp/libnccl-net-gdx.so "$doctor" check --json >"$tmp/out" 2>"$tmp/err"
+json "check reads the version of a plugin whose lines began NET/GDX : (0.3.2 and earlier)" \
+	"d['nccl']['plugin_version'] == '0.3.9' and d['nccl']['plugin_wire'] == 3"
 NCCL_NET_PLUGIN=/nonexistent/libnccl-net-gdx.so "$doctor" check --json >"$tmp/out" 2>"$tmp/err"
 json "check: no plugin there, no version" \
 	"d['nccl']['plugin_path'] is None and d['nccl']['plugin_version'] is None and any('does not lead to this plugin' in p['text'] for p in d['problems'])"

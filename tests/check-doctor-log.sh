@@ -19,12 +19,36 @@ exits "log: sums the comms of a NIC" 1 "mlx5_0            2        12884901888  
 exits "log: keeps the staged verdict and its fix" 1 "fix: modprobe nvidia_peermem" "$doctor" log "$logs/staged-on-direct.log"
 exits "log: healthy log exits 0" 0 "GPUDirect RDMA via nvidia_peermem" "$doctor" log "$logs/healthy.log"
 exits "log: standard input" 0 "1000" sh -c "$doctor log - <$logs/healthy.log"
-exits "log: a log without the plugin exits 7" 7 "was the plugin loaded" "$doctor" log /dev/null
+exits "log: a log without the plugin exits 7" 7 "was it loaded" "$doctor" log /dev/null
 # NCCL's default subsystems with a plugin that logged its data lines at NET
 # only (0.1.0): the init lines are there, the byte counts are not.
 exits "log: init lines only exit 8, saying how to rerun" 8 "no plugin data lines in this log: rerun with NCCL_DEBUG=INFO" "$doctor" log "$logs/init-only.log"
 exits "log: connections without byte counts exit 8" 8 "(2 connection line(s) here, no byte counts)" "$doctor" log "$logs/connected-not-closed.log"
 exits "log: this version's lines at NCCL's default subsystems are data" 0 "rxe0              1                  0            7864320" "$doctor" log "$logs/default-subsys.log"
+# After 0.3.2: "NET/GDX plugin: " lines; at NCCL's default subsystems the INIT
+# line (a word per device) and a summary per NIC port at finalize.
+exits "log: summaries at the default subsystems are the data, exit 1 for staged bytes on a direct NIC" 1 \
+	"mlx5_0            2        12884901888         1073741824  GPUDirect RDMA (INIT line; NET says how)" \
+	"$doctor" log "$logs/summary-default-subsys.log"
+exits "log: keeps the staged verdict that stays at INIT, with its fix" 1 \
+	"mlx5_1            1                  0         2147483648  staged through host memory: nvidia_peermem not loaded" \
+	"$doctor" log "$logs/summary-default-subsys.log"
+# With NET the comms' close lines are there too: a process's summary
+# replaces its comms' counts (each byte once, a fused device's split over
+# its NICs), a process without one (it died) keeps them.
+exits "log: with NET counts each byte once" 0 "rxe1              2                  0               2000" \
+	"$doctor" log "$logs/summary-net-subsys.log"
+exits "log: with NET, a process without a summary keeps its comms' counts" 0 \
+	"rxe0              1                  0               3000  staged through host memory: no NVIDIA GPU" \
+	"$doctor" log "$logs/summary-net-subsys.log"
+exits "log: with NET, a fused device's comm is its NICs' summaries" 0 \
+	"rxe3              1                  0               1000  staged through host memory (INIT line; NET says why)" \
+	"$doctor" log "$logs/summary-net-subsys.log"
+exits "log: with NET, no row for the fused device itself" 0 "" \
+	sh -c "! $doctor log $logs/summary-net-subsys.log | grep -q 'rxe1+rxe3'"
+# NCCL's own lines under the network's name were never the plugin's.
+printf 'h:1:1 [0] NCCL INFO NET/GDX : GPU Direct RDMA Enabled for HCA 0 %s\n' "'mlx5_0'" >"$tmp/nccl-only.log"
+exits "log: NCCL's own NET/GDX lines are not the plugin's (exit 7)" 7 "was it loaded" "$doctor" log "$tmp/nccl-only.log"
 exits "log: a rail taken out twice and back twice is counted, exit 1" 1 "rxe1              2      2      4.9  completion failed: local QP operation error" "$doctor" log "$logs/rail-flap.log"
 exits "log: a rail's downs come with what to check" 1 "a rail that goes down again and again is a cable" "$doctor" log "$logs/rail-flap.log"
 exits "log: no rail section without rail lines" 0 "" sh -c "! $doctor log $logs/healthy.log | grep -q 'rails taken out'"
@@ -72,6 +96,23 @@ holds "log: the rail's NIC and cause escaped, nan seconds not added" "$tmp/out" 
 prints "log: the rail past 2^64-1 not counted, the line after a NUL not either" 0 grep -c '^rxe9 \|^a  *[0-9]' "$tmp/out"
 printf 'h:1:1 [0] NCCL INFO NET/GDX : mlx5_0: send comm with a closed: 18446744073709551616 bytes GPU-direct, 0 bytes through host memory\n' >"$tmp/range.log"
 exits "log: a count past 2^64-1 is no count (exit 8)" 8 "no plugin data lines" "$doctor" log "$tmp/range.log"
+printf 'h:1:1 [0] NCCL INFO NET/GDX plugin: mlx5_0 port 1: 18446744073709551616 comm(s) closed, 0 bytes GPU-direct, 0 bytes through host memory, 0 rail failover(s)\n' >"$tmp/range.log"
+exits "log: a summary's count past 2^64-1 is no summary (exit 8)" 8 "no plugin data lines" "$doctor" log "$tmp/range.log"
+# The INIT line and summary with hostile names: escaped, no row past them
+{
+	printf 'h:1:1 [0] NCCL INFO NET/GDX plugin: libnccl-net-gdx 9, x; using [0]m\e[2Jx:1+\a:2/IB/direct [1]:1/IB/staged [2]y:1/IB/bogus [9]; OOB\n'
+	printf 'h:1:1 [0] NCCL INFO NET/GDX plugin: m\e[2Jx port 1: 1 comm(s) closed, 0 bytes GPU-direct, 5 bytes through host memory, 0 rail failover(s)\n'
+} >"$tmp/hostile04.log"
+"$doctor" log "$tmp/hostile04.log" >"$tmp/out" 2>&1
+rc=$?
+if [ "$rc" -eq 1 ]; then
+	ok "log: a hostile log of this version exits 1 (bytes staged on a direct NIC)"
+else
+	not_ok "log: a hostile log of this version exits 1" "exit $rc: $(head -c 600 "$tmp/out")"
+fi
+printable "log: no raw control byte in that report" "$tmp/out"
+holds "log: a NIC name of the INIT line escaped" "$tmp/out" 'm\x1b[2Jx         1                  0                  5  GPUDirect RDMA (INIT line'
+prints "log: an empty name or an unknown word makes no row" 0 grep -c '^y \|^  ' "$tmp/out"
 
 # log_within NAME WANT_STATUS ARGS...: the doctor run with ARGS exits
 # WANT_STATUS within 8 MiB of resident memory, whatever the log's size.

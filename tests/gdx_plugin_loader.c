@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include <dlfcn.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,15 @@
 static char gdx_warn_buf[65536];
 static char gdx_info_buf[65536];
 static int gdx_warn_count;
+
+/* Every line with its level and flags, for what NCCL's mask would print. */
+#define GDX_TEST_LINES 2048
+static struct gdx_test_line {
+	ncclDebugLogLevel level;
+	unsigned long flags;
+	char text[1024];
+} gdx_lines[GDX_TEST_LINES];
+static int gdx_nlines;
 
 static void gdx_buf_append(char *buf, size_t cap, const char *line)
 {
@@ -28,10 +38,16 @@ void gdx_test_logger(ncclDebugLogLevel level, unsigned long flags, const char *f
 	char msg[2048];
 	va_list ap;
 
-	(void)flags;
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	if (gdx_nlines < GDX_TEST_LINES) {
+		struct gdx_test_line *l = &gdx_lines[gdx_nlines++];
+
+		l->level = level;
+		l->flags = flags;
+		snprintf(l->text, sizeof(l->text), "%.*s", (int)sizeof(l->text) - 1, msg);
+	}
 	if (level == NCCL_LOG_WARN) {
 		gdx_buf_append(gdx_warn_buf, sizeof(gdx_warn_buf), msg);
 		gdx_warn_count++;
@@ -63,6 +79,32 @@ void gdx_test_log_clear(void)
 	gdx_warn_buf[0] = '\0';
 	gdx_info_buf[0] = '\0';
 	gdx_warn_count = 0;
+	gdx_nlines = 0;
+}
+
+static bool gdx_line_shown(const struct gdx_test_line *l, ncclDebugLogLevel level,
+			   unsigned long mask)
+{
+	return l->level == level && (l->flags & mask);
+}
+
+int gdx_test_log_count(ncclDebugLogLevel level, unsigned long mask, const char *needle)
+{
+	int n = 0;
+
+	for (int i = 0; i < gdx_nlines; i++)
+		if (gdx_line_shown(&gdx_lines[i], level, mask) &&
+		    (!needle || strstr(gdx_lines[i].text, needle)))
+			n++;
+	return n;
+}
+
+void gdx_test_log_print(ncclDebugLogLevel level, unsigned long mask)
+{
+	for (int i = 0; i < gdx_nlines; i++)
+		if (gdx_line_shown(&gdx_lines[i], level, mask))
+			printf("    %s %s\n", level == NCCL_LOG_WARN ? "WARN" : "INFO",
+			       gdx_lines[i].text);
 }
 
 void gdx_plugin_load(struct gdx_plugin *p)

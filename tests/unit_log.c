@@ -35,8 +35,9 @@ static void test_control_bytes_escaped(void)
 	char buf[128];
 
 	/* a forged second log line, a terminal escape, DEL and bytes above 0x7f */
-	san(buf, sizeof(buf), "rxe0\nNET/GDX : WARN fake\r\x1b[31mred\x7f\x80\xff");
-	ASSERT_EQ(strcmp(buf, "rxe0\\x0aNET/GDX : WARN fake\\x0d\\x1b[31mred\\x7f\\x80\\xff"), 0);
+	san(buf, sizeof(buf), "rxe0\nNET/GDX plugin: WARN fake\r\x1b[31mred\x7f\x80\xff");
+	ASSERT_EQ(strcmp(buf, "rxe0\\x0aNET/GDX plugin: WARN fake\\x0d\\x1b[31mred\\x7f\\x80\\xff"),
+		  0);
 	ASSERT(all_printable(buf));
 	san(buf, sizeof(buf), "\t");
 	ASSERT_EQ(strcmp(buf, "\\x09"), 0);

@@ -2,7 +2,8 @@
 /*
  * The built .so as NCCL sees it, on a machine with no RDMA device (this one):
  * it loads, its table is complete, and init fails cleanly with one WARN that
- * says why, so NCCL can fall back. Again after dlclose + dlopen.
+ * says why, and one line that says what NCCL does next (falls back, or with
+ * NCCL_NET=GDX stops). Again after dlclose + dlopen.
  */
 #include <stdlib.h>
 
@@ -32,17 +33,61 @@ static void test_init_without_devices_fails_cleanly(void)
 	struct gdx_plugin p;
 	int ndev = -1;
 
+	unsetenv("NCCL_NET");
 	for (int round = 0; round < 3; round++) {
 		gdx_test_log_clear();
 		gdx_plugin_load(&p);
 		ASSERT_NE(p.v7->init(gdx_test_logger), ncclSuccess);
 		ASSERT_STR_CONTAINS(gdx_test_warnings(), "no RDMA device found");
 		ASSERT_EQ(gdx_test_warning_count(), 1);
-		ASSERT_STR_CONTAINS(gdx_test_infos(), "NCCL falls back");
+		ASSERT_EQ(gdx_test_log_count(
+				  NCCL_LOG_INFO, NCCL_INIT,
+				  "plugin disabled (No such device); NCCL_NET is unset, so "
+				  "NCCL falls back to its next network"),
+			  1);
 		ASSERT_EQ(p.v7->devices(&ndev), ncclSuccess);
 		ASSERT_EQ(ndev, 0);
 		gdx_plugin_unload(&p);
 	}
+}
+
+/*
+ * What follows a failed init, by NCCL_NET as NCCL reads it (src/plugin/net.cc):
+ * set to this network (any case), NCCL tries no other and the communicator
+ * fails, which is a WARN of its own; set to another, NCCL would not use the
+ * plugin anyway.
+ */
+static void test_init_failure_says_what_nccl_does(void)
+{
+	static const char *const named[] = {"GDX", "gdx"};
+	struct gdx_plugin p;
+
+	for (size_t i = 0; i < sizeof(named) / sizeof(named[0]); i++) {
+		setenv("NCCL_NET", named[i], 1);
+		gdx_test_log_clear();
+		gdx_plugin_load(&p);
+		ASSERT_NE(p.v7->init(gdx_test_logger), ncclSuccess);
+		ASSERT_EQ(gdx_test_warning_count(), 2);
+		ASSERT_STR_CONTAINS(gdx_test_warnings(), "no RDMA device found");
+		ASSERT_STR_CONTAINS(gdx_test_warnings(),
+				    "names this plugin's network, so NCCL does "
+				    "not fall back: the communicator's init "
+				    "fails");
+		ASSERT(!strstr(gdx_test_infos(), "falls back"));
+		gdx_plugin_unload(&p);
+	}
+	setenv("NCCL_NET", "IB", 1);
+	gdx_test_log_clear();
+	gdx_plugin_load(&p);
+	ASSERT_NE(p.v7->init(gdx_test_logger), ncclSuccess);
+	ASSERT_EQ(gdx_test_warning_count(), 1);
+	ASSERT_EQ(gdx_test_log_count(NCCL_LOG_INFO, NCCL_INIT,
+				     "NCCL_NET=IB selects another network, so NCCL does not use "
+				     "this plugin anyway"),
+		  1);
+	ASSERT(!strstr(gdx_test_infos(), "falls back"));
+	gdx_plugin_unload(&p);
+	unsetenv("NCCL_NET");
 }
 
 static void test_init_without_interface_fails_cleanly(void)
@@ -92,6 +137,7 @@ static void test_calls_without_devices_are_refused(void)
 }
 
 GDX_TESTS_MAIN(TEST(test_table_is_complete, 10), TEST(test_init_without_devices_fails_cleanly, 10),
+	       TEST(test_init_failure_says_what_nccl_does, 10),
 	       TEST(test_init_without_interface_fails_cleanly, 10),
 	       TEST(test_bad_parameter_fails_init, 10),
 	       TEST(test_calls_without_devices_are_refused, 10))

@@ -208,10 +208,10 @@ static void test_meta_dev_name_sanitized(void)
 	struct gdx_wire_meta m = good_meta(), wire, out;
 	char why[256];
 
-	snprintf(m.dev_name, sizeof(m.dev_name), "rxe0\nNET/GDX : fake line\x1b[2J\xff");
+	snprintf(m.dev_name, sizeof(m.dev_name), "rxe0\nNET/GDX plugin: fake line\x1b[2J\xff");
 	gdx_wire_meta_pack(&wire, &m);
 	ASSERT_EQ(gdx_wire_meta_unpack(&wire, sizeof(wire), &out, why, sizeof(why)), 0);
-	ASSERT_EQ(strcmp(out.dev_name, "rxe0\\x0aNET/GDX : fake line\\x1b[2J\\xff"), 0);
+	ASSERT_EQ(strcmp(out.dev_name, "rxe0\\x0aNET/GDX plugin: fake line\\x1b[2J\\xff"), 0);
 	/* escapes that do not fit in the field are left out whole */
 	memset(m.dev_name, '\n', sizeof(m.dev_name));
 	gdx_wire_meta_pack(&wire, &m);

@@ -35,6 +35,7 @@
 #define SIMPLE_STEP  (512 * 1024) /* the 4 MiB SIMPLE buffer / NCCL_STEPS */
 #define MAX_NET_SIZE (1ULL << 30) /* NCCL_MAX_NET_SIZE: one registered-buffer step */
 #define NEWEST	     12
+#define T12(dp)	     ((const ncclNet_v12_t *)(dp)->table)
 
 static void *xalloc(size_t n)
 {
@@ -886,6 +887,56 @@ static void test_oob_interface_as_nccl(void)
 	run_cmd("ip link del ib0 && ip link del docker0");
 }
 
+/*
+ * What NCCL 2.28+ prints of two communicators' lives through the newest
+ * table at its default subsystems (INIT; BOOTSTRAP and ENV besides): the
+ * one INIT line when the plugin starts, none for a context (NCCL calls init
+ * per communicator), a connection or its close, and one summary per NIC
+ * port at the last context's finalize. A finalize with a context left says
+ * nothing yet.
+ */
+static void test_log_at_default_subsystems_newest(void)
+{
+	const unsigned long deflt = NCCL_INIT | 4096 /* NCCL_BOOTSTRAP */ | NCCL_ENV;
+	struct gdx_drv a, b;
+	struct gdx_dpair pa, pb;
+	int env;
+
+	gdx_test_log_clear();
+	gdx_drv_load(&a, NEWEST);
+	gdx_drv_load(&b, NEWEST); /* a second communicator */
+	env = gdx_test_log_count(NCCL_LOG_INFO, NCCL_ENV, " set by ");
+	ASSERT_EQ(gdx_test_log_count(NCCL_LOG_INFO, NCCL_INIT, NULL), 1);
+	ASSERT_EQ(gdx_test_log_count(NCCL_LOG_INFO, NCCL_INIT, "libnccl-net-gdx "), 1);
+	ASSERT_EQ(gdx_test_log_count(NCCL_LOG_INFO, deflt, NULL), 1 + env);
+	ASSERT_EQ(gdx_test_log_count(NCCL_LOG_INFO, NCCL_NET, "context "), 2);
+	gdx_test_log_clear();
+	gdx_drv_pair(&a, 0, 1, &pa);
+	gdx_drv_pair(&b, 2, 3, &pb);
+	gdx_drv_transfer(&a, &pa, 300000, 1, 0);
+	gdx_drv_transfer(&b, &pb, 200000, 2, 0);
+	gdx_drv_unpair(&a, &pa);
+	gdx_drv_unpair(&b, &pb);
+	ASSERT_EQ(gdx_test_log_count(NCCL_LOG_INFO, NCCL_NET, " closed: "), 4);
+	/* every comm closed, but a context is open: its finalize is to come */
+	ASSERT_EQ(gdx_test_log_count(NCCL_LOG_INFO, deflt, NULL), 0);
+	ASSERT_EQ(T12(&a)->finalize(a.ctx), ncclSuccess);
+	ASSERT_EQ(gdx_test_log_count(NCCL_LOG_INFO, deflt, NULL), 0);
+	ASSERT_EQ(T12(&b)->finalize(b.ctx), ncclSuccess);
+	printf("  two communicators' lives, NCCL_DEBUG_SUBSYS=INIT shows:\n");
+	gdx_test_log_print(NCCL_LOG_INFO, NCCL_INIT);
+	ASSERT_EQ(gdx_test_log_count(NCCL_LOG_INFO, deflt, NULL), 4);
+	ASSERT_EQ(gdx_test_log_count(NCCL_LOG_INFO, NCCL_INIT,
+				     "rxe0 port 1: 1 comm(s) closed, 0 bytes GPU-direct, 300000 "
+				     "bytes through host memory, 0 rail failover(s)"),
+		  1);
+	ASSERT_EQ(gdx_test_log_count(NCCL_LOG_INFO, NCCL_INIT,
+				     "rxe3 port 1: 1 comm(s) closed, 0 bytes GPU-direct, 200000 "
+				     "bytes through host memory, 0 rail failover(s)"),
+		  1);
+	ASSERT_EQ(gdx_test_warning_count(), 0);
+}
+
 GDX_TESTS_MAIN(TEST(test_tag_single_receive_v7, 60), TEST(test_tag_single_receive_newest, 60),
 	       TEST(test_pxn_shared_send_comm_v7, 120), TEST(test_pxn_shared_send_comm_newest, 120),
 	       TEST(test_steps_ahead_oldest_tested_v7, 180),
@@ -900,4 +951,5 @@ GDX_TESTS_MAIN(TEST(test_tag_single_receive_v7, 60), TEST(test_tag_single_receiv
 	       TEST(test_traffic_class_both_ways, 120),
 	       TEST(test_close_send_to_dead_host_is_quick, 240),
 	       TEST(test_handle_buffer_reused_by_another_connect, 60),
-	       TEST(test_oob_interface_as_nccl, 60))
+	       TEST(test_oob_interface_as_nccl, 60),
+	       TEST(test_log_at_default_subsystems_newest, 120))

@@ -8,6 +8,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <gdx/gdx_log.h>
+
 #include "gdx_pair.h"
 #include "gdx_plugin_loader.h"
 #include "gdx_test.h"
@@ -727,10 +729,79 @@ static void test_resources_return_to_baseline(void)
 			      before, after);
 }
 
-GDX_TESTS_MAIN(TEST(test_properties, 30), TEST(test_connect_one_thread, 60),
-	       TEST(test_all_sizes_rxe1_to_rxe0, 600), TEST(test_all_sizes_rxe0_to_rxe1, 600),
-	       TEST(test_32_in_flight, 300), TEST(test_cts_batched, 120),
-	       TEST(test_cts_unbatched, 120), TEST(test_inline_sends_done_at_post, 300),
+/*
+ * What NCCL prints of a connection's whole life at its default subsystems
+ * (NCCL_DEBUG=INFO, NCCL_DEBUG_SUBSYS unset: INIT, with BOOTSTRAP and ENV
+ * in newer releases), as net_ib does: the one INIT line when the plugin
+ * starts, nothing while a connection opens, carries and closes (its lines
+ * are NET's), and when the last comm closes (before v11, the job's last
+ * ncclCommDestroy) one summary per NIC port it used.
+ */
+static void test_log_at_default_subsystems(void)
+{
+	const unsigned long deflt = NCCL_INIT | 4096 /* NCCL_BOOTSTRAP, 2.2x on */ | NCCL_ENV;
+	const ncclNet_v7_t *n;
+	struct gdx_pair p;
+	int env;
+
+	gdx_test_log_clear();
+	n = net_up();
+	printf("  at init, NCCL_DEBUG_SUBSYS=INIT shows:\n");
+	gdx_test_log_print(NCCL_LOG_INFO, NCCL_INIT);
+	ASSERT_EQ(gdx_test_log_count(NCCL_LOG_INFO, NCCL_INIT, NULL), 1);
+	ASSERT_EQ(gdx_test_log_count(NCCL_LOG_INFO, NCCL_INIT,
+				     GDX_LOG_PREFIX "libnccl-net-gdx " GDX_VERSION
+						    ", wire protocol "),
+		  1);
+	ASSERT_EQ(gdx_test_log_count(NCCL_LOG_INFO, NCCL_INIT,
+				     "; using [0]rxe0:1/RoCE/staged [1]rxe1:1/RoCE/staged"),
+		  1);
+	ASSERT_EQ(gdx_test_log_count(NCCL_LOG_INFO, NCCL_INIT, "; OOB "), 1);
+	/* newer NCCLs show ENV too: only the values the user set, as NCCL's own */
+	env = gdx_test_log_count(NCCL_LOG_INFO, NCCL_ENV, NULL);
+	ASSERT_EQ(gdx_test_log_count(NCCL_LOG_INFO, NCCL_ENV, " set by "), env);
+	ASSERT_EQ(gdx_test_log_count(NCCL_LOG_INFO, deflt, NULL), 1 + env);
+	/* the details are NET's: each device, the verdicts, the interface */
+	ASSERT_EQ(gdx_test_log_count(NCCL_LOG_INFO, NCCL_NET, "device 0: rxe0 port 1, RoCE"), 1);
+	ASSERT_EQ(gdx_test_log_count(NCCL_LOG_INFO, NCCL_NET,
+				     "rxe1: staged through host memory: no NVIDIA GPU"),
+		  1);
+	ASSERT_EQ(gdx_test_log_count(NCCL_LOG_INFO, NCCL_NET, "out-of-band interface "), 1);
+
+	gdx_test_log_clear();
+	gdx_pair_connect(n, 0, 1, &p);
+	gdx_transfer(&p, 1 << 20, 1 << 20, 0, 77);
+	ASSERT_EQ(gdx_test_log_count(NCCL_LOG_INFO, deflt, NULL), 0);
+	ASSERT_EQ(gdx_test_log_count(NCCL_LOG_INFO, NCCL_NET, "connected rxe1 to "), 1);
+	ASSERT_EQ(gdx_test_log_count(NCCL_LOG_INFO, NCCL_NET, "accepted "), 1);
+	gdx_pair_close(&p);
+	printf("  a connection's life, NCCL_DEBUG_SUBSYS=INIT shows:\n");
+	gdx_test_log_print(NCCL_LOG_INFO, NCCL_INIT);
+	printf("  and NET:\n");
+	gdx_test_log_print(NCCL_LOG_INFO, NCCL_NET);
+	ASSERT_EQ(gdx_test_log_count(NCCL_LOG_INFO, NCCL_NET, " comm with "), 2);
+	ASSERT_EQ(gdx_test_log_count(NCCL_LOG_INFO, NCCL_INIT, " comm with "), 0);
+	/* the summary: one line per port, at INIT */
+	ASSERT_EQ(gdx_test_log_count(NCCL_LOG_INFO, deflt, NULL), 2);
+	ASSERT_EQ(gdx_test_log_count(NCCL_LOG_INFO, NCCL_INIT,
+				     "rxe0 port 1: 1 comm(s) closed, 0 bytes GPU-direct, 1048576 "
+				     "bytes through host memory, 0 rail failover(s)"),
+		  1);
+	ASSERT_EQ(gdx_test_log_count(NCCL_LOG_INFO, NCCL_INIT,
+				     "rxe1 port 1: 1 comm(s) closed, 0 bytes GPU-direct, 1048576 "
+				     "bytes through host memory, 0 rail failover(s)"),
+		  1);
+	/* unloading says nothing more: the summary was said */
+	gdx_plugin_unload(&plugin);
+	ASSERT_EQ(gdx_test_log_count(NCCL_LOG_INFO, deflt, NULL), 2);
+	ASSERT_EQ(gdx_test_warning_count(), 0);
+}
+
+GDX_TESTS_MAIN(TEST(test_properties, 30), TEST(test_log_at_default_subsystems, 60),
+	       TEST(test_connect_one_thread, 60), TEST(test_all_sizes_rxe1_to_rxe0, 600),
+	       TEST(test_all_sizes_rxe0_to_rxe1, 600), TEST(test_32_in_flight, 300),
+	       TEST(test_cts_batched, 120), TEST(test_cts_unbatched, 120),
+	       TEST(test_inline_sends_done_at_post, 300),
 	       TEST(test_close_after_inline_send_to_gone_peer, 60),
 	       TEST(test_receive_larger_than_send, 60), TEST(test_send_larger_than_receive, 60),
 	       TEST(test_several_comms, 300), TEST(test_unaligned_buffers, 60),

@@ -252,6 +252,7 @@ struct gdx_comm {
 	struct gdx_qp *qps;
 	struct gdx_rail_run run[GDX_MAX_RAILS];
 	int nlive;	      /* rails UP */
+	bool handed;	      /* given to NCCL: its NICs' summaries count it (gdx_setup.c) */
 	bool failover;	      /* a failed rail is taken out (two or more, NCCL_GDX_FAILOVER) */
 	bool ar;	      /* sender: adaptive routing on every rail */
 	bool split;	      /* sender: each piece of a rail over all its QPs */

@@ -9,13 +9,15 @@
 #define GDX_CONN_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include <gdx/gdx_comm.h>
 
-/* Logs the out-of-band interface init() would use; -ENODEV after a WARN when
- * there is none. */
-int gdx_oob_check(void);
+/* The out-of-band interface init() would use, logged (NET) and said in desc
+ * ("eth0 10.0.0.5") for the INIT line; -ENODEV after a WARN when there is
+ * none. */
+int gdx_oob_check(char *desc, size_t len);
 
 int gdx_listen(struct gdx_ctx *ctx, int dev, void *handle, struct gdx_listen_comm **comm_p);
 /* tc: the connection's traffic class, -1 for the context's or NCCL_GDX_TC. */

@@ -10,6 +10,7 @@
 #include <infiniband/verbs.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include <gdx/gdx_regcache.h>
@@ -59,8 +60,11 @@ struct gdx_dev {
 	char ro_why[64];	       /* why ro is what it is, for the INFO line and doctor */
 	int ece_said;		       /* the INFO line on its ECE was logged */
 	char gdr_why[GDX_GDR_WHY_MAX]; /* why it advertises what it does, for refusals */
-	/* Bytes moved by closed comms, by the memory they came from or went to. */
+	/* What closed comms did on this port since the last summary
+	 * (gdx_devs_report()): bytes by the memory they came from or went to,
+	 * comms that had a rail here, and times such a rail was taken out. */
 	uint64_t bytes_gpu, bytes_host;
+	uint64_t comms, failovers;
 	struct gdx_ibctx *ib;
 };
 
@@ -112,6 +116,16 @@ int gdx_devs_view(enum gdx_view view);
  * logs one line per NIC saying which path it takes and why. -ENODEV after the
  * WARNs when NCCL_GDX_GDR=on cannot be met. */
 int gdx_devs_gdr(void);
+
+/* " [0]mlx5_0:1/RoCE/direct [1]rxe0:1+rxe2:1/RoCE/staged": the devices NCCL
+ * sees, each with its NICs' ports, its link layer and its GPUDirect verdict
+ * in one word (direct: GPU memory advertised; staged: host memory only), for
+ * the INIT line. Cut with " (+N more)" where len runs short. */
+void gdx_devs_using(char *buf, size_t len);
+/* Logs at INIT, per physical port that closed comms since the last call, what
+ * they moved (bytes GPU-direct and through host memory, comms, rails taken
+ * out), then zeroes those counts: each summary covers its own comms once. */
+void gdx_devs_report(void);
 
 /* Discovers devices (idempotent per load). Returns the count (> 0) or a negative
  * errno after one WARN saying why there is no usable device. */

@@ -19,6 +19,8 @@
 	  "the GPU-NIC distance up to which NCCL uses GPUDirect RDMA: the verdicts predict it") \
 	X(DEBUG, "NCCL_DEBUG", "NCCL", "the log level when there is no NCCL logger (programs)") \
 	X(NET_PLUGIN, "NCCL_NET_PLUGIN", "NCCL", "gdx-doctor: which plugin NCCL would load")    \
+	X(NET, "NCCL_NET", "NCCL",                                                              \
+	  "the network NCCL is told to use: what it does when init fails")                      \
 	X(SYSFS_ROOT, "GDX_SYSFS_ROOT", "tests",                                                \
 	  "tests only: a fixture tree read instead of /sys")                                    \
 	X(GDR_FACTS, "GDX_GDR_FACTS", "tests",                                                  \

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Logging through the logger NCCL hands to init(); stderr when there is none
- * (the programs and the tests). Every line starts with "NET/GDX : ".
+ * (the programs and the tests). Every line starts with GDX_LOG_PREFIX.
  */
 #ifndef GDX_LOG_H
 #define GDX_LOG_H
@@ -9,6 +9,18 @@
 #include <stddef.h>
 
 #include <nccl/net_common.h>
+
+/*
+ * What every line of the plugin starts with. Not "NET/GDX : ": NCCL's core
+ * prints "NET/<network> : ..." lines of its own about a plugin's devices
+ * ("NET/GDX : GPU Direct RDMA Enabled for HCA 0 'mlx5_0'", src/graph/topo.cc),
+ * so that prefix said nothing about whose line it was. NCCL prints no
+ * "NET/<network> plugin:" line.
+ */
+#define GDX_LOG_PREFIX "NET/GDX plugin: "
+/* The prefix of 0.3.2 and earlier, for what reads their logs and library
+ * files (gdx-doctor log, gdx-doctor check); never written. */
+#define GDX_LOG_PREFIX_OLD "NET/GDX : "
 
 /* NULL selects the stderr fallback, which prints WARN always and INFO when
  * NCCL_DEBUG is INFO or TRACE. */
@@ -30,13 +42,13 @@ void gdx_log(ncclDebugLogLevel level, unsigned long flags, const char *where, in
 char *gdx_log_sanitize(char *dst, size_t dst_len, const char *src, size_t src_len);
 
 #define GDX_WARN(fmt, ...) \
-	gdx_log(NCCL_LOG_WARN, NCCL_ALL, __FILE__, __LINE__, "NET/GDX : " fmt, ##__VA_ARGS__)
+	gdx_log(NCCL_LOG_WARN, NCCL_ALL, __FILE__, __LINE__, GDX_LOG_PREFIX fmt, ##__VA_ARGS__)
 #define GDX_INFO(flags, fmt, ...) \
-	gdx_log(NCCL_LOG_INFO, (flags), __func__, __LINE__, "NET/GDX : " fmt, ##__VA_ARGS__)
+	gdx_log(NCCL_LOG_INFO, (flags), __func__, __LINE__, GDX_LOG_PREFIX fmt, ##__VA_ARGS__)
 
 #ifdef GDX_ENABLE_TRACE
 #define GDX_TRACE(flags, fmt, ...) \
-	gdx_log(NCCL_LOG_TRACE, (flags), __func__, __LINE__, "NET/GDX : " fmt, ##__VA_ARGS__)
+	gdx_log(NCCL_LOG_TRACE, (flags), __func__, __LINE__, GDX_LOG_PREFIX fmt, ##__VA_ARGS__)
 #else
 #define GDX_TRACE(flags, fmt, ...) \
 	do {                       \

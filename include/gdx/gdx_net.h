@@ -10,6 +10,9 @@
 #include <nccl/net.h>
 #include <gdx/gdx_dev.h>
 
+/* The network's name in every table: what NCCL_NET selects it by. */
+#define GDX_NET_NAME "GDX"
+
 /* Largest message: the per-rail byte count travels in a 32-bit immediate. */
 #define GDX_MAX_MESSAGE (1ULL << 31)
 

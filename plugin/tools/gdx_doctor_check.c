@@ -28,6 +28,7 @@
 #include <gdx/gdx_gdr_facts.h>
 #include <gdx/gdx_gdr_verdict.h>
 #include <gdx/gdx_gid.h>
+#include <gdx/gdx_log.h>
 #include <gdx/gdx_param.h>
 #include <gdx/gdx_sysfs.h>
 #include <gdx/gdx_topo.h>
@@ -295,13 +296,15 @@ static void *check_dlopen(const char *name, char *path, size_t len)
 
 /*
  * The version and wire protocol of a plugin file, read from the text of its
- * INIT line ("NET/GDX : libnccl-net-gdx 0.3.1, wire protocol 4, %d device(s)"),
+ * INIT line ("NET/GDX plugin: libnccl-net-gdx 0.3.2, wire protocol 4, ..."),
  * which the plugin's format string holds verbatim: nothing of the library
- * runs. A plugin older than 0.2.0 has no wire protocol in it.
+ * runs. Up to 0.3.2 the line began "NET/GDX : " (GDX_LOG_PREFIX_OLD); a
+ * plugin older than 0.2.0 has no wire protocol in it.
  */
 static void check_plugin_version(struct check_nccl *n)
 {
-	static const char marker[] = "NET/GDX : libnccl-net-gdx ";
+	static const char *const markers[] = {GDX_LOG_PREFIX "libnccl-net-gdx ",
+					      GDX_LOG_PREFIX_OLD "libnccl-net-gdx "};
 	char buf[1 << 16];
 	size_t keep = 0, got;
 	FILE *f = fopen(n->plugin_path, "rb");
@@ -312,21 +315,24 @@ static void check_plugin_version(struct check_nccl *n)
 	 * line split between two reads is still found. */
 	while ((got = fread(buf + keep, 1, sizeof(buf) - 1 - keep, f)) > 0) {
 		size_t len = keep + got;
-		const char *hit = memmem(buf, len, marker, sizeof(marker) - 1);
 
-		if (hit && (size_t)(buf + len - hit) > sizeof(marker) + 64) {
+		for (size_t m = 0; m < sizeof(markers) / sizeof(markers[0]); m++) {
+			size_t mlen = strlen(markers[m]);
+			const char *hit = memmem(buf, len, markers[m], mlen);
 			char line[128];
 
-			snprintf(line, sizeof(line), "%.*s", (int)sizeof(line) - 1,
-				 hit + sizeof(marker) - 1);
+			if (!hit || (size_t)(buf + len - hit) <= mlen + 64)
+				continue;
+			snprintf(line, sizeof(line), "%.*s", (int)sizeof(line) - 1, hit + mlen);
 			if (sscanf(line, "%31[^,], wire protocol %d,", n->plugin_version,
 				   &n->plugin_wire) < 1)
 				n->plugin_version[0] = '\0';
-			break;
+			goto out;
 		}
-		keep = len < 128 ? len : 128;
+		keep = len < 160 ? len : 160;
 		memmove(buf, buf + len - keep, keep);
 	}
+out:
 	fclose(f);
 }
 

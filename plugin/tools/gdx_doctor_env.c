@@ -303,7 +303,7 @@ __attribute__((format(printf, 5, 6))) static void env_logger(ncclDebugLogLevel l
 							     unsigned long flags, const char *file,
 							     int line, const char *fmt, ...)
 {
-	const char *prefix = "NET/GDX : ";
+	const char *prefix = GDX_LOG_PREFIX;
 	char msg[512], var[64];
 	va_list ap;
 

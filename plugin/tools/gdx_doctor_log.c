@@ -13,13 +13,24 @@
 
 #include "gdx_doctor.h"
 #include <gdx/gdx_escape.h>
+#include <gdx/gdx_log.h>
 
 /*
- * What a job really did, from its NCCL_DEBUG=INFO output: the plugin's line
- * per NIC (direct or staged, and why) and the byte counts each comm logs when
- * it closes. Bytes through host memory on a NIC that advertises GPUDirect RDMA
- * mean NCCL staged them anyway (NCCL_NET_GDR_LEVEL, or host buffers): the
- * silent slowdown this command exists to show.
+ * What a job really did, from its NCCL_DEBUG=INFO output: the plugin's
+ * verdict per NIC (direct or staged: one word per device in its INIT line,
+ * and why in a line of its own), and the bytes each NIC moved: each
+ * process's summary per NIC port at finalize (INIT), or, in logs with NET
+ * and of 0.3.2 and earlier, the counts each comm logs when it closes. A
+ * process's summary replaces the counts of the comms it sums, so that a log
+ * holding both counts each byte once. Bytes through host memory on a NIC
+ * that advertises GPUDirect RDMA mean NCCL staged them anyway
+ * (NCCL_NET_GDR_LEVEL, or host buffers): the silent slowdown this command
+ * exists to show.
+ *
+ * The plugin's lines start with GDX_LOG_PREFIX; up to 0.3.2 with
+ * GDX_LOG_PREFIX_OLD, which NCCL's own lines about the network share
+ * ("NET/GDX : GPU Direct RDMA Enabled for HCA 0 ..."): those are not the
+ * plugin's.
  *
  * A log is other processes' output, on a shared node maybe other users':
  * the memory taken is fixed (one line at a time, fixed tables), a number
@@ -28,6 +39,9 @@
  */
 #define LOG_MAX_NICS  64
 #define LOG_MAX_RAILS 64
+/* (process, NIC) pairs whose comm counts wait for the process's summary. */
+#define LOG_MAX_PENDING 1024
+#define LOG_NAME_MAX	64
 
 /* The plugin's lines are a few hundred bytes; a longer line is not one of
  * them, and is skipped whole. */
@@ -37,8 +51,18 @@
 #define LOG_MAX_DOWN_S 1e9
 
 struct log_nic {
-	char name[64];
+	char name[LOG_NAME_MAX];
 	char verdict[256];
+	bool direct; /* it advertises GPUDirect RDMA */
+	unsigned long long gpu, host;
+	unsigned long comms;
+};
+
+/* The counts a process's comms logged on one NIC since its last summary,
+ * which its next summary replaces. */
+struct log_pending {
+	char proc[LOG_NAME_MAX]; /* "host:pid"; "" for lines without NCCL's head */
+	char nic[LOG_NAME_MAX];
 	unsigned long long gpu, host;
 	unsigned long comms;
 };
@@ -56,9 +80,12 @@ struct log_rail {
 struct log_scan {
 	struct log_nic nics[LOG_MAX_NICS];
 	int n;
-	unsigned long plugin_lines; /* any NET/GDX line */
+	unsigned long plugin_lines; /* any line of the plugin */
 	unsigned long connections;  /* "connected ..." and "accepted ..." */
-	unsigned long counts;	    /* "... closed: N bytes GPU-direct, M bytes ..." */
+	unsigned long counts;	    /* comms' "closed: N bytes ..." and NICs' summaries */
+	struct log_pending pending[LOG_MAX_PENDING];
+	int npending;
+	unsigned long more_pending; /* comm lines past LOG_MAX_PENDING pairs */
 	struct log_rail rails[LOG_MAX_RAILS];
 	int nrails;
 	unsigned long all_down;	  /* connections that lost every rail */
@@ -179,41 +206,236 @@ static void log_rail_line(struct log_scan *ls, const char *colon)
 	}
 }
 
+static unsigned long long log_sub(unsigned long long a, unsigned long long b)
+{
+	if (a == ULLONG_MAX)
+		return a; /* saturated: what it held is unknown */
+	return a > b ? a - b : 0;
+}
+
+/* The text after the plugin's prefix in line, or NULL when the line is not
+ * the plugin's. */
+static const char *log_plugin_text(const char *line)
+{
+	const char *p = strstr(line, GDX_LOG_PREFIX);
+
+	if (p)
+		return p + strlen(GDX_LOG_PREFIX);
+	p = strstr(line, GDX_LOG_PREFIX_OLD);
+	if (!p)
+		return NULL;
+	p += strlen(GDX_LOG_PREFIX_OLD);
+	/* NCCL's own line under the network's name (src/graph/topo.cc,
+	 * src/transport/net.cc), not the plugin's */
+	return log_after(p, "GPU Direct RDMA ") ? NULL : p;
+}
+
+/*
+ * The process of a line, from the head NCCL writes before it,
+ * "host:pid:tid [dev] NCCL INFO ": "host:pid" into key; "" when the line has
+ * no such head (every such line then counts as one process).
+ */
+static void log_proc(const char *line, const char *text, char *key, size_t len)
+{
+	const char *end = strstr(line, " ["), *start, *colon;
+
+	key[0] = '\0';
+	if (!end || end >= text)
+		return;
+	for (start = end; start > line && start[-1] != ' '; start--)
+		;
+	for (colon = end; colon > start && *colon != ':'; colon--)
+		;
+	if (colon > start && (size_t)(colon - start) < len) {
+		memcpy(key, start, (size_t)(colon - start));
+		key[colon - start] = '\0';
+	}
+}
+
+static struct log_pending *log_pending(struct log_scan *ls, const char *proc, const char *nic,
+				       size_t nic_len)
+{
+	struct log_pending *pe;
+
+	if (nic_len >= LOG_NAME_MAX)
+		return NULL;
+	for (int i = 0; i < ls->npending; i++) {
+		pe = &ls->pending[i];
+		if (!strcmp(pe->proc, proc) && strlen(pe->nic) == nic_len &&
+		    !strncmp(pe->nic, nic, nic_len))
+			return pe;
+	}
+	if (ls->npending == LOG_MAX_PENDING) {
+		ls->more_pending++;
+		return NULL;
+	}
+	pe = &ls->pending[ls->npending++];
+	memset(pe, 0, sizeof(*pe));
+	snprintf(pe->proc, sizeof(pe->proc), "%s", proc);
+	memcpy(pe->nic, nic, nic_len);
+	return pe;
+}
+
+/* A process's summary is in: the counts of its comms it replaces leave
+ * the NICs' sums, and their pairs the table. */
+static void log_retract(struct log_scan *ls, const char *proc)
+{
+	int kept = 0;
+
+	for (int i = 0; i < ls->npending; i++) {
+		struct log_pending *pe = &ls->pending[i];
+		struct log_nic *nic;
+
+		if (strcmp(pe->proc, proc)) {
+			ls->pending[kept++] = *pe;
+			continue;
+		}
+		nic = log_nic(ls, pe->nic, strlen(pe->nic));
+		if (nic) {
+			nic->gpu = log_sub(nic->gpu, pe->gpu);
+			nic->host = log_sub(nic->host, pe->host);
+			nic->comms = nic->comms > pe->comms ? nic->comms - pe->comms : 0;
+		}
+	}
+	ls->npending = kept;
+}
+
+/* "<nic>: <kind> comm with <peer> closed: G bytes GPU-direct, H bytes
+ * through host memory...": one comm's counts, until its process's summary. */
+static bool log_comm_line(struct log_scan *ls, const char *proc, const char *p, const char *colon)
+{
+	const char *c = strstr(colon, " closed: ");
+	unsigned long long gpu, host;
+	struct log_pending *pe;
+	struct log_nic *nic;
+	size_t len = (size_t)(colon - p);
+
+	c = c ? log_after(log_count(c + strlen(" closed: "), &gpu), " bytes GPU-direct, ") : NULL;
+	if (!c || !log_after(log_count(c, &host), " bytes"))
+		return false;
+	ls->counts++;
+	nic = log_nic(ls, p, len);
+	if (!nic)
+		return true;
+	nic->gpu = log_add(nic->gpu, gpu);
+	nic->host = log_add(nic->host, host);
+	nic->comms++;
+	pe = log_pending(ls, proc, p, len);
+	if (pe) {
+		pe->gpu = log_add(pe->gpu, gpu);
+		pe->host = log_add(pe->host, host);
+		pe->comms++;
+	}
+	return true;
+}
+
+/* "<nic> port P: N comm(s) closed, G bytes GPU-direct, H bytes through host
+ * memory, F rail failover(s)": what a process's comms moved on one NIC port
+ * since its last summary (after 0.3.2, at finalize). */
+static bool log_summary_line(struct log_scan *ls, const char *proc, const char *p)
+{
+	const char *port = strstr(p, " port "), *c;
+	unsigned long long n, gpu, host, fo, portnum;
+	struct log_nic *nic;
+
+	if (!port || port == p || memchr(p, ' ', (size_t)(port - p)))
+		return false;
+	c = log_after(log_count(port + strlen(" port "), &portnum), ": ");
+	c = log_after(log_count(c, &n), " comm(s) closed, ");
+	c = log_after(log_count(c, &gpu), " bytes GPU-direct, ");
+	c = log_after(log_count(c, &host), " bytes through host memory, ");
+	if (!log_after(log_count(c, &fo), " rail failover(s)") || n > ULONG_MAX)
+		return false;
+	ls->counts++;
+	log_retract(ls, proc);
+	nic = log_nic(ls, p, (size_t)(port - p));
+	if (nic) {
+		nic->gpu = log_add(nic->gpu, gpu);
+		nic->host = log_add(nic->host, host);
+		nic->comms = nic->comms > ULONG_MAX - n ? ULONG_MAX : nic->comms + (unsigned long)n;
+	}
+	return true;
+}
+
+/* The INIT line after 0.3.2: "libnccl-net-gdx V, ...; using
+ * [0]mlx5_0:1/RoCE/direct [1]rxe0:1+rxe2:1/RoCE/staged; OOB ...": each
+ * device's verdict in one word, for the NICs no line of its own explains. */
+static void log_init_line(struct log_scan *ls, const char *p)
+{
+	const char *c = strstr(p, "; using ");
+
+	if (!c)
+		return;
+	c += strlen("; using ");
+	while (*c == '[') {
+		size_t len = strcspn(c, " ;");
+		const char *end = c + len, *names = memchr(c, ']', len), *word, *ll;
+		bool direct;
+
+		if (!names)
+			return;
+		names++;
+		ll = memchr(names, '/', (size_t)(end - names));
+		word = ll ? memchr(ll + 1, '/', (size_t)(end - ll - 1)) : NULL;
+		if (!word)
+			return;
+		word++;
+		direct = (size_t)(end - word) == strlen("direct") && !strncmp(word, "direct", 6);
+		if (!direct &&
+		    !((size_t)(end - word) == strlen("staged") && !strncmp(word, "staged", 6)))
+			return;
+		while (names < ll) {
+			size_t n = strcspn(names, "+/"), name_len = strcspn(names, ":+/");
+			struct log_nic *nic =
+				name_len && name_len <= n ? log_nic(ls, names, name_len) : NULL;
+
+			if (nic && !nic->verdict[0]) {
+				snprintf(nic->verdict, sizeof(nic->verdict), "%s",
+					 direct ? "GPUDirect RDMA (INIT line; NET says how)"
+						: "staged through host memory (INIT line; NET "
+						  "says why)");
+				nic->direct = direct;
+			}
+			names += n + (names[n] == '+');
+		}
+		c = end + (*end == ' ');
+	}
+}
+
 static void log_line(struct log_scan *ls, const char *line)
 {
-	const char *p = strstr(line, "NET/GDX : "), *colon, *space, *c;
-	unsigned long long gpu, host;
+	const char *p = log_plugin_text(line), *colon, *space;
+	char proc[LOG_NAME_MAX];
 	struct log_nic *nic;
 
 	if (!p)
 		return;
 	ls->plugin_lines++;
-	p += strlen("NET/GDX : ");
+	log_proc(line, p, proc, sizeof(proc));
 	if (log_after(p, "connected ") || log_after(p, "accepted "))
 		ls->connections++;
+	if (log_after(p, "libnccl-net-gdx ")) {
+		log_init_line(ls, p);
+		return;
+	}
+	if (log_summary_line(ls, proc, p))
+		return;
 	colon = strchr(p, ':');
 	space = strchr(p, ' ');
 	if (!colon || !space || space < colon)
 		return; /* not "<nic>: ..." */
-	c = strstr(colon, " closed: ");
-	c = c ? log_after(log_count(c + strlen(" closed: "), &gpu), " bytes GPU-direct, ") : NULL;
-	if (c && log_after(log_count(c, &host), " bytes")) {
-		ls->counts++;
-		nic = log_nic(ls, p, (size_t)(colon - p));
-		if (nic) {
-			nic->gpu = log_add(nic->gpu, gpu);
-			nic->host = log_add(nic->host, host);
-			nic->comms++;
-		}
-	} else if (log_after(colon, ": rail ") ||
-		   log_after(colon, ": every rail of the connection")) {
+	if (log_comm_line(ls, proc, p, colon))
+		return;
+	if (log_after(colon, ": rail ") || log_after(colon, ": every rail of the connection")) {
 		log_rail_line(ls, colon);
 	} else if (log_after(colon, ": GPUDirect RDMA via ") ||
 		   log_after(colon, ": staged through host memory")) {
 		nic = log_nic(ls, p, (size_t)(colon - p));
-		if (nic)
+		if (nic) {
 			snprintf(nic->verdict, sizeof(nic->verdict), "%.*s",
 				 (int)strcspn(colon + 2, "\n"), colon + 2);
+			nic->direct = log_after(colon, ": GPUDirect RDMA via ") != NULL;
+		}
 	}
 }
 
@@ -268,9 +490,8 @@ int doctor_log_stream(FILE *in, FILE *out)
 		return DOCTOR_NO_INPUT;
 	}
 	if (!ls->plugin_lines) {
-		fprintf(out,
-			"no NET/GDX lines: was the plugin loaded (NCCL_NET_PLUGIN=gdx) and the "
-			"log written with NCCL_DEBUG=INFO?\n");
+		fprintf(out, "no line of the plugin (\"" GDX_LOG_PREFIX "...\"): was it loaded "
+			     "(NCCL_NET_PLUGIN=gdx) and the log written with NCCL_DEBUG=INFO?\n");
 		free(ls);
 		return DOCTOR_LOG_NO_PLUGIN;
 	}
@@ -279,9 +500,10 @@ int doctor_log_stream(FILE *in, FILE *out)
 	if (!ls->counts) {
 		fprintf(out,
 			"no plugin data lines in this log: rerun with NCCL_DEBUG=INFO and "
-			"NCCL_DEBUG_SUBSYS unset or holding INIT or NET (this plugin logs its "
-			"connections and byte counts at both), and let the job destroy its "
-			"communicators: each connection logs its byte counts when it closes "
+			"NCCL_DEBUG_SUBSYS unset or holding INIT (the plugin sums each NIC's "
+			"bytes at finalize under INIT; NET adds each connection's as it "
+			"closes), and let the job destroy its communicators: the sums are "
+			"logged when the last one goes "
 			"(%lu connection line(s) here, no byte counts)\n",
 			ls->connections);
 		free(ls);
@@ -291,15 +513,22 @@ int doctor_log_stream(FILE *in, FILE *out)
 		"the plugin's verdict at init");
 	for (int i = 0; i < ls->n; i++) {
 		const struct log_nic *nic = &ls->nics[i];
-		bool direct = !strncmp(nic->verdict, "GPUDirect", 9);
 
+		/* a fused device's comms, replaced by its NICs' summaries */
+		if (!nic->comms && !nic->gpu && !nic->host && !nic->verdict[0])
+			continue;
 		log_column(out, nic->name, 12);
 		fprintf(out, " %6lu %18llu %18llu  ", nic->comms, nic->gpu, nic->host);
 		gdx_esc_text(out, nic->verdict[0] ? nic->verdict : "(no verdict line)");
 		fputc('\n', out);
-		if (direct && nic->host)
+		if (nic->direct && nic->host)
 			staged_direct++;
 	}
+	if (ls->more_pending)
+		fprintf(out,
+			"(%lu connection line(s) of processes past the first %d NIC pairs: "
+			"their bytes may be counted twice, once more in their summaries)\n",
+			ls->more_pending, LOG_MAX_PENDING);
 	if (ls->more_nics)
 		fprintf(out, "(%lu line(s) about NICs past the first %d, not counted)\n",
 			ls->more_nics, LOG_MAX_NICS);
