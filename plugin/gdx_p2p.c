@@ -37,17 +37,16 @@
  * GDX_DEAF_MS, so that closing every comm to a dead host costs one wait. */
 #define GDX_DRAIN_MS 100
 #define GDX_DEAF_MS  10000
-/* Clear-to-sends go out in batches while the sender still holds at least
- * GDX_CTS_DEFER_MIN of them: one RDMA WRITE, one doorbell, for up to
- * NCCL_GDX_CTS_BATCH receives. They go when a receive held back is tested;
- * for large receives, at the next test that finds nothing to take (NCCL's
- * proxy tests one in every pass, so they are held for one pass at most:
- * what the receiver counts as held includes messages on their way, so
- * waiting for the sender to run out could leave it idle); and all at once
- * when the sender is down to its last one. */
+/* Clear-to-sends of small receives go out in batches while the sender
+ * still holds at least GDX_CTS_DEFER_MIN of them: one RDMA WRITE, one
+ * doorbell, for up to NCCL_GDX_CTS_BATCH receives. They go when a receive
+ * held back is tested, and all at once when the sender is down to its last
+ * one. */
 #define GDX_CTS_DEFER_MIN 2
-/* Receives of at least this many bytes have their clear-to-sends go at the
- * next test that finds nothing to take (gdx_cts_due). */
+/* Receives of at least this many bytes send theirs at once (with any held
+ * before them): what the receiver counts as held by the sender includes
+ * messages still on the wire, so holding one back can leave the sender with
+ * none and the link idle, and one small write costs little next to 64 KiB. */
 #define GDX_CTS_EAGER_MIN (64u << 10)
 /* How often a waiting request looks at the peer's out-of-band socket. */
 #define GDX_LIVENESS_POLLS 1024
@@ -906,6 +905,7 @@ int gdx_irecv(struct gdx_recv_comm *rc, int n, void **data, const uint64_t *size
 	struct gdx_comm *c = &rc->base;
 	uint32_t s = (uint32_t)(rc->tail % GDX_MAX_REQUESTS);
 	struct gdx_request *req;
+	uint64_t posted = 0;
 	int ret;
 
 	*req_p = NULL;
@@ -957,7 +957,9 @@ int gdx_irecv(struct gdx_recv_comm *rc, int n, void **data, const uint64_t *size
 	req->seq = rc->tail++;
 	req->pending = 1; /* until every piece of it has arrived */
 	rc->slots[s] = req;
-	if (rc->cts_outstanding < GDX_CTS_DEFER_MIN ||
+	for (int i = 0; i < n; i++)
+		posted += sizes[i];
+	if (posted >= GDX_CTS_EAGER_MIN || rc->cts_outstanding < GDX_CTS_DEFER_MIN ||
 	    rc->tail - rc->cts_sent >= (uint64_t)gdx_params.cts_batch)
 		ret = gdx_cts_flush(rc);
 	else
@@ -1041,21 +1043,13 @@ int gdx_iflush(struct gdx_recv_comm *rc, int n, void **data, const int *sizes, s
 }
 
 /* Whether a test sends the held-back clear-to-sends (after its poll, so
- * what had arrived is taken first): always when the tested receive is one of
- * them; for large receives whenever the test found nothing to take, as a
- * sender that runs out of them idles the link; small ones are bound by
+ * what had arrived is taken first): when the tested receive is one of them.
+ * Held ones are small (large receives send theirs at once), bound by
  * latency, and one write (a system call on some providers) per message
  * would cost more than the sender waits, so they keep to the batch rules. */
 static bool gdx_cts_due(const struct gdx_recv_comm *rc, const struct gdx_request *req)
 {
-	const struct gdx_cts *first;
-
-	if (rc->cts_sent >= rc->tail)
-		return false;
-	if (!req->flush && req->seq >= rc->cts_sent)
-		return true;
-	first = &rc->base.ctrl->fifo[GDX_FIFO_INDEX(rc->cts_sent % GDX_MAX_REQUESTS, 0)];
-	return req->pending > 0 && le64toh(first->size) >= GDX_CTS_EAGER_MIN;
+	return rc->cts_sent < rc->tail && !req->flush && req->seq >= rc->cts_sent;
 }
 
 int gdx_test(struct gdx_request *req, int *done_p, int *sizes)
