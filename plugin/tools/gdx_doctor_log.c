@@ -500,9 +500,9 @@ int doctor_log_stream(FILE *in, FILE *out)
 	if (!ls->counts) {
 		fprintf(out,
 			"no plugin data lines in this log: rerun with NCCL_DEBUG=INFO and "
-			"NCCL_DEBUG_SUBSYS unset or holding INIT (the plugin sums each NIC's "
-			"bytes at finalize under INIT; NET adds each connection's as it "
-			"closes), and let the job destroy its communicators: the sums are "
+			"NCCL_DEBUG_SUBSYS unset or holding INIT or NET (the plugin sums each "
+			"NIC's bytes at finalize under both; NET adds each connection's as "
+			"it closes), and let the job destroy its communicators: the sums are "
 			"logged when the last one goes "
 			"(%lu connection line(s) here, no byte counts)\n",
 			ls->connections);
