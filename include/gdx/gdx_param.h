@@ -69,7 +69,7 @@
 	  "close an incoming out-of-band connection that has not sent its whole hello by then "   \
 	  "(at most HANDSHAKE_TIMEOUT_MS), unread; its connector connects again")                 \
 	X(int, cts_batch, "CTS_BATCH", "8", NULL, 1, 32,                                          \
-	  "clear-to-sends of receives under 64 KiB written together while the sender still "    \
+	  "clear-to-sends of receives under 64 KiB written together while the sender still "      \
 	  "holds two or more; 1 writes each at once, for a driver that does not keep testing "    \
 	  "its receives as NCCL does")                                                            \
 	X(int, qps_per_connection, "QPS_PER_CONNECTION", "1", "NCCL_IB_QPS_PER_CONNECTION", 1,    \
