@@ -138,8 +138,10 @@ static int doctor(const char *env, const char *args, char *out, size_t len)
 	/* NCCL 2.21+ takes a path in NCCL_NET_PLUGIN (the NCCL in /usr/local/cuda) */
 	snprintf(cmd, sizeof(cmd), "%s/libnccl-net-gdx.so", dirname(strdupa(path)));
 	ASSERT(realpath(cmd, plugin) != NULL);
-	snprintf(cmd, sizeof(cmd), "env -u GDX_GDR_FACTS NCCL_NET_PLUGIN=%s %s %s %s 2>&1", plugin,
-		 env, path, args);
+	/* env's options (-u) go before its first assignment: after one, the
+	 * next word is the command */
+	snprintf(cmd, sizeof(cmd), "env -u GDX_GDR_FACTS %s NCCL_NET_PLUGIN=%s %s %s 2>&1", env,
+		 plugin, path, args);
 	f = popen(cmd, "r");
 	ASSERT(f != NULL);
 	while (used + 1 < len && (r = fread(out + used, 1, len - used - 1, f)) > 0)
