@@ -72,6 +72,15 @@ differ() {
 	return 1
 }
 
+# The README is for users: the reference lives in the man pages.
+lines=$(wc -l <README.md)
+if [ "$lines" -le 500 ]; then
+	ok "the README is a user's guide: $lines lines, at most 500"
+else
+	not_ok "the README is a user's guide, at most 500 lines" \
+		"$lines lines: move reference material to plugin/tools/libnccl-net-gdx.7"
+fi
+
 # ---- what the sources and programs say ----
 
 # The parameter table through the preprocessor: one row a variable.
