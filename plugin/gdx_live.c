@@ -355,7 +355,7 @@ void gdx_live_open(void)
 		__atomic_store_n(&gdx_live_map, NULL, __ATOMIC_RELEASE);
 	}
 	if (!gdx_live_file() && gdx_params.live && gdx_live_make(why, sizeof(why)))
-		GDX_INFO(NCCL_INIT,
+		GDX_INFO(NCCL_INIT | NCCL_NET,
 			 "no live counters: %s (gdx-doctor top and hang will not see this "
 			 "process; NCCL_GDX_LIVE_DIR chooses the directory)",
 			 why);
