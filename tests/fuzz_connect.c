@@ -43,6 +43,7 @@
 #include <gdx/gdx_log.h>
 #include <gdx/gdx_param.h>
 #include <gdx/gdx_wire.h>
+#include "fuzz_check.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -55,14 +56,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define FUZZ_MAX_STREAM	  4096
 #define FUZZ_HANDLE_NONCE 0x0123456789abcdefULL
-
-#define FUZZ_CHECK(cond)                                                                           \
-	do {                                                                                       \
-		if (!(cond)) {                                                                     \
-			fprintf(stderr, "fuzz_connect.c:%d: check failed: %s\n", __LINE__, #cond); \
-			abort();                                                                   \
-		}                                                                                  \
-	} while (0)
 
 static int fuzz_warns;
 static bool fuzz_echo; /* the input holds the nonce where a line may quote it */

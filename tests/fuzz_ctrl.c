@@ -38,6 +38,7 @@
 #include <gdx/gdx_p2p.h>
 #include <gdx/gdx_param.h>
 #include <gdx/gdx_post.h>
+#include "fuzz_check.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -52,14 +53,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 #define FUZZ_BUF     (1u << 20) /* the send buffer, and each receive's */
 #define FUZZ_CQ	     512
 #define FUZZ_MAX_QPS 4
-
-#define FUZZ_CHECK(cond)                                                                        \
-	do {                                                                                    \
-		if (!(cond)) {                                                                  \
-			fprintf(stderr, "fuzz_ctrl.c:%d: check failed: %s\n", __LINE__, #cond); \
-			abort();                                                                \
-		}                                                                               \
-	} while (0)
 
 /* ---- the made-up NIC ---- */
 

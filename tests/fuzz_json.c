@@ -26,17 +26,9 @@
 
 #include "../plugin/tools/gdx_doctor.h"
 #include <gdx/gdx_escape.h>
+#include "fuzz_check.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-/* Stops with a message libFuzzer keeps next to the crashing input. */
-#define FUZZ_CHECK(cond)                                                                        \
-	do {                                                                                    \
-		if (!(cond)) {                                                                  \
-			fprintf(stderr, "fuzz_json.c:%d: check failed: %s\n", __LINE__, #cond); \
-			abort();                                                                \
-		}                                                                               \
-	} while (0)
 
 /* What gdx-doctor prints: UTF-8 whose every character shows as itself
  * (gdx_esc_text's rule), newlines apart. */

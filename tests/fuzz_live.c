@@ -57,18 +57,10 @@
 #include <gdx/gdx_escape.h>
 #include <gdx/gdx_live.h>
 #include <gdx/gdx_time.h>
+#include "fuzz_check.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-/* Stops with a message libFuzzer keeps next to the crashing input. */
-#define FUZZ_CHECK(cond)                                                                        \
-	do {                                                                                    \
-		if (!(cond)) {                                                                  \
-			fprintf(stderr, "fuzz_live.c:%d: check failed: %s\n", __LINE__, #cond); \
-			abort();                                                                \
-		}                                                                               \
-	} while (0)
 
 enum {
 	FUZZ_HEADER = 1 << 0,

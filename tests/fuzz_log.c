@@ -18,17 +18,9 @@
 
 #include "../plugin/tools/gdx_doctor.h"
 #include <gdx/gdx_escape.h>
+#include "fuzz_check.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-/* Stops with a message libFuzzer keeps next to the crashing input. */
-#define FUZZ_CHECK(cond)                                                                       \
-	do {                                                                                   \
-		if (!(cond)) {                                                                 \
-			fprintf(stderr, "fuzz_log.c:%d: check failed: %s\n", __LINE__, #cond); \
-			abort();                                                               \
-		}                                                                              \
-	} while (0)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

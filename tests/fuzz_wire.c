@@ -35,6 +35,7 @@
 #include <gdx/gdx_log.h>
 #include <gdx/gdx_param.h>
 #include <gdx/gdx_wire.h>
+#include "fuzz_check.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -44,15 +45,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 #define FUZZ_RST	  0x04 /* the client resets instead of closing cleanly */
 
 #define FUZZ_MAX_STREAM 2048
-
-/* Stops with a message libFuzzer keeps next to the crashing input. */
-#define FUZZ_CHECK(cond)                                                                        \
-	do {                                                                                    \
-		if (!(cond)) {                                                                  \
-			fprintf(stderr, "fuzz_wire.c:%d: check failed: %s\n", __LINE__, #cond); \
-			abort();                                                                \
-		}                                                                               \
-	} while (0)
 
 static struct gdx_listen_comm *fuzz_lc;
 static struct gdx_handle fuzz_handle;
