@@ -334,14 +334,6 @@ void gdx_rail_destroy(struct gdx_rail *r)
 	memset(r, 0, sizeof(*r));
 }
 
-int gdx_rail_qp_index(const struct gdx_rail *r, uint32_t qpn)
-{
-	for (int q = 0; q < r->nqps; q++)
-		if (r->qps[q].qp->qp_num == qpn)
-			return q;
-	return -1;
-}
-
 int gdx_rail_post_recvs(struct gdx_rail *r, int q, int n)
 {
 	struct ibv_recv_wr wrs[64], *bad;

@@ -75,8 +75,6 @@ void gdx_rail_freeze(struct gdx_rail *r);
  * incarnation goes up. */
 int gdx_rail_reset(struct gdx_rail *r);
 void gdx_rail_destroy(struct gdx_rail *r);
-/* The QP of the rail whose number is qpn, -1 if none. */
-int gdx_rail_qp_index(const struct gdx_rail *r, uint32_t qpn);
 
 /* Posts n zero-length receives on QP q (they only consume WRITE_WITH_IMM),
  * counted in recvs_out until they complete. */
