@@ -1040,20 +1040,6 @@ const struct gdx_topo_group *gdx_topo_group(const struct gdx_topo *t, int i)
 	return i >= 0 && i < t->ngroups ? &t->groups[i] : NULL;
 }
 
-int gdx_topo_group_of(const struct gdx_topo *t, const char *nic_name)
-{
-	int nic = gdx_topo_find_nic(t, nic_name);
-
-	for (int g = 0; nic >= 0 && g < gdx_topo_ngroups(t); g++) {
-		const struct gdx_topo_group *grp = gdx_topo_group(t, g);
-
-		for (int k = 0; k < grp->nnics; k++)
-			if (grp->nics[k] == nic)
-				return g;
-	}
-	return -1;
-}
-
 int gdx_topo_auto_rails(const struct gdx_topo *t, const char *const *names, int n, int members[][8],
 			int *counts, int max_groups, int max_members)
 {

@@ -158,9 +158,6 @@ int gdx_topo_gpu_rail(const struct gdx_topo *t, int gpu, int *nics, int max);
 int gdx_topo_ngroups(const struct gdx_topo *t);
 const struct gdx_topo_group *gdx_topo_group(const struct gdx_topo *t, int i);
 
-/* The group a NIC belongs to (its rail id), or -1 when the NIC is unknown. */
-int gdx_topo_group_of(const struct gdx_topo *t, const char *nic_name);
-
 /*
  * What NCCL_GDX_RAILS=auto fuses: every group that some GPU uses and that
  * holds two or more of the given device names (at most max_members). Fills
