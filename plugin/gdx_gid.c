@@ -110,7 +110,8 @@ int gdx_gid_range_parse(const char *s, struct gdx_gid_range *r)
 	return 0;
 }
 
-bool gdx_gid_in_range(const uint8_t raw[16], const struct gdx_gid_range *r)
+/* True when there is no range, or the GID lies in it. */
+static bool gdx_gid_in_range(const uint8_t raw[16], const struct gdx_gid_range *r)
 {
 	int full, rest;
 

@@ -17,7 +17,8 @@ const struct gdx_param_info gdx_param_infos[] = {
 #undef GDX_PARAM_INFO
 };
 const int gdx_param_count = sizeof(gdx_param_infos) / sizeof(gdx_param_infos[0]);
-enum gdx_param_src gdx_param_srcs[sizeof(gdx_param_infos) / sizeof(gdx_param_infos[0])];
+/* Where each value came from, indexed as gdx_param_infos. */
+static enum gdx_param_src gdx_param_srcs[sizeof(gdx_param_infos) / sizeof(gdx_param_infos[0])];
 
 const char *gdx_param_env(const char *name)
 {

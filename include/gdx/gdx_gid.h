@@ -36,8 +36,6 @@ struct gdx_gid_range {
 
 /* 0 (an empty string is no range) or -EINVAL for a malformed one. */
 int gdx_gid_range_parse(const char *s, struct gdx_gid_range *r);
-/* True when there is no range, or the GID lies in it. */
-bool gdx_gid_in_range(const uint8_t raw[16], const struct gdx_gid_range *r);
 
 /*
  * Best GID for RoCE: configured, inside range (NULL or unset: anywhere), not

@@ -125,8 +125,6 @@ struct gdx_param_info {
 enum gdx_param_src { GDX_PARAM_DEFAULT, GDX_PARAM_OURS, GDX_PARAM_TWIN };
 
 extern struct gdx_params gdx_params;
-/* Indexed as gdx_param_infos. */
-extern enum gdx_param_src gdx_param_srcs[];
 extern const struct gdx_param_info gdx_param_infos[];
 extern const int gdx_param_count;
 
