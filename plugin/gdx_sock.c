@@ -246,14 +246,3 @@ void gdx_sock_addr_str(const struct gdx_sockaddr *a, char *buf, size_t len)
 		snprintf(buf, len, "(family %d)", a->u.sa.sa_family);
 	}
 }
-
-void gdx_sock_peer_str(int fd, char *buf, size_t len)
-{
-	struct gdx_sockaddr a;
-
-	a.len = sizeof(a.u);
-	if (getpeername(fd, &a.u.sa, &a.len))
-		snprintf(buf, len, "(unknown peer)");
-	else
-		gdx_sock_addr_str(&a, buf, len);
-}

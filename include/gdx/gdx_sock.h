@@ -63,6 +63,5 @@ int gdx_sock_recv_some(int fd, struct gdx_xfer *x);
 int gdx_sock_peer_alive(int fd);
 
 void gdx_sock_addr_str(const struct gdx_sockaddr *a, char *buf, size_t len);
-void gdx_sock_peer_str(int fd, char *buf, size_t len);
 
 #endif
