@@ -798,7 +798,7 @@ int gdx_connect(struct gdx_ctx *ctx, int dev, int tc, void *handle, struct gdx_s
 	}
 	gdx_live_comm_open(&sc->base);
 	sc->base.handed = true;
-	GDX_INFO(NCCL_NET, "connected %s to %s (%s), %s", gdx_vdev_get(dev)->name, sc->base.peer,
+	GDX_INFO(NCCL_NET, "connected %s to %s (%s), %s", sc->base.dev_name, sc->base.peer,
 		 sc->base.peer_dev, gdx_rails_note(&sc->base, members, note, sizeof(note)));
 	*comm_p = sc;
 	return 0;
@@ -1209,7 +1209,7 @@ static int gdx_accept_pending(struct gdx_listen_comm *lc, struct gdx_recv_comm *
 		a->rc->base.handed = true;
 		*comm_p = a->rc;
 		GDX_INFO(NCCL_NET, "accepted %s (%s) on %s, %s", a->rc->base.peer,
-			 a->rc->base.peer_dev, gdx_vdev_get(lc->dev_index)->name,
+			 a->rc->base.peer_dev, a->rc->base.dev_name,
 			 gdx_rails_note(&a->rc->base, gdx_wire_hello_rails(&a->hello), note,
 					sizeof(note)));
 		a->rc = NULL;

@@ -409,7 +409,7 @@ void gdx_live_comm_open(struct gdx_comm *c)
 	__atomic_add_fetch(&l->gen, 1, __ATOMIC_RELAXED);
 	memset((char *)l + offsetof(struct gdx_live_comm, dev), 0,
 	       sizeof(*l) - offsetof(struct gdx_live_comm, dev));
-	snprintf(l->dev, sizeof(l->dev), "%.63s", gdx_vdev_get(c->dev_index)->name);
+	snprintf(l->dev, sizeof(l->dev), "%.63s", c->dev_name);
 	snprintf(l->peer, sizeof(l->peer), "%s", c->peer);
 	snprintf(l->peer_dev, sizeof(l->peer_dev), "%.63s", c->peer_dev);
 	l->nrails = (uint32_t)(c->nrails < GDX_LIVE_RAILS ? c->nrails : GDX_LIVE_RAILS);

@@ -131,7 +131,7 @@ static bool gdx_reg_supported(struct gdx_comm *comm, int ptr, const char *what)
 
 		if (!(d->ptr_support & ptr)) {
 			GDX_WARN("%s: registration of %s refused: %s does not advertise it (%s)",
-				 gdx_vdev_get(comm->dev_index)->name, what, d->ibdev,
+				 comm->dev_name, what, d->ibdev,
 				 d->gdr_why[0] ? d->gdr_why : "no GPUDirect RDMA");
 			return false;
 		}
@@ -144,12 +144,12 @@ static int gdx_reg_check(struct gdx_comm *comm, void *data, uint64_t size, int t
 	if (type != NCCL_PTR_HOST && type != NCCL_PTR_CUDA) {
 		GDX_WARN("%s: registration of memory type %d refused: not NCCL_PTR_HOST or "
 			 "NCCL_PTR_CUDA",
-			 gdx_vdev_get(comm->dev_index)->name, type);
+			 comm->dev_name, type);
 		return -EINVAL;
 	}
 	if (size == 0 || !data) {
 		GDX_WARN("%s: registration of %llu bytes at %p refused: empty range",
-			 gdx_vdev_get(comm->dev_index)->name, (unsigned long long)size, data);
+			 comm->dev_name, (unsigned long long)size, data);
 		return -EINVAL;
 	}
 	return 0;
