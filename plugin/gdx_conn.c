@@ -17,7 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/resource.h>
 #include <sys/random.h>
 #include <unistd.h>
 
@@ -25,6 +24,7 @@
 #include <gdx/gdx_conn.h>
 #include <gdx/gdx_env.h>
 #include <gdx/gdx_flush.h>
+#include <gdx/gdx_handshake.h>
 #include <gdx/gdx_live.h>
 #include <gdx/gdx_log.h>
 #include <gdx/gdx_p2p.h>
@@ -137,19 +137,6 @@ struct gdx_accept {
 	char peer[64];
 };
 
-bool gdx_conn_state_step(const char *machine, const char *const *names, int n, int from, int to,
-			 const char *peer)
-{
-	if (from >= 0 && to == from + 1 && to < n) {
-		GDX_TRACE(NCCL_NET, "%s %s: %s -> %s", machine, peer, names[from], names[to]);
-		return true;
-	}
-	GDX_WARN("%s %s: state %s cannot move to %s (a bug in the plugin's handshake)", machine,
-		 peer, from >= 0 && from < n ? names[from] : "?",
-		 to >= 0 && to < n ? names[to] : "?");
-	return false;
-}
-
 static int gdx_connect_set_state(struct gdx_connect *cs, enum gdx_connect_state to)
 {
 	if (!gdx_conn_state_step("connect to", gdx_connect_state_names, GDX_CONN_NSTATES,
@@ -171,21 +158,6 @@ static int gdx_accept_set_state(struct gdx_accept *a, enum gdx_accept_state to)
 static pthread_mutex_t gdx_conn_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct gdx_connect *gdx_connects;
 static struct gdx_ptrset gdx_registered;
-
-/* The clock of connection setup: gdx_now_ms(), or a test's (gdx_conn.h). */
-static uint64_t (*gdx_conn_clock)(void);
-
-void gdx_conn_test_clock(uint64_t (*now_ms)(void))
-{
-	__atomic_store_n(&gdx_conn_clock, now_ms, __ATOMIC_RELEASE);
-}
-
-static uint64_t gdx_conn_now(void)
-{
-	uint64_t (*now_ms)(void) = __atomic_load_n(&gdx_conn_clock, __ATOMIC_ACQUIRE);
-
-	return now_ms ? now_ms() : gdx_now_ms();
-}
 
 int gdx_connects_pending(void)
 {
@@ -270,21 +242,6 @@ int gdx_oob_check(char *desc, size_t len)
 		snprintf(desc, len, "%s %s", ifname, buf);
 	}
 	return ret;
-}
-
-/* What to do about an error making a socket: out of descriptors is the one a
- * large job meets (each connection keeps two, as NCCL's own transport). */
-static const char *gdx_fd_hint(int err, char *buf, size_t len)
-{
-	struct rlimit rl;
-
-	buf[0] = '\0';
-	if ((err == -EMFILE || err == -ENFILE) && !getrlimit(RLIMIT_NOFILE, &rl))
-		snprintf(buf, len,
-			 "; each connection holds 2 descriptors: raise the process's limit "
-			 "(ulimit -n, now %llu)",
-			 (unsigned long long)rl.rlim_cur);
-	return buf;
 }
 
 int gdx_listen(struct gdx_ctx *ctx, int dev, void *handle, struct gdx_listen_comm **comm_p)
@@ -543,13 +500,6 @@ static int gdx_connect_start(struct gdx_ctx *ctx, int dev, int tc, const void *h
 	return 0;
 }
 
-static void gdx_xfer_set(struct gdx_xfer *x, void *buf, size_t len)
-{
-	x->buf = buf;
-	x->len = len;
-	x->off = 0;
-}
-
 void gdx_conn_reply_start(struct gdx_conn_reply *r)
 {
 	gdx_xfer_set(&r->xfer, &r->hello, sizeof(r->hello));
@@ -737,27 +687,6 @@ static int gdx_connect_progress(struct gdx_connect *cs)
 			return ret;
 		}
 	}
-}
-
-/* The connection's INFO line: what it is made of, and what differed
- * between the ends. */
-static const char *gdx_rails_note(const struct gdx_comm *c, uint32_t peer_members, char *buf,
-				  size_t len)
-{
-	char features[160];
-	int off;
-
-	off = snprintf(buf, len, "%s", gdx_comm_features(c, features, sizeof(features)));
-	if ((uint32_t)c->nmembers != peer_members && off > 0 && (size_t)off < len)
-		off += snprintf(buf + off, len - (size_t)off,
-				" (%d NIC(s) here, %u there: one rail per NIC of the larger end)",
-				c->nmembers, peer_members);
-	if (c->qps_per_rail != gdx_params.qps_per_connection && off > 0 && (size_t)off < len)
-		snprintf(buf + off, len - (size_t)off,
-			 " (%d QP(s) per rail asked for here: the ends' larger count, within %d in "
-			 "all)",
-			 gdx_params.qps_per_connection, GDX_MAX_QPS);
-	return buf;
 }
 
 int gdx_connect(struct gdx_ctx *ctx, int dev, int tc, void *handle, struct gdx_send_comm **comm_p)

@@ -61,23 +61,9 @@ int gdx_conn_reply_meta(struct gdx_conn_reply *r, int fd, const char *peer);
  * nor freed as abandoned yet. */
 int gdx_connects_pending(void);
 
-/*
- * Tests only: the clock of connection setup (the handshake deadlines and the
- * sweep of abandoned connects) becomes now_ms, so that a test decides what
- * time each call sees; NULL gives back gdx_now_ms(). Nothing but a test sets
- * it (tests/unit_conn_race.c).
- */
-void gdx_conn_test_clock(uint64_t (*now_ms)(void));
-
 /* Live comms, so a close of something never opened or already closed is an
  * error and not a crash. */
 bool gdx_comm_registered(const void *comm);
 int gdx_comms_open(void);
-
-/* Both handshakes are straight lines: a state may only move to the next one
- * (from + 1, below n). Logs "machine peer: old -> new" at TRACE, or a WARN
- * naming both states when the move is refused. */
-bool gdx_conn_state_step(const char *machine, const char *const *names, int n, int from, int to,
-			 const char *peer);
 
 #endif
