@@ -29,7 +29,7 @@
 #include <gdx/gdx_log.h>
 #include <gdx/gdx_p2p.h>
 #include <gdx/gdx_param.h>
-#include <gdx/gdx_ptrset.h>
+#include <gdx/gdx_registry.h>
 #include <gdx/gdx_setup.h>
 #include <gdx/gdx_time.h>
 
@@ -42,10 +42,7 @@
  *   reuses for another handle starts a connect of its own. One that NCCL
  *   stops calling is freed once it has not been called for the handshake
  *   timeout (the handle's bytes are the peer's and checked, never trusted);
- * - live comms (gdx_registered, a pointer set: O(1) however many): listen, send
- *   and receive comms, so that a close or a call on something never opened,
- *   or already closed, is refused with an error instead of touching freed
- *   memory, and finalize closes what a context leaves behind;
+ * - live comms (gdx_registry.c);
  * - contexts (gdx_net.c): the v11+ per-communicator contexts, checked on
  *   every call that passes one.
  */
@@ -157,7 +154,6 @@ static int gdx_accept_set_state(struct gdx_accept *a, enum gdx_accept_state to)
 
 static pthread_mutex_t gdx_conn_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct gdx_connect *gdx_connects;
-static struct gdx_ptrset gdx_registered;
 
 int gdx_connects_pending(void)
 {
@@ -167,47 +163,6 @@ int gdx_connects_pending(void)
 	pthread_mutex_lock(&gdx_conn_lock);
 	for (cs = gdx_connects; cs; cs = cs->next)
 		n++;
-	pthread_mutex_unlock(&gdx_conn_lock);
-	return n;
-}
-
-static int gdx_comm_register(const void *comm)
-{
-	int ret;
-
-	pthread_mutex_lock(&gdx_conn_lock);
-	ret = gdx_ptrset_add(&gdx_registered, comm);
-	pthread_mutex_unlock(&gdx_conn_lock);
-	return ret;
-}
-
-/* Returns 0 when comm was live (and is now forgotten), -EBADF otherwise. */
-static int gdx_comm_unregister(const void *comm)
-{
-	int ret;
-
-	pthread_mutex_lock(&gdx_conn_lock);
-	ret = gdx_ptrset_remove(&gdx_registered, comm) ? -EBADF : 0;
-	pthread_mutex_unlock(&gdx_conn_lock);
-	return ret;
-}
-
-bool gdx_comm_registered(const void *comm)
-{
-	bool found;
-
-	pthread_mutex_lock(&gdx_conn_lock);
-	found = gdx_ptrset_has(&gdx_registered, comm);
-	pthread_mutex_unlock(&gdx_conn_lock);
-	return found;
-}
-
-int gdx_comms_open(void)
-{
-	int n;
-
-	pthread_mutex_lock(&gdx_conn_lock);
-	n = (int)gdx_registered.n;
 	pthread_mutex_unlock(&gdx_conn_lock);
 	return n;
 }
@@ -1199,16 +1154,6 @@ int gdx_close_recv(struct gdx_recv_comm *rc)
 	return 0;
 }
 
-static bool gdx_comm_owned_by(const void *comm, void *ctx)
-{
-	const uint32_t kind = *(const uint32_t *)comm;
-	const struct gdx_ctx *owner = kind == GDX_KIND_LISTEN
-					      ? ((const struct gdx_listen_comm *)comm)->ctx
-					      : ((const struct gdx_comm *)comm)->ctx;
-
-	return owner == ctx;
-}
-
 int gdx_conn_close_owned(struct gdx_ctx *ctx)
 {
 	struct gdx_connect *cs;
@@ -1217,9 +1162,7 @@ int gdx_conn_close_owned(struct gdx_ctx *ctx)
 	for (;;) {
 		const void *victim;
 
-		pthread_mutex_lock(&gdx_conn_lock);
-		victim = gdx_ptrset_first(&gdx_registered, gdx_comm_owned_by, ctx);
-		pthread_mutex_unlock(&gdx_conn_lock);
+		victim = gdx_comm_find_owned(ctx);
 		if (!victim)
 			break;
 		switch (*(const uint32_t *)victim) {
@@ -1260,5 +1203,5 @@ void gdx_conn_fini(void)
 		gdx_connect_destroy(cs);
 		cs = next;
 	}
-	gdx_ptrset_free(&gdx_registered);
+	gdx_comms_fini();
 }

@@ -22,6 +22,7 @@
 #include <gdx/gdx_param.h>
 #include <gdx/gdx_prof.h>
 #include <gdx/gdx_reg.h>
+#include <gdx/gdx_registry.h>
 
 #ifndef GDX_VERSION
 #define GDX_VERSION "unknown"

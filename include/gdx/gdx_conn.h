@@ -61,9 +61,4 @@ int gdx_conn_reply_meta(struct gdx_conn_reply *r, int fd, const char *peer);
  * nor freed as abandoned yet. */
 int gdx_connects_pending(void);
 
-/* Live comms, so a close of something never opened or already closed is an
- * error and not a crash. */
-bool gdx_comm_registered(const void *comm);
-int gdx_comms_open(void);
-
 #endif
