@@ -30,8 +30,8 @@
 #include <unistd.h>
 
 #include <gdx/gdx_comm.h>
-#include <gdx/gdx_conn.h>
 #include <gdx/gdx_dev.h>
+#include <gdx/gdx_listen.h>
 #include <gdx/gdx_log.h>
 #include <gdx/gdx_param.h>
 #include <gdx/gdx_wire.h>

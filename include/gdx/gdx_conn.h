@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Connection setup (gdx_conn.c): listen, and connect and accept as resumable
- * state machines over the out-of-band socket; closing; the registries of
- * what is open. All return 0, or a negative errno; connect and accept leave
- * *comm_p NULL while the handshake is still under way.
+ * Connection setup (gdx_conn.c): connect as a resumable state machine over
+ * the out-of-band socket (listen and accept: gdx_listen.h); closing; the
+ * registry of connects under way. All return 0, or a negative errno; connect
+ * leaves *comm_p NULL while the handshake is still under way.
  */
 #ifndef GDX_CONN_H
 #define GDX_CONN_H
@@ -14,18 +14,9 @@
 
 #include <gdx/gdx_comm.h>
 
-/* The out-of-band interface init() would use, logged (NET) and said in desc
- * ("eth0 10.0.0.5") for the INIT line; -ENODEV after a WARN when there is
- * none. */
-int gdx_oob_check(char *desc, size_t len);
-
-int gdx_listen(struct gdx_ctx *ctx, int dev, void *handle, struct gdx_listen_comm **comm_p);
 /* tc: the connection's traffic class, -1 for the context's or NCCL_GDX_TC. */
 int gdx_connect(struct gdx_ctx *ctx, int dev, int tc, void *handle, struct gdx_send_comm **comm_p);
-int gdx_accept(struct gdx_listen_comm *lc, struct gdx_recv_comm **comm_p);
-int gdx_close_listen(struct gdx_listen_comm *lc);
 int gdx_close_send(struct gdx_send_comm *sc);
-int gdx_close_recv(struct gdx_recv_comm *rc);
 /* Frees connects that NCCL started and never finished (unload). */
 void gdx_conn_fini(void);
 /* Closes every comm and pending connect ctx owns; returns how many. */
