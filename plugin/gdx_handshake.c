@@ -1,9 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/*
- * What the two ends of the handshake share (gdx_handshake.h): the one move
- * their state machines allow, the clock of their deadlines, and the pieces of
- * their log lines.
- */
+/* What the two ends of the handshake share (gdx_handshake.h). */
 #include <errno.h>
 #include <stdio.h>
 #include <sys/resource.h>

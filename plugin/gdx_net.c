@@ -13,6 +13,7 @@
 #include <nccl/net.h>
 #include <gdx/gdx_comm.h>
 #include <gdx/gdx_conn.h>
+#include <gdx/gdx_connect.h>
 #include <gdx/gdx_dev.h>
 #include <gdx/gdx_env.h>
 #include <gdx/gdx_listen.h>

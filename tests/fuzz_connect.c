@@ -38,7 +38,7 @@
 #include <unistd.h>
 
 #include <gdx/gdx_comm.h>
-#include <gdx/gdx_conn.h>
+#include <gdx/gdx_connect.h>
 #include <gdx/gdx_dev.h>
 #include <gdx/gdx_log.h>
 #include <gdx/gdx_param.h>

@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include <gdx/gdx_comm.h>
-#include <gdx/gdx_conn.h>
+#include <gdx/gdx_connect.h>
 #include <gdx/gdx_handshake.h>
 #include <gdx/gdx_listen.h>
 #include <gdx/gdx_log.h>

@@ -2,8 +2,8 @@
 /*
  * The core objects behind NCCL's opaque pointers: listen, send and receive
  * comms, requests and memory handles, shared by the files that make and use
- * them (gdx_conn.c, gdx_p2p.c, gdx_flush.c, gdx_reg.c, gdx_event.c, gdx_prof.c; each
- * declares its functions in its own header). One comm is only ever driven by
+ * them (gdx_connect.c, gdx_listen.c, gdx_p2p.c, gdx_flush.c, gdx_reg.c, gdx_event.c,
+ * gdx_prof.c; each declares its functions in its own header). One comm is only ever driven by
  * one thread at a time (NCCL's contract), so the data path takes no lock.
  */
 #ifndef GDX_COMM_H
@@ -33,7 +33,7 @@
 #define GDX_FIFO_INDEX(s, i) ((uint32_t)(i)*GDX_MAX_REQUESTS + (uint32_t)(s))
 /* Incoming handshakes a listener holds at once, and of those the ones that
  * have not sent their whole hello from one address: over either bound the
- * oldest of those is closed, unread (gdx_conn.c). */
+ * oldest of those is closed, unread (gdx_listen.c). */
 #define GDX_MAX_PENDING_ACCEPTS	  64
 #define GDX_MAX_UNPROVEN_PER_ADDR 16
 
@@ -337,7 +337,7 @@ struct gdx_mr {
 	int type; /* NCCL_PTR_HOST or NCCL_PTR_CUDA */
 };
 
-/* One incoming out-of-band connection being handshaken (gdx_conn.c). */
+/* One incoming out-of-band connection being handshaken (gdx_listen.c). */
 struct gdx_accept;
 
 struct gdx_listen_comm {
@@ -350,7 +350,7 @@ struct gdx_listen_comm {
 	int npending;
 	struct gdx_accept *pending[GDX_MAX_PENDING_ACCEPTS];
 	uint64_t taken; /* connections taken from the backlog: each one's age */
-	/* Connections closed unread for sending no hello (gdx_conn.c), told in
+	/* Connections closed unread for sending no hello (gdx_listen.c), told in
 	 * one line at most a second: how many since the last line, and why. */
 	uint32_t shed_silent, shed_busy;
 	bool shed_told;

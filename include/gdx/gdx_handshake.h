@@ -1,9 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * What the two ends of the out-of-band handshake share (gdx_handshake.c):
- * the connector (gdx_connect.h) and the acceptor (gdx_listen.h) are each a
- * resumable state machine over a non-blocking TCP socket, and both read the
- * same clock and say their connections in the same words.
+ * The out-of-band handshake. Its two ends, the connector (gdx_connect.h) and
+ * the acceptor (gdx_listen.h), are resumable state machines over a
+ * non-blocking TCP socket. Nothing ever waits: a step that cannot finish
+ * returns -EAGAIN and the next call resumes from the saved offset, so NCCL
+ * can drive connect and accept of one pair from a single thread.
+ *
+ * Connector                          Acceptor
+ *   hello + meta (rails, FIFO)  -->    validate; QPs to RTS; post receives
+ *                               <--    hello + meta (rails)
+ *   QPs to RTS; ready           -->    comm returned
+ *
+ * What both ends share (gdx_handshake.c): the one move their states allow,
+ * the clock of their deadlines, and the pieces of their log lines.
  */
 #ifndef GDX_HANDSHAKE_H
 #define GDX_HANDSHAKE_H

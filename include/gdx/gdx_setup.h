@@ -2,7 +2,7 @@
 /*
  * Setting a comm up and taking it down (gdx_setup.c): its requests and
  * control region, its rails and their QPs, and what each end tells the other
- * about them in the handshake, which gdx_conn.c drives.
+ * about them in the handshake, which gdx_connect.c and gdx_listen.c drive.
  */
 #ifndef GDX_SETUP_H
 #define GDX_SETUP_H
