@@ -1,0 +1,375 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Reading a topology into hwloc (gdx_topo_read.h): this machine's, or an XML
+ * file's, tidied first for hwloc's own parser, and why hwloc refused it.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <hwloc.h>
+
+#include <gdx/gdx_topo_read.h>
+
+void gdx_topo_why(char *why, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!why || !len)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(why, len, fmt, ap);
+	va_end(ap);
+}
+
+/* Far more than any machine's lstopo --of xml (a few MiB for hundreds of
+ * cores and devices); a bound on what a wrong path makes us read. */
+#define GDX_TOPO_XML_MAX (64 << 20)
+
+/*
+ * The file, whole and NUL-terminated, with 3 spare bytes for what
+ * gdx_topo_xml_tidy() adds. hwloc says only "failed" about a file it cannot
+ * parse, so a missing, unreadable, oversized or directory path is told apart
+ * here first.
+ */
+static int gdx_topo_slurp(const char *xml, char **buf_p, size_t *len_p, char *why, size_t why_len)
+{
+	size_t len = 0, cap = 0;
+	char *buf = NULL;
+	struct stat st;
+	int fd = open(xml, O_RDONLY | O_CLOEXEC), ret = 0;
+
+	if (fd < 0) {
+		ret = -errno;
+		gdx_topo_why(why, why_len, "%s: %s", xml, strerror(errno));
+		return ret;
+	}
+	if (fstat(fd, &st)) {
+		ret = -errno;
+		gdx_topo_why(why, why_len, "%s: %s", xml, strerror(errno));
+		goto out;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		ret = -EINVAL;
+		gdx_topo_why(why, why_len, "%s is a directory, not an hwloc XML file", xml);
+		goto out;
+	}
+	/* A regular file says its size; anything else is read up to the bound. */
+	if (S_ISREG(st.st_mode) && st.st_size > GDX_TOPO_XML_MAX)
+		len = (size_t)st.st_size;
+	while (len <= GDX_TOPO_XML_MAX) {
+		ssize_t n;
+
+		/* Read while 4 bytes stay spare; the buffer grows to at most
+		 * the bound + 8, so a file past the bound is found out. */
+		if (cap - len <= 4) {
+			size_t want = cap ? 2 * cap : 64 << 10;
+			char *more;
+
+			if (want > GDX_TOPO_XML_MAX + 8)
+				want = GDX_TOPO_XML_MAX + 8;
+			if (want <= cap)
+				break;
+			more = realloc(buf, want);
+			if (!more) {
+				ret = -ENOMEM;
+				gdx_topo_why(why, why_len, "out of memory");
+				goto out;
+			}
+			buf = more;
+			cap = want;
+		}
+		n = read(fd, buf + len, cap - len - 4);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			ret = -errno;
+			gdx_topo_why(why, why_len, "%s: %s", xml, strerror(errno));
+			goto out;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	if (len > GDX_TOPO_XML_MAX) {
+		ret = -EFBIG;
+		gdx_topo_why(why, why_len, "%s is larger than %d MiB: not an hwloc XML topology",
+			     xml, GDX_TOPO_XML_MAX >> 20);
+		goto out;
+	}
+	buf[len] = '\0';
+	*buf_p = buf;
+	*len_p = len;
+	buf = NULL;
+out:
+	free(buf);
+	close(fd);
+	return ret;
+}
+
+static size_t gdx_topo_skip_space(const char *s, size_t i)
+{
+	while (s[i] == ' ' || s[i] == '\t' || s[i] == '\n')
+		i++;
+	return i;
+}
+
+/* Copies s[from, to) to d[*o...], newlines made spaces, then one newline. */
+static void gdx_topo_copy_line(char *d, size_t *o, const char *s, size_t from, size_t to)
+{
+	for (size_t k = from; k < to; k++)
+		d[(*o)++] = s[k] == '\n' ? ' ' : s[k];
+	d[(*o)++] = '\n';
+}
+
+/*
+ * hwloc without libxml2 (Debian's libhwloc15 without libhwloc-plugins)
+ * parses XML with a minimal parser of its own, which reads what lstopo
+ * writes and nothing else: no comment anywhere, LF line ends, the XML
+ * declaration and DOCTYPE each alone on a line and <topology> right after.
+ * Published dumps are often lstopo's output with a comment added, or saved
+ * on Windows. This rewrites buf (len bytes, 3 spare) to that form, in place:
+ * drops a byte order mark, comments, CRs (a lone CR becomes LF), and in the
+ * prolog the blank space and any processing instruction but the XML
+ * declaration; CDATA sections are kept as they are. Returns the new length,
+ * or -1 with *line set to the line where a comment that is never closed
+ * starts.
+ */
+static long gdx_topo_xml_tidy(char *buf, size_t len, int *line)
+{
+	size_t i = 0, o = 0, p, rest;
+	int nl = 1, decl = 0, doctype = 0;
+	char *copy;
+
+	if (len >= 3 && !memcmp(buf, "\xef\xbb\xbf", 3))
+		i = 3;
+	while (i < len) {
+		if (buf[i] == '\r') {
+			buf[o++] = '\n';
+			i += buf[i + 1] == '\n' ? 2 : 1;
+			nl++;
+		} else if (!strncmp(buf + i, "<!--", 4)) {
+			char *end = strstr(buf + i + 4, "-->");
+
+			if (!end) {
+				*line = nl;
+				return -1;
+			}
+			for (; buf + i < end; i++)
+				nl += buf[i] == '\n';
+			i += 3;
+		} else if (!strncmp(buf + i, "<![CDATA[", 9)) {
+			char *end = strstr(buf + i + 9, "]]>");
+			size_t n = end ? (size_t)(end - (buf + i)) + 3 : len - i;
+
+			for (size_t k = 0; k < n; k++)
+				nl += buf[i + k] == '\n';
+			memmove(buf + o, buf + i, n);
+			o += n;
+			i += n;
+		} else {
+			nl += buf[i] == '\n';
+			buf[o++] = buf[i++];
+		}
+	}
+	buf[o] = '\0';
+	len = o;
+
+	/* The prolog, rebuilt: the declaration and the DOCTYPE, the first of
+	 * each, gain a newline at most, hence the 3 spare bytes (with the
+	 * NUL); the rest of the prolog goes. */
+	copy = strdup(buf);
+	if (!copy)
+		return (long)len; /* hwloc reads it as it is, or says it cannot */
+	o = 0;
+	p = gdx_topo_skip_space(copy, 0);
+	for (;;) {
+		const char *at = copy + p, *end;
+		size_t next;
+
+		if (!strncmp(at, "<?xml", 5) && (at[5] == ' ' || at[5] == '?')) {
+			end = strstr(at, "?>");
+			if (!end)
+				break;
+			next = (size_t)(end - copy) + 2;
+			if (!decl++)
+				gdx_topo_copy_line(buf, &o, copy, p, next);
+		} else if (!strncmp(at, "<?", 2)) {
+			end = strstr(at, "?>"); /* another processing instruction */
+			if (!end)
+				break;
+			next = (size_t)(end - copy) + 2;
+		} else if (!strncmp(at, "<!DOCTYPE", 9)) {
+			end = at + strcspn(at, "[>");
+			if (*end == '[')
+				end = strchr(end, ']');
+			if (end)
+				end = strchr(end, '>');
+			if (!end)
+				break;
+			next = (size_t)(end - copy) + 1;
+			if (!doctype++)
+				gdx_topo_copy_line(buf, &o, copy, p, next);
+		} else {
+			break;
+		}
+		p = gdx_topo_skip_space(copy, next);
+	}
+	rest = strlen(copy + p);
+	memcpy(buf + o, copy + p, rest + 1);
+	free(copy);
+	return (long)(o + rest);
+}
+
+/* The version attribute of <topology>, "2.0", into v: "" for none (hwloc
+ * 1.x wrote <topology>); -1 when there is no <topology> element at all. */
+static int gdx_topo_xml_version(const char *buf, char *v, size_t len)
+{
+	const char *tag = strstr(buf, "<topology"), *end, *at;
+	size_t n;
+
+	v[0] = '\0';
+	if (!tag || !strchr(" \t\n>", tag[9]) || !tag[9])
+		return -1;
+	end = strchr(tag, '>');
+	at = strstr(tag, "version=");
+	if (!end || !at || at > end || (at[8] != '"' && at[8] != '\''))
+		return 0;
+	n = strcspn(at + 9, "\"'>");
+	snprintf(v, len, "%.*s", (int)(n < len ? n : len - 1), at + 9);
+	return 0;
+}
+
+/* The hwloc this program runs with, "2.9.0": a synthetic topology's root
+ * records it. Falls back to the API version of the library. */
+static void gdx_topo_hwloc_version(char *buf, size_t len)
+{
+	unsigned api = hwloc_get_api_version();
+	hwloc_topology_t h;
+	const char *v = NULL;
+
+	snprintf(buf, len, "%u.%u (API)", api >> 16, (api >> 8) & 0xff);
+	if (hwloc_topology_init(&h))
+		return;
+	if (!hwloc_topology_set_synthetic(h, "pu:1") && !hwloc_topology_load(h))
+		v = hwloc_obj_get_info_by_name(hwloc_get_root_obj(h), "hwlocVersion");
+	if (v)
+		snprintf(buf, len, "%s", v);
+	hwloc_topology_destroy(h);
+}
+
+/* Whether this hwloc reads XML with libxml2: it alone takes single quotes. */
+static bool gdx_topo_hwloc_has_libxml(void)
+{
+	static const char probe[] =
+		"<?xml version='1.0'?>\n<topology version='2.0'>\n"
+		"<object type='Machine' os_index='0' cpuset='0x1' complete_cpuset='0x1' "
+		"allowed_cpuset='0x1' nodeset='0x1' complete_nodeset='0x1' allowed_nodeset='0x1'>\n"
+		"<object type='NUMANode' os_index='0' cpuset='0x1' complete_cpuset='0x1' "
+		"nodeset='0x1' complete_nodeset='0x1' local_memory='1'/>\n"
+		"<object type='PU' os_index='0' cpuset='0x1' complete_cpuset='0x1' nodeset='0x1' "
+		"complete_nodeset='0x1'/>\n</object>\n</topology>\n";
+	hwloc_topology_t h;
+	bool ok;
+
+	if (hwloc_topology_init(&h))
+		return false;
+	ok = !hwloc_topology_set_xmlbuffer(h, probe, (int)sizeof(probe)) && !hwloc_topology_load(h);
+	hwloc_topology_destroy(h);
+	return ok;
+}
+
+/* Why hwloc refused the file, in one line (under 256 bytes but for the
+ * path: the plugin's NCCL_GDX_TOPO_FILE warning has no more). */
+static void gdx_topo_xml_refused(const char *xml, const char *buf, char *why, size_t why_len)
+{
+	char version[16], mine[32];
+
+	if (gdx_topo_xml_version(buf, version, sizeof(version)) < 0) {
+		gdx_topo_why(why, why_len,
+			     "%s is not an hwloc XML topology (no <topology> element)", xml);
+	} else if (!strstr(buf, "</topology>")) {
+		gdx_topo_why(why, why_len,
+			     "%s is not a whole hwloc XML topology: it ends before </topology>",
+			     xml);
+	} else if (atoi(version) > (int)(hwloc_get_api_version() >> 16)) {
+		gdx_topo_hwloc_version(mine, sizeof(mine));
+		gdx_topo_why(
+			why, why_len,
+			"%s is an hwloc %s XML topology, a format this hwloc (%s) cannot read: "
+			"use hwloc %d.0 or later, or have hwloc %d write it again in the 2.x "
+			"format (lstopo -i FILE --export-xml-flags v2 NEW.xml)",
+			xml, version, mine, atoi(version), atoi(version));
+	} else if (!gdx_topo_hwloc_has_libxml()) {
+		gdx_topo_why(
+			why, why_len,
+			"%s: hwloc's built-in XML parser cannot read it (it takes XML only as "
+			"lstopo writes it; comments, CRs and blank lines were already dropped); "
+			"hwloc with libxml2 can (Debian, Ubuntu: libhwloc-plugins)",
+			xml);
+	} else {
+		gdx_topo_why(why, why_len,
+			     "%s is not an hwloc XML topology (HWLOC_XML_VERBOSE=1 shows why)",
+			     xml);
+	}
+}
+
+int gdx_topo_read(hwloc_topology_t *h, const char *xml, char *why, size_t why_len)
+{
+	size_t len = 0;
+	char *buf = NULL;
+	long tidy = 0;
+	int ret = 0, line = 0;
+
+	if (xml) {
+		ret = gdx_topo_slurp(xml, &buf, &len, why, why_len);
+		if (ret)
+			return ret;
+		tidy = gdx_topo_xml_tidy(buf, len, &line);
+		if (tidy < 0) {
+			gdx_topo_why(why, why_len,
+				     "%s is not an hwloc XML topology: the XML comment that starts "
+				     "on line %d is never closed",
+				     xml, line);
+			ret = -EINVAL;
+			goto out;
+		}
+	}
+	if (hwloc_topology_init(h)) {
+		*h = NULL;
+		gdx_topo_why(why, why_len, "hwloc_topology_init failed: %s", strerror(errno));
+		ret = -ENOMEM;
+		goto out;
+	}
+	/* hwloc drops I/O objects by default. Keep every bridge too, not only
+	 * those above "important" devices, so switch levels are never lost. */
+	if (hwloc_topology_set_io_types_filter(*h, HWLOC_TYPE_FILTER_KEEP_ALL)) {
+		gdx_topo_why(why, why_len, "hwloc cannot keep I/O objects: %s", strerror(errno));
+		ret = -EINVAL;
+		goto out;
+	}
+	/* Linux's own sysfs discovery finds the same PCI tree; hwloc's "pci"
+	 * component (libpciaccess) leaks its name cache on every unload, and a
+	 * plugin loads a topology once per init. */
+	hwloc_topology_set_components(*h, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, "pci");
+	/* The buffer's size counts its NUL, as hwloc_topology_export_xmlbuffer()
+	 * gives it. */
+	if (xml &&
+	    (hwloc_topology_set_xmlbuffer(*h, buf, (int)tidy + 1) || hwloc_topology_load(*h))) {
+		gdx_topo_xml_refused(xml, buf, why, why_len);
+		ret = -EINVAL;
+	} else if (!xml && hwloc_topology_load(*h)) {
+		gdx_topo_why(why, why_len, "hwloc could not read this machine's topology: %s",
+			     strerror(errno));
+		ret = -EINVAL;
+	}
+out:
+	free(buf);
+	return ret;
+}
