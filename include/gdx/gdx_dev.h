@@ -133,12 +133,9 @@ int gdx_devs_init(void);
 /* Releases everything; safe when nothing was discovered. */
 void gdx_devs_fini(void);
 int gdx_devs_count(void);
-struct gdx_dev *gdx_dev_get(int index);
 /* The device's protection domain, allocated on first use. */
 int gdx_dev_pd(struct gdx_dev *dev, struct ibv_pd **pd_p);
 
-/* Mbps for an active_speed (or active_speed_ex) / active_width pair, 0 when
- * unknown. */
 /* Whether the provider takes IBV_ACCESS_RELAXED_ORDERING: one page
  * registered with it (1), or the -errno of the refusal. libibverbs drops the
  * flag itself where the kernel has no optional access flags, and providers
@@ -147,6 +144,12 @@ int gdx_dev_ro_takes(struct ibv_context *ctx);
 /* Adaptive routing for a port of this link layer: NCCL_GDX_ADAPTIVE_ROUTING,
  * or net_ib's default (on InfiniBand, off on RoCE). */
 bool gdx_dev_ar_default(uint8_t link_layer);
+
+/* For the tests only: no other file of the plugin uses what follows. */
+
+struct gdx_dev *gdx_dev_get(int index);
+/* Mbps for an active_speed (or active_speed_ex) / active_width pair, 0 when
+ * unknown. */
 int gdx_dev_speed_mbps(unsigned active_speed, unsigned active_width);
 /* Mbps of sysfs's port rate, "400 Gb/sec (4X NDR)"; 0 when it is not one. */
 int gdx_dev_rate_mbps(const char *rate);

@@ -34,6 +34,9 @@ enum gdx_env_var {
 
 /* The variable's value; NULL when it is unset or empty (NCCL reads "" as unset). */
 const char *gdx_env(enum gdx_env_var v);
+
+/* For the tests only: no other file of the plugin uses what follows. */
+
 /* Its name, for messages. */
 const char *gdx_env_name(enum gdx_env_var v);
 

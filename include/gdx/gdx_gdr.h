@@ -128,15 +128,6 @@ const char *gdx_gdr_iommu_name(enum gdx_gdr_iommu i);
 void gdx_gdr_acs_bits(unsigned ctrl, char *buf, size_t len);
 
 /*
- * The DMA-BUF probe NCCL makes: ibv_reg_dmabuf_mr(pd, 0, 0, 0, -1, 0), which
- * can only fail. Returns the errno it failed with (EBADF when the kernel and
- * provider support DMA-BUF and reached the bad fd), 0 if it succeeded.
- */
-int gdx_gdr_dmabuf_probe(struct ibv_pd *pd);
-/* Whether a probe errno means DMA-BUF works: all but EOPNOTSUPP/EPROTONOSUPPORT. */
-bool gdx_gdr_dmabuf_errno_ok(int err);
-
-/*
  * Gathers every fact once (see the top of this file). Fails only for a
  * malformed facts file (-EINVAL), an unreadable one (-errno) or -ENOMEM,
  * with why saying what; a missing topology, driver or sysfs entry is a fact.
@@ -163,7 +154,18 @@ void gdx_gdr_setf(char *buf, size_t len, const char *fmt, ...)
 bool gdx_gdr_kernel_dmabuf(const struct gdx_gdr_probe *p);
 
 int gdx_gdr_find_nic(const struct gdx_gdr_probe *p, const char *ibdev);
-int gdx_gdr_find_gpu(const struct gdx_gdr_probe *p, const char *pci);
 const struct gdx_gdr_path *gdx_gdr_path(const struct gdx_gdr_probe *p, int gpu, int nic);
+
+/* For the tests only: no other file of the plugin uses what follows. */
+
+/*
+ * The DMA-BUF probe NCCL makes: ibv_reg_dmabuf_mr(pd, 0, 0, 0, -1, 0), which
+ * can only fail. Returns the errno it failed with (EBADF when the kernel and
+ * provider support DMA-BUF and reached the bad fd), 0 if it succeeded.
+ */
+int gdx_gdr_dmabuf_probe(struct ibv_pd *pd);
+/* Whether a probe errno means DMA-BUF works: all but EOPNOTSUPP/EPROTONOSUPPORT. */
+bool gdx_gdr_dmabuf_errno_ok(int err);
+int gdx_gdr_find_gpu(const struct gdx_gdr_probe *p, const char *pci);
 
 #endif

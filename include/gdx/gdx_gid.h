@@ -24,8 +24,6 @@ int gdx_gid_read_table(const char *sysfs_root, const char *dev, int port,
 		       struct gdx_gid_entry *table, int max);
 
 bool gdx_gid_is_zero(const uint8_t raw[16]);
-bool gdx_gid_is_link_local(const uint8_t raw[16]);
-bool gdx_gid_is_ipv4(const uint8_t raw[16]);
 
 /* NCCL_IB_ADDR_RANGE's "address/bits", IPv4 or IPv6; set false when empty. */
 struct gdx_gid_range {
@@ -47,8 +45,13 @@ int gdx_gid_range_parse(const char *s, struct gdx_gid_range *r);
 int gdx_gid_choose(const struct gdx_gid_entry *table, int n, int family, int roce_version,
 		   const struct gdx_gid_range *range);
 
+void gdx_gid_str(const uint8_t raw[16], char *buf, unsigned len);
+
+/* For the tests only: no other file of the plugin uses what follows. */
+
+bool gdx_gid_is_link_local(const uint8_t raw[16]);
+bool gdx_gid_is_ipv4(const uint8_t raw[16]);
 /* Parses sysfs's "fe80:0000:...:0001" form. */
 int gdx_gid_parse(const char *s, uint8_t raw[16]);
-void gdx_gid_str(const uint8_t raw[16], char *buf, unsigned len);
 
 #endif

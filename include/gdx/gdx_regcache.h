@@ -50,6 +50,8 @@ int gdx_regcache_get(struct gdx_regcache *c, uintptr_t addr, size_t len, uint64_
 /* Drops a reference; the last one deregisters. */
 void gdx_regcache_put(struct gdx_regcache *c, struct gdx_regcache_entry *e);
 
+/* For the tests only: no other file of the plugin uses what follows. */
+
 struct gdx_regcache_stats {
 	uint64_t hits, misses;
 	int entries;

@@ -30,19 +30,7 @@ struct gdx_xfer {
 
 #define GDX_IFNAME_MAX 32
 
-struct ifaddrs;
-
-/*
- * Picks the out-of-band interface from list (getifaddrs's): those spec names,
- * in NCCL_SOCKET_IFNAME's syntax (prefix list, '^' excludes, '=' exact); or
- * when spec is empty as NCCL picks, ib* first, then any but docker*, lo and
- * virbr*, then those. Never a link-local address; IPv4 before IPv6 unless
- * family ("AF_INET", "AF_INET6", NCCL_SOCKET_FAMILY's values) forces one.
- * Returns 0, -ENODEV when none qualifies, -EINVAL for a malformed spec.
- */
-int gdx_sock_pick_if(const struct ifaddrs *list, const char *spec, const char *family,
-		     struct gdx_sockaddr *addr_p, char *ifname_p);
-/* gdx_sock_pick_if() over this host's interfaces. */
+/* gdx_sock_pick_if() (below) over this host's interfaces. */
 int gdx_sock_find_if(const char *spec, const char *family, struct gdx_sockaddr *addr_p,
 		     char *ifname_p);
 
@@ -63,5 +51,20 @@ int gdx_sock_recv_some(int fd, struct gdx_xfer *x);
 int gdx_sock_peer_alive(int fd);
 
 void gdx_sock_addr_str(const struct gdx_sockaddr *a, char *buf, size_t len);
+
+/* For the tests only: no other file of the plugin uses what follows. */
+
+struct ifaddrs;
+
+/*
+ * Picks the out-of-band interface from list (getifaddrs's): those spec names,
+ * in NCCL_SOCKET_IFNAME's syntax (prefix list, '^' excludes, '=' exact); or
+ * when spec is empty as NCCL picks, ib* first, then any but docker*, lo and
+ * virbr*, then those. Never a link-local address; IPv4 before IPv6 unless
+ * family ("AF_INET", "AF_INET6", NCCL_SOCKET_FAMILY's values) forces one.
+ * Returns 0, -ENODEV when none qualifies, -EINVAL for a malformed spec.
+ */
+int gdx_sock_pick_if(const struct ifaddrs *list, const char *spec, const char *family,
+		     struct gdx_sockaddr *addr_p, char *ifname_p);
 
 #endif

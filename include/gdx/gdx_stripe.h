@@ -43,8 +43,10 @@ void gdx_stripe_reset(struct gdx_comm *c, int rail);
  * path now), and its share settles from there. */
 void gdx_stripe_back(struct gdx_comm *c, int rail);
 
-/* Pure share computation, for the tests: split size over n weights into
- * aligned shares (the last takes the rest). */
+/* For the tests only: no other file of the plugin uses what follows. */
+
+/* Pure share computation: split size over n weights into aligned shares
+ * (the last takes the rest). */
 void gdx_stripe_shares(uint64_t size, const double *weight, int n, uint64_t *share);
 
 #endif
