@@ -50,91 +50,6 @@ struct bench_end {
 	int in, out; /* pipes to the other process */
 };
 
-/* Both ends here in two processes: the other process (the client in the
- * server, the server in the client); 0 otherwise. */
-static pid_t bench_other;
-static int bench_is_client_process;
-
-/* The client process exits quietly where its failure follows the server's
- * (the server is gone: it said why). */
-static void bench_client_check_server(void)
-{
-	if (bench_is_client_process && getppid() != bench_other)
-		_exit(BENCH_EXIT_FAIL);
-}
-
-/* The server process: when the client has already failed (and said why),
- * exit with its status; a client killed by a signal is reported. With
- * grace_ms, waits that long for it to finish failing. Returns when the
- * client is still running. */
-static void bench_server_check_client(int grace_ms)
-{
-	int status;
-
-	if (!bench_other || bench_is_client_process)
-		return;
-	for (int waited = 0;; waited += 10) {
-		pid_t r = waitpid(bench_other, &status, WNOHANG);
-
-		if (r == bench_other)
-			break;
-		if (waited >= grace_ms)
-			return;
-		usleep(10000);
-	}
-	bench_other = 0;
-	if (WIFEXITED(status))
-		exit(WEXITSTATUS(status) ? WEXITSTATUS(status) : BENCH_EXIT_FAIL);
-	bench_die("the client process was killed by signal %d", WTERMSIG(status));
-}
-
-static void bench_vfail(int status, const char *fmt, va_list ap)
-	__attribute__((format(printf, 2, 0), noreturn));
-static void bench_vfail(int status, const char *fmt, va_list ap)
-{
-	bench_client_check_server();
-	/* The client may be failing at this moment, first: then its line is
-	 * the one to read. Otherwise it goes, before it can add its own. */
-	bench_server_check_client(200);
-	if (bench_other && !bench_is_client_process) {
-		kill(bench_other, SIGKILL);
-		waitpid(bench_other, NULL, 0);
-		bench_other = 0;
-	}
-	fprintf(stderr, "gdx-bench: ");
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	exit(status);
-}
-
-void bench_die(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	bench_vfail(BENCH_EXIT_FAIL, fmt, ap);
-}
-
-void bench_fail(int status, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	bench_vfail(status, fmt, ap);
-}
-
-void bench_usage_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "gdx-bench: ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputs("\ntry 'gdx-bench --help'\n", stderr);
-	exit(BENCH_EXIT_USAGE);
-}
-
 #define NET_CHECK(call)                                                        \
 	do {                                                                   \
 		ncclResult_t _r = (call);                                      \
@@ -1073,19 +988,18 @@ static void bench_local(const struct bench_opts *o)
 	if (pid < 0)
 		bench_die("fork: %s", strerror(errno));
 	if (pid == 0) {
-		bench_other = getppid();
-		bench_is_client_process = 1;
+		bench_other_set(getppid(), 1);
 		close(to_server[0]);
 		close(to_client[1]);
 		bench_client(o, to_client[0], to_server[1]);
 		exit(BENCH_EXIT_OK);
 	}
-	bench_other = pid;
+	bench_other_set(pid, 0);
 	/* Only the client's ends of the pipes in the client: its exit closes them. */
 	close(to_server[1]);
 	close(to_client[0]);
 	bench_server(o, to_server[0], to_client[1]);
-	bench_other = 0;
+	bench_other_set(0, 0);
 	if (waitpid(pid, &status, 0) != pid)
 		bench_die("waitpid: %s", strerror(errno));
 	if (WIFSIGNALED(status))

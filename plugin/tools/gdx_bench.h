@@ -4,6 +4,7 @@
 #define GDX_BENCH_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 #include <nccl/net.h>
 
@@ -61,15 +62,29 @@ struct bench_opts {
 	int profiler; /* --profiler: through the v10 table, with a profiler callback */
 };
 
-/* A runtime failure: one line on standard error, exit 1. With both ends here
- * in two processes, only the first to fail says why (the other's failure is
- * its consequence) and both exit with its status. */
+/* How gdx-bench fails (gdx_bench_common.c). A runtime failure: one line on
+ * standard error, exit 1. With both ends here in two processes, only the
+ * first to fail says why (the other's failure is its consequence) and both
+ * exit with its status. */
 void bench_die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 /* A bad command line: the reason and where the help is, exit 64. */
 void bench_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 /* One line on standard error, before anything ran, and exit with status (an
  * input that cannot be read, an output that cannot be written). */
 void bench_fail(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
+
+/* Both ends here in two processes: the other process (the client's pid in
+ * the server, the server's in the client, is_client in the client), which
+ * the failures above look for; 0 once it is gone or when there is none. */
+void bench_other_set(pid_t other, int is_client);
+/* The client process exits quietly where its failure follows the server's
+ * (the server is gone: it said why). */
+void bench_client_check_server(void);
+/* The server process: when the client has already failed (and said why),
+ * exit with its status; a client killed by a signal is reported. With
+ * grace_ms, waits that long for it to finish failing. Returns when the
+ * client is still running. */
+void bench_server_check_client(int grace_ms);
 
 /* The plugin's v7 table, initialized; dies when it cannot be loaded. With
  * profiler, init is v10's, given a callback that counts the events, and
