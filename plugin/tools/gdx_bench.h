@@ -86,14 +86,29 @@ void bench_client_check_server(void);
  * client is still running. */
 void bench_server_check_client(int grace_ms);
 
-/* The plugin's v7 table, initialized; dies when it cannot be loaded. With
- * profiler, init is v10's, given a callback that counts the events, and
- * isend and irecv are v10's, with a profiler handle (as NCCL 2.26+ calls
- * them); the other calls stay v7's. */
+/* A call of the plugin's table that must succeed, or the run fails naming it. */
+#define NET_CHECK(call)                                                        \
+	do {                                                                   \
+		ncclResult_t _r = (call);                                      \
+		if (_r != ncclSuccess)                                         \
+			bench_die("%s failed: ncclResult %d", #call, (int)_r); \
+	} while (0)
+
+/* The plugin (gdx_bench_net.c): its v7 table, initialized; dies when it
+ * cannot be loaded. With profiler, init is v10's, given a callback that
+ * counts the events, and isend and irecv are v10's, with a profiler handle
+ * (as NCCL 2.26+ calls them); the other calls stay v7's. */
 const ncclNet_v7_t *bench_load(const char *path, int profiler);
 /* --profiler: the events this process's plugin started and stopped. */
 void bench_prof_counts(unsigned long long *started, unsigned long long *stopped);
-/* The device named (or the fallback index); checks --mem cuda. */
+/* What the profiler was given, on standard error (end: "server", "client",
+ * "both ends"): the results stay as they are. */
+void bench_prof_report(const struct bench_opts *o, const char *end);
+/* The plugin's own per-path byte counters, from the line it logs when a
+ * receive comm closes: the proof of where the bytes went. */
+void bench_bytes_received(unsigned long long *gpu, unsigned long long *host);
+/* The device named (or the fallback index); with --mem cuda, one that takes
+ * CUDA memory, or a clear refusal. */
 int bench_dev(const ncclNet_v7_t *net, const char *name, int fallback, const struct bench_opts *o);
 /* -m conn: --iters pairs opened, held and closed (gdx_bench_conn.c); the exit status. */
 int bench_conn(const struct bench_opts *o);
