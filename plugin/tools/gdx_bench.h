@@ -60,7 +60,12 @@ struct bench_opts {
 	const char *plot_refs[BENCH_PLOT_REFS]; /* --plot-ref: figures drawn beside */
 	int plot_nrefs;
 	int profiler; /* --profiler: through the v10 table, with a profiler callback */
+	int rails;    /* --rails: devices fused (NCCL_GDX_RAILS set) */
 };
+
+/* The command line (gdx_bench_opts.c) into *o, every bad one refused (exit
+ * 64); 0 when it asked for --help or --version, said already, 1 to run. */
+int bench_opts_parse(int argc, char **argv, struct bench_opts *o);
 
 /* How gdx-bench fails (gdx_bench_common.c). A runtime failure: one line on
  * standard error, exit 1. With both ends here in two processes, only the
