@@ -505,48 +505,14 @@ static void bench_client(const struct bench_opts *o, int in, int out)
 	bench_prof_report(o, "client");
 }
 
-static void bench_progress(const struct bench_opts *o, size_t s)
-{
-	/* A live line on long sweeps, only where a person watches. */
-	if (o->min_size != o->max_size && !o->json && isatty(STDERR_FILENO))
-		fprintf(stderr, "\r  %zu bytes ...\033[K", s);
-}
-
-static void bench_header(const struct bench_opts *o, const char *name, const char *peer)
-{
-	static const char *const mode_name[] = {"bw", "rate", "lat"};
-	const char *how = o->procs == 1 ? "one thread drives both ends" : "two processes";
-
-	if (o->role != BENCH_LOCAL)
-		how = "client on another machine";
-	if (o->json)
-		printf("{\"device\": \"%s\", \"peer\": \"%s\", \"mode\": \"%s\", \"depth\": %d, "
-		       "\"iters\": %d, \"procs\": %d, \"memory\": \"%s\", \"results\": [",
-		       name, peer, mode_name[o->mode], o->depth, o->iters,
-		       o->role == BENCH_LOCAL ? o->procs : 2, o->cuda ? "cuda" : "host");
-	else if (o->mode == BENCH_LAT)
-		printf("# gdx-bench: ping-pong %s <-> %s (%s, %s memory), %d iterations after %d "
-		       "warm-up, receives posted %d ahead\n"
-		       "# %12s %14s %14s %14s\n",
-		       name, peer, how, o->cuda ? "CUDA" : "host", o->iters, o->warmup, o->depth,
-		       "bytes", "median(us)", "p99(us)", "min(us)");
-	else
-		printf("# gdx-bench: %s %s -> %s (%s, %s memory), depth %d, %d iterations after "
-		       "%d warm-up\n"
-		       "# %12s %10s %10s %10s %12s\n",
-		       mode_name[o->mode], peer, name, how, o->cuda ? "CUDA" : "host", o->depth,
-		       o->iters, o->warmup, "bytes", "time(us)", "GB/s", "Gb/s", "msg/s");
-}
-
 static void bench_server(const struct bench_opts *o, int in, int out)
 {
 	struct bench_end e = {.in = in, .out = out}, peer = {0};
 	struct bench_end *pe = o->role == BENCH_LOCAL && o->procs == 1 ? &peer : NULL;
 	ncclNetProperties_v7_t props, pprops;
 	double *lat = calloc((size_t)o->iters, sizeof(double));
-	int dev, pdev = -1, first = 1;
-	struct bench_series run = {.label = "gdx-bench"};
-	unsigned long long bytes_gpu, bytes_host;
+	int dev, pdev = -1;
+	struct bench_report r;
 	const char *peer_name;
 	char go = 1;
 
@@ -574,66 +540,32 @@ static void bench_server(const struct bench_opts *o, int in, int out)
 		    : o->role == BENCH_SERVER ? "remote"
 		    : o->peer_dev	      ? o->peer_dev
 					      : "peer";
-	bench_header(o, props.name, peer_name);
-	bench_plot_title(&run, o->mode, props.name, peer_name, o->cuda ? "cuda" : "host");
+	bench_report_open(&r, o, props.name, peer_name);
 	for (size_t s = o->min_size;; s = bench_next(s, o)) {
-		bench_progress(o, s);
+		bench_report_progress(&r, s);
 		if (!pe)
 			bench_xfer(out, &go, 1, 1);
 		if (o->mode == BENCH_LAT) {
-			double med, p99;
-
 			bench_pingpong(&e, pe, s, o, lat);
-			med = lat[o->iters / 2] * 1e6;
-			p99 = lat[(o->iters * 99) / 100] * 1e6;
-			if (o->json)
-				printf("%s{\"bytes\": %zu, \"median_us\": %.3f, \"p99_us\": %.3f, "
-				       "\"min_us\": %.3f}",
-				       first ? "" : ", ", s, med, p99, lat[0] * 1e6);
-			else
-				printf("  %12zu %14.2f %14.2f %14.2f\n", s, med, p99, lat[0] * 1e6);
-			bench_plot_add(&run, s, NAN, med);
+			bench_report_lat(&r, s, lat);
 		} else {
 			struct bench_size z = bench_split(s);
-			double t = pe ? bench_stream_local(&e, pe, &z, o)
-				      : bench_stream_recv(&e, &z, o);
-			double gbs = t > 0 ? (double)s * o->iters / t / 1e9 : 0;
-			double rate = t > 0 ? o->iters / t : 0;
 
-			if (o->json)
-				printf("%s{\"bytes\": %zu, \"seconds\": %.6f, \"GBps\": %.4f, "
-				       "\"Gbps\": %.4f, \"msg_rate\": %.1f}",
-				       first ? "" : ", ", s, t, gbs, gbs * 8, rate);
-			else
-				printf("  %12zu %10.2f %10.4f %10.4f %12.1f\n", s,
-				       t * 1e6 / o->iters, gbs, gbs * 8, rate);
-			bench_plot_add(&run, s, gbs * 8, t * 1e6 / o->iters);
+			bench_report_stream(&r, s,
+					    pe ? bench_stream_local(&e, pe, &z, o)
+					       : bench_stream_recv(&e, &z, o));
 		}
-		fflush(stdout);
-		first = 0;
 		if (bench_last(s, o))
 			break;
 	}
-	if (o->min_size != o->max_size && !o->json && isatty(STDERR_FILENO))
-		fprintf(stderr, "\r\033[K");
+	bench_report_swept(&r);
 	if (!pe)
 		bench_xfer(out, &go, 1, 1);
 	if (pe)
 		bench_close(pe, o);
 	bench_close(&e, o);
-	/* what this end's receive comms counted when they closed */
-	bench_bytes_received(&bytes_gpu, &bytes_host);
-	if (o->json)
-		printf("], \"bytes_gpu_direct\": %llu, \"bytes_host\": %llu}\n", bytes_gpu,
-		       bytes_host);
-	else
-		printf("# bytes received: %llu GPU-direct, %llu through host memory (the plugin's "
-		       "counters)\n",
-		       bytes_gpu, bytes_host);
-	bench_prof_report(o, pe ? "both ends" : "server");
+	bench_report_close(&r, pe ? "both ends" : "server");
 	free(lat);
-	if (o->plot)
-		bench_plot_write(&run);
 }
 
 /* Both ends here: two processes, the client forked, or one thread. */

@@ -164,4 +164,29 @@ void bench_plot_add(struct bench_series *s, size_t bytes, double gbps, double us
 /* Draws run and the references into --plot's file; exits 70 when it cannot. */
 void bench_plot_write(const struct bench_series *run);
 
+/*
+ * What a bw, rate or lat sweep prints (gdx_bench_report.c): opened with the
+ * devices' names (the table's header, or the JSON object's start), a row
+ * per size as it is measured, closed once the comms have closed (the
+ * plugin's byte counters, the profiler's events, --plot's file written).
+ */
+struct bench_report {
+	const struct bench_opts *o;
+	struct bench_series run; /* what --plot draws */
+	int rows;		 /* printed so far */
+};
+
+void bench_report_open(struct bench_report *r, const struct bench_opts *o, const char *name,
+		       const char *peer);
+/* The size about to run, on a live line of a long sweep's standard error. */
+void bench_report_progress(const struct bench_report *r, size_t bytes);
+/* lat: the half round trips of the timed iterations, sorted, in seconds. */
+void bench_report_lat(struct bench_report *r, size_t bytes, const double *half_rtt);
+/* bw, rate: the seconds the timed messages took. */
+void bench_report_stream(struct bench_report *r, size_t bytes, double secs);
+/* The sweep is over: the live line cleared. */
+void bench_report_swept(const struct bench_report *r);
+/* ends: which ran here, "server" or "both ends", for the profiler's line. */
+void bench_report_close(struct bench_report *r, const char *ends);
+
 #endif
