@@ -1,5 +1,14 @@
 /* SPDX-License-Identifier: MIT */
-/* gdx-bench's parts: the options, the side channel, CUDA memory, the plot. */
+/*
+ * gdx-bench's parts. gdx_bench.c is main, and nothing calls back into it;
+ * gdx_bench_common.c how the program fails (every other file uses it);
+ * gdx_bench_opts.c the command line; gdx_bench_net.c the plugin loaded and
+ * its devices; gdx_bench_end.c the two ends of a sweep, gdx_bench_loop.c one
+ * size of each mode, gdx_bench_report.c what a sweep prints;
+ * gdx_bench_conn.c -m conn; gdx_bench_chan.c the side channel;
+ * gdx_bench_cuda.c CUDA memory; gdx_bench_plot.c --plot, reading figures
+ * with gdx-doctor's JSON reader (gdx_doctor_json.c).
+ */
 #ifndef GDX_BENCH_H
 #define GDX_BENCH_H
 
@@ -117,6 +126,48 @@ void bench_bytes_received(unsigned long long *gpu, unsigned long long *host);
 int bench_dev(const ncclNet_v7_t *net, const char *name, int fallback, const struct bench_opts *o);
 /* -m conn: --iters pairs opened, held and closed (gdx_bench_conn.c); the exit status. */
 int bench_conn(const struct bench_opts *o);
+
+/* One end: its plugin, its comms and its buffer. */
+struct bench_end {
+	const ncclNet_v7_t *net;
+	void *listen, *send, *recv;
+	void *send_mh, *recv_mh;
+	char *sbuf, *rbuf;
+	int in, out; /* pipes to the other process */
+};
+
+/* One size of a stream as the plugin sees it: a size above BENCH_MSG_MAX
+ * goes as several messages of at most that, as NCCL posts a large transfer. */
+struct bench_size {
+	size_t bytes; /* the size of the sweep */
+	size_t msg;   /* every piece but the last */
+	size_t last;  /* the last piece */
+	int pieces;   /* messages per size */
+};
+
+/* The two ends of a sweep (gdx_bench_end.c), over the side channel's in and
+ * out (-1, -1: both ends in this thread, --procs 1). The server prints the
+ * results; the client runs what the server says. */
+void bench_server(const struct bench_opts *o, int in, int out);
+void bench_client(const struct bench_opts *o, int in, int out);
+
+/* One size of each mode (gdx_bench_loop.c). bytes as messages of at most
+ * BENCH_MSG_MAX. */
+struct bench_size bench_split(size_t bytes);
+/* bw, rate: the server's side; the seconds the timed messages took. */
+double bench_stream_recv(struct bench_end *e, const struct bench_size *z,
+			 const struct bench_opts *o);
+void bench_stream_send(struct bench_end *e, const struct bench_size *z, const struct bench_opts *o);
+/* bw, rate with both ends in this thread: the seconds the timed messages took to arrive. */
+double bench_stream_local(struct bench_end *srv, struct bench_end *cli, const struct bench_size *z,
+			  const struct bench_opts *o);
+/* lat, the server's side (pong: the other end, when this thread drives it
+ * too, else NULL): the half round trips of the timed iterations, sorted,
+ * into half_rtt (--iters of them). */
+void bench_pingpong(struct bench_end *ping, struct bench_end *pong, size_t size,
+		    const struct bench_opts *o, double *half_rtt);
+/* lat, the client's side: answers every ping. */
+void bench_pong(struct bench_end *e, size_t size, const struct bench_opts *o);
 
 /* The side channel: pipes between two processes, or one TCP connection. */
 void bench_xfer(int fd, void *buf, size_t len, int writing);
