@@ -74,6 +74,11 @@ struct doctor_cmd {
 extern const struct doctor_cmd doctor_cmd_topo, doctor_cmd_env, doctor_cmd_check, doctor_cmd_log,
 	doctor_cmd_fleet, doctor_cmd_top, doctor_cmd_hang;
 
+/* The command line's parts (gdx_doctor_args.c). The exit statuses' table as
+ * --help prints it, every command's and gdx-doctor's own. */
+extern const char doctor_exit_help[];
+
+/* A subcommand's --help: its usage line, its options, the exit statuses. */
 void doctor_cmd_usage(const struct doctor_cmd *cmd, FILE *f);
 
 /*
