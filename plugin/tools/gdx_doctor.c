@@ -2,64 +2,14 @@
 /*
  * gdx-doctor: tells what the plugin will find on this machine, using the
  * plugin's own probes. One subcommand per question, one file each (see
- * gdx_doctor.h); this file is main, the command table, and the output
- * helpers they share.
+ * gdx_doctor.h); this file is main and the command table, and nothing
+ * calls back into it.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "gdx_doctor.h"
-#include <gdx/gdx_escape.h>
-
-void json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	gdx_esc_json(f, s);
-	fputc('"', f);
-}
-
-void json_str_or_null(FILE *f, const char *s)
-{
-	if (s && s[0])
-		json_str(f, s);
-	else
-		fputs("null", f);
-}
-
-void json_key_str(FILE *f, const char *key, const char *s)
-{
-	json_str(f, key);
-	fputs(": ", f);
-	json_str_or_null(f, s);
-}
-
-void json_tri(FILE *f, int v)
-{
-	fputs(v < 0 ? "null" : v ? "true" : "false", f);
-}
-
-const char *doctor_this_host(char *buf, size_t len)
-{
-	/* gethostname may truncate without a terminator. */
-	buf[len - 1] = '\0';
-	return gethostname(buf, len - 1) ? NULL : buf;
-}
-
-void json_report_origin_of(FILE *f, const char *command, const char *hostname)
-{
-	fprintf(f, "\"command\": \"%s\", ", command);
-	json_key_str(f, "hostname", hostname);
-}
-
-void json_report_origin(FILE *f, const char *command)
-{
-	char host[256];
-
-	json_report_origin_of(f, command, doctor_this_host(host, sizeof(host)));
-}
 
 /* The fuzz targets (make fuzz) link the commands with libFuzzer's main. */
 #ifndef GDX_DOCTOR_NO_MAIN

@@ -5,9 +5,11 @@
  * doctor_cmd; gdx_doctor_live.c reads the running processes' live counters
  * for top and hang; gdx_doctor_nccl.c is how each NCCL release loads a net
  * plugin, which check judges NCCL by;
- * gdx_doctor.c has main, the command table and what they all share: the exit
- * statuses, the argument parsing with its --help, and the JSON writers;
- * gdx_doctor_json.c the JSON reader fleet reads the other commands' output with;
+ * gdx_doctor.c has main and the command table, and nothing calls back into
+ * it; gdx_doctor_args.c what the subcommands' command lines share: the
+ * argument parsing with its --help, and the exit statuses;
+ * gdx_doctor_json.c the JSON writers they print with, and the reader fleet
+ * reads the other commands' output with;
  * include/gdx/gdx_escape.h the escaping of what they print of others' strings.
  */
 #ifndef GDX_DOCTOR_H
@@ -139,9 +141,9 @@ void nccl_exported_range(unsigned exported, char *buf, size_t len);
 int nccl_loader_names(const struct nccl_loader *l, const char *entry, size_t len,
 		      char names[][NCCL_NAME_MAX], int max);
 
-/* JSON values: a string with quotes, backslashes and control characters
- * escaped; null for NULL or ""; "key": string-or-null; null/true/false for
- * -1/1/0. */
+/* JSON values (gdx_doctor_json.c): a string with quotes, backslashes and
+ * control characters escaped; null for NULL or ""; "key": string-or-null;
+ * null/true/false for -1/1/0. */
 void json_str(FILE *f, const char *s);
 void json_str_or_null(FILE *f, const char *s);
 void json_key_str(FILE *f, const char *key, const char *s);
