@@ -2,9 +2,10 @@
 /*
  * gdx-doctor's parts: one file per subcommand (gdx_doctor_topo.c, _env.c,
  * _check.c, _log.c, _fleet.c, _top.c, _hang.c), each exporting its struct
- * doctor_cmd; gdx_doctor_live.c reads the running processes' live counters
- * for top and hang; gdx_doctor_nccl.c is how each NCCL release loads a net
- * plugin, which check judges NCCL by;
+ * doctor_cmd (check and fleet have more files, which gdx_doctor_check.h
+ * and gdx_doctor_fleet.h name); gdx_doctor_live.c reads the running
+ * processes' live counters for top and hang; gdx_doctor_nccl.c is how each
+ * NCCL release loads a net plugin, which check judges NCCL by;
  * gdx_doctor.c has main and the command table, and nothing calls back into
  * it; gdx_doctor_args.c what the subcommands' command lines share: the
  * argument parsing with its --help, and the exit statuses;
