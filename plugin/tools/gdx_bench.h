@@ -1,9 +1,19 @@
 /* SPDX-License-Identifier: MIT */
-/* gdx-bench's parts: the options, the side channel, CUDA memory, the plot. */
+/*
+ * gdx-bench's parts. gdx_bench.c is main, and nothing calls back into it;
+ * gdx_bench_common.c how the program fails (every other file uses it);
+ * gdx_bench_opts.c the command line; gdx_bench_net.c the plugin loaded and
+ * its devices; gdx_bench_end.c the two ends of a sweep, gdx_bench_loop.c one
+ * size of each mode, gdx_bench_report.c what a sweep prints;
+ * gdx_bench_conn.c -m conn; gdx_bench_chan.c the side channel;
+ * gdx_bench_cuda.c CUDA memory; gdx_bench_plot.c --plot, reading figures
+ * with gdx-doctor's JSON reader (gdx_doctor_json.c).
+ */
 #ifndef GDX_BENCH_H
 #define GDX_BENCH_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 #include <nccl/net.h>
 
@@ -59,11 +69,17 @@ struct bench_opts {
 	const char *plot_refs[BENCH_PLOT_REFS]; /* --plot-ref: figures drawn beside */
 	int plot_nrefs;
 	int profiler; /* --profiler: through the v10 table, with a profiler callback */
+	int rails;    /* --rails: devices fused (NCCL_GDX_RAILS set) */
 };
 
-/* A runtime failure: one line on standard error, exit 1. With both ends here
- * in two processes, only the first to fail says why (the other's failure is
- * its consequence) and both exit with its status. */
+/* The command line (gdx_bench_opts.c) into *o, every bad one refused (exit
+ * 64); 0 when it asked for --help or --version, said already, 1 to run. */
+int bench_opts_parse(int argc, char **argv, struct bench_opts *o);
+
+/* How gdx-bench fails (gdx_bench_common.c). A runtime failure: one line on
+ * standard error, exit 1. With both ends here in two processes, only the
+ * first to fail says why (the other's failure is its consequence) and both
+ * exit with its status. */
 void bench_die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 /* A bad command line: the reason and where the help is, exit 64. */
 void bench_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
@@ -71,17 +87,87 @@ void bench_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)
  * input that cannot be read, an output that cannot be written). */
 void bench_fail(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
 
-/* The plugin's v7 table, initialized; dies when it cannot be loaded. With
- * profiler, init is v10's, given a callback that counts the events, and
- * isend and irecv are v10's, with a profiler handle (as NCCL 2.26+ calls
- * them); the other calls stay v7's. */
+/* Both ends here in two processes: the other process (the client's pid in
+ * the server, the server's in the client, is_client in the client), which
+ * the failures above look for; 0 once it is gone or when there is none. */
+void bench_other_set(pid_t other, int is_client);
+/* The client process exits quietly where its failure follows the server's
+ * (the server is gone: it said why). */
+void bench_client_check_server(void);
+/* The server process: when the client has already failed (and said why),
+ * exit with its status; a client killed by a signal is reported. With
+ * grace_ms, waits that long for it to finish failing. Returns when the
+ * client is still running. */
+void bench_server_check_client(int grace_ms);
+
+/* A call of the plugin's table that must succeed, or the run fails naming it. */
+#define NET_CHECK(call)                                                        \
+	do {                                                                   \
+		ncclResult_t _r = (call);                                      \
+		if (_r != ncclSuccess)                                         \
+			bench_die("%s failed: ncclResult %d", #call, (int)_r); \
+	} while (0)
+
+/* The plugin (gdx_bench_net.c): its v7 table, initialized; dies when it
+ * cannot be loaded. With profiler, init is v10's, given a callback that
+ * counts the events, and isend and irecv are v10's, with a profiler handle
+ * (as NCCL 2.26+ calls them); the other calls stay v7's. */
 const ncclNet_v7_t *bench_load(const char *path, int profiler);
 /* --profiler: the events this process's plugin started and stopped. */
 void bench_prof_counts(unsigned long long *started, unsigned long long *stopped);
-/* The device named (or the fallback index); checks --mem cuda. */
+/* What the profiler was given, on standard error (end: "server", "client",
+ * "both ends"): the results stay as they are. */
+void bench_prof_report(const struct bench_opts *o, const char *end);
+/* The plugin's own per-path byte counters, from the line it logs when a
+ * receive comm closes: the proof of where the bytes went. */
+void bench_bytes_received(unsigned long long *gpu, unsigned long long *host);
+/* The device named (or the fallback index); with --mem cuda, one that takes
+ * CUDA memory, or a clear refusal. */
 int bench_dev(const ncclNet_v7_t *net, const char *name, int fallback, const struct bench_opts *o);
 /* -m conn: --iters pairs opened, held and closed (gdx_bench_conn.c); the exit status. */
 int bench_conn(const struct bench_opts *o);
+
+/* One end: its plugin, its comms and its buffer. */
+struct bench_end {
+	const ncclNet_v7_t *net;
+	void *listen, *send, *recv;
+	void *send_mh, *recv_mh;
+	char *sbuf, *rbuf;
+	int in, out; /* pipes to the other process */
+};
+
+/* One size of a stream as the plugin sees it: a size above BENCH_MSG_MAX
+ * goes as several messages of at most that, as NCCL posts a large transfer. */
+struct bench_size {
+	size_t bytes; /* the size of the sweep */
+	size_t msg;   /* every piece but the last */
+	size_t last;  /* the last piece */
+	int pieces;   /* messages per size */
+};
+
+/* The two ends of a sweep (gdx_bench_end.c), over the side channel's in and
+ * out (-1, -1: both ends in this thread, --procs 1). The server prints the
+ * results; the client runs what the server says. */
+void bench_server(const struct bench_opts *o, int in, int out);
+void bench_client(const struct bench_opts *o, int in, int out);
+
+/* One size of each mode (gdx_bench_loop.c). bytes as messages of at most
+ * BENCH_MSG_MAX. */
+struct bench_size bench_split(size_t bytes);
+/* bw, rate: the server's side; the seconds the timed messages took. */
+double bench_stream_recv(struct bench_end *e, const struct bench_size *z,
+			 const struct bench_opts *o);
+void bench_stream_send(struct bench_end *e, const struct bench_size *z, const struct bench_opts *o);
+/* bw, rate with both ends in this thread: the seconds the timed messages took to arrive. */
+double bench_stream_local(struct bench_end *srv, struct bench_end *cli, const struct bench_size *z,
+			  const struct bench_opts *o);
+/* lat, the server's side (pong: the other end, when this thread drives it
+ * too, else NULL): the half round trips of the timed iterations, sorted,
+ * into half_rtt (--iters of them). */
+void bench_pingpong(struct bench_end *ping, struct bench_end *pong, size_t size,
+		    const struct bench_opts *o, double *half_rtt);
+/* lat, the client's side: answers every ping. */
+void bench_pong(struct bench_end *e, size_t size, const struct bench_opts *o);
 
 /* The side channel: pipes between two processes, or one TCP connection. */
 void bench_xfer(int fd, void *buf, size_t len, int writing);
@@ -128,5 +214,30 @@ void bench_plot_title(struct bench_series *s, enum bench_mode mode, const char *
 void bench_plot_add(struct bench_series *s, size_t bytes, double gbps, double usec);
 /* Draws run and the references into --plot's file; exits 70 when it cannot. */
 void bench_plot_write(const struct bench_series *run);
+
+/*
+ * What a bw, rate or lat sweep prints (gdx_bench_report.c): opened with the
+ * devices' names (the table's header, or the JSON object's start), a row
+ * per size as it is measured, closed once the comms have closed (the
+ * plugin's byte counters, the profiler's events, --plot's file written).
+ */
+struct bench_report {
+	const struct bench_opts *o;
+	struct bench_series run; /* what --plot draws */
+	int rows;		 /* printed so far */
+};
+
+void bench_report_open(struct bench_report *r, const struct bench_opts *o, const char *name,
+		       const char *peer);
+/* The size about to run, on a live line of a long sweep's standard error. */
+void bench_report_progress(const struct bench_report *r, size_t bytes);
+/* lat: the half round trips of the timed iterations, sorted, in seconds. */
+void bench_report_lat(struct bench_report *r, size_t bytes, const double *half_rtt);
+/* bw, rate: the seconds the timed messages took. */
+void bench_report_stream(struct bench_report *r, size_t bytes, double secs);
+/* The sweep is over: the live line cleared. */
+void bench_report_swept(const struct bench_report *r);
+/* ends: which ran here, "server" or "both ends", for the profiler's line. */
+void bench_report_close(struct bench_report *r, const char *ends);
 
 #endif

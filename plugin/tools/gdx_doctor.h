@@ -2,12 +2,15 @@
 /*
  * gdx-doctor's parts: one file per subcommand (gdx_doctor_topo.c, _env.c,
  * _check.c, _log.c, _fleet.c, _top.c, _hang.c), each exporting its struct
- * doctor_cmd; gdx_doctor_live.c reads the running processes' live counters
- * for top and hang; gdx_doctor_nccl.c is how each NCCL release loads a net
- * plugin, which check judges NCCL by;
- * gdx_doctor.c has main, the command table and what they all share: the exit
- * statuses, the argument parsing with its --help, and the JSON writers;
- * gdx_doctor_json.c the JSON reader fleet reads the other commands' output with;
+ * doctor_cmd (check and fleet have more files, which gdx_doctor_check.h
+ * and gdx_doctor_fleet.h name); gdx_doctor_live.c reads the running
+ * processes' live counters for top and hang; gdx_doctor_nccl.c is how each
+ * NCCL release loads a net plugin, which check judges NCCL by;
+ * gdx_doctor.c has main and the command table, and nothing calls back into
+ * it; gdx_doctor_args.c what the subcommands' command lines share: the
+ * argument parsing with its --help, and the exit statuses;
+ * gdx_doctor_json.c the JSON writers they print with, and the reader fleet
+ * reads the other commands' output with;
  * include/gdx/gdx_escape.h the escaping of what they print of others' strings.
  */
 #ifndef GDX_DOCTOR_H
@@ -74,6 +77,11 @@ struct doctor_cmd {
 extern const struct doctor_cmd doctor_cmd_topo, doctor_cmd_env, doctor_cmd_check, doctor_cmd_log,
 	doctor_cmd_fleet, doctor_cmd_top, doctor_cmd_hang;
 
+/* The command line's parts (gdx_doctor_args.c). The exit statuses' table as
+ * --help prints it, every command's and gdx-doctor's own. */
+extern const char doctor_exit_help[];
+
+/* A subcommand's --help: its usage line, its options, the exit statuses. */
 void doctor_cmd_usage(const struct doctor_cmd *cmd, FILE *f);
 
 /*
@@ -134,9 +142,9 @@ void nccl_exported_range(unsigned exported, char *buf, size_t len);
 int nccl_loader_names(const struct nccl_loader *l, const char *entry, size_t len,
 		      char names[][NCCL_NAME_MAX], int max);
 
-/* JSON values: a string with quotes, backslashes and control characters
- * escaped; null for NULL or ""; "key": string-or-null; null/true/false for
- * -1/1/0. */
+/* JSON values (gdx_doctor_json.c): a string with quotes, backslashes and
+ * control characters escaped; null for NULL or ""; "key": string-or-null;
+ * null/true/false for -1/1/0. */
 void json_str(FILE *f, const char *s);
 void json_str_or_null(FILE *f, const char *s);
 void json_key_str(FILE *f, const char *key, const char *s);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A small JSON reader for gdx-doctor fleet, which reads what check --json
+ * gdx-doctor's JSON: the writers every command's --json prints with, and a
+ * small reader for gdx-doctor fleet, which reads what check --json
  * and topo --json wrote on other nodes, and for gdx-bench's plots: RFC 8259
  * values into a tree, with the line and column of the first thing wrong.
  * Strings are decoded (and must be UTF-8); numbers are kept as written,
@@ -668,4 +669,53 @@ uint64_t json_hash(const void *data, size_t len)
 		keyed = true;
 	}
 	return json_siphash(key[0], key[1], data, len);
+}
+
+/* The writers, which every command's --json prints with. */
+
+void json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	gdx_esc_json(f, s);
+	fputc('"', f);
+}
+
+void json_str_or_null(FILE *f, const char *s)
+{
+	if (s && s[0])
+		json_str(f, s);
+	else
+		fputs("null", f);
+}
+
+void json_key_str(FILE *f, const char *key, const char *s)
+{
+	json_str(f, key);
+	fputs(": ", f);
+	json_str_or_null(f, s);
+}
+
+void json_tri(FILE *f, int v)
+{
+	fputs(v < 0 ? "null" : v ? "true" : "false", f);
+}
+
+const char *doctor_this_host(char *buf, size_t len)
+{
+	/* gethostname may truncate without a terminator. */
+	buf[len - 1] = '\0';
+	return gethostname(buf, len - 1) ? NULL : buf;
+}
+
+void json_report_origin_of(FILE *f, const char *command, const char *hostname)
+{
+	fprintf(f, "\"command\": \"%s\", ", command);
+	json_key_str(f, "hostname", hostname);
+}
+
+void json_report_origin(FILE *f, const char *command)
+{
+	char host[256];
+
+	json_report_origin_of(f, command, doctor_this_host(host, sizeof(host)));
 }
