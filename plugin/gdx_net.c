@@ -15,6 +15,7 @@
 #include <gdx/gdx_conn.h>
 #include <gdx/gdx_dev.h>
 #include <gdx/gdx_env.h>
+#include <gdx/gdx_flush.h>
 #include <gdx/gdx_live.h>
 #include <gdx/gdx_log.h>
 #include <gdx/gdx_net.h>
