@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include <gdx/gdx_comm.h>
+#include <gdx/gdx_cts.h>
 #include <gdx/gdx_event.h>
 #include <gdx/gdx_failover.h>
 #include <gdx/gdx_live.h>
@@ -36,17 +37,6 @@
  * GDX_DEAF_MS, so that closing every comm to a dead host costs one wait. */
 #define GDX_DRAIN_MS 100
 #define GDX_DEAF_MS  10000
-/* Clear-to-sends of small receives go out in batches while the sender
- * still holds at least GDX_CTS_DEFER_MIN of them: one RDMA WRITE, one
- * doorbell, for up to NCCL_GDX_CTS_BATCH receives. They go when a receive
- * held back is tested, and all at once when the sender is down to its last
- * one. */
-#define GDX_CTS_DEFER_MIN 2
-/* Receives of at least this many bytes send theirs at once (with any held
- * before them): what the receiver counts as held by the sender includes
- * messages still on the wire, so holding one back can leave the sender with
- * none and the link idle, and one small write costs little next to 64 KiB. */
-#define GDX_CTS_EAGER_MIN (64u << 10)
 /* How often a waiting request looks at the peer's out-of-band socket. */
 #define GDX_LIVENESS_POLLS 1024
 #define GDX_LIVENESS_MS	   100
@@ -297,8 +287,6 @@ static void gdx_wc(struct gdx_comm *c, int r, const struct ibv_wc *wc)
 			c, r,
 			gdx_post_delivered(c, r, GDX_WRID_QP(wc->wr_id), GDX_WRID_WR(wc->wr_id)));
 }
-
-static int gdx_cts_rewrite(struct gdx_recv_comm *rc);
 
 /* Polls every rail's CQ once; returns how many completions were seen. */
 static int gdx_comm_poll(struct gdx_comm *c)
@@ -758,22 +746,6 @@ int gdx_isend(struct gdx_send_comm *sc, void *data, uint64_t size, int tag, stru
 
 /* ---- the receive side ---- */
 
-/* One RDMA WRITE of count FIFO entries from index first on, on the rail the
- * control writes go on, signaled when must. */
-static int gdx_cts_write(struct gdx_recv_comm *rc, int rail, uint32_t first, uint32_t count,
-			 bool must_signal)
-{
-	int ret = gdx_post_ctrl_write(&rc->base, rail, 0, &rc->base.ctrl->fifo[first],
-				      count * (uint32_t)sizeof(struct gdx_cts),
-				      rc->base.remote_ctrl + offsetof(struct gdx_ctrl, fifo) +
-					      first * sizeof(struct gdx_cts),
-				      must_signal);
-
-	if (ret)
-		gdx_comm_fail(&rc->base, ret);
-	return ret;
-}
-
 /* Room for one write on the control rail, polling once to make it; -1 when
  * there is none (or no rail). */
 static int gdx_cts_rail(struct gdx_recv_comm *rc)
@@ -836,66 +808,6 @@ static int gdx_cts_flush(struct gdx_recv_comm *rc)
 	}
 	rc->cts_flushing = false;
 	return 0;
-}
-
-/* A rail was taken out: the clear-to-sends it may have been carrying are
- * written again, for every receive not yet complete, on the rail now used
- * (the sender takes a rewrite of an entry it has as the same entry).
- *
- * The staged entries a write reads stay as they are until the NIC has read
- * them. For the first write of a receive's entries that holds by itself:
- * the receive cannot complete before the sender has them, and only a new
- * receive in the slot restages it. A rewrite may still be unread when the
- * receive completes (the sender had the first write), so it is signaled,
- * and irecv does not restage the slot before it is complete
- * (gdx_cts_rewrite_unread): the NIC would read a half-written entry, the
- * new sequence number with the old address. */
-static int gdx_cts_rewrite(struct gdx_recv_comm *rc)
-{
-	struct gdx_comm *c = &rc->base;
-
-	if (c->err)
-		return c->err;
-	for (uint32_t s = 0; s < GDX_MAX_REQUESTS; s++) {
-		struct gdx_request *req = rc->slots[s];
-
-		if (!req || req->state != GDX_REQ_ACTIVE || req->pending == 0 ||
-		    req->seq >= rc->cts_sent)
-			continue;
-		for (int i = 0; i < req->n; i++) {
-			int rail = gdx_failover_ctrl_rail(c);
-
-			if (rail < 0)
-				return c->err;
-			if (!gdx_qp_room(&c->rails[rail], &c->rails[rail].qps[0], 1))
-				return 0; /* the next poll does them all again */
-			if (gdx_cts_write(rc, rail, GDX_FIFO_INDEX(s, i), 1, true))
-				return c->err;
-			rc->rewrite_rail[s] = (uint8_t)(rail + 1);
-			rc->rewrite_gen[s] = gdx_rail_gen(&c->rails[rail]);
-			rc->rewrite_wr[s] = c->rails[rail].qps[0].wr_posted;
-		}
-	}
-	rc->cts_rewrite = false;
-	return 0;
-}
-
-/* Whether a rewrite of slot s's entries may still be unread by the NIC: its
- * rail carries on, the same QPs, and no completion has covered it yet. A
- * rail taken out since has its QPs in error: they read nothing more. */
-static bool gdx_cts_rewrite_unread(struct gdx_recv_comm *rc, uint32_t s)
-{
-	const struct gdx_comm *c = &rc->base;
-	int rail = rc->rewrite_rail[s] - 1;
-
-	if (rail < 0)
-		return false;
-	if (c->run[rail].state == GDX_RAIL_UP &&
-	    gdx_rail_gen(&c->rails[rail]) == rc->rewrite_gen[s] &&
-	    (int32_t)(c->rails[rail].qps[0].wr_done - rc->rewrite_wr[s]) < 0)
-		return true;
-	rc->rewrite_rail[s] = 0;
-	return false;
 }
 
 int gdx_irecv(struct gdx_recv_comm *rc, int n, void **data, const uint64_t *sizes, const int *tags,
@@ -972,16 +884,6 @@ int gdx_irecv(struct gdx_recv_comm *rc, int n, void **data, const uint64_t *size
 	gdx_prof_irecv(rc, req, phandles, sizes);
 	*req_p = req;
 	return 0;
-}
-
-/* Whether a test sends the held-back clear-to-sends (after its poll, so
- * what had arrived is taken first): when the tested receive is one of them.
- * Held ones are small (large receives send theirs at once), bound by
- * latency, and one write (a system call on some providers) per message
- * would cost more than the sender waits, so they keep to the batch rules. */
-static bool gdx_cts_due(const struct gdx_recv_comm *rc, const struct gdx_request *req)
-{
-	return rc->cts_sent < rc->tail && !req->flush && req->seq >= rc->cts_sent;
 }
 
 int gdx_test(struct gdx_request *req, int *done_p, int *sizes)
