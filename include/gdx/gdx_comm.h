@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The core objects behind NCCL's opaque pointers: listen, send and receive
- * comms, requests and memory handles, shared by the files that make and use
- * them (gdx_conn.c, gdx_p2p.c, gdx_flush.c, gdx_reg.c, gdx_event.c, gdx_prof.c; each
- * declares its functions in its own header). One comm is only ever driven by
- * one thread at a time (NCCL's contract), so the data path takes no lock.
+ * comms, requests and memory handles, shared by the 15 files that make and
+ * use them (gdx_conn.c, gdx_cq.c, gdx_cts.c, gdx_event.c, gdx_failover.c,
+ * gdx_flush.c, gdx_live.c, gdx_net.c, gdx_p2p.c, gdx_post.c, gdx_prof.c,
+ * gdx_reg.c, gdx_req.c, gdx_setup.c, gdx_stripe.c; each declares its
+ * functions in its own header). One comm is only ever driven by one thread
+ * at a time (NCCL's contract), so the data path takes no lock.
  */
 #ifndef GDX_COMM_H
 #define GDX_COMM_H

@@ -8,7 +8,7 @@
  * ones, up to NCCL_GDX_CTS_BATCH in one write. It is held only while the
  * sender still has GDX_CTS_DEFER_MIN or more clear-to-sends whose receives
  * are not complete: it has work meanwhile. The held ones are written at
- * once (gdx_cts_flush):
+ * once (gdx_cts_flush, gdx_cq.h):
  * - with a receive of GDX_CTS_EAGER_MIN bytes or more (irecv): the receiver
  *   counts messages still on the wire as held by the sender, so holding one
  *   back can leave the sender with none and the link idle, and one small
