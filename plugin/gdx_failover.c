@@ -15,7 +15,7 @@
  * it, and the sender acts on none of another (a late answer to an earlier
  * outage would forget what the new QPs lost).
  * A piece is thus posted again only if the receiver never counted it, and
- * the receiver counts each piece of a receive once (gdx_p2p.c), so nothing
+ * the receiver counts each piece of a receive once (gdx_cq.c), so nothing
  * completes twice; and a receive cannot complete while one of its pieces is
  * uncounted, so the bytes a re-sent piece writes never land in a buffer NCCL
  * has been given back.

@@ -1,13 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * iflush: after the NIC wrote a receive into GPU memory, a 1-byte RDMA READ
- * of that buffer through a QP connected to itself, on every NIC; PCIe
- * ordering makes the earlier writes visible to the GPU once the read returns.
- * Host memory needs none (the completion already orders it), so on a
- * host-only device iflush returns no request, unless NCCL_GDX_GDR_FLUSH=2
- * asks for the reads on host memory too (diagnostics, and the tests over rxe).
- * The QPs are made when memory that needs them is first registered on the
- * comm (most connections never receive into GPU memory and need none).
+ * of the last buffer that received bytes, through a QP connected to itself,
+ * on every NIC; PCIe ordering makes that NIC's earlier writes visible to the
+ * GPU once the read returns. Host memory needs none (the completion already
+ * orders it), so a receive into host memory gets no request from iflush,
+ * unless NCCL_GDX_GDR_FLUSH=2 asks for the reads on host memory too
+ * (diagnostics, and the tests over rxe). The QPs are made when memory that
+ * needs them is first registered on the comm (most connections never
+ * receive into GPU memory and need none), or at the first iflush that needs
+ * them. The reads complete on the QPs' own CQs, which gdx_comm_poll takes
+ * with the rails' (gdx_cq.c).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -17,6 +20,7 @@
 #include <gdx/gdx_flush.h>
 #include <gdx/gdx_log.h>
 #include <gdx/gdx_param.h>
+#include <gdx/gdx_req.h>
 
 #define GDX_FLUSH_WR 2 * GDX_MAX_REQUESTS
 
@@ -80,4 +84,71 @@ int gdx_flush_create(struct gdx_recv_comm *rc)
 	if (ret)
 		gdx_flush_destroy(rc);
 	return ret;
+}
+
+int gdx_iflush(struct gdx_recv_comm *rc, int n, void **data, const int *sizes, struct gdx_mr **mrs,
+	       struct gdx_request **req_p)
+{
+	struct gdx_comm *c = &rc->base;
+	struct gdx_request *req;
+	int last = -1;
+
+	*req_p = NULL;
+	if (c->err)
+		return c->err;
+	if (n < 1 || n > GDX_MAX_RECVS || !data || !sizes || !mrs)
+		return 0; /* nothing to flush: NCCL counts it done */
+	/* The last buffer that received bytes into memory that needs it. */
+	for (int i = 0; i < n; i++)
+		if (sizes[i] > 0 && mrs[i] && mrs[i]->kind == GDX_KIND_MR &&
+		    (mrs[i]->type == NCCL_PTR_CUDA || gdx_params.gdr_flush == 2))
+			last = i;
+	if (last < 0)
+		return 0;
+	if (!rc->nflush) {
+		/* GPU memory registered through another comm (regIsGlobal, NCCL
+		 * 2.20-2.23's user buffers): the QPs are made now, once */
+		int ret = gdx_flush_create(rc);
+
+		if (ret) {
+			gdx_comm_fail(c, ret);
+			return ret;
+		}
+		if (!rc->nflush)
+			return 0; /* the device needs no flush */
+	}
+	req = gdx_req_get(c, false);
+	if (!req)
+		return -ENOSPC;
+	req->flush = true;
+	for (int r = 0; r < rc->nflush; r++) {
+		struct ibv_sge sge = {.addr = (uintptr_t)rc->flush_byte,
+				      .length = 1,
+				      .lkey = rc->flush_mr[r]->lkey};
+		struct ibv_send_wr wr = {
+			.wr_id = (uintptr_t)req,
+			.sg_list = &sge,
+			.num_sge = 1,
+			.opcode = IBV_WR_RDMA_READ,
+			.send_flags = IBV_SEND_SIGNALED,
+			.wr.rdma = {.remote_addr = (uintptr_t)data[last],
+				    .rkey = mrs[last]->rkey[r]}, /* flush[r] is on member r */
+		};
+		struct ibv_send_wr *bad;
+		int ret = ibv_post_send(rc->flush[r].qps[0].qp, &wr, &bad);
+
+		if (ret) {
+			GDX_WARN("%s: ibv_post_send(flush read, qp 0x%x) failed: %s", c->dev_name,
+				 rc->flush[r].qps[0].qp->qp_num, strerror(ret));
+			gdx_comm_fail(c, -ret);
+			if (req->pending == 0)
+				gdx_req_put(req);
+			return -ret;
+		}
+		req->pending++;
+		gdx_req_wrs_posted(req, 1);
+	}
+	gdx_req_mode(req, GDX_REQ_FLUSH);
+	*req_p = req;
+	return 0;
 }

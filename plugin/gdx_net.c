@@ -16,6 +16,7 @@
 #include <gdx/gdx_connect.h>
 #include <gdx/gdx_dev.h>
 #include <gdx/gdx_env.h>
+#include <gdx/gdx_flush.h>
 #include <gdx/gdx_listen.h>
 #include <gdx/gdx_live.h>
 #include <gdx/gdx_log.h>

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The core objects behind NCCL's opaque pointers: listen, send and receive
- * comms, requests and memory handles, shared by the files that make and use
- * them (gdx_connect.c, gdx_listen.c, gdx_p2p.c, gdx_flush.c, gdx_reg.c, gdx_event.c,
- * gdx_prof.c; each declares its functions in its own header). One comm is only ever driven by
- * one thread at a time (NCCL's contract), so the data path takes no lock.
+ * comms, requests and memory handles, shared by the files that make and
+ * use them (`git grep -l gdx_comm.h plugin`: the connection setup, the data
+ * path, the completion handling and what they call; each declares its
+ * functions in its own header). One comm is only ever driven by one thread
+ * at a time (NCCL's contract), so the data path takes no lock.
  */
 #ifndef GDX_COMM_H
 #define GDX_COMM_H

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The data path (gdx_p2p.c): isend, irecv, iflush and test on live comms.
+ * The data path (gdx_p2p.c): isend, irecv and test on live comms (iflush is
+ * gdx_flush.h's).
  * No allocation, lock or system call beyond what the verbs provider does.
  */
 #ifndef GDX_P2P_H
@@ -15,8 +16,6 @@ int gdx_isend(struct gdx_send_comm *sc, void *data, uint64_t size, int tag, stru
 	      void *phandle, struct gdx_request **req_p);
 int gdx_irecv(struct gdx_recv_comm *rc, int n, void **data, const uint64_t *sizes, const int *tags,
 	      struct gdx_mr **mrs, void **phandles, struct gdx_request **req_p);
-int gdx_iflush(struct gdx_recv_comm *rc, int n, void **data, const int *sizes, struct gdx_mr **mrs,
-	       struct gdx_request **req_p);
 /* *done_p = 1 and the sizes when complete (one per buffer of a grouped
  * receive; sizes may be NULL); the request is then free again. */
 int gdx_test(struct gdx_request *req, int *done_p, int *sizes);
