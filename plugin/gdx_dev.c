@@ -620,8 +620,8 @@ static int gdx_rails_gpu(struct gdx_rail_groups *g)
 	}
 	for (int i = 0; i < gdx_ndevs; i++)
 		names[i] = gdx_devs[i].ibdev; /* as hwloc names the NIC */
-	n = gdx_topo_auto_rails(t, names, gdx_ndevs, members, g->counts, GDX_MAX_DEVS,
-				GDX_MAX_RAILS);
+	n = gdx_topo_auto_groups(t, names, gdx_ndevs, members, g->counts, GDX_MAX_DEVS,
+				 GDX_MAX_RAILS);
 	gdx_topo_free(t);
 	for (int k = 0; k < n; k++) {
 		memcpy(g->members[g->n], members[k], sizeof(int) * (size_t)g->counts[k]);

@@ -2,7 +2,7 @@
 /*
  * GPU/NIC placement from hwloc. gdx_topo_load() reads the tree once
  * (gdx_topo_read.c), copies out what the plugin and gdx-doctor need (bus
- * ids, NUMA nodes, the path class of every GPU-NIC pair, rails, groups) and
+ * ids, NUMA nodes, the path class of every GPU-NIC pair, rail groups) and
  * drops the hwloc topology, so the result is plain memory that never changes
  * and needs no lock.
  */
@@ -29,7 +29,7 @@ struct gdx_topo {
 	enum gdx_path *paths;  /* ngpus x nnics */
 	signed char *same_pkg; /* ngpus x nnics: gdx_topo_same_package() */
 	int *order;	       /* ngpus x nnics: per GPU, NIC indices nearest first */
-	int *rail_len;	       /* per GPU: how many leading entries of order[] are its rail */
+	int *group_len;	       /* per GPU: how many leading entries of order[] are its rail group */
 	struct gdx_topo_group *groups;
 	int *group_idx; /* backing store of the groups' nics[] and gpus[] */
 	struct gdx_topo_bridge *bridges;
@@ -382,7 +382,7 @@ static int gdx_topo_tree(struct gdx_topo *t, struct gdx_topo_scan *scan)
  * NCCL ranks a GPU's NICs by bandwidth, then path class, and gives every SYS
  * path between two CPU nodes the same bandwidth: on a node with several NUMA
  * nodes per socket it ties a NIC on the GPU's socket with one across the
- * socket interconnect. The rail takes only the former.
+ * socket interconnect. The rail group takes only the former.
  */
 static int gdx_topo_rank_of(enum gdx_path p, int same_pkg)
 {
@@ -391,7 +391,7 @@ static int gdx_topo_rank_of(enum gdx_path p, int same_pkg)
 	return 2 * (int)p + (split && same_pkg != 1);
 }
 
-/* Paths, then each GPU's NICs nearest first; the rail is the head of that
+/* Paths, then each GPU's NICs nearest first; the rail group is the head of that
  * list at the best rank. NICs are in name order already, so walking the
  * ranks in order and the NICs in index order sorts by (rank, name). */
 static void gdx_topo_rank(struct gdx_topo *t, const struct gdx_topo_scan *scan)
@@ -419,25 +419,25 @@ static void gdx_topo_rank(struct gdx_topo *t, const struct gdx_topo_scan *scan)
 			for (int i = 0; i < t->nnics; i++)
 				if (gdx_topo_rank_of(row[i], pkg[i]) == r)
 					order[n++] = i;
-		t->rail_len[g] = 0;
+		t->group_len[g] = 0;
 		best = n ? gdx_topo_rank_of(row[order[0]], pkg[order[0]]) : 0;
-		while (t->rail_len[g] < n && row[order[0]] != GDX_PATH_UNKNOWN &&
-		       gdx_topo_rank_of(row[order[t->rail_len[g]]], pkg[order[t->rail_len[g]]]) ==
+		while (t->group_len[g] < n && row[order[0]] != GDX_PATH_UNKNOWN &&
+		       gdx_topo_rank_of(row[order[t->group_len[g]]], pkg[order[t->group_len[g]]]) ==
 			       best)
-			t->rail_len[g]++;
-		for (int i = 0; i < t->rail_len[g]; i++)
-			t->nics[order[i]].rail_gpus++;
+			t->group_len[g]++;
+		for (int i = 0; i < t->group_len[g]; i++)
+			t->nics[order[i]].group_gpus++;
 	}
 }
 
-static bool gdx_topo_same_rail(const struct gdx_topo *t, int g, const struct gdx_topo_group *grp)
+static bool gdx_topo_same_group(const struct gdx_topo *t, int g, const struct gdx_topo_group *grp)
 {
-	const int *rail = &t->order[(size_t)g * (size_t)t->nnics];
+	const int *head = &t->order[(size_t)g * (size_t)t->nnics];
 
-	if (t->rail_len[g] != grp->nnics)
+	if (t->group_len[g] != grp->nnics)
 		return false;
 	for (int i = 0; i < grp->nnics; i++)
-		if (rail[i] != grp->nics[i])
+		if (head[i] != grp->nics[i])
 			return false;
 	return true;
 }
@@ -463,19 +463,19 @@ static int gdx_topo_group_all(struct gdx_topo *t)
 		int found = -1;
 
 		group_of[g] = -1;
-		if (!t->rail_len[g])
+		if (!t->group_len[g])
 			continue;
 		for (int i = 0; i < t->ngroups && found < 0; i++)
-			if (gdx_topo_same_rail(t, g, &t->groups[i]))
+			if (gdx_topo_same_group(t, g, &t->groups[i]))
 				found = i;
 		if (found < 0) {
 			struct gdx_topo_group *grp = &t->groups[t->ngroups];
 
 			memcpy(next, &t->order[(size_t)g * (size_t)t->nnics],
-			       (size_t)t->rail_len[g] * sizeof(*next));
+			       (size_t)t->group_len[g] * sizeof(*next));
 			grp->nics = next;
-			grp->nnics = t->rail_len[g];
-			next += t->rail_len[g];
+			grp->nnics = t->group_len[g];
+			next += t->group_len[g];
 			found = t->ngroups++;
 		}
 		group_of[g] = found;
@@ -496,7 +496,7 @@ static int gdx_topo_group_all(struct gdx_topo *t)
 	for (int i = 0; i < t->nnics; i++) {
 		struct gdx_topo_group *grp;
 
-		if (t->nics[i].rail_gpus)
+		if (t->nics[i].group_gpus)
 			continue;
 		grp = &t->groups[t->ngroups++];
 		*next = i;
@@ -543,8 +543,8 @@ int gdx_topo_load(const char *xml, struct gdx_topo **topo_p, char *why, size_t w
 	t->paths = calloc(cells, sizeof(*t->paths));
 	t->same_pkg = calloc(cells, sizeof(*t->same_pkg));
 	t->order = calloc(cells, sizeof(*t->order));
-	t->rail_len = calloc((size_t)t->ngpus + 1, sizeof(*t->rail_len));
-	if (!t->paths || !t->same_pkg || !t->order || !t->rail_len) {
+	t->group_len = calloc((size_t)t->ngpus + 1, sizeof(*t->group_len));
+	if (!t->paths || !t->same_pkg || !t->order || !t->group_len) {
 		ret = -ENOMEM;
 		goto nomem;
 	}
@@ -579,7 +579,7 @@ void gdx_topo_free(struct gdx_topo *t)
 	free(t->paths);
 	free(t->same_pkg);
 	free(t->order);
-	free(t->rail_len);
+	free(t->group_len);
 	free(t->groups);
 	free(t->group_idx);
 	free(t->bridges);
@@ -660,11 +660,11 @@ int gdx_topo_gpu_nics(const struct gdx_topo *t, int gpu, int *nics, int max)
 	return gdx_topo_copy_order(t, gpu, t->nnics, nics, max);
 }
 
-int gdx_topo_gpu_rail(const struct gdx_topo *t, int gpu, int *nics, int max)
+int gdx_topo_gpu_group(const struct gdx_topo *t, int gpu, int *nics, int max)
 {
 	if (gpu < 0 || gpu >= t->ngpus)
 		return -EINVAL;
-	return gdx_topo_copy_order(t, gpu, t->rail_len[gpu], nics, max);
+	return gdx_topo_copy_order(t, gpu, t->group_len[gpu], nics, max);
 }
 
 int gdx_topo_ngroups(const struct gdx_topo *t)
@@ -677,8 +677,8 @@ const struct gdx_topo_group *gdx_topo_group(const struct gdx_topo *t, int i)
 	return i >= 0 && i < t->ngroups ? &t->groups[i] : NULL;
 }
 
-int gdx_topo_auto_rails(const struct gdx_topo *t, const char *const *names, int n, int members[][8],
-			int *counts, int max_groups, int max_members)
+int gdx_topo_auto_groups(const struct gdx_topo *t, const char *const *names, int n,
+			 int members[][8], int *counts, int max_groups, int max_members)
 {
 	int ngroups = 0;
 

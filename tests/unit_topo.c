@@ -53,7 +53,7 @@ static const char *path(const struct gdx_topo *t, const char *gpu_pci, const cha
 /* The GPU's rail as "mlx5_0,mlx5_1" ("" when empty). */
 static const char *rail(const struct gdx_topo *t, const char *gpu_pci, char *buf, size_t len)
 {
-	int nics[64], n = gdx_topo_gpu_rail(t, gpu(t, gpu_pci), nics, 64);
+	int nics[64], n = gdx_topo_gpu_group(t, gpu(t, gpu_pci), nics, 64);
 
 	ASSERT(n >= 0 && n <= 64);
 	buf[0] = '\0';
@@ -121,7 +121,7 @@ static void test_h100_one_pix_nic_per_gpu(void)
 	for (int i = 0; i < 8; i++) {
 		ASSERT_STR_EQ(path(t, h100_pairs[i][0], h100_pairs[i][1]), "PIX");
 		ASSERT_STR_EQ(rail(t, h100_pairs[i][0], buf, sizeof(buf)), h100_pairs[i][1]);
-		ASSERT_EQ(gdx_topo_nic(t, nic(t, h100_pairs[i][1]))->rail_gpus, 1);
+		ASSERT_EQ(gdx_topo_nic(t, nic(t, h100_pairs[i][1]))->group_gpus, 1);
 		ASSERT_EQ(gdx_topo_gpu(t, i)->numa, i < 4 ? 0 : 1);
 	}
 	/* Other host bridges of the same socket, then the other socket. */
@@ -182,7 +182,7 @@ static void test_h100_groups_and_standalone_nics(void)
 		ASSERT_EQ(grp->nnics, 1);
 		ASSERT_EQ(grp->ngpus, 0);
 		ASSERT_STR_EQ(gdx_topo_nic(t, grp->nics[0])->name, i == 8 ? "mlx5_1" : "mlx5_2");
-		ASSERT_EQ(gdx_topo_nic(t, grp->nics[0])->rail_gpus, 0);
+		ASSERT_EQ(gdx_topo_nic(t, grp->nics[0])->group_gpus, 0);
 	}
 	ASSERT(gdx_topo_group(t, 10) == NULL);
 	gdx_topo_free(t);
@@ -216,8 +216,8 @@ static void test_a100_pxb_shared_rails(void)
 		ASSERT_EQ(grp->ngpus, 2);
 		ASSERT_EQ(grp->nnics, 2);
 		/* Each NIC of a complex is shared by its two GPUs. */
-		ASSERT_EQ(gdx_topo_nic(t, grp->nics[0])->rail_gpus, 2);
-		ASSERT_EQ(gdx_topo_nic(t, grp->nics[1])->rail_gpus, 2);
+		ASSERT_EQ(gdx_topo_nic(t, grp->nics[0])->group_gpus, 2);
+		ASSERT_EQ(gdx_topo_nic(t, grp->nics[1])->group_gpus, 2);
 		ASSERT_EQ(gdx_topo_nic(t, grp->nics[0])->numa, cx[c].numa);
 	}
 	ASSERT_STR_EQ(path(t, "0000:07:00.0", "mlx5_0"), "PXB");
@@ -273,10 +273,10 @@ static void test_nps4_own_socket_first(void)
 	ASSERT_EQ(gdx_topo_ngroups(t), 2);
 	ASSERT_EQ(gdx_topo_group(t, 0)->ngpus, 2);
 	ASSERT_EQ(gdx_topo_group(t, 1)->gpus[0], gpu(t, "0000:a1:00.0"));
-	ASSERT_EQ(gdx_topo_nic(t, 0)->rail_gpus, 2);
+	ASSERT_EQ(gdx_topo_nic(t, 0)->group_gpus, 2);
 	/* NCCL_GDX_RAILS=gpu: no GPU has two equally near NICs, nothing fused
 	 * (one device of both NICs would cross the sockets for every GPU). */
-	ASSERT_EQ(gdx_topo_auto_rails(t, names, 2, members, counts, 4, 8), 0);
+	ASSERT_EQ(gdx_topo_auto_groups(t, names, 2, members, counts, 4, 8), 0);
 	/* Out of range: unknown. */
 	ASSERT_EQ(gdx_topo_same_package(t, 4, 0), -1);
 	ASSERT_EQ(gdx_topo_same_package(t, 0, 2), -1);
@@ -311,8 +311,8 @@ static void test_snc_own_socket_first(void)
 	ASSERT_EQ(gdx_topo_group(t, 0)->nnics, 1);
 	ASSERT_EQ(gdx_topo_group(t, 0)->ngpus, 2);
 	ASSERT_EQ(gdx_topo_group(t, 0)->gpus[1], gpu(t, "0000:39:00.0"));
-	ASSERT_EQ(gdx_topo_nic(t, nic(t, "mlx5_1"))->rail_gpus, 2);
-	ASSERT_EQ(gdx_topo_auto_rails(t, names, 2, members, counts, 4, 8), 0);
+	ASSERT_EQ(gdx_topo_nic(t, nic(t, "mlx5_1"))->group_gpus, 2);
+	ASSERT_EQ(gdx_topo_auto_groups(t, names, 2, members, counts, 4, 8), 0);
 	gdx_topo_free(t);
 }
 
@@ -368,7 +368,7 @@ static void test_two_nics_per_gpu(void)
 	ASSERT_STR_EQ(path(t, "0000:1e:00.0", "mlx5_0"), "PHB");
 	ASSERT_EQ(gdx_topo_ngroups(t), 2);
 	for (int i = 0; i < 4; i++)
-		ASSERT_EQ(gdx_topo_nic(t, i)->rail_gpus, 1);
+		ASSERT_EQ(gdx_topo_nic(t, i)->group_gpus, 1);
 	ASSERT_EQ(gdx_topo_group(t, 1)->nnics, 2);
 	ASSERT_EQ(gdx_topo_group(t, 1)->gpus[0], 1);
 	gdx_topo_free(t);
@@ -389,7 +389,7 @@ static void test_cascaded_switch_pix_and_pxb(void)
 	ASSERT_EQ(gdx_topo_ngroups(t), 2);
 	grp = gdx_topo_group(t, 0);
 	ASSERT_EQ(grp->ngpus, 3);
-	ASSERT_EQ(gdx_topo_nic(t, grp->nics[0])->rail_gpus, 3);
+	ASSERT_EQ(gdx_topo_nic(t, grp->nics[0])->group_gpus, 3);
 	ASSERT_EQ(gdx_topo_group(t, 1)->ngpus, 0);
 	gdx_topo_free(t);
 }
@@ -405,7 +405,7 @@ static void test_remote_nic_is_sys(void)
 	ASSERT_STR_EQ(path(t, "0000:31:00.0", "mlx5_0"), "SYS");
 	/* Far is still the best there is: both GPUs share it. */
 	ASSERT_STR_EQ(rail(t, "0000:31:00.0", buf, sizeof(buf)), "mlx5_0");
-	ASSERT_EQ(gdx_topo_nic(t, 0)->rail_gpus, 2);
+	ASSERT_EQ(gdx_topo_nic(t, 0)->group_gpus, 2);
 	ASSERT_EQ(gdx_topo_nic(t, 0)->numa, 1);
 	ASSERT_EQ(gdx_topo_gpu(t, 0)->numa, 0);
 	ASSERT_EQ(gdx_topo_gpu(t, 1)->numa, 0);
@@ -428,7 +428,7 @@ static void test_cloud_vm_flat_is_phb(void)
 	ASSERT_EQ(gdx_topo_ngroups(t), 1);
 	ASSERT_EQ(gdx_topo_group(t, 0)->ngpus, 2);
 	ASSERT_EQ(gdx_topo_group(t, 0)->nnics, 2);
-	ASSERT_EQ(gdx_topo_nic(t, 1)->rail_gpus, 2);
+	ASSERT_EQ(gdx_topo_nic(t, 1)->group_gpus, 2);
 	ASSERT_EQ(gdx_topo_nic(t, 1)->numa, 0);
 	gdx_topo_free(t);
 }
@@ -443,7 +443,7 @@ static void test_no_gpu(void)
 	ASSERT_STR_EQ(gdx_topo_nic(t, 0)->name, "mlx5_0");
 	ASSERT_STR_EQ(gdx_topo_nic(t, 0)->pci, "0000:03:00.0");
 	ASSERT(gdx_topo_gpu(t, 0) == NULL);
-	ASSERT_EQ(gdx_topo_gpu_rail(t, 0, nics, 4), -EINVAL);
+	ASSERT_EQ(gdx_topo_gpu_group(t, 0, nics, 4), -EINVAL);
 	ASSERT_EQ(gdx_topo_gpu_nics(t, -1, nics, 4), -EINVAL);
 	ASSERT_EQ(gdx_topo_path(t, 0, 0), GDX_PATH_UNKNOWN);
 	/* The NIC stands alone. */
@@ -460,7 +460,7 @@ static void test_no_nic(void)
 
 	ASSERT_EQ(gdx_topo_ngpus(t), 1);
 	ASSERT_EQ(gdx_topo_nnics(t), 0);
-	ASSERT_EQ(gdx_topo_gpu_rail(t, 0, nics, 4), 0);
+	ASSERT_EQ(gdx_topo_gpu_group(t, 0, nics, 4), 0);
 	ASSERT_EQ(gdx_topo_gpu_nics(t, 0, nics, 4), 0);
 	ASSERT_EQ(gdx_topo_ngroups(t), 0);
 	gdx_topo_free(t);
@@ -481,10 +481,10 @@ static void test_nic_without_pci_parent(void)
 	ASSERT_EQ(rxe->numa, -1);
 	for (int g = 0; g < 2; g++) {
 		ASSERT_EQ(gdx_topo_path(t, g, 0), GDX_PATH_UNKNOWN);
-		ASSERT_EQ(gdx_topo_gpu_rail(t, g, nics, 4), 0);
+		ASSERT_EQ(gdx_topo_gpu_group(t, g, nics, 4), 0);
 		ASSERT_EQ(gdx_topo_gpu_nics(t, g, nics, 4), 1);
 	}
-	ASSERT_EQ(rxe->rail_gpus, 0);
+	ASSERT_EQ(rxe->group_gpus, 0);
 	ASSERT_EQ(gdx_topo_ngroups(t), 1);
 	ASSERT_EQ(gdx_topo_group(t, 0)->ngpus, 0);
 	gdx_topo_free(t);
@@ -802,7 +802,7 @@ static void *read_all(void *arg)
 
 	for (int round = 0; round < 2000; round++)
 		for (int g = 0; g < gdx_topo_ngpus(t); g++) {
-			int n = gdx_topo_gpu_rail(t, g, nics, 16);
+			int n = gdx_topo_gpu_group(t, g, nics, 16);
 
 			for (int i = 0; i < n; i++)
 				sum += nics[i] + (long)gdx_topo_path(t, g, nics[i]);

@@ -69,9 +69,10 @@ struct gdx_dev {
 };
 
 /*
- * What NCCL sees as one device: a physical port, or several fused into rails
- * that one connection stripes over. Physical ports come first, each its own
- * one-member device; fused devices follow (NCCL_GDX_RAILS, makeVDevice).
+ * What NCCL sees as one device: a physical port, or a rail group of several
+ * fused into one, which a connection stripes over with one rail per member.
+ * Physical ports come first, each its own one-member device; fused devices
+ * follow (NCCL_GDX_RAILS, makeVDevice).
  */
 #define GDX_VDEV_NAME_MAX (GDX_MAX_RAILS * GDX_DEV_NAME_MAX)
 

@@ -2,7 +2,8 @@
 /*
  * GPU and RDMA NIC placement from hwloc: the PCIe path class between every
  * GPU and every NIC (the codes of `nvidia-smi topo -m`), the NICs each GPU
- * would use (its rail), and the rail groups these form. The topology comes
+ * would use, and the rail groups these form (a GPU's nearest NICs, which
+ * NCCL_GDX_RAILS=gpu fuses into one device). The topology comes
  * from the live machine or from an hwloc XML file (`lstopo --of xml`), so
  * tests feed fixtures. Everything is computed in gdx_topo_load(); the object
  * is read-only afterwards, so any number of threads may read it at once.
@@ -16,7 +17,7 @@
  * Ordered nearest first, so classes compare with < and >. Within SYS (and
  * NUMA_UNKNOWN) a NIC on the GPU's own CPU package ranks before the others:
  * gdx_topo_same_package() tells them apart, and gdx_topo_gpu_nics() and the
- * rails order by both.
+ * rail groups order by both.
  */
 enum gdx_path {
 	GDX_PATH_PIX = 1,      /* same PCIe switch: at most one switch between them */
@@ -45,7 +46,7 @@ struct gdx_topo_nic {
 	char pci[GDX_TOPO_PCI_LEN];   /* bus id; "" when it has no PCI device */
 	int numa;		      /* NUMA node of its PCI device, -1 when unknown */
 	int package;		      /* CPU package of its PCI device, -1 when unknown */
-	int rail_gpus;		      /* GPUs whose rail holds it: 0 alone, 2+ shared */
+	int group_gpus;		      /* GPUs whose rail group holds it: 0 alone, 2+ shared */
 	int bridge;		      /* the gdx_topo_bridge it hangs off, -1 when none (rxe) */
 };
 
@@ -71,8 +72,8 @@ struct gdx_topo_bridge {
 };
 
 /*
- * A set of NICs used together: the rail of the GPUs listed (GPUs with the
- * same rail share one group), or a single NIC in no GPU's rail (ngpus 0).
+ * A set of NICs used together: the rail group of the GPUs listed (GPUs with
+ * the same nearest NICs share one), or a single NIC in no GPU's group (ngpus 0).
  */
 struct gdx_topo_group {
 	const int *nics; /* NIC indices, in name order */
@@ -142,17 +143,17 @@ int gdx_topo_same_package(const struct gdx_topo *t, int gpu, int nic);
 int gdx_topo_gpu_nics(const struct gdx_topo *t, int gpu, int *nics, int max);
 
 /*
- * The GPU's rail: the head of gdx_topo_gpu_nics(), the NICs that rank equal
+ * The GPU's rail group: the head of gdx_topo_gpu_nics(), the NICs that rank equal
  * to the nearest (same path class and, within SYS, same package or not),
  * ties kept, in name order; NICs without a PCI device never belong to a
- * rail. Fills up to max indices and returns how many there are in all (0: no
+ * rail group. Fills up to max indices and returns how many there are in all (0: no
  * PCI NIC; -EINVAL: bad GPU).
  */
-int gdx_topo_gpu_rail(const struct gdx_topo *t, int gpu, int *nics, int max);
+int gdx_topo_gpu_group(const struct gdx_topo *t, int gpu, int *nics, int max);
 
 /*
  * Rail groups: one per distinct GPU rail, in order of the first GPU using it,
- * then one per NIC in no rail (near no GPU, or without a PCI device), in NIC
+ * then one per NIC in no GPU's group (near no GPU, or without a PCI device), in NIC
  * order.
  */
 int gdx_topo_ngroups(const struct gdx_topo *t);
@@ -163,7 +164,7 @@ const struct gdx_topo_group *gdx_topo_group(const struct gdx_topo *t, int i);
  * holds two or more of the given device names (at most max_members). Fills
  * members[g][k] with indices into names; returns the number of groups.
  */
-int gdx_topo_auto_rails(const struct gdx_topo *t, const char *const *names, int n, int members[][8],
-			int *counts, int max_groups, int max_members);
+int gdx_topo_auto_groups(const struct gdx_topo *t, const char *const *names, int n,
+			 int members[][8], int *counts, int max_groups, int max_members);
 
 #endif

@@ -41,6 +41,12 @@ struct gdx_qp {
 	struct gdx_seglog *log; /* sender: what it posted and does not know delivered */
 };
 
+/*
+ * A rail: one NIC's share of one connection, its QPs and CQ. A comm on a
+ * fused device (a rail group: NCCL_GDX_RAILS, makeVDevice) has one rail per
+ * member NIC; striping spreads over rails and failover takes one out. The
+ * code says "rail" in this sense only and "rail group" for the NICs fused.
+ */
 struct gdx_rail {
 	struct gdx_dev *dev;
 	int member; /* which NIC of the comm's device: its keys in a gdx_mr */

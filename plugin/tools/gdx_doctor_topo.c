@@ -102,7 +102,7 @@ static int topo_json(const struct gdx_topo *t, const struct topo_opts *o, FILE *
 	for (int g = 0; g < gdx_topo_ngpus(t); g++) {
 		const struct gdx_topo_gpu *gpu = gdx_topo_gpu(t, g);
 		int n = gdx_topo_gpu_nics(t, g, order, nn);
-		int r = gdx_topo_gpu_rail(t, g, NULL, 0);
+		int r = gdx_topo_gpu_group(t, g, NULL, 0);
 
 		fprintf(f, "%s\n  {\"pci\": ", g ? "," : "");
 		json_str(f, gpu->pci);
@@ -124,7 +124,7 @@ static int topo_json(const struct gdx_topo *t, const struct topo_opts *o, FILE *
 			fputc('}', f);
 		}
 		fputs("],\n   \"rail\": [", f);
-		/* The rail is the head of the nearest-first list. */
+		/* The rail group is the head of the nearest-first list. */
 		for (int i = 0; i < r; i++) {
 			fputs(i ? ", " : "", f);
 			json_str(f, gdx_topo_nic(t, order[i])->name);
@@ -143,7 +143,7 @@ static int topo_json(const struct gdx_topo *t, const struct topo_opts *o, FILE *
 		json_numa(f, nic->numa);
 		fputs(", \"package\": ", f);
 		json_numa(f, nic->package);
-		fprintf(f, ", \"rail_gpus\": %d}", nic->rail_gpus);
+		fprintf(f, ", \"rail_gpus\": %d}", nic->group_gpus);
 	}
 	fputs("],\n \"groups\": [", f);
 	for (int i = 0; i < gdx_topo_ngroups(t); i++) {
@@ -259,7 +259,7 @@ static void dot_legend(const struct gdx_topo *t, const char *source, FILE *f)
 /*
  * Drawn left to right: the NUMA nodes, their host bridges, root ports,
  * switches, then the GPUs and NICs, each rail group a cluster. A GPU's edges
- * to the NICs of its rail carry the path class (the other pairs are in the
+ * to the NICs of its rail group carry the path class (the other pairs are in the
  * table); they take part in the layout, each NIC a rank right of its GPUs,
  * so that dot gives their labels room of their own: laid out after the tree,
  * as edges that did not constrain it, they crossed and their labels
@@ -315,7 +315,7 @@ static void topo_dot(const struct gdx_topo *t, const char *source, FILE *f)
 		fputs("    style=rounded;\n    labeljust=l;\n", f);
 		for (int k = 0; k < grp->ngpus; k++)
 			dot_gpu(t, grp->gpus[k], "    ", f);
-		/* dot takes a node in one cluster only: a NIC two rails share stays
+		/* dot takes a node in one cluster only: a NIC two rail groups share stays
 		 * in the first. */
 		for (int k = 0; k < grp->nnics; k++) {
 			if (!placed || placed[grp->nics[k]])
@@ -327,7 +327,7 @@ static void topo_dot(const struct gdx_topo *t, const char *source, FILE *f)
 	}
 	/* A GPU with no PCI NIC is in no group; every NIC is in one. */
 	for (int g = 0; g < ng; g++)
-		if (gdx_topo_gpu_rail(t, g, NULL, 0) == 0)
+		if (gdx_topo_gpu_group(t, g, NULL, 0) == 0)
 			dot_gpu(t, g, "  ", f);
 	for (int n = 0; n < nn; n++)
 		if (!placed || !placed[n])
@@ -349,7 +349,7 @@ static void topo_dot(const struct gdx_topo *t, const char *source, FILE *f)
 		if (gdx_topo_nic(t, n)->bridge >= 0)
 			fprintf(f, "  br%d -- nic%d;\n", gdx_topo_nic(t, n)->bridge, n);
 	for (int g = 0; g < ng; g++) {
-		int rail[64], r = gdx_topo_gpu_rail(t, g, rail, 64);
+		int rail[64], r = gdx_topo_gpu_group(t, g, rail, 64);
 
 		for (int i = 0; i < r && i < 64; i++) {
 			enum gdx_path p = gdx_topo_path(t, g, rail[i]);
@@ -445,7 +445,7 @@ static void topo_groups(const struct gdx_topo *t, FILE *f)
 		fputc('\n', f);
 	}
 	for (int g = 0; g < gdx_topo_ngpus(t); g++)
-		if (gdx_topo_gpu_rail(t, g, NULL, 0) == 0)
+		if (gdx_topo_gpu_group(t, g, NULL, 0) == 0)
 			fprintf(f, "  GPU %s has no PCI NIC: no rail\n", gdx_topo_gpu(t, g)->pci);
 }
 
@@ -459,9 +459,9 @@ static void topo_nics(const struct gdx_topo *t, FILE *f)
 
 		fprintf(f, "  %-10s %-14s NUMA ", nic->name, nic->pci[0] ? nic->pci : "(no PCI)");
 		topo_print_numa(f, nic->numa);
-		if (nic->rail_gpus > 1)
-			fprintf(f, "   shared by %d GPUs\n", nic->rail_gpus);
-		else if (nic->rail_gpus == 1)
+		if (nic->group_gpus > 1)
+			fprintf(f, "   shared by %d GPUs\n", nic->group_gpus);
+		else if (nic->group_gpus == 1)
 			fputs("   rail of 1 GPU\n", f);
 		else if (ng)
 			fputs("   in no GPU's rail\n", f);
@@ -479,7 +479,7 @@ static void topo_notes(const struct gdx_topo *t, FILE *f)
 	for (int g = 0; g < gdx_topo_ngpus(t); g++) {
 		int nic;
 
-		if (gdx_topo_gpu_rail(t, g, &nic, 1) < 1 ||
+		if (gdx_topo_gpu_group(t, g, &nic, 1) < 1 ||
 		    gdx_topo_path(t, g, nic) <= GDX_PATH_PXB)
 			continue;
 		if (!header)
