@@ -45,8 +45,9 @@ SW_TESTS   := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/sw_*.c))
 TOOLS      := $(BUILD)/gdx-bench $(BUILD)/gdx-doctor
 # The latency floor next to gdx-bench -m lat (scripts/side-by-side.sh).
 REF_TOOLS  := $(BUILD)/tests/ref_verbs_pingpong
-TEST_LIB   := $(BUILD)/tests/gdx_test.o $(BUILD)/tests/gdx_plugin_loader.o $(BUILD)/tests/gdx_pair.o \
-	      $(BUILD)/tests/gdx_drv.o
+# The harness every test program links (tests/lib: the runner, the plugin
+# loader, connected pairs, the driver of the entry points).
+TEST_LIB   := $(patsubst tests/%.c,$(BUILD)/tests/%.o,$(wildcard tests/lib/*.c))
 
 # The man pages, with the version filled in: the tools' (1) and the plugin's (7).
 MANS       := $(BUILD)/man/gdx-doctor.1 $(BUILD)/man/gdx-bench.1 $(BUILD)/man/libnccl-net-gdx.7
@@ -73,6 +74,9 @@ $(ARCHIVE): $(OBJS)
 $(LIB): $(OBJS) plugin/exports.map
 	$(CC) -shared -Wl,--version-script=plugin/exports.map -Wl,--no-undefined \
 	      $(LDFLAGS) -o $@ $(OBJS) $(LDLIBS)
+
+# The tests include the harness's headers by name ("gdx_test.h").
+$(BUILD)/tests/%.o: override CPPFLAGS += -Itests/lib
 
 $(BUILD)/tests/%: $(BUILD)/tests/%.o $(TEST_LIB) $(ARCHIVE)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
@@ -245,4 +249,4 @@ clean:
 	       $(BUILD)/rpm $(BUILD)/libnccl-net-gdx-*.rpm \
 	       $(BUILD)/fuzz $(FUZZ_TARGETS:%=$(BUILD)/%) $(BUILD)/fuzz-artifacts
 
--include $(OBJS:.o=.d) $(TOOL_SRCS:%.c=$(BUILD)/%.d) $(wildcard $(BUILD)/tests/*.d)
+-include $(OBJS:.o=.d) $(TOOL_SRCS:%.c=$(BUILD)/%.d) $(wildcard $(BUILD)/tests/*.d $(BUILD)/tests/*/*.d)

@@ -14,8 +14,8 @@ set -uo pipefail
 
 cd "$(dirname "$0")/.." || exit 1
 bench=${GDX_BENCH:-build/gdx-bench}
-# shellcheck source=tests/report.sh
-. tests/report.sh
+# shellcheck source=tests/lib/report.sh
+. tests/lib/report.sh
 
 # run WANT_STATUS ARGS...: gdx-bench, its streams in $tmp/out and $tmp/err;
 # 0 when the status is WANT_STATUS, standard output is empty (but for 0) and

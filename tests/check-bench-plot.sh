@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # gdx-bench --plot without an RDMA device: --plot-from re-plots JSON figures
 # (as -j prints them) beside --plot-ref ones, and the SVG is read back
-# (tests/svg_figures.py): well-formed XML, every size of the sweep a label
+# (tests/lib/svg_figures.py): well-formed XML, every size of the sweep a label
 # and a point of each series with its figures, a legend entry and a colour
 # per series. Hostile names come out escaped; an empty sweep, malformed or
 # unreadable files are refused with exit 3 (an input that cannot be read) and
@@ -14,8 +14,8 @@ set -uo pipefail
 
 cd "$(dirname "$0")/.." || exit 1
 bench=${GDX_BENCH:-build/gdx-bench}
-# shellcheck source=tests/report.sh
-. tests/report.sh
+# shellcheck source=tests/lib/report.sh
+. tests/lib/report.sh
 
 # plots NAME [--title TEXT] SVG RUN.json [REF.json...] -- GDX-BENCH-ARGS...:
 # gdx-bench exits 0 quietly and the SVG holds the files' figures.
@@ -31,7 +31,7 @@ plots() {
 	rc=$?
 	if [ "$rc" -ne 0 ] || [ -s "$tmp/err" ] || [ -s "$tmp/out" ]; then
 		not_ok "$name" "exit status $rc, output: $(head -c 300 "$tmp/out" "$tmp/err")"
-	elif why=$(python3 tests/svg_figures.py "${check[@]}"); then
+	elif why=$(python3 tests/lib/svg_figures.py "${check[@]}"); then
 		ok "$name"
 	else
 		not_ok "$name" "$why"

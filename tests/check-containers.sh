@@ -14,8 +14,8 @@
 set -uo pipefail
 
 cd "$(dirname "$0")/.." || exit 1
-# shellcheck source=tests/report.sh
-. tests/report.sh
+# shellcheck source=tests/lib/report.sh
+. tests/lib/report.sh
 
 install_cmd='make && make install PREFIX=/usr/local DESTDIR=/staging'
 

@@ -27,8 +27,8 @@ set -uo pipefail
 
 cd "$(dirname "$0")/.." || exit 1
 build=${GDX_BUILD:-build}
-# shellcheck source=tests/report.sh
-. tests/report.sh
+# shellcheck source=tests/lib/report.sh
+. tests/lib/report.sh
 
 # parse COMMAND FILE [ARG...]: tests/docs_parse.py, memoized by FILE's content
 # and the arguments (the drift checks parse many copies of the same files).

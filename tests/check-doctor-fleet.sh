@@ -19,9 +19,9 @@ set -uo pipefail
 
 cd "$(dirname "$0")/.." || exit 1
 doctor=${GDX_DOCTOR:-build/gdx-doctor}
-fx=tests/fixtures/sysfs-gdr
-# shellcheck source=tests/report.sh
-. tests/report.sh
+fx=tests/lib/fixtures/sysfs-gdr
+# shellcheck source=tests/lib/report.sh
+. tests/lib/report.sh
 unset NCCL_GDX_GDR NCCL_NET_GDR_LEVEL
 
 # run NAME WANT_STATUS ARGS...: runs the doctor, output in $tmp/out and $tmp/err;
@@ -266,7 +266,7 @@ for dir in "$fx"/*/; do
 	"$doctor" topo --json --xml "$fx/$c/topo.xml" >>"$tmp/one.json" 2>/dev/null
 	run "fleet reads check and topo of $c" 0 fleet "$tmp/one.json" && ok "fleet reads check and topo of $c"
 done
-for xml in tests/fixtures/topo/*.xml; do
+for xml in tests/lib/fixtures/topo/*.xml; do
 	"$doctor" topo --json --xml "$xml" >"$tmp/one.json" 2>/dev/null
 	run "fleet reads topo of $(basename "$xml")" 0 fleet "$tmp/one.json" &&
 		ok "fleet reads topo of $(basename "$xml")"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# gdx-doctor check on the GPUDirect RDMA fixtures (tests/fixtures/sysfs-gdr,
+# gdx-doctor check on the GPUDirect RDMA fixtures (tests/lib/fixtures/sysfs-gdr,
 # each a sysfs root with topo.xml and a facts file): the exit status (0
 # healthy, 1 degraded, 2 broken), the reason and fix text, and the JSON
 # (python3's json module) of every case; then the policies, usage errors, and
@@ -13,9 +13,9 @@ set -uo pipefail
 
 cd "$(dirname "$0")/.." || exit 1
 doctor=${GDX_DOCTOR:-build/gdx-doctor}
-fx=tests/fixtures/sysfs-gdr
-# shellcheck source=tests/report.sh
-. tests/report.sh
+fx=tests/lib/fixtures/sysfs-gdr
+# shellcheck source=tests/lib/report.sh
+. tests/lib/report.sh
 # The policy and GDR level come from the environment; the fixtures assume defaults.
 unset NCCL_GDX_GDR NCCL_NET_GDR_LEVEL
 

@@ -9,8 +9,8 @@
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 doctor=${GDX_DOCTOR:-build/gdx-doctor}
-# shellcheck source=tests/report.sh
-. tests/report.sh
+# shellcheck source=tests/lib/report.sh
+. tests/lib/report.sh
 empty=$tmp/empty
 mkdir "$empty"
 exits "hang: no live file, nothing stuck, exit 0" 0 "no comm has waited 1.0 s or more (0 process(es)" "$doctor" hang --dir "$empty"

@@ -11,9 +11,9 @@
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 doctor=${GDX_DOCTOR:-build/gdx-doctor}
-logs=tests/fixtures/nccl-logs
-# shellcheck source=tests/report.sh
-. tests/report.sh
+logs=tests/lib/fixtures/nccl-logs
+# shellcheck source=tests/lib/report.sh
+. tests/lib/report.sh
 exits "log: staged bytes on a direct NIC exit 1" 1 "NCCL staged them" "$doctor" log "$logs/staged-on-direct.log"
 exits "log: sums the comms of a NIC" 1 "mlx5_0            2        12884901888         1073741824" "$doctor" log "$logs/staged-on-direct.log"
 exits "log: keeps the staged verdict and its fix" 1 "fix: modprobe nvidia_peermem" "$doctor" log "$logs/staged-on-direct.log"

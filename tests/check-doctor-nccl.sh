@@ -18,9 +18,9 @@ set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 doctor=${GDX_DOCTOR:-build/gdx-doctor}
 plugin=$PWD/build/libnccl-net-gdx.so
-fx=tests/fixtures/sysfs-gdr
-# shellcheck source=tests/report.sh
-. tests/report.sh
+fx=tests/lib/fixtures/sysfs-gdr
+# shellcheck source=tests/lib/report.sh
+. tests/lib/report.sh
 unset NCCL_GDX_GDR NCCL_NET_GDR_LEVEL NCCL_NET_PLUGIN NCCL_NET
 
 if [ ! -x "$doctor" ] || [ ! -f "$plugin" ]; then

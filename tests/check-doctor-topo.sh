@@ -13,9 +13,9 @@ set -uo pipefail
 
 cd "$(dirname "$0")/.." || exit 1
 doctor=${GDX_DOCTOR:-build/gdx-doctor}
-fx=tests/fixtures/topo
-# shellcheck source=tests/report.sh
-. tests/report.sh
+fx=tests/lib/fixtures/topo
+# shellcheck source=tests/lib/report.sh
+. tests/lib/report.sh
 
 # run NAME WANT_STATUS ARGS...: runs the doctor, output in $tmp/out and $tmp/err;
 # returns non-zero (after a "not ok") when the exit status is not WANT_STATUS.

@@ -20,8 +20,8 @@ cd "$(dirname "$0")/.." || exit 1
 unset MAKEFLAGS MFLAGS MAKELEVEL
 build=${GDX_BUILD:-build}
 make=${MAKE:-make}
-# shellcheck source=tests/report.sh
-. tests/report.sh
+# shellcheck source=tests/lib/report.sh
+. tests/lib/report.sh
 
 # check NAME COMMAND...: one line on whether COMMAND succeeds.
 check() {
@@ -260,7 +260,7 @@ EOF
 	done
 	# Every Depends and Recommends relation holds for Ubuntu 22.04's versions.
 	rel_ok=1
-	fixture=tests/fixtures/distro/ubuntu-22.04.txt
+	fixture=tests/lib/fixtures/distro/ubuntu-22.04.txt
 	for rel in $(printf '%s, %s' "$depends" "$(field Recommends)" | tr -d ' ' | tr ',' '\n'); do
 		name=${rel%%(*}
 		have=$(awk -v p="$name" '$1 == p { print $2 }' "$fixture")

@@ -14,8 +14,8 @@ unset MAKEFLAGS MFLAGS MAKELEVEL
 build=${GDX_BUILD:-build}
 make=${MAKE:-make}
 pkg=libnccl-net-gdx
-# shellcheck source=tests/report.sh
-. tests/report.sh
+# shellcheck source=tests/lib/report.sh
+. tests/lib/report.sh
 finish() {
 	report_end rpm
 	exit

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * GPUDirect RDMA verdicts on the fixtures of tests/fixtures/sysfs-gdr (each a
+ * GPUDirect RDMA verdicts on the fixtures of tests/lib/fixtures/sysfs-gdr (each a
  * sysfs root with its hwloc XML and a facts file, written by gen-fixtures.py
  * there): what each NIC advertises under every NCCL_GDX_GDR policy, the
  * reason and fix sentences, the lines the plugin logs, and the facts behind
@@ -16,7 +16,7 @@
 
 #include "gdx_test.h"
 
-#define FIXTURES "tests/fixtures/sysfs-gdr/"
+#define FIXTURES "tests/lib/fixtures/sysfs-gdr/"
 
 #define ASSERT_STR_EQ(a, b)                                                                    \
 	do {                                                                                   \

@@ -6,7 +6,7 @@
 
 #include "gdx_test.h"
 
-#define ROOT "tests/fixtures/sysfs-roce"
+#define ROOT "tests/lib/fixtures/sysfs-roce"
 
 static int choose(const char *dev, int family, int version)
 {

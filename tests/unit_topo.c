@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* GPU/NIC path classes, rails and rail groups from hwloc XML fixtures
- * (tests/fixtures/topo, written by gen-fixtures.py there). */
+ * (tests/lib/fixtures/topo, written by gen-fixtures.py there). */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -12,7 +12,7 @@
 
 #include "gdx_test.h"
 
-#define FIXTURES "tests/fixtures/topo/"
+#define FIXTURES "tests/lib/fixtures/topo/"
 
 static struct gdx_topo *load(const char *name)
 {

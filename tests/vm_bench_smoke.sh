@@ -74,12 +74,12 @@ check "gdx-bench --server / --client over TCP: the client runs the server's opti
 
 # --plot on a real sweep: the SVG (on the guest's tmpfs, so read back here)
 # parses as XML and holds the five sizes, each a label and a point with the
-# figures -j printed (tests/svg_figures.py).
+# figures -j printed (tests/lib/svg_figures.py).
 plot_sweep() {
 	local svg=$GDX_VM_TMP/sweep.svg json=$GDX_VM_TMP/sweep.json
 	timeout 120 build/gdx-bench -b 4K -e 64K -n 30 -w 3 -j --plot "$svg" >"$json" || return 1
 	python3 -c 'import json, sys; assert len(json.load(open(sys.argv[1]))["results"]) == 5' "$json" &&
-		python3 tests/svg_figures.py --title "gdx-bench bw: " "$svg" "$json" &&
+		python3 tests/lib/svg_figures.py --title "gdx-bench bw: " "$svg" "$json" &&
 		echo "# plot: $(grep -o 'class="size" data-size="[0-9]*"' "$svg" | grep -o '[0-9]*' | tr '\n' ' ')in $(wc -c <"$svg") bytes"
 }
 out=$(plot_sweep 2>&1)

@@ -670,7 +670,7 @@ static void test_rail_ids_from_the_user(void)
 	struct gdx_drv_props pr;
 	int v;
 
-	setenv("NCCL_GDX_TOPO_FILE", "tests/fixtures/topo/vm-rails.xml", 1);
+	setenv("NCCL_GDX_TOPO_FILE", "tests/lib/fixtures/topo/vm-rails.xml", 1);
 	setenv("NCCL_IB_HCA", "=rxe0:1:3:0,rxe1:1:3:1,rxe2:1:4:0,rxe3:1:4:1", 1);
 	gdx_drv_load(&d, NEWEST);
 	ASSERT_EQ(gdx_drv_devices(&d), 4);
@@ -695,7 +695,7 @@ static void test_rail_ids_undefined_by_default(void)
 	struct gdx_drv d;
 	struct gdx_drv_props pr;
 
-	setenv("NCCL_GDX_TOPO_FILE", "tests/fixtures/topo/vm-rails.xml", 1);
+	setenv("NCCL_GDX_TOPO_FILE", "tests/lib/fixtures/topo/vm-rails.xml", 1);
 	gdx_drv_load(&d, NEWEST);
 	for (int i = 0; i < gdx_drv_devices(&d); i++) {
 		ASSERT_EQ(gdx_drv_props(&d, i, &pr), ncclSuccess);

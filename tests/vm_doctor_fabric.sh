@@ -5,7 +5,7 @@
 # no adaptive routing on RoCE unless asked), and follows the variables.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
-. tests/report.sh
+. tests/lib/report.sh
 
 # holds NAME PYTHON-ASSERTION-OVER-j [VAR=VALUE...]: check --json's fabric
 holds() {
