@@ -84,6 +84,11 @@ $(BUILD)/tests/%: $(BUILD)/tests/%.o $(TEST_LIB) $(ARCHIVE)
 $(REF_TOOLS): $(BUILD)/tests/ref_verbs_pingpong.o $(ARCHIVE)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
+# The test objects are kept between builds: make would take them for
+# intermediate files and delete them, and then compile every test again to
+# relink it when one harness file changed.
+.SECONDARY: $(TEST_LIB) $(addsuffix .o,$(UNIT_TESTS) $(VM_TESTS) $(SW_TESTS) $(REF_TOOLS))
+
 # --plot-from and --plot-ref read gdx-bench -j's JSON with gdx-doctor's reader.
 $(BUILD)/gdx-bench: $(patsubst %.c,$(BUILD)/%.o,$(wildcard plugin/tools/gdx_bench*.c)) \
 		    $(BUILD)/plugin/tools/gdx_doctor_json.o $(BUILD)/plugin/gdx_escape.o
