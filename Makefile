@@ -38,7 +38,7 @@ OBJS     := $(patsubst %.c,$(BUILD)/%.o,$(SRCS))
 LIB      := $(BUILD)/libnccl-net-gdx.so
 ARCHIVE  := $(BUILD)/libgdx.a
 
-UNIT_TESTS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/unit_*.c))
+UNIT_TESTS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/*.c))
 VM_TESTS   := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/vm_*.c))
 # The data-path tests that need every NIC to reach every other (vm-run.sh --switch).
 SW_TESTS   := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/sw_*.c))

@@ -107,11 +107,11 @@ run_fuzzers() {
 # SANITIZE=thread BUILD=build-tsan): the many-thread connects and the
 # topology readers. A race it reports stops the test (halt_on_error=1) and
 # fails the run, and so does a report outside any test.
-TSAN_TESTS="unit_conn_race unit_topo"
+TSAN_TESTS="conn_race topo"
 run_tsan_units() {
 	local name t out rc
 	for name in $TSAN_TESTS; do
-		t=build-tsan/tests/$name
+		t=build-tsan/tests/unit/$name
 		if [ ! -x "$t" ]; then
 			echo "not ok $t is missing (make SANITIZE=thread BUILD=build-tsan all)"
 			echo "# $t: 0 passed, 1 failed"
@@ -139,12 +139,12 @@ run_tsan_units() {
 # one (LeakSanitizer at exit), counts as a failure too.
 run_sanitized_units() {
 	local t out rc
-	if ! ls build-san/tests/unit_* >/dev/null 2>&1; then
+	if ! ls build-san/tests/unit/* >/dev/null 2>&1; then
 		echo "not ok build-san/tests is missing (make SANITIZE=address,undefined all)"
 		echo "# sanitizers: 0 passed, 1 failed"
 		return
 	fi
-	for t in build-san/tests/unit_*; do
+	for t in build-san/tests/unit/*; do
 		case "$t" in *.o | *.d) continue ;; esac
 		out=$(GDX_PLUGIN=build-san/libnccl-net-gdx.so ASAN_OPTIONS=detect_leaks=1 \
 			UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 "$t" 2>&1)
@@ -180,7 +180,7 @@ elif [ "$mode" != vm ]; then
 		tests/check-bench-cli.sh
 		tests/check-bench-plot.sh
 		tests/check-containers.sh
-		for t in build/tests/unit_*; do
+		for t in build/tests/unit/*; do
 			case "$t" in *.o | *.d) continue ;; esac
 			"$t"
 		done

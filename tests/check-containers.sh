@@ -143,11 +143,11 @@ for path in sys.argv[1:]:
 	print(path, "ignored" if hit else "kept")
 EOF
 	}
-	ignored build/libnccl-net-gdx.so build-san/tests/unit_dev build-deb/x.o .git/HEAD \
+	ignored build/libnccl-net-gdx.so build-san/tests/unit/dev build-deb/x.o .git/HEAD \
 		plugin/gdx_net.o plugin/tools/gdx_bench.d Makefile plugin/gdx_net.c debian/rules \
 		scripts/Dockerfile.ngc >"$tmp/ign"
 	want="build/libnccl-net-gdx.so ignored
-build-san/tests/unit_dev ignored
+build-san/tests/unit/dev ignored
 build-deb/x.o ignored
 .git/HEAD ignored
 plugin/gdx_net.o ignored

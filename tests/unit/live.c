@@ -295,10 +295,10 @@ static const char *doctor_path(void)
 	char exe[PATH_MAX], *slash;
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 
-	/* BUILD/tests/unit_live: BUILD/gdx-doctor */
+	/* BUILD/tests/unit/live: BUILD/gdx-doctor */
 	ASSERT(n > 0);
 	exe[n] = '\0';
-	for (int i = 0; i < 2; i++) {
+	for (int i = 0; i < 3; i++) {
 		slash = strrchr(exe, '/');
 		ASSERT(slash);
 		*slash = '\0';
