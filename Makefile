@@ -39,9 +39,10 @@ LIB      := $(BUILD)/libnccl-net-gdx.so
 ARCHIVE  := $(BUILD)/libgdx.a
 
 UNIT_TESTS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/*.c))
-VM_TESTS   := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/vm_*.c))
-# The data-path tests that need every NIC to reach every other (vm-run.sh --switch).
-SW_TESTS   := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/sw_*.c))
+# The data-path tests, run in the VM; those that need every NIC to reach
+# every other (vm-run.sh --switch) are tests/vm/switch_*.c.
+SW_TESTS   := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/vm/switch_*.c))
+VM_TESTS   := $(filter-out $(SW_TESTS),$(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/vm/*.c)))
 TOOLS      := $(BUILD)/gdx-bench $(BUILD)/gdx-doctor
 # The latency floor next to gdx-bench -m lat (scripts/side-by-side.sh).
 REF_TOOLS  := $(BUILD)/tests/ref_verbs_pingpong

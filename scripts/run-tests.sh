@@ -196,15 +196,16 @@ if [ "$mode" = all ] || [ "$mode" = vm ]; then
 	start=$(date +%s)
 	# --timeout: the whole loop, about 25 minutes on a quiet 2-core host
 	# shellcheck disable=SC2016 # expanded in the guest
-	scripts/vm-run.sh --pairs 2 --mem 4096 --timeout 3600 -- 'for t in build/tests/vm_* tests/vm_*.sh; do case "$t" in *.o|*.d) continue;; esac; "$t"; done' \
+	scripts/vm-run.sh --pairs 2 --mem 4096 --timeout 3600 -- 'for t in build/tests/vm/* tests/vm/*.sh; do case "$t" in *.o|*.d|*/switch_*) continue;; esac; "$t"; done' \
 		2>&1 | tee -a "$log"
 	rc=${PIPESTATUS[0]}
 	# The cases that need every NIC to reach every other: one switch.
 	# shellcheck disable=SC2016
-	scripts/vm-run.sh --switch --pairs 2 -- 'for t in build/tests/sw_*; do case "$t" in *.o|*.d) continue;; esac; "$t"; done' \
+	scripts/vm-run.sh --switch --pairs 2 -- 'for t in build/tests/vm/switch_*; do case "$t" in *.o|*.d) continue;; esac; "$t"; done' \
 		2>&1 | tee -a "$log"
 	echo "# vm: tests took $(($(date +%s) - start)) s including boot" | tee -a "$log"
-	if ! grep -q '^# build/tests/vm_' "$log" || ! grep -q '^# build/tests/sw_' "$log"; then
+	if ! grep '^# build/tests/vm/' "$log" | grep -qv '^# build/tests/vm/switch_' ||
+		! grep -q '^# build/tests/vm/switch_' "$log"; then
 		echo "not ok the VM did not run the tests (vm-run exit $rc)"
 		failed=$((failed + 1))
 	fi

@@ -4,7 +4,7 @@
 # loaded: their arguments checked, an unreadable directory told (3), an empty
 # one reported as such, the JSON and Prometheus forms well formed, what is not
 # a live file left out without blocking on it. What they read from running
-# processes is tested over rxe in the VM (tests/vm_live.c), and files other
+# processes is tested over rxe in the VM (tests/vm/live.c), and files other
 # users control in tests/unit/live.c.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1

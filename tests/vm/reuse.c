@@ -610,4 +610,4 @@ GDX_TESTS_MAIN(TEST(test_default, 300), TEST(test_default_v7, 300),
 	       TEST(test_flush_forced_host_memory, 300),
 	       TEST(test_flush_forced_grouped_adaptive_routing, 300),
 	       TEST_BY_NAME(test_debug_invariant_catches_ar_done_at_post, 120,
-			    "needs the debug build: tests/vm_reuse_debug.sh"))
+			    "needs the debug build: tests/vm/reuse_debug.sh"))

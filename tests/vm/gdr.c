@@ -112,7 +112,7 @@ static void test_live_verdicts(void)
 	gdx_gdr_probe_free(p);
 }
 
-/* build/tests/vm_gdr -> build/gdx-doctor */
+/* build/tests/vm/gdr -> build/gdx-doctor */
 static void doctor_path(char *buf, size_t len)
 {
 	char exe[PATH_MAX];
@@ -120,7 +120,7 @@ static void doctor_path(char *buf, size_t len)
 
 	ASSERT(n > 0);
 	exe[n] = '\0';
-	snprintf(buf, len, "%s/../gdx-doctor", dirname(exe));
+	snprintf(buf, len, "%s/../../gdx-doctor", dirname(exe));
 }
 
 /* Runs the doctor with env (VAR=VALUE, or -u VAR) first, as a job that

@@ -45,7 +45,7 @@ static void transfers(struct gdx_drv *d, struct gdx_dpair *p, const int *sending
 
 /* v12: NCCL fuses one end (makeVDevice), the other is one NIC. Split
  * evenly, as net_ib splits, so that each NIC's quarter shows on its veth
- * (weighted striping is tests/vm_fabric.c's). */
+ * (weighted striping is tests/vm/fabric.c's). */
 static void test_rail_count_mismatch_connects(void)
 {
 	const int fused[] = {0, 2}, three[] = {0, 1, 2}, via02[] = {0, 2}, via012[] = {0, 1, 2};

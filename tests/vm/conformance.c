@@ -17,7 +17,7 @@
  *   buffer reused by a later connect; the out-of-band interface NCCL picks.
  * Runs inside the VM with --pairs 2 (rxe0-rxe3); the cases that need every
  * NIC to reach every other (ends with different rail counts) are in
- * sw_conformance.c, on one switch.
+ * switch_conformance.c, on one switch.
  */
 #include <dirent.h>
 #include <dlfcn.h>

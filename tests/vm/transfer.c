@@ -2,7 +2,7 @@
 /*
  * Transfers through the plugin's ncclNetPlugin_v7 table over two real rxe
  * devices (rxe0 on veth0, rxe1 on veth1), every byte verified. Runs inside
- * the VM: scripts/vm-run.sh -- build/tests/vm_transfer
+ * the VM: scripts/vm-run.sh -- build/tests/vm/transfer
  */
 #include <dirent.h>
 #include <sys/mman.h>

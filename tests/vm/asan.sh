@@ -5,7 +5,7 @@
 # in build-san); any report fails the test it comes from. Shorter runs of
 # stress and lifecycle than the plain ones: ASan costs time, not coverage.
 set -uo pipefail
-cd "$(dirname "$0")/.." || exit 1
+cd "$(dirname "$0")/../.." || exit 1
 
 san=${GDX_SAN_BUILD:-build-san}
 export GDX_PLUGIN=$san/libnccl-net-gdx.so
@@ -28,11 +28,11 @@ run() {
 	fi
 }
 
-if [ ! -x "$san/tests/vm_transfer" ]; then
-	echo "not ok $san/tests/vm_transfer is missing: make SANITIZE=address,undefined all"
-	echo "# vm_asan: 0 passed, 1 failed"
+if [ ! -x "$san/tests/vm/transfer" ]; then
+	echo "not ok $san/tests/vm/transfer is missing: make SANITIZE=address,undefined all"
+	echo "# tests/vm/asan.sh: 0 passed, 1 failed"
 	exit 1
 fi
-run "$san/tests/vm_transfer"
-run GDX_STRESS_MESSAGES=1000 "$san/tests/vm_stress"
-run GDX_LIFECYCLE_CYCLES=100 GDX_LIFECYCLE_RELOADS=10 "$san/tests/vm_lifecycle"
+run "$san/tests/vm/transfer"
+run GDX_STRESS_MESSAGES=1000 "$san/tests/vm/stress"
+run GDX_LIFECYCLE_CYCLES=100 GDX_LIFECYCLE_RELOADS=10 "$san/tests/vm/lifecycle"

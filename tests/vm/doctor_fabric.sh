@@ -4,7 +4,7 @@
 # what the plugin's own init says of them (relaxed ordering taken, no ECE,
 # no adaptive routing on RoCE unless asked), and follows the variables.
 set -uo pipefail
-cd "$(dirname "$0")/.." || exit 2
+cd "$(dirname "$0")/../.." || exit 2
 . tests/lib/report.sh
 
 # holds NAME PYTHON-ASSERTION-OVER-j [VAR=VALUE...]: check --json's fabric
@@ -46,4 +46,4 @@ case "$out" in
 	ok "the human report has the section" ;;
 *) not_ok "the human report has the section" "$(printf '%s' "$out" | sed -n '/Fabric/,$p' | head -8)" ;;
 esac
-report_end doctor-fabric
+report_end tests/vm/doctor_fabric.sh

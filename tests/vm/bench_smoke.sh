@@ -4,7 +4,7 @@
 # the latency floor beside it, tests/ref_verbs_pingpong.c); its
 # JSON parses and carries plausible figures. The full run is `make bench`.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 
 passed=0 failed=0
 report() { # name, 0 when it held, what to show when it did not
@@ -131,5 +131,5 @@ refused "gdx-bench --client against a server that is not gdx-bench" 1 \
 	"the server is not gdx-bench" build/gdx-bench -C 127.0.0.1 --port 18601 -d rxe1
 wait
 rm -rf "$GDX_VM_TMP"
-echo "# bench-smoke: $passed passed, $failed failed"
+echo "# tests/vm/bench_smoke.sh: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -4,7 +4,7 @@
  * and many dlopen/init/connect/transfer/close/dlclose cycles, after which open
  * descriptors, threads, verbs objects (rdma resource) and RSS are back where
  * they were after the first cycles. Runs inside the VM with --pairs 2:
- * scripts/vm-run.sh --pairs 2 -- build/tests/vm_lifecycle
+ * scripts/vm-run.sh --pairs 2 -- build/tests/vm/lifecycle
  *
  *   GDX_LIFECYCLE_CYCLES   connect/transfer/close cycles (default 1000)
  *   GDX_LIFECYCLE_RELOADS  dlopen ... dlclose cycles (default 100)
