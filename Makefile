@@ -210,15 +210,15 @@ rpm:
 # Each installs what it needs first, then builds in a fresh make (so that
 # pkg-config sees the packages just installed).
 BUILD_DEPS := gcc make pkg-config libibverbs-dev libhwloc-dev binutils clang-format python3 shellcheck
-# make deb and tests/check-package.sh: dpkg-buildpackage with debhelper,
+# make deb and tests/check/package.sh: dpkg-buildpackage with debhelper,
 # lintian, man page checks; make rpm: rpmbuild (Debian's rpm package).
 BUILD_DEPS += dpkg-dev debhelper lintian groff-base rpm
 # make fuzz: clang and its libFuzzer/sanitizer runtimes; llvm: llvm-symbolizer,
 # so that sanitizer reports name functions and lines.
 BUILD_DEPS += clang libclang-rt-14-dev llvm
-# tests/check-doctor-topo.sh: dot renders gdx-doctor topo --dot.
+# tests/check/doctor_topo.sh: dot renders gdx-doctor topo --dot.
 BUILD_DEPS += graphviz
-# tests/check-doctor-fleet.sh and -log.sh: GNU time measures the memory
+# tests/check/doctor_fleet.sh and doctor_log.sh: GNU time measures the memory
 # gdx-doctor takes on hostile inputs.
 BUILD_DEPS += time
 

@@ -160,26 +160,30 @@ run_sanitized_units() {
 	done
 }
 
+# Every script of tests/check, found by its place there (a new one runs
+# without being listed here). One that stops before its summary line, or
+# cannot run at all, counts as a failure.
+run_checks() {
+	local c out rc
+	out=$(mktemp)
+	for c in tests/check/*.sh; do
+		"$c" 2>&1 | tee "$out"
+		rc=${PIPESTATUS[0]}
+		if ! grep -qE '^# .*: [0-9]+ passed, [0-9]+ failed$' "$out"; then
+			echo "not ok $c exited with status $rc before its summary"
+			echo "# $c: 0 passed, 1 failed"
+		fi
+	done
+	rm -f "$out"
+}
+
 if [ "$mode" = fuzz ]; then
 	run_fuzzers 2>&1 | tee -a "$log"
 elif [ "$mode" != vm ]; then
 	{
 		check_exports
 		check_format
-		tests/check-layers.sh
-		tests/check-gpu-script.sh
-		tests/check-doctor-topo.sh
-		tests/check-doctor-log.sh
-		tests/check-doctor-gdr.sh
-		tests/check-doctor-nccl.sh
-		tests/check-doctor-fleet.sh
-		tests/check-doctor-live.sh
-		tests/check-package.sh
-		tests/check-rpm.sh
-		tests/check-docs.sh
-		tests/check-bench-cli.sh
-		tests/check-bench-plot.sh
-		tests/check-containers.sh
+		run_checks
 		for t in build/tests/unit/*; do
 			case "$t" in *.o | *.d) continue ;; esac
 			"$t"

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 # shellcheck shell=bash
-# Sourced by the tests/check-*.sh scripts: the "ok ..." / "not ok ..." lines,
+# Sourced by the tests/check/*.sh scripts: the "ok ..." / "not ok ..." lines,
 # their counts, a scratch directory removed at exit, and the checks they all
 # make. report_end NAME prints "# NAME: N passed, N failed" and fails when
 # anything did.

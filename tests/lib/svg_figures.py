@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 """Reads a gdx-bench --plot SVG back against the JSON figures it was drawn
-from (tests/check-bench-plot.sh, tests/vm/bench_smoke.sh):
+from (tests/check/bench_plot.sh, tests/vm/bench_smoke.sh):
 
     svg_figures.py [--title TEXT] PLOT.svg RUN.json [REF.json ...]
 

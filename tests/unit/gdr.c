@@ -412,7 +412,7 @@ static void test_memlock_low(void)
 	gdx_gdr_probe_free(p);
 }
 
-/* The port problems are gdx-doctor's (check-doctor-gdr.sh); GPU memory
+/* The port problems are gdx-doctor's (tests/check/doctor_gdr.sh); GPU memory
  * registration does not depend on them. */
 static void test_port_cases(void)
 {

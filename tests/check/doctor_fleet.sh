@@ -11,13 +11,13 @@
 # UTF-8, a name twice, ESC/BEL and injected lines in names and values, a
 # 50 MB value, many keys) are refused by file, line and column or printed
 # escaped, in bounded memory and time; bad usage exits 64. Prints "ok ..." / "not ok ..." lines and
-# "# doctor-fleet: N passed, N failed".
+# "# tests/check/doctor_fleet.sh: N passed, N failed".
 #
-#   tests/check-doctor-fleet.sh            # runs build/gdx-doctor
-#   GDX_DOCTOR=path/to/gdx-doctor tests/check-doctor-fleet.sh
+#   tests/check/doctor_fleet.sh            # runs build/gdx-doctor
+#   GDX_DOCTOR=path/to/gdx-doctor tests/check/doctor_fleet.sh
 set -uo pipefail
 
-cd "$(dirname "$0")/.." || exit 1
+cd "$(dirname "$0")/../.." || exit 1
 doctor=${GDX_DOCTOR:-build/gdx-doctor}
 fx=tests/lib/fixtures/sysfs-gdr
 # shellcheck source=tests/lib/report.sh
@@ -62,7 +62,7 @@ sys.exit(0 if eval(sys.argv[2]) else 1)' "$tmp/out" "$2" 2>"$tmp/json-err"; then
 
 if [ ! -x "$doctor" ]; then
 	not_ok "gdx-doctor is built" "$doctor is missing (make first)"
-	report_end doctor-fleet
+	report_end tests/check/doctor_fleet.sh
 	exit 1
 fi
 if ! command -v python3 >/dev/null; then
@@ -478,4 +478,4 @@ if run "--help lists fleet" 0 --help; then
 	has "--help lists fleet" "$tmp/out" '^  fleet +the nodes that differ'
 fi
 
-report_end doctor-fleet
+report_end tests/check/doctor_fleet.sh

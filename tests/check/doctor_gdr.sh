@@ -5,13 +5,14 @@
 # healthy, 1 degraded, 2 broken), the reason and fix text, and the JSON
 # (python3's json module) of every case; then the policies, usage errors, and
 # one run on this machine that must not crash without RDMA or CUDA.
-# Prints "ok ..." / "not ok ..." lines and "# doctor-gdr: N passed, N failed".
+# Prints "ok ..." / "not ok ..." lines and
+# "# tests/check/doctor_gdr.sh: N passed, N failed".
 #
-#   tests/check-doctor-gdr.sh            # runs build/gdx-doctor
-#   GDX_DOCTOR=path/to/gdx-doctor tests/check-doctor-gdr.sh
+#   tests/check/doctor_gdr.sh            # runs build/gdx-doctor
+#   GDX_DOCTOR=path/to/gdx-doctor tests/check/doctor_gdr.sh
 set -uo pipefail
 
-cd "$(dirname "$0")/.." || exit 1
+cd "$(dirname "$0")/../.." || exit 1
 doctor=${GDX_DOCTOR:-build/gdx-doctor}
 fx=tests/lib/fixtures/sysfs-gdr
 # shellcheck source=tests/lib/report.sh
@@ -77,7 +78,7 @@ sys.exit(0 if eval(sys.argv[2]) else 1)' "$tmp/out" "$2" 2>"$tmp/json-err"; then
 
 if [ ! -x "$doctor" ]; then
 	not_ok "gdx-doctor is built" "$doctor is missing (make first)"
-	echo "# doctor-gdr: $passed passed, $failed failed"
+	echo "# tests/check/doctor_gdr.sh: $passed passed, $failed failed"
 	exit 1
 fi
 if ! command -v python3 >/dev/null; then
@@ -350,5 +351,5 @@ for lib in /usr/local/cuda/lib64/libnccl.so.2 /usr/local/cuda/lib/libnccl.so.2; 
 	fi
 done
 
-echo "# doctor-gdr: $passed passed, $failed failed"
+echo "# tests/check/doctor_gdr.sh: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -9,10 +9,10 @@
 # unwritable plots with 70 (the output), naming the file (and line), before
 # anything runs, leaving no plot behind and an older one as it was; bad
 # usage is 64, as gdx-doctor has it. Prints "ok ..." / "not ok ..." lines and
-# "# bench-plot: N passed, N failed".
+# "# tests/check/bench_plot.sh: N passed, N failed".
 set -uo pipefail
 
-cd "$(dirname "$0")/.." || exit 1
+cd "$(dirname "$0")/../.." || exit 1
 bench=${GDX_BENCH:-build/gdx-bench}
 # shellcheck source=tests/lib/report.sh
 . tests/lib/report.sh
@@ -197,4 +197,4 @@ else
 	not_ok "--help has --plot, --plot-ref and --plot-from" "$(grep -- --plot <<<"$help")"
 fi
 
-report_end bench-plot
+report_end tests/check/bench_plot.sh

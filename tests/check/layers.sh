@@ -6,7 +6,7 @@
 # with its header (or a header alone); plugin/gdx_X.c and include/gdx/gdx_X.h
 # including <gdx/gdx_Y.h> make X depend on Y. tsort finds the loops.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 build=${BUILD:-build}
 passed=0 failed=0
 ok() { echo "ok $1"; passed=$((passed + 1)); }
@@ -58,5 +58,5 @@ else
 	bad "layers: declared outside their file's header:$missing"
 fi
 
-echo "# layers: $passed passed, $failed failed"
+echo "# tests/check/layers.sh: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

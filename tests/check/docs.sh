@@ -19,18 +19,19 @@
 # Then each check again on a copy made to drift by one change, which it must
 # refuse: a default, a variable, an option in --help or in a man page, a
 # README mention, the README's first command.
-# Prints "ok ..." / "not ok ..." lines and "# docs: N passed, N failed".
+# Prints "ok ..." / "not ok ..." lines and
+# "# tests/check/docs.sh: N passed, N failed".
 #
-#   tests/check-docs.sh                 # with build/ (make first)
-#   GDX_BUILD=build-x tests/check-docs.sh
+#   tests/check/docs.sh                 # with build/ (make first)
+#   GDX_BUILD=build-x tests/check/docs.sh
 set -uo pipefail
 
-cd "$(dirname "$0")/.." || exit 1
+cd "$(dirname "$0")/../.." || exit 1
 build=${GDX_BUILD:-build}
 # shellcheck source=tests/lib/report.sh
 . tests/lib/report.sh
 
-# parse COMMAND FILE [ARG...]: tests/docs_parse.py, memoized by FILE's content
+# parse COMMAND FILE [ARG...]: tests/check/docs_parse.py, memoized by FILE's content
 # and the arguments (the drift checks parse many copies of the same files).
 # The interpreter is looked up once: a version manager's shim costs more than
 # the parse.
@@ -40,7 +41,7 @@ mkdir -p "$cache"
 parse() {
 	local key
 	key=$(cat "$2" <(printf '%s\n' "$@") | md5sum | cut -c1-32)
-	[ -f "$cache/$key" ] || "$py" tests/docs_parse.py "$@" >"$cache/$key" || return
+	[ -f "$cache/$key" ] || "$py" tests/check/docs_parse.py "$@" >"$cache/$key" || return
 	cat "$cache/$key"
 }
 man7=plugin/tools/libnccl-net-gdx.7
@@ -368,4 +369,4 @@ printf 'Run `gdx-doctor doctor` first.\n' | cat README.md - >"$drift/README.md"
 caught "the README names a gdx-doctor command that is not there" "doctor (no such command)" \
 	readme_calls "$helps" "$drift/README.md"
 
-report_end docs
+report_end tests/check/docs.sh

@@ -6,10 +6,11 @@
 # of CUDA), the source RPM beside it, and an install into a fresh root with
 # rpm --root (an empty database; --nodeps, as nothing provides its libraries
 # there) whose files and verification hold.
-# Prints "ok ..." / "not ok ..." lines and "# rpm: N passed, N failed".
+# Prints "ok ..." / "not ok ..." lines and
+# "# tests/check/rpm.sh: N passed, N failed".
 set -uo pipefail
 
-cd "$(dirname "$0")/.." || exit 1
+cd "$(dirname "$0")/../.." || exit 1
 unset MAKEFLAGS MFLAGS MAKELEVEL
 build=${GDX_BUILD:-build}
 make=${MAKE:-make}
@@ -17,7 +18,7 @@ pkg=libnccl-net-gdx
 # shellcheck source=tests/lib/report.sh
 . tests/lib/report.sh
 finish() {
-	report_end rpm
+	report_end tests/check/rpm.sh
 	exit
 }
 

@@ -7,7 +7,7 @@
 # processes is tested over rxe in the VM (tests/vm/live.c), and files other
 # users control in tests/unit/live.c.
 set -uo pipefail
-cd "$(dirname "$0")/.." || exit 1
+cd "$(dirname "$0")/../.." || exit 1
 doctor=${GDX_DOCTOR:-build/gdx-doctor}
 # shellcheck source=tests/lib/report.sh
 . tests/lib/report.sh
@@ -57,4 +57,4 @@ elif out=$("$doctor" top --once --interval 0.05 --dir "$empty" 2>&1) && ! grep -
 else
 	not_ok "top: a user does not even look at another user's directory" "$out"
 fi
-report_end doctor-live
+report_end tests/check/doctor_live.sh

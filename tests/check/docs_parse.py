@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""Reads what the docs and the programs' --help say, for tests/check-docs.sh.
+"""Reads what the docs and the programs' --help say, for tests/check/docs.sh.
 Each command prints one item a line, fields separated by a tab:
 
     docs_parse.py help-opts HELP          the options of a --help text

@@ -5,13 +5,14 @@
 # every fixture (its nodes, edges and clusters read back from dot -Tjson), and
 # the exit status of every failure: missing file, not hwloc XML, no GPU, no
 # RDMA NIC, bad usage.
-# Prints "ok ..." / "not ok ..." lines and "# doctor-topo: N passed, N failed".
+# Prints "ok ..." / "not ok ..." lines and
+# "# tests/check/doctor_topo.sh: N passed, N failed".
 #
-#   tests/check-doctor-topo.sh            # runs build/gdx-doctor
-#   GDX_DOCTOR=path/to/gdx-doctor tests/check-doctor-topo.sh
+#   tests/check/doctor_topo.sh            # runs build/gdx-doctor
+#   GDX_DOCTOR=path/to/gdx-doctor tests/check/doctor_topo.sh
 set -uo pipefail
 
-cd "$(dirname "$0")/.." || exit 1
+cd "$(dirname "$0")/../.." || exit 1
 doctor=${GDX_DOCTOR:-build/gdx-doctor}
 fx=tests/lib/fixtures/topo
 # shellcheck source=tests/lib/report.sh
@@ -146,7 +147,7 @@ picture() {
 
 if [ ! -x "$doctor" ]; then
 	not_ok "gdx-doctor is built" "$doctor is missing (make first)"
-	echo "# doctor-topo: $passed passed, $failed failed"
+	echo "# tests/check/doctor_topo.sh: $passed passed, $failed failed"
 	exit 1
 fi
 if ! command -v python3 >/dev/null; then
@@ -375,5 +376,5 @@ if run "topo --help exits 0" 0 topo --help; then
 	has "topo --help lists --dot" "$tmp/out" '--dot +print the PCIe tree'
 fi
 
-echo "# doctor-topo: $passed passed, $failed failed"
+echo "# tests/check/doctor_topo.sh: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

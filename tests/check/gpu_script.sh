@@ -4,7 +4,7 @@
 # GPU: it must parse, pass shellcheck where that is installed, and its NCCL
 # program must build against the CUDA and NCCL under $CUDA_HOME.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 passed=0 failed=0
 check() { # name, command...
@@ -33,5 +33,5 @@ if [ -r "$CUDA_HOME/include/nccl.h" ] && [ -r "$CUDA_HOME/include/cuda_runtime.h
 else
 	echo "# skip: tests/gpu_allreduce.c not built, no CUDA/NCCL headers under $CUDA_HOME"
 fi
-echo "# gpu-script: $passed passed, $failed failed"
+echo "# tests/check/gpu_script.sh: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

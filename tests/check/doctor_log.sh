@@ -9,7 +9,7 @@
 # bytes, a 50 MB line, 300,000 NICs, random bytes) printed escaped, in
 # bounded memory.
 set -uo pipefail
-cd "$(dirname "$0")/.." || exit 1
+cd "$(dirname "$0")/../.." || exit 1
 doctor=${GDX_DOCTOR:-build/gdx-doctor}
 logs=tests/lib/fixtures/nccl-logs
 # shellcheck source=tests/lib/report.sh
@@ -146,4 +146,4 @@ log_within "log: 20 MB of random bytes, no crash, exit 7" 7 log "$tmp/random.log
 rm -f "$tmp/random.log"
 exits "log: a directory exits 3" 3 "Is a directory" "$doctor" log "$tmp"
 
-report_end doctor-log
+report_end tests/check/doctor_log.sh

@@ -8,14 +8,15 @@
 # versions, hardening, lintian, dynamic dependencies resolving, only the
 # plugin tables exported, an install into a fresh root with dpkg --root),
 # the container recipe's install command, and gdx-doctor env's checks.
-# tests/check-docs.sh checks what the man pages and the README say.
-# Prints "ok ..." / "not ok ..." lines and "# package: N passed, N failed".
+# tests/check/docs.sh checks what the man pages and the README say.
+# Prints "ok ..." / "not ok ..." lines and
+# "# tests/check/package.sh: N passed, N failed".
 #
-#   tests/check-package.sh                 # with build/ (make first)
-#   GDX_BUILD=build-x tests/check-package.sh
+#   tests/check/package.sh                 # with build/ (make first)
+#   GDX_BUILD=build-x tests/check/package.sh
 set -uo pipefail
 
-cd "$(dirname "$0")/.." || exit 1
+cd "$(dirname "$0")/../.." || exit 1
 # Run from `make test`, the sub-makes here must not inherit its variables.
 unset MAKEFLAGS MFLAGS MAKELEVEL
 build=${GDX_BUILD:-build}
@@ -374,4 +375,4 @@ else
 	not_ok "doctor env: an operand exits 64 (usage)" "exit $rc: $(head -c 200 "$tmp/env-err")"
 fi
 
-report_end package
+report_end tests/check/package.sh

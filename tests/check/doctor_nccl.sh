@@ -9,13 +9,14 @@
 # release that tries none of its tables, NCCL_NET naming another network,
 # another plugin, a file that does not load) is broken, exit 2, whatever
 # --allow-degraded says; --allow-degraded turns only degraded into 0.
-# Prints "ok ..." / "not ok ..." lines and "# doctor-nccl: N passed, N failed".
+# Prints "ok ..." / "not ok ..." lines and
+# "# tests/check/doctor_nccl.sh: N passed, N failed".
 #
-#   tests/check-doctor-nccl.sh            # runs build/gdx-doctor
-#   GDX_DOCTOR=path/to/gdx-doctor tests/check-doctor-nccl.sh
+#   tests/check/doctor_nccl.sh            # runs build/gdx-doctor
+#   GDX_DOCTOR=path/to/gdx-doctor tests/check/doctor_nccl.sh
 set -uo pipefail
 
-cd "$(dirname "$0")/.." || exit 1
+cd "$(dirname "$0")/../.." || exit 1
 doctor=${GDX_DOCTOR:-build/gdx-doctor}
 plugin=$PWD/build/libnccl-net-gdx.so
 fx=tests/lib/fixtures/sysfs-gdr
@@ -25,7 +26,7 @@ unset NCCL_GDX_GDR NCCL_NET_GDR_LEVEL NCCL_NET_PLUGIN NCCL_NET
 
 if [ ! -x "$doctor" ] || [ ! -f "$plugin" ]; then
 	not_ok "gdx-doctor and the plugin are built" "$doctor or $plugin is missing (make first)"
-	report_end doctor-nccl
+	report_end tests/check/doctor_nccl.sh
 	exit 1
 fi
 
@@ -39,7 +40,7 @@ for v in 2.12.7:21207 2.13.4:21304 2.18.5:21805 2.19.3:21903 2.20.3:22003 2.21.5
 	2.24.3:22403 2.26.2:22602 2.27.3:22703 2.28.9:22809 2.30.3:23003 2.31.1:23101; do
 	stub_nccl "$tmp/nccl-${v%%:*}" "${v#*:}" || {
 		not_ok "a stub libnccl.so.2 ${v%%:*} builds" "cc failed"
-		report_end doctor-nccl
+		report_end tests/check/doctor_nccl.sh
 		exit 1
 	}
 done
@@ -212,4 +213,4 @@ for c in "2.28.9 NCCL_NET_PLUGIN=gdx:0" "2.28.9 NCCL_NET_PLUGIN=gdxx:1"; do
 	fi
 done
 
-report_end doctor-nccl
+report_end tests/check/doctor_nccl.sh

@@ -9,10 +9,11 @@
 # although two processes run); a server that cannot open its device failing
 # before it waits for a client; a client whose server is not there saying so
 # at once and giving up after --wait.
-# Prints "ok ..." / "not ok ..." lines and "# bench-cli: N passed, N failed".
+# Prints "ok ..." / "not ok ..." lines and
+# "# tests/check/bench_cli.sh: N passed, N failed".
 set -uo pipefail
 
-cd "$(dirname "$0")/.." || exit 1
+cd "$(dirname "$0")/../.." || exit 1
 bench=${GDX_BENCH:-build/gdx-bench}
 # shellcheck source=tests/lib/report.sh
 . tests/lib/report.sh
@@ -158,4 +159,4 @@ else
 fi
 refused "--wait must not be negative" "--wait -1 is out of range 0-2147483647" -C 127.0.0.1 --wait -1
 
-report_end bench-cli
+report_end tests/check/bench_cli.sh

@@ -6,14 +6,15 @@
 # FROM and the ARGs a FROM uses come before it; COPY --from names an earlier
 # stage; every apt-get install runs after an apt-get update in the same RUN,
 # without recommends, and removes the lists; every RUN parses as sh and
-# passes shellcheck; the install line is tests/check-package.sh's. The NGC
+# passes shellcheck; the install line is tests/check/package.sh's. The NGC
 # recipe builds on plain Ubuntu (no CUDA image), lands on an NGC PyTorch
 # image and carries ibv_devinfo, perftest and lstopo. The .dockerignore at
 # the context root keeps build outputs and .git out, as matched here.
-# Prints "ok ..." / "not ok ..." lines and "# containers: N passed, N failed".
+# Prints "ok ..." / "not ok ..." lines and
+# "# tests/check/containers.sh: N passed, N failed".
 set -uo pipefail
 
-cd "$(dirname "$0")/.." || exit 1
+cd "$(dirname "$0")/../.." || exit 1
 # shellcheck source=tests/lib/report.sh
 . tests/lib/report.sh
 
@@ -82,9 +83,9 @@ check_recipe() {
 		not_ok "$f is well formed" "$bad $(head -c 300 "$tmp/sc-err")"
 	fi
 	if grep -qxF "RUN $install_cmd" "$f"; then
-		ok "$f installs with the command tests/check-package.sh checks"
+		ok "$f installs with the command tests/check/package.sh checks"
 	else
-		not_ok "$f installs with the command tests/check-package.sh checks" "no 'RUN $install_cmd'"
+		not_ok "$f installs with the command tests/check/package.sh checks" "no 'RUN $install_cmd'"
 	fi
 	if grep -qxF 'ENV NCCL_NET_PLUGIN=gdx' "$f"; then
 		ok "$f sets NCCL_NET_PLUGIN=gdx"
@@ -178,4 +179,4 @@ for pat in '--gpus all' '--ulimit memlock=-1' '--container-image' 'enroot import
 	fi
 done
 
-report_end containers
+report_end tests/check/containers.sh
