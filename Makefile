@@ -98,34 +98,35 @@ $(BUILD)/gdx-bench: $(patsubst %.c,$(BUILD)/%.o,$(wildcard plugin/tools/gdx_benc
 $(BUILD)/gdx-doctor: $(patsubst %.c,$(BUILD)/%.o,$(wildcard plugin/tools/gdx_doctor*.c)) $(ARCHIVE)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-# make fuzz: the libFuzzer targets, each tests/fuzz_X.c with its seeds in
-# tests/fuzz-corpus* (scripts/run-tests.sh runs each a short while; make fuzz
-# FUZZ_SECONDS=3600 builds them and runs each that long over its corpus):
-#   $(BUILD)/fuzz_wire     every parser of bytes from the network and the
-#                          acceptor's handshake (the plugin's objects)
-#   $(BUILD)/fuzz_connect  the connector against hostile answers
-#   $(BUILD)/fuzz_ctrl     the control data a peer writes by RDMA (clear-to-sends,
-#                          size records, immediates, failover notes) into made-up
-#                          comms over a made-up NIC
-#   $(BUILD)/fuzz_json     gdx-doctor's JSON reader and fleet (the doctor's
-#                          objects, built without main, and the plugin's)
-#   $(BUILD)/fuzz_log      gdx-doctor log's NCCL log parser (likewise)
-#   $(BUILD)/fuzz_live     gdx-doctor top and hang, and the live files' reader,
-#                          on a file its owner wrote (likewise)
+# make fuzz: the libFuzzer targets, each tests/fuzz/X.c built as
+# $(BUILD)/tests/fuzz/X with its seeds in tests/fuzz/corpus/X
+# (scripts/run-tests.sh runs each a short while; make fuzz FUZZ_SECONDS=3600
+# builds them and runs each that long over its corpus):
+#   wire     every parser of bytes from the network and the acceptor's
+#            handshake (the plugin's objects)
+#   connect  the connector against hostile answers
+#   ctrl     the control data a peer writes by RDMA (clear-to-sends, size
+#            records, immediates, failover notes) into made-up comms over a
+#            made-up NIC
+#   json     gdx-doctor's JSON reader and fleet (the doctor's objects, built
+#            without main, and the plugin's)
+#   log      gdx-doctor log's NCCL log parser (likewise)
+#   live     gdx-doctor top and hang, and the live files' reader, on a file
+#            its owner wrote (likewise)
 # clang builds its own copy of the objects, with coverage, the sanitizers and
 # the debug invariants (GDX_DEBUG).
 FUZZ_CC      ?= clang
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
-FUZZ_PLUGIN  := fuzz_wire fuzz_connect fuzz_ctrl
-FUZZ_DOCTOR  := fuzz_json fuzz_log fuzz_live
-FUZZ_TARGETS := $(FUZZ_PLUGIN) $(FUZZ_DOCTOR)
+FUZZ_PLUGIN  := wire connect ctrl
+FUZZ_DOCTOR  := json log live
+FUZZ_TARGETS := $(FUZZ_PLUGIN:%=$(BUILD)/tests/fuzz/%) $(FUZZ_DOCTOR:%=$(BUILD)/tests/fuzz/%)
 FUZZ_LIB     := $(patsubst %.c,$(BUILD)/fuzz/%.o,$(SRCS))
 FUZZ_DOCTOR_OBJS := $(patsubst %.c,$(BUILD)/fuzz/%.o,$(wildcard plugin/tools/gdx_doctor*.c))
-FUZZ_OBJS    := $(FUZZ_LIB) $(FUZZ_DOCTOR_OBJS) $(FUZZ_TARGETS:%=$(BUILD)/fuzz/tests/%.o)
+FUZZ_OBJS    := $(FUZZ_LIB) $(FUZZ_DOCTOR_OBJS) $(patsubst %.c,$(BUILD)/fuzz/%.o,$(wildcard tests/fuzz/*.c))
 FUZZ_SECONDS ?=
 
 .PHONY: fuzz
-fuzz: $(FUZZ_TARGETS:%=$(BUILD)/%)
+fuzz: $(FUZZ_TARGETS)
 ifneq ($(FUZZ_SECONDS),)
 	GDX_FUZZ_SECONDS=$(FUZZ_SECONDS) scripts/run-tests.sh --fuzz
 endif
@@ -136,10 +137,12 @@ $(BUILD)/fuzz/%.o: %.c
 
 $(FUZZ_DOCTOR_OBJS): override CPPFLAGS += -DGDX_DOCTOR_NO_MAIN
 
-$(FUZZ_PLUGIN:%=$(BUILD)/%): $(BUILD)/%: $(BUILD)/fuzz/tests/%.o $(FUZZ_LIB)
+$(FUZZ_PLUGIN:%=$(BUILD)/tests/fuzz/%): $(BUILD)/tests/fuzz/%: $(BUILD)/fuzz/tests/fuzz/%.o $(FUZZ_LIB)
+	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(LDFLAGS) -fsanitize=fuzzer $(FUZZ_SAN) -o $@ $^ $(LDLIBS)
 
-$(FUZZ_DOCTOR:%=$(BUILD)/%): $(BUILD)/%: $(BUILD)/fuzz/tests/%.o $(FUZZ_DOCTOR_OBJS) $(FUZZ_LIB)
+$(FUZZ_DOCTOR:%=$(BUILD)/tests/fuzz/%): $(BUILD)/tests/fuzz/%: $(BUILD)/fuzz/tests/fuzz/%.o $(FUZZ_DOCTOR_OBJS) $(FUZZ_LIB)
+	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(LDFLAGS) -fsanitize=fuzzer $(FUZZ_SAN) -o $@ $^ $(LDLIBS)
 
 # kept between builds, not taken for make's intermediate files
@@ -253,6 +256,6 @@ clean:
 	       $(BUILD)/man $(BUILD)/deb $(BUILD)/libnccl-net-gdx_*.deb \
 	       $(BUILD)/libnccl-net-gdx_*.changes \
 	       $(BUILD)/rpm $(BUILD)/libnccl-net-gdx-*.rpm \
-	       $(BUILD)/fuzz $(FUZZ_TARGETS:%=$(BUILD)/%) $(BUILD)/fuzz-artifacts
+	       $(BUILD)/fuzz $(BUILD)/fuzz-artifacts
 
 -include $(OBJS:.o=.d) $(TOOL_SRCS:%.c=$(BUILD)/%.d) $(wildcard $(BUILD)/tests/*.d $(BUILD)/tests/*/*.d)

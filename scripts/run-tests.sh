@@ -63,44 +63,45 @@ check_format() {
 }
 
 # A fuzzer (make fuzz) for a bounded time over its kept corpus:
-# run_fuzz NAME CORPUS SECONDS [OPTION...], SECONDS unless GDX_FUZZ_SECONDS
-# says. What it finds new goes to a scratch directory, a crashing input to
+# run_fuzz NAME SECONDS [OPTION...] runs build/tests/fuzz/NAME over
+# tests/fuzz/corpus/NAME, SECONDS unless GDX_FUZZ_SECONDS says. What it finds
+# new goes to a scratch directory, a crashing input to
 # build/fuzz-artifacts/NAME-*.
 run_fuzz() {
-	local name=$1 corpus=$2 secs=${GDX_FUZZ_SECONDS:-$3} dir
-	shift 3
-	if [ ! -x "build/$name" ]; then
-		echo "not ok build/$name is missing (make fuzz)"
-		echo "# $name: 0 passed, 1 failed"
+	local name=$1 secs=${GDX_FUZZ_SECONDS:-$2} bin=build/tests/fuzz/$1 dir
+	shift 2
+	if [ ! -x "$bin" ]; then
+		echo "not ok $bin is missing (make fuzz)"
+		echo "# $bin: 0 passed, 1 failed"
 		return
 	fi
 	dir=$(mktemp -d)
 	mkdir -p build/fuzz-artifacts
 	# -print_funcs=0: printing a newly covered function starts llvm-symbolizer,
 	# whose pipes the harness would take for descriptors the plugin leaked.
-	if "build/$name" -max_total_time="$secs" -print_final_stats=1 -print_funcs=0 "$@" \
-		-artifact_prefix="build/fuzz-artifacts/$name-" "$dir" "$corpus" >"$dir.log" 2>&1; then
-		echo "ok $name for $secs s: $(grep -oE '^Done [0-9]+ runs' "$dir.log"), $(grep -E 'DONE|INITED' "$dir.log" | tail -n 1 | grep -oE 'cov: [0-9]+ ft: [0-9]+ corp: [^ ]+')"
-		echo "# $name: 1 passed, 0 failed"
+	if "$bin" -max_total_time="$secs" -print_final_stats=1 -print_funcs=0 "$@" \
+		-artifact_prefix="build/fuzz-artifacts/$name-" "$dir" "tests/fuzz/corpus/$name" >"$dir.log" 2>&1; then
+		echo "ok $bin for $secs s: $(grep -oE '^Done [0-9]+ runs' "$dir.log"), $(grep -E 'DONE|INITED' "$dir.log" | tail -n 1 | grep -oE 'cov: [0-9]+ ft: [0-9]+ corp: [^ ]+')"
+		echo "# $bin: 1 passed, 0 failed"
 	else
 		tail -n 60 "$dir.log"
-		echo "not ok $name: the crashing input is in build/fuzz-artifacts/"
-		echo "# $name: 0 passed, 1 failed"
+		echo "not ok $bin: the crashing input is in build/fuzz-artifacts/"
+		echo "# $bin: 0 passed, 1 failed"
 	fi
 	rm -rf "$dir" "$dir.log"
 }
 
-# fuzz_wire: the network's bytes and the acceptor; fuzz_connect: the
-# connector against hostile answers; fuzz_ctrl: what a peer writes by RDMA;
-# fuzz_json and fuzz_log: gdx-doctor's readers of other nodes' reports and of
-# NCCL logs; fuzz_live: top and hang on a live file its owner wrote.
+# wire: the network's bytes and the acceptor; connect: the connector against
+# hostile answers; ctrl: what a peer writes by RDMA; json and log:
+# gdx-doctor's readers of other nodes' reports and of NCCL logs; live: top
+# and hang on a live file its owner wrote.
 run_fuzzers() {
-	run_fuzz fuzz_wire tests/fuzz-corpus 60
-	run_fuzz fuzz_connect tests/fuzz-corpus-connect 30
-	run_fuzz fuzz_ctrl tests/fuzz-corpus-ctrl 30
-	run_fuzz fuzz_json tests/fuzz-corpus-json 20 -timeout=10
-	run_fuzz fuzz_log tests/fuzz-corpus-log 20 -timeout=10
-	run_fuzz fuzz_live tests/fuzz-corpus-live 20 -timeout=10
+	run_fuzz wire 60
+	run_fuzz connect 30
+	run_fuzz ctrl 30
+	run_fuzz json 20 -timeout=10
+	run_fuzz log 20 -timeout=10
+	run_fuzz live 20 -timeout=10
 }
 
 # The unit tests that run threads, again under ThreadSanitizer (make

@@ -1180,7 +1180,7 @@ static void test_output_escaped(void)
  * is shown once, from the newer file: a process twice would be each of its
  * Prometheus series twice, and the node exporter refuses a file with a
  * series twice, every other user's jobs with it (found by
- * tests/fuzz_live.c). */
+ * tests/fuzz/live.c). */
 static void test_copy_shown_once(void)
 {
 	char path[PATH_MAX], copy[PATH_MAX];
@@ -1229,7 +1229,7 @@ static void test_copy_shown_once(void)
 /* NIC names that differ only in what the exposition format cannot show (a
  * control byte, U+FFFD itself) make one label value: their rows are one
  * series in the Prometheus text, their sum, up only when all are (found by
- * tests/fuzz_live.c); the text still tells them apart. */
+ * tests/fuzz/live.c); the text still tells them apart. */
 static void test_prometheus_series_once(void)
 {
 	char path[PATH_MAX];

@@ -6,8 +6,9 @@
  * made by gdx_listen() and driven by gdx_accept(). No RDMA device is needed:
  * a handshake that gets through every check stops at the missing device.
  *
- *   make fuzz && build/fuzz_wire -max_total_time=60 -print_funcs=0 NEW_DIR tests/fuzz-corpus
- *   FUZZ_WIRE_SEEDS=tests/fuzz-corpus build/fuzz_wire   # rewrites the seeds
+ *   make fuzz && build/tests/fuzz/wire -max_total_time=60 -print_funcs=0 \
+ *           NEW_DIR tests/fuzz/corpus/wire
+ *   FUZZ_WIRE_SEEDS=tests/fuzz/corpus/wire build/tests/fuzz/wire   # rewrites the seeds
  *
  * With FUZZ_WIRE_DEVICES=1 (in the VM, over rxe) the listener has a real
  * device, so a handshake that passes the checks goes on to create and connect
@@ -35,7 +36,7 @@
 #include <gdx/gdx_log.h>
 #include <gdx/gdx_param.h>
 #include <gdx/gdx_wire.h>
-#include "fuzz_check.h"
+#include "check.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -295,7 +296,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 }
 
 /* Seeds, written from the real pack functions so that they follow the wire
- * format: FUZZ_WIRE_SEEDS=DIR build/fuzz_wire */
+ * format: FUZZ_WIRE_SEEDS=DIR build/tests/fuzz/wire */
 static void seed_write(const char *dir, const char *name, uint8_t flags, uint8_t piece,
 		       const void *stream, size_t len)
 {

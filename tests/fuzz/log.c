@@ -3,8 +3,10 @@
  * libFuzzer target for gdx-doctor log, the NCCL log parser
  * (gdx_doctor_log.c): a job's log may be written by anyone's process.
  *
- *   make fuzz && build/fuzz_log -max_total_time=60 -timeout=10 NEW_DIR tests/fuzz-corpus-log
- *   build/fuzz_log -max_total_time=3600 -timeout=10 -jobs=2 NEW_DIR tests/fuzz-corpus-log
+ *   make fuzz && build/tests/fuzz/log -max_total_time=60 -timeout=10 \
+ *           NEW_DIR tests/fuzz/corpus/log
+ *   build/tests/fuzz/log -max_total_time=3600 -timeout=10 -jobs=2 \
+ *           NEW_DIR tests/fuzz/corpus/log
  *
  * The input is the log. What must hold: an exit status of log's (0, 1, 7,
  * 8), and a report that holds no control byte but the newline, no byte
@@ -16,9 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../plugin/tools/gdx_doctor.h"
+#include "../../plugin/tools/gdx_doctor.h"
 #include <gdx/gdx_escape.h>
-#include "fuzz_check.h"
+#include "check.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -16,7 +16,7 @@
  * only from the send buffer, the comm's control region or the flush byte,
  * and never has more outstanding on a QP than its depth.
  *
- *   make fuzz && build/fuzz_ctrl -max_total_time=60 NEW_DIR tests/fuzz-corpus-ctrl
+ *   make fuzz && build/tests/fuzz/ctrl -max_total_time=60 NEW_DIR tests/fuzz/corpus/ctrl
  *
  * Input: byte 0 the set-up (FUZZ_*), then operations of one byte each with
  * their arguments (see fuzz_run).
@@ -38,7 +38,7 @@
 #include <gdx/gdx_p2p.h>
 #include <gdx/gdx_param.h>
 #include <gdx/gdx_post.h>
-#include "fuzz_check.h"
+#include "check.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

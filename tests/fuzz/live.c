@@ -5,8 +5,10 @@
  * user who runs a job writes its file as they like, and root's top and hang
  * read every user's.
  *
- *   make fuzz && build/fuzz_live -max_total_time=60 -timeout=10 NEW_DIR tests/fuzz-corpus-live
- *   build/fuzz_live -max_total_time=3600 -timeout=10 -jobs=2 NEW_DIR tests/fuzz-corpus-live
+ *   make fuzz && build/tests/fuzz/live -max_total_time=60 -timeout=10 \
+ *           NEW_DIR tests/fuzz/corpus/live
+ *   build/tests/fuzz/live -max_total_time=3600 -timeout=10 -jobs=2 \
+ *           NEW_DIR tests/fuzz/corpus/live
  *
  * At start, a private directory laid out as the plugin lays it out: the
  * user's directory, mode 700, and in it a file named as the plugin names
@@ -53,11 +55,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../plugin/tools/gdx_doctor.h"
+#include "../../plugin/tools/gdx_doctor.h"
 #include <gdx/gdx_escape.h>
 #include <gdx/gdx_live.h>
 #include <gdx/gdx_time.h>
-#include "fuzz_check.h"
+#include "check.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

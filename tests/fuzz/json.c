@@ -5,8 +5,10 @@
  * gdx_doctor_fleet.c). Each input is read as fleet reads a file, a stream
  * of values, and then given to fleet itself, in both output forms.
  *
- *   make fuzz && build/fuzz_json -max_total_time=60 -timeout=10 NEW_DIR tests/fuzz-corpus-json
- *   build/fuzz_json -max_total_time=3600 -timeout=10 -jobs=2 NEW_DIR tests/fuzz-corpus-json
+ *   make fuzz && build/tests/fuzz/json -max_total_time=60 -timeout=10 \
+ *           NEW_DIR tests/fuzz/corpus/json
+ *   build/tests/fuzz/json -max_total_time=3600 -timeout=10 -jobs=2 \
+ *           NEW_DIR tests/fuzz/corpus/json
  *
  * What each value must be: parsed, a tree within the caps (depth, string
  * length, items, number length), its strings UTF-8 without a NUL, every
@@ -24,9 +26,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../plugin/tools/gdx_doctor.h"
+#include "../../plugin/tools/gdx_doctor.h"
 #include <gdx/gdx_escape.h>
-#include "fuzz_check.h"
+#include "check.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -16,9 +16,9 @@
  *   hello carries the handle's nonce before it answers with the fuzzed bytes:
  *   slow, but it reaches every state, QPs connected to fuzzed rails included.
  *
- *   make fuzz && build/fuzz_connect -max_total_time=60 -print_funcs=0 NEW_DIR
- * tests/fuzz-corpus-connect FUZZ_CONNECT_SEEDS=tests/fuzz-corpus-connect build/fuzz_connect   #
- * rewrites the seeds
+ *   make fuzz && build/tests/fuzz/connect -max_total_time=60 -print_funcs=0 \
+ *           NEW_DIR tests/fuzz/corpus/connect
+ *   FUZZ_CONNECT_SEEDS=tests/fuzz/corpus/connect build/tests/fuzz/connect   # rewrites the seeds
  *
  * Input: byte 0 flags (FUZZ_*; its top three bits: the listener's rails - 1),
  * byte 1 the size of the pieces (0: all at once), then the listener's bytes.
@@ -43,7 +43,7 @@
 #include <gdx/gdx_log.h>
 #include <gdx/gdx_param.h>
 #include <gdx/gdx_wire.h>
-#include "fuzz_check.h"
+#include "check.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
