@@ -45,7 +45,7 @@ SW_TESTS   := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/vm/switch_*
 VM_TESTS   := $(filter-out $(SW_TESTS),$(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/vm/*.c)))
 TOOLS      := $(BUILD)/gdx-bench $(BUILD)/gdx-doctor
 # The latency floor next to gdx-bench -m lat (scripts/side-by-side.sh).
-REF_TOOLS  := $(BUILD)/tests/ref_verbs_pingpong
+REF_TOOLS  := $(BUILD)/tests/ref/verbs_pingpong
 # The harness every test program links (tests/lib: the runner, the plugin
 # loader, connected pairs, the driver of the entry points).
 TEST_LIB   := $(patsubst tests/%.c,$(BUILD)/tests/%.o,$(wildcard tests/lib/*.c))
@@ -82,7 +82,7 @@ $(BUILD)/tests/%.o: override CPPFLAGS += -Itests/lib
 $(BUILD)/tests/%: $(BUILD)/tests/%.o $(TEST_LIB) $(ARCHIVE)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(REF_TOOLS): $(BUILD)/tests/ref_verbs_pingpong.o $(ARCHIVE)
+$(REF_TOOLS): $(BUILD)/tests/ref/verbs_pingpong.o $(ARCHIVE)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 # The test objects are kept between builds: make would take them for

@@ -24,14 +24,14 @@ if command -v shellcheck >/dev/null; then
 fi
 if [ -r "$CUDA_HOME/include/nccl.h" ] && [ -r "$CUDA_HOME/include/cuda_runtime.h" ]; then
 	out=$(mktemp)
-	check "tests/gpu_allreduce.c builds and links against $CUDA_HOME's NCCL" \
+	check "tests/gpu/allreduce.c builds and links against $CUDA_HOME's NCCL" \
 		gcc -std=gnu11 -O2 -Wall -Wextra -Werror -I"$CUDA_HOME/include" -o "$out" \
-		tests/gpu_allreduce.c -L"$CUDA_HOME/lib64" -lcudart -lnccl
-	check "gpu_allreduce refuses bad usage with exit 2" sh -c \
+		tests/gpu/allreduce.c -L"$CUDA_HOME/lib64" -lcudart -lnccl
+	check "allreduce refuses bad usage with exit 2" sh -c \
 		"LD_LIBRARY_PATH=$CUDA_HOME/lib64 $out 7 /nonexistent; [ \$? -eq 2 ]"
 	rm -f "$out"
 else
-	echo "# skip: tests/gpu_allreduce.c not built, no CUDA/NCCL headers under $CUDA_HOME"
+	echo "# skip: tests/gpu/allreduce.c not built, no CUDA/NCCL headers under $CUDA_HOME"
 fi
 echo "# tests/check/gpu_script.sh: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

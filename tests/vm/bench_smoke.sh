@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Inside the VM: gdx-bench in each mode, a few iterations, on rxe0/rxe1 (and
-# the latency floor beside it, tests/ref_verbs_pingpong.c); its
+# the latency floor beside it, tests/ref/verbs_pingpong.c); its
 # JSON parses and carries plausible figures. The full run is `make bench`.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -49,12 +49,12 @@ check "gdx-bench lat, one thread, receives posted 4 ahead" \
 # The latency floor make bench prints beside gdx-bench (the plugin's QPs, no
 # data path), both ways of detecting the message.
 floor_json() {
-	timeout 120 build/tests/ref_verbs_pingpong "$@" |
+	timeout 120 build/tests/ref/verbs_pingpong "$@" |
 		awk '!/^#/ { printf "{\"median\": %s, \"p99\": %s, \"min\": %s}", $2, $3, $4 }'
 }
-check "ref_verbs_pingpong, WRITE_WITH_IMM and receive completions" \
+check "verbs_pingpong, WRITE_WITH_IMM and receive completions" \
 	'0 < j["min"] <= j["median"] <= j["p99"]' floor_json -m imm -n 200 -w 10 rxe0 rxe1
-check "ref_verbs_pingpong, RDMA WRITE polled in memory" \
+check "verbs_pingpong, RDMA WRITE polled in memory" \
 	'0 < j["min"] <= j["median"] <= j["p99"]' floor_json -m write -n 200 -w 10 rxe1 rxe0
 
 # Two machines' way: the server waits on a TCP port, the client runs what the
@@ -96,10 +96,10 @@ refused() { # name, expected exit status, expected message, command...
 refused "gdx-bench --mem cuda on a device without GPUDirect is refused by name (runtime, 1)" 1 \
 	"rxe0 does not take CUDA memory" build/gdx-bench -M cuda -d rxe0 --peer-dev rxe1 -n 1
 refused "gdx-bench --depth out of range (usage, 64)" 64 "depth 33 is out of range 1-32" build/gdx-bench -t 33
-refused "ref_verbs_pingpong names a device that is not there" 2 "no device rxe9" \
-	build/tests/ref_verbs_pingpong rxe0 rxe9
-refused "ref_verbs_pingpong refuses a bad option" 2 "usage:" \
-	build/tests/ref_verbs_pingpong -m bogus rxe0 rxe1
+refused "verbs_pingpong names a device that is not there" 2 "no device rxe9" \
+	build/tests/ref/verbs_pingpong rxe0 rxe9
+refused "verbs_pingpong refuses a bad option" 2 "usage:" \
+	build/tests/ref/verbs_pingpong -m bogus rxe0 rxe1
 # Both ends here, in two processes: whichever fails first says why, once;
 # the other's failure is its consequence and stays quiet.
 once() { # name, message, command...

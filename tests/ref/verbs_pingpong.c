@@ -7,7 +7,7 @@
  * plugin does (-m imm), or posting a plain RDMA WRITE and polling the byte it
  * lands in, as ib_write_lat does (-m write). Half round trips are stamped as
  * gdx-bench and perftest stamp them. scripts/side-by-side.sh prints it next
- * to both; it runs in the VM: build/tests/ref_verbs_pingpong rxe0 rxe1
+ * to both; it runs in the VM: build/tests/ref/verbs_pingpong rxe0 rxe1
  */
 #include <endian.h>
 #include <errno.h>
@@ -40,7 +40,7 @@ static int ref_imm = 1, ref_iters = 10000, ref_warmup = 100;
 
 static void ref_die(const char *what, int err)
 {
-	fprintf(stderr, "ref_verbs_pingpong: %s: %s\n", what, strerror(err));
+	fprintf(stderr, "verbs_pingpong: %s: %s\n", what, strerror(err));
 	exit(1);
 }
 
@@ -53,7 +53,7 @@ static void ref_open(struct ref_end *e, const char *name)
 		if (!strcmp(gdx_dev_get(i)->name, name))
 			dev = gdx_dev_get(i);
 	if (!dev) {
-		fprintf(stderr, "ref_verbs_pingpong: no device %s\n", name);
+		fprintf(stderr, "verbs_pingpong: no device %s\n", name);
 		exit(2);
 	}
 	ret = gdx_rail_create(&e->rail, dev, e, 1, &e->qp, REF_SEND_WR, REF_RECV_WR);
@@ -110,7 +110,7 @@ static void ref_wait(struct ref_end *e, char v)
 			ref_die("ibv_poll_cq", EIO);
 		for (int i = 0; i < n; i++) {
 			if (wc[i].status != IBV_WC_SUCCESS) {
-				fprintf(stderr, "ref_verbs_pingpong: completion failed: %s\n",
+				fprintf(stderr, "verbs_pingpong: completion failed: %s\n",
 					ibv_wc_status_str(wc[i].status));
 				exit(1);
 			}
@@ -163,7 +163,7 @@ int main(int argc, char **argv)
 			bad = 1;
 	}
 	if (bad || optind + 2 != argc) {
-		fprintf(stderr, "usage: ref_verbs_pingpong [-m imm|write] [-n iters] [-w warmup] "
+		fprintf(stderr, "usage: verbs_pingpong [-m imm|write] [-n iters] [-w warmup] "
 				"DEV_A DEV_B\n");
 		return 2;
 	}
@@ -210,8 +210,8 @@ int main(int argc, char **argv)
 	for (int i = 0; i < ref_iters; i++)
 		half[i] *= per_stamp * 1e6;
 	qsort(half, (size_t)ref_iters, sizeof(*half), ref_cmp);
-	printf("# ref_verbs_pingpong: %s <-> %s, %s, %d iterations after %d warm-up\n",
-	       argv[optind], argv[optind + 1],
+	printf("# verbs_pingpong: %s <-> %s, %s, %d iterations after %d warm-up\n", argv[optind],
+	       argv[optind + 1],
 	       ref_imm ? "WRITE_WITH_IMM, receive completions from the CQ"
 		       : "RDMA WRITE, the byte polled in memory",
 	       ref_iters, ref_warmup);

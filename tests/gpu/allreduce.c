@@ -6,7 +6,7 @@
  * (NCCL_HOSTID), so NCCL connects them through its network plugin, the
  * plugin given by NCCL_NET_PLUGIN. Every element of the result is checked.
  *
- *   gpu_allreduce RANK IDFILE [COUNT]
+ *   allreduce RANK IDFILE [COUNT]
  *
  * Exit status 0 when every element is right, 1 otherwise, 2 for bad usage.
  */
