@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * GPUDirect RDMA verdicts on the fixtures of tests/lib/fixtures/sysfs-gdr (each a
- * sysfs root with its hwloc XML and a facts file, written by gen-fixtures.py
+ * sysfs root with its hwloc XML and a facts file, written by gen_fixtures.py
  * there): what each NIC advertises under every NCCL_GDX_GDR policy, the
  * reason and fix sentences, the lines the plugin logs, and the facts behind
  * them (ACS, IOMMU, BAR1, memlock, peer memory, DMA-BUF, CUDA).

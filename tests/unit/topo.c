@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* GPU/NIC path classes, rails and rail groups from hwloc XML fixtures
- * (tests/lib/fixtures/topo, written by gen-fixtures.py there). */
+ * (tests/lib/fixtures/topo, written by gen_fixtures.py there). */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
