@@ -4,7 +4,7 @@
  * other (scripts/vm-run.sh --switch --pairs 2: rxe0-rxe3 on one bridge):
  * ends whose devices have different rail counts connect with
  * max(local, remote) QPs, as net_ib connects, and move verified bytes over
- * every NIC of the larger end. NCCL's view of it is in vm_conformance.c.
+ * every NIC of the larger end. NCCL's view of it is in conformance.c.
  */
 #include <stdio.h>
 #include <stdlib.h>
