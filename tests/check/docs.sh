@@ -285,6 +285,24 @@ else
 	not_ok "README's code has gdx-doctor and gdx-bench command lines to check" "only $n"
 fi
 
+# test_paths FILE...: every path under tests/ the files name is there (the
+# tests sit in a folder per tier, tests/README.md). A name X stands for any
+# (tests/unit/X.c), and a * is a glob; a path must match a file or folder.
+test_paths() {
+	local p glob missing=""
+	while read -r p; do
+		glob=$(sed -E 's#/X(\.[a-z]+)?(/|$)#/*\1\2#g' <<<"$p")
+		compgen -G "$glob" >/dev/null || missing+=" $p"
+	done < <(sed 's/\\-/-/g' "$@" | grep -oE '(^|[^A-Za-z0-9_./-])tests/[A-Za-z0-9_./*-]*[A-Za-z0-9_*/]' |
+		sed -E 's/^[^a-z]//' | sort -u)
+	[ -z "$missing" ] || {
+		echo "not there:$missing"
+		return 1
+	}
+}
+check "README, tests/README.md and the man pages name only tests/ paths that are there" \
+	test_paths README.md tests/README.md "$man7" "$man_doctor" "$man_bench"
+
 # ---- the same checks on copies made to drift: each must fail ----
 
 drift=$tmp/drift
@@ -368,5 +386,10 @@ caught "the README uses an option gdx-bench lacks" "gdx-bench --iterations" \
 printf 'Run `gdx-doctor doctor` first.\n' | cat README.md - >"$drift/README.md"
 caught "the README names a gdx-doctor command that is not there" "doctor (no such command)" \
 	readme_calls "$helps" "$drift/README.md"
+
+# shellcheck disable=SC2016
+printf 'Run `tests/unit_regcache.c` first.\n' | cat README.md - >"$drift/README.md"
+caught "the README names a test where it no longer is" "tests/unit_regcache.c" \
+	test_paths "$drift/README.md"
 
 report_end tests/check/docs.sh
