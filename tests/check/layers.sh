@@ -1,26 +1,33 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# The plugin's file map, checked: each plugin/gdx_X.c has its API in
-# include/gdx/gdx_X.h (every global symbol the object defines is declared
-# there), and the modules' include graph has no cycle. A module is a .c file
-# with its header (or a header alone); plugin/gdx_X.c and include/gdx/gdx_X.h
-# including <gdx/gdx_Y.h> make X depend on Y. tsort finds the loops.
+# The plugin's file map, checked, one line each:
+#  - the modules' include graph has no cycle. A module is a .c file with its
+#    header (or a header alone); plugin/gdx_X.c and include/gdx/gdx_X.h
+#    including <gdx/gdx_Y.h> make X depend on Y. tsort finds the loops;
+#  - each plugin/gdx_X.c has its API in include/gdx/gdx_X.h: every global
+#    symbol the object defines is declared there;
+#  - no .c file under plugin/ (the tools' too) is over 1,000 lines.
+# Reads the objects of BUILD (default build): make first.
+#
+#   tests/check/layers.sh
+#   GDX_LAYERS_ROOT=DIR tests/check/layers.sh   # another tree, laid out the same
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "${GDX_LAYERS_ROOT:-$(dirname "$0")/../..}" || exit 1
 build=${BUILD:-build}
 passed=0 failed=0
 ok() { echo "ok $1"; passed=$((passed + 1)); }
 bad() { echo "not ok $1"; failed=$((failed + 1)); }
 
-module_of() { # path -> X of gdx_X.c / gdx_X.h
+module_of() { # path -> X of gdx_X.c / gdx_X.h / gdx_X.o
 	local b
 	b=$(basename "$1")
-	b=${b%.[ch]}
+	b=${b%.[cho]}
 	echo "${b#gdx_}"
 }
 
-edges=$(mktemp)
-trap 'rm -f "$edges"' EXIT
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+edges=$tmp/includes
 for f in plugin/gdx_*.c include/gdx/gdx_*.h; do
 	m=$(module_of "$f")
 	echo "$m $m" >>"$edges" # every module is a node, even one with no edge
@@ -57,6 +64,116 @@ if [ -z "$missing" ]; then
 else
 	bad "layers: declared outside their file's header:$missing"
 fi
+
+# Files past 1,000 lines: split them by concern.
+long=$(find plugin -name '*.c' -print0 | LC_ALL=C sort -z | xargs -0 -r wc -l |
+	awk '$2 != "total" && $1 > 1000 { printf " %s (%d lines)", $2, $1 }')
+if [ -z "$long" ]; then
+	ok "layers: no .c file under plugin/ is over 1,000 lines"
+else
+	bad "layers: .c files over 1,000 lines:$long"
+fi
+
+echo "# tests/check/layers.sh: $passed passed, $failed failed"
+	exit 1
+fi
+nm -A --defined-only "${objs[@]}" 2>/dev/null |
+	awk '{ split($1, f, ":"); if ($(NF-1) ~ /^[BCDGRSTVW]$/) print f[1], $NF }' >"$tmp/defs"
+nm -A -u "${objs[@]}" 2>/dev/null | awk '{ split($1, f, ":"); print f[1], $NF }' >"$tmp/uses"
+
+# Unused: defined by a plugin object, used by no other object. The exemptions:
+# the symbols exports.map makes global, and those the header marks.
+exported=$(sed -n '/global:/,/local:/s/^[[:space:]]*\([A-Za-z0-9_*]*\);.*/\1/p' plugin/exports.map 2>/dev/null)
+awk -v dir="$build/plugin/" '
+	FILENAME == ARGV[1] { users[$2] = users[$2] " " $1; next }
+	{
+		obj = $1
+		if (index(obj, dir) != 1 || substr(obj, length(dir) + 1) ~ /\//)
+			next # an object of a tool
+		n = split(users[$2], u, " ")
+		other = 0
+		for (i = 1; i <= n; i++)
+			if (u[i] != obj)
+				other = 1
+		if (!other)
+			print obj, $2
+	}' "$tmp/uses" "$tmp/defs" >"$tmp/unused"
+: >"$tmp/candidates"
+while read -r obj sym; do
+	for pat in $exported; do
+		# shellcheck disable=SC2053 # the map's entries are glob patterns
+		[[ $sym == $pat ]] && continue 2
+	done
+	echo "$(module_of "$obj") $sym $obj" >>"$tmp/candidates"
+done <"$tmp/unused"
+# The marked ones: a header line naming the symbol, with the marker on it, in
+# the 3 lines above, or above it in its paragraph.
+awk 'FILENAME == ARGV[1] { want[$1 " " $2] = 1; next }
+	FNR == 1 { para = 0; p1 = p2 = p3 = "" }
+	{
+		if ($0 ~ /^[[:space:]]*$/)
+			para = 0
+		if (index($0, "For the tests only"))
+			para = 1
+		near = para || index(p1 p2 p3, "For the tests only")
+		if (near) {
+			m = FILENAME
+			sub(/.*\/gdx_/, "", m)
+			sub(/\.h$/, "", m)
+			n = split($0, w, /[^A-Za-z0-9_]+/)
+			for (i = 1; i <= n; i++)
+				if ((m " " w[i]) in want)
+					print m, w[i]
+		}
+		p3 = p2; p2 = p1; p1 = $0
+	}' "$tmp/candidates" include/gdx/gdx_*.h | sort -u >"$tmp/marked"
+unused=$(awk 'FILENAME == ARGV[1] { marked[$1 " " $2] = 1; next }
+	!(($1 " " $2) in marked) { o = $3; sub(/.*\//, "", o); sub(/\.o$/, ".c", o); printf " %s (plugin/%s)", $2, o }' \
+	"$tmp/marked" "$tmp/candidates")
+if [ -z "$unused" ]; then
+	ok "layers: every global symbol of plugin/gdx_X.o is used by another object, or marked for the tests in its header"
+else
+	bad "layers: global symbols no other object uses, not marked \"For the tests only\" in their header:$unused"
+fi
+
+# symbol_loops NAME OBJECT...: one line on whether the objects' symbol graph
+# (A uses what B defines: A -> B, among these objects only) has a cycle,
+# naming each loop tsort finds.
+symbol_loops() {
+	local name=$1 loops
+	shift
+	if [ "$#" -eq 0 ] || [ ! -f "$1" ]; then
+		bad "layers: $name: no objects (make first)"
+		return
+	fi
+	printf '%s\n' "$@" >"$tmp/set"
+	awk 'FILENAME == ARGV[1] { inset[$1] = 1; next }
+		FILENAME == ARGV[2] { if ($1 in inset) definer[$2] = $1; next }
+		($1 in inset) {
+			a = $1; sub(/.*\//, "", a); sub(/\.o$/, "", a)
+			print a, a
+			if (($2 in definer) && definer[$2] != $1) {
+				b = definer[$2]; sub(/.*\//, "", b); sub(/\.o$/, "", b)
+				print a, b
+			}
+		}' "$tmp/set" "$tmp/defs" "$tmp/uses" | sort -u >"$tmp/edges"
+	for o in "$@"; do
+		o=${o##*/}
+		echo "${o%.o} ${o%.o}"
+	done >>"$tmp/edges"
+	loops=$(tsort "$tmp/edges" 2>&1 >/dev/null | awk '
+		/input contains a loop/ { if (l != "") print l; l = "loop:"; next }
+		{ sub(/^tsort: /, ""); l = l " " $0 }
+		END { if (l != "") print l }' | paste -sd ';' | sed 's/;/; /g')
+	if [ -z "$loops" ]; then
+		ok "layers: $name: the symbol graph of $# objects has no cycle"
+	else
+		bad "layers: $name: the symbol graph has a cycle: $loops"
+	fi
+}
+symbol_loops "the plugin's objects" "${plugin_objs[@]}"
+symbol_loops "gdx-bench's objects" "$build"/plugin/tools/gdx_bench*.o
+symbol_loops "gdx-doctor's objects" "$build"/plugin/tools/gdx_doctor*.o
 
 echo "# tests/check/layers.sh: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
