@@ -38,15 +38,17 @@ OBJS     := $(patsubst %.c,$(BUILD)/%.o,$(SRCS))
 LIB      := $(BUILD)/libnccl-net-gdx.so
 ARCHIVE  := $(BUILD)/libgdx.a
 
-UNIT_TESTS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/unit_*.c))
-VM_TESTS   := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/vm_*.c))
-# The data-path tests that need every NIC to reach every other (vm-run.sh --switch).
-SW_TESTS   := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/sw_*.c))
+UNIT_TESTS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/*.c))
+# The data-path tests, run in the VM; those that need every NIC to reach
+# every other (vm-run.sh --switch) are tests/vm/switch_*.c.
+SW_TESTS   := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/vm/switch_*.c))
+VM_TESTS   := $(filter-out $(SW_TESTS),$(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/vm/*.c)))
 TOOLS      := $(BUILD)/gdx-bench $(BUILD)/gdx-doctor
 # The latency floor next to gdx-bench -m lat (scripts/side-by-side.sh).
-REF_TOOLS  := $(BUILD)/tests/ref_verbs_pingpong
-TEST_LIB   := $(BUILD)/tests/gdx_test.o $(BUILD)/tests/gdx_plugin_loader.o $(BUILD)/tests/gdx_pair.o \
-	      $(BUILD)/tests/gdx_drv.o
+REF_TOOLS  := $(BUILD)/tests/ref/verbs_pingpong
+# The harness every test program links (tests/lib: the runner, the plugin
+# loader, connected pairs, the driver of the entry points).
+TEST_LIB   := $(patsubst tests/%.c,$(BUILD)/tests/%.o,$(wildcard tests/lib/*.c))
 
 # The man pages, with the version filled in: the tools' (1) and the plugin's (7).
 MANS       := $(BUILD)/man/gdx-doctor.1 $(BUILD)/man/gdx-bench.1 $(BUILD)/man/libnccl-net-gdx.7
@@ -74,11 +76,19 @@ $(LIB): $(OBJS) plugin/exports.map
 	$(CC) -shared -Wl,--version-script=plugin/exports.map -Wl,--no-undefined \
 	      $(LDFLAGS) -o $@ $(OBJS) $(LDLIBS)
 
+# The tests include the harness's headers by name ("gdx_test.h").
+$(BUILD)/tests/%.o: override CPPFLAGS += -Itests/lib
+
 $(BUILD)/tests/%: $(BUILD)/tests/%.o $(TEST_LIB) $(ARCHIVE)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(REF_TOOLS): $(BUILD)/tests/ref_verbs_pingpong.o $(ARCHIVE)
+$(REF_TOOLS): $(BUILD)/tests/ref/verbs_pingpong.o $(ARCHIVE)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+# The test objects are kept between builds: make would take them for
+# intermediate files and delete them, and then compile every test again to
+# relink it when one harness file changed.
+.SECONDARY: $(TEST_LIB) $(addsuffix .o,$(UNIT_TESTS) $(VM_TESTS) $(SW_TESTS) $(REF_TOOLS))
 
 # --plot-from and --plot-ref read gdx-bench -j's JSON with gdx-doctor's reader.
 $(BUILD)/gdx-bench: $(patsubst %.c,$(BUILD)/%.o,$(wildcard plugin/tools/gdx_bench*.c)) \
@@ -88,34 +98,35 @@ $(BUILD)/gdx-bench: $(patsubst %.c,$(BUILD)/%.o,$(wildcard plugin/tools/gdx_benc
 $(BUILD)/gdx-doctor: $(patsubst %.c,$(BUILD)/%.o,$(wildcard plugin/tools/gdx_doctor*.c)) $(ARCHIVE)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-# make fuzz: the libFuzzer targets, each tests/fuzz_X.c with its seeds in
-# tests/fuzz-corpus* (scripts/run-tests.sh runs each a short while; make fuzz
-# FUZZ_SECONDS=3600 builds them and runs each that long over its corpus):
-#   $(BUILD)/fuzz_wire     every parser of bytes from the network and the
-#                          acceptor's handshake (the plugin's objects)
-#   $(BUILD)/fuzz_connect  the connector against hostile answers
-#   $(BUILD)/fuzz_ctrl     the control data a peer writes by RDMA (clear-to-sends,
-#                          size records, immediates, failover notes) into made-up
-#                          comms over a made-up NIC
-#   $(BUILD)/fuzz_json     gdx-doctor's JSON reader and fleet (the doctor's
-#                          objects, built without main, and the plugin's)
-#   $(BUILD)/fuzz_log      gdx-doctor log's NCCL log parser (likewise)
-#   $(BUILD)/fuzz_live     gdx-doctor top and hang, and the live files' reader,
-#                          on a file its owner wrote (likewise)
+# make fuzz: the libFuzzer targets, each tests/fuzz/X.c built as
+# $(BUILD)/tests/fuzz/X with its seeds in tests/fuzz/corpus/X
+# (scripts/run-tests.sh runs each a short while; make fuzz FUZZ_SECONDS=3600
+# builds them and runs each that long over its corpus):
+#   wire     every parser of bytes from the network and the acceptor's
+#            handshake (the plugin's objects)
+#   connect  the connector against hostile answers
+#   ctrl     the control data a peer writes by RDMA (clear-to-sends, size
+#            records, immediates, failover notes) into made-up comms over a
+#            made-up NIC
+#   json     gdx-doctor's JSON reader and fleet (the doctor's objects, built
+#            without main, and the plugin's)
+#   log      gdx-doctor log's NCCL log parser (likewise)
+#   live     gdx-doctor top and hang, and the live files' reader, on a file
+#            its owner wrote (likewise)
 # clang builds its own copy of the objects, with coverage, the sanitizers and
 # the debug invariants (GDX_DEBUG).
 FUZZ_CC      ?= clang
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
-FUZZ_PLUGIN  := fuzz_wire fuzz_connect fuzz_ctrl
-FUZZ_DOCTOR  := fuzz_json fuzz_log fuzz_live
-FUZZ_TARGETS := $(FUZZ_PLUGIN) $(FUZZ_DOCTOR)
+FUZZ_PLUGIN  := wire connect ctrl
+FUZZ_DOCTOR  := json log live
+FUZZ_TARGETS := $(FUZZ_PLUGIN:%=$(BUILD)/tests/fuzz/%) $(FUZZ_DOCTOR:%=$(BUILD)/tests/fuzz/%)
 FUZZ_LIB     := $(patsubst %.c,$(BUILD)/fuzz/%.o,$(SRCS))
 FUZZ_DOCTOR_OBJS := $(patsubst %.c,$(BUILD)/fuzz/%.o,$(wildcard plugin/tools/gdx_doctor*.c))
-FUZZ_OBJS    := $(FUZZ_LIB) $(FUZZ_DOCTOR_OBJS) $(FUZZ_TARGETS:%=$(BUILD)/fuzz/tests/%.o)
+FUZZ_OBJS    := $(FUZZ_LIB) $(FUZZ_DOCTOR_OBJS) $(patsubst %.c,$(BUILD)/fuzz/%.o,$(wildcard tests/fuzz/*.c))
 FUZZ_SECONDS ?=
 
 .PHONY: fuzz
-fuzz: $(FUZZ_TARGETS:%=$(BUILD)/%)
+fuzz: $(FUZZ_TARGETS)
 ifneq ($(FUZZ_SECONDS),)
 	GDX_FUZZ_SECONDS=$(FUZZ_SECONDS) scripts/run-tests.sh --fuzz
 endif
@@ -126,10 +137,12 @@ $(BUILD)/fuzz/%.o: %.c
 
 $(FUZZ_DOCTOR_OBJS): override CPPFLAGS += -DGDX_DOCTOR_NO_MAIN
 
-$(FUZZ_PLUGIN:%=$(BUILD)/%): $(BUILD)/%: $(BUILD)/fuzz/tests/%.o $(FUZZ_LIB)
+$(FUZZ_PLUGIN:%=$(BUILD)/tests/fuzz/%): $(BUILD)/tests/fuzz/%: $(BUILD)/fuzz/tests/fuzz/%.o $(FUZZ_LIB)
+	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(LDFLAGS) -fsanitize=fuzzer $(FUZZ_SAN) -o $@ $^ $(LDLIBS)
 
-$(FUZZ_DOCTOR:%=$(BUILD)/%): $(BUILD)/%: $(BUILD)/fuzz/tests/%.o $(FUZZ_DOCTOR_OBJS) $(FUZZ_LIB)
+$(FUZZ_DOCTOR:%=$(BUILD)/tests/fuzz/%): $(BUILD)/tests/fuzz/%: $(BUILD)/fuzz/tests/fuzz/%.o $(FUZZ_DOCTOR_OBJS) $(FUZZ_LIB)
+	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(LDFLAGS) -fsanitize=fuzzer $(FUZZ_SAN) -o $@ $^ $(LDLIBS)
 
 # kept between builds, not taken for make's intermediate files
@@ -200,15 +213,15 @@ rpm:
 # Each installs what it needs first, then builds in a fresh make (so that
 # pkg-config sees the packages just installed).
 BUILD_DEPS := gcc make pkg-config libibverbs-dev libhwloc-dev binutils clang-format python3 shellcheck
-# make deb and tests/check-package.sh: dpkg-buildpackage with debhelper,
+# make deb and tests/check/package.sh: dpkg-buildpackage with debhelper,
 # lintian, man page checks; make rpm: rpmbuild (Debian's rpm package).
 BUILD_DEPS += dpkg-dev debhelper lintian groff-base rpm
 # make fuzz: clang and its libFuzzer/sanitizer runtimes; llvm: llvm-symbolizer,
 # so that sanitizer reports name functions and lines.
 BUILD_DEPS += clang libclang-rt-14-dev llvm
-# tests/check-doctor-topo.sh: dot renders gdx-doctor topo --dot.
+# tests/check/doctor_topo.sh: dot renders gdx-doctor topo --dot.
 BUILD_DEPS += graphviz
-# tests/check-doctor-fleet.sh and -log.sh: GNU time measures the memory
+# tests/check/doctor_fleet.sh and doctor_log.sh: GNU time measures the memory
 # gdx-doctor takes on hostile inputs.
 BUILD_DEPS += time
 
@@ -243,6 +256,6 @@ clean:
 	       $(BUILD)/man $(BUILD)/deb $(BUILD)/libnccl-net-gdx_*.deb \
 	       $(BUILD)/libnccl-net-gdx_*.changes \
 	       $(BUILD)/rpm $(BUILD)/libnccl-net-gdx-*.rpm \
-	       $(BUILD)/fuzz $(FUZZ_TARGETS:%=$(BUILD)/%) $(BUILD)/fuzz-artifacts
+	       $(BUILD)/fuzz $(BUILD)/fuzz-artifacts
 
--include $(OBJS:.o=.d) $(TOOL_SRCS:%.c=$(BUILD)/%.d) $(wildcard $(BUILD)/tests/*.d)
+-include $(OBJS:.o=.d) $(TOOL_SRCS:%.c=$(BUILD)/%.d) $(wildcard $(BUILD)/tests/*.d $(BUILD)/tests/*/*.d)

@@ -16,7 +16,7 @@
 #      as the test VM makes them (scripts/vm-init.sh wires), then a real NCCL
 #      all-reduce through the plugin between two processes on the one GPU,
 #      each told it is a host of its own (NCCL_HOSTID), so that NCCL's net
-#      transport carries it (build/tests/gpu_allreduce, every element
+#      transport carries it (build/tests/gpu/allreduce, every element
 #      checked), NCCL_DEBUG=INFO lines of the plugin shown.
 # Everything it prints is the report; it exits non-zero when a step fails.
 set -uo pipefail
@@ -59,10 +59,11 @@ LD_LIBRARY_PATH=$CUDA_HOME/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} build/gdx-
 	>/tmp/gdx-gpu-check.json
 echo "JSON report: /tmp/gdx-gpu-check.json"
 
-step "gpu_allreduce (NCCL's all-reduce through the plugin)"
-if ! gcc -std=gnu11 -O2 -Wall -I"$CUDA_HOME/include" -o build/tests/gpu_allreduce \
-	tests/gpu_allreduce.c -L"$CUDA_HOME/lib64" -lcudart -lnccl; then
-	bad "building tests/gpu_allreduce.c"
+step "allreduce (NCCL's all-reduce through the plugin)"
+mkdir -p build/tests/gpu
+if ! gcc -std=gnu11 -O2 -Wall -I"$CUDA_HOME/include" -o build/tests/gpu/allreduce \
+	tests/gpu/allreduce.c -L"$CUDA_HOME/lib64" -lcudart -lnccl; then
+	bad "building tests/gpu/allreduce.c"
 	rxe=0
 fi
 
@@ -107,10 +108,10 @@ if [ "$rxe" -eq 1 ]; then
 	common=(NCCL_NET_PLUGIN="$PWD/build/libnccl-net-gdx.so" NCCL_NET=GDX NCCL_DEBUG=INFO
 		NCCL_DEBUG_SUBSYS=INIT$',NET' NCCL_GDX_SOCKET_IFNAME=veth NCCL_SOCKET_IFNAME=veth)
 	env "${common[@]}" NCCL_HOSTID=gdx-host-a NCCL_GDX_HCA==rxe0 \
-		build/tests/gpu_allreduce 0 "$id" >/tmp/gdx-rank0.log 2>&1 &
+		build/tests/gpu/allreduce 0 "$id" >/tmp/gdx-rank0.log 2>&1 &
 	r0=$!
 	env "${common[@]}" NCCL_HOSTID=gdx-host-b NCCL_GDX_HCA==rxe1 \
-		timeout 600 build/tests/gpu_allreduce 1 "$id" >/tmp/gdx-rank1.log 2>&1
+		timeout 600 build/tests/gpu/allreduce 1 "$id" >/tmp/gdx-rank1.log 2>&1
 	rc1=$?
 	wait "$r0"
 	rc0=$?

@@ -4,7 +4,7 @@
 # package in debian/: a copy of the tree (without build outputs or .git) goes
 # to BUILD_DIR/deb/, where `dpkg-buildpackage -us -uc -b` runs, as it would in
 # any Debian or Ubuntu release's build of its own. The .deb and the .changes
-# are copied back to BUILD_DIR for tests/check-package.sh and lintian.
+# are copied back to BUILD_DIR for tests/check/package.sh and lintian.
 # Run it through `make deb`, which passes the build directory.
 #
 #   scripts/make-deb.sh BUILD_DIR

@@ -63,55 +63,56 @@ check_format() {
 }
 
 # A fuzzer (make fuzz) for a bounded time over its kept corpus:
-# run_fuzz NAME CORPUS SECONDS [OPTION...], SECONDS unless GDX_FUZZ_SECONDS
-# says. What it finds new goes to a scratch directory, a crashing input to
+# run_fuzz NAME SECONDS [OPTION...] runs build/tests/fuzz/NAME over
+# tests/fuzz/corpus/NAME, SECONDS unless GDX_FUZZ_SECONDS says. What it finds
+# new goes to a scratch directory, a crashing input to
 # build/fuzz-artifacts/NAME-*.
 run_fuzz() {
-	local name=$1 corpus=$2 secs=${GDX_FUZZ_SECONDS:-$3} dir
-	shift 3
-	if [ ! -x "build/$name" ]; then
-		echo "not ok build/$name is missing (make fuzz)"
-		echo "# $name: 0 passed, 1 failed"
+	local name=$1 secs=${GDX_FUZZ_SECONDS:-$2} bin=build/tests/fuzz/$1 dir
+	shift 2
+	if [ ! -x "$bin" ]; then
+		echo "not ok $bin is missing (make fuzz)"
+		echo "# $bin: 0 passed, 1 failed"
 		return
 	fi
 	dir=$(mktemp -d)
 	mkdir -p build/fuzz-artifacts
 	# -print_funcs=0: printing a newly covered function starts llvm-symbolizer,
 	# whose pipes the harness would take for descriptors the plugin leaked.
-	if "build/$name" -max_total_time="$secs" -print_final_stats=1 -print_funcs=0 "$@" \
-		-artifact_prefix="build/fuzz-artifacts/$name-" "$dir" "$corpus" >"$dir.log" 2>&1; then
-		echo "ok $name for $secs s: $(grep -oE '^Done [0-9]+ runs' "$dir.log"), $(grep -E 'DONE|INITED' "$dir.log" | tail -n 1 | grep -oE 'cov: [0-9]+ ft: [0-9]+ corp: [^ ]+')"
-		echo "# $name: 1 passed, 0 failed"
+	if "$bin" -max_total_time="$secs" -print_final_stats=1 -print_funcs=0 "$@" \
+		-artifact_prefix="build/fuzz-artifacts/$name-" "$dir" "tests/fuzz/corpus/$name" >"$dir.log" 2>&1; then
+		echo "ok $bin for $secs s: $(grep -oE '^Done [0-9]+ runs' "$dir.log"), $(grep -E 'DONE|INITED' "$dir.log" | tail -n 1 | grep -oE 'cov: [0-9]+ ft: [0-9]+ corp: [^ ]+')"
+		echo "# $bin: 1 passed, 0 failed"
 	else
 		tail -n 60 "$dir.log"
-		echo "not ok $name: the crashing input is in build/fuzz-artifacts/"
-		echo "# $name: 0 passed, 1 failed"
+		echo "not ok $bin: the crashing input is in build/fuzz-artifacts/"
+		echo "# $bin: 0 passed, 1 failed"
 	fi
 	rm -rf "$dir" "$dir.log"
 }
 
-# fuzz_wire: the network's bytes and the acceptor; fuzz_connect: the
-# connector against hostile answers; fuzz_ctrl: what a peer writes by RDMA;
-# fuzz_json and fuzz_log: gdx-doctor's readers of other nodes' reports and of
-# NCCL logs; fuzz_live: top and hang on a live file its owner wrote.
+# wire: the network's bytes and the acceptor; connect: the connector against
+# hostile answers; ctrl: what a peer writes by RDMA; json and log:
+# gdx-doctor's readers of other nodes' reports and of NCCL logs; live: top
+# and hang on a live file its owner wrote.
 run_fuzzers() {
-	run_fuzz fuzz_wire tests/fuzz-corpus 60
-	run_fuzz fuzz_connect tests/fuzz-corpus-connect 30
-	run_fuzz fuzz_ctrl tests/fuzz-corpus-ctrl 30
-	run_fuzz fuzz_json tests/fuzz-corpus-json 20 -timeout=10
-	run_fuzz fuzz_log tests/fuzz-corpus-log 20 -timeout=10
-	run_fuzz fuzz_live tests/fuzz-corpus-live 20 -timeout=10
+	run_fuzz wire 60
+	run_fuzz connect 30
+	run_fuzz ctrl 30
+	run_fuzz json 20 -timeout=10
+	run_fuzz log 20 -timeout=10
+	run_fuzz live 20 -timeout=10
 }
 
 # The unit tests that run threads, again under ThreadSanitizer (make
 # SANITIZE=thread BUILD=build-tsan): the many-thread connects and the
 # topology readers. A race it reports stops the test (halt_on_error=1) and
 # fails the run, and so does a report outside any test.
-TSAN_TESTS="unit_conn_race unit_topo"
+TSAN_TESTS="conn_race topo"
 run_tsan_units() {
 	local name t out rc
 	for name in $TSAN_TESTS; do
-		t=build-tsan/tests/$name
+		t=build-tsan/tests/unit/$name
 		if [ ! -x "$t" ]; then
 			echo "not ok $t is missing (make SANITIZE=thread BUILD=build-tsan all)"
 			echo "# $t: 0 passed, 1 failed"
@@ -139,12 +140,12 @@ run_tsan_units() {
 # one (LeakSanitizer at exit), counts as a failure too.
 run_sanitized_units() {
 	local t out rc
-	if ! ls build-san/tests/unit_* >/dev/null 2>&1; then
+	if ! ls build-san/tests/unit/* >/dev/null 2>&1; then
 		echo "not ok build-san/tests is missing (make SANITIZE=address,undefined all)"
 		echo "# sanitizers: 0 passed, 1 failed"
 		return
 	fi
-	for t in build-san/tests/unit_*; do
+	for t in build-san/tests/unit/*; do
 		case "$t" in *.o | *.d) continue ;; esac
 		out=$(GDX_PLUGIN=build-san/libnccl-net-gdx.so ASAN_OPTIONS=detect_leaks=1 \
 			UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 "$t" 2>&1)
@@ -160,27 +161,31 @@ run_sanitized_units() {
 	done
 }
 
+# Every script of tests/check, found by its place there (a new one runs
+# without being listed here). One that stops before its summary line, or
+# cannot run at all, counts as a failure.
+run_checks() {
+	local c out rc
+	out=$(mktemp)
+	for c in tests/check/*.sh; do
+		"$c" 2>&1 | tee "$out"
+		rc=${PIPESTATUS[0]}
+		if ! grep -qE '^# .*: [0-9]+ passed, [0-9]+ failed$' "$out"; then
+			echo "not ok $c exited with status $rc before its summary"
+			echo "# $c: 0 passed, 1 failed"
+		fi
+	done
+	rm -f "$out"
+}
+
 if [ "$mode" = fuzz ]; then
 	run_fuzzers 2>&1 | tee -a "$log"
 elif [ "$mode" != vm ]; then
 	{
 		check_exports
 		check_format
-		tests/check-layers.sh
-		tests/check-gpu-script.sh
-		tests/check-doctor-topo.sh
-		tests/check-doctor-log.sh
-		tests/check-doctor-gdr.sh
-		tests/check-doctor-nccl.sh
-		tests/check-doctor-fleet.sh
-		tests/check-doctor-live.sh
-		tests/check-package.sh
-		tests/check-rpm.sh
-		tests/check-docs.sh
-		tests/check-bench-cli.sh
-		tests/check-bench-plot.sh
-		tests/check-containers.sh
-		for t in build/tests/unit_*; do
+		run_checks
+		for t in build/tests/unit/*; do
 			case "$t" in *.o | *.d) continue ;; esac
 			"$t"
 		done
@@ -196,15 +201,16 @@ if [ "$mode" = all ] || [ "$mode" = vm ]; then
 	start=$(date +%s)
 	# --timeout: the whole loop, about 25 minutes on a quiet 2-core host
 	# shellcheck disable=SC2016 # expanded in the guest
-	scripts/vm-run.sh --pairs 2 --mem 4096 --timeout 3600 -- 'for t in build/tests/vm_* tests/vm_*.sh; do case "$t" in *.o|*.d) continue;; esac; "$t"; done' \
+	scripts/vm-run.sh --pairs 2 --mem 4096 --timeout 3600 -- 'for t in build/tests/vm/* tests/vm/*.sh; do case "$t" in *.o|*.d|*/switch_*) continue;; esac; "$t"; done' \
 		2>&1 | tee -a "$log"
 	rc=${PIPESTATUS[0]}
 	# The cases that need every NIC to reach every other: one switch.
 	# shellcheck disable=SC2016
-	scripts/vm-run.sh --switch --pairs 2 -- 'for t in build/tests/sw_*; do case "$t" in *.o|*.d) continue;; esac; "$t"; done' \
+	scripts/vm-run.sh --switch --pairs 2 -- 'for t in build/tests/vm/switch_*; do case "$t" in *.o|*.d) continue;; esac; "$t"; done' \
 		2>&1 | tee -a "$log"
 	echo "# vm: tests took $(($(date +%s) - start)) s including boot" | tee -a "$log"
-	if ! grep -q '^# build/tests/vm_' "$log" || ! grep -q '^# build/tests/sw_' "$log"; then
+	if ! grep '^# build/tests/vm/' "$log" | grep -qv '^# build/tests/vm/switch_' ||
+		! grep -q '^# build/tests/vm/switch_' "$log"; then
 		echo "not ok the VM did not run the tests (vm-run exit $rc)"
 		failed=$((failed + 1))
 	fi

@@ -42,7 +42,7 @@ run_gdx_lat() {
 # The floor: the same ping-pong on the plugin's own QPs without its data path
 # (WRITE_WITH_IMM, receive completions from the CQ, as the plugin does).
 run_floor_lat() {
-	timeout 120 build/tests/ref_verbs_pingpong -m imm -n 2000 "$SERVER_DEV" "$CLIENT_DEV" |
+	timeout 120 build/tests/ref/verbs_pingpong -m imm -n 2000 "$SERVER_DEV" "$CLIENT_DEV" |
 		awk '!/^#/ { print $2 }'
 }
 
@@ -124,7 +124,7 @@ if [ "$LAT" = 1 ]; then
 	echo
 	echo "Latency, 8-byte messages, half round trip, medians of $ROUNDS rounds"
 	echo "gdx-bench -m lat: two processes, receives posted 8 ahead (as NCCL's steps); ib_write_lat: perftest defaults;"
-	echo "  floor: build/tests/ref_verbs_pingpong, the plugin's QPs and protocol without its data path"
+	echo "  floor: build/tests/ref/verbs_pingpong, the plugin's QPs and protocol without its data path"
 	printf '%10s  %16s  %16s  %7s  %10s  %9s\n' bytes "gdx-bench us" "ib_write_lat us" ratio "floor us" gdx/floor
 	printf '%10s  %16.2f  %16.2f  %7.3f  %10.2f  %9.3f\n' 8 "$g" "$p" \
 		"$(awk -v g="$g" -v p="$p" 'BEGIN { print (p > 0) ? g / p : 0 }')" "$f" \

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # The long stress run: boots the VM with two rxe pairs and runs
-# build/tests/vm_stress for a million messages over six comms (both pairs,
+# build/tests/vm/stress for a million messages over six comms (both pairs,
 # both directions), every byte verified. Sizes still span 0 to 8 MiB, but
 # mostly small, so that it ends in minutes under the emulator. Prints
 # messages, bytes, corrupted bytes and time; exits non-zero on any failure.
@@ -25,8 +25,8 @@ seed=${GDX_STRESS_SEED:-0}
 for v in "$messages" "$large" "$medium" "$limit" "$seed"; do
 	[[ $v =~ ^[0-9]+$ ]] || { echo "soak: \"$v\" is not a number" >&2; exit 2; }
 done
-if [ ! -x "$build/tests/vm_stress" ]; then
-	echo "soak: $build/tests/vm_stress is missing; run make first" >&2
+if [ ! -x "$build/tests/vm/stress" ]; then
+	echo "soak: $build/tests/vm/stress is missing; run make first" >&2
 	exit 2
 fi
 
@@ -35,6 +35,6 @@ rc=0
 scripts/vm-run.sh --pairs 2 --timeout $((limit + 300)) -- \
 	"GDX_PLUGIN=$build/libnccl-net-gdx.so GDX_STRESS_MESSAGES=$messages" \
 	"GDX_STRESS_LARGE=$large GDX_STRESS_MEDIUM=$medium GDX_STRESS_TIMEOUT_S=$limit" \
-	"GDX_STRESS_SEED=$seed $build/tests/vm_stress" || rc=$?
+	"GDX_STRESS_SEED=$seed $build/tests/vm/stress" || rc=$?
 echo "soak: exit status $rc, $(($(date +%s) - start)) s of wall time including the VM boot"
 exit "$rc"

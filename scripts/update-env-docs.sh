@@ -4,7 +4,7 @@
 # plugin's parser reads (include/gdx/gdx_param.h), as `gdx-doctor env
 # --markdown` prints it: one .TP entry per variable, with its type, default
 # and NCCL twin. It replaces the lines between the page's gdx-env marker
-# comments. Run it after adding or changing a variable; tests/check-docs.sh
+# comments. Run it after adding or changing a variable; tests/check/docs.sh
 # fails while the page and the table disagree.
 #
 #   scripts/update-env-docs.sh           # rewrite plugin/tools/libnccl-net-gdx.7

@@ -1,0 +1,395 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# The README, the man pages and the programs' --help name the same options,
+# variables and defaults:
+#  - every NCCL_GDX_* variable of the parameter table (include/gdx/gdx_param.h,
+#    read through the C preprocessor) has its entry in libnccl-net-gdx(7),
+#    with its type, default and NCCL twin, and the page names no other; the
+#    page's reference is what scripts/update-env-docs.sh makes of it;
+#  - every option of `gdx-doctor --help` and of each `gdx-doctor COMMAND
+#    --help` has an entry under that command in gdx-doctor(1), and every
+#    entry there is an option of its command; likewise `gdx-bench --help` and
+#    gdx-bench(1)'s OPTIONS; each synopsis names only options its command
+#    has; a default --help states is the one the man page states;
+#  - the README's first two commands are `make demo` and `make test`; every
+#    NCCL_GDX_* name the README or a man page mentions is in the table, with
+#    its default where the README's tables give one; every gdx-doctor
+#    command, and every gdx-doctor or gdx-bench option, in the README's code
+#    is one the program has.
+# Then each check again on a copy made to drift by one change, which it must
+# refuse: a default, a variable, an option in --help or in a man page, a
+# README mention, the README's first command.
+# Prints "ok ..." / "not ok ..." lines and
+# "# tests/check/docs.sh: N passed, N failed".
+#
+#   tests/check/docs.sh                 # with build/ (make first)
+#   GDX_BUILD=build-x tests/check/docs.sh
+set -uo pipefail
+
+cd "$(dirname "$0")/../.." || exit 1
+build=${GDX_BUILD:-build}
+# shellcheck source=tests/lib/report.sh
+. tests/lib/report.sh
+
+# parse COMMAND FILE [ARG...]: tests/check/docs_parse.py, memoized by FILE's content
+# and the arguments (the drift checks parse many copies of the same files).
+# The interpreter is looked up once: a version manager's shim costs more than
+# the parse.
+py=$(python3 -c 'import sys; print(sys.executable)')
+cache=$tmp/parse-cache
+mkdir -p "$cache"
+parse() {
+	local key
+	key=$(cat "$2" <(printf '%s\n' "$@") | md5sum | cut -c1-32)
+	[ -f "$cache/$key" ] || "$py" tests/check/docs_parse.py "$@" >"$cache/$key" || return
+	cat "$cache/$key"
+}
+man7=plugin/tools/libnccl-net-gdx.7
+man_doctor=plugin/tools/gdx-doctor.1
+man_bench=plugin/tools/gdx-bench.1
+# Names the docs misspell on purpose, to show what gdx-doctor env says of them.
+misspelt="NCCL_GDX_TIMOUT NCCL_GDX_TIMEOUTS"
+
+# check NAME FUNCTION ARGS...: one line on whether FUNCTION succeeds; what it
+# prints is the reason it fails.
+check() {
+	local name=$1 why
+	shift
+	if why=$("$@" 2>&1); then
+		ok "$name"
+	else
+		not_ok "$name" "$(head -c 600 <<<"$why" | tr '\n' ' ')"
+	fi
+}
+
+# differ WHAT WANT GOT: fails, saying what is only on one side, when the two
+# lists (sorted here) differ.
+differ() {
+	local what=$1 only_want only_got
+	only_want=$(comm -23 <(sort -u "$2") <(sort -u "$3") | tr '\n' ' ')
+	only_got=$(comm -13 <(sort -u "$2") <(sort -u "$3") | tr '\n' ' ')
+	[ -z "$only_want$only_got" ] && return 0
+	echo "$what:${only_want:+ missing: $only_want}${only_got:+ extra: $only_got}"
+	return 1
+}
+
+# The README is for users: the reference lives in the man pages.
+lines=$(wc -l <README.md)
+if [ "$lines" -le 500 ]; then
+	ok "the README is a user's guide: $lines lines, at most 500"
+else
+	not_ok "the README is a user's guide, at most 500 lines" \
+		"$lines lines: move reference material to plugin/tools/libnccl-net-gdx.7"
+fi
+
+# ---- what the sources and programs say ----
+
+# The parameter table through the preprocessor: one row a variable.
+params=$tmp/params
+printf '%s\n' '#include <gdx/gdx_param.h>' \
+	'#define GDX_DOC_ROW(type, field, name, def, twin, lo, hi, help) @row type name def twin @end' \
+	'GDX_PARAM_TABLE(GDX_DOC_ROW)' | ${CC:-cc} -E -P -Iinclude -x c - >"$tmp/cpp" 2>&1
+parse param-rows "$tmp/cpp" >"$params"
+if [ -s "$params" ]; then
+	ok "the parameter table reads through the preprocessor: $(wc -l <"$params") variables"
+else
+	not_ok "the parameter table reads through the preprocessor" "$(head -c 300 "$tmp/cpp")"
+fi
+
+helps=$tmp/help
+mkdir -p "$helps"
+"$build/gdx-doctor" --help >"$helps/doctor" 2>&1
+"$build/gdx-bench" --help >"$helps/bench" 2>&1
+# The commands gdx-doctor --help lists; "help" has no options of its own.
+doctor_cmds=$(awk '/^commands:/ { on = 1; next } on && /^$/ { exit }
+	on && /^  [a-z]/ && $1 != "help" { print $1 }' "$helps/doctor")
+for c in $doctor_cmds; do
+	"$build/gdx-doctor" "$c" --help >"$helps/doctor-$c" 2>&1
+done
+if [ -n "$doctor_cmds" ] && [ -s "$helps/bench" ]; then
+	ok "gdx-doctor --help lists its commands: $(echo "$doctor_cmds" | tr '\n' ' ')"
+else
+	not_ok "gdx-doctor and gdx-bench print their --help" "make first"
+fi
+
+# ---- libnccl-net-gdx(7): the variables ----
+
+# man7_vars PARAMS PAGE: the page's entry of every variable has the table's
+# type, default and twin, and the page has no other entry.
+man7_vars() {
+	parse man7-vars "$2" >"$tmp/man7-vars"
+	differ "NCCL_GDX_* entries (name, type, default, twin) against the table" \
+		"$1" "$tmp/man7-vars"
+}
+check "libnccl-net-gdx.7 has every NCCL_GDX_* variable with its type, default and twin" \
+	man7_vars "$params" "$man7"
+check "libnccl-net-gdx.7's reference is what scripts/update-env-docs.sh makes" \
+	env GDX_DOCTOR="$build/gdx-doctor" scripts/update-env-docs.sh --check
+
+# mentions PARAMS FILE: every NCCL_GDX_* name FILE mentions is in the table.
+mentions() {
+	parse mentions "$2" | grep -vxF -f <(tr ' ' '\n' <<<"$misspelt") >"$tmp/mentioned"
+	local unknown
+	unknown=$(comm -23 "$tmp/mentioned" <(cut -f1 "$1" | sort -u) | tr '\n' ' ')
+	[ -z "$unknown" ] || {
+		echo "not in the parameter table: $unknown"
+		return 1
+	}
+}
+for f in README.md "$man7" "$man_doctor" "$man_bench"; do
+	check "$f names only NCCL_GDX_* variables of the table" mentions "$params" "$f"
+done
+
+# ---- gdx-doctor(1) against gdx-doctor --help ----
+
+# doctor_cmd_opts HELPS PAGE CMD: CMD's options in its --help and its
+# entries in the page are the same (-h and --help are the page's global
+# entries), and its synopsis names no option it lacks.
+doctor_cmd_opts() {
+	local helps=$1 page=$2 cmd=$3
+	parse help-opts "$helps/doctor-$cmd" | grep -vxE -- '-h|--help' >"$tmp/want"
+	parse man-cmd-opts "$page" | awk -F '\t' -v c="$cmd" '$1 == c { print $2 }' >"$tmp/got"
+	differ "$cmd: --help against the page's entries" "$tmp/want" "$tmp/got" || return 1
+	parse man-synopsis "$page" "$(echo "$doctor_cmds" | tr '\n' ,)help" |
+		awk -F '\t' -v c="$cmd" '$1 == c { print $2 }' >"$tmp/syn"
+	local extra
+	extra=$(comm -13 <(sort -u "$tmp/want") <(sort -u "$tmp/syn") | tr '\n' ' ')
+	[ -z "$extra" ] || {
+		echo "$cmd: the synopsis names options it does not have: $extra"
+		return 1
+	}
+}
+# doctor_global HELPS PAGE: the page's entries outside any command are
+# gdx-doctor --help's options and the -h, --help every command takes.
+doctor_global() {
+	{
+		parse help-opts "$1/doctor"
+		printf '%s\n' -h --help
+	} >"$tmp/want"
+	parse man-cmd-opts "$2" | awk -F '\t' '$1 == "" { print $2 }' >"$tmp/got"
+	differ "global options against the page's entries" "$tmp/want" "$tmp/got"
+}
+# doctor_cmds_described PAGE: every command has its entry.
+doctor_cmds_described() {
+	differ "commands of gdx-doctor --help against the page's" \
+		<(echo "$doctor_cmds") <(parse man-cmds "$1")
+}
+# defaults HELP PAGE SECTION [CMD]: each default HELP states is the one the
+# page's entry for that option states ("default N" or "default: N").
+defaults() {
+	local opt value text bad=""
+	while IFS=$'\t' read -r opt value; do
+		text=$(parse man-entries "$2" "$3" |
+			awk -v k="${4:-}|$opt|" 'index($0, k) == 1 { print substr($0, length(k) + 1) }')
+		grep -qE -- "default:? $value([^0-9A-Za-z]|\$)" <<<"$text" ||
+			bad="$bad $opt (--help: default $value; page: ${text:0:80})"
+	done < <(parse help-defaults "$1")
+	[ -z "$bad" ] || {
+		echo "defaults differ:$bad"
+		return 1
+	}
+}
+
+check "gdx-doctor.1 describes every command of gdx-doctor --help" \
+	doctor_cmds_described "$man_doctor"
+check "gdx-doctor.1's global options are gdx-doctor --help's" doctor_global "$helps" "$man_doctor"
+for c in $doctor_cmds; do
+	check "gdx-doctor.1's '$c' options are 'gdx-doctor $c --help''s, both ways" \
+		doctor_cmd_opts "$helps" "$man_doctor" "$c"
+	check "gdx-doctor.1 states the defaults 'gdx-doctor $c --help' states" \
+		defaults "$helps/doctor-$c" "$man_doctor" COMMANDS "$c"
+done
+
+# ---- gdx-bench(1) against gdx-bench --help ----
+
+# bench_opts HELP PAGE: the options of --help and the OPTIONS entries are the
+# same, and the synopsis names no other.
+bench_opts() {
+	parse help-opts "$1" >"$tmp/want"
+	parse man-opts "$2" OPTIONS >"$tmp/got"
+	differ "--help against the OPTIONS entries" "$tmp/want" "$tmp/got" || return 1
+	parse man-synopsis "$2" "" | cut -f2 >"$tmp/syn"
+	local extra
+	extra=$(comm -13 <(sort -u "$tmp/want") <(sort -u "$tmp/syn") | tr '\n' ' ')
+	[ -z "$extra" ] || {
+		echo "the synopsis names options gdx-bench does not have: $extra"
+		return 1
+	}
+}
+check "gdx-bench.1's options are gdx-bench --help's, both ways" bench_opts "$helps/bench" "$man_bench"
+check "gdx-bench.1 states the defaults gdx-bench --help states" \
+	defaults "$helps/bench" "$man_bench" OPTIONS
+
+# ---- the README ----
+
+# readme_first README: its first commands are make demo, then make test.
+readme_first() {
+	local first
+	first=$(parse readme-first "$1" | head -n 2 | tr '\n' ';')
+	[ "$first" = "make demo;make test;" ] || {
+		echo "the first two commands are: $first"
+		return 1
+	}
+}
+# readme_calls HELPS README: every gdx-doctor command and every option of a
+# gdx-doctor or gdx-bench command line in the README's code is the program's.
+# With no command gdx-doctor runs check; an upper-case word stands for any
+# command (gdx-doctor COMMAND --help).
+readme_calls() {
+	local tool cmd opt bad="" f
+	for f in "$1"/*; do
+		case "$f" in *.opts) continue ;; esac
+		parse help-opts "$f" >"$f.opts"
+	done
+	cat "$1"/doctor*.opts >"$tmp/doctor-all.opts"
+	while IFS='|' read -r tool cmd opt; do
+		if [ "$tool" = gdx-bench ]; then
+			[ -z "$opt" ] || grep -qxF -- "$opt" "$1/bench.opts" || bad="$bad gdx-bench $opt;"
+		elif [[ "$cmd" =~ ^[A-Z]+$ ]]; then
+			[ -z "$opt" ] || grep -qxF -- "$opt" "$tmp/doctor-all.opts" ||
+				bad="$bad gdx-doctor $cmd $opt;"
+		elif [ -n "$cmd" ] && [ "$cmd" != help ] && [ ! -f "$1/doctor-$cmd" ]; then
+			bad="$bad gdx-doctor $cmd (no such command);"
+		elif [ -n "$opt" ] && [ "$cmd" != help ]; then
+			cat "$1/doctor-${cmd:-check}.opts" "$1/doctor.opts" >"$tmp/cmd.opts"
+			grep -qxF -- "$opt" "$tmp/cmd.opts" || bad="$bad gdx-doctor ${cmd:-check} $opt;"
+		fi
+	done < <(parse readme-calls "$2")
+	[ -z "$bad" ] || {
+		echo "not the programs':$bad"
+		return 1
+	}
+}
+# readme_defaults PARAMS README: each default the README's tables give a
+# variable is the table's.
+readme_defaults() {
+	local name value want bad=""
+	while IFS=$'\t' read -r name value; do
+		want=$(awk -F '\t' -v n="$name" '$1 == n { print $3 }' "$1")
+		[ "$value" = "$want" ] || bad="$bad $name (README: $value; table: ${want:-empty})"
+	done < <(parse readme-defaults "$2")
+	[ -z "$bad" ] || {
+		echo "defaults differ:$bad"
+		return 1
+	}
+}
+check "README's first two commands are make demo and make test" readme_first README.md
+check "README's NCCL_GDX_* defaults are the table's ($(parse readme-defaults README.md | wc -l) given)" \
+	readme_defaults "$params" README.md
+check "README's gdx-doctor and gdx-bench command lines use their commands and options" \
+	readme_calls "$helps" README.md
+n=$(parse readme-calls README.md | wc -l)
+if [ "$n" -ge 10 ]; then
+	ok "README's code has gdx-doctor and gdx-bench command lines to check ($n)"
+else
+	not_ok "README's code has gdx-doctor and gdx-bench command lines to check" "only $n"
+fi
+
+# test_paths FILE...: every path under tests/ the files name is there (the
+# tests sit in a folder per tier, tests/README.md). A name X stands for any
+# (tests/unit/X.c), and a * is a glob; a path must match a file or folder.
+test_paths() {
+	local p glob missing=""
+	while read -r p; do
+		glob=$(sed -E 's#/X(\.[a-z]+)?(/|$)#/*\1\2#g' <<<"$p")
+		compgen -G "$glob" >/dev/null || missing+=" $p"
+	done < <(sed 's/\\-/-/g' "$@" | grep -oE '(^|[^A-Za-z0-9_./-])tests/[A-Za-z0-9_./*-]*[A-Za-z0-9_*/]' |
+		sed -E 's/^[^a-z]//' | sort -u)
+	[ -z "$missing" ] || {
+		echo "not there:$missing"
+		return 1
+	}
+}
+check "README, tests/README.md and the man pages name only tests/ paths that are there" \
+	test_paths README.md tests/README.md "$man7" "$man_doctor" "$man_bench"
+
+# ---- the same checks on copies made to drift: each must fail ----
+
+drift=$tmp/drift
+mkdir -p "$drift"
+# caught NAME NEEDLE FUNCTION ARGS...: FUNCTION fails on the drifted copy,
+# and its reason names NEEDLE (a fixed string): the drift, not something else.
+caught() {
+	local name=$1 needle=$2 why
+	shift 2
+	if why=$("$@" 2>&1); then
+		not_ok "drift caught: $name" "the check passed"
+	elif grep -qF -- "$needle" <<<"$why"; then
+		ok "drift caught: $name"
+	else
+		not_ok "drift caught: $name" "it failed, but not naming '$needle': $(head -c 300 <<<"$why")"
+	fi
+}
+fresh() { rm -rf "$drift" && mkdir -p "$drift" && cp -r "$helps" "$drift/help"; }
+
+fresh
+sed 's/^\(NCCL_GDX_TIMEOUT\t[a-z]*\t\)20\t/\121\t/' "$params" >"$drift/params"
+caught "a default changed in the table (NCCL_GDX_TIMEOUT 20 to 21)" "NCCL_GDX_TIMEOUT" \
+	man7_vars "$drift/params" "$man7"
+printf 'NCCL_GDX_NEW_KNOB\tint\t0\t\n' | cat "$params" - >"$drift/params"
+caught "a variable added to the table only" "NCCL_GDX_NEW_KNOB" man7_vars "$drift/params" "$man7"
+sed 's/^\(NCCL_GDX_HCA\t[a-z]*\t\t\)NCCL_IB_HCA$/\1/' "$params" >"$drift/params"
+caught "a twin dropped from the table" "NCCL_GDX_HCA" man7_vars "$drift/params" "$man7"
+sed '/^\.BR NCCL_GDX_LIVE_DIR /,/^\.TP/d' "$man7" >"$drift/man7"
+caught "a variable's entry gone from the page" "NCCL_GDX_LIVE_DIR" man7_vars "$params" "$drift/man7"
+sed 's/^\(\.BR NCCL_GDX_CTS_BATCH " (int, default " \)8 )$/\116 )/' "$man7" >"$drift/man7"
+caught "a default changed on the page only (NCCL_GDX_CTS_BATCH 8 to 16)" "NCCL_GDX_CTS_BATCH" \
+	man7_vars "$params" "$drift/man7"
+printf 'Set NCCL_GDX_NO_SUCH_THING=1.\n' | cat README.md - >"$drift/README.md"
+caught "the README names a variable the table lacks" "NCCL_GDX_NO_SUCH_THING" \
+	mentions "$params" "$drift/README.md"
+
+fresh
+sed 's/^  -h, --help /  -q, --quiet            say less\n&/' "$helps/doctor-topo" >"$drift/help/doctor-topo"
+caught "an option added to 'gdx-doctor topo --help' only" "missing: --quiet -q" \
+	doctor_cmd_opts "$drift/help" "$man_doctor" topo
+sed '/^\.BR \\-o ", " \\-\\-once$/,+1d' "$man_doctor" >"$drift/man1"
+caught "an option's entry gone from gdx-doctor.1 (top --once)" "missing: --once -o" \
+	doctor_cmd_opts "$helps" "$drift/man1" top
+sed 's/^\.BR \\-m ", " \\-\\-markdown$/&", " \\-\\-md/' "$man_doctor" >"$drift/man1"
+caught "an option gdx-doctor env lacks added to gdx-doctor.1" "extra: --md" \
+	doctor_cmd_opts "$helps" "$drift/man1" env
+sed 's/^\.B gdx-doctor env$/&\n.RB [ \\-q ]/' "$man_doctor" >"$drift/man1"
+caught "an option gdx-doctor env lacks added to its synopsis" "does not have: -q" \
+	doctor_cmd_opts "$helps" "$drift/man1" env
+sed 's/(default 1)$/(default 2)/' "$man_doctor" >"$drift/man1"
+caught "a default changed in gdx-doctor.1 (top --interval 1 to 2)" "--interval" \
+	defaults "$helps/doctor-top" "$drift/man1" COMMANDS top
+
+fresh
+sed 's/(default 1000)/(default 500)/' "$helps/bench" >"$drift/help/bench"
+caught "a default changed in gdx-bench --help (--iters 1000 to 500)" "--iters" \
+	defaults "$drift/help/bench" "$man_bench" OPTIONS
+sed 's/^  -j, --json /      --jason          one JSON object\n&/' "$helps/bench" >"$drift/help/bench"
+caught "an option added to gdx-bench --help only" "missing: --jason" \
+	bench_opts "$drift/help/bench" "$man_bench"
+sed 's/^\.BR \\-\\-wait " \\fISECONDS\\fR"$/.BR \\-W ", " \\-\\-wait " \\fISECONDS\\fR"/' \
+	"$man_bench" >"$drift/man1"
+caught "a letter gdx-bench lacks added to gdx-bench.1" " -W" bench_opts "$helps/bench" "$drift/man1"
+
+# shellcheck disable=SC2016 # Markdown's backquotes
+sed 's/^| `NCCL_GDX_QPS_PER_CONNECTION` | `1` |/| `NCCL_GDX_QPS_PER_CONNECTION` | `2` |/' README.md \
+	>"$drift/README.md"
+caught "a default changed in the README's table (QPS_PER_CONNECTION 1 to 2)" \
+	"NCCL_GDX_QPS_PER_CONNECTION (README: 2" readme_defaults "$params" "$drift/README.md"
+sed '0,/^make demo/s/^make demo/make all /' README.md >"$drift/README.md"
+caught "the README's first command is not make demo" "make all" readme_first "$drift/README.md"
+# shellcheck disable=SC2016 # Markdown's backquotes
+printf '```sh\ngdx-doctor check --allow-degradd\n```\n' | cat README.md - >"$drift/README.md"
+caught "the README uses an option gdx-doctor check lacks" "check --allow-degradd" \
+	readme_calls "$helps" "$drift/README.md"
+# shellcheck disable=SC2016
+printf '```sh\ngdx-bench -d mlx5_0 --iterations 10\n```\n' | cat README.md - >"$drift/README.md"
+caught "the README uses an option gdx-bench lacks" "gdx-bench --iterations" \
+	readme_calls "$helps" "$drift/README.md"
+# shellcheck disable=SC2016
+printf 'Run `gdx-doctor doctor` first.\n' | cat README.md - >"$drift/README.md"
+caught "the README names a gdx-doctor command that is not there" "doctor (no such command)" \
+	readme_calls "$helps" "$drift/README.md"
+
+# shellcheck disable=SC2016
+printf 'Run `tests/unit_regcache.c` first.\n' | cat README.md - >"$drift/README.md"
+caught "the README names a test where it no longer is" "tests/unit_regcache.c" \
+	test_paths "$drift/README.md"
+
+report_end tests/check/docs.sh

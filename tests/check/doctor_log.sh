@@ -1,0 +1,149 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# gdx-doctor log over NCCL INFO logs written in the plugin's own line format:
+# per-NIC byte counts summed, verdicts picked up, a NIC that advertises
+# GPUDirect RDMA yet moved bytes through host memory flagged with exit 1, and
+# logs without the plugin (7) or without its byte counts (8) told apart; rails
+# taken out of fused connections counted per NIC (exit 1); hostile logs (ESC,
+# BEL and injected lines in names, counts out of range, NUL and non-UTF-8
+# bytes, a 50 MB line, 300,000 NICs, random bytes) printed escaped, in
+# bounded memory.
+set -uo pipefail
+cd "$(dirname "$0")/../.." || exit 1
+doctor=${GDX_DOCTOR:-build/gdx-doctor}
+logs=tests/lib/fixtures/nccl-logs
+# shellcheck source=tests/lib/report.sh
+. tests/lib/report.sh
+exits "log: staged bytes on a direct NIC exit 1" 1 "NCCL staged them" "$doctor" log "$logs/staged-on-direct.log"
+exits "log: sums the comms of a NIC" 1 "mlx5_0            2        12884901888         1073741824" "$doctor" log "$logs/staged-on-direct.log"
+exits "log: keeps the staged verdict and its fix" 1 "fix: modprobe nvidia_peermem" "$doctor" log "$logs/staged-on-direct.log"
+exits "log: healthy log exits 0" 0 "GPUDirect RDMA via nvidia_peermem" "$doctor" log "$logs/healthy.log"
+exits "log: standard input" 0 "1000" sh -c "$doctor log - <$logs/healthy.log"
+exits "log: a log without the plugin exits 7" 7 "was it loaded" "$doctor" log /dev/null
+# NCCL's default subsystems with a plugin that logged its data lines at NET
+# only (0.1.0): the init lines are there, the byte counts are not.
+exits "log: init lines only exit 8, saying how to rerun" 8 "no plugin data lines in this log: rerun with NCCL_DEBUG=INFO" "$doctor" log "$logs/init-only.log"
+exits "log: connections without byte counts exit 8" 8 "(2 connection line(s) here, no byte counts)" "$doctor" log "$logs/connected-not-closed.log"
+exits "log: this version's lines at NCCL's default subsystems are data" 0 "rxe0              1                  0            7864320" "$doctor" log "$logs/default-subsys.log"
+# After 0.3.2: "NET/GDX plugin: " lines; at NCCL's default subsystems the INIT
+# line (a word per device) and a summary per NIC port at finalize.
+exits "log: summaries at the default subsystems are the data, exit 1 for staged bytes on a direct NIC" 1 \
+	"mlx5_0            2        12884901888         1073741824  GPUDirect RDMA (INIT line; NET says how)" \
+	"$doctor" log "$logs/summary-default-subsys.log"
+exits "log: keeps the staged verdict that stays at INIT, with its fix" 1 \
+	"mlx5_1            1                  0         2147483648  staged through host memory: nvidia_peermem not loaded" \
+	"$doctor" log "$logs/summary-default-subsys.log"
+# With NET the comms' close lines are there too: a process's summary
+# replaces its comms' counts (each byte once, a fused device's split over
+# its NICs), a process without one (it died) keeps them.
+exits "log: with NET counts each byte once" 0 "rxe1              2                  0               2000" \
+	"$doctor" log "$logs/summary-net-subsys.log"
+exits "log: with NET, a process without a summary keeps its comms' counts" 0 \
+	"rxe0              1                  0               3000  staged through host memory: no NVIDIA GPU" \
+	"$doctor" log "$logs/summary-net-subsys.log"
+exits "log: with NET, a fused device's comm is its NICs' summaries" 0 \
+	"rxe3              1                  0               1000  staged through host memory (INIT line; NET says why)" \
+	"$doctor" log "$logs/summary-net-subsys.log"
+exits "log: with NET, no row for the fused device itself" 0 "" \
+	sh -c "! $doctor log $logs/summary-net-subsys.log | grep -q 'rxe1+rxe3'"
+# NCCL's own lines under the network's name were never the plugin's.
+printf 'h:1:1 [0] NCCL INFO NET/GDX : GPU Direct RDMA Enabled for HCA 0 %s\n' "'mlx5_0'" >"$tmp/nccl-only.log"
+exits "log: NCCL's own NET/GDX lines are not the plugin's (exit 7)" 7 "was it loaded" "$doctor" log "$tmp/nccl-only.log"
+exits "log: a rail taken out twice and back twice is counted, exit 1" 1 "rxe1              2      2      4.9  completion failed: local QP operation error" "$doctor" log "$logs/rail-flap.log"
+exits "log: a rail's downs come with what to check" 1 "a rail that goes down again and again is a cable" "$doctor" log "$logs/rail-flap.log"
+exits "log: no rail section without rail lines" 0 "" sh -c "! $doctor log $logs/healthy.log | grep -q 'rails taken out'"
+exits "log: a missing file exits 3" 3 "No such file" "$doctor" log "$logs/nonexistent.log"
+exits "log: no file is a usage error (64)" 64 "give one log file" "$doctor" log
+exits "log: an unknown option is a usage error (64)" 64 "unknown option --bogus" "$doctor" log --bogus x.log
+
+# Hostile logs: a log is what other processes wrote. ESC, BEL, a C1 CSI, a
+# right-to-left override and an injected line in NIC names, verdicts and
+# causes come out escaped; counts that do not fit 64 bits are not counts,
+# sums saturate; NUL bytes and bytes that are not UTF-8 change nothing; a
+# 50 MB line is skipped whole; the memory taken is the same whatever the
+# log's size.
+{
+	printf 'h:1:1 [0] NCCL INFO NET/GDX : mlx5\e[31m_0: GPUDirect RDMA via nvidia_peermem\a\e]0;title\a\n'
+	printf 'h:1:1 [0] NCCL INFO NET/GDX : mlx5\e[31m_0: send comm with 10.0.0.2:4000 closed: 18446744073709551615 bytes GPU-direct, 7 bytes through host memory\n'
+	printf 'h:1:1 [0] NCCL INFO NET/GDX : mlx5\e[31m_0: send comm with 10.0.0.2:4000 closed: 5 bytes GPU-direct, 0 bytes through host memory\n'
+	printf 'h:1:1 [0] NCCL INFO NET/GDX : mlx5\e[31m_0: send comm with 10.0.0.2:4000 closed: 99999999999999999999999 bytes GPU-direct, 1 bytes through host memory\n'
+	printf 'h:1:1 [0] NCCL WARN NET/GDX : rxe1+rxe3: rail 0 (rxe\xc2\x9b1 port 1, peer x) taken out of the connection with 10.0.0.2:4000 at 11:13:18.209: down\xe2\x80\xae\r\e[2J# TYPE gdx_up gauge; 1 rail(s) carry its traffic\n'
+	printf 'h:1:1 [0] NCCL WARN NET/GDX : rxe1+rxe3: rail 99999999999999999999 (rxe9 port 1, peer x) taken out of the connection with 10.0.0.2:4000 at 11:13:18.209: x; y\n'
+	printf 'h:1:1 [0] NCCL INFO NET/GDX : rxe1+rxe3: rail 0 (rxe\xc2\x9b1) back in the connection with 10.0.0.2:4000 at 11:13:20.333 after nan s down (1 attempt(s))\n'
+	printf 'h:1:1 [0] NCCL INFO NET/GDX : rxe1+rxe3: rail 0 (rxe\xc2\x9b1) back in the connection with 10.0.0.2:4000 at 11:13:20.333 after 2.5 s down (1 attempt(s))\n'
+	printf '\xff\xfe\x00 NET/GDX : a\x00b: closed: 1 bytes GPU-direct, 2 bytes\n'
+} >"$tmp/hostile.log"
+"$doctor" log "$tmp/hostile.log" >"$tmp/out" 2>&1
+rc=$?
+if [ "$rc" -eq 1 ]; then
+	ok "log: a hostile log exits 1 (bytes staged on a direct NIC, a rail taken out)"
+else
+	not_ok "log: a hostile log exits 1" "exit $rc: $(head -c 600 "$tmp/out")"
+fi
+printable "log: no raw control byte in the report" "$tmp/out"
+# holds NAME FILE TEXT: FILE has a line holding TEXT (a fixed string).
+holds() {
+	if grep -qF -- "$3" "$2"; then
+		ok "$1"
+	else
+		not_ok "$1" "no line holds '$3' in: $(head -c 900 "$2")"
+	fi
+}
+holds "log: the NIC's name and verdict escaped, the sum saturated, the count past 2^64-1 not counted" "$tmp/out" \
+	'mlx5\x1b[31m_0      2 18446744073709551615                  7  GPUDirect RDMA via nvidia_peermem\x07\x1b]0;title\x07'
+holds "log: the rail's NIC and cause escaped, nan seconds not added" "$tmp/out" \
+	'rxe\xc2\x9b1      1      2      2.5  down\xe2\x80\xae\x0d\x1b[2J# TYPE gdx_up gauge'
+prints "log: the rail past 2^64-1 not counted, the line after a NUL not either" 0 grep -c '^rxe9 \|^a  *[0-9]' "$tmp/out"
+printf 'h:1:1 [0] NCCL INFO NET/GDX : mlx5_0: send comm with a closed: 18446744073709551616 bytes GPU-direct, 0 bytes through host memory\n' >"$tmp/range.log"
+exits "log: a count past 2^64-1 is no count (exit 8)" 8 "no plugin data lines" "$doctor" log "$tmp/range.log"
+printf 'h:1:1 [0] NCCL INFO NET/GDX plugin: mlx5_0 port 1: 18446744073709551616 comm(s) closed, 0 bytes GPU-direct, 0 bytes through host memory, 0 rail failover(s)\n' >"$tmp/range.log"
+exits "log: a summary's count past 2^64-1 is no summary (exit 8)" 8 "no plugin data lines" "$doctor" log "$tmp/range.log"
+# The INIT line and summary with hostile names: escaped, no row past them
+{
+	printf 'h:1:1 [0] NCCL INFO NET/GDX plugin: libnccl-net-gdx 9, x; using [0]m\e[2Jx:1+\a:2/IB/direct [1]:1/IB/staged [2]y:1/IB/bogus [9]; OOB\n'
+	printf 'h:1:1 [0] NCCL INFO NET/GDX plugin: m\e[2Jx port 1: 1 comm(s) closed, 0 bytes GPU-direct, 5 bytes through host memory, 0 rail failover(s)\n'
+} >"$tmp/hostile04.log"
+"$doctor" log "$tmp/hostile04.log" >"$tmp/out" 2>&1
+rc=$?
+if [ "$rc" -eq 1 ]; then
+	ok "log: a hostile log of this version exits 1 (bytes staged on a direct NIC)"
+else
+	not_ok "log: a hostile log of this version exits 1" "exit $rc: $(head -c 600 "$tmp/out")"
+fi
+printable "log: no raw control byte in that report" "$tmp/out"
+holds "log: a NIC name of the INIT line escaped" "$tmp/out" 'm\x1b[2Jx         1                  0                  5  GPUDirect RDMA (INIT line'
+prints "log: an empty name or an unknown word makes no row" 0 grep -c '^y \|^  ' "$tmp/out"
+
+# log_within NAME WANT_STATUS ARGS...: the doctor run with ARGS exits
+# WANT_STATUS within 8 MiB of resident memory, whatever the log's size.
+log_within() {
+	local name=$1 want=$2 rc rss
+	shift 2
+	read -r rc rss < <(measured "$tmp/out" "$tmp/err" "$doctor" "$@")
+	if [ "$rc" -ne "$want" ]; then
+		not_ok "$name" "exit status $rc, expected $want: $(head -c 300 "$tmp/out" "$tmp/err")"
+	elif [ "$rss" -gt 8192 ]; then
+		not_ok "$name" "$rss KiB resident, more than 8 MiB"
+	else
+		ok "$name ($rss KiB resident)"
+	fi
+}
+{
+	cat "$logs/healthy.log"
+	printf 'h:1:1 [0] NCCL INFO NET/GDX : '
+	head -c $((50 << 20)) /dev/zero | tr '\0' 'A'
+	printf ': closed: 1 bytes GPU-direct, 1 bytes through host memory\n'
+} >"$tmp/long.log"
+log_within "log: a 50 MB line is skipped in bounded memory, exit 0" 0 log "$tmp/long.log"
+holds "log: the skipped line is said" "$tmp/out" "1 line(s) longer than 4096 bytes skipped: none of the plugin's is"
+rm -f "$tmp/long.log"
+seq 1 300000 | sed 's/.*/h:1:1 [0] NCCL INFO NET\/GDX : nic&: send comm with a closed: & bytes GPU-direct, 0 bytes through host memory/' >"$tmp/many.log"
+log_within "log: 300,000 NICs in bounded memory, exit 0" 0 log "$tmp/many.log"
+holds "log: the NICs past the table are said" "$tmp/out" "(299936 line(s) about NICs past the first 64, not counted)"
+rm -f "$tmp/many.log"
+head -c $((20 << 20)) /dev/urandom >"$tmp/random.log"
+log_within "log: 20 MB of random bytes, no crash, exit 7" 7 log "$tmp/random.log"
+rm -f "$tmp/random.log"
+exits "log: a directory exits 3" 3 "Is a directory" "$doctor" log "$tmp"
+
+report_end tests/check/doctor_log.sh

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# The GPU machine's check (scripts/gpu-check.sh) cannot run here, there is no
+# GPU: it must parse, pass shellcheck where that is installed, and its NCCL
+# program must build against the CUDA and NCCL under $CUDA_HOME.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
+passed=0 failed=0
+check() { # name, command...
+	local out
+	if out=$("${@:2}" 2>&1); then
+		echo "ok $1"
+		passed=$((passed + 1))
+	else
+		echo "not ok $1: $out"
+		failed=$((failed + 1))
+	fi
+}
+check "gpu-check.sh parses" bash -n scripts/gpu-check.sh
+check "vm-init.sh parses (its wires mode is what gpu-check.sh runs)" sh -n scripts/vm-init.sh
+if command -v shellcheck >/dev/null; then
+	check "gpu-check.sh passes shellcheck" shellcheck -s bash scripts/gpu-check.sh
+fi
+if [ -r "$CUDA_HOME/include/nccl.h" ] && [ -r "$CUDA_HOME/include/cuda_runtime.h" ]; then
+	out=$(mktemp)
+	check "tests/gpu/allreduce.c builds and links against $CUDA_HOME's NCCL" \
+		gcc -std=gnu11 -O2 -Wall -Wextra -Werror -I"$CUDA_HOME/include" -o "$out" \
+		tests/gpu/allreduce.c -L"$CUDA_HOME/lib64" -lcudart -lnccl
+	check "allreduce refuses bad usage with exit 2" sh -c \
+		"LD_LIBRARY_PATH=$CUDA_HOME/lib64 $out 7 /nonexistent; [ \$? -eq 2 ]"
+	rm -f "$out"
+else
+	echo "# skip: tests/gpu/allreduce.c not built, no CUDA/NCCL headers under $CUDA_HOME"
+fi
+echo "# tests/check/gpu_script.sh: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]

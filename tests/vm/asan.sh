@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Inside the VM: the transfer, stress and lifecycle tests again, from the
+# build made with AddressSanitizer and UBSan (make SANITIZE=address,undefined,
+# in build-san); any report fails the test it comes from. Shorter runs of
+# stress and lifecycle than the plain ones: ASan costs time, not coverage.
+set -uo pipefail
+cd "$(dirname "$0")/../.." || exit 1
+
+san=${GDX_SAN_BUILD:-build-san}
+export GDX_PLUGIN=$san/libnccl-net-gdx.so
+export ASAN_OPTIONS=detect_leaks=1
+export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+
+# A binary that dies before its summary line (a report outside a test's own
+# process) still counts as a failure.
+run() {
+	local out rc
+	out=$(env "$@" 2>&1)
+	rc=$?
+	printf '%s\n' "$out"
+	if ! grep -qE '^# .*: [0-9]+ passed, [0-9]+ failed$' <<<"$out"; then
+		echo "not ok ${*: -1} exited with status $rc before its summary"
+		echo "# ${*: -1}: 0 passed, 1 failed"
+	elif [ "$rc" -ne 0 ] && ! grep -q '^not ok' <<<"$out"; then
+		echo "not ok ${*: -1} passed its tests but exited with status $rc"
+		echo "# ${*: -1} (exit): 0 passed, 1 failed"
+	fi
+}
+
+if [ ! -x "$san/tests/vm/transfer" ]; then
+	echo "not ok $san/tests/vm/transfer is missing: make SANITIZE=address,undefined all"
+	echo "# tests/vm/asan.sh: 0 passed, 1 failed"
+	exit 1
+fi
+run "$san/tests/vm/transfer"
+run GDX_STRESS_MESSAGES=1000 "$san/tests/vm/stress"
+run GDX_LIFECYCLE_CYCLES=100 GDX_LIFECYCLE_RELOADS=10 "$san/tests/vm/lifecycle"

@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Inside the VM: gdx-bench in each mode, a few iterations, on rxe0/rxe1 (and
+# the latency floor beside it, tests/ref/verbs_pingpong.c); its
+# JSON parses and carries plausible figures. The full run is `make bench`.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+
+passed=0 failed=0
+report() { # name, 0 when it held, what to show when it did not
+	if [ "$2" -eq 0 ]; then
+		echo "ok $1"
+		passed=$((passed + 1))
+	else
+		echo "not ok $1: $3"
+		failed=$((failed + 1))
+	fi
+}
+check() { # name, python assertion over j, command producing JSON
+	local out
+	if declare -F "$3" >/dev/null; then
+		out=$("${@:3}" 2>&1)
+	else
+		out=$(timeout 120 "${@:3}" 2>&1)
+	fi
+	[ -n "$out" ] &&
+		python3 -c "import json,sys; j=json.loads(sys.argv[1]); assert $2, j" "$out" 2>/dev/null
+	report "$1" $? "$out"
+}
+
+check "gdx-bench bw sweep 4K-64K" \
+	'len(j["results"]) == 5 and all(r["Gbps"] > 0 for r in j["results"])' \
+	build/gdx-bench -b 4K -e 64K -n 30 -w 3 -j
+check "gdx-bench rate, 8 B, depth 32" \
+	'j["mode"] == "rate" and j["results"][0]["msg_rate"] > 0' \
+	build/gdx-bench -m rate -t 32 -n 200 -w 10 -j
+check "gdx-bench lat, 8 B" \
+	'0 < j["results"][0]["min_us"] <= j["results"][0]["median_us"] <= j["results"][0]["p99_us"]' \
+	build/gdx-bench -m lat -n 100 -w 10 -j
+check "gdx-bench over a fused device" \
+	'j["device"] == "rxe0+rxe2" and j["results"][0]["Gbps"] > 0' \
+	env NCCL_GDX_RAILS=rxe0+rxe2,rxe1+rxe3 build/gdx-bench -d rxe0+rxe2 --peer-dev rxe1+rxe3 -s 1M -n 10 -w 2 -j
+check "gdx-bench bw, one thread driving both ends" \
+	'j["procs"] == 1 and j["results"][0]["Gbps"] > 0 and j["bytes_host"] == 12 * 65536' \
+	build/gdx-bench -P 1 -s 64K -t 4 -n 10 -w 2 -j
+check "gdx-bench lat, one thread, receives posted 4 ahead" \
+	'j["procs"] == 1 and j["depth"] == 4 and 0 < j["results"][0]["median_us"]' \
+	build/gdx-bench -P 1 -m lat -t 4 -n 50 -w 5 -j
+# The latency floor make bench prints beside gdx-bench (the plugin's QPs, no
+# data path), both ways of detecting the message.
+floor_json() {
+	timeout 120 build/tests/ref/verbs_pingpong "$@" |
+		awk '!/^#/ { printf "{\"median\": %s, \"p99\": %s, \"min\": %s}", $2, $3, $4 }'
+}
+check "verbs_pingpong, WRITE_WITH_IMM and receive completions" \
+	'0 < j["min"] <= j["median"] <= j["p99"]' floor_json -m imm -n 200 -w 10 rxe0 rxe1
+check "verbs_pingpong, RDMA WRITE polled in memory" \
+	'0 < j["min"] <= j["median"] <= j["p99"]' floor_json -m write -n 200 -w 10 rxe1 rxe0
+
+# Two machines' way: the server waits on a TCP port, the client runs what the
+# server was given (here 20 x 256 KiB, depth 4), over the other rxe device.
+server_client() { # server options...
+	timeout 120 build/gdx-bench -S --port 18600 -d rxe0 "$@" -j >"$GDX_VM_TMP/server.json" \
+		2>"$GDX_VM_TMP/server.err" &
+	timeout 120 build/gdx-bench -C 198.18.0.1 --port 18600 -d rxe1 -s 1 -n 1 \
+		>"$GDX_VM_TMP/client.out" 2>&1 || true
+	wait
+	cat "$GDX_VM_TMP/server.json"
+}
+GDX_VM_TMP=$(mktemp -d)
+check "gdx-bench --server / --client over TCP: the client runs the server's options" \
+	'j["results"][0]["bytes"] == 262144 and j["iters"] == 20 and j["bytes_host"] == 22 * 262144' \
+	server_client -s 256K -n 20 -w 2 -t 4
+
+# --plot on a real sweep: the SVG (on the guest's tmpfs, so read back here)
+# parses as XML and holds the five sizes, each a label and a point with the
+# figures -j printed (tests/lib/svg_figures.py).
+plot_sweep() {
+	local svg=$GDX_VM_TMP/sweep.svg json=$GDX_VM_TMP/sweep.json
+	timeout 120 build/gdx-bench -b 4K -e 64K -n 30 -w 3 -j --plot "$svg" >"$json" || return 1
+	python3 -c 'import json, sys; assert len(json.load(open(sys.argv[1]))["results"]) == 5' "$json" &&
+		python3 tests/lib/svg_figures.py --title "gdx-bench bw: " "$svg" "$json" &&
+		echo "# plot: $(grep -o 'class="size" data-size="[0-9]*"' "$svg" | grep -o '[0-9]*' | tr '\n' ' ')in $(wc -c <"$svg") bytes"
+}
+out=$(plot_sweep 2>&1)
+report "gdx-bench --plot: a real 4K-64K sweep's SVG parses and holds its five sizes and figures" $? "$out"
+grep '^# plot: ' <<<"$out"
+
+refused() { # name, expected exit status, expected message, command...
+	local out rc
+	out=$(timeout 60 "${@:4}" 2>&1)
+	rc=$?
+	[ "$rc" -eq "$2" ] && grep -q "$3" <<<"$out"
+	report "$1" $? "exit $rc: $out"
+}
+refused "gdx-bench --mem cuda on a device without GPUDirect is refused by name (runtime, 1)" 1 \
+	"rxe0 does not take CUDA memory" build/gdx-bench -M cuda -d rxe0 --peer-dev rxe1 -n 1
+refused "gdx-bench --depth out of range (usage, 64)" 64 "depth 33 is out of range 1-32" build/gdx-bench -t 33
+refused "verbs_pingpong names a device that is not there" 2 "no device rxe9" \
+	build/tests/ref/verbs_pingpong rxe0 rxe9
+refused "verbs_pingpong refuses a bad option" 2 "usage:" \
+	build/tests/ref/verbs_pingpong -m bogus rxe0 rxe1
+# Both ends here, in two processes: whichever fails first says why, once;
+# the other's failure is its consequence and stays quiet.
+once() { # name, message, command...
+	local out rc
+	out=$(timeout 60 "${@:3}" 2>&1)
+	rc=$?
+	[ "$rc" -eq 1 ] && grep -q "$2" <<<"$out" && [ "$(grep -c '^gdx-bench: ' <<<"$out")" -eq 1 ]
+	report "$1" $? "exit $rc: $out"
+}
+once "gdx-bench: the client's unknown device is reported once" "no device named rxe9" \
+	build/gdx-bench --peer-dev rxe9 -n 1
+once "gdx-bench: the server's unknown device is reported once" "no device named rxe9" \
+	build/gdx-bench -d rxe9 -n 1
+# -x as perftest's: the GID index both ends use (rxe0's RoCE v2 IPv4 one).
+gid=1
+for i in $(seq 0 15); do
+	[ "$(cat /sys/class/infiniband/rxe0/ports/1/gid_attrs/types/"$i" 2>/dev/null)" = "RoCE v2" ] || continue
+	case "$(cat /sys/class/infiniband/rxe0/ports/1/gids/"$i")" in 0000:0000:0000:0000:0000:ffff:*) gid=$i; break ;; esac
+done
+check "gdx-bench -x $gid: the GID index as perftest takes it" \
+	'j["results"][0]["Gbps"] > 0' build/gdx-bench -x "$gid" -s 64K -n 10 -w 2 -j
+# A client that reaches something that is not a gdx-bench server says so.
+python3 -c 'import socket
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", 18601)); s.listen(1)
+c, _ = s.accept(); c.sendall(b"HTTP/1.0 200 OK\r\n" * 4); c.close()' &
+sleep 1
+refused "gdx-bench --client against a server that is not gdx-bench" 1 \
+	"the server is not gdx-bench" build/gdx-bench -C 127.0.0.1 --port 18601 -d rxe1
+wait
+rm -rf "$GDX_VM_TMP"
+echo "# tests/vm/bench_smoke.sh: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
