@@ -9,10 +9,9 @@
 #  - no .c file under plugin/ (the tools' too) is over 1,000 lines;
 #  - every global symbol of plugin/gdx_X.o is used by another object, of the
 #    plugin or of a tool (they link the plugin's archive), unless its header
-#    marks it for the tests: "For the tests only" on the line declaring it,
-#    in one of the 3 lines above, or in a line above it in its paragraph
-#    (no blank line between). The NCCL tables of plugin/exports.map are
-#    NCCL's to use;
+#    marks it for the tests: declared after a comment saying "For the tests
+#    only", which opens the header's last part (one form in every header).
+#    The NCCL tables of plugin/exports.map are NCCL's to use;
 #  - the objects' symbol graph has no cycle: object A using a symbol that
 #    object B defines (nm -u, nm --defined-only) makes A depend on B. The
 #    plugin's objects, then each tool's own (gdx-bench: gdx_bench*.o,
@@ -131,17 +130,13 @@ while read -r obj sym; do
 	done
 	echo "$(module_of "$obj") $sym $obj" >>"$tmp/candidates"
 done <"$tmp/unused"
-# The marked ones: a header line naming the symbol, with the marker on it, in
-# the 3 lines above, or above it in its paragraph.
+# The marked ones: a header line naming the symbol after the marker.
 awk 'FILENAME == ARGV[1] { want[$1 " " $2] = 1; next }
-	FNR == 1 { para = 0; p1 = p2 = p3 = "" }
+	FNR == 1 { after = 0 }
 	{
-		if ($0 ~ /^[[:space:]]*$/)
-			para = 0
 		if (index($0, "For the tests only"))
-			para = 1
-		near = para || index(p1 p2 p3, "For the tests only")
-		if (near) {
+			after = 1
+		if (after) {
 			m = FILENAME
 			sub(/.*\/gdx_/, "", m)
 			sub(/\.h$/, "", m)
@@ -150,7 +145,6 @@ awk 'FILENAME == ARGV[1] { want[$1 " " $2] = 1; next }
 				if ((m " " w[i]) in want)
 					print m, w[i]
 		}
-		p3 = p2; p2 = p1; p1 = $0
 	}' "$tmp/candidates" include/gdx/gdx_*.h | sort -u >"$tmp/marked"
 unused=$(awk 'FILENAME == ARGV[1] { marked[$1 " " $2] = 1; next }
 	!(($1 " " $2) in marked) { o = $3; sub(/.*\//, "", o); sub(/\.o$/, ".c", o); printf " %s (plugin/%s)", $2, o }' \
