@@ -118,7 +118,7 @@ static int gdx_net_setup(ncclDebugLogger_t logger, enum gdx_view view)
 		ret = gdx_devs_view(view);
 	if (ret < 0) {
 		/* Devices opened before the failure go too: NCCL may retry the
-		 * load, and nothing may stay behind (tests/vm_lifecycle.c). */
+		 * load, and nothing may stay behind (tests/vm/lifecycle.c). */
 		gdx_devs_fini();
 		gdx_net_disabled(ret);
 		return ret;

@@ -28,7 +28,7 @@ void gdx_connects_fini(void);
  * metadata, each in whatever pieces the socket gives. The connector's
  * recv-hello and recv-meta states are these calls; they stand apart so that
  * hostile answers can be fed to them without an RDMA device
- * (tests/fuzz_connect.c, tests/unit_handshake.c).
+ * (tests/fuzz/connect.c, tests/unit/handshake.c).
  */
 struct gdx_conn_reply {
 	struct gdx_xfer xfer;

@@ -48,7 +48,7 @@ const char *gdx_rails_note(const struct gdx_comm *c, uint32_t peer_members, char
 /* For the tests only: no other file of the plugin uses what follows. */
 
 /* The clock of connection setup becomes now_ms, so that a test decides what
- * time each call sees; NULL gives back gdx_now_ms() (tests/unit_conn_race.c). */
+ * time each call sees; NULL gives back gdx_now_ms() (tests/unit/conn_race.c). */
 void gdx_conn_test_clock(uint64_t (*now_ms)(void));
 
 #endif
