@@ -241,6 +241,9 @@ static void gdx_wc_recv(struct gdx_comm *c, int r, const struct ibv_wc *wc,
 	}
 	if (be32toh(wc->imm_data) == GDX_IMM_PROBE)
 		return; /* a restored rail's probe: it carries again */
+	/* Per QP since it started: a DOWN note's counts (gdx_failover.c). A
+	 * probe is not counted, as the sender neither logs nor counts it
+	 * (gdx_post_probe): counted, it would shift every ordinal after it. */
 	q->imms++;
 	GDX_LIVE_COUNT(c->live->rails[r].rx_pieces++);
 	gdx_recv_imm(gdx_recv_comm_of(c), be32toh(wc->imm_data));

@@ -27,6 +27,18 @@
  * with a zero-byte write; once every probe is delivered the rail is up. A
  * step that fails or is not answered in time takes the rail out again, and
  * the wait before the next attempt doubles, up to NCCL_GDX_RECOVERY_MAX_MS.
+ *
+ * Three numbers keep one life of a rail from being taken for another:
+ * - a note's epoch (gdx_note), one more each time an end sets its note
+ *   about the rail: the peer acts on each epoch once (so asking again takes
+ *   a new one), and READY or REFUSE carries the epoch of the RESTORE it
+ *   answers, so an answer to an earlier attempt is not taken for this one;
+ * - the rail's incarnation (gdx_rail_run), the epoch of the RESTORE that
+ *   started its QPs: both ends know it and a DOWN note names it, so counts,
+ *   which start at 0 with the QPs, are never read against another life's log;
+ * - the QPs' gen (gdx_rail), one more at each reset of this end's QPs: every
+ *   wr_id carries it, so a completion from before a reset is dropped
+ *   (gdx_cq.c), and a WR count is compared only with those of the same QPs.
  */
 #include <endian.h>
 #include <errno.h>
@@ -146,6 +158,10 @@ bool gdx_failover_status(enum ibv_wc_status status)
 
 /* ---- notes ---- */
 
+/* Sets our note about rail r, written at the next flush. A new epoch each
+ * time, as the peer acts once per epoch. The counts are this end's
+ * immediates per QP since its QPs last started; only the receiver's, in a
+ * DOWN, mean anything to the other end. */
 static void gdx_note_set(struct gdx_comm *c, int r, enum gdx_note_kind kind, uint32_t answers,
 			 const char *why)
 {
@@ -337,7 +353,8 @@ int gdx_rail_failed(struct gdx_comm *c, int r, const char *why)
 		return 0;
 	}
 	gdx_stripe_reset(c, r);
-	/* whatever went on the failed rail may be lost: every note again */
+	/* whatever went on the failed rail may be lost: every note again, as it
+	 * was; same epoch, so a peer that had it does not act on it twice */
 	for (int k = 0; k < c->nrails; k++)
 		c->run[k].note_due |= c->run[k].my_epoch != 0;
 	if (!gdx_fo_sender(c)) {
@@ -354,7 +371,12 @@ int gdx_rail_failed(struct gdx_comm *c, int r, const char *why)
 
 /* Sender: posts again what the receiver did not take on rail r (counts per
  * QP); true once nothing of the rail is left. Stops where there is no room,
- * to go on at the next poll. */
+ * to go on at the next poll. An entry's imm_ord is the immediate that ends
+ * its piece on its QP, and RC places a QP's WRITEs in order: a count at or
+ * past it means the whole piece landed and was counted; a count below it,
+ * that the receiver never took that immediate and now takes nothing from
+ * the rail, so the copy posted here is the only one it counts. A piece
+ * posted again is logged again on its new QP, should that rail fail too. */
 static bool gdx_fo_resend(struct gdx_comm *c, int r, const uint32_t *counts)
 {
 	struct gdx_rail_run *run = &c->run[r];
@@ -379,7 +401,8 @@ static bool gdx_fo_resend(struct gdx_comm *c, int r, const uint32_t *counts)
 				log->head++;
 				continue;
 			}
-			/* every segment of one piece goes to the same QP, in order */
+			/* every segment of one piece goes to the same QP, in order,
+			 * so that its immediate landing still means its bytes did */
 			if (run->resend_rail < 0 || run->resend_ord != e->imm_ord ||
 			    c->run[run->resend_rail].state != GDX_RAIL_UP) {
 				int to = gdx_stripe_pick(c, e->seg.len, e->imm_ord);
@@ -711,6 +734,7 @@ static void gdx_fo_restored(struct gdx_comm *c, int r, int ret, uint64_t now)
 		return;
 	}
 	c->run[r].attempts++;
+	/* the RESTORE's epoch: the sender takes the same (gdx_fo_ready) */
 	c->run[r].incarnation = c->run[r].bg_answers;
 	c->run[r].unproven = true; /* until the sender's probe comes by it */
 	gdx_fo_set(c, r, GDX_RAIL_UP, now);
@@ -735,6 +759,8 @@ static int gdx_fo_note(struct gdx_comm *c, int r, const struct gdx_note *n, uint
 	if (gdx_fo_sender(c)) {
 		switch (n->kind) {
 		case GDX_NOTE_DOWN:
+			/* counts of the QPs' earlier life: read against this log,
+			 * they could forget what the new QPs lost */
 			if (n->answers != run->incarnation) {
 				GDX_TRACE(NCCL_NET,
 					  "%s: rail %d: DOWN note of incarnation %u, ours is %u: "
@@ -785,7 +811,10 @@ static int gdx_fo_note(struct gdx_comm *c, int r, const struct gdx_note *n, uint
 
 /* Receiver: whether the rail's counts are final: every receive it had
  * posted came back; or, past GDX_DRAIN_WAIT_MS, its CQ was found empty (by
- * then nothing more can arrive on QPs in error). */
+ * then nothing more can arrive on QPs in error). Counts taken sooner left
+ * out immediates still in the CQ whose pieces the sender had seen
+ * acknowledged and dropped from its log: never re-sent, their receives
+ * never completed (fixed in 0.3.1). */
 static bool gdx_fo_drained(struct gdx_comm *c, int r, uint64_t now)
 {
 	const struct gdx_rail *rail = &c->rails[r];
@@ -861,6 +890,8 @@ static int gdx_fo_timers(struct gdx_comm *c, uint64_t now)
 		}
 		if (run->state == GDX_RAIL_DRAINING && gdx_fo_sender(c) && now >= run->renote_ms) {
 			run->renote_ms = now + GDX_RENOTE_MS;
+			/* a new epoch, so that the receiver answers again: its
+			 * last answer may have been lost */
 			gdx_note_set(c, r, GDX_NOTE_DOWN, 0, run->why);
 		}
 		if (now < run->deadline_ms)

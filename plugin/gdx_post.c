@@ -89,6 +89,9 @@ static void gdx_seg_log(const struct gdx_comm *c, struct gdx_qp *q, const struct
 
 	e->seg = *seg;
 	e->last_wr = q->wr_posted;
+	/* The immediate that ends its piece on this QP: its own (counted just
+	 * before) or the next. The receiver's count for the QP reaching it says
+	 * the segment was placed (gdx_fo_resend). */
 	e->imm_ord = (seg->flags & GDX_SEG_IMM) ? q->imms : q->imms + 1;
 	e->nwrs = nwrs;
 	if (seg->len && gdx_seg_inline(c, seg))

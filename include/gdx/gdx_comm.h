@@ -95,7 +95,10 @@ struct gdx_note {
 	uint8_t gid[16];
 	char why[80]; /* DOWN: what the writer saw, for the other end's log */
 	/* DOWN from the receiver: the immediates each QP of the rail took since
-	 * it last started, after it stopped taking any */
+	 * it last started, after it stopped taking any. Per QP, as RC orders
+	 * only within one: the n-th immediate on a QP says everything posted
+	 * on it before was placed, which the sender matches to its log
+	 * (gdx_seglog_entry.imm_ord, counted from the QP's start too). */
 	uint32_t counts[GDX_NOTE_COUNTS];
 	uint32_t reserved;
 	uint32_t stamp;
@@ -118,7 +121,9 @@ struct gdx_ctrl {
 enum gdx_rail_state {
 	GDX_RAIL_UP = 0,    /* carries traffic */
 	GDX_RAIL_DRAINING,  /* taken out, QPs in error: the receiver counts what had
-			     * arrived, the sender waits for those counts */
+			     * arrived, the sender waits for those counts (it
+			     * cannot tell alone: a piece may have landed with
+			     * no completion to say so) */
 	GDX_RAIL_DOWN,	    /* out, nothing of it outstanding: to be restored */
 	GDX_RAIL_RESTORING, /* sender: asked the receiver to restore it */
 	GDX_RAIL_PROBING,   /* sender: restored; probes check the path */
@@ -137,7 +142,9 @@ struct gdx_rail_run {
 	uint32_t peer_epoch;	/* of the peer's last note acted on */
 	uint32_t probes;	/* PROBING: probes not yet completed */
 	uint32_t incarnation;	/* of its QPs: the epoch of the sender's RESTORE that
-				 * started them, 0 for the first */
+				 * started them, 0 for the first. Not gdx_rail.gen:
+				 * each end counts its own resets, and a refused
+				 * restore resets the sender's QPs alone */
 	bool cq_idle;		/* receiver, DRAINING: the last poll emptied its CQ */
 	uint32_t drain_imms;	/* receiver, DRAINING: immediates taken meanwhile */
 	uint64_t drain_last_ms; /* and when the last came (for the INFO line) */

@@ -19,7 +19,9 @@
 /* What gdx_failover_poll asks of the data path. */
 enum {
 	GDX_FO_REWRITE_CTS = 1, /* receiver: write the clear-to-sends of every receive
-				 * not yet complete again, on the rail now used */
+				 * not yet complete again, on the rail now used (one
+				 * lost with its rail would hold the sender at its
+				 * slot; it takes a rewrite as the same entry) */
 };
 
 /* Sets the comm up: every rail UP, failover on where it can be. */
