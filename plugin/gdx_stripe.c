@@ -5,10 +5,15 @@
 #include <gdx/gdx_stripe.h>
 #include <gdx/gdx_time.h>
 
-/* A rate is measured over at least this much time the rail was busy (long
- * enough to span a few pieces of a large message: shorter windows saw the
- * shaper's bursts, and their noise became split error); each
- * window moves it a quarter of the way to what the window saw. */
+/* A rail's rate: the bytes its completions show delivered per ms it had
+ * bytes in flight, so that a rail idle for want of work does not look slow.
+ * Completions show bytes in lumps (all since the last signaled one), so it
+ * is measured over at least this much time the rail was busy (long enough
+ * to span a few pieces of a large message: shorter windows saw the shaper's
+ * bursts, and their noise became split error); each window moves it a
+ * quarter of the way to what the window saw. A moving rate, not an average
+ * since the comm began: a rail that degrades or recovers mid-job has its
+ * share follow over a few windows, and no one window swings it. */
 #define GDX_RATE_WINDOW_MS 64
 
 void gdx_stripe_init(struct gdx_comm *c)
@@ -23,6 +28,10 @@ void gdx_stripe_init(struct gdx_comm *c)
 	}
 }
 
+/* A rail taken out, or back: its completions count only while it is up
+ * (gdx_cq.c), so bytes left in flight would never come off and would keep
+ * it looking busy; what of them the receiver did not take goes again on
+ * other rails, counted there. Its rate stays, for gdx_stripe_back. */
 void gdx_stripe_reset(struct gdx_comm *c, int rail)
 {
 	struct gdx_rail_run *run = &c->run[rail];
@@ -93,7 +102,10 @@ int gdx_stripe_pick(const struct gdx_comm *c, uint64_t size, uint64_t seq)
 
 	if (c->nlive == c->nrails && c->nrails == 1)
 		return 0;
-	/* from a rail that turns with seq, so that equal rails take turns */
+	/* t: when the rail would have delivered its bytes in flight and these,
+	 * at its rate (a fast rail busy with a large message can finish later
+	 * than a slower idle one); from a rail that turns with seq, so that
+	 * equal rails take turns */
 	for (int k = 0; k < c->nrails; k++) {
 		int r = (int)((seq + (uint64_t)k) % (uint64_t)c->nrails);
 		const struct gdx_rail_run *run = &c->run[r];
@@ -185,6 +197,9 @@ int gdx_stripe_plan(struct gdx_comm *c, uint64_t size, uint64_t seq, bool one_ra
 	double weight[GDX_MAX_RAILS] = {0};
 	uint64_t share[GDX_MAX_RAILS], off = 0;
 
+	/* Small messages go whole, to the rail that would deliver them first:
+	 * split, each would take a WR and an immediate per rail, and its
+	 * receive would complete only with its slowest piece. */
 	if (one_rail || c->nlive <= 1 || size < (uint64_t)gdx_params.stripe_min) {
 		int r = gdx_stripe_pick(c, size, seq);
 
@@ -198,7 +213,8 @@ int gdx_stripe_plan(struct gdx_comm *c, uint64_t size, uint64_t seq, bool one_ra
 	}
 	/* A rail given small pieces measures their latency more than its speed,
 	 * which would keep its share small: none gets less than a quarter of
-	 * the best one's weight, so each goes on being measured on real work. */
+	 * the best one's weight, so each goes on being measured on real work,
+	 * and a rail that recovers is seen to. */
 	for (int i = 0, best = 0; i < nlive; i++) {
 		best = weight[i] > weight[best] ? i : best;
 		if (i == nlive - 1)

@@ -174,7 +174,9 @@ struct gdx_rail_run {
 	uint32_t resend_ord;
 	int resend_rail, resend_q;
 	char why[80]; /* why it went down */
-	/* striping (gdx_stripe.c): what it delivers, in bytes per ms */
+	/* striping (gdx_stripe.c): what it delivers, in bytes per ms of the
+	 * time it had bytes in flight (idle time does not make it look slow),
+	 * over windows of that time */
 	double rate;
 	uint64_t inflight;   /* bytes posted and not yet known delivered */
 	uint64_t busy_since; /* ms; when inflight last went above 0 */

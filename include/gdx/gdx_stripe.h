@@ -33,7 +33,8 @@ int gdx_stripe_plan(struct gdx_comm *c, uint64_t size, uint64_t seq, bool one_ra
 /* The rail that would finish size more bytes first, -1 when none is up. */
 int gdx_stripe_pick(const struct gdx_comm *c, uint64_t size, uint64_t seq);
 
-/* Bytes posted on a rail, and bytes it has shown delivered: the rates. */
+/* Bytes posted on a rail, and bytes a completion has shown it delivered
+ * (counted only while it is up): the rates, per ms it had bytes in flight. */
 void gdx_stripe_posted(struct gdx_comm *c, int rail, uint64_t bytes);
 void gdx_stripe_delivered(struct gdx_comm *c, int rail, uint64_t bytes);
 /* A rail's in-flight bytes forgotten: it was taken out. */
