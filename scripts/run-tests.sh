@@ -104,6 +104,24 @@ run_fuzzers() {
 	run_fuzz live 20 -timeout=10
 }
 
+# summary_ok PROG RC, with PROG's output on stdin: the output must hold its
+# summary line, and a clean summary must come with exit status 0 (a
+# sanitizer reports at exit). Otherwise one failure more, named, and 1.
+summary_ok() {
+	local out
+	out=$(cat)
+	if ! grep -qE '^# .*: [0-9]+ passed, [0-9]+ failed$' <<<"$out"; then
+		echo "not ok $1 exited with status $2 before its summary"
+		echo "# $1: 0 passed, 1 failed"
+	elif [ "$2" -ne 0 ] && ! grep -q '^not ok' <<<"$out"; then
+		echo "not ok $1 passed its tests but exited with status $2"
+		echo "# $1 (exit): 0 passed, 1 failed"
+	else
+		return 0
+	fi
+	return 1
+}
+
 # The unit tests that run threads, again under ThreadSanitizer (make
 # SANITIZE=thread BUILD=build-tsan): the many-thread connects and the
 # topology readers. A race it reports stops the test (halt_on_error=1) and
@@ -122,15 +140,10 @@ run_tsan_units() {
 			TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 "$t" 2>&1)
 		rc=$?
 		printf '%s\n' "$out"
-		if ! grep -qE '^# .*: [0-9]+ passed, [0-9]+ failed$' <<<"$out"; then
-			echo "not ok $t exited with status $rc before its summary"
-			echo "# $t: 0 passed, 1 failed"
-		elif grep -q 'ThreadSanitizer' <<<"$out" && ! grep -q '^not ok' <<<"$out"; then
+		if summary_ok "$t" "$rc" <<<"$out" && grep -q 'ThreadSanitizer' <<<"$out" &&
+			! grep -q '^not ok' <<<"$out"; then
 			echo "not ok $t: ThreadSanitizer reported outside a test"
 			echo "# $t (tsan): 0 passed, 1 failed"
-		elif [ "$rc" -ne 0 ] && ! grep -q '^not ok' <<<"$out"; then
-			echo "not ok $t passed its tests but exited with status $rc"
-			echo "# $t (exit): 0 passed, 1 failed"
 		fi
 	done
 }
@@ -151,29 +164,19 @@ run_sanitized_units() {
 			UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 "$t" 2>&1)
 		rc=$?
 		printf '%s\n' "$out"
-		if ! grep -qE '^# .*: [0-9]+ passed, [0-9]+ failed$' <<<"$out"; then
-			echo "not ok $t exited with status $rc before its summary"
-			echo "# $t: 0 passed, 1 failed"
-		elif [ "$rc" -ne 0 ] && ! grep -q '^not ok' <<<"$out"; then
-			echo "not ok $t passed its tests but exited with status $rc"
-			echo "# $t (exit): 0 passed, 1 failed"
-		fi
+		summary_ok "$t" "$rc" <<<"$out"
 	done
 }
 
 # Every script of tests/check, found by its place there (a new one runs
-# without being listed here). One that stops before its summary line, or
-# cannot run at all, counts as a failure.
+# without being listed here), held to its summary as the programs are.
 run_checks() {
 	local c out rc
 	out=$(mktemp)
 	for c in tests/check/*.sh; do
 		"$c" 2>&1 | tee "$out"
 		rc=${PIPESTATUS[0]}
-		if ! grep -qE '^# .*: [0-9]+ passed, [0-9]+ failed$' "$out"; then
-			echo "not ok $c exited with status $rc before its summary"
-			echo "# $c: 0 passed, 1 failed"
-		fi
+		summary_ok "$c" "$rc" <"$out"
 	done
 	rm -f "$out"
 }
