@@ -1,15 +1,25 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Inside the VM (scripts/vm-run.sh -- scripts/cpu-cost.sh): the plugin's CPU
-# cost per message on each side of a gdx-bench stream, from callgrind: the
-# user-space instructions spent inside the plugin's NCCL calls (isend and test
-# on the sender, irecv and test on the receiver, including the verbs
-# provider's work they call and any polling while they wait), divided by the
-# messages; and the system calls per message from strace.
+# cost on each side of a gdx-bench stream (receives posted 8 ahead, as NCCL's
+# proxy does), from callgrind, in user-space instructions including the verbs
+# provider's work the plugin calls:
+#   - per message: isend + test on the sender, irecv + test on the receiver;
+#   - per test call, on both sides (a proxy spins on test);
+#   - per isend call: over all calls, over the calls that found no
+#     clear-to-send and returned no request (waiting), and over the ones that
+#     posted;
+#   - per irecv call;
+# at each size of SIZES; then the system calls per message from strace.
 #
 #   scripts/cpu-cost.sh              # as NCCL up to 2.25, or with no profiler
 #   scripts/cpu-cost.sh --profiler   # with a profiler that takes the plugin's
 #                                    # events (gdx-bench --profiler)
+# PLUGIN=path/to/.so measures another build (an earlier one, or one made with
+# CPPFLAGS=-DGDX_LIVE_OFF). LIVE_OFF=path/to/.so also prints what the live
+# counters cost per message at the first size: this build against that one.
+# RAILS=1 (with two rxe pairs) adds a row for a fused two-rail connection
+# with failover on, where the failover, striping and per-rail polls run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -20,46 +30,142 @@ case "${1:-}" in
 	*) echo "usage: $0 [--profiler]" >&2; exit 2 ;;
 esac
 
-SIZE=${SIZE:-65536}
-# PLUGIN: another build of the plugin to measure, e.g. one made with
-# CPPFLAGS=-DGDX_LIVE_OFF (no live-counter stores on the data path).
-bench=(build/gdx-bench ${PLUGIN:+--plugin "$PLUGIN"})
+SIZES=${SIZES:-"8 65536 1048576"}
 ITERS=${ITERS:-400}
 WARMUP=10
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 msgs=$((ITERS + WARMUP))
 
-valgrind --tool=callgrind --trace-children=yes --callgrind-out-file="$out/cg.%p" \
-	"${bench[@]}" -s "$SIZE" -n "$ITERS" -w "$WARMUP" -t 8 "${prof[@]}" >/dev/null 2>"$out/vg.log"
-# Inclusive instructions of the named plugin entry points in one profile
-# (functions of plugin/gdx_net.c, or of the file given third): their own
-# lines, not the "=> callee (Nx)" lines of the annotated callers.
-inclusive() {
-	callgrind_annotate --inclusive=yes --threshold=100 "$1" 2>/dev/null |
-		awk -v fns="$2" -v src="${3:-gdx_net.c}" 'BEGIN { n = split(fns, f, " ") }
-			$0 !~ /=>/ { for (i = 1; i <= n; i++) if ($0 ~ (src ":" f[i] " ")) { gsub(",", "", $1); s += $1 } }
-			END { print s + 0 }'
+# Calls and inclusive instructions, summed over every call site, of the
+# functions whose name matches the regex, read from the raw callgrind profile
+# (exact per call; no annotation needed). In that format a "cfn=" line names
+# the callee of the next "calls=N ..." line, and the line after it holds the
+# calls' inclusive cost; names are given once as "(id) name", then as "(id)".
+# A static function GCC cloned keeps its name before the dot.
+callstats() {
+	awk -v re="$2" '
+		/^c?fn=/ {
+			s = substr($0, index($0, "=") + 1)
+			if (match(s, /^\([0-9]+\)/)) {
+				id = substr(s, 2, RLENGTH - 2); rest = substr(s, RLENGTH + 2)
+				if (rest != "") nm[id] = rest
+				s = nm[id]
+			}
+			if ($0 ~ /^cfn=/) cfn = s
+			next
+		}
+		/^calls=/ { split(substr($0, 7), a, " "); hit = cfn ~ re; if (hit) n += a[1]; next }
+		hit { c += $NF; hit = 0 }
+		END { print n + 0, c + 0 }' "$1"
 }
-files=$(ls "$out"/cg.* | sort -t. -k2 -n)
-server=$(head -1 <<<"$files") # the parent: the receiver
-client=$(tail -1 <<<"$files")
-recv_i=$(inclusive "$server" "gdx_net_irecv gdx_net_test")
-send_i=$(inclusive "$client" "gdx_net_isend gdx_net_test")
-# --profiler: of those, what the events took (starting and stopping them,
-# the benchmark's counting callback included)
-recv_p=$(inclusive "$server" "gdx_prof_start_bufs gdx_prof_stop" gdx_prof.c)
-send_p=$(inclusive "$client" "gdx_prof_start_pieces gdx_prof_stop" gdx_prof.c)
+calls() { callstats "$1" "$2" | cut -d' ' -f1; }
+incl() { callstats "$1" "$2" | cut -d' ' -f2; }
+fn() { echo "^$1(\\.|'|\$)"; }
+div() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%d", a / b + 0.5; else printf "n/a" }'; }
+
+# One profiled stream; sets the per-call figures of both sides.
+# $1: label, then gdx-bench's arguments.
+stream() {
+	local label=$1 f server client
+	shift
+	rm -f "$out"/cg.*
+	valgrind --tool=callgrind --trace-children=yes --callgrind-out-file="$out/cg.%p" \
+		"${bench[@]}" "$@" -n "$ITERS" -w "$WARMUP" -t 8 "${prof[@]}" >/dev/null 2>"$out/vg.log"
+	f=$(ls "$out"/cg.* | sort -t. -k2 -n)
+	server=$(head -1 <<<"$f") # the parent: the receiver
+	client=$(tail -1 <<<"$f")
+	# KEEP=DIR (e.g. $GDX_VM_OUT): the profiles are kept there, to read
+	# with callgrind_annotate
+	[ -z "${KEEP:-}" ] || { cp "$server" "$KEEP/${label// /}.receiver.cg" && cp "$client" "$KEEP/${label// /}.sender.cg"; }
+	local r_irecv r_test s_isend s_test s_post nc_test nc_isend r_nc_test
+	r_irecv=$(incl "$server" "$(fn gdx_net_irecv)")
+	read -r r_nc_test r_test <<<"$(callstats "$server" "$(fn gdx_net_test)")"
+	read -r nc_isend s_isend <<<"$(callstats "$client" "$(fn gdx_net_isend)")"
+	read -r nc_test s_test <<<"$(callstats "$client" "$(fn gdx_net_test)")"
+	s_post=$(incl "$client" "$(fn gdx_isend_post)")
+	# A waiting isend: every call's entry check is the same, E, measured in
+	# the ping-pong below where every isend posts.
+	local waiting posting
+	if [ "$(calls "$client" "$(fn gdx_isend_post)")" -gt 0 ]; then
+		waiting=$(awk -v i=$((s_isend - s_post)) -v m="$msgs" -v e="$entry" -v c="$nc_isend" \
+			'BEGIN { w = c - m; if (w > 0) printf "%d", (i - m * e) / w + 0.5; else printf "n/a" }')
+		posting=$(awk -v p="$s_post" -v m="$msgs" -v e="$entry" 'BEGIN { printf "%d", p / m + e + 0.5 }')
+	else
+		# a build without the posting function (an earlier one): each
+		# posting call taken as the ping-pong's, so "~"
+		waiting=$(awk -v i="$s_isend" -v m="$msgs" -v p="$pingpong_isend" -v c="$nc_isend" \
+			'BEGIN { w = c - m; if (w > 0) printf "~%d", (i - m * p) / w + 0.5; else printf "n/a" }')
+		posting="~$pingpong_isend"
+	fi
+	printf '%-8s %-9s %12s %16s %10s %9s %9s %11s\n' "$label" sender \
+		"$(div $((s_isend + s_test)) "$msgs")" \
+		"$(div "$s_test" "$nc_test") ($(awk -v a="$nc_test" -v m="$msgs" 'BEGIN { printf "%.1f", a / m }'))" \
+		"$(div "$s_isend" "$nc_isend")" "$waiting" "$posting" -
+	printf '%-8s %-9s %12s %16s %10s %9s %9s %11s\n' "" receiver \
+		"$(div $((r_irecv + r_test)) "$msgs")" \
+		"$(div "$r_test" "$r_nc_test") ($(awk -v a="$r_nc_test" -v m="$msgs" 'BEGIN { printf "%.1f", a / m }'))" \
+		- - - "$(div "$r_irecv" "$msgs")"
+	per_msg_sender=$(div $((s_isend + s_test)) "$msgs")
+	if [ ${#prof[@]} -gt 0 ]; then
+		# of those, what the events took (starting and stopping them, the
+		# benchmark's counting callback included)
+		echo "         events: sender $(div "$(incl "$client" "$(fn 'gdx_prof_(start_pieces|stop)')")" "$msgs"), receiver $(div "$(incl "$server" "$(fn 'gdx_prof_(start_bufs|stop)')")" "$msgs") per message ($(awk '/profiler events started/ { printf "%s%s %d started, %d stopped", sep, $2, $3, $7; sep = "; " }' "$out/vg.log"))"
+	fi
+}
+
+run_all() {
+	local plugin=$1
+	bench=(build/gdx-bench ${plugin:+--plugin "$plugin"})
+	# The entry cost of an isend that posts: in a ping-pong every isend finds
+	# its clear-to-send at the first call, so the part outside the posting
+	# function is the entry alone.
+	rm -f "$out"/lat.*
+	valgrind --tool=callgrind --trace-children=yes --callgrind-out-file="$out/lat.%p" \
+		"${bench[@]}" -m lat -s 8 -n "$ITERS" -w "$WARMUP" "${prof[@]}" >/dev/null 2>"$out/vg-lat.log"
+	local f a b nc=0 ic=0 pc=0 rc=0 ri=0
+	for f in "$out"/lat.*; do
+		read -r a b <<<"$(callstats "$f" "$(fn gdx_net_isend)")"
+		nc=$((nc + a)) ic=$((ic + b))
+		pc=$((pc + $(incl "$f" "$(fn gdx_isend_post)")))
+		read -r a b <<<"$(callstats "$f" "$(fn gdx_net_irecv)")"
+		rc=$((rc + a)) ri=$((ri + b))
+	done
+	entry=$(div $((ic - pc)) "$nc")
+	pingpong_isend=$(div "$ic" "$nc")
+	[ "$entry" = n/a ] && entry=0
+	echo "posting alone (8-byte ping-pong, both sides): isend $(div "$ic" "$nc"), irecv $(div "$ri" "$rc") instructions per call"
+	printf '%-8s %-9s %12s %16s %10s %9s %9s %11s\n' size side "per message" "test (calls/msg)" "isend all" waiting posting "irecv"
+	for s in $SIZES; do
+		stream "$s B" -s "$s"
+	done
+	if [ -n "${RAILS:-}" ] && [ -e /sys/class/infiniband/rxe3 ]; then
+		NCCL_GDX_FAILOVER=1 NCCL_GDX_RAILS=rxe0+rxe2,rxe1+rxe3 \
+			stream "2 rails" -s "${SIZES%% *}" -d rxe0+rxe2 --peer-dev rxe1+rxe3
+	fi
+}
+
+head="CPU cost per call, user-space instructions, gdx-bench stream of $msgs messages, depth 8"
+[ ${#prof[@]} -gt 0 ] && head+=", with a profiler taking the net events"
+echo "$head${PLUGIN:+ ($PLUGIN)}"
+run_all "${PLUGIN:-}"
+if [ -n "${LIVE_OFF:-}" ]; then
+	with=$per_msg_sender
+	SIZES=${SIZES%% *} RAILS='' run_all "$LIVE_OFF" >/dev/null
+	echo "live counters: $((with - per_msg_sender)) instructions per ${SIZES%% *}-byte message on the sender ($with with, $per_msg_sender without)"
+fi
+
 # System calls per message: the difference of two runs that differ only in
 # length, so start-up (hwloc reading sysfs, connecting) cancels out; the
 # benchmark's own sched_yield while idle is left out.
+bench=(build/gdx-bench ${PLUGIN:+--plugin "$PLUGIN"})
+SIZE=${SIZES%% *}
 syscalls() {
 	strace -f -qq -c -e 'trace=!sched_yield' -o "$out/st.$1" \
 		"${bench[@]}" -s "$SIZE" -n "$1" -w "$WARMUP" -t 8 "${prof[@]}" >/dev/null
-	awk '$NF == "total" { print $(NF-2) }' "$out/st.$1"
 }
-low=$(syscalls "$ITERS")
-high=$(syscalls $((3 * ITERS)))
+syscalls "$ITERS"
+syscalls $((3 * ITERS))
 n=$((2 * ITERS))
 # Per call: the difference between the two runs, per extra message. Calls the
 # connection set-up spins on (accept4, the handshake's recv) vary with timing
@@ -72,30 +178,4 @@ per_call() {
 	join "$out/calls.$ITERS" "$out/calls.$((3 * ITERS))" |
 		awk -v n="$n" '$1 != "accept4" && $1 != "recvfrom" && ($3 - $2) / n >= 0.01 { printf "%s %.2f, ", $1, ($3 - $2) / n }'
 }
-# The posting cost alone, without polling: in a ping-pong every isend finds
-# its clear-to-send and returns a request at the first call, and every irecv
-# returns one, so their instructions per call are exact.
-valgrind --tool=callgrind --trace-children=yes --callgrind-out-file="$out/lat.%p" \
-	"${bench[@]}" -m lat -s 8 -n "$ITERS" -w "$WARMUP" "${prof[@]}" >/dev/null 2>"$out/vg-lat.log"
-lat_files=$(ls "$out"/lat.* | sort -t. -k2 -n)
-isend_i=0 irecv_i=0
-for f in $lat_files; do
-	isend_i=$((isend_i + $(inclusive "$f" "gdx_net_isend")))
-	irecv_i=$((irecv_i + $(inclusive "$f" "gdx_net_irecv")))
-done
-if [ ${#prof[@]} -gt 0 ]; then
-	# what each end's plugin gave the benchmark's counting callback
-	events=$(awk '/profiler events started/ { printf "%s%s %d started, %d stopped", sep, $2, $3, $7; sep = "; " }' "$out/vg.log")
-	echo "CPU cost per $SIZE-byte message, gdx-bench stream of $msgs messages, depth 8${PLUGIN:+ ($PLUGIN)}, with a profiler taking the net events ($events)"
-else
-	echo "CPU cost per $SIZE-byte message, gdx-bench stream of $msgs messages, depth 8${PLUGIN:+ ($PLUGIN)}"
-fi
-if [ ${#prof[@]} -gt 0 ]; then
-	echo "  receiver: $((recv_i / msgs)) user-space instructions in irecv + test, $((recv_p / msgs)) of them reporting the events"
-	echo "  sender:   $((send_i / msgs)) user-space instructions in isend + test, $((send_p / msgs)) of them reporting the events"
-else
-	echo "  receiver: $((recv_i / msgs)) user-space instructions in irecv + test"
-	echo "  sender:   $((send_i / msgs)) user-space instructions in isend + test"
-fi
-echo "  system calls per message, both sides (sched_yield of the benchmark aside): $(per_call)"
-echo "  posting alone (8-byte ping-pong, both sides): isend $((isend_i / (2 * msgs))), irecv $((irecv_i / (2 * msgs))) instructions per call"
+echo "system calls per $SIZE-byte message, both sides (sched_yield of the benchmark aside): $(per_call)"
