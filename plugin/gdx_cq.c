@@ -31,9 +31,11 @@
 #include <gdx/gdx_stripe.h>
 #include <gdx/gdx_time.h>
 
-/* How often a waiting request looks at the peer's out-of-band socket. */
-#define GDX_LIVENESS_POLLS 1024
-#define GDX_LIVENESS_MS	   100
+/* How often a waiting request looks at the peer's out-of-band socket (and
+ * GDX_LIVENESS_POLLS idle polls, gdx_cq.h). */
+#define GDX_LIVENESS_MS 100
+/* Completions one poll takes per CQ. */
+#define GDX_POLL_BATCH 16
 
 static void gdx_wc_failed(struct gdx_comm *c, int rail, const struct ibv_wc *wc)
 {
@@ -178,6 +180,7 @@ static int gdx_flush_poll(struct gdx_recv_comm *rc)
 		for (int i = 0; i < n; i++) {
 			struct gdx_request *req = (struct gdx_request *)(uintptr_t)wcs[i].wr_id;
 
+			rc->flushes_out--; /* back, delivered or not */
 			if (wcs[i].status != IBV_WC_SUCCESS) {
 				gdx_wc_failed(&rc->base, r, &wcs[i]);
 			} else {
@@ -288,67 +291,128 @@ static void gdx_wc(struct gdx_comm *c, int r, const struct ibv_wc *wc)
 			gdx_post_delivered(c, r, GDX_WRID_QP(wc->wr_id), GDX_WRID_WR(wc->wr_id)));
 }
 
-/* Polls every rail's CQ once; returns how many completions were seen. */
-int gdx_comm_poll(struct gdx_comm *c)
+/* What a poll found on rail r beyond an empty CQ of a rail that is up: n
+ * completions (or n < 0, the poll failed), or a rail that drains and must
+ * know when its CQ is found empty. Out of line: the empty poll stays short.
+ * Returns n, or -1 once the comm has failed. */
+static __attribute__((noinline)) int gdx_cq_take(struct gdx_comm *c, int r,
+						 const struct ibv_wc *wcs, int n)
 {
-	struct ibv_wc wcs[16];
+	struct gdx_rail *rail = &c->rails[r];
+
+	if (n < 0) {
+		GDX_WARN("%s: ibv_poll_cq failed (%d)", c->dev_name, n);
+		gdx_comm_fail(c, -EIO);
+		return -1;
+	}
+	for (int i = 0; i < n; i++)
+		gdx_wc(c, r, &wcs[i]);
+	/* a drain that waits in vain takes its counts only from a CQ found
+	 * empty (gdx_failover.c) */
+	if (c->run[r].state == GDX_RAIL_DRAINING)
+		c->run[r].cq_idle = n < GDX_POLL_BATCH;
+	/* Receives go back in batches, one doorbell each: the receive queue has
+	 * a batch's room beyond what can be in flight. Only a completion moves
+	 * recvs_to_post, so only a poll that took some looks. */
+	if (c->kind != GDX_KIND_RECV || c->run[r].state != GDX_RAIL_UP)
+		return n;
+	for (int q = 0; q < rail->nqps; q++) {
+		if (rail->qps[q].recvs_to_post < GDX_RECV_BATCH)
+			continue;
+		if (gdx_rail_post_recvs(rail, q, (int)rail->qps[q].recvs_to_post))
+			gdx_comm_fail(c, -EIO);
+		rail->qps[q].recvs_to_post = 0;
+	}
+	return n;
+}
+
+/* After the CQs, what a poll does only when it is due: failover's sweep,
+ * the flush reads' CQs while reads are out, and the clear-to-sends that a
+ * completion, a stall or a rail taken out lets go. Returns the flush
+ * completions seen. */
+static __attribute__((noinline)) int gdx_comm_poll_rest(struct gdx_comm *c)
+{
+	struct gdx_recv_comm *rc;
 	int seen = 0;
 
-	for (int r = 0; r < c->nrails; r++) {
-		struct gdx_rail *rail = &c->rails[r];
-		int n = ibv_poll_cq(rail->cq, 16, wcs);
-
-		if (n < 0) {
-			GDX_WARN("%s: ibv_poll_cq failed (%d)", c->dev_name, n);
-			gdx_comm_fail(c, -EIO);
-			return seen;
-		}
-		seen += n;
-		for (int i = 0; i < n; i++)
-			gdx_wc(c, r, &wcs[i]);
-		/* a drain that waits in vain takes its counts only from a CQ
-		 * found empty (gdx_failover.c) */
-		if (c->run[r].state == GDX_RAIL_DRAINING)
-			c->run[r].cq_idle = n < 16;
-		/* Receives go back in batches, one doorbell each: the receive
-		 * queue has a batch's room beyond what can be in flight. */
-		if (c->kind != GDX_KIND_RECV || c->run[r].state != GDX_RAIL_UP)
-			continue;
-		for (int q = 0; q < rail->nqps; q++) {
-			if (rail->qps[q].recvs_to_post < GDX_RECV_BATCH)
-				continue;
-			if (gdx_rail_post_recvs(rail, q, (int)rail->qps[q].recvs_to_post))
-				gdx_comm_fail(c, -EIO);
-			rail->qps[q].recvs_to_post = 0;
-		}
-	}
 	if (c->failover && (gdx_failover_poll(c) & GDX_FO_REWRITE_CTS))
 		gdx_recv_comm_of(c)->cts_rewrite = true;
-	if (c->kind == GDX_KIND_RECV) {
-		struct gdx_recv_comm *rc = gdx_recv_comm_of(c);
-
-		if (rc->nflush)
-			seen += gdx_flush_poll(rc);
-		if (rc->cts_rewrite)
-			gdx_cts_rewrite(rc);
-		/* The sender runs low with some held back: the batch goes while it
-		 * still has a message to send, so that it never waits for one. */
-		if (rc->cts_stalled ||
-		    (rc->cts_sent < rc->tail && rc->cts_outstanding < GDX_CTS_DEFER_MIN))
-			gdx_cts_flush(rc);
-	}
+	if (c->kind != GDX_KIND_RECV)
+		return 0;
+	rc = gdx_recv_comm_of(c);
+	if (rc->flushes_out)
+		seen += gdx_flush_poll(rc);
+	if (rc->cts_rewrite)
+		gdx_cts_rewrite(rc);
+	/* The sender runs low with some held back: the batch goes while it still
+	 * has a message to send, so that it never waits for one. Only a
+	 * completion lowers cts_outstanding; irecv applies the rule itself. */
+	if (rc->cts_stalled || (rc->cts_sent < rc->tail && rc->cts_outstanding < GDX_CTS_DEFER_MIN))
+		gdx_cts_flush(rc);
 	return seen;
 }
 
-/* Called while waiting: verbs says nothing when the peer process is simply
- * gone, but its kernel closes the out-of-band socket. */
+/* Whether a poll that took no completion still has work after the CQs.
+ * The clear-to-sends keep a flag each: a flush stopped for room retries on
+ * every poll (the completions that give room back may have been taken by
+ * the flush's own poll), and a rewrite left undone the same. */
+static inline bool gdx_comm_poll_due(struct gdx_comm *c)
+{
+	if (c->kind == GDX_KIND_RECV) {
+		const struct gdx_recv_comm *rc = gdx_recv_comm_of(c);
+
+		if (rc->cts_stalled || rc->cts_rewrite || rc->flushes_out)
+			return true;
+	}
+	return gdx_failover_due(c);
+}
+
+/* The rest of a poll: rail 0's found n0 completions in wcs (or its rail is
+ * not up, or there are more rails, or something is due); polls the other
+ * rails, then does what is due. */
+static __attribute__((noinline)) int gdx_comm_poll_all(struct gdx_comm *c, struct ibv_wc *wcs,
+						       int n0)
+{
+	int seen = 0;
+
+	for (int r = 0; r < c->nrails; r++) {
+		int n = r ? ibv_poll_cq(c->rails[r].cq, GDX_POLL_BATCH, wcs) : n0;
+
+		if (n == 0 && c->run[r].state == GDX_RAIL_UP)
+			continue;
+		n = gdx_cq_take(c, r, wcs, n);
+		if (n < 0)
+			return seen;
+		seen += n;
+	}
+	/* due is asked on every poll: failover counts its polls there */
+	if (gdx_comm_poll_due(c) || seen)
+		seen += gdx_comm_poll_rest(c);
+	return seen;
+}
+
+/* Polls every rail's CQ once, and then only what is due (gdx_comm_poll_rest);
+ * returns how many completions were seen. The spin's case, one rail that is
+ * up with an empty CQ and nothing due, costs the provider's poll and a few
+ * compares. */
+int gdx_comm_poll(struct gdx_comm *c)
+{
+	struct ibv_wc wcs[GDX_POLL_BATCH];
+	int n = ibv_poll_cq(c->rails[0].cq, GDX_POLL_BATCH, wcs);
+
+	if (n == 0 && c->nrails == 1 && c->run[0].state == GDX_RAIL_UP && !gdx_comm_poll_due(c))
+		return 0;
+	return gdx_comm_poll_all(c, wcs, n);
+}
+
+/* Called every GDX_LIVENESS_POLLS polls without progress (gdx_comm_idle):
+ * the live slot's wait state, and now and then whether the peer process is
+ * still there: verbs says nothing when it is simply gone, but its kernel
+ * closes the out-of-band socket. */
 void gdx_comm_check_peer(struct gdx_comm *c)
 {
-	uint64_t now;
+	uint64_t now = gdx_now_ms();
 
-	if (++c->idle_polls % GDX_LIVENESS_POLLS)
-		return;
-	now = gdx_now_ms();
 	gdx_live_tick(c, now);
 	if (now - c->last_check_ms < GDX_LIVENESS_MS)
 		return;

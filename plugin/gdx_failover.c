@@ -73,9 +73,8 @@
 /* The first wait before a restore attempt, doubled after each that fails. */
 #define GDX_BACKOFF_FIRST_MS 100
 /* How often the async events and the ports are looked at. */
-#define GDX_PORT_CHECK_MS    20
-#define GDX_PORT_CHECK_POLLS 64
-#define GDX_PORT_QUERY_MS    100
+#define GDX_PORT_CHECK_MS 20 /* and GDX_PORT_CHECK_POLLS polls, gdx_failover.h */
+#define GDX_PORT_QUERY_MS 100
 
 static const char *const gdx_rail_state_names[] = {
 	[GDX_RAIL_UP] = "up",
@@ -944,7 +943,8 @@ int gdx_failover_poll(struct gdx_comm *c)
 	for (int r = 0; async && r < c->nrails; r++)
 		if (async & (1u << r))
 			act |= gdx_rail_failed(c, r, "an async event put its QP in error");
-	if (++c->fo_polls < GDX_PORT_CHECK_POLLS && c->nlive == c->nrails)
+	/* counted by gdx_failover_due */
+	if (c->fo_polls < GDX_PORT_CHECK_POLLS && c->nlive == c->nrails)
 		return act;
 	c->fo_polls = 0;
 	if (!now)

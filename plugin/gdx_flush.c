@@ -45,6 +45,7 @@ void gdx_flush_destroy(struct gdx_recv_comm *rc)
 		rc->flush_mr[r] = NULL;
 	}
 	rc->nflush = 0;
+	rc->flushes_out = 0;
 	free(rc->flush_byte);
 	rc->flush_byte = NULL;
 }
@@ -146,6 +147,7 @@ int gdx_iflush(struct gdx_recv_comm *rc, int n, void **data, const int *sizes, s
 			return -ret;
 		}
 		req->pending++;
+		rc->flushes_out++; /* its CQ is polled while any is out */
 		gdx_req_wrs_posted(req, 1);
 	}
 	gdx_req_mode(req, GDX_REQ_FLUSH);

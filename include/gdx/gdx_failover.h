@@ -34,9 +34,26 @@ int gdx_rail_failed(struct gdx_comm *c, int rail, const char *why);
 /* Whether a failed completion with this status takes its rail out (the path
  * failed) rather than the comm (a local or protocol error). */
 bool gdx_failover_status(enum ibv_wc_status status);
-/* Every poll of a comm with two or more rails: the peer's notes, the rails'
- * timers, the ports' state. Returns GDX_FO_* actions. */
+/* A poll of a comm with two or more rails that took completions, or found
+ * gdx_failover_due: the peer's notes, the async events another thread saw,
+ * and every GDX_PORT_CHECK_POLLS polls (every poll while a rail is not up)
+ * the rails' timers and the ports' state. Returns GDX_FO_* actions. */
 int gdx_failover_poll(struct gdx_comm *c);
+
+#define GDX_PORT_CHECK_POLLS 64
+
+/* Whether a poll that took no completion runs gdx_failover_poll: on every
+ * poll while a rail is not up (draining, re-sending, restoring, probing all
+ * move by polls), at once when an async event put a rail's QP in error, and
+ * otherwise every GDX_PORT_CHECK_POLLS-th poll, which is when a healthy
+ * comm reads the peer's notes (writes the protocol takes as late: a note is
+ * written again every 500 ms, counts are waited for 10 s). Our own failures
+ * need no sweep to be seen: they arrive as failed completions. */
+static inline bool gdx_failover_due(struct gdx_comm *c)
+{
+	return c->failover && (c->nlive != c->nrails || ++c->fo_polls >= GDX_PORT_CHECK_POLLS ||
+			       __atomic_load_n(&c->async_failed, __ATOMIC_RELAXED));
+}
 /* A probe on a PROBING rail completed (ok: delivered). */
 void gdx_failover_probed(struct gdx_comm *c, int rail, bool ok);
 /* The rail the comm's control writes (clear-to-sends, notes) go on: the
