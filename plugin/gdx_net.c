@@ -39,10 +39,9 @@ static bool gdx_initialized;
 static struct gdx_ctx **gdx_ctxs;
 static int gdx_nctxs;
 
-ncclResult_t gdx_net_result(int err)
+ncclResult_t gdx_net_error(int err)
 {
 	switch (err) {
-	case 0: return ncclSuccess;
 	case -EINVAL: /* NCCL passed something wrong */
 	case -EBADF:
 	case -ENOSPC:	       /* more requests than the API allows */

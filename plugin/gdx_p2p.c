@@ -323,8 +323,31 @@ static bool gdx_names_request(const struct gdx_seg *seg)
 #define gdx_names_request(seg)			  true
 #endif
 
-int gdx_isend(struct gdx_send_comm *sc, void *data, uint64_t size, int tag, struct gdx_mr *mr,
-	      void *phandle, struct gdx_request **req_p)
+/*
+ * A proxy calls isend until it returns a request, and most calls find no
+ * clear-to-send yet: such a call reads the FIFO slot's sequence number and
+ * returns, as net_ib's does (it leaves the CPU no work and no stack frame).
+ * Every GDX_ISEND_POLL_EVERY-th one polls, so that send queue slots come
+ * back, failover moves and the liveness checks run while the sender has
+ * nothing in flight for its tests to poll.
+ */
+#ifndef GDX_ISEND_POLL_EVERY
+#define GDX_ISEND_POLL_EVERY 16
+#endif
+
+static __attribute__((noinline)) int gdx_isend_wait(struct gdx_comm *c)
+{
+	GDX_LIVE_COUNT(c->live->want_cts = 1);
+	if (!gdx_comm_poll(c))
+		gdx_comm_idle(c);
+	return c->err;
+}
+
+/* An isend whose clear-to-send is there: matched and posted. Out of line, with its per-piece
+ * arrays: the calls that find none, most of a proxy's, set none of it up. */
+static __attribute__((noinline)) int gdx_isend_post(struct gdx_send_comm *sc, void *data,
+						    uint64_t size, int tag, struct gdx_mr *mr,
+						    void *phandle, struct gdx_request **req_p)
 {
 	struct gdx_comm *c = &sc->base;
 	struct gdx_cts *slot[GDX_MAX_RECVS];
@@ -336,20 +359,14 @@ int gdx_isend(struct gdx_send_comm *sc, void *data, uint64_t size, int tag, stru
 	bool chunked, ar;
 	int n, np, ret;
 
-	*req_p = NULL;
-	if (c->err)
-		return c->err;
+	/* A wrong handle is refused by the call that would post it: one that
+	 * finds no clear-to-send yet reads nothing of it. */
 	ret = gdx_check_mr(c, mr, data, size, "isend");
 	if (ret)
 		return ret;
 	ret = gdx_head_slot(sc, slot, &n);
-	if (ret == -EAGAIN) {
-		/* No clear-to-send yet: NCCL calls again. Keep completions moving. */
-		GDX_LIVE_COUNT(c->live->want_cts = 1);
-		if (!gdx_comm_poll(c))
-			gdx_comm_check_peer(c);
-		return c->err;
-	}
+	if (ret == -EAGAIN) /* a group's other entries are still on their way */
+		return ++c->cts_waits % GDX_ISEND_POLL_EVERY ? 0 : gdx_isend_wait(c);
 	if (ret)
 		return ret;
 	c->idle_polls = 0;
@@ -382,6 +399,12 @@ int gdx_isend(struct gdx_send_comm *sc, void *data, uint64_t size, int tag, stru
 					  segs[k]);
 		for (int m = 0; m < nsegs[k]; m++)
 			need += gdx_seg_wrs(r, &segs[k][m]);
+		/* Half full: the slots come back before a send finds none (small
+		 * sends are done at post, and their tests poll nothing). What the
+		 * poll took may change the plan (a rail taken out): NCCL calls again. */
+		if (!gdx_qp_room(r, &r->qps[pieces[k].q], need + r->sq_depth / 2) &&
+		    (gdx_comm_poll(c) > 0 || c->err))
+			return c->err;
 		if (!gdx_qp_room(r, &r->qps[pieces[k].q], need)) {
 			gdx_comm_poll(c); /* completions free the room; NCCL calls again */
 			return c->err;
@@ -415,6 +438,20 @@ int gdx_isend(struct gdx_send_comm *sc, void *data, uint64_t size, int tag, stru
 	gdx_prof_isend(c, req, phandle, pieces, np);
 	*req_p = req;
 	return 0;
+}
+
+int gdx_isend(struct gdx_send_comm *sc, void *data, uint64_t size, int tag, struct gdx_mr *mr,
+	      void *phandle, struct gdx_request **req_p)
+{
+	struct gdx_comm *c = &sc->base;
+	const struct gdx_cts *head = &c->ctrl->fifo[GDX_FIFO_INDEX(sc->head % GDX_MAX_REQUESTS, 0)];
+
+	*req_p = NULL;
+	if (c->err)
+		return c->err;
+	if (le32toh(__atomic_load_n(&head->seq, __ATOMIC_ACQUIRE)) != (uint32_t)(sc->head + 1))
+		return ++c->cts_waits % GDX_ISEND_POLL_EVERY ? 0 : gdx_isend_wait(c);
+	return gdx_isend_post(sc, data, size, tag, mr, phandle, req_p);
 }
 
 /* ---- the receive side ---- */
@@ -495,10 +532,45 @@ int gdx_irecv(struct gdx_recv_comm *rc, int n, void **data, const uint64_t *size
 	return 0;
 }
 
+/* Whether a request is still in flight on a comm that works: what a
+ * proxy's spin finds on most calls. */
+static inline bool gdx_req_waits(const struct gdx_request *req, const struct gdx_comm *c)
+{
+	return (req->pending > 0) & !(req->err | c->err);
+}
+
+/* A request test found done, or failed: what NCCL is told, and the request
+ * freed. */
+static __attribute__((noinline)) int gdx_test_end(struct gdx_request *req, int *done_p, int *sizes)
+{
+	struct gdx_comm *c = req->comm;
+	int err = req->err ? req->err : (req->pending > 0 ? c->err : 0);
+
+	if (err) {
+		gdx_req_put(req);
+		return err;
+	}
+	gdx_req_check_done(req);
+	*done_p = 1;
+	if (req->n > 1) {
+		for (int i = 0; i < req->n; i++)
+			req->size += req->sizes[i]; /* a group's total, for the counters */
+		if (sizes)
+			for (int i = 0; i < req->n; i++)
+				sizes[i] = (int)req->sizes[i];
+	} else if (sizes) {
+		sizes[0] = (int)req->size;
+	}
+	/* the comm's byte counts (its close line's) are its live slot's */
+	*(req->gpu ? &c->live->bytes_gpu : &c->live->bytes_host) += req->size;
+	GDX_LIVE_COUNT(c->live->msgs++);
+	gdx_req_put(req);
+	return 0;
+}
+
 int gdx_test(struct gdx_request *req, int *done_p, int *sizes)
 {
 	struct gdx_comm *c = req->comm;
-	int err;
 
 	if (req->state != GDX_REQ_ACTIVE) {
 		GDX_WARN("test of request %p, which is not in flight (already completed?)",
@@ -506,35 +578,17 @@ int gdx_test(struct gdx_request *req, int *done_p, int *sizes)
 		return -EINVAL;
 	}
 	*done_p = 0;
-	if (req->pending > 0 && !req->err && !c->err) {
+	if (gdx_req_waits(req, c)) {
 		if (gdx_comm_poll(c))
 			c->idle_polls = 0;
 		else
-			gdx_comm_check_peer(c);
+			gdx_comm_idle(c);
 	}
 	if (c->kind == GDX_KIND_RECV && gdx_cts_due(gdx_recv_comm_of(c), req))
 		gdx_cts_flush(gdx_recv_comm_of(c));
-	err = req->err ? req->err : (req->pending > 0 ? c->err : 0);
-	if (err) {
-		gdx_req_put(req);
-		return err;
-	}
-	if (req->pending > 0)
-		return 0;
-	gdx_req_check_done(req);
-	*done_p = 1;
-	for (int i = 0; i < req->n && req->n > 1; i++)
-		req->size += req->sizes[i]; /* a group's total, for the counters */
-	if (sizes && req->n > 1)
-		for (int i = 0; i < req->n; i++)
-			sizes[i] = (int)req->sizes[i];
-	else if (sizes)
-		sizes[0] = (int)req->size;
-	/* the comm's byte counts (its close line's) are its live slot's */
-	*(req->gpu ? &c->live->bytes_gpu : &c->live->bytes_host) += req->size;
-	GDX_LIVE_COUNT(c->live->msgs++);
-	gdx_req_put(req);
-	return 0;
+	if (gdx_req_waits(req, c))
+		return 0; /* the spin's answer */
+	return gdx_test_end(req, done_p, sizes);
 }
 
 int gdx_recv_comm_start(struct gdx_recv_comm *rc)

@@ -39,8 +39,13 @@ struct gdx_net_props {
 };
 
 /* The only place an internal error (0 or a negative errno) becomes an NCCL
- * result; every entry point, and every table's own check, returns through it. */
-ncclResult_t gdx_net_result(int err);
+ * result; every entry point, and every table's own check, returns through it.
+ * Success is decided inline: a proxy's spin on test returns it most. */
+ncclResult_t gdx_net_error(int err);
+static inline ncclResult_t gdx_net_result(int err)
+{
+	return err ? gdx_net_error(err) : ncclSuccess;
+}
 
 /* ctx_p NULL: the pre-v11 form, once per load. tc: NCCL's traffic class or
  * -1. prof: NCCL's profiler callback (v10+) or NULL (gdx_prof.h). view: how
