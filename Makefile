@@ -232,9 +232,16 @@ demo: deps
 	$(MAKE) all
 	scripts/demo.sh
 
-# The full side-by-side run (libnccl-net-gdx(7), PERFORMANCE): bandwidth, latency, rails.
+# make bench's CPU cost (scripts/cpu-cost.sh): callgrind and strace, and a
+# build without the live counters' stores to price them.
+BENCH_DEPS := valgrind strace
+
+# The full side-by-side run (libnccl-net-gdx(7), PERFORMANCE): bandwidth, latency, rails,
+# and the instructions per call.
 bench: deps
+	scripts/ensure-packages.sh $(BENCH_DEPS)
 	$(MAKE) all
+	$(MAKE) CPPFLAGS=-DGDX_LIVE_OFF BUILD=build-liveoff build-liveoff/libnccl-net-gdx.so
 	scripts/bench.sh
 
 test: deps
