@@ -85,17 +85,18 @@ stream() {
 	read -r nc_test s_test <<<"$(callstats "$client" "$(fn gdx_net_test)")"
 	s_post=$(incl "$client" "$(fn gdx_isend_post)")
 	# A waiting isend: every call's entry check is the same, E, measured in
-	# the ping-pong below where every isend posts.
+	# the ping-pong where every isend posts. Too few waiting calls (under a
+	# tenth of the messages) to divide by: n/a.
 	local waiting posting
 	if [ "$(calls "$client" "$(fn gdx_isend_post)")" -gt 0 ]; then
 		waiting=$(awk -v i=$((s_isend - s_post)) -v m="$msgs" -v e="$entry" -v c="$nc_isend" \
-			'BEGIN { w = c - m; if (w > 0) printf "%d", (i - m * e) / w + 0.5; else printf "n/a" }')
+			'BEGIN { w = c - m; if (w > m / 10) printf "%d", (i - m * e) / w + 0.5; else printf "n/a" }')
 		posting=$(awk -v p="$s_post" -v m="$msgs" -v e="$entry" 'BEGIN { printf "%d", p / m + e + 0.5 }')
 	else
 		# a build without the posting function (an earlier one): each
 		# posting call taken as the ping-pong's, so "~"
 		waiting=$(awk -v i="$s_isend" -v m="$msgs" -v p="$pingpong_isend" -v c="$nc_isend" \
-			'BEGIN { w = c - m; if (w > 0) printf "~%d", (i - m * p) / w + 0.5; else printf "n/a" }')
+			'BEGIN { w = c - m; if (w > m / 10) printf "~%d", (i - m * p) / w + 0.5; else printf "n/a" }')
 		posting="~$pingpong_isend"
 	fi
 	printf '%-8s %-9s %12s %16s %10s %9s %9s %11s\n' "$label" sender \
