@@ -343,6 +343,16 @@ static __attribute__((noinline)) int gdx_isend_wait(struct gdx_comm *c)
 	return c->err;
 }
 
+static bool gdx_sq_half_full(const struct gdx_comm *c)
+{
+	for (int r = 0; r < c->nrails; r++)
+		for (int q = 0; q < c->rails[r].nqps; q++)
+			if (!gdx_qp_room(&c->rails[r], &c->rails[r].qps[q],
+					 c->rails[r].sq_depth / 2))
+				return true;
+	return false;
+}
+
 /* An isend whose clear-to-send is there: matched and posted. Out of line, with its per-piece
  * arrays: the calls that find none, most of a proxy's, set none of it up. */
 static __attribute__((noinline)) int gdx_isend_post(struct gdx_send_comm *sc, void *data,
@@ -378,6 +388,15 @@ static __attribute__((noinline)) int gdx_isend_post(struct gdx_send_comm *sc, vo
 	 * tag, so a send of another rank waits for a receive of its own. */
 	if (le32toh(slot[0]->tag) != (uint32_t)tag)
 		return 0;
+	/* A send queue half full has its slots back now, before a send finds
+	 * none (small sends are done at post, their tests poll nothing, and a
+	 * waiting isend polls only now and then); before the plan, which what
+	 * the poll takes may change (a rail taken out). */
+	if (gdx_sq_half_full(c)) {
+		gdx_comm_poll(c);
+		if (c->err)
+			return c->err;
+	}
 	posted = le64toh(slot[0]->size);
 	if (size > posted) {
 		ret = gdx_send_refuse(sc, size, posted);
@@ -399,12 +418,6 @@ static __attribute__((noinline)) int gdx_isend_post(struct gdx_send_comm *sc, vo
 					  segs[k]);
 		for (int m = 0; m < nsegs[k]; m++)
 			need += gdx_seg_wrs(r, &segs[k][m]);
-		/* Half full: the slots come back before a send finds none (small
-		 * sends are done at post, and their tests poll nothing). What the
-		 * poll took may change the plan (a rail taken out): NCCL calls again. */
-		if (!gdx_qp_room(r, &r->qps[pieces[k].q], need + r->sq_depth / 2) &&
-		    (gdx_comm_poll(c) > 0 || c->err))
-			return c->err;
 		if (!gdx_qp_room(r, &r->qps[pieces[k].q], need)) {
 			gdx_comm_poll(c); /* completions free the room; NCCL calls again */
 			return c->err;

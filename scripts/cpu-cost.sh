@@ -107,7 +107,8 @@ stream() {
 		"$(div $((r_irecv + r_test)) "$msgs")" \
 		"$(div "$r_test" "$r_nc_test") ($(awk -v a="$r_nc_test" -v m="$msgs" 'BEGIN { printf "%.1f", a / m }'))" \
 		- - - "$(div "$r_irecv" "$msgs")"
-	per_msg_sender=$(div $((s_isend + s_test)) "$msgs")
+	# the first size's, for LIVE_OFF
+	[ -n "${per_msg_sender:-}" ] || per_msg_sender=$(div $((s_isend + s_test)) "$msgs")
 	if [ ${#prof[@]} -gt 0 ]; then
 		# of those, what the events took (starting and stopping them, the
 		# benchmark's counting callback included)
@@ -152,6 +153,7 @@ echo "$head${PLUGIN:+ ($PLUGIN)}"
 run_all "${PLUGIN:-}"
 if [ -n "${LIVE_OFF:-}" ]; then
 	with=$per_msg_sender
+	per_msg_sender=
 	SIZES=${SIZES%% *} RAILS='' run_all "$LIVE_OFF" >/dev/null
 	echo "live counters: $((with - per_msg_sender)) instructions per ${SIZES%% *}-byte message on the sender ($with with, $per_msg_sender without)"
 fi
