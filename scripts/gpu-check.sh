@@ -33,6 +33,9 @@ case ${1:-} in
 esac
 
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
+# The report's files, in a directory of our own (mode 700, a name no one
+# guessed): a neighbour on a shared node cannot place or read them.
+out=$(mktemp -d -t gdx-gpu-check.XXXXXX) || exit 2
 failed=0
 step() { printf '\n=== %s\n' "$*"; }
 bad() {
@@ -56,8 +59,8 @@ export NCCL_NET_PLUGIN=$PWD/build/libnccl-net-gdx.so
 LD_LIBRARY_PATH=$CUDA_HOME/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} build/gdx-doctor check
 echo "(exit $?: 0 healthy, 1 degraded, 2 broken)"
 LD_LIBRARY_PATH=$CUDA_HOME/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} build/gdx-doctor check --json \
-	>/tmp/gdx-gpu-check.json
-echo "JSON report: /tmp/gdx-gpu-check.json"
+	>"$out/check.json"
+echo "JSON report: $out/check.json"
 
 step "allreduce (NCCL's all-reduce through the plugin)"
 mkdir -p build/tests/gpu
@@ -103,30 +106,31 @@ if [ "$rxe" -eq 1 ]; then
 	echo "(exit $?; rxe has no path to GPU memory: a refusal that names rxe is the expected answer)"
 
 	step "NCCL all-reduce, 2 ranks on one GPU seen as two hosts, NET/GDX over rxe"
-	id=$(mktemp -u /tmp/gdx-nccl-id.XXXXXX)
+	id=$out/nccl-id
 	export LD_LIBRARY_PATH=$CUDA_HOME/lib64:$PWD/build${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 	common=(NCCL_NET_PLUGIN="$PWD/build/libnccl-net-gdx.so" NCCL_NET=GDX NCCL_DEBUG=INFO
 		NCCL_DEBUG_SUBSYS=INIT$',NET' NCCL_GDX_SOCKET_IFNAME=veth NCCL_SOCKET_IFNAME=veth)
 	env "${common[@]}" NCCL_HOSTID=gdx-host-a NCCL_GDX_HCA==rxe0 \
-		build/tests/gpu/allreduce 0 "$id" >/tmp/gdx-rank0.log 2>&1 &
+		build/tests/gpu/allreduce 0 "$id" >"$out/rank0.log" 2>&1 &
 	r0=$!
 	env "${common[@]}" NCCL_HOSTID=gdx-host-b NCCL_GDX_HCA==rxe1 \
-		timeout 600 build/tests/gpu/allreduce 1 "$id" >/tmp/gdx-rank1.log 2>&1
+		timeout 600 build/tests/gpu/allreduce 1 "$id" >"$out/rank1.log" 2>&1
 	rc1=$?
 	wait "$r0"
 	rc0=$?
 	rm -f "$id"
 	for r in 0 1; do
-		echo "--- rank $r (/tmp/gdx-rank$r.log)"
-		grep -E 'NET/Plugin|Using network|NET/GDX|via NET|rank [01]:|WARN' "/tmp/gdx-rank$r.log"
+		echo "--- rank $r ($out/rank$r.log)"
+		grep -E 'NET/Plugin|Using network|NET/GDX|via NET|rank [01]:|WARN' "$out/rank$r.log"
 	done
 	if [ "$rc0" -ne 0 ] || [ "$rc1" -ne 0 ]; then
 		bad "the all-reduce (rank 0 exit $rc0, rank 1 exit $rc1)"
 	fi
-	grep -q 'Using network GDX' /tmp/gdx-rank0.log || bad "NCCL did not use NET/GDX"
+	grep -q 'Using network GDX' "$out/rank0.log" || bad "NCCL did not use NET/GDX"
 fi
 
 step "summary"
+echo "the report's files: $out"
 if [ "$failed" -eq 0 ]; then
 	echo "every step ran"
 else

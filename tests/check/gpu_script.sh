@@ -19,6 +19,12 @@ check() { # name, command...
 }
 check "gpu-check.sh parses" bash -n scripts/gpu-check.sh
 check "vm-init.sh parses (its wires mode is what gpu-check.sh runs)" sh -n scripts/vm-init.sh
+# A shared node: the report goes to a private directory of its own, not to
+# fixed names in /tmp another user could have placed first.
+check "gpu-check.sh writes no fixed name under /tmp" sh -c \
+	"! grep -nE '/tmp/|mktemp -u' scripts/gpu-check.sh"
+check "gpu-check.sh makes its files in a private mktemp -d directory" \
+	grep -q 'mktemp -d' scripts/gpu-check.sh
 if command -v shellcheck >/dev/null; then
 	check "gpu-check.sh passes shellcheck" shellcheck -s bash scripts/gpu-check.sh
 fi
