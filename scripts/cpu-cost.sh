@@ -42,9 +42,10 @@ msgs=$((ITERS + WARMUP))
 # (exact per call; no annotation needed). In that format a "cfn=" line names
 # the callee of the next "calls=N ..." line, and the line after it holds the
 # calls' inclusive cost; names are given once as "(id) name", then as "(id)".
-# A static function GCC cloned keeps its name before the dot.
+# A static function GCC cloned keeps its name before the dot. A third regex
+# counts only the calls made by the functions it matches.
 callstats() {
-	awk -v re="$2" '
+	awk -v re="$2" -v caller="${3:-}" '
 		/^c?fn=/ {
 			s = substr($0, index($0, "=") + 1)
 			if (match(s, /^\([0-9]+\)/)) {
@@ -52,10 +53,15 @@ callstats() {
 				if (rest != "") nm[id] = rest
 				s = nm[id]
 			}
-			if ($0 ~ /^cfn=/) cfn = s
+			if ($0 ~ /^cfn=/) cfn = s; else cur = s
 			next
 		}
-		/^calls=/ { split(substr($0, 7), a, " "); hit = cfn ~ re; if (hit) n += a[1]; next }
+		/^calls=/ {
+			split(substr($0, 7), a, " ")
+			hit = cfn ~ re && (caller == "" || cur ~ caller)
+			if (hit) n += a[1]
+			next
+		}
 		hit { c += $NF; hit = 0 }
 		END { print n + 0, c + 0 }' "$1"
 }
@@ -63,6 +69,26 @@ calls() { callstats "$1" "$2" | cut -d' ' -f1; }
 incl() { callstats "$1" "$2" | cut -d' ' -f2; }
 fn() { echo "^$1(\\.|'|\$)"; }
 div() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%d", a / b + 0.5; else printf "n/a" }'; }
+
+row() { printf '%-8s %-9s %12s %16s %6s %10s %8s %8s %8s\n' "$@"; }
+
+# A test call that finds nothing, the spin's: what every call runs (the
+# entry, test's checks, one CQ poll with the provider's) without what only
+# a call that found something runs (gdx_comm_poll_all: completions taken;
+# gdx_test_end: a request done; a clear-to-send written; the liveness
+# check). The average per call above mixes both, in the proportion of that
+# run's spin. A build without those functions (an earlier one): n/a.
+empty_test() {
+	local p t pt pa rest
+	[ "$(calls "$1" "$(fn gdx_comm_poll_all)")" -gt 0 ] || { echo n/a; return; }
+	read -r p pt <<<"$(callstats "$1" "$(fn gdx_comm_poll)")"
+	pa=$(incl "$1" "$(fn gdx_comm_poll_all)")
+	read -r t rest <<<"$(callstats "$1" "$(fn gdx_net_test)")"
+	rest=$((rest - $(incl "$1" "$(fn gdx_comm_poll)" "$(fn gdx_test)") -
+		$(incl "$1" "$(fn 'gdx_(test_end|cts_flush|comm_check_peer)')" "$(fn gdx_test)")))
+	awk -v r="$rest" -v t="$t" -v pt="$pt" -v pa="$pa" -v p="$p" \
+		'BEGIN { printf "%d", r / t + (pt - pa) / p + 0.5 }'
+}
 
 # One profiled stream; sets the per-call figures of both sides.
 # $1: label, then gdx-bench's arguments.
@@ -99,14 +125,14 @@ stream() {
 			'BEGIN { w = c - m; if (w > m / 10) printf "~%d", (i - m * p) / w + 0.5; else printf "n/a" }')
 		posting="~$pingpong_isend"
 	fi
-	printf '%-8s %-9s %12s %16s %10s %9s %9s %11s\n' "$label" sender \
+	row "$label" sender \
 		"$(div $((s_isend + s_test)) "$msgs")" \
 		"$(div "$s_test" "$nc_test") ($(awk -v a="$nc_test" -v m="$msgs" 'BEGIN { printf "%.1f", a / m }'))" \
-		"$(div "$s_isend" "$nc_isend")" "$waiting" "$posting" -
-	printf '%-8s %-9s %12s %16s %10s %9s %9s %11s\n' "" receiver \
+		"$(empty_test "$client")" "$(div "$s_isend" "$nc_isend")" "$waiting" "$posting" -
+	row "" receiver \
 		"$(div $((r_irecv + r_test)) "$msgs")" \
 		"$(div "$r_test" "$r_nc_test") ($(awk -v a="$r_nc_test" -v m="$msgs" 'BEGIN { printf "%.1f", a / m }'))" \
-		- - - "$(div "$r_irecv" "$msgs")"
+		"$(empty_test "$server")" - - - "$(div "$r_irecv" "$msgs")"
 	# the first size's, for LIVE_OFF
 	[ -n "${per_msg_sender:-}" ] || per_msg_sender=$(div $((s_isend + s_test)) "$msgs")
 	if [ ${#prof[@]} -gt 0 ]; then
@@ -137,7 +163,7 @@ run_all() {
 	pingpong_isend=$(div "$ic" "$nc")
 	[ "$entry" = n/a ] && entry=0
 	echo "posting alone (8-byte ping-pong, both sides): isend $(div "$ic" "$nc"), irecv $(div "$ri" "$rc") instructions per call"
-	printf '%-8s %-9s %12s %16s %10s %9s %9s %11s\n' size side "per message" "test (calls/msg)" "isend all" waiting posting "irecv"
+	row size side "per message" "test (calls/msg)" empty "isend all" waiting posting irecv
 	for s in $SIZES; do
 		stream "$s B" -s "$s"
 	done
