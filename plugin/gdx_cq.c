@@ -34,8 +34,6 @@
 /* How often a waiting request looks at the peer's out-of-band socket (and
  * GDX_LIVENESS_POLLS idle polls, gdx_cq.h). */
 #define GDX_LIVENESS_MS 100
-/* Completions one poll takes per CQ. */
-#define GDX_POLL_BATCH 16
 
 static void gdx_wc_failed(struct gdx_comm *c, int rail, const struct ibv_wc *wc)
 {
@@ -352,26 +350,9 @@ static __attribute__((noinline)) int gdx_comm_poll_rest(struct gdx_comm *c)
 	return seen;
 }
 
-/* Whether a poll that took no completion still has work after the CQs.
- * The clear-to-sends keep a flag each: a flush stopped for room retries on
- * every poll (the completions that give room back may have been taken by
- * the flush's own poll), and a rewrite left undone the same. */
-static inline bool gdx_comm_poll_due(struct gdx_comm *c)
-{
-	if (c->kind == GDX_KIND_RECV) {
-		const struct gdx_recv_comm *rc = gdx_recv_comm_of(c);
-
-		if (rc->cts_stalled || rc->cts_rewrite || rc->flushes_out)
-			return true;
-	}
-	return gdx_failover_due(c);
-}
-
-/* The rest of a poll: rail 0's found n0 completions in wcs (or its rail is
- * not up, or there are more rails, or something is due); polls the other
- * rails, then does what is due. */
-static __attribute__((noinline)) int gdx_comm_poll_all(struct gdx_comm *c, struct ibv_wc *wcs,
-						       int n0)
+/* What a poll does after rail 0's CQ (gdx_comm_poll_inline): the other
+ * rails, what they found, then what is due. */
+int gdx_comm_poll_all(struct gdx_comm *c, struct ibv_wc *wcs, int n0)
 {
 	int seen = 0;
 
@@ -391,18 +372,9 @@ static __attribute__((noinline)) int gdx_comm_poll_all(struct gdx_comm *c, struc
 	return seen;
 }
 
-/* Polls every rail's CQ once, and then only what is due (gdx_comm_poll_rest);
- * returns how many completions were seen. The spin's case, one rail that is
- * up with an empty CQ and nothing due, costs the provider's poll and a few
- * compares. */
 int gdx_comm_poll(struct gdx_comm *c)
 {
-	struct ibv_wc wcs[GDX_POLL_BATCH];
-	int n = ibv_poll_cq(c->rails[0].cq, GDX_POLL_BATCH, wcs);
-
-	if (n == 0 && c->nrails == 1 && c->run[0].state == GDX_RAIL_UP && !gdx_comm_poll_due(c))
-		return 0;
-	return gdx_comm_poll_all(c, wcs, n);
+	return gdx_comm_poll_inline(c);
 }
 
 /* Called every GDX_LIVENESS_POLLS polls without progress (gdx_comm_idle):

@@ -592,7 +592,7 @@ int gdx_test(struct gdx_request *req, int *done_p, int *sizes)
 	}
 	*done_p = 0;
 	if (gdx_req_waits(req, c)) {
-		if (gdx_comm_poll(c))
+		if (gdx_comm_poll_inline(c))
 			c->idle_polls = 0;
 		else
 			gdx_comm_idle(c);

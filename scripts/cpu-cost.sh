@@ -73,21 +73,17 @@ div() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%d", a / b + 0.5; el
 row() { printf '%-8s %-9s %12s %16s %6s %10s %8s %8s %8s\n' "$@"; }
 
 # A test call that finds nothing, the spin's: what every call runs (the
-# entry, test's checks, one CQ poll with the provider's) without what only
-# a call that found something runs (gdx_comm_poll_all: completions taken;
-# gdx_test_end: a request done; a clear-to-send written; the liveness
-# check). The average per call above mixes both, in the proportion of that
-# run's spin. A build without those functions (an earlier one): n/a.
+# entry, test's checks, one CQ poll with the provider's, all in gdx_test)
+# without what only a call that found something runs (gdx_comm_poll_all:
+# completions taken; gdx_test_end: a request done; a clear-to-send written;
+# the liveness check). The average per call mixes both, in the proportion of
+# that run's spin. A build without that shape (an earlier one): n/a.
 empty_test() {
-	local p t pt pa rest
-	[ "$(calls "$1" "$(fn gdx_comm_poll_all)")" -gt 0 ] || { echo n/a; return; }
-	read -r p pt <<<"$(callstats "$1" "$(fn gdx_comm_poll)")"
-	pa=$(incl "$1" "$(fn gdx_comm_poll_all)")
-	read -r t rest <<<"$(callstats "$1" "$(fn gdx_net_test)")"
-	rest=$((rest - $(incl "$1" "$(fn gdx_comm_poll)" "$(fn gdx_test)") -
-		$(incl "$1" "$(fn 'gdx_(test_end|cts_flush|comm_check_peer)')" "$(fn gdx_test)")))
-	awk -v r="$rest" -v t="$t" -v pt="$pt" -v pa="$pa" -v p="$p" \
-		'BEGIN { printf "%d", r / t + (pt - pa) / p + 0.5 }'
+	local t all busy
+	busy=$(incl "$1" "$(fn 'gdx_(comm_poll_all|test_end|cts_flush|comm_check_peer)')" "$(fn gdx_test)")
+	[ "$(calls "$1" "$(fn gdx_comm_poll_all)" "$(fn gdx_test)")" -gt 0 ] || { echo n/a; return; }
+	read -r t all <<<"$(callstats "$1" "$(fn gdx_net_test)")"
+	div $((all - busy)) "$t"
 }
 
 # One profiled stream; sets the per-call figures of both sides.
