@@ -335,11 +335,17 @@ static bool gdx_names_request(const struct gdx_seg *seg)
 #define GDX_ISEND_POLL_EVERY 16
 #endif
 
+/* Every waiting call counts as an idle poll (the hang detection's tick and
+ * the liveness check come every GDX_LIVENESS_POLLS of them, as a test's);
+ * every GDX_ISEND_POLL_EVERY-th polls, and the check falls on one of those. */
+_Static_assert(GDX_LIVENESS_POLLS % GDX_ISEND_POLL_EVERY == 0,
+	       "the liveness check must fall on a polling call");
+
 static __attribute__((noinline)) int gdx_isend_wait(struct gdx_comm *c)
 {
 	GDX_LIVE_COUNT(c->live->want_cts = 1);
-	if (!gdx_comm_poll(c))
-		gdx_comm_idle(c);
+	if (!gdx_comm_poll(c) && !(c->idle_polls % GDX_LIVENESS_POLLS))
+		gdx_comm_check_peer(c);
 	return c->err;
 }
 
@@ -376,7 +382,7 @@ static __attribute__((noinline)) int gdx_isend_post(struct gdx_send_comm *sc, vo
 		return ret;
 	ret = gdx_head_slot(sc, slot, &n);
 	if (ret == -EAGAIN) /* a group's other entries are still on their way */
-		return ++c->cts_waits % GDX_ISEND_POLL_EVERY ? 0 : gdx_isend_wait(c);
+		return ++c->idle_polls % GDX_ISEND_POLL_EVERY ? 0 : gdx_isend_wait(c);
 	if (ret)
 		return ret;
 	c->idle_polls = 0;
@@ -463,7 +469,7 @@ int gdx_isend(struct gdx_send_comm *sc, void *data, uint64_t size, int tag, stru
 	if (c->err)
 		return c->err;
 	if (le32toh(__atomic_load_n(&head->seq, __ATOMIC_ACQUIRE)) != (uint32_t)(sc->head + 1))
-		return ++c->cts_waits % GDX_ISEND_POLL_EVERY ? 0 : gdx_isend_wait(c);
+		return ++c->idle_polls % GDX_ISEND_POLL_EVERY ? 0 : gdx_isend_wait(c);
 	return gdx_isend_post(sc, data, size, tag, mr, phandle, req_p);
 }
 

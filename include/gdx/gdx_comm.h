@@ -279,7 +279,6 @@ struct gdx_comm {
 	int sock;		/* out-of-band socket, kept open as the liveness signal */
 	int err;		/* sticky: once set, every call fails with it */
 	uint32_t idle_polls;	/* polls without progress */
-	uint32_t cts_waits;	/* sender: isend calls that found no clear-to-send */
 	uint64_t last_check_ms; /* last look at the peer's out-of-band socket */
 	uint32_t next_req;	/* where the search for a free request starts */
 	int max_reqs; /* 2 x GDX_MAX_REQUESTS (flushes too), GDX_MAX_SEND_REQUESTS to send */
