@@ -224,6 +224,9 @@ BUILD_DEPS += graphviz
 # tests/check/doctor_fleet.sh and doctor_log.sh: GNU time measures the memory
 # gdx-doctor takes on hostile inputs.
 BUILD_DEPS += time
+# scripts/cpu-cost.sh (make bench, and its smoke check in the VM tier):
+# callgrind counts the instructions, strace the system calls.
+BUILD_DEPS += valgrind strace
 
 deps:
 	scripts/ensure-packages.sh $(BUILD_DEPS)
@@ -232,14 +235,10 @@ demo: deps
 	$(MAKE) all
 	scripts/demo.sh
 
-# make bench's CPU cost (scripts/cpu-cost.sh): callgrind and strace, and a
-# build without the live counters' stores to price them.
-BENCH_DEPS := valgrind strace
-
 # The full side-by-side run (libnccl-net-gdx(7), PERFORMANCE): bandwidth, latency, rails,
 # and the instructions per call.
+# build-liveoff: the plugin without the live counters' stores, to price them.
 bench: deps
-	scripts/ensure-packages.sh $(BENCH_DEPS)
 	$(MAKE) all
 	$(MAKE) CPPFLAGS=-DGDX_LIVE_OFF BUILD=build-liveoff build-liveoff/libnccl-net-gdx.so
 	scripts/bench.sh
