@@ -65,8 +65,8 @@ callstats() {
 		hit { c += $NF; hit = 0 }
 		END { print n + 0, c + 0 }' "$1"
 }
-calls() { callstats "$1" "$2" | cut -d' ' -f1; }
-incl() { callstats "$1" "$2" | cut -d' ' -f2; }
+calls() { callstats "$@" | cut -d' ' -f1; }
+incl() { callstats "$@" | cut -d' ' -f2; }
 fn() { echo "^$1(\\.|'|\$)"; }
 div() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%d", a / b + 0.5; else printf "n/a" }'; }
 
@@ -79,7 +79,8 @@ row() { printf '%-8s %-9s %12s %16s %6s %10s %8s %8s %8s\n' "$@"; }
 # the liveness check). The average per call mixes both, in the proportion of
 # that run's spin. The receiver's: every test of its pending receives polls
 # (a small send is done at post, and its test polls nothing). A build
-# without that shape (an earlier one): n/a.
+# without that shape (an earlier one), or two rails (every poll goes on to
+# the second rail's CQ): n/a.
 empty_test() {
 	local t all busy
 	busy=$(incl "$1" "$(fn 'gdx_(comm_poll_all|test_end|cts_flush|comm_check_peer)')" "$(fn gdx_test)")
@@ -119,9 +120,9 @@ stream() {
 	else
 		# a build without the posting function (an earlier one): each
 		# posting call taken as the ping-pong's, so "~"
-		waiting=$(awk -v i="$s_isend" -v m="$msgs" -v p="$pingpong_isend" -v c="$nc_isend" \
+		waiting=$(awk -v i="$s_isend" -v m="$msgs" -v p="$pp_isend" -v c="$nc_isend" \
 			'BEGIN { w = c - m; if (w > m / 10) printf "~%d", (i - m * p) / w + 0.5; else printf "n/a" }')
-		posting="~$pingpong_isend"
+		posting="~$pp_isend"
 	fi
 	row "$label" sender \
 		"$(div $((s_isend + s_test)) "$msgs")" \
@@ -130,9 +131,8 @@ stream() {
 	row "" receiver \
 		"$(div $((r_irecv + r_test)) "$msgs")" \
 		"$(div "$r_test" "$r_nc_test") ($(awk -v a="$r_nc_test" -v m="$msgs" 'BEGIN { printf "%.1f", a / m }'))" \
-		"$(empty_test "$server")" - - - "$(div "$r_irecv" "$msgs")"
-	# the first size's, for LIVE_OFF
-	[ -n "${per_msg_sender:-}" ] || per_msg_sender=$(div $((s_isend + s_test)) "$msgs")
+		"$(if [ "$label" = "2 rails" ]; then echo n/a; else empty_test "$server"; fi)" \
+		- - - "$(div "$r_irecv" "$msgs")"
 	if [ ${#prof[@]} -gt 0 ]; then
 		# of those, what the events took (starting and stopping them, the
 		# benchmark's counting callback included)
@@ -140,27 +140,34 @@ stream() {
 	fi
 }
 
-run_all() {
-	local plugin=$1
-	bench=(build/gdx-bench ${plugin:+--plugin "$plugin"})
-	# The entry cost of an isend that posts: in a ping-pong every isend finds
-	# its clear-to-send at the first call, so the part outside the posting
-	# function is the entry alone.
+# An 8-byte ping-pong: every isend finds its clear-to-send at the first
+# call and every irecv returns a request, so their instructions per call
+# are the posting cost alone, and the part of an isend outside the posting
+# function is its entry (entry). done: what the test that finds a request
+# done adds (gdx_test_end), per message.
+pingpong() {
+	local f a b nc=0 ic=0 pc=0 rc=0 ri=0 dc=0 di=0
 	rm -f "$out"/lat.*
 	valgrind --tool=callgrind --trace-children=yes --callgrind-out-file="$out/lat.%p" \
 		"${bench[@]}" -m lat -s 8 -n "$ITERS" -w "$WARMUP" "${prof[@]}" >/dev/null 2>"$out/vg-lat.log"
-	local f a b nc=0 ic=0 pc=0 rc=0 ri=0
 	for f in "$out"/lat.*; do
 		read -r a b <<<"$(callstats "$f" "$(fn gdx_net_isend)")"
 		nc=$((nc + a)) ic=$((ic + b))
 		pc=$((pc + $(incl "$f" "$(fn gdx_isend_post)")))
 		read -r a b <<<"$(callstats "$f" "$(fn gdx_net_irecv)")"
 		rc=$((rc + a)) ri=$((ri + b))
+		read -r a b <<<"$(callstats "$f" "$(fn gdx_test_end)")"
+		dc=$((dc + a)) di=$((di + b))
 	done
 	entry=$(div $((ic - pc)) "$nc")
-	pingpong_isend=$(div "$ic" "$nc")
 	[ "$entry" = n/a ] && entry=0
-	echo "posting alone (8-byte ping-pong, both sides): isend $(div "$ic" "$nc"), irecv $(div "$ri" "$rc") instructions per call"
+	pp_isend=$(div "$ic" "$nc") pp_irecv=$(div "$ri" "$rc") pp_done=$(div "$di" "$dc")
+}
+
+run_all() {
+	bench=(build/gdx-bench ${1:+--plugin "$1"})
+	pingpong
+	echo "posting alone (8-byte ping-pong, both sides): isend $pp_isend, irecv $pp_irecv instructions per call"
 	row size side "per message" "test (calls/msg)" empty "isend all" waiting posting irecv
 	for s in $SIZES; do
 		stream "$s B" -s "$s"
@@ -176,10 +183,14 @@ head="CPU cost per call, user-space instructions, gdx-bench stream of $msgs mess
 echo "$head${PLUGIN:+ ($PLUGIN)}"
 run_all "${PLUGIN:-}"
 if [ -n "${LIVE_OFF:-}" ]; then
-	with=$per_msg_sender
-	per_msg_sender=
-	SIZES=${SIZES%% *} RAILS='' run_all "$LIVE_OFF" >/dev/null
-	echo "live counters: $((with - per_msg_sender)) instructions per ${SIZES%% *}-byte message on the sender ($with with, $per_msg_sender without)"
+	# What a message's stores cost: its isend, its irecv and the tests that
+	# find them done, in the ping-pong (a stream's figures move more with
+	# the spin than the stores weigh).
+	with=$((pp_isend + pp_irecv + 2 * pp_done))
+	bench=(build/gdx-bench --plugin "$LIVE_OFF")
+	pingpong
+	without=$((pp_isend + pp_irecv + 2 * pp_done))
+	echo "live counters: $((with - without)) instructions per 8-byte message, both sides (isend, irecv and the tests that find them done: $with with, $without without)"
 fi
 
 # System calls per message: the difference of two runs that differ only in
