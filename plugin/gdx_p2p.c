@@ -151,6 +151,13 @@ static int gdx_piece_segs(struct gdx_send_comm *sc, const struct gdx_piece *p, i
 	return m;
 }
 
+/* Whether the receiver's write of entry e for sequence number seq has
+ * landed (its seq last: the rest of the entry is there before it). */
+static inline bool gdx_cts_arrived(const struct gdx_cts *e, uint32_t seq)
+{
+	return le32toh(__atomic_load_n(&e->seq, __ATOMIC_ACQUIRE)) == seq;
+}
+
 /* Reads the head slot: 0 with the entry count once every entry of it has
  * arrived, -EAGAIN before, -EPROTO for a malformed slot. */
 static int gdx_head_slot(struct gdx_send_comm *sc, struct gdx_cts **slot, int *n_p)
@@ -159,7 +166,7 @@ static int gdx_head_slot(struct gdx_send_comm *sc, struct gdx_cts **slot, int *n
 	uint32_t s = (uint32_t)(sc->head % GDX_MAX_REQUESTS), seq = (uint32_t)(sc->head + 1), n;
 
 	slot[0] = &sc->base.ctrl->fifo[GDX_FIFO_INDEX(s, 0)];
-	if (le32toh(__atomic_load_n(&slot[0]->seq, __ATOMIC_ACQUIRE)) != seq)
+	if (!gdx_cts_arrived(slot[0], seq))
 		return -EAGAIN;
 	n = le32toh(slot[0]->nreqs);
 	if (n < 1 || n > GDX_MAX_RECVS) {
@@ -171,7 +178,7 @@ static int gdx_head_slot(struct gdx_send_comm *sc, struct gdx_cts **slot, int *n
 	/* The other entries come by other writes, or land in any order. */
 	for (uint32_t i = 1; i < n; i++) {
 		slot[i] = &sc->base.ctrl->fifo[GDX_FIFO_INDEX(s, i)];
-		if (le32toh(__atomic_load_n(&slot[i]->seq, __ATOMIC_ACQUIRE)) != seq)
+		if (!gdx_cts_arrived(slot[i], seq))
 			return -EAGAIN;
 	}
 	*n_p = (int)n;
@@ -349,6 +356,12 @@ static __attribute__((noinline)) int gdx_isend_wait(struct gdx_comm *c)
 	return c->err;
 }
 
+/* An isend that found no clear-to-send (or not all of a group's entries). */
+static inline int gdx_isend_none(struct gdx_comm *c)
+{
+	return ++c->idle_polls % GDX_ISEND_POLL_EVERY ? 0 : gdx_isend_wait(c);
+}
+
 static bool gdx_sq_half_full(const struct gdx_comm *c)
 {
 	for (int r = 0; r < c->nrails; r++)
@@ -382,7 +395,7 @@ static __attribute__((noinline)) int gdx_isend_post(struct gdx_send_comm *sc, vo
 		return ret;
 	ret = gdx_head_slot(sc, slot, &n);
 	if (ret == -EAGAIN) /* a group's other entries are still on their way */
-		return ++c->idle_polls % GDX_ISEND_POLL_EVERY ? 0 : gdx_isend_wait(c);
+		return gdx_isend_none(c);
 	if (ret)
 		return ret;
 	c->idle_polls = 0;
@@ -468,8 +481,8 @@ int gdx_isend(struct gdx_send_comm *sc, void *data, uint64_t size, int tag, stru
 	*req_p = NULL;
 	if (c->err)
 		return c->err;
-	if (le32toh(__atomic_load_n(&head->seq, __ATOMIC_ACQUIRE)) != (uint32_t)(sc->head + 1))
-		return ++c->idle_polls % GDX_ISEND_POLL_EVERY ? 0 : gdx_isend_wait(c);
+	if (!gdx_cts_arrived(head, (uint32_t)(sc->head + 1)))
+		return gdx_isend_none(c);
 	return gdx_isend_post(sc, data, size, tag, mr, phandle, req_p);
 }
 
