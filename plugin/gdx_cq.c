@@ -28,6 +28,7 @@
 #include <gdx/gdx_log.h>
 #include <gdx/gdx_post.h>
 #include <gdx/gdx_req.h>
+#include <gdx/gdx_stall.h>
 #include <gdx/gdx_stripe.h>
 #include <gdx/gdx_time.h>
 
@@ -392,6 +393,7 @@ void gdx_comm_check_peer(struct gdx_comm *c)
 	gdx_event_poll(c, false);
 	if (c->err)
 		return;
+	gdx_stall_check(c, now);
 	if (gdx_sock_peer_alive(c->sock) == 0)
 		return;
 	/* Anything that arrived before the peer left still counts. */

@@ -18,9 +18,11 @@
 
 #include <gdx/gdx_comm.h>
 #include <gdx/gdx_dev.h>
+#include <gdx/gdx_env.h>
 #include <gdx/gdx_live.h>
 #include <gdx/gdx_log.h>
 #include <gdx/gdx_param.h>
+#include <gdx/gdx_stamp.h>
 #include <gdx/gdx_sysfs.h>
 #include <gdx/gdx_time.h>
 
@@ -41,6 +43,8 @@ _Static_assert(offsetof(struct gdx_live_comm, role) == 0 &&
 #define GDX_LIVE_LOCK_TRIES 100
 /* Names tried when one is taken (it never is: 64 random bits). */
 #define GDX_LIVE_NAME_TRIES 8
+/* How long the stamp's rate is measured over, once per process. */
+#define GDX_LIVE_STAMP_CAL_NS 5000000
 
 /* The process's file. gdx_live_lock orders open and close; the data path
  * reads gdx_live_map alone. */
@@ -219,6 +223,59 @@ err_unlink:
 	return -1;
 }
 
+/* An integer environment variable of a launcher: its value, or -1 when it
+ * is unset or not a rank. */
+static int32_t gdx_live_env_rank(enum gdx_env_var v)
+{
+	const char *s = gdx_env(v);
+	char *end;
+	long r;
+
+	if (!s)
+		return -1;
+	errno = 0;
+	r = strtol(s, &end, 10);
+	return errno || *end || r < 0 || r > INT32_MAX ? -1 : (int32_t)r;
+}
+
+/* Who the process is in its job: the first rank a launcher gave it. */
+static void gdx_live_identity(struct gdx_live_hdr *h)
+{
+	static const enum gdx_env_var ranks[] = {GDX_ENV_SLURM_PROCID, GDX_ENV_OMPI_RANK,
+						 GDX_ENV_PMI_RANK, GDX_ENV_RANK};
+	static const enum gdx_env_var local[] = {GDX_ENV_SLURM_LOCALID, GDX_ENV_OMPI_LOCAL_RANK,
+						 GDX_ENV_LOCAL_RANK};
+	const char *job = gdx_env(GDX_ENV_SLURM_JOB_ID);
+
+	if (gethostname(h->host, sizeof(h->host) - 1))
+		h->host[0] = '\0';
+	snprintf(h->job, sizeof(h->job), "%s", job ? job : "");
+	h->rank = h->local_rank = -1;
+	for (size_t i = 0; i < sizeof(ranks) / sizeof(ranks[0]) && h->rank < 0; i++) {
+		h->rank = gdx_live_env_rank(ranks[i]);
+		if (h->rank >= 0)
+			snprintf(h->rank_var, sizeof(h->rank_var), "%s", gdx_env_name(ranks[i]));
+	}
+	for (size_t i = 0; i < sizeof(local) / sizeof(local[0]) && h->local_rank < 0; i++)
+		h->local_rank = gdx_live_env_rank(local[i]);
+}
+
+/* gdx_stamp's ticks a second, against CLOCK_MONOTONIC over a few
+ * milliseconds (once, as the file is made). */
+static uint64_t gdx_live_stamp_hz(void)
+{
+	struct timespec nap = {0, GDX_LIVE_STAMP_CAL_NS};
+	double t0, t1;
+	uint64_t s0, s1;
+
+	t0 = gdx_wall_s();
+	s0 = gdx_stamp();
+	nanosleep(&nap, NULL);
+	s1 = gdx_stamp();
+	t1 = gdx_wall_s();
+	return t1 > t0 && s1 > s0 ? (uint64_t)((double)(s1 - s0) / (t1 - t0)) : 0;
+}
+
 static void gdx_live_header(struct gdx_live_hdr *h)
 {
 	char cmd[64] = "";
@@ -241,6 +298,8 @@ static void gdx_live_header(struct gdx_live_hdr *h)
 	h->created_ms = gdx_now_ms();
 	snprintf(h->version, sizeof(h->version), "%s", GDX_VERSION);
 	snprintf(h->cmd, sizeof(h->cmd), "%s", cmd);
+	gdx_live_identity(h);
+	h->stamp_hz = gdx_live_stamp_hz();
 	/* the magic last: a reader takes the file once it is whole */
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 	memcpy(h->magic, GDX_LIVE_MAGIC, sizeof(GDX_LIVE_MAGIC));
@@ -386,6 +445,22 @@ void gdx_live_close(bool unmap)
 	pthread_mutex_unlock(&gdx_live_lock);
 }
 
+/* Both ends' out-of-band addresses, as the kernel has them on the socket
+ * that stays open: one end's are the other's swapped, whatever address
+ * either side dialled (gdx-doctor hang --merge matches them so). */
+static void gdx_live_addrs(const struct gdx_comm *c, struct gdx_live_comm *l)
+{
+	struct gdx_sockaddr a = {.len = sizeof(a.u)};
+
+	if (c->sock >= 0 && !getsockname(c->sock, &a.u.sa, &a.len))
+		gdx_sock_addr_str(&a, l->addr, sizeof(l->addr));
+	a.len = sizeof(a.u);
+	if (c->sock >= 0 && !getpeername(c->sock, &a.u.sa, &a.len))
+		gdx_sock_addr_str(&a, l->peer, sizeof(l->peer));
+	else
+		snprintf(l->peer, sizeof(l->peer), "%s", c->peer);
+}
+
 void gdx_live_comm_open(struct gdx_comm *c)
 {
 	struct gdx_live *m = gdx_live_file();
@@ -410,7 +485,7 @@ void gdx_live_comm_open(struct gdx_comm *c)
 	memset((char *)l + offsetof(struct gdx_live_comm, dev), 0,
 	       sizeof(*l) - offsetof(struct gdx_live_comm, dev));
 	snprintf(l->dev, sizeof(l->dev), "%.63s", c->dev_name);
-	snprintf(l->peer, sizeof(l->peer), "%s", c->peer);
+	gdx_live_addrs(c, l);
 	snprintf(l->peer_dev, sizeof(l->peer_dev), "%.63s", c->peer_dev);
 	l->nrails = (uint32_t)(c->nrails < GDX_LIVE_RAILS ? c->nrails : GDX_LIVE_RAILS);
 	l->opened_ms = l->tick_ms = l->stall_ms = gdx_now_ms();
@@ -420,6 +495,10 @@ void gdx_live_comm_open(struct gdx_comm *c)
 		l->rails[r].port = (uint32_t)c->rails[r].dev->ib_port;
 		l->rails[r].since_ms = l->opened_ms;
 	}
+	/* sends are timed only into a slot others read, at a rate it says */
+#ifndef GDX_LIVE_OFF
+	c->timed = m && l != &c->live_own && m->hdr.stamp_hz;
+#endif
 	__atomic_store_n(&l->role, c->kind == GDX_KIND_SEND ? GDX_LIVE_SEND : GDX_LIVE_RECV,
 			 __ATOMIC_RELEASE);
 	c->live = l;
@@ -433,6 +512,7 @@ void gdx_live_comm_close(struct gdx_comm *c)
 	if (!l || l == &c->live_own)
 		return;
 	c->live = &c->live_own; /* never NULL: what runs after close may still count */
+	c->timed = false;
 	/* a comm a forked child inherited has its slot in the parent's file,
 	 * which the child no longer counts in: the slot is only let go */
 	if (m && l >= m->comms && l < m->comms + GDX_LIVE_COMMS) {

@@ -5,7 +5,10 @@
 #include <string.h>
 
 #include <gdx/gdx_log.h>
+#include <gdx/gdx_live.h>
 #include <gdx/gdx_post.h>
+#include <gdx/gdx_stall.h>
+#include <gdx/gdx_stamp.h>
 #include <gdx/gdx_stripe.h>
 
 /* Largest part of one RDMA WRITE; the port's max_msg_sz may be lower. */
@@ -81,7 +84,7 @@ static bool gdx_seg_inline(const struct gdx_comm *c, const struct gdx_seg *seg)
 }
 
 static void gdx_seg_log(const struct gdx_comm *c, struct gdx_qp *q, const struct gdx_seg *seg,
-			uint32_t nwrs, bool waits)
+			uint32_t nwrs, bool waits, uint64_t stamp)
 {
 	struct gdx_seglog *log = q->log;
 	uint32_t i = log->tail++ % GDX_SEGLOG_SIZE;
@@ -94,6 +97,7 @@ static void gdx_seg_log(const struct gdx_comm *c, struct gdx_qp *q, const struct
 	 * the segment was placed (gdx_fo_resend). */
 	e->imm_ord = (seg->flags & GDX_SEG_IMM) ? q->imms : q->imms + 1;
 	e->nwrs = nwrs;
+	e->stamp = stamp;
 	if (seg->len && gdx_seg_inline(c, seg))
 		e->seg.flags |= GDX_SEG_INLINE; /* the bytes were copied when posted */
 	if (!waits)
@@ -115,6 +119,7 @@ static int gdx_post_seg(struct gdx_comm *c, int rail, int qi, const struct gdx_s
 	bool imm = seg->flags & GDX_SEG_IMM;
 	struct ibv_send_wr wrs[GDX_POST_BATCH], *bad;
 	struct ibv_sge sges[GDX_POST_BATCH];
+	uint64_t stamp = 0;
 	int ret;
 
 	if (!imm && seg->len == 0)
@@ -149,8 +154,12 @@ static int gdx_post_seg(struct gdx_comm *c, int rail, int qi, const struct gdx_s
 			n++;
 			off += chunk;
 		}
-		if (last && gdx_qp_signal(q, total + (uint32_t)n, signal))
+		if (last && gdx_qp_signal(q, total + (uint32_t)n, signal)) {
 			wrs[n - 1].send_flags |= IBV_SEND_SIGNALED;
+			/* a request's last WR here: its latency, post to completion,
+			 * when someone can read it (one sample per piece) */
+			GDX_LIVE_COUNT(stamp = signal && c->timed ? gdx_stamp() : 0);
+		}
 		ret = ibv_post_send(q->qp, wrs, &bad);
 		if (ret) {
 			GDX_WARN("%s: ibv_post_send(qp 0x%x) failed: %s", r->dev->ibdev,
@@ -163,7 +172,7 @@ static int gdx_post_seg(struct gdx_comm *c, int rail, int qi, const struct gdx_s
 	if (imm)
 		q->imms++;
 	if (q->log)
-		gdx_seg_log(c, q, seg, total, waits);
+		gdx_seg_log(c, q, seg, total, waits, stamp);
 	if (!(seg->flags & GDX_SEG_CTRL) && c->kind == GDX_KIND_SEND) {
 		gdx_stripe_posted(c, rail, seg->len);
 		GDX_LIVE_COUNT(c->live->rails[rail].tx_bytes += seg->len);
@@ -251,15 +260,28 @@ int gdx_post_probe(struct gdx_comm *c, int rail, int q)
 	return gdx_post_one(c, rail, q, NULL, 0, GDX_WRID_PROBE, true);
 }
 
+/* The last segment a completion delivered: its latency, when it is the one
+ * the completion was signaled for and it was timed as it was posted. */
+static inline void gdx_post_timed(struct gdx_comm *c, int rail, const struct gdx_seglog_entry *e,
+				  uint32_t wr)
+{
+	if (e->stamp && e->last_wr == wr)
+		gdx_live_latency(&c->live->rails[rail], gdx_stamp() - e->stamp);
+}
+
 uint64_t gdx_post_delivered(struct gdx_comm *c, int rail, int qi, uint32_t wr)
 {
 	struct gdx_qp *q = &c->rails[rail].qps[qi];
 	struct gdx_seglog *log = q->log;
 	uint64_t bytes = 0;
+	uint32_t from;
 
 	q->wr_done = wr;
+	if (__builtin_expect(q->stall_warned, 0))
+		gdx_stall_drained(c, rail, qi);
 	if (!log)
 		return 0;
+	from = log->head;
 	while (log->head != log->tail) {
 		struct gdx_seglog_entry *e = &log->e[log->head % GDX_SEGLOG_SIZE];
 
@@ -273,5 +295,7 @@ uint64_t gdx_post_delivered(struct gdx_comm *c, int rail, int qi, uint32_t wr)
 			bytes += e->seg.len;
 		log->head++;
 	}
+	GDX_LIVE_COUNT(if (c->timed && log->head != from) gdx_post_timed(
+		c, rail, &log->e[(log->head - 1) % GDX_SEGLOG_SIZE], wr));
 	return bytes;
 }

@@ -317,7 +317,9 @@ int gdx_rail_reset(struct gdx_rail *r)
 		}
 		ret = gdx_qp_init(r, qp);
 		qp->wr_posted = qp->wr_done = qp->unsignaled = qp->recvs_to_post = qp->imms = 0;
-		qp->recvs_out = 0;
+		qp->recvs_out = qp->stall_done = 0;
+		qp->stall_since_ms = 0;
+		qp->stall_warned = false; /* failover has said what became of it */
 	}
 	__atomic_store_n(&r->gen, (uint16_t)(r->gen + 1), __ATOMIC_RELAXED);
 	gdx_rail_new_psn(r);

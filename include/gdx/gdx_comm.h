@@ -288,6 +288,7 @@ struct gdx_comm {
 	struct ibv_mr *ctrl_mr[GDX_MAX_RAILS]; /* per NIC of the device */
 	char peer[64];			       /* peer's out-of-band address, for messages */
 	char peer_dev[GDX_DEV_NAME_MAX];
+	bool timed; /* its signaled sends' latencies go to live (gdx_post.c) */
 	/* Its live counters (gdx_live.h): a slot of the process's file, or
 	 * live_own when there is none; never NULL once initialised. */
 	struct gdx_live_comm *live;

@@ -21,6 +21,15 @@
 	X(NET_PLUGIN, "NCCL_NET_PLUGIN", "NCCL", "gdx-doctor: which plugin NCCL would load")    \
 	X(NET, "NCCL_NET", "NCCL",                                                              \
 	  "the network NCCL is told to use: what it does when init fails")                      \
+	X(SLURM_JOB_ID, "SLURM_JOB_ID", "Slurm",                                                \
+	  "the job, in the live file: gdx-doctor hang --merge names it")                        \
+	X(SLURM_PROCID, "SLURM_PROCID", "Slurm", "the process's rank, in the live file")        \
+	X(OMPI_RANK, "OMPI_COMM_WORLD_RANK", "Open MPI", "likewise, under mpirun")              \
+	X(PMI_RANK, "PMI_RANK", "MPICH, Intel MPI", "likewise, under mpiexec")                  \
+	X(RANK, "RANK", "torchrun", "likewise, under torchrun")                                 \
+	X(SLURM_LOCALID, "SLURM_LOCALID", "Slurm", "the rank on its node, in the live file")    \
+	X(OMPI_LOCAL_RANK, "OMPI_COMM_WORLD_LOCAL_RANK", "Open MPI", "likewise")                \
+	X(LOCAL_RANK, "LOCAL_RANK", "torchrun", "likewise")                                     \
 	X(SYSFS_ROOT, "GDX_SYSFS_ROOT", "tests",                                                \
 	  "tests only: a fixture tree read instead of /sys")                                    \
 	X(GDR_FACTS, "GDX_GDR_FACTS", "tests",                                                  \

@@ -14,9 +14,12 @@
  * as it lives; the file goes at finalize or unload, and a later load of the
  * same user removes those whose lock is free (their process ended).
  *
- * The layout is versioned (GDX_LIVE_LAYOUT): a reader refuses another. All
- * times are CLOCK_MONOTONIC_COARSE milliseconds (gdx_now_ms), which a reader
- * on the same machine compares with its own clock.
+ * The layout is versioned (GDX_LIVE_LAYOUT): a reader refuses another (and
+ * says how many it left out). Times are CLOCK_MONOTONIC_COARSE milliseconds
+ * (gdx_now_ms), which a reader on the same machine compares with its own
+ * clock, except the send latencies: ticks of gdx_stamp, read at post and at
+ * completion of a signaled send (the cycle counter on x86: a coarse clock
+ * cannot time microseconds, and a fine one can cost a system call).
  */
 #ifndef GDX_LIVE_LAYOUT_H
 #define GDX_LIVE_LAYOUT_H
@@ -24,13 +27,14 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define GDX_LIVE_MAGIC	  "gdxlive"
-#define GDX_LIVE_LAYOUT	  1
-#define GDX_LIVE_PREFIX	  "nccl-net-gdx." /* + PID.PIDNS.RANDOM */
-#define GDX_LIVE_USER_DIR "nccl-net-gdx-" /* + the uid */
-#define GDX_LIVE_NAME_MAX 72		  /* a file's name, with its terminator */
-#define GDX_LIVE_COMMS	  1024		  /* slots; comms past them are counted, not shown */
-#define GDX_LIVE_RAILS	  8
+#define GDX_LIVE_MAGIC	     "gdxlive"
+#define GDX_LIVE_LAYOUT	     2
+#define GDX_LIVE_PREFIX	     "nccl-net-gdx." /* + PID.PIDNS.RANDOM */
+#define GDX_LIVE_USER_DIR    "nccl-net-gdx-" /* + the uid */
+#define GDX_LIVE_NAME_MAX    72		     /* a file's name, with its terminator */
+#define GDX_LIVE_COMMS	     1024	     /* slots; comms past them are counted, not shown */
+#define GDX_LIVE_RAILS	     8
+#define GDX_LIVE_LAT_BUCKETS 40 /* log2 of stamp ticks: 2^40 at 3 GHz is 6 minutes */
 
 /* What a comm waits for, as its last tick saw it. */
 enum gdx_live_wait {
@@ -52,8 +56,12 @@ enum { GDX_LIVE_FREE = 0, GDX_LIVE_SEND = 1, GDX_LIVE_RECV = 2 };
 		stmt;        \
 	} while (0)
 #else
-#define GDX_LIVE_COUNT(stmt) \
-	do {                 \
+/* compiled, never run: what it reads stays used */
+#define GDX_LIVE_COUNT(stmt)  \
+	do {                  \
+		if (0) {      \
+			stmt; \
+		}             \
 	} while (0)
 #endif
 
@@ -65,13 +73,20 @@ struct gdx_live_rail {
 	uint64_t downs;	    /* times taken out */
 	uint64_t tx_bytes;  /* send: bytes posted on it */
 	uint64_t rx_pieces; /* receive: immediates taken on it */
+	/* send: each signaled send's time from post to completion, in ticks
+	 * of gdx_stamp (hdr.stamp_hz a second): lat[b] counts the times in
+	 * [2^b, 2^(b+1)), the last bucket everything longer */
+	uint64_t lat_count, lat_sum;
+	uint64_t lat[GDX_LIVE_LAT_BUCKETS];
+	uint64_t stalls; /* a QP's oldest work request waited past NCCL_GDX_STALL_MS */
 };
 
 struct gdx_live_comm {
 	uint32_t role; /* GDX_LIVE_FREE, _SEND, _RECV; written last at claim */
 	uint32_t gen;  /* one more at each claim and release: a reader rereads it */
 	char dev[64];  /* the plugin device (fused: "rxe0+rxe2") */
-	char peer[64]; /* the peer's out-of-band address */
+	char addr[64]; /* this end's out-of-band address (the socket's own) */
+	char peer[64]; /* the peer's: addr and peer of one end are peer and addr of the other */
 	char peer_dev[64];
 	uint32_t nrails;
 	int32_t err; /* the comm's sticky error, 0 while it works */
@@ -100,8 +115,16 @@ struct gdx_live_hdr {
 	uint32_t ncomms;     /* slots */
 	uint64_t proc_start; /* /proc/PID/stat's start time: tells a reused pid */
 	uint64_t created_ms;
-	char version[24];   /* the plugin's */
-	char cmd[64];	    /* the process's command line, for a person */
+	char version[24]; /* the plugin's */
+	char cmd[64];	  /* the process's command line, for a person */
+	/* who the process is in its job, to match reports of many nodes: its
+	 * host, SLURM_JOB_ID, and the first rank variable a launcher set
+	 * (rank_var names it; rank -1: none), LOCAL_RANK's kind likewise */
+	char host[64];
+	char job[32];
+	char rank_var[24];
+	int32_t rank, local_rank;
+	uint64_t stamp_hz;  /* gdx_stamp's ticks a second; 0: not measured */
 	uint64_t untracked; /* comms opened while every slot was taken */
 	/* what comms that closed had moved, so that totals never go back */
 	uint64_t closed_msgs, closed_bytes_gpu, closed_bytes_host;

@@ -99,6 +99,9 @@
 	X(int, live, "LIVE", "1", NULL, 0, 1,                                                     \
 	  "1: live counters in a shared-memory file per process, for gdx-doctor top and hang "    \
 	  "(plain stores on the data path); 0: none")                                             \
+	X(int, stall_ms, "STALL_MS", "2000", NULL, 0, INT_MAX,                                    \
+	  "a QP whose oldest work request has waited this long logs one WARN (NIC, QP, peer), "   \
+	  "and one INFO when it drains; 0: never")                                                \
 	X(str, live_dir, "LIVE_DIR", "/dev/shm", NULL, 0, -1,                                     \
 	  "where the live counter files go, each user's in a directory of theirs "                \
 	  "(nccl-net-gdx-UID/nccl-net-gdx.PID.PIDNS.RANDOM), and gdx-doctor looks")

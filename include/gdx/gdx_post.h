@@ -52,6 +52,7 @@ struct gdx_seglog_entry {
 	uint32_t last_wr; /* the QP's WR count at its last WR */
 	uint32_t imm_ord; /* the QP's immediate count at (or, without one, after) it */
 	uint32_t nwrs;	  /* WRs it took */
+	uint64_t stamp;	  /* gdx_stamp as it was posted, when signaled and timed; else 0 */
 };
 
 /* A ring: a QP never has more segments outstanding than WRs (127 at most). */

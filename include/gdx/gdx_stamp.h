@@ -5,7 +5,8 @@
  * iterations: clock_gettime can be a system call (in a VM whose clock source
  * is not the TSC, ~1 us), and it would sit inside every timed iteration.
  * Stamps become seconds by the wall time of the whole run. Elsewhere the
- * stamps are CLOCK_MONOTONIC nanoseconds.
+ * stamps are CLOCK_MONOTONIC nanoseconds. The plugin times its signaled
+ * sends with them too (gdx_live_layout.h), its file saying their rate.
  */
 #ifndef GDX_STAMP_H
 #define GDX_STAMP_H

@@ -39,6 +39,11 @@ struct gdx_qp {
 				 * started: posted (sender) or taken (receiver) */
 	uint32_t recvs_out;	/* receiver: receives posted and not yet completed */
 	struct gdx_seglog *log; /* sender: what it posted and does not know delivered */
+	/* A stall (gdx_stall.h): wr_done when the checks last saw it move, since
+	 * when (0: nothing signaled is out), and whether this one was told. */
+	uint32_t stall_done;
+	uint64_t stall_since_ms;
+	bool stall_warned;
 };
 
 /*
