@@ -3,7 +3,9 @@
  * What the files of gdx-doctor fleet share (gdx_doctor_fleet.c, the command
  * and its comparison; _read.c, the reports read; _attrs.c, each node's
  * attributes; _mem.c, memory counted in the budget, and errors said): the
- * nodes, the attributes and their values, as the reports are read.
+ * nodes, the attributes and their values, as the reports are read. hang
+ * --merge (gdx_doctor_hang.h) reads its reports with the same reader and
+ * memory.
  */
 #ifndef GDX_DOCTOR_FLEET_H
 #define GDX_DOCTOR_FLEET_H
@@ -87,6 +89,12 @@ struct fleet {
 	int *with[3]; /* the nodes that have a check report, a topo report, any: in order */
 	int nreports[2];
 	char *scratch; /* FLEET_MAX_VALUE + 1 bytes for a value being built */
+	/* Set: each report read goes here instead of to fleet's nodes (hang
+	 * --merge reads its reports so); doc lives until fl->docs are freed.
+	 * Returns the exit status, said when not DOCTOR_OK. */
+	int (*on_report)(struct fleet *fl, void *ctx, const char *source, int ordinal,
+			 const struct json_value *doc);
+	void *on_report_ctx;
 };
 
 struct fleet_lookup {

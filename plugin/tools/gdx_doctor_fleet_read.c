@@ -102,8 +102,9 @@ static int fleet_add_report(struct fleet *fl, const char *source, int ordinal,
 	return DOCTOR_OK;
 }
 
-/* Every JSON value in text: a report, or a list of reports (jq -s). source
- * lives to the end. */
+/* Every JSON value in text: a report, or a list of reports (jq -s), each
+ * given to fl->on_report when set, else to its node. source lives to the
+ * end. */
 static int fleet_read_text(struct fleet *fl, const char *source, const char *text, size_t len)
 {
 	int ordinal = 0, ret;
@@ -131,10 +132,15 @@ static int fleet_read_text(struct fleet *fl, const char *source, const char *tex
 		if (doc->type == JSON_ARRAY && !doc->n)
 			return fleet_fail(fl, "%s: an empty list: no report in it", source);
 		for (int i = 0; i < (doc->type == JSON_ARRAY ? doc->n : 1); i++) {
+			const struct json_value *report =
+				doc->type == JSON_ARRAY ? &doc->items[i] : doc;
+
 			if (ordinal == INT_MAX)
 				return fleet_fail(fl, "%s: more than %d reports", source, INT_MAX);
-			ret = fleet_add_report(fl, source, ++ordinal,
-					       doc->type == JSON_ARRAY ? &doc->items[i] : doc);
+			ordinal++;
+			ret = fl->on_report ? fl->on_report(fl, fl->on_report_ctx, source, ordinal,
+							    report)
+					    : fleet_add_report(fl, source, ordinal, report);
 			if (ret != DOCTOR_OK)
 				return ret;
 		}

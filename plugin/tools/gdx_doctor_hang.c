@@ -7,6 +7,8 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <getopt.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -15,11 +17,16 @@
 #include <gdx/gdx_sysfs.h>
 
 #include "gdx_doctor.h"
+#include "gdx_doctor_hang.h"
+
+/* What hang --json says is the shape hang --merge reads: one more when a
+ * member it reads changes. */
+#define HANG_FORMAT 2
 
 struct hang_opts {
 	const char *dir;
 	double threshold_s;
-	bool json;
+	bool json, merge, dot;
 };
 
 static int hang_on_opt(void *ctx, int key, const char *arg)
@@ -30,6 +37,8 @@ static int hang_on_opt(void *ctx, int key, const char *arg)
 	switch (key) {
 	case 'd': o->dir = arg; break;
 	case 'j': o->json = true; break;
+	case 'm': o->merge = true; break;
+	case 'D': o->dot = true; break;
 	case 't':
 		errno = 0;
 		o->threshold_s = strtod(arg, &end);
@@ -131,6 +140,148 @@ static void hang_when(uint64_t now_ms, uint64_t then_ms, char *buf, size_t len)
 	strftime(buf, len, "%H:%M:%S", &tm);
 }
 
+/* The wait's name in a report a program reads (hang --merge). */
+static const char *hang_wait_key(uint32_t wait)
+{
+	static const char *const keys[] = {
+		[GDX_LIVE_IDLE] = "idle",
+		[GDX_LIVE_WAIT_CTS] = "cts",
+		[GDX_LIVE_WAIT_COMPLETION] = "completion",
+		[GDX_LIVE_WAIT_DATA] = "data",
+		[GDX_LIVE_PEER_CLOSED] = "peer_closed",
+		[GDX_LIVE_FAILED] = "failed",
+	};
+
+	return wait < sizeof(keys) / sizeof(keys[0]) ? keys[wait] : "unknown";
+}
+
+/* How long the comm has waited, in ms, when that is past the threshold
+ * (0: it is not stuck). */
+static uint64_t hang_stuck_ms(const struct hang_opts *o, const struct live_snap *s,
+			      const struct gdx_live_comm *c)
+{
+	uint64_t stalled = live_comm_stalled_ms(s, c);
+
+	return stalled && (double)stalled / 1e3 >= o->threshold_s ? stalled : 0;
+}
+
+/* "rank 3" or "no rank", for a person. */
+static const char *hang_rank(const struct gdx_live_hdr *h, char *buf, size_t len)
+{
+	if (h->rank >= 0)
+		snprintf(buf, len, "rank %d", h->rank);
+	else
+		snprintf(buf, len, "no rank variable");
+	return buf;
+}
+
+static void hang_json_rank(const char *key, int32_t rank)
+{
+	if (rank >= 0)
+		printf(", \"%s\": %d", key, rank);
+	else
+		printf(", \"%s\": null", key);
+}
+
+/* One process, every comm of it: what hang --merge follows the chains by. */
+static void hang_json_proc(const struct hang_opts *o, const struct live_snap *s,
+			   const struct live_proc *p, bool first)
+{
+	printf("%s\n  {\"pid\": %d, \"host\": ", first ? "" : ",", p->pid);
+	json_str(stdout, p->hdr.host);
+	printf(", \"job\": ");
+	json_str_or_null(stdout, p->hdr.job[0] ? p->hdr.job : NULL);
+	hang_json_rank("rank", p->hdr.rank);
+	printf(", \"rank_from\": ");
+	json_str_or_null(stdout, p->hdr.rank >= 0 ? p->hdr.rank_var : NULL);
+	hang_json_rank("local_rank", p->hdr.local_rank);
+	printf(", \"cmd\": ");
+	json_str(stdout, p->hdr.cmd);
+	printf(", \"version\": ");
+	json_str(stdout, p->hdr.version);
+	printf(", \"stopped\": %s, \"comms\": [", p->stopped ? "true" : "false");
+	for (int k = 0; k < p->ncomms; k++) {
+		const struct gdx_live_comm *c = &p->comms[k].c;
+
+		printf("%s\n    {\"comm\": \"%s\", \"device\": ", k ? "," : "",
+		       c->role == GDX_LIVE_SEND ? "send" : "receive");
+		json_str(stdout, c->dev);
+		printf(", \"address\": ");
+		json_str(stdout, c->addr);
+		printf(", \"peer\": ");
+		json_str(stdout, c->peer);
+		printf(", \"peer_device\": ");
+		json_str(stdout, c->peer_dev);
+		printf(", \"wait\": \"%s\", \"waited_s\": %.3f, \"stuck\": %s, "
+		       "\"outstanding\": %u, \"rails\": [",
+		       hang_wait_key(c->wait), (double)live_comm_stalled_ms(s, c) / 1e3,
+		       hang_stuck_ms(o, s, c) ? "true" : "false", c->outstanding);
+		for (uint32_t r = 0; r < c->nrails; r++) {
+			printf("%s{\"nic\": ", r ? ", " : "");
+			json_str(stdout, c->rails[r].ibdev);
+			printf(", \"port\": %u, \"state\": \"%s\", \"port_down\": %s}",
+			       c->rails[r].port, gdx_rail_state_name(c->rails[r].state),
+			       hang_port_down(c->rails[r].ibdev, c->rails[r].port) ? "true"
+										   : "false");
+		}
+		printf("]}");
+	}
+	printf("]}");
+}
+
+/* One stuck comm, in the flat shape of the first reports (a person's, jq's). */
+static void hang_json_stuck(const struct live_proc *p, const struct gdx_live_comm *c,
+			    uint64_t stalled, const char *when, const char *cause, bool first)
+{
+	printf("%s\n  {\"pid\": %d, \"host\": ", first ? "" : ",", p->pid);
+	json_str(stdout, p->hdr.host);
+	hang_json_rank("rank", p->hdr.rank);
+	printf(", \"cmd\": ");
+	json_str(stdout, p->hdr.cmd);
+	printf(", \"comm\": \"%s\", \"device\": ", c->role == GDX_LIVE_SEND ? "send" : "receive");
+	json_str(stdout, c->dev);
+	printf(", \"address\": ");
+	json_str(stdout, c->addr);
+	printf(", \"peer\": ");
+	json_str(stdout, c->peer);
+	printf(", \"peer_device\": ");
+	json_str(stdout, c->peer_dev);
+	printf(", \"waits_for\": \"%s\", \"wait\": \"%s\", \"since\": \"%s\", "
+	       "\"waited_s\": %.3f, \"outstanding\": %u, \"stopped\": %s, \"cause\": ",
+	       gdx_live_wait_name(c->wait), hang_wait_key(c->wait), when, (double)stalled / 1e3,
+	       c->outstanding, p->stopped ? "true" : "false");
+	json_str(stdout, cause);
+	printf("}");
+}
+
+static void hang_text_stuck(const struct live_proc *p, const struct gdx_live_comm *c,
+			    uint64_t stalled, const char *when, const char *cause)
+{
+	char cmdline[GDX_ESCAPE_LEN(sizeof(p->hdr.cmd))];
+	char host[GDX_ESCAPE_LEN(sizeof(p->hdr.host))];
+	char dev[GDX_ESCAPE_LEN(sizeof(c->dev))];
+	char addr[GDX_ESCAPE_LEN(sizeof(c->addr))];
+	char peer[GDX_ESCAPE_LEN(sizeof(c->peer))];
+	char peer_dev[GDX_ESCAPE_LEN(sizeof(c->peer_dev))];
+	char why[GDX_ESCAPE_LEN(256)], rank[32], from[GDX_ESCAPE_LEN(sizeof(c->addr)) + 4] = "";
+
+	/* what the file says reaches the terminal escaped */
+	gdx_escape(GDX_ESCAPE_TEXT, p->hdr.cmd, cmdline, sizeof(cmdline));
+	gdx_escape(GDX_ESCAPE_TEXT, p->hdr.host, host, sizeof(host));
+	gdx_escape(GDX_ESCAPE_TEXT, c->dev, dev, sizeof(dev));
+	gdx_escape(GDX_ESCAPE_TEXT, c->addr, addr, sizeof(addr));
+	gdx_escape(GDX_ESCAPE_TEXT, c->peer, peer, sizeof(peer));
+	gdx_escape(GDX_ESCAPE_TEXT, c->peer_dev, peer_dev, sizeof(peer_dev));
+	gdx_escape(GDX_ESCAPE_TEXT, cause, why, sizeof(why));
+	if (addr[0])
+		snprintf(from, sizeof(from), " (%s)", addr);
+	printf("pid %d (%s, %s on %s): %s comm on %s%s with %s (%s): %s since %s (%.1f s, %u "
+	       "request(s) outstanding): %s\n",
+	       p->pid, cmdline, hang_rank(&p->hdr, rank, sizeof(rank)), host,
+	       c->role == GDX_LIVE_SEND ? "send" : "receive", dev, from, peer, peer_dev,
+	       gdx_live_wait_name(c->wait), when, (double)stalled / 1e3, c->outstanding, why);
+}
+
 static int doctor_hang(const struct doctor_cmd *cmd, int argc, char **argv)
 {
 	struct hang_opts o = {.threshold_s = 1.0};
@@ -140,27 +291,46 @@ static int doctor_hang(const struct doctor_cmd *cmd, int argc, char **argv)
 	ret = doctor_args(cmd, argc, argv, hang_on_opt, &o);
 	if (ret != DOCTOR_OK)
 		return ret;
+	if (o.merge && optind == argc) {
+		fprintf(stderr, "gdx-doctor hang: --merge reads the nodes' hang --json reports: "
+				"give their files, or - for standard input\n");
+		return DOCTOR_USAGE;
+	}
+	if (o.merge)
+		return hang_merge(argc - optind, argv + optind,
+				  o.dot	   ? HANG_MERGE_DOT
+				  : o.json ? HANG_MERGE_JSON
+					   : HANG_MERGE_TEXT,
+				  stdout, stderr);
+	if (o.dot || optind < argc) {
+		fprintf(stderr, "gdx-doctor hang: %s is for --merge\n",
+			o.dot ? "--dot" : "a report file");
+		return DOCTOR_USAGE;
+	}
 	ret = live_snap_take(o.dir, &s);
 	if (ret != DOCTOR_OK)
 		return ret;
 	if (o.json) {
 		printf("{");
 		json_report_origin(stdout, "hang");
-		printf(", \"threshold_s\": %.3f, \"processes\": %d, \"stuck\": [", o.threshold_s,
-		       s.nprocs);
+		printf(", \"format\": %d, \"threshold_s\": %.3f, \"skipped_files\": %d, "
+		       "\"processes\": [",
+		       HANG_FORMAT, o.threshold_s, s.skipped);
+		for (int i = 0; i < s.nprocs; i++)
+			hang_json_proc(&o, &s, &s.procs[i], i == 0);
+		printf("\n], \"stuck\": [");
 	}
 	for (int i = 0; i < s.nprocs; i++) {
 		const struct live_proc *p = &s.procs[i];
 
 		for (int k = 0; k < p->ncomms; k++) {
 			const struct gdx_live_comm *c = &p->comms[k].c;
-			uint64_t stalled = live_comm_stalled_ms(&s, c);
+			uint64_t stalled = hang_stuck_ms(&o, &s, c);
 			char cause[256], when[16];
-			const char *role = c->role == GDX_LIVE_SEND ? "send" : "receive";
 
 			if (c->wait != GDX_LIVE_IDLE)
 				waiting++;
-			if (!stalled || (double)stalled / 1e3 < o.threshold_s)
+			if (!stalled)
 				continue;
 			if (p->stopped)
 				snprintf(cause, sizeof(cause),
@@ -169,41 +339,10 @@ static int doctor_hang(const struct doctor_cmd *cmd, int argc, char **argv)
 			else
 				hang_cause(c, cause, sizeof(cause));
 			hang_when(s.now_ms, c->stall_ms, when, sizeof(when));
-			if (o.json) {
-				printf("%s\n  {\"pid\": %d, \"cmd\": ", stuck ? "," : "", p->pid);
-				json_str(stdout, p->hdr.cmd);
-				printf(", \"comm\": \"%s\", \"device\": ", role);
-				json_str(stdout, c->dev);
-				printf(", \"peer\": ");
-				json_str(stdout, c->peer);
-				printf(", \"peer_device\": ");
-				json_str(stdout, c->peer_dev);
-				printf(", \"waits_for\": \"%s\", \"since\": \"%s\", \"waited_s\": %.3f, "
-				       "\"outstanding\": %u, \"stopped\": %s, \"cause\": ",
-				       gdx_live_wait_name(c->wait), when, (double)stalled / 1e3,
-				       c->outstanding, p->stopped ? "true" : "false");
-				json_str(stdout, cause);
-				printf("}");
-			} else {
-				char cmdline[GDX_ESCAPE_LEN(sizeof(p->hdr.cmd))];
-				char dev[GDX_ESCAPE_LEN(sizeof(c->dev))];
-				char peer[GDX_ESCAPE_LEN(sizeof(c->peer))];
-				char peer_dev[GDX_ESCAPE_LEN(sizeof(c->peer_dev))];
-				char why[GDX_ESCAPE_LEN(sizeof(cause))];
-
-				/* what the file says reaches the terminal escaped */
-				gdx_escape(GDX_ESCAPE_TEXT, p->hdr.cmd, cmdline, sizeof(cmdline));
-				gdx_escape(GDX_ESCAPE_TEXT, c->dev, dev, sizeof(dev));
-				gdx_escape(GDX_ESCAPE_TEXT, c->peer, peer, sizeof(peer));
-				gdx_escape(GDX_ESCAPE_TEXT, c->peer_dev, peer_dev,
-					   sizeof(peer_dev));
-				gdx_escape(GDX_ESCAPE_TEXT, cause, why, sizeof(why));
-				printf("pid %d (%s): %s comm on %s with %s (%s): %s since %s (%.1f s, %u "
-				       "request(s) outstanding): %s\n",
-				       p->pid, cmdline, role, dev, peer, peer_dev,
-				       gdx_live_wait_name(c->wait), when, (double)stalled / 1e3,
-				       c->outstanding, why);
-			}
+			if (o.json)
+				hang_json_stuck(p, c, stalled, when, cause, !stuck);
+			else
+				hang_text_stuck(p, c, stalled, when, cause);
 			stuck++;
 		}
 	}
@@ -222,6 +361,10 @@ static int doctor_hang(const struct doctor_cmd *cmd, int argc, char **argv)
 static const struct doctor_opt hang_opts[] = {
 	{"threshold", 't', "SECONDS", "report comms that have waited this long (1)"},
 	{"json", 'j', NULL, "JSON"},
+	{"merge", 'm', NULL,
+	 "read the hang --json reports of every node (FILE..., or - for standard input, such as "
+	 "srun -l output) and name the root causes of the waits across them"},
+	{"dot", 'D', NULL, "with --merge: the wait-for graph in Graphviz dot, root causes marked"},
 	{"dir", 'd', "DIR", "where the live files are (NCCL_GDX_LIVE_DIR, else /dev/shm)"},
 	{0},
 };
@@ -232,4 +375,5 @@ const struct doctor_cmd doctor_cmd_hang = {
 		   "cause",
 	.opts = hang_opts,
 	.run = doctor_hang,
+	.max_operands = INT_MAX, /* --merge's reports */
 };

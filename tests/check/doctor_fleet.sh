@@ -24,39 +24,12 @@ fx=tests/lib/fixtures/sysfs-gdr
 . tests/lib/report.sh
 unset NCCL_GDX_GDR NCCL_NET_GDR_LEVEL
 
-# run NAME WANT_STATUS ARGS...: runs the doctor, output in $tmp/out and $tmp/err;
-# returns non-zero (after a "not ok") when the exit status is not WANT_STATUS.
-run() {
-	local name=$1 want=$2 rc
-	shift 2
-	"$doctor" "$@" >"$tmp/out" 2>"$tmp/err" </dev/null
-	rc=$?
-	if [ "$rc" -ne "$want" ]; then
-		not_ok "$name" "exit status $rc, expected $want; stderr: $(head -c 300 "$tmp/err"); out: $(head -c 600 "$tmp/out")"
-		return 1
-	fi
-}
-
 # has NAME FILE REGEX: one "ok"/"not ok" line on whether FILE matches REGEX.
 has() {
 	if grep -Eq -- "$3" "$2"; then
 		ok "$1"
 	else
 		not_ok "$1" "no line matches '$3' in: $(head -c 900 "$2")"
-	fi
-}
-
-# json NAME PYTHON_EXPR: the output is valid JSON and the expression over it,
-# d, is true.
-json() {
-	if ! python3 -m json.tool "$tmp/out" >/dev/null 2>"$tmp/json-err"; then
-		not_ok "$1" "invalid JSON: $(head -c 300 "$tmp/json-err")"
-	elif python3 -c 'import json, sys
-d = json.load(open(sys.argv[1]))
-sys.exit(0 if eval(sys.argv[2]) else 1)' "$tmp/out" "$2" 2>"$tmp/json-err"; then
-		ok "$1"
-	else
-		not_ok "$1" "JSON does not satisfy: $2; got: $(head -c 900 "$tmp/out") $(head -c 300 "$tmp/json-err")"
 	fi
 }
 

@@ -92,3 +92,31 @@ measured() {
 	/usr/bin/time -f '%x %M' -o "$tmp/measured" "$@" </dev/null >"$out" 2>"$err"
 	tail -n 1 "$tmp/measured" # after "Command exited with non-zero status N"
 }
+
+# run NAME WANT_STATUS ARGS...: runs $doctor (the script's gdx-doctor), output
+# in $tmp/out and $tmp/err; returns non-zero (after a "not ok") when the exit
+# status is not WANT_STATUS.
+run() {
+	local name=$1 want=$2 rc
+	shift 2
+	"${doctor:?the script sets doctor}" "$@" >"$tmp/out" 2>"$tmp/err" </dev/null
+	rc=$?
+	if [ "$rc" -ne "$want" ]; then
+		not_ok "$name" "exit status $rc, expected $want; stderr: $(head -c 300 "$tmp/err"); out: $(head -c 600 "$tmp/out")"
+		return 1
+	fi
+}
+
+# json NAME PYTHON_EXPR: $tmp/out is valid JSON and the expression over it,
+# d, is true.
+json() {
+	if ! python3 -m json.tool "$tmp/out" >/dev/null 2>"$tmp/json-err"; then
+		not_ok "$1" "invalid JSON: $(head -c 300 "$tmp/json-err")"
+	elif python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+sys.exit(0 if eval("(" + sys.argv[2] + ")") else 1)' "$tmp/out" "$2" 2>"$tmp/json-err"; then
+		ok "$1"
+	else
+		not_ok "$1" "JSON does not satisfy: $2; got: $(head -c 900 "$tmp/out") $(head -c 300 "$tmp/json-err")"
+	fi
+}
