@@ -309,5 +309,11 @@ const struct live_comm *live_snap_find(const struct live_snap *s, int pid,
 /* How long the comm has waited without progress at the snapshot, in ms; 0
  * when it does not wait. */
 uint64_t live_comm_stalled_ms(const struct live_snap *s, const struct gdx_live_comm *c);
+/* A rail's send latencies added into a histogram of the same buckets. */
+void live_lat_add(uint64_t *lat, uint64_t *count, uint64_t *sum, const struct gdx_live_rail *r);
+/* The q-quantile (0.5, 0.99, 0.999) of a latency histogram, in
+ * microseconds, interpolated within its log2 bucket; -1 when it has no
+ * sample or no rate (hz: the stamp's ticks a second). */
+double live_lat_quantile_us(const uint64_t *lat, double q, uint64_t hz);
 
 #endif

@@ -38,6 +38,9 @@ int live_snap_take(const char *dir, struct live_snap *s)
 		p->hdr = v[i].hdr;
 		p->hdr.cmd[sizeof(p->hdr.cmd) - 1] = '\0';
 		p->hdr.version[sizeof(p->hdr.version) - 1] = '\0';
+		p->hdr.host[sizeof(p->hdr.host) - 1] = '\0';
+		p->hdr.job[sizeof(p->hdr.job) - 1] = '\0';
+		p->hdr.rank_var[sizeof(p->hdr.rank_var) - 1] = '\0';
 		p->comms = calloc(GDX_LIVE_COMMS, sizeof(*p->comms));
 		if (!p->comms)
 			break;
@@ -49,6 +52,7 @@ int live_snap_take(const char *dir, struct live_snap *s)
 					continue;
 				c->slot = k;
 				c->c.dev[sizeof(c->c.dev) - 1] = '\0';
+				c->c.addr[sizeof(c->c.addr) - 1] = '\0';
 				c->c.peer[sizeof(c->c.peer) - 1] = '\0';
 				c->c.peer_dev[sizeof(c->c.peer_dev) - 1] = '\0';
 				if (c->c.nrails > GDX_LIVE_RAILS)
@@ -95,4 +99,37 @@ uint64_t live_comm_stalled_ms(const struct live_snap *s, const struct gdx_live_c
 	if (c->msgs != c->tick_msgs || c->wait == GDX_LIVE_IDLE)
 		return 0;
 	return s->now_ms > c->stall_ms ? s->now_ms - c->stall_ms : 0;
+}
+
+void live_lat_add(uint64_t *lat, uint64_t *count, uint64_t *sum, const struct gdx_live_rail *r)
+{
+	for (int b = 0; b < GDX_LIVE_LAT_BUCKETS; b++)
+		lat[b] += r->lat[b];
+	*count += r->lat_count;
+	*sum += r->lat_sum;
+}
+
+double live_lat_quantile_us(const uint64_t *lat, double q, uint64_t hz)
+{
+	uint64_t total = 0, below = 0;
+	double rank;
+
+	/* the buckets, not lat_count: a reader may copy them between two stores */
+	for (int b = 0; b < GDX_LIVE_LAT_BUCKETS; b++)
+		total += lat[b];
+	if (!total || !hz)
+		return -1;
+	rank = q * (double)total;
+	for (int b = 0; b < GDX_LIVE_LAT_BUCKETS; b++) {
+		double lo = b ? (double)(1ULL << b) : 0, hi = (double)(1ULL << (b + 1));
+
+		if (!lat[b] || (double)(below + lat[b]) < rank) {
+			below += lat[b];
+			continue;
+		}
+		/* spread evenly over [lo, hi): as good as a log2 bucket allows */
+		return (lo + (hi - lo) * (rank - (double)below) / (double)lat[b]) / (double)hz *
+		       1e6;
+	}
+	return (double)(1ULL << GDX_LIVE_LAT_BUCKETS) / (double)hz * 1e6;
 }

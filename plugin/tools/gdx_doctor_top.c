@@ -20,6 +20,8 @@
 /* Distinct NIC ports a process shows at most: its file names them, and one
  * user's made-up names must not crowd out other users' processes. */
 #define TOP_RAILS_PER_PROC 32
+/* Lines of latency by peer the text shows per process. */
+#define TOP_PEERS_SHOWN 8
 
 struct top_opts {
 	const char *dir;
@@ -33,10 +35,13 @@ struct top_rail {
 	int pid;
 	char ibdev[32];
 	uint32_t port;
-	uint32_t state;		 /* the worst of its comms' rails: up unless one is not */
-	uint64_t tx_bytes;	 /* send comms: posted on it, total */
-	double tx_mbps;		 /* over the last interval */
-	uint64_t rx_pieces;	 /* receive comms: immediates taken on it, total */
+	uint32_t state;	    /* the worst of its comms' rails: up unless one is not */
+	uint64_t tx_bytes;  /* send comms: posted on it, total */
+	double tx_mbps;	    /* over the last interval */
+	uint64_t rx_pieces; /* receive comms: immediates taken on it, total */
+	/* send comms: their signaled sends' latencies, merged (gdx_live_rail) */
+	uint64_t lat[GDX_LIVE_LAT_BUCKETS], lat_count, lat_sum, stalls;
+	uint64_t stamp_hz;
 	double spark[TOP_SPARK]; /* tx Mb/s, oldest first */
 	int nspark;
 	bool seen;
@@ -140,6 +145,8 @@ static void top_rows(const struct live_snap *cur, const struct live_snap *prev, 
 	for (int i = 0; i < *nrows; i++) {
 		rows[i].seen = false;
 		rows[i].tx_bytes = rows[i].rx_pieces = 0;
+		memset(rows[i].lat, 0, sizeof(rows[i].lat));
+		rows[i].lat_count = rows[i].lat_sum = rows[i].stalls = 0;
 		rows[i].tx_mbps = 0;
 		rows[i].state = 0;
 	}
@@ -182,6 +189,9 @@ static void top_rows(const struct live_snap *cur, const struct live_snap *prev, 
 				row->seen = true;
 				row->tx_bytes += lr->tx_bytes;
 				row->rx_pieces += lr->rx_pieces;
+				live_lat_add(row->lat, &row->lat_count, &row->lat_sum, lr);
+				row->stalls += lr->stalls;
+				row->stamp_hz = p->hdr.stamp_hz;
 				if (lr->state > row->state)
 					row->state = lr->state;
 				if (old)
@@ -243,6 +253,51 @@ static void top_spark(const struct top_rail *row, char *out, size_t len)
 	}
 }
 
+/* "12.1/40.3/81.0 us", or "-" with no sample. */
+static void top_lat_text(const uint64_t *lat, uint64_t hz, char *buf, size_t len)
+{
+	double q[3];
+
+	for (int i = 0; i < 3; i++)
+		q[i] = live_lat_quantile_us(lat, (const double[]){0.5, 0.99, 0.999}[i], hz);
+	if (q[0] < 0)
+		snprintf(buf, len, "-");
+	else
+		snprintf(buf, len, "%.1f/%.1f/%.1f us", q[0], q[1], q[2]);
+}
+
+/* Each send comm's rails with timed sends: the latency to that peer. */
+static void top_peers_text(const struct live_proc *p)
+{
+	int shown = 0, more = 0;
+
+	for (int k = 0; k < p->ncomms; k++) {
+		const struct gdx_live_comm *c = &p->comms[k].c;
+
+		for (uint32_t r = 0; r < c->nrails; r++) {
+			char peer[GDX_ESCAPE_LEN(sizeof(c->peer))];
+			char nic[GDX_ESCAPE_LEN(sizeof(c->rails[r].ibdev))], lat[64];
+
+			if (!c->rails[r].lat_count)
+				continue;
+			if (shown == TOP_PEERS_SHOWN) {
+				more++;
+				continue;
+			}
+			if (!shown++)
+				printf("  send latency by peer (p50/p99/p99.9, since the comm opened):\n");
+			gdx_escape(GDX_ESCAPE_TEXT, c->peer, peer, sizeof(peer));
+			gdx_escape(GDX_ESCAPE_TEXT, c->rails[r].ibdev, nic, sizeof(nic));
+			top_lat_text(c->rails[r].lat, p->hdr.stamp_hz, lat, sizeof(lat));
+			printf("    %-24s %-12s %10llu sends  %s%s\n", peer, nic,
+			       (unsigned long long)c->rails[r].lat_count, lat,
+			       c->rails[r].stalls ? "  (stalled before)" : "");
+		}
+	}
+	if (more)
+		printf("    ... and %d more (gdx-doctor top --json has them all)\n", more);
+}
+
 static void top_text(const struct live_snap *s, const struct top_rail *rows, int nrows,
 		     const struct top_proc *procs, double interval_s, bool tty)
 {
@@ -280,22 +335,72 @@ static void top_text(const struct live_snap *s, const struct top_rail *rows, int
 			       (double)tp->oldest_ms / 1e3, tp->oldest_wait,
 			       tp->oldest->c.role == GDX_LIVE_SEND ? "send" : "receive", dev, peer);
 		}
-		printf("  %-12s %4s %-20s %10s %14s %12s  %s\n", "NIC", "port", "state", "tx Mb/s",
-		       "tx bytes", "rx pieces", "tx, recent");
+		printf("  %-12s %4s %-20s %10s %14s %12s %26s  %s\n", "NIC", "port", "state",
+		       "tx Mb/s", "tx bytes", "rx pieces", "send latency p50/99/99.9",
+		       "tx, recent");
 		for (int k = 0; k < nrows; k++) {
 			char spark[TOP_SPARK * 4 + 1], nic[GDX_ESCAPE_LEN(sizeof(rows[k].ibdev))];
+			char lat[64];
 
 			if (rows[k].pid != p->pid)
 				continue;
 			top_spark(&rows[k], spark, sizeof(spark));
 			gdx_escape(GDX_ESCAPE_TEXT, rows[k].ibdev, nic, sizeof(nic));
-			printf("  %-12s %4u %-20s %10.1f %14llu %12llu  %s\n", nic, rows[k].port,
-			       gdx_rail_state_name(rows[k].state), rows[k].tx_mbps,
+			top_lat_text(rows[k].lat, rows[k].stamp_hz, lat, sizeof(lat));
+			printf("  %-12s %4u %-20s %10.1f %14llu %12llu %26s  %s\n", nic,
+			       rows[k].port, gdx_rail_state_name(rows[k].state), rows[k].tx_mbps,
 			       (unsigned long long)rows[k].tx_bytes,
-			       (unsigned long long)rows[k].rx_pieces, spark);
+			       (unsigned long long)rows[k].rx_pieces, lat, spark);
 		}
+		top_peers_text(p);
 	}
 	fflush(stdout);
+}
+
+/* "sends": N, "latency_us": {"p50": .., "p99": .., "p999": .., "mean": ..}
+ * (null with no sample). */
+static void top_lat_json(const uint64_t *lat, uint64_t count, uint64_t sum, uint64_t hz)
+{
+	printf("\"sends_timed\": %llu, \"latency_us\": ", (unsigned long long)count);
+	if (live_lat_quantile_us(lat, 0.5, hz) < 0 || !count) {
+		printf("null");
+		return;
+	}
+	printf("{\"p50\": %.3f, \"p99\": %.3f, \"p999\": %.3f, \"mean\": %.3f}",
+	       live_lat_quantile_us(lat, 0.5, hz), live_lat_quantile_us(lat, 0.99, hz),
+	       live_lat_quantile_us(lat, 0.999, hz),
+	       (double)sum / (double)count / (double)hz * 1e6);
+}
+
+/* Per send comm (a peer) and rail: its latencies. */
+static void top_peers_json(const struct live_proc *p)
+{
+	bool first = true;
+
+	for (int k = 0; k < p->ncomms; k++) {
+		const struct gdx_live_comm *c = &p->comms[k].c;
+
+		if (c->role != GDX_LIVE_SEND)
+			continue;
+		printf("%s{\"peer\": ", first ? "" : ", ");
+		json_str(stdout, c->peer);
+		printf(", \"address\": ");
+		json_str(stdout, c->addr);
+		printf(", \"device\": ");
+		json_str(stdout, c->dev);
+		printf(", \"rails\": [");
+		for (uint32_t r = 0; r < c->nrails; r++) {
+			printf("%s{\"nic\": ", r ? ", " : "");
+			json_str(stdout, c->rails[r].ibdev);
+			printf(", \"port\": %u, \"stalls\": %llu, ", c->rails[r].port,
+			       (unsigned long long)c->rails[r].stalls);
+			top_lat_json(c->rails[r].lat, c->rails[r].lat_count, c->rails[r].lat_sum,
+				     p->hdr.stamp_hz);
+			printf("}");
+		}
+		printf("]}");
+		first = false;
+	}
 }
 
 static void top_json(const struct live_snap *s, const struct top_rail *rows, int nrows,
@@ -311,6 +416,10 @@ static void top_json(const struct live_snap *s, const struct top_rail *rows, int
 
 		printf("%s\n  {\"pid\": %d, \"cmd\": ", i ? "," : "", p->pid);
 		json_str(stdout, p->hdr.cmd);
+		if (p->hdr.rank >= 0)
+			printf(", \"rank\": %d", p->hdr.rank);
+		else
+			printf(", \"rank\": null");
 		printf(", \"version\": ");
 		json_str(stdout, p->hdr.version);
 		printf(", \"stopped\": %s, \"comms\": %u, \"untracked_comms\": %llu, "
@@ -330,12 +439,18 @@ static void top_json(const struct live_snap *s, const struct top_rail *rows, int
 			printf("%s{\"nic\": ", first ? "" : ", ");
 			json_str(stdout, rows[k].ibdev);
 			printf(", \"port\": %u, \"state\": \"%s\", \"tx_bytes\": %llu, \"tx_mbps\": "
-			       "%.3f, \"rx_pieces\": %llu}",
+			       "%.3f, \"rx_pieces\": %llu, \"stalls\": %llu, ",
 			       rows[k].port, gdx_rail_state_name(rows[k].state),
 			       (unsigned long long)rows[k].tx_bytes, rows[k].tx_mbps,
-			       (unsigned long long)rows[k].rx_pieces);
+			       (unsigned long long)rows[k].rx_pieces,
+			       (unsigned long long)rows[k].stalls);
+			top_lat_json(rows[k].lat, rows[k].lat_count, rows[k].lat_sum,
+				     rows[k].stamp_hz);
+			printf("}");
 			first = false;
 		}
+		printf("], \"peers\": [");
+		top_peers_json(p);
 		printf("]}");
 	}
 	printf("\n]}\n");
@@ -360,6 +475,47 @@ static void top_prom_series(const struct top_rail *rows, int nrows,
 			if (rows[j].pid == rows[k].pid && rows[j].port == rows[k].port &&
 			    !strcmp(nic[j], nic[k]))
 				series[k] = j;
+	}
+}
+
+/* The send latencies as a Prometheus histogram per NIC port: cumulative
+ * buckets at the log2 bounds, in seconds at the process's stamp rate. */
+static void top_prom_latency(const struct top_rail *rows, int nrows,
+			     char nic[][GDX_ESCAPE_LEN(sizeof(rows[0].ibdev))], const int *series)
+{
+	printf("# HELP gdx_rail_send_latency_seconds Signaled sends on a NIC port, post to "
+	       "completion.\n# TYPE gdx_rail_send_latency_seconds histogram\n");
+	for (int k = 0; k < nrows; k++) {
+		uint64_t lat[GDX_LIVE_LAT_BUCKETS] = {0}, sum = 0, cum = 0;
+		double hz = (double)rows[k].stamp_hz;
+
+		if (series[k] != k || !rows[k].stamp_hz)
+			continue;
+		for (int j = k; j < nrows; j++) {
+			if (series[j] != k)
+				continue;
+			for (int b = 0; b < GDX_LIVE_LAT_BUCKETS; b++)
+				lat[b] += rows[j].lat[b];
+			sum += rows[j].lat_sum;
+		}
+		for (int b = 0; b < GDX_LIVE_LAT_BUCKETS - 1; b++) {
+			cum += lat[b];
+			printf("gdx_rail_send_latency_seconds_bucket{pid=\"%d\",nic=\"%s\","
+			       "port=\"%u\",le=\"%.6g\"} %llu\n",
+			       rows[k].pid, nic[k], rows[k].port, (double)(2ULL << b) / hz,
+			       (unsigned long long)cum);
+		}
+		cum += lat[GDX_LIVE_LAT_BUCKETS - 1];
+		printf("gdx_rail_send_latency_seconds_bucket{pid=\"%d\",nic=\"%s\",port=\"%u\","
+		       "le=\"+Inf\"} %llu\n",
+		       rows[k].pid, nic[k], rows[k].port, (unsigned long long)cum);
+		printf("gdx_rail_send_latency_seconds_sum{pid=\"%d\",nic=\"%s\",port=\"%u\"} "
+		       "%.9f\n",
+		       rows[k].pid, nic[k], rows[k].port, (double)sum / hz);
+		/* the buckets' total: _count and +Inf agree, as the format asks */
+		printf("gdx_rail_send_latency_seconds_count{pid=\"%d\",nic=\"%s\",port=\"%u\"} "
+		       "%llu\n",
+		       rows[k].pid, nic[k], rows[k].port, (unsigned long long)cum);
 	}
 }
 
@@ -424,6 +580,7 @@ static int top_prometheus(const struct live_snap *s, const struct top_rail *rows
 		printf("gdx_rail_up{pid=\"%d\",nic=\"%s\",port=\"%u\"} %d\n", rows[k].pid, nic[k],
 		       rows[k].port, up);
 	}
+	top_prom_latency(rows, nrows, nic, series);
 	fflush(stdout);
 	free(nic);
 	free(series);

@@ -1261,6 +1261,100 @@ static void test_prometheus_series_once(void)
 	live_dir_remove();
 }
 
+/* The data path's bucket: ticks in [2^b, 2^(b+1)) count in lat[b], 0 and 1
+ * in the first, anything past the last bound in the last. */
+static void test_latency_buckets(void)
+{
+	static const struct {
+		uint64_t ticks;
+		int bucket;
+	} cases[] = {
+		{0, 0},
+		{1, 0},
+		{2, 1},
+		{3, 1},
+		{4, 2},
+		{1023, 9},
+		{1024, 10},
+		{1ULL << 39, 39},
+		{1ULL << 45, GDX_LIVE_LAT_BUCKETS - 1},
+		{UINT64_MAX, GDX_LIVE_LAT_BUCKETS - 1},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct gdx_live_rail r = {0};
+
+		gdx_live_latency(&r, cases[i].ticks);
+		ASSERT_EQ(r.lat[cases[i].bucket], 1);
+		ASSERT_EQ(r.lat_count, 1);
+		ASSERT_EQ(r.lat_sum, cases[i].ticks);
+	}
+}
+
+/* A rail's histogram as top reads it: 900 sends of ~1.5 us, 90 of ~1.5 ms
+ * and 10 of ~1.6 s at a stamp rate of 1 GHz put p50, p99 and p99.9 in the
+ * buckets that hold them; the Prometheus histogram is cumulative, its +Inf
+ * bucket and _count the 1,000 sends, _sum their seconds. */
+static void test_latency_percentiles(void)
+{
+	char path[PATH_MAX], *p;
+	uint64_t hz = 1000000000, lat[GDX_LIVE_LAT_BUCKETS] = {0};
+	double p50, p99, p999;
+	int fd;
+
+	lat[10] = 900; /* [1.024, 2.048) us */
+	lat[20] = 90;  /* [1.05, 2.10) ms */
+	lat[30] = 10;  /* [1.07, 2.15) s */
+	live_dir_make();
+	gdx_live_open();
+	ASSERT(live_file_of(live_dir, geteuid(), getpid(), path, sizeof(path)));
+	fd = open(path, O_RDWR);
+	ASSERT(fd >= 0);
+	write_stalled_comm(fd, 0, "dev0", "10.0.0.1:5000", "mlx5_0");
+	ASSERT_EQ(pwrite(fd, &hz, sizeof(hz), offsetof(struct gdx_live_hdr, stamp_hz)),
+		  (ssize_t)sizeof(hz));
+	ASSERT_EQ(pwrite(fd, lat, sizeof(lat),
+			 (off_t)(offsetof(struct gdx_live, comms) +
+				 offsetof(struct gdx_live_comm, rails[0].lat))),
+		  (ssize_t)sizeof(lat));
+	{
+		uint64_t cs[2] = {1000, 900 * 1500 + 90 * 1500000 + 10 * 1600000000ULL};
+
+		ASSERT_EQ(pwrite(fd, cs, sizeof(cs),
+				 (off_t)(offsetof(struct gdx_live, comms) +
+					 offsetof(struct gdx_live_comm, rails[0].lat_count))),
+			  (ssize_t)sizeof(cs));
+	}
+	close(fd);
+	ASSERT_EQ(doctor("top", "--once", "--json", "--interval", "0.05", "--dir", live_dir, NULL),
+		  0);
+	ASSERT(json_valid(doctor_out));
+	p = strstr(doctor_out, "\"latency_us\": {\"p50\": ");
+	ASSERT(p);
+	ASSERT_EQ(sscanf(p, "\"latency_us\": {\"p50\": %lf, \"p99\": %lf, \"p999\": %lf", &p50,
+			 &p99, &p999),
+		  3);
+	printf("  p50 %.3f us, p99 %.1f us, p99.9 %.0f us\n", p50, p99, p999);
+	ASSERT(p50 >= 1.024 && p50 < 2.048);
+	ASSERT(p99 >= 1048.576 && p99 <= 2097.152);
+	ASSERT(p999 >= 1073741.824 && p999 < 2147483.648);
+	ASSERT_STR_CONTAINS(doctor_out, "\"sends_timed\": 1000");
+	ASSERT_EQ(doctor("top", "--once", "--interval", "0.05", "--dir", live_dir, NULL), 0);
+	ASSERT_STR_CONTAINS(doctor_out, "send latency by peer");
+	ASSERT_EQ(doctor("top", "--prometheus", "--interval", "0.05", "--dir", live_dir, NULL), 0);
+	ASSERT_STR_CONTAINS(doctor_out, "# TYPE gdx_rail_send_latency_seconds histogram\n");
+	/* bucket 10's upper bound, 2^11 ns: the 900 below it */
+	ASSERT_STR_CONTAINS(doctor_out, "nic=\"mlx5_0\",port=\"1\",le=\"2.048e-06\"} 900\n");
+	ASSERT_STR_CONTAINS(doctor_out, "nic=\"mlx5_0\",port=\"1\",le=\"0.00209715\"} 990\n");
+	ASSERT_STR_CONTAINS(doctor_out, "nic=\"mlx5_0\",port=\"1\",le=\"+Inf\"} 1000\n");
+	ASSERT_STR_CONTAINS(doctor_out, "_count{pid=");
+	ASSERT_STR_CONTAINS(doctor_out, ",nic=\"mlx5_0\",port=\"1\"} 1000\n");
+	ASSERT_STR_CONTAINS(doctor_out, "_sum{pid=");
+	ASSERT_STR_CONTAINS(doctor_out, "} 16.136350000\n");
+	gdx_live_close(true);
+	live_dir_remove();
+}
+
 /* A process of the same user, with one comm on victim0, until told. */
 static void quiet_main(void *arg)
 {
@@ -1434,4 +1528,5 @@ GDX_TESTS_MAIN(TEST(test_escape, 10), TEST(test_file_private_and_unpredictable, 
 	       TEST(test_fifo_no_hang, 60), TEST(test_foreign_files_claiming_others, 60),
 	       TEST(test_reader_sees_own_user_root_all, 30), TEST(test_output_escaped, 60),
 	       TEST(test_copy_shown_once, 30), TEST(test_prometheus_series_once, 30),
-	       TEST(test_many_ports_crowd_out_nobody, 30), TEST(test_truncated_under_reader, 120))
+	       TEST(test_many_ports_crowd_out_nobody, 30), TEST(test_truncated_under_reader, 120),
+	       TEST(test_latency_buckets, 10), TEST(test_latency_percentiles, 30))
