@@ -203,15 +203,9 @@ static void hang_json_proc(const struct hang_opts *o, const struct live_snap *s,
 	for (int k = 0; k < p->ncomms; k++) {
 		const struct gdx_live_comm *c = &p->comms[k].c;
 
-		printf("%s\n    {\"comm\": \"%s\", \"device\": ", k ? "," : "",
+		printf("%s\n    {\"comm\": \"%s\", ", k ? "," : "",
 		       c->role == GDX_LIVE_SEND ? "send" : "receive");
-		json_str(stdout, c->dev);
-		printf(", \"address\": ");
-		json_str(stdout, c->addr);
-		printf(", \"peer\": ");
-		json_str(stdout, c->peer);
-		printf(", \"peer_device\": ");
-		json_str(stdout, c->peer_dev);
+		live_json_ends(stdout, c);
 		printf(", \"wait\": \"%s\", \"waited_s\": %.3f, \"stuck\": %s, "
 		       "\"outstanding\": %u, \"rails\": [",
 		       hang_wait_key(c->wait), (double)live_comm_stalled_ms(s, c) / 1e3,
@@ -238,14 +232,8 @@ static void hang_json_stuck(const struct live_proc *p, const struct gdx_live_com
 	hang_json_rank("rank", p->hdr.rank);
 	printf(", \"cmd\": ");
 	json_str(stdout, p->hdr.cmd);
-	printf(", \"comm\": \"%s\", \"device\": ", c->role == GDX_LIVE_SEND ? "send" : "receive");
-	json_str(stdout, c->dev);
-	printf(", \"address\": ");
-	json_str(stdout, c->addr);
-	printf(", \"peer\": ");
-	json_str(stdout, c->peer);
-	printf(", \"peer_device\": ");
-	json_str(stdout, c->peer_dev);
+	printf(", \"comm\": \"%s\", ", c->role == GDX_LIVE_SEND ? "send" : "receive");
+	live_json_ends(stdout, c);
 	printf(", \"waits_for\": \"%s\", \"wait\": \"%s\", \"since\": \"%s\", "
 	       "\"waited_s\": %.3f, \"outstanding\": %u, \"stopped\": %s, \"cause\": ",
 	       gdx_live_wait_name(c->wait), hang_wait_key(c->wait), when, (double)stalled / 1e3,

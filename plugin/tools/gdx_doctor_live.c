@@ -133,3 +133,15 @@ double live_lat_quantile_us(const uint64_t *lat, double q, uint64_t hz)
 	}
 	return (double)(1ULL << GDX_LIVE_LAT_BUCKETS) / (double)hz * 1e6;
 }
+
+void live_json_ends(FILE *f, const struct gdx_live_comm *c)
+{
+	fprintf(f, "\"device\": ");
+	json_str(f, c->dev);
+	fprintf(f, ", \"address\": ");
+	json_str(f, c->addr);
+	fprintf(f, ", \"peer\": ");
+	json_str(f, c->peer);
+	fprintf(f, ", \"peer_device\": ");
+	json_str(f, c->peer_dev);
+}

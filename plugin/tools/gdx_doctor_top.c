@@ -382,12 +382,8 @@ static void top_peers_json(const struct live_proc *p)
 
 		if (c->role != GDX_LIVE_SEND)
 			continue;
-		printf("%s{\"peer\": ", first ? "" : ", ");
-		json_str(stdout, c->peer);
-		printf(", \"address\": ");
-		json_str(stdout, c->addr);
-		printf(", \"device\": ");
-		json_str(stdout, c->dev);
+		printf("%s{", first ? "" : ", ");
+		live_json_ends(stdout, c);
 		printf(", \"rails\": [");
 		for (uint32_t r = 0; r < c->nrails; r++) {
 			printf("%s{\"nic\": ", r ? ", " : "");
