@@ -556,20 +556,28 @@ void gdx_live_rail(struct gdx_comm *c, int r, uint32_t state, uint64_t now, uint
 
 /* ---- the reader's side ---- */
 
-static const char *const gdx_live_wait_names[] = {
-	[GDX_LIVE_IDLE] = "idle",
-	[GDX_LIVE_WAIT_CTS] = "clear-to-send not received",
-	[GDX_LIVE_WAIT_COMPLETION] = "completion not yet seen",
-	[GDX_LIVE_WAIT_DATA] = "data not received",
-	[GDX_LIVE_PEER_CLOSED] = "peer closed",
-	[GDX_LIVE_FAILED] = "failed",
+/* Each wait in words, and as the key a report names it by (hang --merge). */
+static const char *const gdx_live_wait_names[][2] = {
+	[GDX_LIVE_IDLE] = {"idle", "idle"},
+	[GDX_LIVE_WAIT_CTS] = {"clear-to-send not received", "cts"},
+	[GDX_LIVE_WAIT_COMPLETION] = {"completion not yet seen", "completion"},
+	[GDX_LIVE_WAIT_DATA] = {"data not received", "data"},
+	[GDX_LIVE_PEER_CLOSED] = {"peer closed", "peer_closed"},
+	[GDX_LIVE_FAILED] = {"failed", "failed"},
 };
 
 const char *gdx_live_wait_name(uint32_t wait)
 {
 	return wait < sizeof(gdx_live_wait_names) / sizeof(gdx_live_wait_names[0])
-		       ? gdx_live_wait_names[wait]
+		       ? gdx_live_wait_names[wait][0]
 		       : "?";
+}
+
+const char *gdx_live_wait_key(uint32_t wait)
+{
+	return wait < sizeof(gdx_live_wait_names) / sizeof(gdx_live_wait_names[0])
+		       ? gdx_live_wait_names[wait][1]
+		       : "unknown";
 }
 
 /* The effective uid of process pid, from /proc/PID/status (/proc/PID itself

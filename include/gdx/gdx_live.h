@@ -71,6 +71,8 @@ void gdx_live_unscan(struct gdx_live_view *v, int n);
  * cut). */
 bool gdx_live_copy(const struct gdx_live_view *v, int i, struct gdx_live_comm *out);
 const char *gdx_live_wait_name(uint32_t wait);
+/* The same as a report's key: idle, cts, completion, data, peer_closed, failed. */
+const char *gdx_live_wait_key(uint32_t wait);
 /* The directory in use: NCCL_GDX_LIVE_DIR or /dev/shm. */
 const char *gdx_live_dir(void);
 

@@ -140,21 +140,6 @@ static void hang_when(uint64_t now_ms, uint64_t then_ms, char *buf, size_t len)
 	strftime(buf, len, "%H:%M:%S", &tm);
 }
 
-/* The wait's name in a report a program reads (hang --merge). */
-static const char *hang_wait_key(uint32_t wait)
-{
-	static const char *const keys[] = {
-		[GDX_LIVE_IDLE] = "idle",
-		[GDX_LIVE_WAIT_CTS] = "cts",
-		[GDX_LIVE_WAIT_COMPLETION] = "completion",
-		[GDX_LIVE_WAIT_DATA] = "data",
-		[GDX_LIVE_PEER_CLOSED] = "peer_closed",
-		[GDX_LIVE_FAILED] = "failed",
-	};
-
-	return wait < sizeof(keys) / sizeof(keys[0]) ? keys[wait] : "unknown";
-}
-
 /* How long the comm has waited, in ms, when that is past the threshold
  * (0: it is not stuck). */
 static uint64_t hang_stuck_ms(const struct hang_opts *o, const struct live_snap *s,
@@ -208,7 +193,7 @@ static void hang_json_proc(const struct hang_opts *o, const struct live_snap *s,
 		live_json_ends(stdout, c);
 		printf(", \"wait\": \"%s\", \"waited_s\": %.3f, \"stuck\": %s, "
 		       "\"outstanding\": %u, \"rails\": [",
-		       hang_wait_key(c->wait), (double)live_comm_stalled_ms(s, c) / 1e3,
+		       gdx_live_wait_key(c->wait), (double)live_comm_stalled_ms(s, c) / 1e3,
 		       hang_stuck_ms(o, s, c) ? "true" : "false", c->outstanding);
 		for (uint32_t r = 0; r < c->nrails; r++) {
 			printf("%s{\"nic\": ", r ? ", " : "");
@@ -236,7 +221,7 @@ static void hang_json_stuck(const struct live_proc *p, const struct gdx_live_com
 	live_json_ends(stdout, c);
 	printf(", \"waits_for\": \"%s\", \"wait\": \"%s\", \"since\": \"%s\", "
 	       "\"waited_s\": %.3f, \"outstanding\": %u, \"stopped\": %s, \"cause\": ",
-	       gdx_live_wait_name(c->wait), hang_wait_key(c->wait), when, (double)stalled / 1e3,
+	       gdx_live_wait_name(c->wait), gdx_live_wait_key(c->wait), when, (double)stalled / 1e3,
 	       c->outstanding, p->stopped ? "true" : "false");
 	json_str(stdout, cause);
 	printf("}");
