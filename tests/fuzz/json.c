@@ -18,15 +18,19 @@
  * refuse what the default takes, never the other way round. fleet must
  * exit 0, 3 or 9, and what it prints (report and messages) holds no
  * control byte but the newline, no byte that is not UTF-8 and nothing that
- * reorders a line; its JSON report must parse.
+ * reorders a line; its JSON report must parse. hang --merge likewise, on the
+ * input as one node's report file (exit 0, 3 or 10), in its three forms.
  */
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "../../plugin/tools/gdx_doctor.h"
+#include "../../plugin/tools/gdx_doctor_hang.h"
 #include <gdx/gdx_escape.h>
 #include "check.h"
 
@@ -238,6 +242,41 @@ static void fuzz_fleet(const char *text, size_t size, bool json)
 	free(err);
 }
 
+/* hang --merge on the input as one node's report file: it exits 0, 3 or
+ * 10, prints nothing that is not shown as itself, and its JSON parses. */
+static void fuzz_hang(const char *text, size_t size, enum hang_merge_fmt fmt)
+{
+	char *out = NULL, *err = NULL, path[64];
+	size_t out_len = 0, err_len = 0;
+	FILE *o = open_memstream(&out, &out_len), *e = open_memstream(&err, &err_len);
+	int fd = memfd_create("fuzz-hang", MFD_CLOEXEC), ret;
+	char *srcs[1] = {path};
+
+	FUZZ_CHECK(o && e && fd >= 0);
+	FUZZ_CHECK(write(fd, text, size) == (ssize_t)size);
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	ret = hang_merge(1, srcs, fmt, o, e);
+	close(fd);
+	FUZZ_CHECK(fclose(o) == 0 && fclose(e) == 0);
+	FUZZ_CHECK(ret == DOCTOR_OK || ret == DOCTOR_NO_INPUT || ret == DOCTOR_HANG);
+	FUZZ_CHECK(!memchr(out, 0, out_len) && !memchr(err, 0, err_len));
+	fuzz_check_printed(out, out_len);
+	fuzz_check_printed(err, err_len);
+	FUZZ_CHECK((ret == DOCTOR_NO_INPUT) == (err_len > 0));
+	if (fmt == HANG_MERGE_JSON && ret != DOCTOR_NO_INPUT) {
+		struct json_budget big = {.limit = (size_t)1 << 40};
+		struct json_value *v;
+		size_t pos = 0;
+		char why[256];
+
+		FUZZ_CHECK(json_parse(out, out_len, &pos, &big, &v, why, sizeof(why)) == 0);
+		FUZZ_CHECK(v->type == JSON_OBJECT);
+		json_free(v);
+	}
+	free(out);
+	free(err);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const char *text = (const char *)data;
@@ -245,5 +284,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fuzz_reader(text, size);
 	fuzz_fleet(text, size, false);
 	fuzz_fleet(text, size, true);
+	fuzz_hang(text, size, HANG_MERGE_TEXT);
+	fuzz_hang(text, size, HANG_MERGE_JSON);
+	fuzz_hang(text, size, HANG_MERGE_DOT);
 	return 0;
 }
