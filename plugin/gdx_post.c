@@ -260,28 +260,12 @@ int gdx_post_probe(struct gdx_comm *c, int rail, int q)
 	return gdx_post_one(c, rail, q, NULL, 0, GDX_WRID_PROBE, true);
 }
 
-/* The last segment a completion delivered: its latency, when it is the one
- * the completion was signaled for and it was timed as it was posted. */
-static inline void gdx_post_timed(struct gdx_comm *c, int rail, const struct gdx_seglog_entry *e,
-				  uint32_t wr)
+/* The segments a signaled completion with WR count wr shows delivered, let
+ * go; the bytes of data among them. */
+static inline uint64_t gdx_seglog_take(struct gdx_seglog *log, uint32_t wr)
 {
-	if (e->stamp && e->last_wr == wr)
-		gdx_live_latency(&c->live->rails[rail], gdx_stamp() - e->stamp);
-}
-
-uint64_t gdx_post_delivered(struct gdx_comm *c, int rail, int qi, uint32_t wr)
-{
-	struct gdx_qp *q = &c->rails[rail].qps[qi];
-	struct gdx_seglog *log = q->log;
 	uint64_t bytes = 0;
-	uint32_t from;
 
-	q->wr_done = wr;
-	if (__builtin_expect(q->stall_warned, 0))
-		gdx_stall_drained(c, rail, qi);
-	if (!log)
-		return 0;
-	from = log->head;
 	while (log->head != log->tail) {
 		struct gdx_seglog_entry *e = &log->e[log->head % GDX_SEGLOG_SIZE];
 
@@ -295,7 +279,41 @@ uint64_t gdx_post_delivered(struct gdx_comm *c, int rail, int qi, uint32_t wr)
 			bytes += e->seg.len;
 		log->head++;
 	}
-	GDX_LIVE_COUNT(if (c->timed && log->head != from) gdx_post_timed(
-		c, rail, &log->e[(log->head - 1) % GDX_SEGLOG_SIZE], wr));
 	return bytes;
+}
+
+/* gdx_post_delivered for a comm whose sends are timed or a QP whose stall
+ * was told: the same, then the latency of the segment the completion was
+ * signaled for (the last one it delivered, when that was timed as it was
+ * posted; an earlier completion's last one has a smaller WR count), and the
+ * stall's end. Out of line, so that the usual path stays a leaf. */
+static __attribute__((noinline)) uint64_t gdx_post_delivered_noted(struct gdx_comm *c, int rail,
+								   int qi, uint32_t wr)
+{
+	struct gdx_qp *q = &c->rails[rail].qps[qi];
+	struct gdx_seglog *log = q->log;
+	uint64_t bytes = 0;
+
+	if (q->stall_warned)
+		gdx_stall_drained(c, rail, qi);
+	if (!log)
+		return 0;
+	bytes = gdx_seglog_take(log, wr);
+	GDX_LIVE_COUNT({
+		const struct gdx_seglog_entry *e = &log->e[(log->head - 1) % GDX_SEGLOG_SIZE];
+
+		if (c->timed && e->stamp && e->last_wr == wr)
+			gdx_live_latency(&c->live->rails[rail], gdx_stamp() - e->stamp);
+	});
+	return bytes;
+}
+
+uint64_t gdx_post_delivered(struct gdx_comm *c, int rail, int qi, uint32_t wr)
+{
+	struct gdx_qp *q = &c->rails[rail].qps[qi];
+
+	q->wr_done = wr;
+	if (c->timed || q->stall_warned)
+		return gdx_post_delivered_noted(c, rail, qi, wr);
+	return q->log ? gdx_seglog_take(q->log, wr) : 0;
 }

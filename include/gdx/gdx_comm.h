@@ -266,6 +266,7 @@ struct gdx_comm {
 	bool failover;	      /* a failed rail is taken out (two or more, NCCL_GDX_FAILOVER) */
 	bool ar;	      /* sender: adaptive routing on every rail */
 	bool split;	      /* sender: each piece of a rail over all its QPs */
+	bool timed;	      /* its signaled sends' latencies go to live (gdx_post.c) */
 	uint32_t max_inline;  /* bytes every rail takes inline (the least of them) */
 	uint64_t remote_ctrl; /* the peer's control region */
 	uint32_t remote_ctrl_rkey[GDX_MAX_RAILS]; /* its key on each rail's NIC */
@@ -288,7 +289,6 @@ struct gdx_comm {
 	struct ibv_mr *ctrl_mr[GDX_MAX_RAILS]; /* per NIC of the device */
 	char peer[64];			       /* peer's out-of-band address, for messages */
 	char peer_dev[GDX_DEV_NAME_MAX];
-	bool timed; /* its signaled sends' latencies go to live (gdx_post.c) */
 	/* Its live counters (gdx_live.h): a slot of the process's file, or
 	 * live_own when there is none; never NULL once initialised. */
 	struct gdx_live_comm *live;
