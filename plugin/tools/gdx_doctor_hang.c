@@ -345,7 +345,7 @@ static const struct doctor_opt hang_opts[] = {
 const struct doctor_cmd doctor_cmd_hang = {
 	.name = "hang",
 	.summary = "the comms of this node that wait without progress, what for, and the likely "
-		   "cause",
+		   "cause; with --merge, the root causes across every node's report",
 	.opts = hang_opts,
 	.run = doctor_hang,
 	.max_operands = INT_MAX, /* --merge's reports */
