@@ -282,38 +282,41 @@ static inline uint64_t gdx_seglog_take(struct gdx_seglog *log, uint32_t wr)
 	return bytes;
 }
 
-/* gdx_post_delivered for a comm whose sends are timed or a QP whose stall
- * was told: the same, then the latency of the segment the completion was
- * signaled for (the last one it delivered, when that was timed as it was
- * posted; an earlier completion's last one has a smaller WR count), and the
- * stall's end. Out of line, so that the usual path stays a leaf. */
-static __attribute__((noinline)) uint64_t gdx_post_delivered_noted(struct gdx_comm *c, int rail,
-								   int qi, uint32_t wr)
+/* gdx_seglog_take for a comm whose sends are timed into lr: then the
+ * latency of the segment the completion was signaled for (the last one it
+ * delivered, when that was timed as it was posted; one an earlier
+ * completion delivered has a smaller WR count). Out of line, a leaf. */
+static __attribute__((noinline)) uint64_t gdx_seglog_take_timed(struct gdx_live_rail *lr,
+								struct gdx_seglog *log, uint32_t wr)
 {
-	struct gdx_qp *q = &c->rails[rail].qps[qi];
-	struct gdx_seglog *log = q->log;
-	uint64_t bytes = 0;
+	uint64_t bytes = gdx_seglog_take(log, wr);
+	const struct gdx_seglog_entry *e = &log->e[(log->head - 1) % GDX_SEGLOG_SIZE];
 
-	if (q->stall_warned)
-		gdx_stall_drained(c, rail, qi);
-	if (!log)
-		return 0;
-	bytes = gdx_seglog_take(log, wr);
-	GDX_LIVE_COUNT({
-		const struct gdx_seglog_entry *e = &log->e[(log->head - 1) % GDX_SEGLOG_SIZE];
-
-		if (c->timed && e->stamp && e->last_wr == wr)
-			gdx_live_latency(&c->live->rails[rail], gdx_stamp() - e->stamp);
-	});
+	if (e->stamp && e->last_wr == wr)
+		gdx_live_latency(lr, gdx_stamp() - e->stamp);
 	return bytes;
+}
+
+/* A completion on a QP whose stall was told: the stall's end said, then
+ * the completion taken as any other. */
+static __attribute__((noinline)) uint64_t gdx_post_delivered_stalled(struct gdx_comm *c, int rail,
+								     int qi, uint32_t wr)
+{
+	gdx_stall_drained(c, rail, qi);
+	return gdx_post_delivered(c, rail, qi, wr);
 }
 
 uint64_t gdx_post_delivered(struct gdx_comm *c, int rail, int qi, uint32_t wr)
 {
 	struct gdx_qp *q = &c->rails[rail].qps[qi];
 
+	/* the rare paths are tail calls: the usual one stays a leaf */
+	if (__builtin_expect(q->stall_warned, 0))
+		return gdx_post_delivered_stalled(c, rail, qi, wr);
 	q->wr_done = wr;
-	if (c->timed || q->stall_warned)
-		return gdx_post_delivered_noted(c, rail, qi, wr);
-	return q->log ? gdx_seglog_take(q->log, wr) : 0;
+	if (!q->log)
+		return 0;
+	GDX_LIVE_COUNT(
+		if (c->timed) return gdx_seglog_take_timed(&c->live->rails[rail], q->log, wr));
+	return gdx_seglog_take(q->log, wr);
 }
