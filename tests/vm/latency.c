@@ -88,6 +88,10 @@ static void test_slow_rail_has_the_higher_p99(void)
 	ASSERT(p99_slow > 2 * p99_fast);
 	ASSERT_EQ(top_rail_value(out, "rxe1", "sends_timed"), (double)msgs);
 	ASSERT_EQ(top_rail_value(out, "rxe3", "sends_timed"), (double)msgs);
+	/* what a person sees: the rows and the latency by peer */
+	ASSERT_EQ(gdx_run(DOCTOR " top --once --interval 0.1", out, sizeof(out)), 0);
+	ASSERT_STR_CONTAINS(out, "send latency by peer");
+	printf("  gdx-doctor top --once:\n%s", out);
 	/* the histogram a Prometheus server scrapes says the same */
 	ASSERT_EQ(gdx_run(DOCTOR " top --prometheus --interval 0.1", out, sizeof(out)), 0);
 	ASSERT_STR_CONTAINS(out, "# TYPE gdx_rail_send_latency_seconds histogram");
