@@ -312,6 +312,8 @@ uint64_t live_comm_stalled_ms(const struct live_snap *s, const struct gdx_live_c
 /* A comm's two ends as JSON members: "device", "address", "peer",
  * "peer_device" (no separator around them). */
 void live_json_ends(FILE *f, const struct gdx_live_comm *c);
+/* a + b, or UINT64_MAX where that wraps. */
+uint64_t live_add_sat(uint64_t a, uint64_t b);
 /* A rail's send latencies added into a histogram of the same buckets. */
 void live_lat_add(uint64_t *lat, uint64_t *count, uint64_t *sum, const struct gdx_live_rail *r);
 /* The q-quantile (0.5, 0.99, 0.999) of a latency histogram, in

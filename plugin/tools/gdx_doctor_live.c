@@ -101,12 +101,18 @@ uint64_t live_comm_stalled_ms(const struct live_snap *s, const struct gdx_live_c
 	return s->now_ms > c->stall_ms ? s->now_ms - c->stall_ms : 0;
 }
 
+uint64_t live_add_sat(uint64_t a, uint64_t b)
+{
+	return a + b < a ? UINT64_MAX : a + b;
+}
+
 void live_lat_add(uint64_t *lat, uint64_t *count, uint64_t *sum, const struct gdx_live_rail *r)
 {
+	/* a file's owner writes what it likes: no sum wraps round */
 	for (int b = 0; b < GDX_LIVE_LAT_BUCKETS; b++)
-		lat[b] += r->lat[b];
-	*count += r->lat_count;
-	*sum += r->lat_sum;
+		lat[b] = live_add_sat(lat[b], r->lat[b]);
+	*count = live_add_sat(*count, r->lat_count);
+	*sum = live_add_sat(*sum, r->lat_sum);
 }
 
 double live_lat_quantile_us(const uint64_t *lat, double q, uint64_t hz)
@@ -116,15 +122,15 @@ double live_lat_quantile_us(const uint64_t *lat, double q, uint64_t hz)
 
 	/* the buckets, not lat_count: a reader may copy them between two stores */
 	for (int b = 0; b < GDX_LIVE_LAT_BUCKETS; b++)
-		total += lat[b];
+		total = live_add_sat(total, lat[b]);
 	if (!total || !hz)
 		return -1;
 	rank = q * (double)total;
 	for (int b = 0; b < GDX_LIVE_LAT_BUCKETS; b++) {
 		double lo = b ? (double)(1ULL << b) : 0, hi = (double)(1ULL << (b + 1));
 
-		if (!lat[b] || (double)(below + lat[b]) < rank) {
-			below += lat[b];
+		if (!lat[b] || (double)below + (double)lat[b] < rank) {
+			below = live_add_sat(below, lat[b]);
 			continue;
 		}
 		/* spread evenly over [lo, hi): as good as a log2 bucket allows */

@@ -190,7 +190,7 @@ static void top_rows(const struct live_snap *cur, const struct live_snap *prev, 
 				row->tx_bytes += lr->tx_bytes;
 				row->rx_pieces += lr->rx_pieces;
 				live_lat_add(row->lat, &row->lat_count, &row->lat_sum, lr);
-				row->stalls += lr->stalls;
+				row->stalls = live_add_sat(row->stalls, lr->stalls);
 				row->stamp_hz = p->hdr.stamp_hz;
 				if (lr->state > row->state)
 					row->state = lr->state;
@@ -491,17 +491,17 @@ static void top_prom_latency(const struct top_rail *rows, int nrows,
 			if (series[j] != k)
 				continue;
 			for (int b = 0; b < GDX_LIVE_LAT_BUCKETS; b++)
-				lat[b] += rows[j].lat[b];
-			sum += rows[j].lat_sum;
+				lat[b] = live_add_sat(lat[b], rows[j].lat[b]);
+			sum = live_add_sat(sum, rows[j].lat_sum);
 		}
 		for (int b = 0; b < GDX_LIVE_LAT_BUCKETS - 1; b++) {
-			cum += lat[b];
+			cum = live_add_sat(cum, lat[b]);
 			printf("gdx_rail_send_latency_seconds_bucket{pid=\"%d\",nic=\"%s\","
 			       "port=\"%u\",le=\"%.6g\"} %llu\n",
 			       rows[k].pid, nic[k], rows[k].port, (double)(2ULL << b) / hz,
 			       (unsigned long long)cum);
 		}
-		cum += lat[GDX_LIVE_LAT_BUCKETS - 1];
+		cum = live_add_sat(cum, lat[GDX_LIVE_LAT_BUCKETS - 1]);
 		printf("gdx_rail_send_latency_seconds_bucket{pid=\"%d\",nic=\"%s\",port=\"%u\","
 		       "le=\"+Inf\"} %llu\n",
 		       rows[k].pid, nic[k], rows[k].port, (unsigned long long)cum);

@@ -348,18 +348,37 @@ static size_t fuzz_prom_name(const char **p, bool metric)
 	return (size_t)(s - start);
 }
 
+/* Which sample of a histogram family a name of n bytes is: 1 _bucket, 2
+ * _sum, 3 _count; 0 none. */
+static int fuzz_prom_hist_part(const char *name, size_t n, const char *family)
+{
+	static const char *const parts[] = {"_bucket", "_sum", "_count"};
+	size_t f = strlen(family);
+
+	for (int i = 0; i < 3; i++)
+		if (n == f + strlen(parts[i]) && !strncmp(name, family, f) &&
+		    !strncmp(name + f, parts[i], strlen(parts[i])))
+			return i + 1;
+	return 0;
+}
+
 /* One sample line of the metric family: name{label="value",...} value, a
- * pid label this process's. Returns the length of its series, the name and
- * the labels. */
-static size_t fuzz_check_prom_sample(const char *line, const char *family)
+ * pid label this process's; a histogram's (*part: fuzz_prom_hist_part's)
+ * named with its suffix, a bucket with an le label. Returns the length of
+ * its series, the name and the labels. */
+static size_t fuzz_check_prom_sample(const char *line, const char *family, bool histogram,
+				     int *part)
 {
 	size_t series;
 	const char *p = line;
 	size_t n = fuzz_prom_name(&p, true);
+	bool le = false;
 	char *end;
 	int pid = 0;
 
-	FUZZ_CHECK(n > 0 && n == strlen(family) && !strncmp(line, family, n));
+	*part = histogram ? fuzz_prom_hist_part(line, n, family) : 0;
+	FUZZ_CHECK(n > 0 &&
+		   (histogram ? *part > 0 : n == strlen(family) && !strncmp(line, family, n)));
 	if (*p == '{') {
 		p++;
 		while (*p != '}') {
@@ -379,6 +398,7 @@ static size_t fuzz_check_prom_sample(const char *line, const char *family)
 			}
 			if (ln == 3 && !strncmp(label, "pid", 3))
 				FUZZ_CHECK(sscanf(value, "%d", &pid) == 1 && pid == fuzz_pid);
+			le |= ln == 2 && !strncmp(label, "le", 2);
 			p++;
 			FUZZ_CHECK(*p == ',' || *p == '}');
 			if (*p == ',')
@@ -387,6 +407,7 @@ static size_t fuzz_check_prom_sample(const char *line, const char *family)
 		p++;
 	}
 	FUZZ_CHECK(pid == fuzz_pid);
+	FUZZ_CHECK(le == (*part == 1));
 	FUZZ_CHECK(*p == ' ' && p[1] != ' ' && p[1] != '\n');
 	series = (size_t)(p - line);
 	p++;
@@ -414,9 +435,12 @@ static int fuzz_cmp_series(const void *a, const void *b)
  * the samples of gdx_messages_total (one a process). */
 static int fuzz_check_prometheus(const char *out)
 {
-	struct fuzz_series series[4096];
+	static struct fuzz_series series[1 << 15];
 	char family[64] = "";
-	int procs = 0, n_series = 0;
+	int procs = 0, n_series = 0, part;
+	bool histogram = false;
+	/* a histogram series' last bucket and its +Inf one (-1: none yet) */
+	double bucket = -1, inf = -1;
 
 	for (const char *line = out; *line; line = strchr(line, '\n') + 1) {
 		char name[64], type[16];
@@ -425,7 +449,9 @@ static int fuzz_check_prometheus(const char *out)
 		if (line[0] == '#') {
 			if (sscanf(line, "# TYPE %63s %15s%n", name, type, &n) == 2) {
 				FUZZ_CHECK(line[n] == '\n');
-				FUZZ_CHECK(!strcmp(type, "counter") || !strcmp(type, "gauge"));
+				histogram = !strcmp(type, "histogram");
+				FUZZ_CHECK(histogram || !strcmp(type, "counter") ||
+					   !strcmp(type, "gauge"));
 				snprintf(family, sizeof(family), "%s", name);
 			} else {
 				FUZZ_CHECK(sscanf(line, "# HELP %63s %n", name, &n) == 1 && n > 0);
@@ -435,8 +461,21 @@ static int fuzz_check_prometheus(const char *out)
 		FUZZ_CHECK(family[0]);
 		FUZZ_CHECK(n_series < (int)(sizeof(series) / sizeof(series[0])));
 		series[n_series].s = line;
-		series[n_series++].len = fuzz_check_prom_sample(line, family);
+		series[n_series++].len = fuzz_check_prom_sample(line, family, histogram, &part);
 		procs += !strcmp(family, "gdx_messages_total");
+		/* a series' buckets cumulative, then +Inf, _sum, _count: the count
+		 * the +Inf bucket's */
+		if (part == 1) {
+			double v = strtod(strchr(line, '}') + 2, NULL);
+
+			FUZZ_CHECK(v >= bucket);
+			bucket = v;
+			if (strstr(line, "le=\"+Inf\""))
+				inf = v;
+		} else if (part == 3) {
+			FUZZ_CHECK(inf >= 0 && strtod(strchr(line, '}') + 2, NULL) == inf);
+			bucket = inf = -1;
+		}
 	}
 	qsort(series, (size_t)n_series, sizeof(series[0]), fuzz_cmp_series);
 	for (int i = 1; i < n_series; i++)
@@ -533,7 +572,9 @@ static void fuzz_hang(enum fuzz_form form, int procs)
 	fuzz_check_printed(out, len);
 	if (form == FUZZ_JSON) {
 		v = fuzz_check_json(out, len, "hang");
-		FUZZ_CHECK(fuzz_json_int(json_get(v, "processes")) == procs);
+		FUZZ_CHECK(fuzz_json_int(json_get(v, "format")) == 2);
+		fuzz_check_pids(json_get(v, "processes"));
+		FUZZ_CHECK(json_get(v, "processes")->n == procs);
 		fuzz_check_pids(json_get(v, "stuck"));
 		stuck = json_get(v, "stuck")->n;
 		json_free(v);
