@@ -15,6 +15,9 @@ void gdx_stall_check(struct gdx_comm *c, uint64_t now)
 	for (int r = 0; r < c->nrails; r++) {
 		struct gdx_rail *rail = &c->rails[r];
 
+		/* a rail failover took out has said so, and its QPs are reset */
+		if (c->run[r].state != GDX_RAIL_UP)
+			continue;
 		for (int i = 0; i < c->qps_per_rail; i++) {
 			struct gdx_qp *q = &rail->qps[i];
 
