@@ -846,10 +846,13 @@ int merge_report(struct merge *m)
 	}
 	for (int r = 0; r < m->nroots; r++)
 		w.order[r] = r;
-	qsort_r(w.order, (size_t)m->nroots, sizeof(int), merge_cmp_root, m);
+	/* (qsort takes no NULL, which an empty array may be) */
+	if (m->nroots)
+		qsort_r(w.order, (size_t)m->nroots, sizeof(int), merge_cmp_root, m);
 	for (int i = 0; i < m->nroots; i++)
 		w.rank[w.order[i]] = i;
-	qsort(w.chains, (size_t)w.nchains, sizeof(*w.chains), merge_cmp_chain);
+	if (w.nchains)
+		qsort(w.chains, (size_t)w.nchains, sizeof(*w.chains), merge_cmp_chain);
 	if (m->fmt == HANG_MERGE_JSON)
 		merge_json(m->fl.out, m, &w);
 	else if (m->fmt == HANG_MERGE_DOT)
