@@ -365,12 +365,7 @@ out:
 
 static void fleet_free(struct fleet *fl)
 {
-	while (fl->strings) {
-		struct fleet_chunk *next = fl->strings->next;
-
-		free(fl->strings);
-		fl->strings = next;
-	}
+	fleet_free_read(fl);
 	free(fl->nodes);
 	free(fl->keys);
 	free(fl->vals);
@@ -379,9 +374,6 @@ static void fleet_free(struct fleet *fl)
 	for (int kind = 0; kind < 3; kind++)
 		free(fl->with[kind]);
 	free(fl->scratch);
-	for (int i = 0; i < fl->ndocs; i++)
-		json_free(fl->docs[i]);
-	free(fl->docs);
 }
 
 static void fleet_init(struct fleet *fl, FILE *out, FILE *err, bool json)

@@ -95,6 +95,7 @@ struct fleet {
 	int (*on_report)(struct fleet *fl, void *ctx, const char *source, int ordinal,
 			 const struct json_value *doc);
 	void *on_report_ctx;
+	const char *name; /* what its messages open with; NULL: "gdx-doctor fleet" */
 };
 
 struct fleet_lookup {
@@ -118,6 +119,8 @@ int fleet_map_find(const struct fleet_map *m, uint32_t h,
 		   bool (*same)(const void *ctx, uint32_t id), const void *ctx);
 int fleet_map_add(struct fleet *fl, struct fleet_map *m, uint32_t h, uint32_t id);
 void fleet_map_free(struct fleet *fl, struct fleet_map *m);
+/* What the reader kept: the strings it made and the documents it read. */
+void fleet_free_read(struct fleet *fl);
 /* A message on the error stream, escaped whole; returns DOCTOR_NO_INPUT. */
 int fleet_fail(struct fleet *fl, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The exit status for an error of the helpers, said, where: what fleet was

@@ -179,7 +179,7 @@ int fleet_fail(struct fleet *fl, const char *fmt, ...)
 	va_start(ap, fmt);
 	n = vasprintf(&msg, fmt, ap);
 	va_end(ap);
-	fputs("gdx-doctor fleet: ", fl->err);
+	fprintf(fl->err, "%s: ", fl->name ? fl->name : "gdx-doctor fleet");
 	gdx_esc_text(fl->err, n < 0 ? "(out of memory saying what)" : msg);
 	fputc('\n', fl->err);
 	free(n < 0 ? NULL : msg);
@@ -191,7 +191,7 @@ int fleet_fail(struct fleet *fl, const char *fmt, ...)
 int fleet_status(struct fleet *fl, int err, const char *where)
 {
 	if (err == -ENOMEM) {
-		fputs("gdx-doctor fleet: out of memory\n", fl->err);
+		fprintf(fl->err, "%s: out of memory\n", fl->name ? fl->name : "gdx-doctor fleet");
 		return DOCTOR_ERROR;
 	}
 	if (err == -EOVERFLOW)
@@ -202,4 +202,19 @@ int fleet_status(struct fleet *fl, int err, const char *where)
 		"%s: the reports would take more than the %zu MiB of memory allowed for "
 		"them (%d bytes for each byte read, and 1 MiB): not what gdx-doctor writes",
 		where, fl->budget.limit >> 20, JSON_BUDGET_PER_BYTE);
+}
+
+void fleet_free_read(struct fleet *fl)
+{
+	while (fl->strings) {
+		struct fleet_chunk *next = fl->strings->next;
+
+		free(fl->strings);
+		fl->strings = next;
+	}
+	for (int i = 0; i < fl->ndocs; i++)
+		json_free(fl->docs[i]);
+	free(fl->docs);
+	fl->docs = NULL;
+	fl->ndocs = 0;
 }

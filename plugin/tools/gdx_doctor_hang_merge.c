@@ -427,14 +427,7 @@ static int merge_join_comm(struct merge *m, int id)
 
 static void merge_free(struct merge *m)
 {
-	struct fleet *fl = &m->fl;
-
-	while (fl->strings) {
-		struct fleet_chunk *next = fl->strings->next;
-
-		free(fl->strings);
-		fl->strings = next;
-	}
+	fleet_free_read(&m->fl);
 	free(m->nodes);
 	free(m->procs);
 	free(m->comms);
@@ -448,42 +441,18 @@ static void merge_free(struct merge *m)
 	free(m->pair_map.slots);
 	free(m->addr_map.slots);
 	free(m->root_map.slots);
-	for (int i = 0; i < fl->ndocs; i++)
-		json_free(fl->docs[i]);
-	free(fl->docs);
-}
-
-/* What fleet's reader said, said as hang --merge's: its lines open with
- * fleet's name (each line one message, escaped). */
-static void merge_say(FILE *err, const char *said, size_t len)
-{
-	static const char fleet_name[] = "gdx-doctor fleet: ";
-
-	for (size_t pos = 0; pos < len;) {
-		const char *nl = memchr(said + pos, '\n', len - pos);
-		size_t end = nl ? (size_t)(nl - said) + 1 : len;
-
-		if (!strncmp(said + pos, fleet_name, sizeof(fleet_name) - 1)) {
-			fputs("gdx-doctor hang --merge: ", err);
-			pos += sizeof(fleet_name) - 1;
-		}
-		fwrite(said + pos, 1, end - pos, err);
-		pos = end;
-	}
 }
 
 int hang_merge(int nsrc, char *const *srcs, enum hang_merge_fmt fmt, FILE *out, FILE *err)
 {
 	struct merge m = {.fmt = fmt};
-	char *said = NULL;
-	size_t said_len = 0;
-	FILE *msgs = open_memstream(&said, &said_len);
 	int ret = DOCTOR_OK;
 
 	m.fl = (struct fleet){.out = out,
-			      .err = msgs ? msgs : err,
+			      .err = err,
 			      .on_report = merge_add_report,
-			      .on_report_ctx = &m};
+			      .on_report_ctx = &m,
+			      .name = "gdx-doctor hang --merge"};
 	m.fl.budget.limit = JSON_BUDGET_BASE;
 	for (int i = 0; i < (nsrc ? nsrc : 1) && ret == DOCTOR_OK; i++)
 		ret = fleet_read_file(&m.fl, nsrc ? srcs[i] : "-");
@@ -496,11 +465,6 @@ int hang_merge(int nsrc, char *const *srcs, enum hang_merge_fmt fmt, FILE *out, 
 	}
 	if (ret == DOCTOR_OK)
 		ret = merge_report(&m);
-	if (msgs) {
-		fclose(msgs);
-		merge_say(err, said, said_len);
-		free(said);
-	}
 	merge_free(&m);
 	if (ret != DOCTOR_ERROR && (fflush(out) || ferror(out)))
 		ret = DOCTOR_ERROR;
