@@ -43,10 +43,7 @@ enum gdx_env_var {
 
 /* The variable's value; NULL when it is unset or empty (NCCL reads "" as unset). */
 const char *gdx_env(enum gdx_env_var v);
-
-/* For the tests only: no other file of the plugin uses what follows. */
-
-/* Its name, for messages. */
+/* Its name, for messages and the live file (which rank variable it was). */
 const char *gdx_env_name(enum gdx_env_var v);
 
 #endif
