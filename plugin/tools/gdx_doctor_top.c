@@ -22,6 +22,8 @@
 #define TOP_RAILS_PER_PROC 32
 /* Lines of latency by peer the text shows per process. */
 #define TOP_PEERS_SHOWN 8
+/* The Prometheus histogram's bounds: 2^0 to 2^40 ns (about 18 minutes). */
+#define TOP_PROM_LE 41
 
 struct top_opts {
 	const char *dir;
@@ -474,15 +476,18 @@ static void top_prom_series(const struct top_rail *rows, int nrows,
 	}
 }
 
-/* The send latencies as a Prometheus histogram per NIC port: cumulative
- * buckets at the log2 bounds, in seconds at the process's stamp rate. */
+/* The send latencies as a Prometheus histogram per NIC port, at bounds
+ * every process and node shares (2^k ns), so that a server can sum the
+ * buckets across them: each process's buckets are in ticks of its own
+ * clock, and each counts under the first bound at or above its upper end
+ * (a count at or below the true one, never above). */
 static void top_prom_latency(const struct top_rail *rows, int nrows,
 			     char nic[][GDX_ESCAPE_LEN(sizeof(rows[0].ibdev))], const int *series)
 {
 	printf("# HELP gdx_rail_send_latency_seconds Signaled sends on a NIC port, post to "
 	       "completion.\n# TYPE gdx_rail_send_latency_seconds histogram\n");
 	for (int k = 0; k < nrows; k++) {
-		uint64_t lat[GDX_LIVE_LAT_BUCKETS] = {0}, sum = 0, cum = 0;
+		uint64_t le[TOP_PROM_LE + 1] = {0}, sum = 0, cum = 0; /* [TOP_PROM_LE]: +Inf */
 		double hz = (double)rows[k].stamp_hz;
 
 		if (series[k] != k || !rows[k].stamp_hz)
@@ -490,18 +495,28 @@ static void top_prom_latency(const struct top_rail *rows, int nrows,
 		for (int j = k; j < nrows; j++) {
 			if (series[j] != k)
 				continue;
-			for (int b = 0; b < GDX_LIVE_LAT_BUCKETS; b++)
-				lat[b] = live_add_sat(lat[b], rows[j].lat[b]);
+			for (int b = 0; b < GDX_LIVE_LAT_BUCKETS; b++) {
+				double top_ns = (double)(2ULL << b) / hz * 1e9;
+				int i = 0;
+
+				/* the last bucket holds everything longer: +Inf */
+				while (b < GDX_LIVE_LAT_BUCKETS - 1 && i < TOP_PROM_LE &&
+				       (double)(1ULL << i) < top_ns)
+					i++;
+				if (b == GDX_LIVE_LAT_BUCKETS - 1)
+					i = TOP_PROM_LE;
+				le[i] = live_add_sat(le[i], rows[j].lat[b]);
+			}
 			sum = live_add_sat(sum, rows[j].lat_sum);
 		}
-		for (int b = 0; b < GDX_LIVE_LAT_BUCKETS - 1; b++) {
-			cum = live_add_sat(cum, lat[b]);
+		for (int i = 0; i < TOP_PROM_LE; i++) {
+			cum = live_add_sat(cum, le[i]);
 			printf("gdx_rail_send_latency_seconds_bucket{pid=\"%d\",nic=\"%s\","
-			       "port=\"%u\",le=\"%.6g\"} %llu\n",
-			       rows[k].pid, nic[k], rows[k].port, (double)(2ULL << b) / hz,
+			       "port=\"%u\",le=\"%.9g\"} %llu\n",
+			       rows[k].pid, nic[k], rows[k].port, (double)(1ULL << i) / 1e9,
 			       (unsigned long long)cum);
 		}
-		cum = live_add_sat(cum, lat[GDX_LIVE_LAT_BUCKETS - 1]);
+		cum = live_add_sat(cum, le[TOP_PROM_LE]);
 		printf("gdx_rail_send_latency_seconds_bucket{pid=\"%d\",nic=\"%s\",port=\"%u\","
 		       "le=\"+Inf\"} %llu\n",
 		       rows[k].pid, nic[k], rows[k].port, (unsigned long long)cum);

@@ -1293,8 +1293,9 @@ static void test_latency_buckets(void)
 
 /* A rail's histogram as top reads it: 900 sends of ~1.5 us, 90 of ~1.5 ms
  * and 10 of ~1.6 s at a stamp rate of 1 GHz put p50, p99 and p99.9 in the
- * buckets that hold them; the Prometheus histogram is cumulative, its +Inf
- * bucket and _count the 1,000 sends, _sum their seconds. */
+ * buckets that hold them; the Prometheus histogram is cumulative at bounds
+ * of 2^k ns, its +Inf bucket and _count the 1,000 sends, _sum their
+ * seconds; at 3 GHz the same ticks count under the same bounds' set. */
 static void test_latency_percentiles(void)
 {
 	char path[PATH_MAX], *p;
@@ -1345,12 +1346,27 @@ static void test_latency_percentiles(void)
 	ASSERT_STR_CONTAINS(doctor_out, "# TYPE gdx_rail_send_latency_seconds histogram\n");
 	/* bucket 10's upper bound, 2^11 ns: the 900 below it */
 	ASSERT_STR_CONTAINS(doctor_out, "nic=\"mlx5_0\",port=\"1\",le=\"2.048e-06\"} 900\n");
-	ASSERT_STR_CONTAINS(doctor_out, "nic=\"mlx5_0\",port=\"1\",le=\"0.00209715\"} 990\n");
+	ASSERT_STR_CONTAINS(doctor_out, "nic=\"mlx5_0\",port=\"1\",le=\"0.002097152\"} 990\n");
+	/* the bounds are 2^k ns whatever the process's clock: 1 ns to 2^40 */
+	ASSERT_STR_CONTAINS(doctor_out, "nic=\"mlx5_0\",port=\"1\",le=\"1e-09\"} 0\n");
+	ASSERT_STR_CONTAINS(doctor_out, "nic=\"mlx5_0\",port=\"1\",le=\"1099.51163\"} 1000\n");
 	ASSERT_STR_CONTAINS(doctor_out, "nic=\"mlx5_0\",port=\"1\",le=\"+Inf\"} 1000\n");
 	ASSERT_STR_CONTAINS(doctor_out, "_count{pid=");
 	ASSERT_STR_CONTAINS(doctor_out, ",nic=\"mlx5_0\",port=\"1\"} 1000\n");
 	ASSERT_STR_CONTAINS(doctor_out, "_sum{pid=");
 	ASSERT_STR_CONTAINS(doctor_out, "} 16.136350000\n");
+	/* another clock: the ticks of bucket 10 (2^11 at most) are 683 ns at
+	 * most at 3 GHz, under the 1,024 ns bound; the bounds are the same */
+	hz = 3000000000ULL;
+	fd = open(path, O_RDWR);
+	ASSERT(fd >= 0);
+	ASSERT_EQ(pwrite(fd, &hz, sizeof(hz), offsetof(struct gdx_live_hdr, stamp_hz)),
+		  (ssize_t)sizeof(hz));
+	close(fd);
+	ASSERT_EQ(doctor("top", "--prometheus", "--interval", "0.05", "--dir", live_dir, NULL), 0);
+	ASSERT_STR_CONTAINS(doctor_out, "nic=\"mlx5_0\",port=\"1\",le=\"1.024e-06\"} 900\n");
+	ASSERT_STR_CONTAINS(doctor_out, "nic=\"mlx5_0\",port=\"1\",le=\"1e-09\"} 0\n");
+	ASSERT_STR_CONTAINS(doctor_out, "nic=\"mlx5_0\",port=\"1\",le=\"+Inf\"} 1000\n");
 	gdx_live_close(true);
 	live_dir_remove();
 }
