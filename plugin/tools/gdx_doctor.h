@@ -148,6 +148,8 @@ int nccl_loader_names(const struct nccl_loader *l, const char *entry, size_t len
 void json_str(FILE *f, const char *s);
 void json_str_or_null(FILE *f, const char *s);
 void json_key_str(FILE *f, const char *key, const char *s);
+/* "key": v, or "key": null when v is negative (none, as a rank -1). */
+void json_key_count(FILE *f, const char *key, long long v);
 void json_tri(FILE *f, int v);
 
 /* What opens every report fleet reads: "command": "check", "hostname": the

@@ -19,10 +19,6 @@
 #include "gdx_doctor.h"
 #include "gdx_doctor_hang.h"
 
-/* What hang --json says is the shape hang --merge reads: one more when a
- * member it reads changes. */
-#define HANG_FORMAT 2
-
 struct hang_opts {
 	const char *dir;
 	double threshold_s;
@@ -160,14 +156,6 @@ static const char *hang_rank(const struct gdx_live_hdr *h, char *buf, size_t len
 	return buf;
 }
 
-static void hang_json_rank(const char *key, int32_t rank)
-{
-	if (rank >= 0)
-		printf(", \"%s\": %d", key, rank);
-	else
-		printf(", \"%s\": null", key);
-}
-
 /* One process, every comm of it: what hang --merge follows the chains by. */
 static void hang_json_proc(const struct hang_opts *o, const struct live_snap *s,
 			   const struct live_proc *p, bool first)
@@ -176,10 +164,12 @@ static void hang_json_proc(const struct hang_opts *o, const struct live_snap *s,
 	json_str(stdout, p->hdr.host);
 	printf(", \"job\": ");
 	json_str_or_null(stdout, p->hdr.job[0] ? p->hdr.job : NULL);
-	hang_json_rank("rank", p->hdr.rank);
+	printf(", ");
+	json_key_count(stdout, "rank", p->hdr.rank);
 	printf(", \"rank_from\": ");
 	json_str_or_null(stdout, p->hdr.rank >= 0 ? p->hdr.rank_var : NULL);
-	hang_json_rank("local_rank", p->hdr.local_rank);
+	printf(", ");
+	json_key_count(stdout, "local_rank", p->hdr.local_rank);
 	printf(", \"cmd\": ");
 	json_str(stdout, p->hdr.cmd);
 	printf(", \"version\": ");
@@ -214,7 +204,8 @@ static void hang_json_stuck(const struct live_proc *p, const struct gdx_live_com
 {
 	printf("%s\n  {\"pid\": %d, \"host\": ", first ? "" : ",", p->pid);
 	json_str(stdout, p->hdr.host);
-	hang_json_rank("rank", p->hdr.rank);
+	printf(", ");
+	json_key_count(stdout, "rank", p->hdr.rank);
 	printf(", \"cmd\": ");
 	json_str(stdout, p->hdr.cmd);
 	printf(", \"comm\": \"%s\", ", c->role == GDX_LIVE_SEND ? "send" : "receive");

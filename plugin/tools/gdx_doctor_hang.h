@@ -19,6 +19,10 @@
 
 #include "gdx_doctor_fleet.h"
 
+/* The shape of hang --json that hang --merge reads: one more when a member
+ * it reads changes, so that a merge refuses the reports of another. */
+#define HANG_FORMAT 2
+
 enum hang_merge_fmt { HANG_MERGE_TEXT, HANG_MERGE_JSON, HANG_MERGE_DOT };
 
 /*

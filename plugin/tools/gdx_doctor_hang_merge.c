@@ -256,7 +256,8 @@ static int merge_add_proc(struct merge *m, int node, const char *source, int ord
 	return DOCTOR_OK;
 }
 
-/* One report, fleet's reader's callback: a node's hang --json, format 2. */
+/* One report, fleet's reader's callback: a node's hang --json, of
+ * HANG_FORMAT. */
 static int merge_add_report(struct fleet *fl, void *ctx, const char *source, int ordinal,
 			    const struct json_value *doc)
 {
@@ -281,13 +282,14 @@ static int merge_add_report(struct fleet *fl, void *ctx, const char *source, int
 				  "%s, report %d: gdx-doctor %s output; hang --merge reads hang "
 				  "--json",
 				  source, ordinal, cmd);
-	if (!format || format->type != JSON_NUMBER || strcmp(format->text, "2"))
+	if (!merge_int(format, HANG_FORMAT, HANG_FORMAT, &(int){0}))
 		return fleet_fail(fl,
-				  "%s, report %d: %s%s%s; hang --merge reads format 2 (this "
+				  "%s, report %d: %s%s%s; hang --merge reads format %d (this "
 				  "gdx-doctor's hang --json, run on each node)",
 				  source, ordinal, format ? "hang report format " : "no \"format\"",
 				  format && format->type == JSON_NUMBER ? format->text : "",
-				  format && format->type != JSON_NUMBER ? "not a number" : "");
+				  format && format->type != JSON_NUMBER ? "not a number" : "",
+				  HANG_FORMAT);
 	if (!procs || procs->type != JSON_ARRAY)
 		return fleet_fail(fl, "%s, report %d: no \"processes\" list", source, ordinal);
 	if (!l.a)

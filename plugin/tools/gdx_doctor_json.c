@@ -695,6 +695,15 @@ void json_key_str(FILE *f, const char *key, const char *s)
 	json_str_or_null(f, s);
 }
 
+void json_key_count(FILE *f, const char *key, long long v)
+{
+	json_str(f, key);
+	if (v >= 0)
+		fprintf(f, ": %lld", v);
+	else
+		fputs(": null", f);
+}
+
 void json_tri(FILE *f, int v)
 {
 	fputs(v < 0 ? "null" : v ? "true" : "false", f);

@@ -414,10 +414,8 @@ static void top_json(const struct live_snap *s, const struct top_rail *rows, int
 
 		printf("%s\n  {\"pid\": %d, \"cmd\": ", i ? "," : "", p->pid);
 		json_str(stdout, p->hdr.cmd);
-		if (p->hdr.rank >= 0)
-			printf(", \"rank\": %d", p->hdr.rank);
-		else
-			printf(", \"rank\": null");
+		printf(", ");
+		json_key_count(stdout, "rank", p->hdr.rank);
 		printf(", \"version\": ");
 		json_str(stdout, p->hdr.version);
 		printf(", \"stopped\": %s, \"comms\": %u, \"untracked_comms\": %llu, "
