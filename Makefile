@@ -48,7 +48,12 @@ TOOLS      := $(BUILD)/gdx-bench $(BUILD)/gdx-doctor
 REF_TOOLS  := $(BUILD)/tests/ref/verbs_pingpong
 # The harness every test program links (tests/lib: the runner, the plugin
 # loader, connected pairs, the driver of the entry points).
-TEST_LIB   := $(patsubst tests/%.c,$(BUILD)/tests/%.o,$(wildcard tests/lib/*.c))
+TEST_LIB   := $(patsubst tests/%.c,$(BUILD)/tests/%.o,$(filter-out tests/lib/gdx_fake_nic.c,$(wildcard tests/lib/*.c)))
+# Scripted verbs (tests/lib/gdx_fake_nic.h): the unit tests that include it
+# link it. It replaces some of libibverbs' exported calls for the whole
+# program, so no other program may.
+FAKE_NIC   := $(BUILD)/tests/lib/gdx_fake_nic.o
+FAKE_NIC_TESTS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(shell grep -l '"gdx_fake_nic.h"' tests/unit/*.c 2>/dev/null))
 
 # The man pages, with the version filled in: the tools' (1) and the plugin's (7).
 MANS       := $(BUILD)/man/gdx-doctor.1 $(BUILD)/man/gdx-bench.1 $(BUILD)/man/libnccl-net-gdx.7
@@ -82,13 +87,16 @@ $(BUILD)/tests/%.o: override CPPFLAGS += -Itests/lib
 $(BUILD)/tests/%: $(BUILD)/tests/%.o $(TEST_LIB) $(ARCHIVE)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
+$(FAKE_NIC_TESTS): $(BUILD)/tests/%: $(BUILD)/tests/%.o $(FAKE_NIC) $(TEST_LIB) $(ARCHIVE)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
 $(REF_TOOLS): $(BUILD)/tests/ref/verbs_pingpong.o $(ARCHIVE)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 # The test objects are kept between builds: make would take them for
 # intermediate files and delete them, and then compile every test again to
 # relink it when one harness file changed.
-.SECONDARY: $(TEST_LIB) $(addsuffix .o,$(UNIT_TESTS) $(VM_TESTS) $(SW_TESTS) $(REF_TOOLS))
+.SECONDARY: $(TEST_LIB) $(FAKE_NIC) $(addsuffix .o,$(UNIT_TESTS) $(VM_TESTS) $(SW_TESTS) $(REF_TOOLS))
 
 # --plot-from and --plot-ref read gdx-bench -j's JSON with gdx-doctor's reader.
 $(BUILD)/gdx-bench: $(patsubst %.c,$(BUILD)/%.o,$(wildcard plugin/tools/gdx_bench*.c)) \

@@ -1,0 +1,559 @@
+/* SPDX-License-Identifier: MIT */
+/* Scripted verbs under the plugin's own comms (gdx_fake_nic.h). */
+#include <endian.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <gdx/gdx_failover.h>
+#include <gdx/gdx_log.h>
+#include <gdx/gdx_p2p.h>
+#include <gdx/gdx_param.h>
+#include <gdx/gdx_post.h>
+
+#include "gdx_fake_nic.h"
+#include "gdx_plugin_loader.h"
+#include "gdx_test.h"
+
+static struct ibv_context fake_ctx;
+static struct gdx_ibctx fake_ib;
+static struct ibv_pd fake_pd;
+static struct gdx_dev fake_devs[FAKE_MAX_RAILS];
+static uint64_t fake_order;
+static bool fake_no_copy;
+
+/* What the peer may write into: control regions and data registrations. */
+#define FAKE_MAX_REGS 64
+static struct fake_reg {
+	uint64_t addr, len;
+	uint32_t rkey[FAKE_MAX_RAILS];
+	bool data;
+} fake_regs[FAKE_MAX_REGS];
+static int fake_nregs;
+static uint32_t fake_next_key = 0x1000;
+
+static void fake_reg_add(uint64_t addr, uint64_t len, const uint32_t *rkey, int n, bool data)
+{
+	struct fake_reg *g;
+
+	ASSERT(fake_nregs < FAKE_MAX_REGS);
+	g = &fake_regs[fake_nregs++];
+	g->addr = addr;
+	g->len = len;
+	g->data = data;
+	for (int i = 0; i < FAKE_MAX_RAILS; i++)
+		g->rkey[i] = i < n ? rkey[i] : 0;
+}
+
+/* The registration a remote write of [addr, addr + len) with rkey may
+ * land in, or NULL: a remote access error. */
+static const struct fake_reg *fake_reg_find(uint32_t rkey, uint64_t addr, uint32_t len)
+{
+	for (int i = 0; i < fake_nregs; i++) {
+		const struct fake_reg *g = &fake_regs[i];
+
+		for (int m = 0; m < FAKE_MAX_RAILS; m++)
+			if (g->rkey[m] == rkey && rkey && addr >= g->addr && len <= g->len &&
+			    addr - g->addr <= g->len - len)
+				return g;
+	}
+	return NULL;
+}
+
+/* ---- completions ---- */
+
+static void fake_cq_push(struct fake_qp *q, const struct ibv_wc *wc)
+{
+	struct fake_cq *cq = &q->end->cq[q->rail];
+
+	ASSERT(cq->tail - cq->head < FAKE_CQ);
+	cq->wc[cq->tail++ % FAKE_CQ] = *wc;
+}
+
+static void fake_complete(struct fake_qp *q, const struct fake_wr *w, enum ibv_wc_status st)
+{
+	struct ibv_wc wc = {.wr_id = w->wr_id,
+			    .status = st,
+			    .opcode = IBV_WC_RDMA_WRITE,
+			    .qp_num = q->qp.qp_num};
+
+	fake_cq_push(q, &wc);
+}
+
+static void fake_log(struct fake_qp *q, struct fake_wr *w, bool delivered)
+{
+	if (!q->log)
+		q->log = calloc(FAKE_LOG, sizeof(*q->log));
+	ASSERT(q->log != NULL && q->nlog < FAKE_LOG);
+	w->delivered = delivered;
+	q->log[q->nlog++] = *w;
+	w->inl = NULL; /* the history owns the copy now */
+}
+
+/* The QP goes to error: everything it holds completes flushed, signaled or
+ * not, and so do its posted receives. */
+static void fake_qp_error(struct fake_qp *q)
+{
+	q->error = true;
+	while (q->sq_head != q->sq_tail) {
+		struct fake_wr *w = &q->sq[q->sq_head++ % FAKE_SQ];
+
+		fake_complete(q, w, IBV_WC_WR_FLUSH_ERR);
+		fake_log(q, w, false);
+	}
+	while (q->rq_head != q->rq_tail) {
+		struct ibv_wc wc = {.wr_id = q->rq[q->rq_head++ % FAKE_RQ],
+				    .status = IBV_WC_WR_FLUSH_ERR,
+				    .opcode = IBV_WC_RECV,
+				    .qp_num = q->qp.qp_num};
+
+		fake_cq_push(q, &wc);
+	}
+}
+
+/* ---- the provider's ops ---- */
+
+static int fake_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
+{
+	struct fake_qp *q = (struct fake_qp *)qp;
+
+	for (; wr; wr = wr->next) {
+		struct fake_wr w = {.wr_id = wr->wr_id,
+				    .opcode = wr->opcode,
+				    .signaled = wr->send_flags & IBV_SEND_SIGNALED,
+				    .raddr = wr->wr.rdma.remote_addr,
+				    .rkey = wr->wr.rdma.rkey,
+				    .imm = be32toh(wr->imm_data),
+				    .order = ++fake_order};
+
+		ASSERT(wr->opcode == IBV_WR_RDMA_WRITE || wr->opcode == IBV_WR_RDMA_WRITE_WITH_IMM);
+		ASSERT(wr->num_sge == 0 || wr->num_sge == 1);
+		if (wr->num_sge) {
+			w.laddr = wr->sg_list->addr;
+			w.len = wr->sg_list->length;
+		}
+		if ((wr->send_flags & IBV_SEND_INLINE) && w.len) {
+			w.inl = malloc(w.len);
+			ASSERT(w.inl != NULL);
+			memcpy(w.inl, (const void *)(uintptr_t)w.laddr, w.len);
+		}
+		if (q->sq_tail - q->sq_head == FAKE_SQ) {
+			free(w.inl);
+			*bad = wr;
+			return ENOMEM;
+		}
+		if (q->error) { /* posted into an error QP: flushed at once */
+			fake_complete(q, &w, IBV_WC_WR_FLUSH_ERR);
+			fake_log(q, &w, false);
+			continue;
+		}
+		q->sq[q->sq_tail++ % FAKE_SQ] = w;
+	}
+	*bad = NULL;
+	return 0;
+}
+
+static int fake_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
+{
+	struct fake_qp *q = (struct fake_qp *)qp;
+
+	for (; wr; wr = wr->next) {
+		ASSERT(wr->num_sge == 0);
+		if (q->error) {
+			struct ibv_wc wc = {.wr_id = wr->wr_id,
+					    .status = IBV_WC_WR_FLUSH_ERR,
+					    .opcode = IBV_WC_RECV,
+					    .qp_num = q->qp.qp_num};
+
+			fake_cq_push(q, &wc);
+			continue;
+		}
+		if (q->rq_tail - q->rq_head == FAKE_RQ) {
+			*bad = wr;
+			return ENOMEM;
+		}
+		q->rq[q->rq_tail++ % FAKE_RQ] = wr->wr_id;
+	}
+	*bad = NULL;
+	return 0;
+}
+
+static int fake_poll_cq(struct ibv_cq *icq, int n, struct ibv_wc *wc)
+{
+	struct fake_end *e = icq->cq_context;
+	struct fake_cq *cq = &e->cq[icq - e->icq];
+	int got = 0;
+
+	while (got < n && cq->head != cq->tail)
+		wc[got++] = cq->wc[cq->head++ % FAKE_CQ];
+	return got;
+}
+
+/* libibverbs' exported calls the failover and the event poll make,
+ * replaced for the whole program (gdx_fake_nic.h). */
+int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask)
+{
+	struct fake_qp *q = (struct fake_qp *)qp;
+
+	if (!(mask & IBV_QP_STATE))
+		return 0;
+	if (attr->qp_state == IBV_QPS_ERR) {
+		fake_qp_error(q);
+	} else if (attr->qp_state == IBV_QPS_RESET) {
+		q->sq_head = q->sq_tail;
+		q->rq_head = q->rq_tail;
+		q->error = false;
+	}
+	return 0;
+}
+
+/* in parentheses: verbs.h makes the name a macro */
+int(ibv_query_port)(struct ibv_context *ctx, uint8_t port, struct _compat_ibv_port_attr *attr)
+{
+	(void)ctx;
+	(void)port;
+	memset(attr, 0, sizeof(struct ibv_port_attr));
+	((struct ibv_port_attr *)attr)->state = IBV_PORT_ACTIVE;
+	return 0;
+}
+
+int ibv_query_gid(struct ibv_context *ctx, uint8_t port, int index, union ibv_gid *gid)
+{
+	(void)ctx;
+	(void)port;
+	memset(gid, 0, sizeof(*gid));
+	gid->raw[15] = (uint8_t)(index + 1);
+	return 0;
+}
+
+int ibv_get_async_event(struct ibv_context *ctx, struct ibv_async_event *ev)
+{
+	(void)ctx;
+	(void)ev;
+	errno = EAGAIN;
+	return -1;
+}
+
+void ibv_ack_async_event(struct ibv_async_event *ev)
+{
+	(void)ev;
+}
+
+int ibv_set_ece(struct ibv_qp *qp, struct ibv_ece *ece)
+{
+	(void)qp;
+	(void)ece;
+	return EOPNOTSUPP;
+}
+
+int ibv_query_ece(struct ibv_qp *qp, struct ibv_ece *ece)
+{
+	(void)qp;
+	(void)ece;
+	return EOPNOTSUPP;
+}
+
+/* ---- carrying WRs out ---- */
+
+unsigned fake_pending(const struct fake_qp *q)
+{
+	return q->sq_tail - q->sq_head;
+}
+
+/* The oldest WR of q reaches its peer, or fails the QP. */
+static void fake_exec(struct fake_qp *q)
+{
+	struct fake_wr *w = &q->sq[q->sq_head % FAKE_SQ];
+	struct fake_qp *peer = q->peer;
+	const struct fake_reg *g = NULL;
+
+	if (peer->error) {
+		/* nobody answers: the requester's retries run out */
+		q->sq_head++;
+		fake_complete(q, w, IBV_WC_RETRY_EXC_ERR);
+		fake_log(q, w, false);
+		fake_qp_error(q);
+		return;
+	}
+	if (w->len && !(g = fake_reg_find(w->rkey, w->raddr, w->len))) {
+		q->sq_head++;
+		fake_complete(q, w, IBV_WC_REM_ACCESS_ERR);
+		fake_log(q, w, false);
+		fake_qp_error(q);
+		return;
+	}
+	if (w->opcode == IBV_WR_RDMA_WRITE_WITH_IMM && peer->rq_head == peer->rq_tail) {
+		q->sq_head++;
+		fake_complete(q, w, IBV_WC_RNR_RETRY_EXC_ERR);
+		fake_log(q, w, false);
+		fake_qp_error(q);
+		return;
+	}
+	q->sq_head++;
+	if (w->len && !(fake_no_copy && g->data))
+		memcpy((void *)(uintptr_t)w->raddr,
+		       w->inl ? (const void *)w->inl : (const void *)(uintptr_t)w->laddr, w->len);
+	if (w->opcode == IBV_WR_RDMA_WRITE_WITH_IMM) {
+		struct ibv_wc wc = {.wr_id = peer->rq[peer->rq_head++ % FAKE_RQ],
+				    .status = IBV_WC_SUCCESS,
+				    .opcode = IBV_WC_RECV_RDMA_WITH_IMM,
+				    .byte_len = w->len,
+				    .imm_data = htobe32(w->imm),
+				    .wc_flags = IBV_WC_WITH_IMM,
+				    .qp_num = peer->qp.qp_num};
+
+		fake_cq_push(peer, &wc);
+	}
+	if (w->signaled)
+		fake_complete(q, w, IBV_WC_SUCCESS);
+	fake_log(q, w, true);
+}
+
+int fake_run(struct fake_qp *q, int n)
+{
+	int done = 0;
+
+	while (done < n && q->sq_head != q->sq_tail && !q->error) {
+		fake_exec(q);
+		done++;
+	}
+	return done;
+}
+
+static int fake_end_nqps(const struct fake_end *e)
+{
+	return e->c->nrails * e->c->qps_per_rail;
+}
+
+int fake_run_all(struct fake_pair *p)
+{
+	int total = 0, n;
+
+	do {
+		n = 0;
+		for (int i = 0; i < fake_end_nqps(&p->s); i++)
+			n += fake_run(&p->s.qp[i], 1);
+		for (int i = 0; i < fake_end_nqps(&p->r); i++)
+			n += fake_run(&p->r.qp[i], 1);
+		total += n;
+	} while (n);
+	return total;
+}
+
+void fake_fail(struct fake_qp *q, enum ibv_wc_status status)
+{
+	if (q->sq_head != q->sq_tail) {
+		struct fake_wr *w = &q->sq[q->sq_head++ % FAKE_SQ];
+
+		fake_complete(q, w, status);
+		fake_log(q, w, false);
+	}
+	fake_qp_error(q);
+}
+
+struct fake_qp *fake_qp_of(struct fake_end *e, int rail, int q)
+{
+	return &e->qp[rail * e->c->qps_per_rail + q];
+}
+
+/* ---- the comms ---- */
+
+void fake_init(void)
+{
+	gdx_log_set(gdx_test_logger);
+	ASSERT_EQ(gdx_params_load(), 0);
+	fake_ctx.ops.post_send = fake_post_send;
+	fake_ctx.ops.post_recv = fake_post_recv;
+	fake_ctx.ops.poll_cq = fake_poll_cq;
+	fake_ib.ctx = &fake_ctx;
+	fake_ib.pd = &fake_pd;
+	pthread_mutex_init(&fake_ib.lock, NULL);
+	fake_pd.context = &fake_ctx;
+	for (int i = 0; i < FAKE_MAX_RAILS; i++) {
+		struct gdx_dev *d = &fake_devs[i];
+
+		snprintf(d->name, sizeof(d->name), "fake%d", i);
+		snprintf(d->ibdev, sizeof(d->ibdev), "fake%d", i);
+		d->ib_port = d->port = 1;
+		d->link_layer = IBV_LINK_LAYER_INFINIBAND;
+		d->active_mtu = IBV_MTU_4096;
+		d->max_msg_sz = 1u << 31;
+		d->speed_mbps = 100000;
+		d->ptr_support = NCCL_PTR_HOST;
+		d->rail_id = d->plane_id = -1;
+		d->gid_auto_index = -1;
+		d->ib = &fake_ib;
+	}
+}
+
+static void fake_end_make(struct fake_end *e, bool send, const struct fake_opts *o)
+{
+	int nrails = o->nrails, nqps = o->nqps;
+	struct gdx_comm *c;
+	size_t off = 0;
+
+	ASSERT(nrails >= 1 && nrails <= FAKE_MAX_RAILS && nqps >= 1 && nqps <= FAKE_MAX_QPS);
+	memset(e, 0, sizeof(*e));
+	if (send) {
+		e->sc = calloc(1, sizeof(*e->sc));
+		c = e->sc ? &e->sc->base : NULL;
+	} else {
+		e->rc = calloc(1, sizeof(*e->rc));
+		c = e->rc ? &e->rc->base : NULL;
+	}
+	ASSERT(c != NULL);
+	e->c = c;
+	c->kind = send ? GDX_KIND_SEND : GDX_KIND_RECV;
+	for (int r = 0; r < nrails; r++)
+		off += (size_t)snprintf(c->dev_name + off, sizeof(c->dev_name) - off, "%sfake%d",
+					r ? "+" : "", r);
+	snprintf(c->peer, sizeof(c->peer), "the other end");
+	snprintf(c->peer_dev, sizeof(c->peer_dev), "fake");
+	c->nmembers = c->nrails = nrails;
+	c->qps_per_rail = nqps;
+	c->qps = e->gqp;
+	c->max_inline = 64;
+	c->ar = send && o->ar;
+	c->split = send && o->split;
+	c->tc = -1;
+	c->live = &c->live_own;
+	c->max_reqs = send ? GDX_MAX_SEND_REQUESTS : 2 * GDX_MAX_REQUESTS;
+	c->reqs = calloc((size_t)c->max_reqs, sizeof(*c->reqs));
+	ASSERT(c->reqs != NULL);
+	for (int i = 0; i < c->max_reqs; i++)
+		c->reqs[i].comm = c;
+	ASSERT_EQ(posix_memalign((void **)&c->ctrl, 4096, sizeof(*c->ctrl)), 0);
+	memset(c->ctrl, 0, sizeof(*c->ctrl));
+	e->ctrl_mr.lkey = e->ctrl_mr.rkey = fake_next_key++;
+	fake_reg_add((uintptr_t)c->ctrl, sizeof(*c->ctrl), &e->ctrl_mr.rkey, 1, false);
+	ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, e->sock), 0);
+	c->sock = e->sock[0]; /* the peer's end stays open: it is alive */
+	for (int r = 0; r < nrails; r++) {
+		struct gdx_rail *rail = &c->rails[r];
+
+		e->icq[r].context = &fake_ctx;
+		e->icq[r].cq_context = e;
+		rail->dev = &fake_devs[r];
+		rail->member = r;
+		rail->pd = &fake_pd;
+		rail->cq = &e->icq[r];
+		rail->nqps = nqps;
+		rail->qps = &e->gqp[r * nqps];
+		rail->max_inline = 64;
+		rail->sq_depth = send ? GDX_SEND_SQ : GDX_RECV_SQ;
+		rail->rq_depth = send ? 0 : gdx_recvs_ahead(nrails);
+		c->ctrl_mr[r] = &e->ctrl_mr;
+		for (int q = 0; q < nqps; q++) {
+			struct fake_qp *fq = &e->qp[r * nqps + q];
+
+			fq->qp.context = &fake_ctx;
+			fq->qp.qp_num = (uint32_t)((send ? 0x100 : 0x200) + r * 16 + q);
+			fq->qp.send_cq = fq->qp.recv_cq = &e->icq[r];
+			fq->qp.qp_context = c;
+			fq->end = e;
+			fq->rail = r;
+			fq->q = q;
+			rail->qps[q].qp = &fq->qp;
+		}
+	}
+}
+
+void fake_pair_make(struct fake_pair *p, const struct fake_opts *o)
+{
+	memset(p, 0, sizeof(*p));
+	p->o = *o;
+	fake_no_copy = o->no_copy;
+	fake_nregs = 0;
+	for (int i = 0; i < o->nrails; i++)
+		fake_devs[i].ar = o->ar;
+	fake_end_make(&p->s, true, o);
+	fake_end_make(&p->r, false, o);
+	for (int i = 0; i < o->nrails * o->nqps; i++) {
+		p->s.qp[i].peer = &p->r.qp[i];
+		p->r.qp[i].peer = &p->s.qp[i];
+	}
+	p->s.c->remote_ctrl = (uintptr_t)p->r.c->ctrl;
+	p->r.c->remote_ctrl = (uintptr_t)p->s.c->ctrl;
+	for (int r = 0; r < o->nrails; r++) {
+		p->s.c->remote_ctrl_rkey[r] = p->r.ctrl_mr.rkey;
+		p->r.c->remote_ctrl_rkey[r] = p->s.ctrl_mr.rkey;
+	}
+	gdx_failover_init(p->s.c);
+	gdx_failover_init(p->r.c);
+	for (int i = 0; i < o->nrails * o->nqps; i++)
+		ASSERT_EQ(gdx_seglog_create(&p->s.c->qps[i]), 0);
+	ASSERT_EQ(gdx_recv_comm_start(p->r.rc), 0);
+}
+
+static void fake_end_free(struct fake_end *e)
+{
+	struct gdx_comm *c = e->c;
+
+	gdx_failover_fini(c);
+	for (int i = 0; i < c->nrails * c->qps_per_rail; i++) {
+		struct fake_qp *q = &e->qp[i];
+
+		gdx_seglog_destroy(&c->qps[i]);
+		while (q->sq_head != q->sq_tail)
+			free(q->sq[q->sq_head++ % FAKE_SQ].inl);
+		for (unsigned k = 0; k < q->nlog; k++)
+			free(q->log[k].inl);
+		free(q->log);
+	}
+	close(e->sock[0]);
+	close(e->sock[1]);
+	free(c->ctrl);
+	free(c->reqs);
+	free(e->sc);
+	free(e->rc);
+}
+
+void fake_pair_free(struct fake_pair *p)
+{
+	fake_end_free(&p->s);
+	fake_end_free(&p->r);
+}
+
+void fake_mr(struct fake_pair *p, void *addr, uint64_t len, struct gdx_mr *mr)
+{
+	memset(mr, 0, sizeof(*mr));
+	mr->kind = GDX_KIND_MR;
+	mr->nmembers = p->o.nrails;
+	mr->addr = (uintptr_t)addr;
+	mr->size = len;
+	mr->type = NCCL_PTR_HOST;
+	for (int r = 0; r < p->o.nrails; r++)
+		mr->lkey[r] = mr->rkey[r] = fake_next_key++;
+	fake_reg_add(mr->addr, len, mr->rkey, p->o.nrails, true);
+}
+
+struct gdx_request *fake_isend(struct fake_pair *p, void *data, uint64_t size, int tag,
+			       struct gdx_mr *mr)
+{
+	struct gdx_request *req = NULL;
+
+	ASSERT_EQ(gdx_isend(p->s.sc, data, size, tag, mr, NULL, &req), 0);
+	return req;
+}
+
+struct gdx_request *fake_irecv(struct fake_pair *p, void *data, uint64_t size, int tag,
+			       struct gdx_mr *mr)
+{
+	struct gdx_request *req = NULL;
+
+	ASSERT_EQ(gdx_irecv(p->r.rc, 1, &data, &size, &tag, &mr, NULL, &req), 0);
+	return req;
+}
+
+int fake_test(struct gdx_request *req, int *size)
+{
+	int done = 0, sizes[GDX_MAX_RECVS] = {0};
+
+	ASSERT_EQ(gdx_test(req, &done, sizes), 0);
+	if (done && size)
+		*size = sizes[0];
+	return done;
+}

@@ -1,0 +1,135 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Scripted verbs: a made-up NIC under the plugin's own send and receive
+ * comms (libgdx.a), both in the test's process, so that a test decides when
+ * each work request is carried out, in what order across QPs, and when a
+ * QP's path fails. It does what an RC NIC does, one WR at a time:
+ * - an RDMA WRITE copies its bytes into the peer's memory (inline bytes as
+ *   they were when posted, others as they are when it runs), checked
+ *   against the peer's registrations (else a remote access error);
+ * - a WRITE_WITH_IMM then consumes a receive posted on the peer's QP and
+ *   puts the immediate in the peer's CQ;
+ * - a signaled WR, once carried out, completes on its own CQ;
+ * - a QP in error flushes whatever it holds and is posted: every WR
+ *   completes, with an error, signaled or not, as the verbs spec says.
+ * It keeps, per QP, every WR in the order it was carried out, for tests
+ * that check what crossed the wire.
+ *
+ * A program that includes this header links tests/lib/gdx_fake_nic.c
+ * (the Makefile finds them), which replaces libibverbs' exported
+ * ibv_modify_qp, ibv_query_port, ibv_query_gid and the async event calls
+ * for the whole program: the VM tests must not link it.
+ */
+#ifndef GDX_FAKE_NIC_H
+#define GDX_FAKE_NIC_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <gdx/gdx_comm.h>
+
+#define FAKE_MAX_RAILS 4
+#define FAKE_MAX_QPS   4 /* per rail */
+#define FAKE_SQ	       256 /* WRs a QP holds not yet carried out; more than any depth */
+#define FAKE_RQ	       512
+#define FAKE_CQ	       4096
+#define FAKE_LOG       8192 /* WRs a QP remembers having carried out */
+
+/* One WR as posted (and, once carried out, as the history keeps it). */
+struct fake_wr {
+	uint64_t wr_id;
+	int opcode; /* IBV_WR_RDMA_WRITE or _WITH_IMM */
+	bool signaled;
+	uint64_t laddr; /* 0: no bytes */
+	uint32_t len;
+	uint64_t raddr;
+	uint32_t rkey;
+	uint32_t imm; /* host order */
+	uint8_t *inl; /* the bytes, copied when posted inline */
+	uint64_t order; /* when it was posted, over the whole NIC */
+	bool delivered; /* history: it reached the peer (its QP was not in error) */
+};
+
+struct fake_end;
+
+struct fake_qp {
+	struct ibv_qp qp; /* first: the plugin holds a pointer to it */
+	struct fake_end *end;
+	struct fake_qp *peer;
+	int rail, q;
+	bool error;
+	struct fake_wr sq[FAKE_SQ];
+	unsigned sq_head, sq_tail;
+	uint64_t rq[FAKE_RQ]; /* posted receives' wr_ids */
+	unsigned rq_head, rq_tail;
+	struct fake_wr *log; /* FAKE_LOG entries, carried out in this order */
+	unsigned nlog;
+};
+
+struct fake_cq {
+	struct ibv_wc wc[FAKE_CQ];
+	unsigned head, tail;
+};
+
+/* One end: the plugin's comm and its made-up verbs objects. */
+struct fake_end {
+	struct gdx_comm *c;
+	struct gdx_send_comm *sc; /* one of these two */
+	struct gdx_recv_comm *rc;
+	struct ibv_cq icq[FAKE_MAX_RAILS];
+	struct fake_cq cq[FAKE_MAX_RAILS];
+	struct fake_qp qp[FAKE_MAX_RAILS * FAKE_MAX_QPS];
+	struct gdx_qp gqp[FAKE_MAX_RAILS * FAKE_MAX_QPS];
+	struct ibv_mr ctrl_mr;
+	int sock[2];
+};
+
+struct fake_opts {
+	int nrails; /* 1..FAKE_MAX_RAILS */
+	int nqps;   /* per rail, 1..FAKE_MAX_QPS */
+	bool ar;    /* adaptive routing on the sender's rails */
+	bool split; /* each piece of a rail over all its QPs */
+	bool no_copy; /* WRITEs into data buffers move no bytes: buffers that
+		       * are only address ranges (a 2 GiB message) */
+};
+
+/* A send comm and a receive comm connected rail to rail, QP to QP. */
+struct fake_pair {
+	struct fake_end s, r;
+	struct fake_opts o;
+};
+
+/* Once per process, after the environment the plugin reads is set: the
+ * parameters (NCCL_GDX_*) and the test logger (gdx_test_warnings()). */
+void fake_init(void);
+void fake_pair_make(struct fake_pair *p, const struct fake_opts *o);
+void fake_pair_free(struct fake_pair *p);
+
+/* A registration of [addr, addr + len) on every NIC of the pair's device,
+ * for either end: host memory. */
+void fake_mr(struct fake_pair *p, void *addr, uint64_t len, struct gdx_mr *mr);
+
+/* Carries out up to n of the QP's WRs, oldest first; returns how many. */
+int fake_run(struct fake_qp *q, int n);
+/* Carries out everything both ends hold, a WR per QP in turn, until
+ * nothing is left; returns how many. */
+int fake_run_all(struct fake_pair *p);
+/* WRs the QP holds not yet carried out. */
+unsigned fake_pending(const struct fake_qp *q);
+
+/* The QP's path fails: its oldest WR completes with status (retry
+ * exceeded, say), and the QP goes to error, flushing the rest. */
+void fake_fail(struct fake_qp *q, enum ibv_wc_status status);
+
+/* QP q of rail r of an end. */
+struct fake_qp *fake_qp_of(struct fake_end *e, int rail, int q);
+
+/* The plugin's calls, failing the test on an error. */
+struct gdx_request *fake_isend(struct fake_pair *p, void *data, uint64_t size, int tag,
+			       struct gdx_mr *mr);
+struct gdx_request *fake_irecv(struct fake_pair *p, void *data, uint64_t size, int tag,
+			       struct gdx_mr *mr);
+/* test once: 1 done (size in *size), 0 not yet. */
+int fake_test(struct gdx_request *req, int *size);
+
+#endif
