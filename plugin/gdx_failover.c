@@ -142,7 +142,6 @@ void gdx_failover_init(struct gdx_comm *c)
 	c->failover = c->nrails >= 2 && gdx_params.failover;
 	for (int r = 0; r < c->nrails; r++) {
 		memset(&c->run[r], 0, offsetof(struct gdx_rail_run, rate));
-		c->run[r].resend_rail = -1;
 	}
 	c->nlive = c->nrails;
 	gdx_stripe_init(c);
@@ -321,7 +320,6 @@ int gdx_rail_failed(struct gdx_comm *c, int r, const char *why)
 	run->cq_idle = false;
 	run->drain_imms = 0;
 	run->renote_ms = now + GDX_RENOTE_MS;
-	run->resend_rail = -1;
 	gdx_fo_count_live(c);
 	/* a receiver's rail restored that fails before anything came by it is
 	 * a restore attempt that failed, not a new outage */
@@ -368,86 +366,107 @@ int gdx_rail_failed(struct gdx_comm *c, int r, const char *why)
 	return 0;
 }
 
+/* The log entries of the piece that starts at the log's head: every
+ * segment that shares the head's immediate (imm_ord), in order; how many,
+ * up to max. RC places a QP's WRITEs in order, so only on one QP does the
+ * immediate landing mean the segments before it did. */
+static int gdx_fo_piece(const struct gdx_seglog *log, struct gdx_seg *segs, int max)
+{
+	uint32_t ord = log->e[log->head % GDX_SEGLOG_SIZE].imm_ord;
+	int n = 0;
+
+	for (uint32_t i = log->head; i != log->tail && n < max; i++) {
+		const struct gdx_seglog_entry *e = &log->e[i % GDX_SEGLOG_SIZE];
+
+		if (e->imm_ord != ord)
+			break;
+		segs[n] = e->seg;
+		segs[n].flags &= (uint8_t)~GDX_SEG_INLINE; /* posted anew, inline or not */
+		n++;
+		if (e->seg.flags & GDX_SEG_IMM)
+			break;
+	}
+	return n;
+}
+
+/* The log's first n entries are done with: delivered (counted by the
+ * receiver), or posted again elsewhere, which counted itself; the old WRs,
+ * on a QP in error, never read the buffer again. */
+static void gdx_fo_drop(struct gdx_seglog *log, int n)
+{
+	for (; n > 0; n--) {
+		struct gdx_seglog_entry *e = &log->e[log->head % GDX_SEGLOG_SIZE];
+
+		if (e->seg.req) {
+			e->seg.req->pending--;
+			gdx_req_wrs_done(e->seg.req, e->nwrs);
+		}
+		log->head++;
+	}
+}
+
 /* Sender: posts again what the receiver did not take on rail r (counts per
- * QP); true once nothing of the rail is left. Stops where there is no room,
- * to go on at the next poll. An entry's imm_ord is the immediate that ends
- * its piece on its QP, and RC places a QP's WRITEs in order: a count at or
- * past it means the whole piece landed and was counted; a count below it,
- * that the receiver never took that immediate and now takes nothing from
- * the rail, so the copy posted here is the only one it counts. A piece
- * posted again is logged again on its new QP, should that rail fail too. */
+ * QP); true once nothing of the rail is left. An entry's imm_ord is the
+ * immediate that ends its piece on its QP: a count at or past it means the
+ * whole piece landed and was counted; a count below it, that the receiver
+ * never took that immediate and now takes nothing from the rail, so the
+ * copy posted here is the only one it counts. A piece goes again whole, on
+ * one QP of one rail, or not at all until that QP has room for all of it:
+ * split, its immediate could land on one rail before its bytes or its size
+ * record on another, and the receive complete without them (0.4.0, with
+ * three rails or more). A piece posted again is logged again on its new
+ * QP, should that rail fail too. */
 static bool gdx_fo_resend(struct gdx_comm *c, int r, const uint32_t *counts)
 {
-	struct gdx_rail_run *run = &c->run[r];
 	struct gdx_rail *rail = &c->rails[r];
 
 	for (int q = 0; q < rail->nqps; q++) {
 		struct gdx_seglog *log = rail->qps[q].log;
 
 		while (log && log->head != log->tail) {
-			struct gdx_seglog_entry *e = &log->e[log->head % GDX_SEGLOG_SIZE];
-			int ret;
+			struct gdx_seg segs[GDX_PIECE_MAX_SEGS];
+			int n = gdx_fo_piece(log, segs, GDX_PIECE_MAX_SEGS), to, to_q, ret;
+			uint32_t need = 0;
+			uint64_t bytes = 0;
+			uint32_t ord = log->e[log->head % GDX_SEGLOG_SIZE].imm_ord;
 
-			if ((int32_t)(e->imm_ord - counts[q]) <= 0) {
-				/* The receiver took it, so every WRITE of its piece
-				 * was placed, and read from the buffer before that;
-				 * the QP is in error and re-sends nothing: the
-				 * request holds nothing for it any more. */
-				if (e->seg.req) {
-					e->seg.req->pending--;
-					gdx_req_wrs_done(e->seg.req, e->nwrs);
-				}
-				log->head++;
+			if ((int32_t)(ord - counts[q]) <= 0) {
+				gdx_fo_drop(log, n);
 				continue;
 			}
-			/* every segment of one piece goes to the same QP, in order,
-			 * so that its immediate landing still means its bytes did */
-			if (run->resend_rail < 0 || run->resend_ord != e->imm_ord ||
-			    c->run[run->resend_rail].state != GDX_RAIL_UP) {
-				int to = gdx_stripe_pick(c, e->seg.len, e->imm_ord);
-
-				if (to < 0) {
-					GDX_TRACE(NCCL_NET, "%s: rail %d: resend: no rail up",
-						  c->dev_name, r);
-					return false;
-				}
-				run->resend_rail = to;
-				run->resend_q = q % c->rails[to].nqps;
-				run->resend_ord = e->imm_ord;
-			}
-			if (!gdx_qp_room(&c->rails[run->resend_rail],
-					 &c->rails[run->resend_rail].qps[run->resend_q],
-					 gdx_seg_wrs(&c->rails[run->resend_rail], &e->seg))) {
-				GDX_TRACE(
-					NCCL_NET,
-					"%s: rail %d: resend waits for room on rail %d qp %d (%u posted, %u done)",
-					c->dev_name, r, run->resend_rail, run->resend_q,
-					c->rails[run->resend_rail].qps[run->resend_q].wr_posted,
-					c->rails[run->resend_rail].qps[run->resend_q].wr_done);
+			for (int i = 0; i < n; i++)
+				bytes += segs[i].len;
+			to = gdx_stripe_pick(c, bytes, ord);
+			if (to < 0) {
+				GDX_TRACE(NCCL_NET, "%s: rail %d: resend: no rail up", c->dev_name,
+					  r);
 				return false;
 			}
-			/* Posted again by itself: a segment of a request waits for
-			 * its own signaled completion (or went inline, its bytes
-			 * copied), so the bulk WRITEs of a piece are covered
-			 * whether or not its immediate goes in the same call. */
-			if (e->seg.req)
-				gdx_req_mode(e->seg.req, GDX_REQ_RESENT);
-			ret = gdx_post_piece(c, run->resend_rail, run->resend_q, &e->seg, 1);
+			to_q = q % c->rails[to].nqps;
+			for (int i = 0; i < n; i++)
+				need += gdx_seg_wrs(&c->rails[to], &segs[i]);
+			if (!gdx_qp_room(&c->rails[to], &c->rails[to].qps[to_q], need)) {
+				GDX_TRACE(
+					NCCL_NET,
+					"%s: rail %d: resend of a piece of %u WRs waits for room on "
+					"rail %d qp %d (%u posted, %u done)",
+					c->dev_name, r, need, to, to_q,
+					c->rails[to].qps[to_q].wr_posted,
+					c->rails[to].qps[to_q].wr_done);
+				return false;
+			}
+			for (int i = 0; i < n; i++)
+				if (segs[i].req)
+					gdx_req_mode(segs[i].req, GDX_REQ_RESENT);
+			ret = gdx_post_piece(c, to, to_q, segs, n);
 			if (ret) {
 				if (!c->err)
 					c->err = ret;
 				return false;
 			}
-			/* the new posting counted itself; the old one's WRs, on a
-			 * QP in error, will never read the buffer again */
-			if (e->seg.req) {
-				e->seg.req->pending--;
-				gdx_req_wrs_done(e->seg.req, e->nwrs);
-			}
-			log->head++;
+			gdx_fo_drop(log, n);
 		}
 	}
-	run->resend_rail = -1;
 	return true;
 }
 

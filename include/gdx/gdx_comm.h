@@ -170,9 +170,6 @@ struct gdx_rail_run {
 	bool bg_joinable;    /* a thread was started and not yet joined */
 	uint32_t bg_answers; /* receiver: the RESTORE it works on */
 	struct gdx_comm *bg_comm;
-	/* sender, DRAINING: where the current piece of the log is re-sent */
-	uint32_t resend_ord;
-	int resend_rail, resend_q;
 	char why[80]; /* why it went down */
 	/* striping (gdx_stripe.c): what it delivers, in bytes per ms of the
 	 * time it had bytes in flight (idle time does not make it look slow),
@@ -318,7 +315,9 @@ struct gdx_recv_comm {
 	bool cts_stalled;	  /* a flush stopped for want of send queue room */
 	bool cts_flushing;	  /* in gdx_cts_flush(), which may poll */
 	bool cts_rewrite;	  /* a rail was taken out: write them again (gdx_cts_rewrite) */
-	struct gdx_request *slots[GDX_MAX_REQUESTS]; /* the receive of each slot */
+	/* The receive in flight in each slot (sequence % 32), NULL once it is
+	 * complete: irecv stages a slot again only then. */
+	struct gdx_request *slots[GDX_MAX_REQUESTS];
 	/* A rewrite of a slot's clear-to-send (gdx_cts_rewrite) the NIC may not
 	 * have read yet: its rail + 1 (0: none), that rail's incarnation, and
 	 * its WR count there. The slot is not staged again before it is read. */

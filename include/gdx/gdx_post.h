@@ -55,6 +55,11 @@ struct gdx_seglog_entry {
 	uint64_t stamp;	  /* gdx_stamp as it was posted, when signaled and timed; else 0 */
 };
 
+/* Segments of one piece at most: a grouped send's buffers and its sizes, or
+ * a chunked one's size record, bytes and immediate; and in debug builds the
+ * record of what the bytes hold (gdx_req.h). */
+#define GDX_PIECE_MAX_SEGS (GDX_MAX_RECVS + 2)
+
 /* A ring: a QP never has more segments outstanding than WRs (127 at most). */
 #define GDX_SEGLOG_SIZE 128
 
