@@ -110,8 +110,7 @@ static void gdx_recv_imm(struct gdx_recv_comm *rc, uint32_t imm)
 		return;
 	}
 	req = rc->slots[im.seq % GDX_MAX_REQUESTS];
-	if (!req || req->state != GDX_REQ_ACTIVE || req->pending == 0 ||
-	    (req->seq & GDX_IMM_SEQ_MASK) != im.seq) {
+	if (!req || (req->seq & GDX_IMM_SEQ_MASK) != im.seq) {
 		/* a receive already complete: a piece sent again after a rail
 		 * failed, whose first copy was counted after all */
 		rc->base.stale_imms++;
@@ -164,6 +163,7 @@ static void gdx_recv_imm(struct gdx_recv_comm *rc, uint32_t imm)
 		gdx_recv_sizes(rc, req);
 	req->pending = 0;
 	rc->cts_outstanding--;
+	rc->slots[im.seq % GDX_MAX_REQUESTS] = NULL; /* free for the next lap */
 }
 
 /* The flush reads' completions, on their own CQs: an iflush is done once

@@ -515,10 +515,15 @@ int gdx_irecv(struct gdx_recv_comm *rc, int n, void **data, const uint64_t *size
 			 c->dev_name, GDX_MAX_REQUESTS, NCCL_NET_MAX_REQUESTS);
 		return -ENOSPC;
 	}
-	if (rc->rewrite_rail[s] && gdx_cts_rewrite_unread(rc, s)) {
+	/* The slot's last receive is still in flight (NCCL tests in any order:
+	 * 31 later ones can be done while it is not), or a rewrite of its
+	 * entries may be unread: the sender may not have read that receive's
+	 * entry yet, nor its immediates have come. No request: NCCL posts it
+	 * again. 0.4.0 staged the slot over it, which then never completed. */
+	if (rc->slots[s] || (rc->rewrite_rail[s] && gdx_cts_rewrite_unread(rc, s))) {
 		gdx_comm_poll(c);
-		if (gdx_cts_rewrite_unread(rc, s))
-			return c->err; /* no request: NCCL posts it again */
+		if (rc->slots[s] || (rc->rewrite_rail[s] && gdx_cts_rewrite_unread(rc, s)))
+			return c->err;
 	}
 	req = gdx_req_get(c, false);
 	if (!req)

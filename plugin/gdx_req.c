@@ -53,8 +53,14 @@ void gdx_req_put(struct gdx_request *r)
 	r->state = GDX_REQ_FREE;
 	r->comm->active--;
 	GDX_LIVE_COUNT(r->comm->live->outstanding = (uint32_t)r->comm->active);
-	if (!r->is_send && !r->flush)
-		gdx_recv_comm_of(r->comm)->recvs_active--;
+	if (!r->is_send && !r->flush) {
+		struct gdx_recv_comm *rc = gdx_recv_comm_of(r->comm);
+		uint32_t s = (uint32_t)(r->seq % GDX_MAX_REQUESTS);
+
+		rc->recvs_active--;
+		if (rc->slots[s] == r) /* given back before it completed: the comm failed */
+			rc->slots[s] = NULL;
+	}
 }
 
 void gdx_comm_fail(struct gdx_comm *c, int err)
