@@ -98,8 +98,9 @@ static void gdx_recv_bad_imm(struct gdx_recv_comm *rc, uint32_t imm, const char 
 	gdx_comm_fail(&rc->base, -EPROTO);
 }
 
-/* One immediate: a piece of the receive it names has arrived. */
-static void gdx_recv_imm(struct gdx_recv_comm *rc, uint32_t imm)
+/* One immediate, taken on QP q of rail: a piece of the receive it names has
+ * arrived. */
+static void gdx_recv_imm(struct gdx_recv_comm *rc, uint32_t imm, int rail, int q)
 {
 	struct gdx_comm *c = &rc->base;
 	struct gdx_request *req;
@@ -144,6 +145,8 @@ static void gdx_recv_imm(struct gdx_recv_comm *rc, uint32_t imm)
 		return;
 	}
 	req->seen[im.piece / 64] |= 1ULL << (im.piece % 64);
+	if (im.chunked) /* debug builds: its bytes are there (gdx_req.h) */
+		gdx_req_check_piece(rc, req, im.piece, im.flags & GDX_IMM_F_GROUP, rail, q);
 	if (!im.chunked) {
 		/* the size is the peer's word: never more than was posted (NCCL
 		 * reads that many bytes of the buffer) */
@@ -248,7 +251,7 @@ static void gdx_wc_recv(struct gdx_comm *c, int r, const struct ibv_wc *wc,
 	 * (gdx_post_probe): counted, it would shift every ordinal after it. */
 	q->imms++;
 	GDX_LIVE_COUNT(c->live->rails[r].rx_pieces++);
-	gdx_recv_imm(gdx_recv_comm_of(c), be32toh(wc->imm_data));
+	gdx_recv_imm(gdx_recv_comm_of(c), be32toh(wc->imm_data), r, GDX_WRID_QP(wc->wr_id));
 }
 
 /* One completion of rail r. A rail taken out has its QPs in error: what

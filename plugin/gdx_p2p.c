@@ -132,6 +132,13 @@ static int gdx_piece_segs(struct gdx_send_comm *sc, const struct gdx_piece *p, i
 					     .len = 2 * sizeof(uint32_t),
 					     .key = GDX_SEG_KEY_CTRL,
 					     .flags = GDX_SEG_CTRL};
+#ifdef GDX_DEBUG
+	if (chunked) { /* what the bytes hold, for the receiver's check (gdx_req.h) */
+		gdx_req_dbg_fill(c, s, (uint32_t)k, sc->head, data, p->off, p->len,
+				 mr->type == NCCL_PTR_CUDA, p->rail, p->q);
+		segs[m++] = gdx_req_dbg_seg(c, s, (uint32_t)k, 1);
+	}
+#endif
 	if (ar) {
 		segs[m++] = (struct gdx_seg){.data = data + p->off,
 					     .mr = mr,
@@ -219,6 +226,19 @@ static int gdx_group_post(struct gdx_send_comm *sc, struct gdx_cts *const *slot,
 		gdx_prof_grouped(c, req, rail, q);
 		c->ctrl->sizes[s][i] = htole32((uint32_t)req->size);
 	}
+#ifdef GDX_DEBUG
+	{ /* what each buffer holds, for the receiver's check (gdx_req.h) */
+		struct gdx_seg dbg = gdx_req_dbg_seg(c, s, 0, (uint32_t)n);
+
+		for (int i = 0; i < n; i++)
+			gdx_req_dbg_fill(c, s, (uint32_t)i, sc->head, sc->matched_data[i], 0,
+					 sc->matched[i]->size,
+					 sc->matched_mr[i]->type == NCCL_PTR_CUDA, rail, q);
+		ret = gdx_post_piece(c, rail, q, &dbg, 1);
+		if (ret)
+			return ret;
+	}
+#endif
 	/* The sizes' WRITE_WITH_IMM completes the receive: the group's last
 	 * send waits for it too, so that a send stays in flight until it is
 	 * delivered (a rail that fails has it posted again, at a test of the
@@ -260,7 +280,7 @@ static int gdx_isend_group(struct gdx_send_comm *sc, struct gdx_cts *const *slot
 		/* the last one: make sure the whole group fits before taking it,
 		 * the sizes' write included */
 		uint64_t total = size;
-		uint32_t need = 1;
+		uint32_t need = 1 + GDX_DBG_SEGS; /* the sizes (and the records) */
 
 		for (int k = 0; k < n; k++)
 			total += k == i ? 0 : sc->matched[k]->size;
@@ -381,7 +401,7 @@ static __attribute__((noinline)) int gdx_isend_post(struct gdx_send_comm *sc, vo
 	struct gdx_comm *c = &sc->base;
 	struct gdx_cts *slot[GDX_MAX_RECVS];
 	struct gdx_piece pieces[GDX_MAX_QPS];
-	struct gdx_seg segs[GDX_MAX_QPS][3];
+	struct gdx_seg segs[GDX_MAX_QPS][3 + GDX_DBG_SEGS];
 	int nsegs[GDX_MAX_QPS];
 	struct gdx_request *req;
 	uint64_t posted, raddr;

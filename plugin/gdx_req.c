@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
+#include <endian.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <gdx/gdx_dev.h>
 #include <gdx/gdx_live.h>
@@ -151,5 +153,127 @@ void gdx_req_check_done(const struct gdx_request *r)
 			 r->pieces);
 		gdx_req_abort(r, why);
 	}
+}
+
+/* ---- the receive side's bytes (gdx_req.h) ---- */
+
+#define GDX_DBG_NO_SUM 1u /* gdx_dbg_piece.reserved: GPU memory, not summed */
+
+uint64_t gdx_req_sum(const void *p, uint64_t len)
+{
+	const unsigned char *b = p;
+	uint64_t h = 0xcbf29ce484222325ull ^ len, w;
+	uint64_t i = 0;
+
+	for (; i + 8 <= len; i += 8) {
+		memcpy(&w, b + i, 8);
+		h = (h ^ w) * 0x100000001b3ull;
+		h ^= h >> 29;
+	}
+	for (; i < len; i++)
+		h = (h ^ b[i]) * 0x100000001b3ull;
+	return h;
+}
+
+void gdx_req_dbg_fill(struct gdx_comm *c, uint32_t s, uint32_t i, uint64_t seq, const char *data,
+		      uint64_t off, uint64_t len, bool gpu, int rail, int q)
+{
+	struct gdx_dbg_piece *d = &c->ctrl->dbg[s][i];
+
+	d->seq = seq + 1;
+	d->off = off;
+	d->len = len;
+	d->sum = gpu ? 0 : gdx_req_sum(data + off, len);
+	d->reserved = gpu ? GDX_DBG_NO_SUM : 0;
+	d->rail = (uint16_t)rail;
+	d->q = (uint16_t)q;
+}
+
+struct gdx_seg gdx_req_dbg_seg(const struct gdx_comm *c, uint32_t s, uint32_t first, uint32_t n)
+{
+	return (struct gdx_seg){.data = (char *)&c->ctrl->dbg[s][first],
+				.raddr = c->remote_ctrl + offsetof(struct gdx_ctrl, dbg) +
+					 ((uint64_t)s * GDX_IMM_MAX_PIECES + first) *
+						 sizeof(struct gdx_dbg_piece),
+				.len = n * (uint32_t)sizeof(struct gdx_dbg_piece),
+				.key = GDX_SEG_KEY_CTRL,
+				.flags = GDX_SEG_CTRL | GDX_SEG_DBG};
+}
+
+void gdx_req_dbg_moved(const struct gdx_seg *segs, int n, int rail, int q)
+{
+	for (int i = 0; i < n; i++) {
+		struct gdx_dbg_piece *d = (struct gdx_dbg_piece *)segs[i].data;
+
+		for (uint32_t k = 0; (segs[i].flags & GDX_SEG_DBG) && k < segs[i].len / sizeof(*d);
+		     k++) {
+			d[k].rail = (uint16_t)rail;
+			d[k].q = (uint16_t)q;
+		}
+	}
+}
+
+__attribute__((noreturn)) static void gdx_req_piece_abort(const struct gdx_recv_comm *rc,
+							  const struct gdx_request *req,
+							  uint32_t piece, const char *why)
+{
+	GDX_WARN("%s: piece %u of receive %llu: %s", rc->base.dev_name, piece,
+		 (unsigned long long)req->seq, why);
+	fprintf(stderr,
+		"libnccl-net-gdx: invariant broken: piece %u of receive %llu (%s) counted while "
+		"%s\n",
+		piece, (unsigned long long)req->seq, req->n > 1 ? "grouped" : "chunked", why);
+	abort();
+}
+
+/* Record i of the receive's slot against the bytes of buffer `buf` now. */
+static void gdx_req_check_record(struct gdx_recv_comm *rc, const struct gdx_request *req,
+				 uint32_t i, uint32_t buf, int rail, int q)
+{
+	uint32_t s = (uint32_t)(req->seq % GDX_MAX_REQUESTS);
+	const struct gdx_dbg_piece *d = &rc->base.ctrl->dbg[s][i];
+	const struct gdx_cts *e = &rc->base.ctrl->fifo[GDX_FIFO_INDEX(s, buf)];
+	char why[256];
+
+	if (d->seq != req->seq + 1) {
+		snprintf(why, sizeof(why),
+			 "its record is of message %lld: it did not land before its immediate, "
+			 "which came by rail %d QP %d",
+			 (long long)d->seq - 1, rail, q);
+		gdx_req_piece_abort(rc, req, i, why);
+	}
+	if (d->rail != rail || d->q != q) {
+		snprintf(why, sizeof(why),
+			 "its immediate came by rail %d QP %d, its bytes went by rail %u QP %u",
+			 rail, q, d->rail, d->q);
+		gdx_req_piece_abort(rc, req, i, why);
+	}
+	if (d->off + d->len < d->off || d->off + d->len > le64toh(e->size)) {
+		snprintf(why, sizeof(why),
+			 "its record says bytes [%llu, +%llu) of a %llu-byte buffer",
+			 (unsigned long long)d->off, (unsigned long long)d->len,
+			 (unsigned long long)le64toh(e->size));
+		gdx_req_piece_abort(rc, req, i, why);
+	}
+	if (!(d->reserved & GDX_DBG_NO_SUM) && !req->gpu &&
+	    gdx_req_sum((const char *)(uintptr_t)le64toh(e->addr) + d->off, d->len) != d->sum) {
+		snprintf(
+			why, sizeof(why),
+			"its %llu bytes at offset %llu were not all placed when its immediate came "
+			"by rail %d QP %d",
+			(unsigned long long)d->len, (unsigned long long)d->off, rail, q);
+		gdx_req_piece_abort(rc, req, i, why);
+	}
+}
+
+void gdx_req_check_piece(struct gdx_recv_comm *rc, const struct gdx_request *req, uint32_t piece,
+			 bool group, int rail, int q)
+{
+	if (!group) {
+		gdx_req_check_record(rc, req, piece, 0, rail, q);
+		return;
+	}
+	for (int i = 0; i < req->n; i++)
+		gdx_req_check_record(rc, req, (uint32_t)i, (uint32_t)i, rail, q);
 }
 #endif

@@ -104,17 +104,35 @@ struct gdx_note {
 	uint32_t stamp;
 };
 
+#ifdef GDX_DEBUG
+/* Debug builds only (gdx_req.h): what a piece's bytes hold, written by the
+ * sender on the piece's QP just before its immediate, so that the receiver
+ * checks, as the immediate arrives, that the bytes are in its buffer. */
+struct gdx_dbg_piece {
+	uint64_t seq;	   /* the message's sequence number + 1; 0: never written */
+	uint64_t off, len; /* in the receive's buffer (grouped: buffer i's whole) */
+	uint64_t sum;	   /* gdx_req_sum of those bytes, as the sender posted them */
+	uint16_t rail, q;  /* the QP the bytes and the immediate go on */
+	uint32_t reserved;
+};
+#endif
+
 /* The registered control area of a comm: the FIFO (a sender's, which the
  * receiver RDMA-writes; a receiver's staging, which it writes from), the
  * records of a slot's sizes ([slot][buffer], written by the sender into the
  * receiver's; a single receive's size in the first two words), and the rail
  * notes (gdx_failover.c): the peer's, and ours as they are written from. One
- * region, one registration per NIC of the device. */
+ * region, one registration per NIC of the device. Debug builds add each
+ * piece's record ([slot][piece], or [slot][buffer] for a group): a debug
+ * build talks to a debug build only. */
 struct gdx_ctrl {
 	struct gdx_cts fifo[GDX_FIFO_ENTRIES];
 	uint32_t sizes[GDX_MAX_REQUESTS][GDX_MAX_RECVS];
 	struct gdx_note notes_in[GDX_MAX_RAILS];
 	struct gdx_note notes_out[GDX_MAX_RAILS];
+#ifdef GDX_DEBUG
+	struct gdx_dbg_piece dbg[GDX_MAX_REQUESTS][GDX_IMM_MAX_PIECES];
+#endif
 };
 
 /* Where a rail of a comm stands (gdx_failover.c). */

@@ -28,8 +28,15 @@
 enum {
 	GDX_SEG_IMM = 1,    /* ends with a WRITE_WITH_IMM of seg.imm */
 	GDX_SEG_CTRL = 2,   /* into the peer's control region, from ours */
+	GDX_SEG_DBG = 4,    /* debug builds: a piece's record (gdx_req.h); CTRL too */
 	GDX_SEG_INLINE = 8, /* logged: every byte went inline, copied when posted */
 };
+/* Segments a debug build adds to a piece: its record. */
+#ifdef GDX_DEBUG
+#define GDX_DBG_SEGS 1
+#else
+#define GDX_DBG_SEGS 0
+#endif
 /* key of a segment into the peer's control region */
 #define GDX_SEG_KEY_CTRL 0xffffu
 
@@ -58,7 +65,7 @@ struct gdx_seglog_entry {
 /* Segments of one piece at most: a grouped send's buffers and its sizes, or
  * a chunked one's size record, bytes and immediate; and in debug builds the
  * record of what the bytes hold (gdx_req.h). */
-#define GDX_PIECE_MAX_SEGS (GDX_MAX_RECVS + 2)
+#define GDX_PIECE_MAX_SEGS (GDX_MAX_RECVS + 1 + GDX_DBG_SEGS)
 
 /* A ring: a QP never has more segments outstanding than WRs (127 at most). */
 #define GDX_SEGLOG_SIZE 128

@@ -258,6 +258,11 @@ int ibv_query_ece(struct ibv_qp *qp, struct ibv_ece *ece)
 
 /* ---- carrying WRs out ---- */
 
+void fake_drop_bytes(struct fake_qp *q, int n)
+{
+	q->drop = n;
+}
+
 unsigned fake_pending(const struct fake_qp *q)
 {
 	return q->sq_tail - q->sq_head;
@@ -293,7 +298,9 @@ static void fake_exec(struct fake_qp *q)
 		return;
 	}
 	q->sq_head++;
-	if (w->len && !(fake_no_copy && g->data))
+	if (w->len && g->data && q->drop > 0)
+		q->drop--; /* astray */
+	else if (w->len && !(fake_no_copy && g->data))
 		memcpy((void *)(uintptr_t)w->raddr,
 		       w->inl ? (const void *)w->inl : (const void *)(uintptr_t)w->laddr, w->len);
 	if (w->opcode == IBV_WR_RDMA_WRITE_WITH_IMM) {

@@ -29,7 +29,7 @@
 #include <gdx/gdx_comm.h>
 
 #define FAKE_MAX_RAILS 4
-#define FAKE_MAX_QPS   4 /* per rail */
+#define FAKE_MAX_QPS   4   /* per rail */
 #define FAKE_SQ	       256 /* WRs a QP holds not yet carried out; more than any depth */
 #define FAKE_RQ	       512
 #define FAKE_CQ	       4096
@@ -44,8 +44,8 @@ struct fake_wr {
 	uint32_t len;
 	uint64_t raddr;
 	uint32_t rkey;
-	uint32_t imm; /* host order */
-	uint8_t *inl; /* the bytes, copied when posted inline */
+	uint32_t imm;	/* host order */
+	uint8_t *inl;	/* the bytes, copied when posted inline */
 	uint64_t order; /* when it was posted, over the whole NIC */
 	bool delivered; /* history: it reached the peer (its QP was not in error) */
 };
@@ -58,6 +58,7 @@ struct fake_qp {
 	struct fake_qp *peer;
 	int rail, q;
 	bool error;
+	int drop; /* data WRITEs still to carry out without placing their bytes */
 	struct fake_wr sq[FAKE_SQ];
 	unsigned sq_head, sq_tail;
 	uint64_t rq[FAKE_RQ]; /* posted receives' wr_ids */
@@ -85,10 +86,10 @@ struct fake_end {
 };
 
 struct fake_opts {
-	int nrails; /* 1..FAKE_MAX_RAILS */
-	int nqps;   /* per rail, 1..FAKE_MAX_QPS */
-	bool ar;    /* adaptive routing on the sender's rails */
-	bool split; /* each piece of a rail over all its QPs */
+	int nrails;   /* 1..FAKE_MAX_RAILS */
+	int nqps;     /* per rail, 1..FAKE_MAX_QPS */
+	bool ar;      /* adaptive routing on the sender's rails */
+	bool split;   /* each piece of a rail over all its QPs */
 	bool no_copy; /* WRITEs into data buffers move no bytes: buffers that
 		       * are only address ranges (a 2 GiB message) */
 };
@@ -114,6 +115,9 @@ int fake_run(struct fake_qp *q, int n);
 /* Carries out everything both ends hold, a WR per QP in turn, until
  * nothing is left; returns how many. */
 int fake_run_all(struct fake_pair *p);
+/* The QP's next n WRITEs into a data buffer complete as if their bytes had
+ * landed, and place none: a piece whose bytes went astray. */
+void fake_drop_bytes(struct fake_qp *q, int n);
 /* WRs the QP holds not yet carried out. */
 unsigned fake_pending(const struct fake_qp *q);
 
