@@ -135,7 +135,8 @@ static int gdx_net_setup(ncclDebugLogger_t logger, enum gdx_view view)
 		 using, oob);
 #ifdef GDX_DEBUG
 	GDX_INFO(NCCL_NET, "debug build: a request that completes while a work request "
-			   "still reads its buffer aborts (gdx_req.h)");
+			   "still reads its buffer aborts, and so does a piece counted before its "
+			   "bytes are in the receive buffer (gdx_req.h)");
 #endif
 	return 0;
 }

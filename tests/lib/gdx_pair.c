@@ -284,16 +284,18 @@ void gdx_port_wait_active(const char *ibdev)
 
 void gdx_vm_links_up(void)
 {
+	const char *pairs = getenv("GDX_VM_PAIRS");
+	int n = pairs && atoi(pairs) > 0 ? 2 * atoi(pairs) : 4;
 	char cmd[128];
 
-	for (int i = 0; i < 4; i++) {
+	for (int i = 0; i < n; i++) {
 		snprintf(
 			cmd, sizeof(cmd),
 			"ip link set veth%d up && { tc qdisc del dev veth%d root 2>/dev/null || true; }",
 			i, i);
 		ASSERT_EQ(system(cmd), 0);
 	}
-	for (int i = 0; i < 4; i++) {
+	for (int i = 0; i < n; i++) {
 		snprintf(cmd, sizeof(cmd), "rxe%d", i);
 		gdx_port_wait_active(cmd);
 	}

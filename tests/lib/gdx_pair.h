@@ -80,8 +80,8 @@ unsigned long long gdx_tx_bytes(const char *ifname);
  * as a veth brought up again makes it; fails the test otherwise. */
 void gdx_port_wait_active(const char *ibdev);
 
-/* In the VM with --pairs 2: veth0-veth3 up without a shaper, and rxe0-rxe3
- * active, whatever an earlier test left. */
+/* In the VM: every veth up without a shaper, and every rxe active (2 x
+ * GDX_VM_PAIRS of them), whatever an earlier test left. */
 void gdx_vm_links_up(void);
 
 #endif

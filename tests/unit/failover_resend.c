@@ -77,18 +77,20 @@ static void check_pieces_whole(struct fake_pair *p, const char *rbuf)
 
 			if (!w->delivered)
 				continue;
-			if (w->len && w->raddr >= (uintptr_t)rbuf && w->raddr < (uintptr_t)rbuf + MSG) {
+			if (w->len && w->raddr >= (uintptr_t)rbuf &&
+			    w->raddr < (uintptr_t)rbuf + MSG) {
 				lo = w->raddr < lo ? w->raddr : lo;
 				hi = w->raddr + w->len > hi ? w->raddr + w->len : hi;
 			}
-			if (w->opcode != IBV_WR_RDMA_WRITE_WITH_IMM || gdx_imm_decode(w->imm, &im) ||
-			    !im.chunked)
+			if (w->opcode != IBV_WR_RDMA_WRITE_WITH_IMM ||
+			    gdx_imm_decode(w->imm, &im) || !im.chunked)
 				continue;
 			if (lo >= hi)
-				gdx_test_fail(__FILE__, __LINE__,
-					      "piece %u of message %u: its immediate landed on rail "
-					      "%d QP %d with none of its bytes before it there",
-					      im.piece, im.seq, q->rail, q->q);
+				gdx_test_fail(
+					__FILE__, __LINE__,
+					"piece %u of message %u: its immediate landed on rail "
+					"%d QP %d with none of its bytes before it there",
+					im.piece, im.seq, q->rail, q->q);
 			printf("  piece %u: its immediate on rail %d QP %d after bytes [%llu, %llu) "
 			       "there\n",
 			       im.piece, q->rail, q->q, (unsigned long long)(lo - (uintptr_t)rbuf),
@@ -159,7 +161,8 @@ static void scenario(int first)
 	 * piece there); else rail 2 */
 	second = resend_began_on(&p, first, filled);
 	printf("  rail %d failed first; the re-send began on %s%d\n", first,
-	       second < 0 ? "no rail: it waits for room for the whole piece; failing rail " : "rail ",
+	       second < 0 ? "no rail: it waits for room for the whole piece; failing rail "
+			  : "rail ",
 	       second < 0 ? 2 : second);
 	if (second < 0)
 		second = first == 2 ? 1 : 2;

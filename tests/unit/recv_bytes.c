@@ -97,7 +97,8 @@ static void expect(int n, bool ar, const char *what)
 	{
 		long bad = run(n, ar);
 
-		printf("  release build, %s: the receive completes; byte %ld is wrong\n", what, bad);
+		printf("  release build, %s: the receive completes; byte %ld is wrong\n", what,
+		       bad);
 		ASSERT(bad >= 0);
 		return;
 	}

@@ -22,9 +22,9 @@
 #include "gdx_plugin_loader.h"
 #include "gdx_test.h"
 
-#define N    GDX_MAX_REQUESTS
-#define BUF  (64u << 10)
-#define BIG  BUF
+#define N     GDX_MAX_REQUESTS
+#define BUF   (64u << 10)
+#define BIG   BUF
 #define SMALL 1024u
 
 static size_t msg_size(int i)
@@ -170,7 +170,8 @@ static void test_random_test_order_many_laps(void)
 
 			if (r[b] && fake_test(r[b], &size)) {
 				ASSERT_EQ(size, (int)msg_size(rmsg[b] % N));
-				check(rbuf + (size_t)b * BUF, msg_size(rmsg[b] % N), rmsg[b], rmsg[b]);
+				check(rbuf + (size_t)b * BUF, msg_size(rmsg[b] % N), rmsg[b],
+				      rmsg[b]);
 				memset(rbuf + (size_t)b * BUF, 0, BUF);
 				r[b] = NULL;
 				received++;
