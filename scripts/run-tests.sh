@@ -193,9 +193,10 @@ if [ "$mode" = all ] || [ "$mode" = vm ]; then
 	scripts/vm-run.sh --pairs 2 --mem 4096 --timeout 3600 -- 'for t in build/tests/vm/* tests/vm/*.sh; do case "$t" in *.o|*.d|*/switch_*) continue;; esac; "$t"; done' \
 		2>&1 | tee -a "$log"
 	rc=${PIPESTATUS[0]}
-	# The cases that need every NIC to reach every other: one switch.
+	# The cases that need every NIC to reach every other, and three rails:
+	# six devices on one switch.
 	# shellcheck disable=SC2016
-	scripts/vm-run.sh --switch --pairs 2 -- 'for t in build/tests/vm/switch_*; do case "$t" in *.o|*.d) continue;; esac; "$t"; done' \
+	scripts/vm-run.sh --switch --pairs 3 --mem 4096 --timeout 3600 -- 'for t in build/tests/vm/switch_* tests/vm/switch_*.sh; do case "$t" in *.o|*.d) continue;; esac; "$t"; done' \
 		2>&1 | tee -a "$log"
 	echo "# vm: tests took $(($(date +%s) - start)) s including boot" | tee -a "$log"
 	if ! grep '^# build/tests/vm/' "$log" | grep -qv '^# build/tests/vm/switch_' ||
