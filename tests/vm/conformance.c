@@ -327,6 +327,127 @@ static void test_steps_ahead_oldest_tested_newest(void)
 	steps_ahead(NEWEST);
 }
 
+/* ---- shared comms: each sub tests its own oldest ---- */
+
+#define SUBS 4
+
+/*
+ * NCCL_NET_SHARED_COMMS (on by default) and PXN: several channels' subs
+ * share one send comm and one receive comm to a peer, each with its own
+ * tag, its own NCCL_STEPS receives posted ahead, and its own step size; one
+ * proxy thread progresses them in turn, and each tests only its own oldest
+ * request. Across the comm the requests are tested out of order: 32 in
+ * flight, a sub's small steps done while another's large one is on its way
+ * (on a device fused over two NICs, the messages take different wires).
+ * Every step of every sub arrives, in its own buffer, verified; a receive
+ * the plugin cannot take yet (its slot's last receive is in flight) is
+ * posted again, as NCCL does when irecv gives no request.
+ */
+static void shared_comm_subs(int v)
+{
+	static const size_t step[SUBS] = {SIMPLE_STEP, LL_STEP, 4096, 2 * SIMPLE_STEP};
+	const int nsteps = 24, a[] = {0, 2}, b[] = {1, 3};
+	struct gdx_drv d;
+	struct gdx_dpair p;
+	char *sb[SUBS], *rb[SUBS];
+	void *smh[SUBS], *rmh[SUBS], *rreq[SUBS][NCCL_STEPS], *sreq[SUBS][NCCL_STEPS];
+	int posted[SUBS] = {0}, received[SUBS] = {0}, sent[SUBS] = {0}, sdone[SUBS] = {0};
+	int filled[SUBS] = {0}, left = SUBS, not_now = 0, ldev = 0, cdev = 1;
+	double t0;
+
+	gdx_drv_load(&d, v);
+	if (v >= 9) {
+		ASSERT_EQ(gdx_drv_make_vdevice(&d, &ldev, 2, a), ncclSuccess);
+		ASSERT_EQ(gdx_drv_make_vdevice(&d, &cdev, 2, b), ncclSuccess);
+	}
+	gdx_drv_pair(&d, ldev, cdev, &p);
+	for (int k = 0; k < SUBS; k++) {
+		sb[k] = xalloc(step[k] * NCCL_STEPS);
+		rb[k] = xalloc(step[k] * NCCL_STEPS);
+		gdx_drv_reg(&d, p.s, sb[k], step[k] * NCCL_STEPS, &smh[k]);
+		gdx_drv_reg(&d, p.r, rb[k], step[k] * NCCL_STEPS, &rmh[k]);
+	}
+	t0 = gdx_now_s();
+	while (left) {
+		ASSERT(gdx_now_s() - t0 < 150);
+		left = 0;
+		for (int k = 0; k < SUBS; k++) {
+			int done = 0, size = -1;
+			uint32_t seed = (uint32_t)(k << 16 | received[k]);
+
+			left += received[k] < nsteps || sdone[k] < nsteps;
+			/* this sub's receive proxy: post, and test its oldest */
+			if (posted[k] < nsteps && posted[k] < received[k] + NCCL_STEPS) {
+				void *data = rb[k] + (size_t)(posted[k] % NCCL_STEPS) * step[k];
+				void **req = &rreq[k][posted[k] % NCCL_STEPS];
+				size_t sz = step[k];
+
+				*req = NULL;
+				ASSERT_EQ(gdx_drv_irecv(&d, p.r, 1, &data, &sz, &k, &rmh[k], req),
+					  ncclSuccess);
+				if (*req)
+					posted[k]++;
+				else
+					not_now++;
+			}
+			if (received[k] < posted[k]) {
+				ASSERT_EQ(gdx_drv_test(&d, rreq[k][received[k] % NCCL_STEPS], &done,
+						       &size),
+					  ncclSuccess);
+				if (done) {
+					ASSERT_EQ(size, (int)step[k]);
+					ASSERT_EQ(gdx_check(rb[k] + (size_t)(received[k] %
+									     NCCL_STEPS) *
+									    step[k],
+							    step[k], seed),
+						  -1);
+					received[k]++;
+				}
+			}
+			/* this sub's send proxy: its next step, and its oldest send */
+			if (sent[k] < posted[k] && sent[k] < sdone[k] + NCCL_STEPS) {
+				char *data = sb[k] + (size_t)(sent[k] % NCCL_STEPS) * step[k];
+				void **req = &sreq[k][sent[k] % NCCL_STEPS];
+
+				if (filled[k] == sent[k])
+					gdx_fill(data, step[k], (uint32_t)(k << 16 | filled[k]++));
+				*req = NULL;
+				ASSERT_EQ(gdx_drv_isend(&d, p.s, data, step[k], k, smh[k], req),
+					  ncclSuccess);
+				sent[k] += *req != NULL;
+			}
+			if (sdone[k] < sent[k]) {
+				done = 0;
+				ASSERT_EQ(gdx_drv_test(&d, sreq[k][sdone[k] % NCCL_STEPS], &done,
+						       &size),
+					  ncclSuccess);
+				sdone[k] += done;
+			}
+		}
+	}
+	printf("  %d subs x %d steps through one comm, each testing its own oldest: every byte "
+	       "right in %.1f s; irecv said not now %d time(s)\n",
+	       SUBS, nsteps, gdx_now_s() - t0, not_now);
+	for (int k = 0; k < SUBS; k++) {
+		ASSERT_EQ(gdx_drv_dereg(&d, p.s, smh[k]), ncclSuccess);
+		ASSERT_EQ(gdx_drv_dereg(&d, p.r, rmh[k]), ncclSuccess);
+		munmap(sb[k], step[k] * NCCL_STEPS);
+		munmap(rb[k], step[k] * NCCL_STEPS);
+	}
+	gdx_drv_unpair(&d, &p);
+	ASSERT_EQ(gdx_test_warning_count(), 0);
+}
+
+static void test_shared_comms_subs_test_their_own_oldest_v7(void)
+{
+	shared_comm_subs(7);
+}
+
+static void test_shared_comms_subs_test_their_own_oldest_fused_newest(void)
+{
+	shared_comm_subs(NEWEST);
+}
+
 /*
  * A clear-to-send held back leaves the sender idle whenever the receiver
  * counts as "held by the sender" one that is already a message on the wire:
@@ -967,6 +1088,8 @@ GDX_TESTS_MAIN(TEST(test_tag_single_receive_v7, 60), TEST(test_tag_single_receiv
 	       TEST(test_pxn_shared_send_comm_v7, 120), TEST(test_pxn_shared_send_comm_newest, 120),
 	       TEST(test_steps_ahead_oldest_tested_v7, 180),
 	       TEST(test_steps_ahead_oldest_tested_newest, 180),
+	       TEST(test_shared_comms_subs_test_their_own_oldest_v7, 180),
+	       TEST(test_shared_comms_subs_test_their_own_oldest_fused_newest, 180),
 	       TEST(test_cts_large_receives_never_held, 300),
 	       TEST(test_grouped_receive_of_1gib_buffers, 240),
 	       TEST(test_shared_pool_registered_per_connection_v7, 60),
