@@ -54,7 +54,6 @@
 #include <gdx/gdx_log.h>
 #include <gdx/gdx_param.h>
 #include <gdx/gdx_post.h>
-#include <gdx/gdx_req.h>
 #include <gdx/gdx_stripe.h>
 #include <gdx/gdx_time.h>
 
@@ -459,7 +458,7 @@ static bool gdx_fo_resend(struct gdx_comm *c, int r, const uint32_t *counts)
 			for (int i = 0; i < n; i++)
 				if (segs[i].req)
 					gdx_req_mode(segs[i].req, GDX_REQ_RESENT);
-			gdx_req_dbg_moved(segs, n, to, to_q);
+			gdx_seg_dbg_moved(segs, n, to, to_q);
 			ret = gdx_post_piece(c, to, to_q, segs, n);
 			if (ret) {
 				if (!c->err)

@@ -320,3 +320,18 @@ uint64_t gdx_post_delivered(struct gdx_comm *c, int rail, int qi, uint32_t wr)
 		if (c->timed) return gdx_seglog_take_timed(&c->live->rails[rail], q->log, wr));
 	return gdx_seglog_take(q->log, wr);
 }
+
+#ifdef GDX_DEBUG
+void gdx_seg_dbg_moved(const struct gdx_seg *segs, int n, int rail, int q)
+{
+	for (int i = 0; i < n; i++) {
+		struct gdx_dbg_piece *d = (struct gdx_dbg_piece *)segs[i].data;
+
+		for (uint32_t k = 0; (segs[i].flags & GDX_SEG_DBG) && k < segs[i].len / sizeof(*d);
+		     k++) {
+			d[k].rail = (uint16_t)rail;
+			d[k].q = (uint16_t)q;
+		}
+	}
+}
+#endif

@@ -200,19 +200,6 @@ struct gdx_seg gdx_req_dbg_seg(const struct gdx_comm *c, uint32_t s, uint32_t fi
 				.flags = GDX_SEG_CTRL | GDX_SEG_DBG};
 }
 
-void gdx_req_dbg_moved(const struct gdx_seg *segs, int n, int rail, int q)
-{
-	for (int i = 0; i < n; i++) {
-		struct gdx_dbg_piece *d = (struct gdx_dbg_piece *)segs[i].data;
-
-		for (uint32_t k = 0; (segs[i].flags & GDX_SEG_DBG) && k < segs[i].len / sizeof(*d);
-		     k++) {
-			d[k].rail = (uint16_t)rail;
-			d[k].q = (uint16_t)q;
-		}
-	}
-}
-
 __attribute__((noreturn)) static void gdx_req_piece_abort(const struct gdx_recv_comm *rc,
 							  const struct gdx_request *req,
 							  uint32_t piece, const char *why)

@@ -86,6 +86,20 @@ static inline bool gdx_qp_room(const struct gdx_rail *r, const struct gdx_qp *q,
 	return q->wr_posted - q->wr_done + need <= r->sq_depth;
 }
 
+/* Debug builds: a piece's segments are posted again on QP q of rail (a
+ * failed rail's, gdx_failover.c): its records (gdx_req.h) say so. */
+#ifdef GDX_DEBUG
+void gdx_seg_dbg_moved(const struct gdx_seg *segs, int n, int rail, int q);
+#else
+static inline void gdx_seg_dbg_moved(const struct gdx_seg *segs, int n, int rail, int q)
+{
+	(void)segs;
+	(void)n;
+	(void)rail;
+	(void)q;
+}
+#endif
+
 /* Posts the n segments of one piece in order on QP q of the comm's rail
  * (its room checked by the caller) and logs them on a send comm. Their
  * request waits for them, its last one signaled, unless every byte of the

@@ -50,8 +50,6 @@ void gdx_req_dbg_fill(struct gdx_comm *c, uint32_t s, uint32_t i, uint64_t seq, 
 /* Sender: the segment that writes records [first, first + n) of slot s
  * into the receiver's. */
 struct gdx_seg gdx_req_dbg_seg(const struct gdx_comm *c, uint32_t s, uint32_t first, uint32_t n);
-/* Sender: a piece's segments posted again on QP q of rail: its records say so. */
-void gdx_req_dbg_moved(const struct gdx_seg *segs, int n, int rail, int q);
 /* Receiver: the immediate of piece `piece` (group: of the whole group) of
  * req arrived on QP q of rail. */
 void gdx_req_check_piece(struct gdx_recv_comm *rc, const struct gdx_request *req, uint32_t piece,
@@ -60,13 +58,6 @@ void gdx_req_check_piece(struct gdx_recv_comm *rc, const struct gdx_request *req
 static inline void gdx_req_check_done(const struct gdx_request *r)
 {
 	(void)r;
-}
-static inline void gdx_req_dbg_moved(const struct gdx_seg *segs, int n, int rail, int q)
-{
-	(void)segs;
-	(void)n;
-	(void)rail;
-	(void)q;
 }
 static inline void gdx_req_check_piece(struct gdx_recv_comm *rc, const struct gdx_request *req,
 				       uint32_t piece, bool group, int rail, int q)

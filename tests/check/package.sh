@@ -170,6 +170,7 @@ else
 usr/bin/gdx-bench
 usr/bin/gdx-doctor
 usr/lib/$multiarch/libnccl-net-gdx.so
+usr/share/doc/libnccl-net-gdx/NEWS.Debian.gz
 usr/share/doc/libnccl-net-gdx/README.md.gz
 usr/share/doc/libnccl-net-gdx/changelog.gz
 usr/share/doc/libnccl-net-gdx/copyright
@@ -190,6 +191,11 @@ EOF
 		ok "deb: its changelog is debian/changelog"
 	else
 		not_ok "deb: its changelog is debian/changelog" "changelog.gz differs"
+	fi
+	if zcat "$x/usr/share/doc/$pkg/NEWS.Debian.gz" | cmp -s - debian/NEWS; then
+		ok "deb: its NEWS.Debian is debian/NEWS (the defects a user must know of)"
+	else
+		not_ok "deb: its NEWS.Debian is debian/NEWS" "NEWS.Debian.gz differs or is missing"
 	fi
 	check "deb: man pages are gzip" gzip -t "$x"/usr/share/man/man1/gdx-bench.1.gz \
 		"$x"/usr/share/man/man1/gdx-doctor.1.gz "$x/usr/share/man/man7/$pkg.7.gz"

@@ -341,8 +341,8 @@ static void recv_check(struct round *rd, const struct pending_recv *pr, const in
 				"%zu into offset %zu): byte %ld is 0x%02x%s",
 				rd->round, (unsigned long long)i, j, n, mg->soff[j], mg->roff[j],
 				bad, c,
-				c == SEND_SCRIBBLE ? ", the sender's scribble: its buffer was "
-						     "reused while the NIC still read it"
+				c == SEND_SCRIBBLE   ? ", the sender's scribble: its buffer was "
+						       "reused while the NIC still read it"
 				: c == RECV_SCRIBBLE ? ", not written: the receive was done before "
 						       "its bytes landed"
 						     : "");
@@ -387,15 +387,15 @@ static bool recv_test_one(struct round *rd, int k)
 
 /* The oldest in-flight entry of sender (rank) s of n entries whose message
  * is msg(k), or -1. */
-#define OLDEST_OF(n, msg, s, senders)                                           \
-	({                                                                      \
-		int found_ = -1;                                                \
-		for (int k_ = 0; k_ < (n); k_++)                                \
-			if ((int)((msg(k_)) % (uint64_t)(senders)) == (s)) {    \
-				found_ = k_;                                    \
-				break;                                          \
-			}                                                       \
-		found_;                                                         \
+#define OLDEST_OF(n, msg, s, senders)                                        \
+	({                                                                   \
+		int found_ = -1;                                             \
+		for (int k_ = 0; k_ < (n); k_++)                             \
+			if ((int)((msg(k_)) % (uint64_t)(senders)) == (s)) { \
+				found_ = k_;                                 \
+				break;                                       \
+			}                                                    \
+		found_;                                                      \
 	})
 
 /* Which in-flight request (of n) to test this turn, by the mode's order:
@@ -427,11 +427,11 @@ static int pick_order(struct round *rd, int n, int *pick)
 
 /* Tests the requests pick[0..n) of a list from which each one done is
  * removed: an index past a removed one has moved down by one. */
-#define TEST_PICKED(n, pick, test_one)                              \
-	do {                                                        \
-		for (int a_ = 0; a_ < (n); a_++)                    \
-			if (test_one((pick)[a_]))                   \
-				for (int b_ = a_ + 1; b_ < (n); b_++) \
+#define TEST_PICKED(n, pick, test_one)                                         \
+	do {                                                                   \
+		for (int a_ = 0; a_ < (n); a_++)                               \
+			if (test_one((pick)[a_]))                              \
+				for (int b_ = a_ + 1; b_ < (n); b_++)          \
 					(pick)[b_] -= (pick)[b_] > (pick)[a_]; \
 	} while (0)
 
@@ -585,8 +585,7 @@ static int count_of(const char *hay, const char *needle)
 	return n;
 }
 
-static void round_run(struct gdx_drv *d, const struct reuse_mode *m, int ldev, int cdev,
-		      int round)
+static void round_run(struct gdx_drv *d, const struct reuse_mode *m, int ldev, int cdev, int round)
 {
 	size_t part = max_msg_of(m) + ROOM;
 	struct round *rd = calloc(1, sizeof(*rd));
@@ -689,7 +688,7 @@ void reuse_run_mode(const struct reuse_mode *m, int rounds)
 		snprintf(senders, sizeof(senders), ", %d senders sharing the comms", senders_of(m));
 	printf("  %s%s%s%s%s; %d in flight, %s tested%s%s; %d round(s), plugin %s\n",
 	       m->env ? m->env : "defaults",
-	       m->fused == 3	 ? ", fused rxe1+rxe3+rxe5 -> rxe0+rxe2+rxe4"
+	       m->fused == 3   ? ", fused rxe1+rxe3+rxe5 -> rxe0+rxe2+rxe4"
 	       : m->fused == 2 ? ", fused rxe1+rxe3 -> rxe0+rxe2"
 			       : "",
 	       m->group > 1 ? ", grouped receives" : "",

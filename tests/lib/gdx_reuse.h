@@ -38,9 +38,9 @@ struct reuse_mode {
 	bool flush;	 /* iflush after each receive, as NCCL does for GPU memory */
 	int window;	 /* receives in flight (and send buffers): 8 when 0, at most 32 */
 	enum reuse_order order; /* which requests are tested, both sides */
-	int senders;	 /* ranks sharing the comms, each with its tag: 1 when 0 */
-	bool big_first;	 /* every window-th message 4 MiB, the others small */
-	size_t max_msg;	 /* the largest message: 16 MiB when 0 */
+	int senders;		/* ranks sharing the comms, each with its tag: 1 when 0 */
+	bool big_first;		/* every window-th message 4 MiB, the others small */
+	size_t max_msg;		/* the largest message: 16 MiB when 0 */
 };
 
 /* Runs the mode: its environment, the plugin loaded, each round on a new

@@ -24,9 +24,9 @@
 
 #define ROUNDS 4
 
-#define MODE(fn, ...)                                                             \
-	static void fn(void)                                                      \
-	{                                                                         \
+#define MODE(fn, ...)                                                            \
+	static void fn(void)                                                     \
+	{                                                                        \
 		reuse_run_mode(&(const struct reuse_mode){__VA_ARGS__}, ROUNDS); \
 	}
 
