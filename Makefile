@@ -46,6 +46,8 @@ VM_TESTS   := $(filter-out $(SW_TESTS),$(patsubst tests/%.c,$(BUILD)/tests/%,$(w
 TOOLS      := $(BUILD)/gdx-bench $(BUILD)/gdx-doctor
 # The latency floor next to gdx-bench -m lat (scripts/side-by-side.sh).
 REF_TOOLS  := $(BUILD)/tests/ref/verbs_pingpong
+# The client scripts/cpu-cost.sh drives any plugin's v11 table with.
+NET_COST   := $(BUILD)/tests/ref/net_cost
 # The harness every test program links (tests/lib: the runner, the plugin
 # loader, connected pairs, the driver of the entry points).
 TEST_LIB   := $(patsubst tests/%.c,$(BUILD)/tests/%.o,$(filter-out tests/lib/gdx_fake_nic.c,$(wildcard tests/lib/*.c)))
@@ -59,7 +61,7 @@ FAKE_NIC_TESTS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(shell grep -l '"gdx_fa
 MANS       := $(BUILD)/man/gdx-doctor.1 $(BUILD)/man/gdx-bench.1 $(BUILD)/man/libnccl-net-gdx.7
 
 .PHONY: all programs version deps test check demo bench clean
-all: $(LIB) $(ARCHIVE) $(TOOLS) $(UNIT_TESTS) $(VM_TESTS) $(SW_TESTS) $(REF_TOOLS)
+all: $(LIB) $(ARCHIVE) $(TOOLS) $(UNIT_TESTS) $(VM_TESTS) $(SW_TESTS) $(REF_TOOLS) $(NET_COST)
 # What the packages ship: the plugin, the tools and the man pages.
 programs: $(LIB) $(TOOLS) $(MANS)
 
@@ -93,10 +95,14 @@ $(FAKE_NIC_TESTS): $(BUILD)/tests/%: $(BUILD)/tests/%.o $(FAKE_NIC) $(TEST_LIB) 
 $(REF_TOOLS): $(BUILD)/tests/ref/verbs_pingpong.o $(ARCHIVE)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
+# It loads the plugin it measures; it links nothing of this one.
+$(NET_COST): $(BUILD)/tests/ref/net_cost.o
+	$(CC) $(LDFLAGS) -o $@ $^ -ldl
+
 # The test objects are kept between builds: make would take them for
 # intermediate files and delete them, and then compile every test again to
 # relink it when one harness file changed.
-.SECONDARY: $(TEST_LIB) $(FAKE_NIC) $(addsuffix .o,$(UNIT_TESTS) $(VM_TESTS) $(SW_TESTS) $(REF_TOOLS))
+.SECONDARY: $(TEST_LIB) $(FAKE_NIC) $(addsuffix .o,$(UNIT_TESTS) $(VM_TESTS) $(SW_TESTS) $(REF_TOOLS) $(NET_COST))
 
 # --plot-from and --plot-ref read gdx-bench -j's JSON with gdx-doctor's reader.
 $(BUILD)/gdx-bench: $(patsubst %.c,$(BUILD)/%.o,$(wildcard plugin/tools/gdx_bench*.c)) \

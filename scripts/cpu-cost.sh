@@ -1,51 +1,61 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Inside the VM (scripts/vm-run.sh -- scripts/cpu-cost.sh): the plugin's CPU
-# cost on each side of a gdx-bench stream (receives posted 8 ahead, as NCCL's
-# proxy does), from callgrind, in user-space instructions including the verbs
-# provider's work the plugin calls:
-#   - per message: isend + test on the sender, irecv + test on the receiver;
-#   - per test call, on both sides (a proxy spins on test);
-#   - per isend call: over all calls, over the calls that found no
-#     clear-to-send and returned no request (waiting), and over the ones that
-#     posted;
-#   - per irecv call;
-# at each size of SIZES; then the system calls per message from strace.
+# Inside the VM (scripts/vm-run.sh --pairs 2 -- scripts/cpu-cost.sh): the CPU
+# work of a message through the plugin, beside another plugin's in the same
+# boot (PEER=path/to/other.so, e.g. one built from NCCL's IB transport), in
+# user-space instructions from callgrind, the verbs provider's included.
 #
-#   scripts/cpu-cost.sh              # as NCCL up to 2.25, or with no profiler
-#   scripts/cpu-cost.sh --profiler   # with a profiler that takes the plugin's
-#                                    # events (gdx-bench --profiler)
-# PLUGIN=path/to/.so measures another build (an earlier one, or one made with
-# CPPFLAGS=-DGDX_LIVE_OFF). LIVE_OFF=path/to/.so also prints what the live
-# counters cost per message at the first size: this build against that one.
-# RAILS=1 (with two rxe pairs) adds a row for a fused two-rail connection
-# with failover on, where the failover, striping and per-rail polls run.
+# The client is tests/ref/net_cost.c: NCCL's proxy loop through each plugin's
+# ncclNetPlugin_v11 table, the same calls in the same order, receives DEPTH
+# ahead, only the oldest request of each side tested, every call in a wrapper
+# of its own. A run's totals mix the work with the spin (a cheaper poll makes
+# more calls while it waits for the same wire), so per message is:
+#   (instructions of every call of the side
+#    - empty isends x an empty isend's - empty tests x an empty test's)
+#   / messages
+# where a call is empty when it finds nothing (isend: no clear-to-send, test:
+# not done), and an empty call's cost is measured alone, in runs where every
+# call is one (net_cost -m spin-test, -m spin-isend): a test of a receive whose
+# message the sender holds back, an isend before any receive is posted. The
+# sender's empty tests are charged a receive's (the same poll in both
+# plugins). Each side, each depth (8 and 1), each size of SIZES.
+#
+#   scripts/cpu-cost.sh                  # this plugin
+#   PEER=build/peer/libnccl-net-ib.so scripts/cpu-cost.sh   # and another
+#   scripts/cpu-cost.sh --profiler       # with a profiler taking the events
+# PLUGIN=path/to/.so measures another build of this one. LIVE_OFF=path/to/.so
+# (a build with CPPFLAGS=-DGDX_LIVE_OFF) adds what the live counters cost per
+# message. RAILS=1 (two rxe pairs) adds a fused two-rail row with failover on.
+# KEEP=DIR keeps the profiles.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 prof=()
 case "${1:-}" in
-	--profiler) prof=(--profiler) ;;
+	--profiler) prof=(-P) ;;
 	"") ;;
 	*) echo "usage: $0 [--profiler]" >&2; exit 2 ;;
 esac
 
 SIZES=${SIZES:-"8 65536 1048576"}
+DEPTHS=${DEPTHS:-"8 1"}
 ITERS=${ITERS:-400}
-WARMUP=10
+SPINS=${SPINS:-2000}
+PLUGIN=${PLUGIN:-build/libnccl-net-gdx.so}
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-msgs=$((ITERS + WARMUP))
+client=build/tests/ref/net_cost
+# NCCL's IB transport reads the socket interface as NCCL does; this plugin
+# takes the same twin: both ends' out-of-band traffic on the first veth
+export NCCL_SOCKET_IFNAME=${NCCL_SOCKET_IFNAME:-veth0}
 
-# Calls and inclusive instructions, summed over every call site, of the
-# functions whose name matches the regex, read from the raw callgrind profile
-# (exact per call; no annotation needed). In that format a "cfn=" line names
-# the callee of the next "calls=N ..." line, and the line after it holds the
-# calls' inclusive cost; names are given once as "(id) name", then as "(id)".
-# A static function GCC cloned keeps its name before the dot. A third regex
-# counts only the calls made by the functions it matches.
+# Calls and inclusive instructions of the functions whose name matches the
+# regex, summed over every call site, from callgrind's raw profile (exact per
+# call; no annotation). In that format a "cfn=" line names the callee of the
+# next "calls=N ..." line, and the line after it holds the calls' inclusive
+# cost; names are given once as "(id) name", then as "(id)".
 callstats() {
-	awk -v re="$2" -v caller="${3:-}" '
+	awk -v re="$2" '
 		/^c?fn=/ {
 			s = substr($0, index($0, "=") + 1)
 			if (match(s, /^\([0-9]+\)/)) {
@@ -53,161 +63,126 @@ callstats() {
 				if (rest != "") nm[id] = rest
 				s = nm[id]
 			}
-			if ($0 ~ /^cfn=/) cfn = s; else cur = s
+			if ($0 ~ /^cfn=/) cfn = s
 			next
 		}
-		/^calls=/ {
-			split(substr($0, 7), a, " ")
-			hit = cfn ~ re && (caller == "" || cur ~ caller)
-			if (hit) n += a[1]
-			next
-		}
+		/^calls=/ { split(substr($0, 7), a, " "); hit = cfn ~ re; if (hit) n += a[1]; next }
 		hit { c += $NF; hit = 0 }
 		END { print n + 0, c + 0 }' "$1"
 }
-calls() { callstats "$@" | cut -d' ' -f1; }
 incl() { callstats "$@" | cut -d' ' -f2; }
 fn() { echo "^$1(\\.|'|\$)"; }
-div() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%d", a / b + 0.5; else printf "n/a" }'; }
 
-row() { printf '%-8s %-9s %12s %16s %6s %10s %8s %8s %8s\n' "$@"; }
-
-# A test call that finds nothing, the spin's: what every call runs (the
-# entry, test's checks, one CQ poll with the provider's, all in gdx_test)
-# without what only a call that found something runs (gdx_comm_poll_all:
-# completions taken; gdx_test_end: a request done; a clear-to-send written;
-# the liveness check). The average per call mixes both, in the proportion of
-# that run's spin. The receiver's: every test of its pending receives polls
-# (a small send is done at post, and its test polls nothing). A build
-# without that shape (an earlier one), or two rails (every poll goes on to
-# the second rail's CQ): n/a.
-empty_test() {
-	local t all busy
-	busy=$(incl "$1" "$(fn 'gdx_(comm_poll_all|test_end|cts_flush|comm_check_peer)')" "$(fn gdx_test)")
-	[ "$(calls "$1" "$(fn gdx_comm_poll_all)" "$(fn gdx_test)")" -gt 0 ] || { echo n/a; return; }
-	read -r t all <<<"$(callstats "$1" "$(fn gdx_net_test)")"
-	div $((all - busy)) "$t"
-}
-
-# One profiled stream; sets the per-call figures of both sides.
-# $1: label, then gdx-bench's arguments.
-stream() {
-	local label=$1 f server client
+# One profiled run of the client; leaves the receiver's profile in $out/r,
+# the sender's in $out/s, and the counts each printed in $out/log.
+# $1: the plugin, then the client's arguments.
+profiled() {
+	local plugin=$1 f
 	shift
 	rm -f "$out"/cg.*
 	valgrind --tool=callgrind --trace-children=yes --callgrind-out-file="$out/cg.%p" \
-		"${bench[@]}" "$@" -n "$ITERS" -w "$WARMUP" -t 8 "${prof[@]}" >/dev/null 2>"$out/vg.log"
+		"$client" -p "$plugin" -n "$ITERS" "${prof[@]}" "$@" >/dev/null 2>"$out/log"
+	# shellcheck disable=SC2012 # our own names, cg.PID
 	f=$(ls "$out"/cg.* | sort -t. -k2 -n)
-	server=$(head -1 <<<"$f") # the parent: the receiver
-	client=$(tail -1 <<<"$f")
-	# KEEP=DIR (e.g. $GDX_VM_OUT): the profiles are kept there, to read
-	# with callgrind_annotate
-	[ -z "${KEEP:-}" ] || { cp "$server" "$KEEP/${label// /}.receiver.cg" && cp "$client" "$KEEP/${label// /}.sender.cg"; }
-	local r_irecv r_test s_isend s_test s_post nc_test nc_isend r_nc_test
-	r_irecv=$(incl "$server" "$(fn gdx_net_irecv)")
-	read -r r_nc_test r_test <<<"$(callstats "$server" "$(fn gdx_net_test)")"
-	read -r nc_isend s_isend <<<"$(callstats "$client" "$(fn gdx_net_isend)")"
-	read -r nc_test s_test <<<"$(callstats "$client" "$(fn gdx_net_test)")"
-	s_post=$(incl "$client" "$(fn gdx_isend_post)")
-	# A waiting isend: every call's entry check is the same, E, measured in
-	# the ping-pong where every isend posts. Too few waiting calls (under a
-	# tenth of the messages) to divide by: n/a.
-	local waiting posting
-	if [ "$(calls "$client" "$(fn gdx_isend_post)")" -gt 0 ]; then
-		waiting=$(awk -v i=$((s_isend - s_post)) -v m="$msgs" -v e="$entry" -v c="$nc_isend" \
-			'BEGIN { w = c - m; if (w > m / 10) printf "%d", (i - m * e) / w + 0.5; else printf "n/a" }')
-		posting=$(awk -v p="$s_post" -v m="$msgs" -v e="$entry" 'BEGIN { printf "%d", p / m + e + 0.5 }')
-	else
-		# a build without the posting function (an earlier one): each
-		# posting call taken as the ping-pong's, so "~"
-		waiting=$(awk -v i="$s_isend" -v m="$msgs" -v p="$pp_isend" -v c="$nc_isend" \
-			'BEGIN { w = c - m; if (w > m / 10) printf "~%d", (i - m * p) / w + 0.5; else printf "n/a" }')
-		posting="~$pp_isend"
-	fi
-	row "$label" sender \
-		"$(div $((s_isend + s_test)) "$msgs")" \
-		"$(div "$s_test" "$nc_test") ($(awk -v a="$nc_test" -v m="$msgs" 'BEGIN { printf "%.1f", a / m }'))" \
-		- "$(div "$s_isend" "$nc_isend")" "$waiting" "$posting" -
-	row "" receiver \
-		"$(div $((r_irecv + r_test)) "$msgs")" \
-		"$(div "$r_test" "$r_nc_test") ($(awk -v a="$r_nc_test" -v m="$msgs" 'BEGIN { printf "%.1f", a / m }'))" \
-		"$(if [ "$label" = "2 rails" ]; then echo n/a; else empty_test "$server"; fi)" \
-		- - - "$(div "$r_irecv" "$msgs")"
-	if [ ${#prof[@]} -gt 0 ]; then
-		# of those, what the events took (starting and stopping them, the
-		# benchmark's counting callback included)
-		echo "         events: sender $(div "$(incl "$client" "$(fn 'gdx_prof_(start_pieces|stop)')")" "$msgs"), receiver $(div "$(incl "$server" "$(fn 'gdx_prof_(start_bufs|stop)')")" "$msgs") per message ($(awk '/profiler events started/ { printf "%s%s %d started, %d stopped", sep, $2, $3, $7; sep = "; " }' "$out/vg.log"))"
-	fi
+	cp "$(head -1 <<<"$f")" "$out/r" # the parent: the receiver
+	cp "$(tail -1 <<<"$f")" "$out/s"
 }
 
-# An 8-byte ping-pong: every isend finds its clear-to-send at the first
-# call and every irecv returns a request, so their instructions per call
-# are the posting cost alone, and the part of an isend outside the posting
-# function is its entry (entry). done: what the test that finds a request
-# done adds (gdx_test_end), per message.
-pingpong() {
-	local f a b nc=0 ic=0 pc=0 rc=0 ri=0 dc=0 di=0
-	rm -f "$out"/lat.*
-	valgrind --tool=callgrind --trace-children=yes --callgrind-out-file="$out/lat.%p" \
-		"${bench[@]}" -m lat -s 8 -n "$ITERS" -w "$WARMUP" "${prof[@]}" >/dev/null 2>"$out/vg-lat.log"
-	for f in "$out"/lat.*; do
-		read -r a b <<<"$(callstats "$f" "$(fn gdx_net_isend)")"
-		nc=$((nc + a)) ic=$((ic + b))
-		pc=$((pc + $(incl "$f" "$(fn gdx_isend_post)")))
-		read -r a b <<<"$(callstats "$f" "$(fn gdx_net_irecv)")"
-		rc=$((rc + a)) ri=$((ri + b))
-		read -r a b <<<"$(callstats "$f" "$(fn gdx_test_end)")"
-		dc=$((dc + a)) di=$((di + b))
+# counts SIDE FIELD: a count the client printed ("isend_ok", ...).
+counts() {
+	awk -v side="$1" -v f="$2" '$1 == "net_cost" && $2 == side ":" {
+		k["messages"] = $4; k["isend_ok"] = $6; k["isend_empty"] = $7
+		k["irecv_ok"] = $9; k["irecv_empty"] = $10; k["test_done"] = $12; k["test_empty"] = $13
+		print k[f] }' "$out/log"
+}
+
+# What an empty test and an empty isend cost with plugin $1: E_TEST, E_ISEND.
+empties() {
+	profiled "$1" -m spin-test -n "$SPINS" -s 8
+	read -r n c <<<"$(callstats "$out/r" "$(fn cc_spin_test)")"
+	E_TEST=$(awk -v c="$c" -v n="$n" 'BEGIN { printf "%.1f", n ? c / n : 0 }')
+	profiled "$1" -m spin-isend -n "$SPINS" -s 8
+	read -r n c <<<"$(callstats "$out/s" "$(fn cc_spin_isend)")"
+	E_ISEND=$(awk -v c="$c" -v n="$n" 'BEGIN { printf "%.1f", n ? c / n : 0 }')
+}
+
+# Per message, each side, at size $2 and depth $3 with plugin $1 (after
+# empties for it): SENDER, RECEIVER, and the empty calls per message.
+per_message() {
+	local plugin=$1 size=$2 depth=$3
+	shift 3
+	profiled "$plugin" -s "$size" -d "$depth" "$@"
+	[ -n "${KEEP:-}" ] && cp "$out/s" "$KEEP/$(basename "$plugin").$size.$depth.sender.cg" &&
+		cp "$out/r" "$KEEP/$(basename "$plugin").$size.$depth.receiver.cg"
+	local m ie te re rte
+	m=$(counts sender messages)
+	ie=$(counts sender isend_empty) te=$(counts sender test_empty)
+	re=$(counts receiver irecv_empty) rte=$(counts receiver test_empty)
+	SENDER=$(awk -v i="$(incl "$out/s" "$(fn cc_isend)")" -v t="$(incl "$out/s" "$(fn cc_test_send)")" \
+		-v ie="$ie" -v te="$te" -v ei="$E_ISEND" -v et="$E_TEST" -v m="$m" \
+		'BEGIN { printf "%d", (i + t - ie * ei - te * et) / m + 0.5 }')
+	# an irecv that gives no request is charged an empty isend's (none at
+	# these depths)
+	RECEIVER=$(awk -v i="$(incl "$out/r" "$(fn cc_irecv)")" -v t="$(incl "$out/r" "$(fn cc_test_recv)")" \
+		-v re="$re" -v te="$rte" -v ei="$E_ISEND" -v et="$E_TEST" -v m="$m" \
+		'BEGIN { printf "%d", (i + t - re * ei - te * et) / m + 0.5 }')
+	EMPTY=$(awk -v a=$((ie + te)) -v b=$((re + rte)) -v m="$m" 'BEGIN { printf "%.0f+%.0f", a / m, b / m }')
+}
+
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2fx", a / b; else printf "-" }'; }
+row() { printf '%-12s %10s %10s %7s %10s %10s %7s   %s\n' "$@"; }
+
+echo "CPU work per message, user-space instructions (verbs provider included), net_cost"
+echo "through each plugin's v11 table, $ITERS messages after 10 of warm-up, less the empty calls"
+echo "(each charged what it costs alone: empty test, empty isend)${prof[*]:+; a profiler takes the events}"
+empties "$PLUGIN"
+ours_test=$E_TEST ours_isend=$E_ISEND
+echo "this plugin ($PLUGIN): empty test $ours_test, empty isend $ours_isend"
+if [ -n "${PEER:-}" ]; then
+	empties "$PEER"
+	peer_test=$E_TEST peer_isend=$E_ISEND
+	echo "peer ($PEER): empty test $peer_test, empty isend $peer_isend"
+fi
+row "size/depth" "sender" "peer" "" "receiver" "peer" "" "empty calls per message (sender+receiver): this, peer"
+for size in $SIZES; do
+	for depth in $DEPTHS; do
+		E_TEST=$ours_test E_ISEND=$ours_isend
+		per_message "$PLUGIN" "$size" "$depth"
+		s=$SENDER r=$RECEIVER e=$EMPTY
+		if [ -n "${PEER:-}" ]; then
+			E_TEST=$peer_test E_ISEND=$peer_isend
+			per_message "$PEER" "$size" "$depth"
+			row "$size/$depth" "$s" "$SENDER" "$(ratio "$s" "$SENDER")" "$r" "$RECEIVER" \
+				"$(ratio "$r" "$RECEIVER")" "$e, $EMPTY"
+		else
+			row "$size/$depth" "$s" - - "$r" - - "$e"
+		fi
 	done
-	entry=$(div $((ic - pc)) "$nc")
-	[ "$entry" = n/a ] && entry=0
-	pp_isend=$(div "$ic" "$nc") pp_irecv=$(div "$ri" "$rc") pp_done=$(div "$di" "$dc")
-}
+done
 
-run_all() {
-	bench=(build/gdx-bench ${1:+--plugin "$1"})
-	pingpong
-	echo "posting alone (8-byte ping-pong, both sides): isend $pp_isend, irecv $pp_irecv instructions per call"
-	row size side "per message" "test (calls/msg)" empty "isend all" waiting posting irecv
-	for s in $SIZES; do
-		stream "$s B" -s "$s"
-	done
-	if [ -n "${RAILS:-}" ] && [ -e /sys/class/infiniband/rxe3 ]; then
-		NCCL_GDX_FAILOVER=1 NCCL_GDX_RAILS=rxe0+rxe2,rxe1+rxe3 \
-			stream "2 rails" -s "${SIZES%% *}" -d rxe0+rxe2 --peer-dev rxe1+rxe3
-	fi
-}
-
-head="CPU cost per call, user-space instructions, gdx-bench stream of $msgs messages, depth 8"
-[ ${#prof[@]} -gt 0 ] && head+=", with a profiler taking the net events"
-echo "$head${PLUGIN:+ ($PLUGIN)}"
-run_all "${PLUGIN:-}"
+first=${SIZES%% *}
 if [ -n "${LIVE_OFF:-}" ]; then
-	# What a message's stores cost: its isend, its irecv and the tests that
-	# find them done, in the ping-pong (a stream's figures move more with
-	# the spin than the stores weigh).
-	with=$((pp_isend + pp_irecv + 2 * pp_done))
-	bench=(build/gdx-bench --plugin "$LIVE_OFF")
-	pingpong
-	without=$((pp_isend + pp_irecv + 2 * pp_done))
-	echo "live counters: $((with - without)) instructions per 8-byte message, both sides (isend, irecv and the tests that find them done: $with with, $without without)"
+	E_TEST=$ours_test E_ISEND=$ours_isend
+	per_message "$PLUGIN" "$first" 8
+	with=$((SENDER + RECEIVER))
+	empties "$LIVE_OFF"
+	per_message "$LIVE_OFF" "$first" 8
+	echo "live counters: $((with - SENDER - RECEIVER)) instructions per $first-byte message, both sides ($with with, $((SENDER + RECEIVER)) without)"
+fi
+if [ -n "${RAILS:-}" ] && [ -e /sys/class/infiniband/rxe3 ]; then
+	E_TEST=$ours_test E_ISEND=$ours_isend
+	NCCL_GDX_FAILOVER=1 per_message "$PLUGIN" "$first" 8 -r rxe0+rxe2 -t rxe1+rxe3
+	echo "two rails (rxe0+rxe2 <- rxe1+rxe3, failover on), $first B, depth 8: sender $SENDER, receiver $RECEIVER per message"
 fi
 
 # System calls per message: the difference of two runs that differ only in
-# length, so start-up (hwloc reading sysfs, connecting) cancels out; the
-# benchmark's own sched_yield while idle is left out.
-bench=(build/gdx-bench ${PLUGIN:+--plugin "$PLUGIN"})
-SIZE=${SIZES%% *}
+# length, so start-up (hwloc reading sysfs, connecting) cancels out.
 syscalls() {
-	strace -f -qq -c -e 'trace=!sched_yield' -o "$out/st.$1" \
-		"${bench[@]}" -s "$SIZE" -n "$1" -w "$WARMUP" -t 8 "${prof[@]}" >/dev/null
+	strace -f -qq -c -o "$out/st.$1" "$client" -p "$PLUGIN" -s "$first" -n "$1" >/dev/null 2>&1
 }
 syscalls "$ITERS"
 syscalls $((3 * ITERS))
 n=$((2 * ITERS))
-# Per call: the difference between the two runs, per extra message. Calls the
-# connection set-up spins on (accept4, the handshake's recv) vary with timing
-# and are left out: the data path does not make them.
 per_call() {
 	for k in "$ITERS" $((3 * ITERS)); do
 		awk 'NF >= 5 && $NF != "total" && $NF != "syscall" { print $NF, $4 }' "$out/st.$k" |
@@ -216,4 +191,4 @@ per_call() {
 	join "$out/calls.$ITERS" "$out/calls.$((3 * ITERS))" |
 		awk -v n="$n" '$1 != "accept4" && $1 != "recvfrom" && ($3 - $2) / n >= 0.01 { printf "%s %.2f, ", $1, ($3 - $2) / n }'
 }
-echo "system calls per $SIZE-byte message, both sides (sched_yield of the benchmark aside): $(per_call)"
+echo "system calls per $first-byte message, both sides: $(per_call)"

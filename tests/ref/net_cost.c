@@ -1,0 +1,411 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The client scripts/cpu-cost.sh drives any net plugin with, through its
+ * ncclNetPlugin_v11 table, the way NCCL's proxy drives it: this plugin, and
+ * a peer built from NCCL's own IB transport, the same calls in the same
+ * order. Two processes, one thread each: the receiver (the parent, first
+ * device) keeps DEPTH receives posted and tests only its oldest; the sender
+ * (the child, second device) sends each message as soon as isend takes it,
+ * keeps up to DEPTH in flight and tests only its oldest.
+ *
+ * Every call goes through a wrapper of its own (cc_isend, cc_irecv,
+ * cc_test_send, cc_test_recv) so that callgrind gives its inclusive
+ * instructions, the plugin's and the verbs provider's; each process prints
+ * how many calls did work and how many found nothing, which cpu-cost.sh
+ * needs to take the empty calls out.
+ *
+ *   net_cost -p PLUGIN.so [-s SIZE] [-n MSGS] [-w WARMUP] [-d DEPTH] [-m MODE]
+ *            [-r RECV_DEV] [-t SEND_DEV] [-P]
+ *
+ * A device "a+b" is fused by makeVDevice, as NCCL fuses NICs; -P passes a
+ * profiler callback that counts the events, and a handle with each call.
+ *
+ * MODE stream (default): the measured stream. spin-test: the receiver tests
+ * one posted receive N times before the sender sends it; spin-isend: the
+ * sender calls isend N times before the receiver posts: every such call
+ * finds nothing, so their cost is an empty call's, measured alone.
+ */
+#include <errno.h>
+#include <dlfcn.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <nccl/net.h>
+#include <nccl/profiler_net.h>
+
+#define MAX_DEPTH 32
+
+static const ncclNet_v11_t *net;
+static void *ctx;
+/* -P: a profiler that takes the events (the cheapest there is: it counts
+ * them), and the handle NCCL passes with each call */
+static int profiling;
+static unsigned long long prof_started, prof_stopped;
+static char prof_handle;
+
+static void die(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fprintf(stderr, "net_cost: ");
+	vfprintf(stderr, fmt, ap);
+	fprintf(stderr, "\n");
+	va_end(ap);
+	exit(1);
+}
+
+#define CHECK(call)                                                     \
+	do {                                                            \
+		ncclResult_t r_ = (call);                               \
+		if (r_ != ncclSuccess)                                  \
+			die("%s failed: %d (line %d)", #call, r_, __LINE__); \
+	} while (0)
+
+static void logger(ncclDebugLogLevel level, unsigned long flags, const char *file, int line,
+		   const char *fmt, ...)
+{
+	va_list ap;
+
+	(void)flags;
+	if (level != NCCL_LOG_WARN)
+		return;
+	va_start(ap, fmt);
+	fprintf(stderr, "net_cost: plugin WARN (%s:%d): ", file, line);
+	vfprintf(stderr, fmt, ap);
+	fprintf(stderr, "\n");
+	va_end(ap);
+}
+
+static ncclResult_t prof_event(void **eh, int type, void *phandle, int64_t id, void *data)
+{
+	(void)phandle;
+	(void)id;
+	(void)data;
+	if (type == ncclProfilerNetEventStart) {
+		*eh = &prof_handle;
+		prof_started++;
+	} else if (type == ncclProfilerNetEventStop) {
+		prof_stopped++;
+	}
+	return ncclSuccess;
+}
+
+/* ---- the calls, each in a wrapper of its own ---- */
+
+/* Each wrapper counts its calls in a slot of its own, which also keeps the
+ * compiler from folding wrappers whose code is the same into one name. */
+enum { W_ISEND, W_IRECV, W_TEST_SEND, W_TEST_RECV, W_SPIN_ISEND, W_SPIN_TEST, W_N };
+static volatile unsigned long wrapped[W_N];
+
+__attribute__((noinline)) static ncclResult_t cc_isend(void *c, void *data, size_t size, void *mh,
+							void **req)
+{
+	wrapped[W_ISEND]++;
+	return net->isend(c, data, size, 0, mh, profiling ? &prof_handle : NULL, req);
+}
+
+__attribute__((noinline)) static ncclResult_t cc_irecv(void *c, void *data, size_t size, void *mh,
+							void **req)
+{
+	void *ph = &prof_handle;
+	int tag = 0;
+
+	wrapped[W_IRECV]++;
+	return net->irecv(c, 1, &data, &size, &tag, &mh, profiling ? &ph : NULL, req);
+}
+
+__attribute__((noinline)) static ncclResult_t cc_test_send(void *req, int *done, int *size)
+{
+	wrapped[W_TEST_SEND]++;
+	return net->test(req, done, size);
+}
+
+__attribute__((noinline)) static ncclResult_t cc_test_recv(void *req, int *done, int *size)
+{
+	wrapped[W_TEST_RECV]++;
+	return net->test(req, done, size);
+}
+
+/* The spins' calls, apart: each finds nothing. */
+__attribute__((noinline)) static ncclResult_t cc_spin_isend(void *c, void *data, size_t size,
+							     void *mh, void **req)
+{
+	wrapped[W_SPIN_ISEND]++;
+	return net->isend(c, data, size, 0, mh, profiling ? &prof_handle : NULL, req);
+}
+
+__attribute__((noinline)) static ncclResult_t cc_spin_test(void *req, int *done, int *size)
+{
+	wrapped[W_SPIN_TEST]++;
+	return net->test(req, done, size);
+}
+
+/* ---- set-up ---- */
+
+static void load(const char *path)
+{
+	ncclNetCommConfig_v11_t config = {.trafficClass = -1};
+	void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+
+	if (!lib)
+		die("cannot load %s: %s", path, dlerror());
+	net = dlsym(lib, "ncclNetPlugin_v11");
+	if (!net)
+		die("%s has no ncclNetPlugin_v11", path);
+	CHECK(net->init(&ctx, 1, &config, logger, profiling ? prof_event : NULL));
+}
+
+/* The device named name, or for "a+b" the one makeVDevice fuses of a and b,
+ * as NCCL fuses NICs. */
+static int dev_named(const char *name)
+{
+	ncclNetProperties_v11_t p;
+	int n;
+
+	if (strchr(name, '+')) {
+		ncclNetVDeviceProps_v11_t v = {0};
+		char buf[256], *save = NULL;
+		int d;
+
+		snprintf(buf, sizeof(buf), "%s", name);
+		for (char *t = strtok_r(buf, "+", &save); t; t = strtok_r(NULL, "+", &save))
+			v.devs[v.ndevs++] = dev_named(t);
+		CHECK(net->makeVDevice(&d, &v));
+		return d;
+	}
+	CHECK(net->devices(&n));
+	for (int i = 0; i < n; i++) {
+		CHECK(net->getProperties(i, &p));
+		if (!strcmp(p.name, name) || (!strncmp(p.name, name, strlen(name)) &&
+					      p.name[strlen(name)] == ':'))
+			return i;
+	}
+	die("no device %s among %d", name, n);
+	return -1;
+}
+
+static void xwrite(int fd, const void *p, size_t n)
+{
+	if (write(fd, p, n) != (ssize_t)n)
+		die("pipe write: %s", strerror(errno));
+}
+
+static void xread(int fd, void *p, size_t n)
+{
+	if (read(fd, p, n) != (ssize_t)n)
+		die("pipe read: %s", strerror(errno));
+}
+
+/* ---- the two ends ---- */
+
+struct opts {
+	size_t size;
+	int msgs, warmup, depth, spins;
+	const char *mode;
+};
+
+struct counts {
+	unsigned long long isend_ok, isend_empty, irecv_ok, irecv_empty, test_done, test_empty;
+};
+
+static void report(const char *side, const struct counts *k, int msgs)
+{
+	fprintf(stderr,
+		"net_cost %s: messages %d isend %llu %llu irecv %llu %llu test %llu %llu\n", side,
+		msgs, k->isend_ok, k->isend_empty, k->irecv_ok, k->irecv_empty, k->test_done,
+		k->test_empty);
+}
+
+static void receiver(const struct opts *o, const char *dev, int to_sender, int from_sender)
+{
+	char handle[NCCL_NET_HANDLE_MAXSIZE];
+	void *l, *r = NULL, *mh, *req[MAX_DEPTH];
+	int total = o->msgs + o->warmup, posted = 0, done_n = 0, go = 1;
+	size_t len = o->size ? o->size * (size_t)o->depth : 1;
+	char *buf = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct counts k = {0};
+
+	CHECK(net->listen(ctx, dev_named(dev), handle, &l));
+	xwrite(to_sender, handle, sizeof(handle));
+	while (!r)
+		CHECK(net->accept(l, &r, NULL));
+	CHECK(net->regMr(r, buf, len, NCCL_PTR_HOST, &mh));
+	if (!strcmp(o->mode, "spin-test")) {
+		/* one receive, tested spins times before the sender may send it */
+		int done = 0, size;
+
+		CHECK(cc_irecv(r, buf, o->size, mh, &req[0]));
+		for (int i = 0; i < o->spins; i++) {
+			CHECK(cc_spin_test(req[0], &done, &size));
+			if (done)
+				die("spin-test: the receive completed before the send");
+			k.test_empty++;
+		}
+		xwrite(to_sender, &go, sizeof(go));
+		while (!done)
+			CHECK(net->test(req[0], &done, &size));
+		report("receiver", &k, 0);
+	} else {
+		if (!strcmp(o->mode, "spin-isend")) {
+			xread(from_sender, &go, sizeof(go)); /* its spins are done */
+			total = 1;
+		}
+		while (done_n < total) {
+			if (posted < total && posted < done_n + o->depth) {
+				void **rq = &req[posted % o->depth];
+
+				*rq = NULL;
+				CHECK(cc_irecv(r, buf + (size_t)(posted % o->depth) * o->size,
+					       o->size, mh, rq));
+				if (*rq) {
+					posted++;
+					k.irecv_ok++;
+				} else {
+					k.irecv_empty++;
+				}
+				continue;
+			}
+			{
+				int done = 0, size = -1;
+
+				CHECK(cc_test_recv(req[done_n % o->depth], &done, &size));
+				if (!done) {
+					k.test_empty++;
+					continue;
+				}
+				if ((size_t)size != o->size)
+					die("receive %d: %d bytes, %zu sent", done_n, size, o->size);
+				k.test_done++;
+				done_n++;
+			}
+		}
+		if (!strcmp(o->mode, "stream"))
+			report("receiver", &k, total);
+	}
+	xread(from_sender, &go, sizeof(go)); /* the sender is done with its comm */
+	CHECK(net->deregMr(r, mh));
+	CHECK(net->closeRecv(r));
+	CHECK(net->closeListen(l));
+}
+
+static void sender(const struct opts *o, const char *dev, int to_receiver, int from_receiver)
+{
+	char handle[NCCL_NET_HANDLE_MAXSIZE];
+	void *s = NULL, *mh, *req[MAX_DEPTH];
+	int total = o->msgs + o->warmup, sent = 0, done_n = 0, go = 1, d = dev_named(dev);
+	size_t len = o->size ? o->size * (size_t)o->depth : 1;
+	char *buf = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct counts k = {0};
+
+	memset(buf, 0x5a, len);
+	xread(from_receiver, handle, sizeof(handle));
+	while (!s)
+		CHECK(net->connect(ctx, d, handle, &s, NULL));
+	CHECK(net->regMr(s, buf, len, NCCL_PTR_HOST, &mh));
+	if (!strcmp(o->mode, "spin-isend")) {
+		/* no receive is posted until the spins are done */
+		for (int i = 0; i < o->spins; i++) {
+			void *rq = NULL;
+
+			CHECK(cc_spin_isend(s, buf, o->size, mh, &rq));
+			if (rq)
+				die("spin-isend: isend found a clear-to-send before any receive");
+			k.isend_empty++;
+		}
+		report("sender", &k, 0);
+		xwrite(to_receiver, &go, sizeof(go));
+		total = 1;
+	} else if (!strcmp(o->mode, "spin-test")) {
+		xread(from_receiver, &go, sizeof(go));
+		total = 1;
+	}
+	while (done_n < total) {
+		if (sent < total && sent < done_n + o->depth) {
+			void **rq = &req[sent % o->depth];
+
+			*rq = NULL;
+			CHECK(cc_isend(s, buf + (size_t)(sent % o->depth) * o->size, o->size, mh, rq));
+			if (*rq) {
+				sent++;
+				k.isend_ok++;
+				continue;
+			}
+			k.isend_empty++;
+		}
+		if (done_n < sent) {
+			int done = 0, size = -1;
+
+			CHECK(cc_test_send(req[done_n % o->depth], &done, &size));
+			if (done) {
+				done_n++;
+				k.test_done++;
+			} else {
+				k.test_empty++;
+			}
+		}
+	}
+	if (!strcmp(o->mode, "stream"))
+		report("sender", &k, total);
+	xwrite(to_receiver, &go, sizeof(go));
+	CHECK(net->deregMr(s, mh));
+	CHECK(net->closeSend(s));
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o = {.size = 8, .msgs = 400, .warmup = 10, .depth = 8, .spins = 2000,
+			 .mode = "stream"};
+	const char *plugin = NULL, *rdev = "rxe0", *sdev = "rxe1";
+	int to_child[2], to_parent[2], c, status;
+	pid_t pid;
+
+	while ((c = getopt(argc, argv, "p:s:n:w:d:m:r:t:P")) != -1) {
+		switch (c) {
+		case 'P': profiling = 1; break;
+		case 'p': plugin = optarg; break;
+		case 's': o.size = strtoull(optarg, NULL, 0); break;
+		case 'n': o.msgs = atoi(optarg); break;
+		case 'w': o.warmup = atoi(optarg); break;
+		case 'd': o.depth = atoi(optarg); break;
+		case 'm': o.mode = optarg; break;
+		case 'r': rdev = optarg; break;
+		case 't': sdev = optarg; break;
+		default:
+			fprintf(stderr, "usage: net_cost -p PLUGIN.so [-s SIZE] [-n MSGS] [-w WARMUP] "
+					"[-d DEPTH] [-m stream|spin-test|spin-isend] [-r DEV] [-t DEV] [-P]\n");
+			return 64;
+		}
+	}
+	if (!plugin || o.depth < 1 || o.depth > MAX_DEPTH || o.msgs < 1 ||
+	    (strcmp(o.mode, "stream") && strcmp(o.mode, "spin-test") &&
+	     strcmp(o.mode, "spin-isend")))
+		die("bad arguments (-p is needed; -d 1 to %d; -m stream, spin-test or spin-isend)",
+		    MAX_DEPTH);
+	if (strcmp(o.mode, "stream"))
+		o.spins = o.msgs;
+	if (pipe(to_child) || pipe(to_parent))
+		die("pipe: %s", strerror(errno));
+	pid = fork();
+	if (pid < 0)
+		die("fork: %s", strerror(errno));
+	if (pid == 0) {
+		load(plugin);
+		sender(&o, sdev, to_parent[1], to_child[0]);
+		_exit(0);
+	}
+	load(plugin);
+	receiver(&o, rdev, to_child[1], to_parent[0]);
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status))
+		die("the sender failed");
+	if (profiling)
+		fprintf(stderr, "net_cost receiver: profiler events started %llu, stopped %llu\n",
+			prof_started, prof_stopped);
+	return 0;
+}
