@@ -15,10 +15,13 @@
 #   / messages
 # where a call is empty when it finds nothing (isend: no clear-to-send, test:
 # not done), and an empty call's cost is measured alone, in runs where every
-# call is one (net_cost -m spin-test, -m spin-isend): a test of a receive whose
-# message the sender holds back, an isend before any receive is posted. The
-# sender's empty tests are charged a receive's (the same poll in both
-# plugins). Each side, each depth (8 and 1), each size of SIZES.
+# call is one (net_cost -m spin-test, spin-test-send, spin-isend): a test of a
+# receive whose message the sender holds back, of a send while a 64 MiB
+# message is on the wire, an isend before any receive is posted. After a call
+# that finds nothing the client waits BACKOFF us outside the plugin, as a
+# proxy serving other connections does, so that each message comes with few
+# empty calls and an error in what they cost weighs little. Each side, each
+# depth (8 and 1), each size of SIZES.
 #
 #   scripts/cpu-cost.sh                  # this plugin
 #   PEER=build/peer/libnccl-net-ib.so scripts/cpu-cost.sh   # and another
@@ -41,6 +44,9 @@ SIZES=${SIZES:-"8 65536 1048576"}
 DEPTHS=${DEPTHS:-"8 1"}
 ITERS=${ITERS:-400}
 SPINS=${SPINS:-2000}
+# after a call that finds nothing, the client waits this long (us) outside
+# the plugin, as a proxy with other connections does (net_cost -b)
+BACKOFF=${BACKOFF:-20}
 PLUGIN=${PLUGIN:-build/libnccl-net-gdx.so}
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
@@ -96,14 +102,20 @@ counts() {
 		print k[f] }' "$out/log"
 }
 
-# What an empty test and an empty isend cost with plugin $1: E_TEST, E_ISEND.
+# What an empty call costs with plugin $1, each measured in a run of its
+# own where every such call is one: E_TEST (a receive's test), E_TEST_SEND
+# (a send's, while a 64 MiB message is on the wire) and E_ISEND.
+each_call() { # profile, wrapper
+	read -r n c <<<"$(callstats "$1" "$(fn "$2")")"
+	awk -v c="$c" -v n="$n" 'BEGIN { printf "%.1f", n ? c / n : 0 }'
+}
 empties() {
 	profiled "$1" -m spin-test -n "$SPINS" -s 8
-	read -r n c <<<"$(callstats "$out/r" "$(fn cc_spin_test)")"
-	E_TEST=$(awk -v c="$c" -v n="$n" 'BEGIN { printf "%.1f", n ? c / n : 0 }')
+	E_TEST=$(each_call "$out/r" cc_spin_test)
+	profiled "$1" -m spin-test-send -n "$SPINS" -s $((64 << 20)) -d 1
+	E_TEST_SEND=$(each_call "$out/s" cc_spin_test)
 	profiled "$1" -m spin-isend -n "$SPINS" -s 8
-	read -r n c <<<"$(callstats "$out/s" "$(fn cc_spin_isend)")"
-	E_ISEND=$(awk -v c="$c" -v n="$n" 'BEGIN { printf "%.1f", n ? c / n : 0 }')
+	E_ISEND=$(each_call "$out/s" cc_spin_isend)
 }
 
 # Per message, each side, at size $2 and depth $3 with plugin $1 (after
@@ -111,7 +123,7 @@ empties() {
 per_message() {
 	local plugin=$1 size=$2 depth=$3
 	shift 3
-	profiled "$plugin" -s "$size" -d "$depth" "$@"
+	profiled "$plugin" -s "$size" -d "$depth" -b "$BACKOFF" "$@"
 	[ -n "${KEEP:-}" ] && cp "$out/s" "$KEEP/$(basename "$plugin").$size.$depth.sender.cg" &&
 		cp "$out/r" "$KEEP/$(basename "$plugin").$size.$depth.receiver.cg"
 	local m ie te re rte
@@ -119,7 +131,7 @@ per_message() {
 	ie=$(counts sender isend_empty) te=$(counts sender test_empty)
 	re=$(counts receiver irecv_empty) rte=$(counts receiver test_empty)
 	SENDER=$(awk -v i="$(incl "$out/s" "$(fn cc_isend)")" -v t="$(incl "$out/s" "$(fn cc_test_send)")" \
-		-v ie="$ie" -v te="$te" -v ei="$E_ISEND" -v et="$E_TEST" -v m="$m" \
+		-v ie="$ie" -v te="$te" -v ei="$E_ISEND" -v et="$E_TEST_SEND" -v m="$m" \
 		'BEGIN { printf "%d", (i + t - ie * ei - te * et) / m + 0.5 }')
 	# an irecv that gives no request is charged an empty isend's (none at
 	# these depths)
@@ -136,21 +148,21 @@ echo "CPU work per message, user-space instructions (verbs provider included), n
 echo "through each plugin's v11 table, $ITERS messages after 10 of warm-up, less the empty calls"
 echo "(each charged what it costs alone: empty test, empty isend)${prof[*]:+; a profiler takes the events}"
 empties "$PLUGIN"
-ours_test=$E_TEST ours_isend=$E_ISEND
-echo "this plugin ($PLUGIN): empty test $ours_test, empty isend $ours_isend"
+ours=("$E_TEST" "$E_TEST_SEND" "$E_ISEND")
+echo "this plugin ($PLUGIN): empty test $E_TEST (of a send: $E_TEST_SEND), empty isend $E_ISEND"
 if [ -n "${PEER:-}" ]; then
 	empties "$PEER"
-	peer_test=$E_TEST peer_isend=$E_ISEND
-	echo "peer ($PEER): empty test $peer_test, empty isend $peer_isend"
+	peer=("$E_TEST" "$E_TEST_SEND" "$E_ISEND")
+	echo "peer ($PEER): empty test $E_TEST (of a send: $E_TEST_SEND), empty isend $E_ISEND"
 fi
 row "size/depth" "sender" "peer" "" "receiver" "peer" "" "empty calls per message (sender+receiver): this, peer"
 for size in $SIZES; do
 	for depth in $DEPTHS; do
-		E_TEST=$ours_test E_ISEND=$ours_isend
+		E_TEST=${ours[0]} E_TEST_SEND=${ours[1]} E_ISEND=${ours[2]}
 		per_message "$PLUGIN" "$size" "$depth"
 		s=$SENDER r=$RECEIVER e=$EMPTY
 		if [ -n "${PEER:-}" ]; then
-			E_TEST=$peer_test E_ISEND=$peer_isend
+			E_TEST=${peer[0]} E_TEST_SEND=${peer[1]} E_ISEND=${peer[2]}
 			per_message "$PEER" "$size" "$depth"
 			row "$size/$depth" "$s" "$SENDER" "$(ratio "$s" "$SENDER")" "$r" "$RECEIVER" \
 				"$(ratio "$r" "$RECEIVER")" "$e, $EMPTY"
@@ -162,7 +174,7 @@ done
 
 first=${SIZES%% *}
 if [ -n "${LIVE_OFF:-}" ]; then
-	E_TEST=$ours_test E_ISEND=$ours_isend
+	E_TEST=${ours[0]} E_TEST_SEND=${ours[1]} E_ISEND=${ours[2]}
 	per_message "$PLUGIN" "$first" 8
 	with=$((SENDER + RECEIVER))
 	empties "$LIVE_OFF"
@@ -170,7 +182,7 @@ if [ -n "${LIVE_OFF:-}" ]; then
 	echo "live counters: $((with - SENDER - RECEIVER)) instructions per $first-byte message, both sides ($with with, $((SENDER + RECEIVER)) without)"
 fi
 if [ -n "${RAILS:-}" ] && [ -e /sys/class/infiniband/rxe3 ]; then
-	E_TEST=$ours_test E_ISEND=$ours_isend
+	E_TEST=${ours[0]} E_TEST_SEND=${ours[1]} E_ISEND=${ours[2]}
 	NCCL_GDX_FAILOVER=1 per_message "$PLUGIN" "$first" 8 -r rxe0+rxe2 -t rxe1+rxe3
 	echo "two rails (rxe0+rxe2 <- rxe1+rxe3, failover on), $first B, depth 8: sender $SENDER, receiver $RECEIVER per message"
 fi

@@ -21,9 +21,13 @@
  * profiler callback that counts the events, and a handle with each call.
  *
  * MODE stream (default): the measured stream. spin-test: the receiver tests
- * one posted receive N times before the sender sends it; spin-isend: the
- * sender calls isend N times before the receiver posts: every such call
- * finds nothing, so their cost is an empty call's, measured alone.
+ * one posted receive N times before the sender sends it; spin-test-send: the
+ * sender tests one send of SIZE bytes (make it large) N times while it is on
+ * the wire; spin-isend: the sender calls isend N times before the receiver
+ * posts: every such call finds nothing, so their cost is an empty call's,
+ * measured alone. -b USEC: after a call that finds nothing, the client waits
+ * that long outside the plugin, as a proxy with other connections to serve
+ * would, so that a message comes with fewer empty calls.
  */
 #include <errno.h>
 #include <dlfcn.h>
@@ -33,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -61,10 +66,10 @@ static void die(const char *fmt, ...)
 	exit(1);
 }
 
-#define CHECK(call)                                                     \
-	do {                                                            \
-		ncclResult_t r_ = (call);                               \
-		if (r_ != ncclSuccess)                                  \
+#define CHECK(call)                                                          \
+	do {                                                                 \
+		ncclResult_t r_ = (call);                                    \
+		if (r_ != ncclSuccess)                                       \
 			die("%s failed: %d (line %d)", #call, r_, __LINE__); \
 	} while (0)
 
@@ -105,14 +110,14 @@ enum { W_ISEND, W_IRECV, W_TEST_SEND, W_TEST_RECV, W_SPIN_ISEND, W_SPIN_TEST, W_
 static volatile unsigned long wrapped[W_N];
 
 __attribute__((noinline)) static ncclResult_t cc_isend(void *c, void *data, size_t size, void *mh,
-							void **req)
+						       void **req)
 {
 	wrapped[W_ISEND]++;
 	return net->isend(c, data, size, 0, mh, profiling ? &prof_handle : NULL, req);
 }
 
 __attribute__((noinline)) static ncclResult_t cc_irecv(void *c, void *data, size_t size, void *mh,
-							void **req)
+						       void **req)
 {
 	void *ph = &prof_handle;
 	int tag = 0;
@@ -135,7 +140,7 @@ __attribute__((noinline)) static ncclResult_t cc_test_recv(void *req, int *done,
 
 /* The spins' calls, apart: each finds nothing. */
 __attribute__((noinline)) static ncclResult_t cc_spin_isend(void *c, void *data, size_t size,
-							     void *mh, void **req)
+							    void *mh, void **req)
 {
 	wrapped[W_SPIN_ISEND]++;
 	return net->isend(c, data, size, 0, mh, profiling ? &prof_handle : NULL, req);
@@ -183,8 +188,8 @@ static int dev_named(const char *name)
 	CHECK(net->devices(&n));
 	for (int i = 0; i < n; i++) {
 		CHECK(net->getProperties(i, &p));
-		if (!strcmp(p.name, name) || (!strncmp(p.name, name, strlen(name)) &&
-					      p.name[strlen(name)] == ':'))
+		if (!strcmp(p.name, name) ||
+		    (!strncmp(p.name, name, strlen(name)) && p.name[strlen(name)] == ':'))
 			return i;
 	}
 	die("no device %s among %d", name, n);
@@ -208,8 +213,21 @@ static void xread(int fd, void *p, size_t n)
 struct opts {
 	size_t size;
 	int msgs, warmup, depth, spins;
+	long backoff_us; /* -b: the client's own wait after a call that found nothing */
 	const char *mode;
 };
+
+/* After a call that found nothing, the proxy does other work (here: waits
+ * outside the plugin), as NCCL's does with many connections: fewer empty
+ * calls per message, so that what an empty call costs weighs less in the
+ * work of a message. */
+static void backoff(const struct opts *o)
+{
+	struct timespec ts = {.tv_sec = 0, .tv_nsec = o->backoff_us * 1000};
+
+	if (o->backoff_us > 0)
+		nanosleep(&ts, NULL);
+}
 
 struct counts {
 	unsigned long long isend_ok, isend_empty, irecv_ok, irecv_empty, test_done, test_empty;
@@ -217,9 +235,8 @@ struct counts {
 
 static void report(const char *side, const struct counts *k, int msgs)
 {
-	fprintf(stderr,
-		"net_cost %s: messages %d isend %llu %llu irecv %llu %llu test %llu %llu\n", side,
-		msgs, k->isend_ok, k->isend_empty, k->irecv_ok, k->irecv_empty, k->test_done,
+	fprintf(stderr, "net_cost %s: messages %d isend %llu %llu irecv %llu %llu test %llu %llu\n",
+		side, msgs, k->isend_ok, k->isend_empty, k->irecv_ok, k->irecv_empty, k->test_done,
 		k->test_empty);
 }
 
@@ -256,6 +273,8 @@ static void receiver(const struct opts *o, const char *dev, int to_sender, int f
 		if (!strcmp(o->mode, "spin-isend")) {
 			xread(from_sender, &go, sizeof(go)); /* its spins are done */
 			total = 1;
+		} else if (!strcmp(o->mode, "spin-test-send")) {
+			total = 1;
 		}
 		while (done_n < total) {
 			if (posted < total && posted < done_n + o->depth) {
@@ -269,6 +288,7 @@ static void receiver(const struct opts *o, const char *dev, int to_sender, int f
 					k.irecv_ok++;
 				} else {
 					k.irecv_empty++;
+					backoff(o);
 				}
 				continue;
 			}
@@ -278,10 +298,12 @@ static void receiver(const struct opts *o, const char *dev, int to_sender, int f
 				CHECK(cc_test_recv(req[done_n % o->depth], &done, &size));
 				if (!done) {
 					k.test_empty++;
+					backoff(o);
 					continue;
 				}
 				if ((size_t)size != o->size)
-					die("receive %d: %d bytes, %zu sent", done_n, size, o->size);
+					die("receive %d: %d bytes, %zu sent", done_n, size,
+					    o->size);
 				k.test_done++;
 				done_n++;
 			}
@@ -325,19 +347,39 @@ static void sender(const struct opts *o, const char *dev, int to_receiver, int f
 	} else if (!strcmp(o->mode, "spin-test")) {
 		xread(from_receiver, &go, sizeof(go));
 		total = 1;
+	} else if (!strcmp(o->mode, "spin-test-send")) {
+		/* one message, large enough to be on the wire for every spin */
+		int done = 0, size;
+
+		while (!req[0])
+			CHECK(net->isend(s, buf, o->size, 0, mh, NULL, &req[0]));
+		for (int i = 0; i < o->spins && !done; i++) {
+			CHECK(cc_spin_test(req[0], &done, &size));
+			k.test_empty += !done;
+		}
+		if (done)
+			die("spin-test-send: the send completed after %llu tests; use a larger -s",
+			    k.test_empty);
+		while (!done)
+			CHECK(net->test(req[0], &done, &size));
+		report("sender", &k, 0);
+		sent = done_n = total = 1;
 	}
 	while (done_n < total) {
 		if (sent < total && sent < done_n + o->depth) {
 			void **rq = &req[sent % o->depth];
 
 			*rq = NULL;
-			CHECK(cc_isend(s, buf + (size_t)(sent % o->depth) * o->size, o->size, mh, rq));
+			CHECK(cc_isend(s, buf + (size_t)(sent % o->depth) * o->size, o->size, mh,
+				       rq));
 			if (*rq) {
 				sent++;
 				k.isend_ok++;
 				continue;
 			}
 			k.isend_empty++;
+			if (done_n == sent)
+				backoff(o); /* nothing else to do */
 		}
 		if (done_n < sent) {
 			int done = 0, size = -1;
@@ -348,6 +390,7 @@ static void sender(const struct opts *o, const char *dev, int to_receiver, int f
 				k.test_done++;
 			} else {
 				k.test_empty++;
+				backoff(o);
 			}
 		}
 	}
@@ -360,14 +403,15 @@ static void sender(const struct opts *o, const char *dev, int to_receiver, int f
 
 int main(int argc, char **argv)
 {
-	struct opts o = {.size = 8, .msgs = 400, .warmup = 10, .depth = 8, .spins = 2000,
-			 .mode = "stream"};
+	struct opts o = {
+		.size = 8, .msgs = 400, .warmup = 10, .depth = 8, .spins = 2000, .mode = "stream"};
 	const char *plugin = NULL, *rdev = "rxe0", *sdev = "rxe1";
 	int to_child[2], to_parent[2], c, status;
 	pid_t pid;
 
-	while ((c = getopt(argc, argv, "p:s:n:w:d:m:r:t:P")) != -1) {
+	while ((c = getopt(argc, argv, "p:s:n:w:d:m:r:t:b:P")) != -1) {
 		switch (c) {
+		case 'b': o.backoff_us = atol(optarg); break;
 		case 'P': profiling = 1; break;
 		case 'p': plugin = optarg; break;
 		case 's': o.size = strtoull(optarg, NULL, 0); break;
@@ -378,15 +422,18 @@ int main(int argc, char **argv)
 		case 'r': rdev = optarg; break;
 		case 't': sdev = optarg; break;
 		default:
-			fprintf(stderr, "usage: net_cost -p PLUGIN.so [-s SIZE] [-n MSGS] [-w WARMUP] "
-					"[-d DEPTH] [-m stream|spin-test|spin-isend] [-r DEV] [-t DEV] [-P]\n");
+			fprintf(stderr,
+				"usage: net_cost -p PLUGIN.so [-s SIZE] [-n MSGS] [-w WARMUP] "
+				"[-d DEPTH] [-m stream|spin-test|spin-test-send|spin-isend] [-r DEV] "
+				"[-t DEV] [-b USEC] [-P]\n");
 			return 64;
 		}
 	}
 	if (!plugin || o.depth < 1 || o.depth > MAX_DEPTH || o.msgs < 1 ||
 	    (strcmp(o.mode, "stream") && strcmp(o.mode, "spin-test") &&
-	     strcmp(o.mode, "spin-isend")))
-		die("bad arguments (-p is needed; -d 1 to %d; -m stream, spin-test or spin-isend)",
+	     strcmp(o.mode, "spin-isend") && strcmp(o.mode, "spin-test-send")))
+		die("bad arguments (-p is needed; -d 1 to %d; -m stream, spin-test, spin-test-send "
+		    "or spin-isend)",
 		    MAX_DEPTH);
 	if (strcmp(o.mode, "stream"))
 		o.spins = o.msgs;

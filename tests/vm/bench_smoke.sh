@@ -69,7 +69,9 @@ cpu_cost() {
 		return 1
 	}
 	echo "$out" | sed 's/^/# /'
-	awk '/^this plugin/ { e = $(NF-3) + 0 > 20 && $NF + 0 > 20 && $NF + 0 < 1000 }
+	awk '/^this plugin/ { sub(/^[^:]*:/, ""); n = split($0, a, /[^0-9.]+/); e = 1
+			for (i = 1; i <= n; i++) if (a[i] != "") { k++; e = e && a[i] > 20 && a[i] < 1000 }
+			e = e && k == 3 }
 		$1 == "8/8" { r = $2 > 100 && $2 < 20000 && $5 > 100 && $5 < 20000 }
 		/^system calls per/ { c = 1 }
 		END { exit !(e && r && c) }' <<<"$out"
