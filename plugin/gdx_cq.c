@@ -133,21 +133,14 @@ static void gdx_recv_imm(struct gdx_recv_comm *rc, uint32_t imm, int rail, int q
 					    : "a single receive ended as a group");
 		return;
 	}
-	if (req->pieces == 0) {
-		req->pieces = im.pieces;
-	} else if (req->pieces != im.pieces) {
-		gdx_recv_bad_imm(rc, imm, "the pieces of one message disagree on their count");
-		return;
-	}
-	if (req->seen[im.piece / 64] & (1ULL << (im.piece % 64))) {
-		GDX_TRACE(NCCL_NET, "%s: piece %u of receive %llu arrived twice, counted once",
-			  rc->base.dev_name, im.piece, (unsigned long long)req->seq);
-		return;
-	}
-	req->seen[im.piece / 64] |= 1ULL << (im.piece % 64);
-	if (im.chunked) /* debug builds: its bytes are there (gdx_req.h) */
-		gdx_req_check_piece(rc, req, im.piece, im.flags & GDX_IMM_F_GROUP, rail, q);
 	if (!im.chunked) {
+		/* the whole message in one WRITE_WITH_IMM: it is complete, once
+		 * (a copy re-sent after a rail failed may come too) */
+		if (req->arrived) {
+			GDX_TRACE(NCCL_NET, "%s: receive %llu arrived twice, counted once",
+				  rc->base.dev_name, (unsigned long long)req->seq);
+			return;
+		}
 		/* the size is the peer's word: never more than was posted (NCCL
 		 * reads that many bytes of the buffer) */
 		if (im.size > req->posted) {
@@ -157,13 +150,31 @@ static void gdx_recv_imm(struct gdx_recv_comm *rc, uint32_t imm, int rail, int q
 			gdx_comm_fail(c, -EPROTO);
 			return;
 		}
+		req->pieces = req->arrived = 1;
 		req->small = true;
 		req->size = im.size;
-	}
-	if (++req->arrived < req->pieces)
-		return;
-	if (!req->small)
+	} else {
+		if (req->pieces == 0) {
+			req->pieces = im.pieces;
+			memset(req->seen, 0, sizeof(req->seen));
+		} else if (req->pieces != im.pieces || req->small) {
+			gdx_recv_bad_imm(rc, imm,
+					 "the pieces of one message disagree on their count");
+			return;
+		}
+		if (req->seen[im.piece / 64] & (1ULL << (im.piece % 64))) {
+			GDX_TRACE(NCCL_NET,
+				  "%s: piece %u of receive %llu arrived twice, counted once",
+				  rc->base.dev_name, im.piece, (unsigned long long)req->seq);
+			return;
+		}
+		req->seen[im.piece / 64] |= 1ULL << (im.piece % 64);
+		/* debug builds: its bytes are there (gdx_req.h) */
+		gdx_req_check_piece(rc, req, im.piece, im.flags & GDX_IMM_F_GROUP, rail, q);
+		if (++req->arrived < req->pieces)
+			return;
 		gdx_recv_sizes(rc, req);
+	}
 	req->pending = 0;
 	rc->cts_outstanding--;
 	rc->slots[im.seq % GDX_MAX_REQUESTS] = NULL; /* free for the next lap */
@@ -410,11 +421,15 @@ void gdx_comm_check_peer(struct gdx_comm *c)
 
 /* Room for one write on the control rail, polling once to make it; -1 when
  * there is none (or no rail). */
-static int gdx_cts_rail(struct gdx_recv_comm *rc)
+static inline int gdx_cts_rail(struct gdx_recv_comm *rc)
 {
 	struct gdx_comm *c = &rc->base;
-	int rail = gdx_failover_ctrl_rail(c);
+	int rail;
 
+	/* without failover every rail is up, and the first carries them */
+	if (!c->failover && gdx_qp_room(&c->rails[0], &c->rails[0].qps[0], 1))
+		return 0;
+	rail = gdx_failover_ctrl_rail(c);
 	if (rail < 0)
 		return -1;
 	if (gdx_qp_room(&c->rails[rail], &c->rails[rail].qps[0], 1))
@@ -428,6 +443,30 @@ static int gdx_cts_rail(struct gdx_recv_comm *rc)
  * FIFO: per run of consecutive slots (two where the ring wraps), one write of
  * their first entries, and one per further entry row that a grouped receive
  * among them uses. */
+/* The common flush: the staged receives are all single buffers, so one
+ * write of their entries (two where the ring wraps) says everything. */
+static int gdx_cts_flush_singles(struct gdx_recv_comm *rc)
+{
+	while (rc->cts_sent < rc->tail) {
+		uint32_t first = (uint32_t)(rc->cts_sent % GDX_MAX_REQUESTS);
+		uint64_t count = rc->tail - rc->cts_sent;
+		int rail = gdx_cts_rail(rc), ret;
+
+		if (first + count > GDX_MAX_REQUESTS)
+			count = GDX_MAX_REQUESTS - first;
+		rc->cts_stalled = rail < 0;
+		if (rc->cts_stalled)
+			return rc->base.err;
+		ret = gdx_cts_write(rc, rail, GDX_FIFO_INDEX(first, 0), (uint32_t)count, false);
+		if (ret)
+			return ret;
+		rc->cts_sent += count;
+		rc->cts_outstanding += (uint32_t)count;
+	}
+	rc->cts_stalled = false;
+	return 0;
+}
+
 int gdx_cts_flush(struct gdx_recv_comm *rc)
 {
 	if (rc->base.err)
@@ -435,6 +474,12 @@ int gdx_cts_flush(struct gdx_recv_comm *rc)
 	if (rc->cts_flushing)
 		return 0; /* polling for room below came back here */
 	rc->cts_flushing = true;
+	if (!rc->cts_groups) {
+		int ret = gdx_cts_flush_singles(rc);
+
+		rc->cts_flushing = false;
+		return ret;
+	}
 	while (rc->cts_sent < rc->tail) {
 		uint32_t first = (uint32_t)(rc->cts_sent % GDX_MAX_REQUESTS);
 		uint64_t count = rc->tail - rc->cts_sent;
@@ -468,6 +513,7 @@ int gdx_cts_flush(struct gdx_recv_comm *rc)
 		rc->cts_sent += count;
 		rc->cts_outstanding += (uint32_t)count;
 	}
+	rc->cts_groups = 0; /* every one staged is written */
 	rc->cts_flushing = false;
 	return 0;
 }

@@ -231,24 +231,3 @@ int gdx_wire_meta_unpack(const void *buf, size_t len, struct gdx_wire_meta *out,
 	}
 	return 0;
 }
-
-int gdx_imm_decode(uint32_t imm, struct gdx_imm *out)
-{
-	memset(out, 0, sizeof(*out));
-	out->seq = (imm >> 24) & GDX_IMM_SEQ_MASK;
-	out->chunked = imm >> 31;
-	if (!out->chunked) {
-		out->size = imm & GDX_IMM_SMALL_MAX;
-		out->pieces = 1;
-		return 0;
-	}
-	out->piece = (imm >> 17) & 127u;
-	out->pieces = ((imm >> 10) & 127u) + 1;
-	out->flags = imm & (GDX_IMM_F_GROUP | GDX_IMM_F_REFUSED);
-	if ((imm & 0xffu) || out->piece >= out->pieces ||
-	    ((out->flags & GDX_IMM_F_GROUP) &&
-	     (out->pieces != 1 || (out->flags & GDX_IMM_F_REFUSED))) ||
-	    ((out->flags & GDX_IMM_F_REFUSED) && out->pieces != 1))
-		return -EPROTO;
-	return 0;
-}

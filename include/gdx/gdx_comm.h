@@ -333,6 +333,8 @@ struct gdx_recv_comm {
 	bool cts_stalled;	  /* a flush stopped for want of send queue room */
 	bool cts_flushing;	  /* in gdx_cts_flush(), which may poll */
 	bool cts_rewrite;	  /* a rail was taken out: write them again (gdx_cts_rewrite) */
+	uint32_t cts_groups;	  /* grouped receives staged and not yet written: a flush
+				   * writes more than the first entry of each slot */
 	/* The receive in flight in each slot (sequence % 32), NULL once it is
 	 * complete: irecv stages a slot again only then. */
 	struct gdx_request *slots[GDX_MAX_REQUESTS];

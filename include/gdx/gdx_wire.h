@@ -8,6 +8,7 @@
 #ifndef GDX_WIRE_H
 #define GDX_WIRE_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -171,8 +172,28 @@ static inline uint32_t gdx_imm_chunk(uint64_t seq, uint32_t piece, uint32_t piec
 }
 
 /* Returns 0, or -EPROTO for bits no sender sets (piece beyond pieces, the
- * low byte, a group refused). */
-int gdx_imm_decode(uint32_t imm, struct gdx_imm *out);
+ * low byte, a group refused). Inline: every immediate a receiver takes. */
+static inline int gdx_imm_decode(uint32_t imm, struct gdx_imm *out)
+{
+	out->seq = (imm >> 24) & GDX_IMM_SEQ_MASK;
+	out->chunked = imm >> 31;
+	if (!out->chunked) {
+		out->size = imm & GDX_IMM_SMALL_MAX;
+		out->piece = out->flags = 0;
+		out->pieces = 1;
+		return 0;
+	}
+	out->size = 0;
+	out->piece = (imm >> 17) & 127u;
+	out->pieces = ((imm >> 10) & 127u) + 1;
+	out->flags = imm & (GDX_IMM_F_GROUP | GDX_IMM_F_REFUSED);
+	if ((imm & 0xffu) || out->piece >= out->pieces ||
+	    ((out->flags & GDX_IMM_F_GROUP) &&
+	     (out->pieces != 1 || (out->flags & GDX_IMM_F_REFUSED))) ||
+	    ((out->flags & GDX_IMM_F_REFUSED) && out->pieces != 1))
+		return -EPROTO;
+	return 0;
+}
 
 void gdx_handle_pack(struct gdx_handle *h, int family, const void *addr, uint16_t port_be,
 		     uint32_t scope_id, uint64_t nonce, uint32_t nrails, uint32_t qps);
