@@ -104,6 +104,37 @@ static int gdx_send_refuse(struct gdx_send_comm *sc, uint64_t size, uint64_t pos
 	return -EMSGSIZE;
 }
 
+#ifdef GDX_DEBUG
+/* The modes a single send went by, for the invariant's message. */
+static uint32_t gdx_send_mode(const struct gdx_comm *c, const struct gdx_piece *pieces, int np,
+			      bool chunked, bool ar)
+{
+	uint32_t mode = (chunked ? GDX_REQ_CHUNKED : 0) | (ar ? GDX_REQ_AR : 0);
+
+	for (int k = 1; k < np; k++)
+		mode |= pieces[k].rail != pieces[0].rail ? GDX_REQ_STRIPED : GDX_REQ_QPS;
+	(void)c;
+	return mode;
+}
+
+/* GDX_DEBUG_BREAK=ar-imm-only puts back 0.3.1's bug, the request named on
+ * the immediate alone, so that the tests see the invariant catch it. */
+static bool gdx_names_request(bool imm)
+{
+	static int broken = -1;
+
+	if (broken < 0) {
+		const char *b = getenv("GDX_DEBUG_BREAK");
+
+		broken = b && !strcmp(b, "ar-imm-only");
+	}
+	return !broken || imm;
+}
+#else
+#define gdx_send_mode(c, pieces, np, chunked, ar) 0
+#define gdx_names_request(imm)			  true
+#endif
+
 /* The segments of piece k of n of a single message: the size record first
  * on the first piece of a message that needs it, the bytes, and the
  * immediate: with adaptive routing after the bytes, by itself, so that it
@@ -117,7 +148,7 @@ static int gdx_send_refuse(struct gdx_send_comm *sc, uint64_t size, uint64_t pos
  * was placed. */
 static int gdx_piece_segs(struct gdx_send_comm *sc, const struct gdx_piece *p, int k, int n,
 			  char *data, uint64_t size, const struct gdx_mr *mr, uint64_t raddr,
-			  bool chunked, bool ar, struct gdx_seg *segs)
+			  bool chunked, bool ar, struct gdx_request *req, struct gdx_seg *segs)
 {
 	struct gdx_comm *c = &sc->base;
 	uint32_t s = (uint32_t)(sc->head % GDX_MAX_REQUESTS);
@@ -140,14 +171,17 @@ static int gdx_piece_segs(struct gdx_send_comm *sc, const struct gdx_piece *p, i
 	}
 #endif
 	if (ar) {
-		segs[m++] = (struct gdx_seg){.data = data + p->off,
+		segs[m++] = (struct gdx_seg){.req = gdx_names_request(false) ? req : NULL,
+					     .data = data + p->off,
 					     .mr = mr,
 					     .raddr = raddr + p->off,
 					     .len = (uint32_t)p->len,
 					     .key = key};
-		segs[m++] = (struct gdx_seg){.key = key, .flags = GDX_SEG_IMM, .imm = imm};
+		segs[m++] =
+			(struct gdx_seg){.req = req, .key = key, .flags = GDX_SEG_IMM, .imm = imm};
 	} else {
-		segs[m++] = (struct gdx_seg){.data = data + p->off,
+		segs[m++] = (struct gdx_seg){.req = req,
+					     .data = data + p->off,
 					     .mr = mr,
 					     .raddr = raddr + p->off,
 					     .len = (uint32_t)p->len,
@@ -319,37 +353,6 @@ static int gdx_isend_group(struct gdx_send_comm *sc, struct gdx_cts *const *slot
 	return ret;
 }
 
-#ifdef GDX_DEBUG
-/* The modes a single send went by, for the invariant's message. */
-static uint32_t gdx_send_mode(const struct gdx_comm *c, const struct gdx_piece *pieces, int np,
-			      bool chunked, bool ar)
-{
-	uint32_t mode = (chunked ? GDX_REQ_CHUNKED : 0) | (ar ? GDX_REQ_AR : 0);
-
-	for (int k = 1; k < np; k++)
-		mode |= pieces[k].rail != pieces[0].rail ? GDX_REQ_STRIPED : GDX_REQ_QPS;
-	(void)c;
-	return mode;
-}
-
-/* GDX_DEBUG_BREAK=ar-imm-only puts back 0.3.1's bug, the request named on
- * the immediate alone, so that the tests see the invariant catch it. */
-static bool gdx_names_request(const struct gdx_seg *seg)
-{
-	static int broken = -1;
-
-	if (broken < 0) {
-		const char *b = getenv("GDX_DEBUG_BREAK");
-
-		broken = b && !strcmp(b, "ar-imm-only");
-	}
-	return !broken || (seg->flags & GDX_SEG_IMM);
-}
-#else
-#define gdx_send_mode(c, pieces, np, chunked, ar) 0
-#define gdx_names_request(seg)			  true
-#endif
-
 /*
  * A proxy calls isend until it returns a request, and most calls find no
  * clear-to-send yet: such a call reads the FIFO slot's sequence number and
@@ -382,6 +385,124 @@ static inline int gdx_isend_none(struct gdx_comm *c)
 	return ++c->idle_polls % GDX_ISEND_POLL_EVERY ? 0 : gdx_isend_wait(c);
 }
 
+/* A message that goes whole in one WRITE_WITH_IMM on one QP of the one
+ * rail: most of what NCCL sends (under 16 MiB, no adaptive routing, a rail
+ * whose QPs take messages in turn). */
+static inline bool gdx_isend_simple(const struct gdx_comm *c, uint64_t size)
+{
+	return c->nrails == 1 && (!c->split || c->rails[0].nqps == 1) &&
+	       !(c->ar && size > (uint64_t)gdx_params.ar_threshold) && size <= GDX_IMM_SMALL_MAX;
+}
+
+static int gdx_isend_one(struct gdx_send_comm *sc, char *data, uint64_t size, struct gdx_mr *mr,
+			 uint64_t raddr, void *phandle, struct gdx_request **req_p)
+{
+	struct gdx_comm *c = &sc->base;
+	struct gdx_rail *r = &c->rails[0];
+	int qi = r->nqps > 1 ? (int)(sc->head % (uint64_t)r->nqps) : 0;
+	uint32_t s = (uint32_t)(sc->head % GDX_MAX_REQUESTS);
+	struct gdx_seg seg = {.data = data,
+			      .mr = mr,
+			      .raddr = raddr,
+			      .len = (uint32_t)size,
+			      .key = (uint16_t)GDX_FIFO_INDEX(s, 0),
+			      .flags = GDX_SEG_IMM,
+			      .imm = gdx_imm_small(sc->head, (uint32_t)size)};
+	struct gdx_request *req;
+	int ret;
+
+	if (!gdx_qp_room(r, &r->qps[qi], gdx_seg_wrs(r, &seg))) {
+		gdx_comm_poll(c); /* completions free the room; NCCL calls again */
+		return c->err;
+	}
+	req = gdx_req_get(c, true);
+	if (!req)
+		return -ENOSPC;
+	req->size = size;
+	req->gpu = mr->type == NCCL_PTR_CUDA;
+	seg.req = req;
+	gdx_req_buffer(req, data, size);
+	ret = gdx_post_piece(c, 0, qi, &seg, 1);
+	sc->head++;
+	if (ret) {
+		gdx_req_put(req);
+		gdx_comm_fail(c, ret);
+		return ret;
+	}
+	if (phandle) {
+		struct gdx_piece piece = {.rail = 0, .q = (uint8_t)qi, .off = 0, .len = size};
+
+		gdx_prof_isend(c, req, phandle, &piece, 1);
+	}
+	*req_p = req;
+	return 0;
+}
+
+/* Every other message: cut into pieces over the rails and QPs, each of its
+ * segments (a size record, the bytes, the immediate) planned, room checked
+ * for all of them before any is posted. Out of line, with its per-piece
+ * arrays. */
+static __attribute__((noinline)) int gdx_isend_pieces(struct gdx_send_comm *sc, char *data,
+						      uint64_t size, struct gdx_mr *mr,
+						      uint64_t raddr, void *phandle,
+						      struct gdx_request **req_p)
+{
+	struct gdx_comm *c = &sc->base;
+	struct gdx_piece pieces[GDX_MAX_QPS];
+	struct gdx_seg segs[GDX_MAX_QPS][3 + GDX_DBG_SEGS];
+	int nsegs[GDX_MAX_QPS];
+	struct gdx_request *req;
+	bool chunked, ar;
+	int np, ret = 0;
+
+	np = gdx_stripe_plan_inline(c, size, sc->head, pieces);
+	if (np == 0)
+		return c->err ? c->err : -ENETDOWN;
+	req = gdx_req_get(c, true);
+	if (!req)
+		return -ENOSPC;
+	/* net_ib's rule: adaptive routing for messages above the threshold */
+	ar = c->ar && size > (uint64_t)gdx_params.ar_threshold;
+	chunked = np > 1 || ar || size > GDX_IMM_SMALL_MAX;
+	for (int k = 0; k < np; k++) {
+		struct gdx_rail *r = &c->rails[pieces[k].rail];
+		uint32_t need = 0;
+
+		nsegs[k] = gdx_piece_segs(sc, &pieces[k], k, np, data, size, mr, raddr, chunked, ar,
+					  req, segs[k]);
+		for (int m = 0; m < nsegs[k]; m++)
+			need += gdx_seg_wrs(r, &segs[k][m]);
+		if (!gdx_qp_room(r, &r->qps[pieces[k].q], need)) {
+			gdx_req_put(req);
+			gdx_comm_poll(c); /* completions free the room; NCCL calls again */
+			return c->err;
+		}
+	}
+	req->size = size;
+	req->gpu = mr->type == NCCL_PTR_CUDA;
+	if (chunked) {
+		uint32_t s = (uint32_t)(sc->head % GDX_MAX_REQUESTS);
+
+		c->ctrl->sizes[s][0] = htole32((uint32_t)size);
+		c->ctrl->sizes[s][1] = htole32((uint32_t)(size >> 32));
+	}
+	gdx_req_buffer(req, data, size);
+	gdx_req_mode(req, gdx_send_mode(c, pieces, np, chunked, ar));
+	for (int k = 0; k < np && !ret; k++)
+		ret = gdx_post_piece(c, pieces[k].rail, pieces[k].q, segs[k], nsegs[k]);
+	sc->head++;
+	if (ret) {
+		gdx_req_put(req);
+		gdx_comm_fail(c, ret);
+		return ret;
+	}
+	gdx_prof_isend(c, req, phandle, pieces, np);
+	*req_p = req;
+	return 0;
+}
+
+/* Whether a send queue the message may use is half full: its slots come
+ * back now, before a send finds none. */
 static bool gdx_sq_half_full(const struct gdx_comm *c)
 {
 	for (int r = 0; r < c->nrails; r++)
@@ -392,21 +513,16 @@ static bool gdx_sq_half_full(const struct gdx_comm *c)
 	return false;
 }
 
-/* An isend whose clear-to-send is there: matched and posted. Out of line, with its per-piece
- * arrays: the calls that find none, most of a proxy's, set none of it up. */
+/* An isend whose clear-to-send is there: matched and posted. Out of line:
+ * the calls that find none, most of a proxy's, set none of it up. */
 static __attribute__((noinline)) int gdx_isend_post(struct gdx_send_comm *sc, void *data,
 						    uint64_t size, int tag, struct gdx_mr *mr,
 						    void *phandle, struct gdx_request **req_p)
 {
 	struct gdx_comm *c = &sc->base;
 	struct gdx_cts *slot[GDX_MAX_RECVS];
-	struct gdx_piece pieces[GDX_MAX_QPS];
-	struct gdx_seg segs[GDX_MAX_QPS][3 + GDX_DBG_SEGS];
-	int nsegs[GDX_MAX_QPS];
-	struct gdx_request *req;
-	uint64_t posted, raddr;
-	bool chunked, ar;
-	int n, np, ret;
+	uint64_t posted;
+	int n, ret;
 
 	/* A wrong handle is refused by the call that would post it: one that
 	 * finds no clear-to-send yet reads nothing of it. */
@@ -431,7 +547,9 @@ static __attribute__((noinline)) int gdx_isend_post(struct gdx_send_comm *sc, vo
 	 * none (small sends are done at post, their tests poll nothing, and a
 	 * waiting isend polls only now and then); before the plan, which what
 	 * the poll takes may change (a rail taken out). */
-	if (gdx_sq_half_full(c)) {
+	if (c->nrails == 1 && c->rails[0].nqps == 1
+		    ? !gdx_qp_room(&c->rails[0], &c->rails[0].qps[0], c->rails[0].sq_depth / 2)
+		    : gdx_sq_half_full(c)) {
 		gdx_comm_poll(c);
 		if (c->err)
 			return c->err;
@@ -442,54 +560,9 @@ static __attribute__((noinline)) int gdx_isend_post(struct gdx_send_comm *sc, vo
 		sc->head++;
 		return ret;
 	}
-	np = gdx_stripe_plan(c, size, sc->head, false, pieces);
-	if (np == 0)
-		return c->err ? c->err : -ENETDOWN;
-	/* net_ib's rule: adaptive routing for messages above the threshold */
-	ar = c->ar && size > (uint64_t)gdx_params.ar_threshold;
-	chunked = np > 1 || ar || size > GDX_IMM_SMALL_MAX;
-	raddr = le64toh(slot[0]->addr);
-	for (int k = 0; k < np; k++) {
-		struct gdx_rail *r = &c->rails[pieces[k].rail];
-		uint32_t need = 0;
-
-		nsegs[k] = gdx_piece_segs(sc, &pieces[k], k, np, data, size, mr, raddr, chunked, ar,
-					  segs[k]);
-		for (int m = 0; m < nsegs[k]; m++)
-			need += gdx_seg_wrs(r, &segs[k][m]);
-		if (!gdx_qp_room(r, &r->qps[pieces[k].q], need)) {
-			gdx_comm_poll(c); /* completions free the room; NCCL calls again */
-			return c->err;
-		}
-	}
-	req = gdx_req_get(c, true);
-	if (!req)
-		return -ENOSPC;
-	req->size = size;
-	req->gpu = mr->type == NCCL_PTR_CUDA;
-	if (chunked) {
-		uint32_t s = (uint32_t)(sc->head % GDX_MAX_REQUESTS);
-
-		c->ctrl->sizes[s][0] = htole32((uint32_t)size);
-		c->ctrl->sizes[s][1] = htole32((uint32_t)(size >> 32));
-	}
-	gdx_req_buffer(req, data, size);
-	gdx_req_mode(req, gdx_send_mode(c, pieces, np, chunked, ar));
-	for (int k = 0; k < np && !ret; k++) {
-		for (int m = 0; m < nsegs[k]; m++)
-			if (!(segs[k][m].flags & GDX_SEG_CTRL) && gdx_names_request(&segs[k][m]))
-				segs[k][m].req = req;
-		ret = gdx_post_piece(c, pieces[k].rail, pieces[k].q, segs[k], nsegs[k]);
-	}
-	sc->head++;
-	if (ret) {
-		gdx_req_put(req);
-		gdx_comm_fail(c, ret);
-		return ret;
-	}
-	gdx_prof_isend(c, req, phandle, pieces, np);
-	*req_p = req;
-	return 0;
+	if (gdx_isend_simple(c, size))
+		return gdx_isend_one(sc, data, size, mr, le64toh(slot[0]->addr), phandle, req_p);
+	return gdx_isend_pieces(sc, data, size, mr, le64toh(slot[0]->addr), phandle, req_p);
 }
 
 int gdx_isend(struct gdx_send_comm *sc, void *data, uint64_t size, int tag, struct gdx_mr *mr,
@@ -552,14 +625,15 @@ int gdx_irecv(struct gdx_recv_comm *rc, int n, void **data, const uint64_t *size
 	req->posted = sizes[0];
 	req->n = n;
 	req->gpu = mrs[0]->type == NCCL_PTR_CUDA;
+	/* seen[] is cleared by the first piece of a chunked message, sizes[]
+	 * written by a group's completion: a small one needs neither */
 	req->pieces = req->arrived = 0;
 	req->small = false;
-	memset(req->seen, 0, sizeof(req->seen));
-	memset(req->sizes, 0, sizeof(req->sizes));
 	for (int i = 0; i < n; i++) {
 		struct gdx_cts *cts = &rc->base.ctrl->fifo[GDX_FIFO_INDEX(s, i)];
 
-		memset(cts, 0, sizeof(*cts));
+		/* every field written, the sequence number last (the sender
+		 * reads it first); the rkeys of rails the comm lacks stay 0 */
 		cts->addr = htole64((uintptr_t)data[i]);
 		cts->size = htole64(sizes[i]);
 		for (int r = 0; r < c->nrails; r++)
@@ -567,12 +641,12 @@ int gdx_irecv(struct gdx_recv_comm *rc, int n, void **data, const uint64_t *size
 		cts->tag = htole32((uint32_t)tags[i]);
 		cts->nreqs = htole32((uint32_t)n);
 		cts->seq = htole32((uint32_t)(rc->tail + 1));
+		posted += sizes[i];
 	}
+	rc->cts_groups += n > 1;
 	req->seq = rc->tail++;
 	req->pending = 1; /* until every piece of it has arrived */
 	rc->slots[s] = req;
-	for (int i = 0; i < n; i++)
-		posted += sizes[i];
 	if (posted >= GDX_CTS_EAGER_MIN || rc->cts_outstanding < GDX_CTS_DEFER_MIN ||
 	    rc->tail - rc->cts_sent >= (uint64_t)gdx_params.cts_batch)
 		ret = gdx_cts_flush(rc);

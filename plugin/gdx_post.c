@@ -11,8 +11,6 @@
 #include <gdx/gdx_stamp.h>
 #include <gdx/gdx_stripe.h>
 
-/* Largest part of one RDMA WRITE; the port's max_msg_sz may be lower. */
-#define GDX_MAX_WRITE (1ULL << 30)
 /* Work requests chained into one ibv_post_send call. */
 #define GDX_POST_BATCH 16
 
@@ -28,22 +26,6 @@ void gdx_seglog_destroy(struct gdx_qp *q)
 		return;
 	free(q->log);
 	q->log = NULL;
-}
-
-static inline uint64_t gdx_rail_max_write(const struct gdx_rail *r)
-{
-	uint64_t max = r->dev->max_msg_sz;
-
-	return max && max < GDX_MAX_WRITE ? max : GDX_MAX_WRITE;
-}
-
-uint32_t gdx_seg_wrs(const struct gdx_rail *r, const struct gdx_seg *s)
-{
-	uint64_t max = gdx_rail_max_write(r);
-
-	if (s->len == 0)
-		return (s->flags & GDX_SEG_IMM) ? 1 : 0;
-	return s->len <= max ? 1 : (uint32_t)((s->len + max - 1) / max);
 }
 
 /* Counts n more WRs on q and says whether the last of them is signaled:
@@ -83,12 +65,13 @@ static bool gdx_seg_inline(const struct gdx_comm *c, const struct gdx_seg *seg)
 	return seg->len == 0 || (host && seg->len <= c->max_inline);
 }
 
-static void gdx_seg_log(const struct gdx_comm *c, struct gdx_qp *q, const struct gdx_seg *seg,
-			uint32_t nwrs, bool waits, uint64_t stamp)
+/* Logs a segment posted on q, its last WR at the QP's count now (a send
+ * comm's log: what a completion shows delivered, what failover re-sends). */
+static inline void gdx_seg_log(struct gdx_qp *q, const struct gdx_seg *seg, uint32_t nwrs, bool inl,
+			       bool waits, uint64_t stamp)
 {
 	struct gdx_seglog *log = q->log;
-	uint32_t i = log->tail++ % GDX_SEGLOG_SIZE;
-	struct gdx_seglog_entry *e = &log->e[i];
+	struct gdx_seglog_entry *e = &log->e[log->tail++ % GDX_SEGLOG_SIZE];
 
 	e->seg = *seg;
 	e->last_wr = q->wr_posted;
@@ -98,57 +81,94 @@ static void gdx_seg_log(const struct gdx_comm *c, struct gdx_qp *q, const struct
 	e->imm_ord = (seg->flags & GDX_SEG_IMM) ? q->imms : q->imms + 1;
 	e->nwrs = nwrs;
 	e->stamp = stamp;
-	if (seg->len && gdx_seg_inline(c, seg))
+	if (inl)
 		e->seg.flags |= GDX_SEG_INLINE; /* the bytes were copied when posted */
 	if (!waits)
 		e->seg.req = NULL; /* nothing waits for it */
 }
 
-/* Posts one segment's WRs, chained GDX_POST_BATCH at a time: its request
- * waits for it when waits, and its last WR is signaled when signal (or when
- * the QP's unsignaled run is due). */
-static int gdx_post_seg(struct gdx_comm *c, int rail, int qi, const struct gdx_seg *seg, bool waits,
-			bool signal)
+/* What every WR of a segment shares: the fields an RC RDMA WRITE reads,
+ * each set; the provider reads no other for this opcode (the rest of the
+ * 128-byte struct, the atomic, UD, XRC and bind parts, is left as it is
+ * rather than zeroed on every post). */
+static inline void gdx_wr_set(struct ibv_send_wr *wr, struct ibv_sge *sge, uint64_t wr_id,
+			      const char *data, uint32_t len, uint32_t lkey, uint64_t raddr,
+			      uint32_t rkey, bool imm, uint32_t imm_data, unsigned flags)
+{
+	sge->addr = (uintptr_t)data;
+	sge->length = len;
+	sge->lkey = lkey;
+	wr->wr_id = wr_id;
+	wr->next = NULL;
+	wr->sg_list = len ? sge : NULL;
+	wr->num_sge = len ? 1 : 0;
+	wr->opcode = imm ? IBV_WR_RDMA_WRITE_WITH_IMM : IBV_WR_RDMA_WRITE;
+	wr->send_flags = flags;
+	wr->imm_data = imm_data;
+	wr->wr.rdma.remote_addr = raddr;
+	wr->wr.rdma.rkey = rkey;
+}
+
+/* What a posted segment leaves behind: the QP's counts, its log entry, the
+ * rail's bytes in flight and the live counters, and its request's wait. */
+static inline void gdx_seg_posted(struct gdx_comm *c, int rail, struct gdx_qp *q,
+				  const struct gdx_seg *seg, uint32_t nwrs, bool inl, bool waits,
+				  uint64_t stamp)
+{
+	q->wr_posted += nwrs;
+	if (seg->flags & GDX_SEG_IMM)
+		q->imms++;
+	if (q->log)
+		gdx_seg_log(q, seg, nwrs, inl, waits, stamp);
+	if (!(seg->flags & GDX_SEG_CTRL) && c->kind == GDX_KIND_SEND) {
+		if (c->nrails > 1)
+			gdx_stripe_posted(c, rail, seg->len);
+		GDX_LIVE_COUNT(c->live->rails[rail].tx_bytes += seg->len);
+	}
+	if (waits) {
+		seg->req->pending++;
+		gdx_req_wrs_posted(seg->req, nwrs);
+	}
+}
+
+static int gdx_post_failed(const struct gdx_rail *r, const struct gdx_qp *q, int ret)
+{
+	GDX_WARN("%s: ibv_post_send(qp 0x%x) failed: %s", r->dev->ibdev, q->qp->qp_num,
+		 strerror(ret));
+	return -ret;
+}
+
+/* A segment longer than one WRITE may be (the port's max_msg_sz): its WRs
+ * chained GDX_POST_BATCH at a time. Out of line: every segment NCCL sends
+ * is one WR. */
+static __attribute__((noinline)) int gdx_post_seg_long(struct gdx_comm *c, int rail, int qi,
+						       const struct gdx_seg *seg, bool waits,
+						       bool signal, uint32_t lkey, uint32_t rkey,
+						       bool host)
 {
 	struct gdx_rail *r = &c->rails[rail];
 	struct gdx_qp *q = &r->qps[qi];
-	uint64_t max = gdx_rail_max_write(r), off = 0;
-	uint32_t lkey = gdx_seg_lkey(c, r, seg), rkey = gdx_seg_rkey(c, rail, seg), total = 0;
+	uint64_t max = gdx_rail_max_write(r), off = 0, stamp = 0;
 	uint16_t gen = gdx_rail_gen(r);
-	bool host = (seg->flags & GDX_SEG_CTRL) || (seg->mr && seg->mr->type == NCCL_PTR_HOST);
 	bool imm = seg->flags & GDX_SEG_IMM;
 	struct ibv_send_wr wrs[GDX_POST_BATCH], *bad;
 	struct ibv_sge sges[GDX_POST_BATCH];
-	uint64_t stamp = 0;
+	uint32_t total = 0;
 	int ret;
 
-	if (!imm && seg->len == 0)
-		return 0; /* nothing to place, nothing to say */
 	do {
 		int n = 0;
 		bool last = false;
 
 		while (n < GDX_POST_BATCH && !last) {
-			uint64_t chunk = seg->len - off < max ? seg->len - off : max;
+			uint32_t chunk = (uint32_t)(seg->len - off < max ? seg->len - off : max);
 
 			last = off + chunk == seg->len;
-			sges[n] = (struct ibv_sge){.addr = (uintptr_t)seg->data + off,
-						   .length = (uint32_t)chunk,
-						   .lkey = lkey};
-			wrs[n] = (struct ibv_send_wr){
-				.next = NULL,
-				.sg_list = chunk ? &sges[n] : NULL,
-				.num_sge = chunk ? 1 : 0,
-				.opcode = last && imm ? IBV_WR_RDMA_WRITE_WITH_IMM
-						      : IBV_WR_RDMA_WRITE,
-				.send_flags = host && chunk && chunk <= r->max_inline
-						      ? IBV_SEND_INLINE
-						      : 0,
-				.imm_data = htobe32(seg->imm),
-				.wr.rdma = {.remote_addr = seg->raddr + off, .rkey = rkey},
-				.wr_id = GDX_WRID(GDX_WRID_SEND, gen, qi,
-						  q->wr_posted + total + (uint32_t)n + 1),
-			};
+			gdx_wr_set(&wrs[n], &sges[n],
+				   GDX_WRID(GDX_WRID_SEND, gen, qi, q->wr_posted + total + n + 1),
+				   seg->data + off, chunk, lkey, seg->raddr + off, rkey,
+				   last && imm, htobe32(seg->imm),
+				   host && chunk <= r->max_inline ? IBV_SEND_INLINE : 0);
 			if (n)
 				wrs[n - 1].next = &wrs[n];
 			n++;
@@ -156,31 +176,83 @@ static int gdx_post_seg(struct gdx_comm *c, int rail, int qi, const struct gdx_s
 		}
 		if (last && gdx_qp_signal(q, total + (uint32_t)n, signal)) {
 			wrs[n - 1].send_flags |= IBV_SEND_SIGNALED;
-			/* a request's last WR here: its latency, post to completion,
-			 * when someone can read it (one sample per piece) */
 			GDX_LIVE_COUNT(stamp = signal && c->timed ? gdx_stamp() : 0);
 		}
 		ret = ibv_post_send(q->qp, wrs, &bad);
-		if (ret) {
-			GDX_WARN("%s: ibv_post_send(qp 0x%x) failed: %s", r->dev->ibdev,
-				 q->qp->qp_num, strerror(ret));
-			return -ret;
-		}
+		if (ret)
+			return gdx_post_failed(r, q, ret);
 		total += (uint32_t)n;
 	} while (off < seg->len);
-	q->wr_posted += total;
-	if (imm)
-		q->imms++;
-	if (q->log)
-		gdx_seg_log(c, q, seg, total, waits, stamp);
-	if (!(seg->flags & GDX_SEG_CTRL) && c->kind == GDX_KIND_SEND) {
-		gdx_stripe_posted(c, rail, seg->len);
-		GDX_LIVE_COUNT(c->live->rails[rail].tx_bytes += seg->len);
+	gdx_seg_posted(c, rail, q, seg, total, false, waits, stamp);
+	return 0;
+}
+
+/* Posts one segment: one WR, or (longer than a WRITE may be) several. Its
+ * request waits for it when waits, and its last WR is signaled when signal
+ * (or when the QP's unsignaled run is due). */
+static int gdx_post_seg(struct gdx_comm *c, int rail, int qi, const struct gdx_seg *seg, bool waits,
+			bool signal)
+{
+	struct gdx_rail *r = &c->rails[rail];
+	struct gdx_qp *q = &r->qps[qi];
+	uint32_t lkey = gdx_seg_lkey(c, r, seg), rkey = gdx_seg_rkey(c, rail, seg);
+	bool host = (seg->flags & GDX_SEG_CTRL) || (seg->mr && seg->mr->type == NCCL_PTR_HOST);
+	bool imm = seg->flags & GDX_SEG_IMM, inl = host && seg->len <= r->max_inline;
+	struct ibv_send_wr wr, *bad;
+	struct ibv_sge sge;
+	uint64_t stamp = 0;
+	int ret;
+
+	if (!imm && seg->len == 0)
+		return 0; /* nothing to place, nothing to say */
+	if (seg->len > gdx_rail_max_write(r))
+		return gdx_post_seg_long(c, rail, qi, seg, waits, signal, lkey, rkey, host);
+	gdx_wr_set(&wr, &sge, GDX_WRID(GDX_WRID_SEND, gdx_rail_gen(r), qi, q->wr_posted + 1),
+		   seg->data, seg->len, lkey, seg->raddr, rkey, imm, htobe32(seg->imm),
+		   inl && seg->len ? IBV_SEND_INLINE : 0);
+	if (gdx_qp_signal(q, 1, signal)) {
+		wr.send_flags |= IBV_SEND_SIGNALED;
+		/* a request's last WR here: its latency, post to completion,
+		 * when someone can read it (one sample per piece) */
+		GDX_LIVE_COUNT(stamp = signal && c->timed ? gdx_stamp() : 0);
 	}
-	if (waits) {
-		seg->req->pending++;
-		gdx_req_wrs_posted(seg->req, total);
+	ret = ibv_post_send(q->qp, &wr, &bad);
+	if (ret)
+		return gdx_post_failed(r, q, ret);
+	gdx_seg_posted(c, rail, q, seg, 1, seg->len && inl && seg->len <= c->max_inline, waits,
+		       stamp);
+	return 0;
+}
+
+/* A piece of one segment of one WR: most of what NCCL sends (a message
+ * under 16 MiB on one rail's QP), posted with nothing computed twice. */
+static inline int gdx_post_single(struct gdx_comm *c, int rail, int qi, const struct gdx_seg *seg)
+{
+	struct gdx_rail *r = &c->rails[rail];
+	struct gdx_qp *q = &r->qps[qi];
+	const struct gdx_mr *mr = seg->mr;
+	bool host = mr->type == NCCL_PTR_HOST, inl = host && seg->len <= c->max_inline;
+	/* done when posted: every byte copied inline, and no rail to re-send from */
+	bool waits = !inl || c->failover;
+	struct ibv_send_wr wr, *bad;
+	struct ibv_sge sge;
+	uint64_t stamp = 0;
+	int ret;
+
+	if (!waits)
+		gdx_req_mode(seg->req, GDX_REQ_INLINE);
+	gdx_wr_set(&wr, &sge, GDX_WRID(GDX_WRID_SEND, gdx_rail_gen(r), qi, q->wr_posted + 1),
+		   seg->data, seg->len, mr->lkey[r->member], seg->raddr,
+		   le32toh(c->ctrl->fifo[seg->key].rkeys[rail]), true, htobe32(seg->imm),
+		   seg->len && host && seg->len <= r->max_inline ? IBV_SEND_INLINE : 0);
+	if (gdx_qp_signal(q, 1, waits)) {
+		wr.send_flags |= IBV_SEND_SIGNALED;
+		GDX_LIVE_COUNT(stamp = waits && c->timed ? gdx_stamp() : 0);
 	}
+	ret = ibv_post_send(q->qp, &wr, &bad);
+	if (ret)
+		return gdx_post_failed(r, q, ret);
+	gdx_seg_posted(c, rail, q, seg, 1, seg->len && inl, waits, stamp);
 	return 0;
 }
 
@@ -188,6 +260,10 @@ int gdx_post_piece(struct gdx_comm *c, int rail, int q, const struct gdx_seg *se
 {
 	int last = -1, ret;
 	bool inl;
+
+	if (n == 1 && segs[0].req && segs[0].mr && (segs[0].flags & GDX_SEG_IMM) &&
+	    !(segs[0].flags & GDX_SEG_CTRL) && segs[0].len <= gdx_rail_max_write(&c->rails[rail]))
+		return gdx_post_single(c, rail, q, segs);
 
 	/* A request's segments wait as one: a zero-byte WRITE_WITH_IMM after a
 	 * bulk WRITE (adaptive routing) is not done when posted, as the WRITE
@@ -215,32 +291,24 @@ int gdx_post_piece(struct gdx_comm *c, int rail, int q, const struct gdx_seg *se
 	return 0;
 }
 
-static int gdx_post_one(struct gdx_comm *c, int rail, int qi, struct ibv_sge *sge, uint64_t raddr,
-			uint32_t kind, bool must_signal)
+static inline int gdx_post_one(struct gdx_comm *c, int rail, int qi, const void *local,
+			       uint32_t len, uint64_t raddr, uint32_t kind, bool must_signal)
 {
 	struct gdx_rail *r = &c->rails[rail];
 	struct gdx_qp *q = &r->qps[qi];
-	struct ibv_send_wr wr = {
-		.sg_list = sge && sge->length ? sge : NULL,
-		.num_sge = sge && sge->length ? 1 : 0,
-		.opcode = kind == GDX_WRID_PROBE ? IBV_WR_RDMA_WRITE_WITH_IMM : IBV_WR_RDMA_WRITE,
-		.imm_data = htobe32(GDX_IMM_PROBE),
-		.wr.rdma = {.remote_addr = raddr, .rkey = c->remote_ctrl_rkey[rail]},
-		.wr_id = GDX_WRID(kind, gdx_rail_gen(r), qi, q->wr_posted + 1),
-	};
-	struct ibv_send_wr *bad;
+	struct ibv_send_wr wr, *bad;
+	struct ibv_sge sge;
 	int ret;
 
-	if (sge && sge->length && r->max_inline >= sge->length)
-		wr.send_flags |= IBV_SEND_INLINE;
+	gdx_wr_set(&wr, &sge, GDX_WRID(kind, gdx_rail_gen(r), qi, q->wr_posted + 1), local, len,
+		   c->ctrl_mr[r->member]->lkey, raddr, c->remote_ctrl_rkey[rail],
+		   kind == GDX_WRID_PROBE, htobe32(GDX_IMM_PROBE),
+		   len && len <= r->max_inline ? IBV_SEND_INLINE : 0);
 	if (gdx_qp_signal(q, 1, must_signal))
 		wr.send_flags |= IBV_SEND_SIGNALED;
 	ret = ibv_post_send(q->qp, &wr, &bad);
-	if (ret) {
-		GDX_WARN("%s: ibv_post_send(qp 0x%x) failed: %s", r->dev->ibdev, q->qp->qp_num,
-			 strerror(ret));
-		return -ret;
-	}
+	if (ret)
+		return gdx_post_failed(r, q, ret);
 	q->wr_posted++;
 	return 0;
 }
@@ -248,16 +316,12 @@ static int gdx_post_one(struct gdx_comm *c, int rail, int qi, struct ibv_sge *sg
 int gdx_post_ctrl_write(struct gdx_comm *c, int rail, int q, const void *local, uint32_t len,
 			uint64_t raddr, bool must_signal)
 {
-	struct ibv_sge sge = {.addr = (uintptr_t)local,
-			      .length = len,
-			      .lkey = c->ctrl_mr[c->rails[rail].member]->lkey};
-
-	return gdx_post_one(c, rail, q, &sge, raddr, GDX_WRID_SEND, must_signal);
+	return gdx_post_one(c, rail, q, local, len, raddr, GDX_WRID_SEND, must_signal);
 }
 
 int gdx_post_probe(struct gdx_comm *c, int rail, int q)
 {
-	return gdx_post_one(c, rail, q, NULL, 0, GDX_WRID_PROBE, true);
+	return gdx_post_one(c, rail, q, NULL, 0, 0, GDX_WRID_PROBE, true);
 }
 
 /* The segments a signaled completion with WR count wr shows delivered, let

@@ -78,8 +78,25 @@ struct gdx_seglog {
 int gdx_seglog_create(struct gdx_qp *q);
 void gdx_seglog_destroy(struct gdx_qp *q);
 
+/* Largest part of one RDMA WRITE; the port's max_msg_sz may be lower. */
+#define GDX_MAX_WRITE (1ULL << 30)
+
+static inline uint64_t gdx_rail_max_write(const struct gdx_rail *r)
+{
+	uint64_t max = r->dev->max_msg_sz;
+
+	return max && max < GDX_MAX_WRITE ? max : GDX_MAX_WRITE;
+}
+
 /* WRs the segment takes on rail r. */
-uint32_t gdx_seg_wrs(const struct gdx_rail *r, const struct gdx_seg *s);
+static inline uint32_t gdx_seg_wrs(const struct gdx_rail *r, const struct gdx_seg *s)
+{
+	uint64_t max = gdx_rail_max_write(r);
+
+	if (s->len == 0)
+		return (s->flags & GDX_SEG_IMM) ? 1 : 0;
+	return s->len <= max ? 1 : (uint32_t)((s->len + max - 1) / max);
+}
 /* Whether QP q of rail r has room for need more WRs. */
 static inline bool gdx_qp_room(const struct gdx_rail *r, const struct gdx_qp *q, uint32_t need)
 {

@@ -30,6 +30,20 @@ void gdx_stripe_init(struct gdx_comm *c);
  * Returns how many, 0 when no rail is up. */
 int gdx_stripe_plan(struct gdx_comm *c, uint64_t size, uint64_t seq, bool one_rail,
 		    struct gdx_piece *out);
+/* gdx_stripe_plan for a single message, without the call where there is
+ * nothing to choose: one rail, whose QPs take messages in turn. */
+static inline int gdx_stripe_plan_inline(struct gdx_comm *c, uint64_t size, uint64_t seq,
+					 struct gdx_piece *out)
+{
+	int nq = c->rails[0].nqps;
+
+	if (c->nrails > 1 || (c->split && nq > 1))
+		return gdx_stripe_plan(c, size, seq, false, out);
+	out[0] = (struct gdx_piece){
+		.rail = 0, .q = (uint8_t)(nq > 1 ? seq % (uint64_t)nq : 0), .off = 0, .len = size};
+	return 1;
+}
+
 /* The rail that would finish size more bytes first, -1 when none is up. */
 int gdx_stripe_pick(const struct gdx_comm *c, uint64_t size, uint64_t seq);
 
