@@ -36,17 +36,22 @@ void gdx_log(ncclDebugLogLevel level, unsigned long flags, const char *where, in
 	     const char *fmt, ...)
 {
 	int saved = errno;
-	char buf[1024];
+	char buf[1024], line_out[2048];
 	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
+	/* One line of printable ASCII, whatever the values it names hold: an
+	 * NCCL_GDX_* value, a path or a name from the environment cannot add a
+	 * line to the job's log nor act on the terminal that shows it. The
+	 * plugin's own words are printable ASCII and stay as they are. */
+	gdx_log_sanitize(line_out, sizeof(line_out), buf, sizeof(buf));
 
 	if (gdx_logger)
-		gdx_logger(level, flags, where, line, "%s", buf);
+		gdx_logger(level, flags, where, line, "%s", line_out);
 	else if ((int)level <= gdx_log_stderr_level())
-		fprintf(stderr, "%s%s\n", level == NCCL_LOG_WARN ? "WARN " : "", buf);
+		fprintf(stderr, "%s%s\n", level == NCCL_LOG_WARN ? "WARN " : "", line_out);
 	errno = saved;
 }
 

@@ -26,7 +26,10 @@
  * NCCL_DEBUG is INFO or TRACE. */
 void gdx_log_set(ncclDebugLogger_t fn);
 
-/* Saves and restores errno, so "GDX_WARN(...); return -errno;" stays correct. */
+/* Saves and restores errno, so "GDX_WARN(...); return -errno;" stays correct.
+ * The line is one of printable ASCII: every other byte of it (of a value
+ * from the environment, a path, a name) is written as \xNN, as
+ * gdx_log_sanitize() writes it. */
 void gdx_log(ncclDebugLogLevel level, unsigned long flags, const char *where, int line,
 	     const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 

@@ -25,11 +25,13 @@ static void expect(enum gdx_escape how, const char *in, const char *want)
 static void test_invisible_as_text(void)
 {
 	expect(GDX_ESCAPE_TEXT, "mlx5\xc2\xad_0", "mlx5\\xc2\\xad_0");
-	expect(GDX_ESCAPE_TEXT, "a\xe1\xa0\x8e"
-				"b",
+	expect(GDX_ESCAPE_TEXT,
+	       "a\xe1\xa0\x8e"
+	       "b",
 	       "a\\xe1\\xa0\\x8eb");
-	expect(GDX_ESCAPE_TEXT, "rxe\xe2\x80\x8b"
-				"0",
+	expect(GDX_ESCAPE_TEXT,
+	       "rxe\xe2\x80\x8b"
+	       "0",
 	       "rxe\\xe2\\x80\\x8b0");
 	expect(GDX_ESCAPE_TEXT, "\xe2\x80\x8c\xe2\x80\x8d", "\\xe2\\x80\\x8c\\xe2\\x80\\x8d");
 	expect(GDX_ESCAPE_TEXT, "\xe2\x81\xa0\xe2\x81\xa4", "\\xe2\\x81\\xa0\\xe2\\x81\\xa4");
@@ -43,8 +45,9 @@ static void test_invisible_as_json_and_label(void)
 {
 	expect(GDX_ESCAPE_JSON, "a\xc2\xad\xe2\x80\x8b\xef\xbb\xbf", "a\\u00ad\\u200b\\ufeff");
 	/* the exposition format has no escape for them: U+FFFD, visible */
-	expect(GDX_ESCAPE_PROM_LABEL, "rxe\xe2\x80\x8d"
-				      "0",
+	expect(GDX_ESCAPE_PROM_LABEL,
+	       "rxe\xe2\x80\x8d"
+	       "0",
 	       "rxe\xef\xbf\xbd"
 	       "0");
 }
