@@ -81,3 +81,41 @@ char *gdx_log_sanitize(char *dst, size_t dst_len, const char *src, size_t src_le
 	dst[out] = '\0';
 	return dst;
 }
+
+const char *gdx_log_quote(char *buf, size_t len, const char *name)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t out = 0;
+
+	if (len < 3) {
+		if (len)
+			buf[0] = '\0';
+		return buf;
+	}
+	buf[out++] = '"';
+	/* room kept for the closing quote and the terminator */
+	for (; *name; name++) {
+		unsigned char ch = (unsigned char)*name;
+		char one[4];
+		size_t n = 0;
+
+		if (ch == '"' || ch == '\\') {
+			one[n++] = '\\';
+			one[n++] = (char)ch;
+		} else if (ch >= 0x20 && ch < 0x7f) {
+			one[n++] = (char)ch;
+		} else {
+			one[n++] = '\\';
+			one[n++] = 'x';
+			one[n++] = hex[ch >> 4];
+			one[n++] = hex[ch & 15];
+		}
+		if (out + n + 2 > len)
+			break;
+		memcpy(buf + out, one, n);
+		out += n;
+	}
+	buf[out++] = '"';
+	buf[out] = '\0';
+	return buf;
+}

@@ -150,9 +150,10 @@ static void test_burst_one_past_the_queue(void)
 	}
 	printf("  %d pairs made in %.1f s (%d rounds of connects first)\n", BURST,
 	       gdx_now_s() - start, nrounds);
-	ASSERT_STR_CONTAINS(gdx_test_warnings(),
-			    "refused 1 incoming connection(s) unread: the 64 handshakes held had all "
-			    "shown the nonce");
+	ASSERT_STR_CONTAINS(
+		gdx_test_warnings(),
+		"refused 1 incoming connection(s) unread: the 64 handshakes held had all "
+		"shown the nonce");
 	ASSERT(!strstr(gdx_test_warnings(), "sent no hello"));
 	ASSERT_STR_CONTAINS(gdx_test_infos(), "connecting again");
 	ASSERT_EQ(n->closeListen(listen), ncclSuccess);
