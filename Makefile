@@ -91,8 +91,11 @@ $(REF_TOOLS): $(BUILD)/tests/ref/verbs_pingpong.o $(ARCHIVE)
 .SECONDARY: $(TEST_LIB) $(addsuffix .o,$(UNIT_TESTS) $(VM_TESTS) $(SW_TESTS) $(REF_TOOLS))
 
 # --plot-from and --plot-ref read gdx-bench -j's JSON with gdx-doctor's reader.
+# The archive gives what it shares with the plugin (the escaping, the files
+# a user names, the out-of-band interface -S binds to): only those objects
+# are taken from it, none that needs libibverbs or hwloc.
 $(BUILD)/gdx-bench: $(patsubst %.c,$(BUILD)/%.o,$(wildcard plugin/tools/gdx_bench*.c)) \
-		    $(BUILD)/plugin/tools/gdx_doctor_json.o $(BUILD)/plugin/gdx_escape.o
+		    $(BUILD)/plugin/tools/gdx_doctor_json.o $(ARCHIVE)
 	$(CC) $(LDFLAGS) -o $@ $^ -ldl -lm
 
 $(BUILD)/gdx-doctor: $(patsubst %.c,$(BUILD)/%.o,$(wildcard plugin/tools/gdx_doctor*.c)) $(ARCHIVE)

@@ -11,12 +11,15 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include <gdx/gdx_file.h>
 
 #include "gdx_bench.h"
 #include "gdx_doctor.h" /* json_parse */
@@ -120,23 +123,22 @@ void bench_plot_read(const char *path, const char *label, struct bench_series *s
 	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path, *mode;
 	const struct json_value *results;
 	struct json_value *root;
-	char *text = malloc(PLOT_FILE_MAX + 1), why[256];
-	size_t len, pos = 0;
+	char *text = NULL, why[PATH_MAX + 256];
+	size_t len = 0, pos = 0;
 	double iters;
-	FILE *f;
-	int m = BENCH_BW;
+	int m = BENCH_BW, ret;
 
-	if (!text)
-		bench_die("out of memory");
-	f = fopen(path, "r");
-	if (!f)
-		plot_bad(path, "cannot read it: %s", strerror(errno));
-	len = fread(text, 1, PLOT_FILE_MAX + 1, f);
-	if (ferror(f))
-		plot_bad(path, "cannot read it: %s", strerror(errno));
-	fclose(f);
-	if (len > PLOT_FILE_MAX)
+	/* another user's file, maybe: a FIFO, a device or a directory is
+	 * refused, never waited on, and nothing past the bound is read */
+	ret = gdx_file_read(AT_FDCWD, path, 0, PLOT_FILE_MAX, 0, &text, &len, why, sizeof(why));
+	if (ret == -EFBIG)
 		plot_bad(path, "larger than %d KiB: not figures", PLOT_FILE_MAX >> 10);
+	if (ret == -ENOMEM)
+		bench_die("out of memory");
+	if (ret == -EINVAL || ret == -EISDIR) /* why: "PATH is a FIFO, not a file..." */
+		bench_fail(BENCH_EXIT_NO_INPUT, "%s", why);
+	if (ret)
+		plot_bad(path, "cannot read it: %s", strerror(-ret));
 	if (json_parse(text, len, &pos, NULL, &root, why, sizeof(why)))
 		plot_bad(path, "%s", why);
 	if (root->type != JSON_OBJECT)

@@ -7,6 +7,7 @@
  * plugin runs: libraries are opened and their symbols read.
  */
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <link.h>
 #include <stdbool.h>
@@ -17,6 +18,7 @@
 #include <unistd.h>
 
 #include <gdx/gdx_env.h>
+#include <gdx/gdx_file.h>
 #include <gdx/gdx_gdr_verdict.h>
 #include <gdx/gdx_log.h>
 
@@ -33,6 +35,9 @@ static void *check_dlopen(const char *name, char *path, size_t len)
 	return h;
 }
 
+/* A plugin library is a few MiB at most; a file past this is not read. */
+#define CHECK_LIB_MAX ((size_t)256 << 20)
+
 /*
  * The version and wire protocol of a plugin file, read from the text of its
  * INIT line ("NET/GDX plugin: libnccl-net-gdx 0.3.2, wire protocol 4, ..."),
@@ -46,10 +51,16 @@ static void check_plugin_version(struct check_nccl *n)
 					      GDX_LOG_PREFIX_OLD "libnccl-net-gdx "};
 	char buf[1 << 16];
 	size_t keep = 0, got;
-	FILE *f = fopen(n->plugin_path, "rb");
+	/* the file NCCL_NET_PLUGIN led to: read as a hostile input (no FIFO
+	 * waited on), at most CHECK_LIB_MAX bytes of it */
+	int fd = gdx_file_open(AT_FDCWD, n->plugin_path, 0, CHECK_LIB_MAX, NULL, 0);
+	FILE *f = fd >= 0 ? fdopen(fd, "rb") : NULL;
 
-	if (!f)
+	if (!f) {
+		if (fd >= 0)
+			close(fd);
 		return;
+	}
 	/* Chunks overlap by a marker's length plus the version's, so that a
 	 * line split between two reads is still found. */
 	while ((got = fread(buf + keep, 1, sizeof(buf) - 1 - keep, f)) > 0) {

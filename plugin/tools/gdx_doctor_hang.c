@@ -70,9 +70,9 @@ static bool hang_port_down(const char *ibdev, uint32_t port)
 
 	if (!hang_nic_name_ok(ibdev))
 		return false;
-	snprintf(path, sizeof(path), "%s/class/infiniband/%s/ports/%u/state", gdx_sysfs_root(),
-		 ibdev, port);
-	return gdx_sysfs_read_line(path, state, sizeof(state)) == 0 && !strstr(state, "ACTIVE");
+	snprintf(path, sizeof(path), "class/infiniband/%s/ports/%u/state", ibdev, port);
+	return gdx_sysfs_read_line_in(gdx_sysfs_root(), path, state, sizeof(state)) == 0 &&
+	       !strstr(state, "ACTIVE");
 }
 
 /* The likely cause of a wait, in words, into buf; the names in it are the

@@ -4,7 +4,9 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +15,7 @@
 
 #include "gdx_doctor.h"
 #include <gdx/gdx_escape.h>
+#include <gdx/gdx_file.h>
 #include <gdx/gdx_log.h>
 
 /*
@@ -620,6 +623,7 @@ int doctor_log_stream(FILE *in, FILE *out)
 
 static int doctor_log(const struct doctor_cmd *cmd, int argc, char **argv)
 {
+	char why[PATH_MAX + 128];
 	const char *path;
 	int ret;
 	FILE *f;
@@ -628,12 +632,25 @@ static int doctor_log(const struct doctor_cmd *cmd, int argc, char **argv)
 	if (ret != DOCTOR_OK)
 		return ret;
 	path = argv[optind];
-	f = strcmp(path, "-") ? fopen(path, "r") : stdin;
-	if (!f) {
-		fprintf(stderr, "gdx-doctor log: ");
-		gdx_esc_text(stderr, path);
-		fprintf(stderr, ": %s\n", strerror(errno));
-		return DOCTOR_NO_INPUT;
+	if (strcmp(path, "-")) {
+		/* a log another user may have put there: a FIFO, a device or a
+		 * directory is refused, never waited on (no bound on its size:
+		 * it is read a line at a time) */
+		int fd = gdx_file_open(AT_FDCWD, path, 0, SIZE_MAX, why, sizeof(why));
+
+		f = fd >= 0 ? fdopen(fd, "r") : NULL;
+		if (!f) {
+			if (fd >= 0) {
+				snprintf(why, sizeof(why), "%s", strerror(errno));
+				close(fd);
+			}
+			fprintf(stderr, "gdx-doctor log: ");
+			gdx_esc_text(stderr, why);
+			fputc('\n', stderr);
+			return DOCTOR_NO_INPUT;
+		}
+	} else {
+		f = stdin;
 	}
 	ret = doctor_log_stream(f, stdout);
 	if (ret == DOCTOR_NO_INPUT) {

@@ -19,7 +19,11 @@ exits "log: sums the comms of a NIC" 1 "mlx5_0            2        12884901888  
 exits "log: keeps the staged verdict and its fix" 1 "fix: modprobe nvidia_peermem" "$doctor" log "$logs/staged-on-direct.log"
 exits "log: healthy log exits 0" 0 "GPUDirect RDMA via nvidia_peermem" "$doctor" log "$logs/healthy.log"
 exits "log: standard input" 0 "1000" sh -c "$doctor log - <$logs/healthy.log"
-exits "log: a log without the plugin exits 7" 7 "was it loaded" "$doctor" log /dev/null
+: >"$tmp/empty.log"
+exits "log: a log without the plugin exits 7" 7 "was it loaded" "$doctor" log "$tmp/empty.log"
+# A device, a FIFO or a directory is refused by its type, never read: a
+# pipe comes as standard input (-).
+exits "log: a device is no log (exit 3)" 3 "/dev/null is a character device, not a file" "$doctor" log /dev/null
 # NCCL's default subsystems with a plugin that logged its data lines at NET
 # only (0.1.0): the init lines are there, the byte counts are not.
 exits "log: init lines only exit 8, saying how to rerun" 8 "no plugin data lines in this log: rerun with NCCL_DEBUG=INFO" "$doctor" log "$logs/init-only.log"
@@ -177,6 +181,6 @@ rm -f "$tmp/many.log"
 head -c $((20 << 20)) /dev/urandom >"$tmp/random.log"
 log_within "log: 20 MB of random bytes, no crash, exit 7" 7 log "$tmp/random.log"
 rm -f "$tmp/random.log"
-exits "log: a directory exits 3" 3 "Is a directory" "$doctor" log "$tmp"
+exits "log: a directory exits 3" 3 "$tmp is a directory, not a file" "$doctor" log "$tmp"
 
 report_end tests/check/doctor_log.sh

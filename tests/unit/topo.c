@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <hwloc.h>
@@ -780,6 +781,24 @@ static void test_not_hwloc_xml(void)
 	}
 }
 
+/* NCCL_GDX_TOPO_FILE, the plugin's own input, naming a FIFO: refused at
+ * once by its type (its open waited for a writer, init with it). */
+static void test_xml_fifo_refused(void)
+{
+	char path[64] = "/tmp/gdx-topo-fifo-XXXXXX", why[256];
+	struct gdx_topo *t = NULL;
+
+	ASSERT(mkdtemp(path) != NULL);
+	strcat(path, "/topo.xml");
+	ASSERT_EQ(mkfifo(path, 0600), 0);
+	ASSERT_EQ(gdx_topo_load(path, &t, why, sizeof(why)), -EINVAL);
+	ASSERT_STR_CONTAINS(why, "topo.xml is a FIFO, not a file: not read");
+	ASSERT(t == NULL);
+	unlink(path);
+	*strrchr(path, '/') = '\0';
+	rmdir(path);
+}
+
 static void test_live_machine(void)
 {
 	struct gdx_topo *t = NULL;
@@ -836,5 +855,5 @@ GDX_TESTS_MAIN(TEST(test_path_names, 5), TEST(test_h100_one_pix_nic_per_gpu, 10)
 	       TEST(test_nic_without_pci_parent, 10), TEST(test_pcie_tree, 10), TEST(test_find, 10),
 	       TEST(test_missing_file, 10), TEST(test_not_hwloc_xml, 10),
 	       TEST(test_xml_as_published, 10), TEST(test_xml_refused_with_reason, 10),
-	       TEST(test_xml_too_large, 10), TEST(test_live_machine, 30),
-	       TEST(test_concurrent_readers, 30))
+	       TEST(test_xml_too_large, 10), TEST(test_xml_fifo_refused, 10),
+	       TEST(test_live_machine, 30), TEST(test_concurrent_readers, 30))
