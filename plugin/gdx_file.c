@@ -73,7 +73,8 @@ static int gdx_file_check(const struct stat *st, const char *name, unsigned flag
 				    gdx_file_kind(st->st_mode));
 	if ((unsigned long long)st->st_size > (unsigned long long)max)
 		return gdx_file_why(why, why_len, -EFBIG,
-				    "%s is larger than %zu bytes: not what it should be", name, max);
+				    "%s is larger than %zu bytes: not what it should be", name,
+				    max);
 	return 0;
 }
 
@@ -89,8 +90,8 @@ static int gdx_file_open_err(int err, const char *name, unsigned flags, char *wh
  * for (a file no larger than max, a directory, anything), else -errno with
  * why, path_fd closed. A FIFO, a device or a socket is found out here by
  * its type, never opened: a device's open may act. */
-static int gdx_file_path_ok(int path_fd, const char *name, unsigned flags, size_t max,
-			    char *why, size_t why_len)
+static int gdx_file_path_ok(int path_fd, const char *name, unsigned flags, size_t max, char *why,
+			    size_t why_len)
 {
 	struct stat st;
 	int ret;
@@ -150,7 +151,8 @@ int gdx_file_open(int dirfd, const char *path, unsigned flags, size_t max, char 
 	int pfd, fd, ret;
 
 	/* the type is checked on what opens: found out, and said, there */
-	pfd = openat(dirfd, path, O_PATH | O_CLOEXEC | (flags & GDX_FILE_NOFOLLOW ? O_NOFOLLOW : 0));
+	pfd = openat(dirfd, path,
+		     O_PATH | O_CLOEXEC | (flags & GDX_FILE_NOFOLLOW ? O_NOFOLLOW : 0));
 	if (pfd < 0)
 		return gdx_file_open_err(errno, path, flags, why, why_len);
 	ret = gdx_file_path_ok(pfd, path, flags, max, why, why_len);
@@ -179,14 +181,16 @@ int gdx_file_read_fd(int fd, const char *name, size_t max, size_t extra, char **
 			if (want > max + extra + 2)
 				want = max + extra + 2;
 			if (want <= cap) {
-				ret = gdx_file_why(why, why_len, -EFBIG,
-						   "%s is larger than %zu bytes: not what it should be",
-						   name, max);
+				ret = gdx_file_why(
+					why, why_len, -EFBIG,
+					"%s is larger than %zu bytes: not what it should be", name,
+					max);
 				break;
 			}
 			more = realloc(buf, want);
 			if (!more) {
-				ret = gdx_file_why(why, why_len, -ENOMEM, "%s: out of memory", name);
+				ret = gdx_file_why(why, why_len, -ENOMEM, "%s: out of memory",
+						   name);
 				break;
 			}
 			buf = more;
@@ -204,8 +208,8 @@ int gdx_file_read_fd(int fd, const char *name, size_t max, size_t extra, char **
 		len += (size_t)n;
 		if (len > max) {
 			ret = gdx_file_why(why, why_len, -EFBIG,
-					   "%s is larger than %zu bytes: not what it should be", name,
-					   max);
+					   "%s is larger than %zu bytes: not what it should be",
+					   name, max);
 			break;
 		}
 	}
@@ -342,7 +346,8 @@ int gdx_file_walk_in(int rootfd, const char *rel, int oflags, char *resolved, si
 				ret = -ELOOP;
 				break;
 			}
-			t = ++links > GDX_WALK_MAX_LINKS ? -1 : readlinkat(fd, "", target, PATH_MAX);
+			t = ++links > GDX_WALK_MAX_LINKS ? -1
+							 : readlinkat(fd, "", target, PATH_MAX);
 			close(fd);
 			if (t < 0 || t >= PATH_MAX) {
 				ret = links > GDX_WALK_MAX_LINKS ? -ELOOP

@@ -60,6 +60,76 @@ static int gdx_topo_slurp(int fd, const char *xml, char **buf_p, size_t *len_p, 
 	return ret;
 }
 
+/* How deep hwloc's XML import may recurse: a machine nests a few dozen
+ * levels (Machine, Package, Die, Group, L3 to L1, Core, PU; a PCI tree a
+ * few bridges deep), far below this. hwloc reads each level with a call of
+ * its own, so a file nested 100,000 deep would overflow the stack of
+ * whatever thread loads it: such a file is refused here, before hwloc sees
+ * it. */
+#define GDX_TOPO_XML_DEPTH_MAX 256
+
+/*
+ * The deepest nesting of elements in buf (NUL-terminated), up to the
+ * first past max: an element's start tag (not "/>") one level more, its end
+ * tag one less; comments, CDATA, declarations and processing instructions
+ * none; quoted attribute values skipped whole. 0 when the depth stays
+ * within max, else -E2BIG with *line set to the line where it went past.
+ */
+static int gdx_topo_xml_depth(const char *buf, int max, int *line)
+{
+	int depth = 0, ln = 1;
+	const char *p = buf;
+
+	while (*p) {
+		const char *end;
+
+		if (*p != '<') {
+			ln += *p++ == '\n';
+			continue;
+		}
+		if (!strncmp(p, "<!--", 4))
+			end = strstr(p + 4, "-->");
+		else if (!strncmp(p, "<![CDATA[", 9))
+			end = strstr(p + 9, "]]>");
+		else if (p[1] == '?')
+			end = strstr(p + 2, "?>");
+		else
+			end = NULL;
+		if (end || p[1] == '!' || p[1] == '/') {
+			/* a comment, CDATA, a declaration or an end tag */
+			if (!end)
+				end = strchr(p, '>');
+			if (!end)
+				return 0; /* cut short: hwloc says so */
+			if (p[1] == '/')
+				depth--;
+			for (; p < end; p++)
+				ln += *p == '\n';
+			continue;
+		}
+		/* a start tag: its attributes' quoted values may hold '>' */
+		for (p++; *p && *p != '>'; p++) {
+			if (*p == '"' || *p == '\'') {
+				const char *q = strchr(p + 1, *p);
+
+				if (!q)
+					return 0;
+				for (; p < q; p++)
+					ln += *p == '\n';
+			}
+			ln += *p == '\n';
+		}
+		if (!*p)
+			return 0;
+		if (p[-1] != '/' && ++depth > max) {
+			*line = ln;
+			return -E2BIG;
+		}
+		p++;
+	}
+	return 0;
+}
+
 static size_t gdx_topo_skip_space(const char *s, size_t i)
 {
 	while (s[i] == ' ' || s[i] == '\t' || s[i] == '\n')
@@ -284,6 +354,14 @@ int gdx_topo_read(hwloc_topology_t *h, int fd, const char *xml, char *why, size_
 				     "%s is not an hwloc XML topology: the XML comment that starts "
 				     "on line %d is never closed",
 				     xml, line);
+			ret = -EINVAL;
+			goto out;
+		}
+		if (gdx_topo_xml_depth(buf, GDX_TOPO_XML_DEPTH_MAX, &line)) {
+			gdx_topo_why(why, why_len,
+				     "%s is not an hwloc XML topology: its elements nest deeper "
+				     "than %d levels (line %d), where a machine's nest a few dozen",
+				     xml, GDX_TOPO_XML_DEPTH_MAX, line);
 			ret = -EINVAL;
 			goto out;
 		}

@@ -11,6 +11,9 @@
 #    of this machine: an absolute link and one climbing out with "..", as a
 #    port's state, link layer and rate, a NIC's device and the tree's
 #    topo.xml and facts: nothing of that file is printed;
+#  - hwloc XML nested 100,000 deep: refused with the bound before hwloc
+#    reads it (it crashed the doctor, a stack overflow), from --xml and from
+#    a saved tree;
 # The same attacks as two real users are tests/check/shared_node.sh.
 # Prints "ok ..." / "not ok ..." lines and
 # "# tests/check/user_inputs.sh: N passed, N failed".
@@ -122,5 +125,26 @@ if [ "$rc" -eq 0 ] && ! grep -q SECRET-FIRST-LINE <<<"$out" &&
 else
 	not_ok "check --sysfs-root: topo.xml and facts linked out of the tree" "exit $rc: $(head -c 400 <<<"$out")"
 fi
+
+# hwloc XML nested 100,000 deep.
+python3 - "$tmp/deep.xml" <<'PY'
+import sys
+attrs = 'cpuset="0x1" complete_cpuset="0x1" nodeset="0x1" complete_nodeset="0x1"'
+with open(sys.argv[1], "w") as f:
+    f.write('<?xml version="1.0" encoding="UTF-8"?>\n<topology version="2.0">\n')
+    f.write('<object type="Machine" os_index="0" %s gp_index="1">\n' % attrs)
+    for i in range(100000):
+        f.write('<object type="Group" %s gp_index="%d">\n' % (attrs, i + 2))
+    f.write('<object type="PU" os_index="0" %s gp_index="200000"/>\n' % attrs)
+    f.write("</object>\n" * 100001 + "</topology>\n")
+PY
+refused "topo --xml nested 100,000 deep: refused with the bound, no crash" \
+	"its elements nest deeper than 256 levels" "$doctor" topo --xml "$tmp/deep.xml"
+refused "check --xml nested 100,000 deep" "nest deeper than 256 levels" \
+	"$doctor" check --xml "$tmp/deep.xml"
+tree deep
+cp "$tmp/deep.xml" "$tmp/deep/topo.xml"
+refused "check --sysfs-root, its topo.xml nested 100,000 deep" "nest deeper than 256 levels" \
+	"$doctor" check --sysfs-root "$tmp/deep"
 
 report_end tests/check/user_inputs.sh

@@ -93,8 +93,7 @@ static void test_devices_links_dirs_and_size(void)
 	ASSERT_EQ(gdx_file_open(AT_FDCWD, at("facts"), GDX_FILE_DIR, 0, why, sizeof(why)),
 		  -ENOTDIR);
 	/* a link where none is right; followed where the caller allows it */
-	ASSERT_EQ(gdx_file_open(AT_FDCWD, at("link"), GDX_FILE_NOFOLLOW, 1 << 20, why,
-				sizeof(why)),
+	ASSERT_EQ(gdx_file_open(AT_FDCWD, at("link"), GDX_FILE_NOFOLLOW, 1 << 20, why, sizeof(why)),
 		  -ELOOP);
 	ASSERT_STR_CONTAINS(why, "is a symbolic link, which is not followed here");
 	fd = gdx_file_open(AT_FDCWD, at("link"), 0, 1 << 20, why, sizeof(why));
