@@ -14,6 +14,10 @@
 #  - hwloc XML nested 100,000 deep: refused with the bound before hwloc
 #    reads it (it crashed the doctor, a stack overflow), from --xml and from
 #    a saved tree;
+#  - gdx-bench --plot onto a planted path: a FIFO, a link to a victim's
+#    file, a file another name of which the planter keeps: each replaced by
+#    a new file, the FIFO never opened, the victim's file and the planted
+#    one unchanged.
 # The same attacks as two real users are tests/check/shared_node.sh.
 # Prints "ok ..." / "not ok ..." lines and
 # "# tests/check/user_inputs.sh: N passed, N failed".
@@ -146,5 +150,48 @@ tree deep
 cp "$tmp/deep.xml" "$tmp/deep/topo.xml"
 refused "check --sysfs-root, its topo.xml nested 100,000 deep" "nest deeper than 256 levels" \
 	"$doctor" check --sysfs-root "$tmp/deep"
+
+# gdx-bench --plot onto planted paths: figures to plot, read back.
+cat >"$tmp/run.json" <<'EOF'
+{"mode": "bw", "label": "run", "results": [{"bytes": 4096, "Gbps": 10.0, "us": 3.3}, {"bytes": 65536, "Gbps": 40.0, "us": 13.1}]}
+EOF
+plot() { # PATH: plots run.json there; its exit status
+	timeout 10 "$bench" --plot-from "$tmp/run.json" --plot "$1" >"$tmp/plot.out" 2>&1
+}
+mkfifo "$tmp/planted-fifo.svg"
+plot "$tmp/planted-fifo.svg"
+rc=$?
+if [ "$rc" -eq 0 ] && [ -f "$tmp/planted-fifo.svg" ] && [ ! -p "$tmp/planted-fifo.svg" ] &&
+	grep -q '</svg>' "$tmp/planted-fifo.svg"; then
+	ok "--plot onto a FIFO: the FIFO replaced by the plot, never opened"
+else
+	not_ok "--plot onto a FIFO" "exit $rc: $(head -c 300 "$tmp/plot.out")"
+fi
+echo "the victim's own file" >"$tmp/victim"
+ln -s "$tmp/victim" "$tmp/planted-link.svg"
+plot "$tmp/planted-link.svg"
+rc=$?
+if [ "$rc" -eq 0 ] && [ "$(cat "$tmp/victim")" = "the victim's own file" ] &&
+	[ ! -L "$tmp/planted-link.svg" ] && grep -q '</svg>' "$tmp/planted-link.svg"; then
+	ok "--plot onto a link to a victim's file: the victim's file unchanged, the link replaced"
+else
+	not_ok "--plot onto a link to a victim's file" "exit $rc: victim now $(head -c 100 "$tmp/victim")"
+fi
+echo "planted" >"$tmp/planted.svg"
+chmod 666 "$tmp/planted.svg"
+ln "$tmp/planted.svg" "$tmp/planter-keeps"
+plot "$tmp/planted.svg"
+rc=$?
+if [ "$rc" -eq 0 ] && [ "$(cat "$tmp/planter-keeps")" = "planted" ] &&
+	grep -q '</svg>' "$tmp/planted.svg" && [ "$(stat -c %h "$tmp/planted.svg")" -eq 1 ]; then
+	ok "--plot onto a planted file: a new file in its place, the planted one never written"
+else
+	not_ok "--plot onto a planted file" "exit $rc: the planter's name holds $(head -c 100 "$tmp/planter-keeps")"
+fi
+if [ -z "$(find "$tmp" -maxdepth 1 -name '.*.svg.*')" ]; then
+	ok "--plot leaves no file of its own beside the plot"
+else
+	not_ok "--plot leaves no file of its own beside the plot" "$(find "$tmp" -maxdepth 1 -name '.*.svg.*')"
+fi
 
 report_end tests/check/user_inputs.sh

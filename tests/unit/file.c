@@ -3,7 +3,8 @@
  * Files a user names (gdx_file.h): an input that is a FIFO, a device, a
  * link, a directory or too large is refused at once, never waited on; a
  * saved tree's links never lead out of it, with openat2 and with the walk
- * it falls back to, which agree on every path of the fixture trees.
+ * it falls back to, which agree on every path of the fixture trees; an
+ * output never goes through what was planted at its path.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -251,6 +252,71 @@ static void test_walk_agrees_with_openat2(void)
 	ASSERT(n > 100);
 }
 
+static int count_entries(void)
+{
+	DIR *d = opendir(dir);
+	int n = 0;
+
+	ASSERT(d != NULL);
+	while (readdir(d))
+		n++;
+	closedir(d);
+	return n - 2;
+}
+
+static void write_out(const char *path, const char *text, bool commit)
+{
+	struct gdx_file_out o;
+	char why[256];
+
+	ASSERT_EQ(gdx_file_out_open(path, &o, why, sizeof(why)), 0);
+	ASSERT_EQ(write(o.fd, text, strlen(text)), (ssize_t)strlen(text));
+	if (commit)
+		ASSERT_EQ(gdx_file_out_commit(&o, why, sizeof(why)), 0);
+	else
+		gdx_file_out_abandon(&o);
+}
+
+/* An output at a path where something was planted: a FIFO (opening it to
+ * write would wait for a reader), a link to a victim's file (which would be
+ * overwritten), a file anyone may write (whose owner would read it): each
+ * is replaced by a new file, the victim's untouched. */
+static void test_output_replaces_what_was_planted(void)
+{
+	char buf[64];
+	struct stat st;
+	int fd, n;
+
+	scratch();
+	ASSERT_EQ(mkfifo(at("plot.svg"), 0666), 0);
+	write_out(at("plot.svg"), "<svg/>", true);
+	ASSERT_EQ(lstat(at("plot.svg"), &st), 0);
+	ASSERT(S_ISREG(st.st_mode));
+	put("victim", "the victim's own\n");
+	ASSERT_EQ(unlink(at("plot.svg")), 0);
+	ASSERT_EQ(symlink(at("victim"), at("plot.svg")), 0);
+	write_out(at("plot.svg"), "<svg/>", true);
+	fd = open(at("victim"), O_RDONLY);
+	n = (int)read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	ASSERT_EQ(strcmp(buf, "the victim's own\n"), 0);
+	ASSERT_EQ(lstat(at("plot.svg"), &st), 0);
+	ASSERT(S_ISREG(st.st_mode));
+	ASSERT_EQ(st.st_mode & 0777, 0666 & ~(unsigned)umask(022));
+	umask(022);
+	/* abandoned: the path as it was, no file left beside it */
+	write_out(at("plot.svg"), "half", false);
+	fd = open(at("plot.svg"), O_RDONLY);
+	n = (int)read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	ASSERT_EQ(strcmp(buf, "<svg/>"), 0);
+	ASSERT_EQ(count_entries(), 2);
+	rm_scratch();
+}
+
 GDX_TESTS_MAIN(TEST(test_fifo_refused_at_once, 5), TEST(test_devices_links_dirs_and_size, 5),
 	       TEST(test_tree_links_stay_inside, 5), TEST(test_tree_walk_links_stay_inside, 5),
-	       TEST(test_walk_agrees_with_openat2, 30))
+	       TEST(test_walk_agrees_with_openat2, 30),
+	       TEST(test_output_replaces_what_was_planted, 5))
