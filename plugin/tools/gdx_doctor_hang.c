@@ -310,9 +310,15 @@ static int doctor_hang(const struct doctor_cmd *cmd, int argc, char **argv)
 			stuck++;
 		}
 	}
-	if (o.json)
-		printf("\n], \"waiting\": %d}\n", waiting);
-	else if (!stuck)
+	if (o.json) {
+		printf("\n], \"waiting\": %d, ", waiting);
+		live_snap_notes_json(stdout, &s);
+		printf("}\n");
+	} else {
+		/* what the scan left out on purpose, apart from the lines */
+		live_snap_notes_text(stderr, &s, o.dir);
+	}
+	if (!o.json && !stuck)
 		printf("no comm has waited %.1f s or more (%d process(es) with the plugin, %d comm(s) "
 		       "waiting less)\n",
 		       o.threshold_s, s.nprocs, waiting);
