@@ -231,6 +231,8 @@ const char *json_string(const struct json_value *v);
  * what the reader and fleet hash names with, which input cannot aim at one
  * bucket. */
 uint64_t json_hash(const void *data, size_t len);
+/* SipHash-2-4 of the bytes under key: gdx-bench's proof of its token. */
+uint64_t json_siphash_keyed(const uint64_t key[2], const void *data, size_t len);
 
 /*
  * fleet over texts already in memory (gdx_doctor_fleet.c): what the command
