@@ -116,12 +116,17 @@ $(BUILD)/gdx-doctor: $(patsubst %.c,$(BUILD)/%.o,$(wildcard plugin/tools/gdx_doc
 #   log      gdx-doctor log's NCCL log parser (likewise)
 #   live     gdx-doctor top and hang, and the live files' reader, on a file
 #            its owner wrote (likewise)
+#   topo_xml the hwloc XML reader: deep nesting, huge files (the plugin's)
+#   tree_walk the saved-tree walker against openat2 RESOLVE_IN_ROOT, with
+#            links leading anywhere (the plugin's)
+#   hang_scale hang --merge on large jobs' reports, forged ones among them
+#            (the doctor's)
 # clang builds its own copy of the objects, with coverage, the sanitizers and
 # the debug invariants (GDX_DEBUG).
 FUZZ_CC      ?= clang
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
-FUZZ_PLUGIN  := wire connect ctrl
-FUZZ_DOCTOR  := json log live
+FUZZ_PLUGIN  := wire connect ctrl topo_xml tree_walk
+FUZZ_DOCTOR  := json log live hang_scale
 FUZZ_TARGETS := $(FUZZ_PLUGIN:%=$(BUILD)/tests/fuzz/%) $(FUZZ_DOCTOR:%=$(BUILD)/tests/fuzz/%)
 FUZZ_LIB     := $(patsubst %.c,$(BUILD)/fuzz/%.o,$(SRCS))
 FUZZ_DOCTOR_OBJS := $(patsubst %.c,$(BUILD)/fuzz/%.o,$(wildcard plugin/tools/gdx_doctor*.c))
