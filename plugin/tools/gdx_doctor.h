@@ -72,6 +72,8 @@ struct doctor_cmd {
 	 * others (NULL: "unexpected argument"). */
 	int min_operands, max_operands;
 	const char *operands_usage;
+	/* What --help says after the options, or NULL. */
+	const char *notes;
 };
 
 extern const struct doctor_cmd doctor_cmd_topo, doctor_cmd_env, doctor_cmd_check, doctor_cmd_log,

@@ -3,8 +3,11 @@
  * gdx-doctor check's NCCL: the libnccl.so.2 a job would load, its version,
  * the library it opens for NCCL_NET_PLUGIN as that release's loader does
  * (gdx_doctor_nccl.c), which table it takes, and every way it will not load
- * this plugin, each a broken node with its fix. Nothing of NCCL or of a
- * plugin runs: libraries are opened and their symbols read.
+ * this plugin, each a broken node with its fix. NCCL itself is never
+ * initialized, nor a plugin's init called: the libraries are opened and
+ * their symbols read. Opening them (dlopen, as NCCL does) runs their ELF
+ * constructors and their dependencies': check --help and gdx-doctor(1) say
+ * so, for the user who points NCCL_NET_PLUGIN somewhere.
  */
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -24,7 +27,8 @@
 
 #include "gdx_doctor_check.h"
 
-/* Opens a library only to read it: NCCL's constructors do not initialize it. */
+/* Opens a library to read its symbols: nothing of it is called (NCCL is
+ * not initialized), but dlopen runs its constructors. */
 static void *check_dlopen(const char *name, char *path, size_t len)
 {
 	void *h = dlopen(name, RTLD_LAZY | RTLD_LOCAL);
