@@ -401,12 +401,6 @@ int bench_opts_parse(int argc, char **argv, struct bench_opts *out)
 	}
 	if (optind < argc)
 		bench_usage_error("unexpected argument \"%s\"", argv[optind]);
-	if (token && o.role != BENCH_CLIENT)
-		bench_usage_error("--token is the client's (-C): the server makes its own");
-	if (o.role == BENCH_CLIENT && !token)
-		bench_usage_error("--client needs --token: the one the server printed");
-	if (token)
-		bench_token(token, o.token);
 	if (!sized)
 		o.min_size = o.max_size = o.mode == BENCH_BW ? 1 << 20 : 8;
 	if (min_arg && max_arg && o.min_size > o.max_size)
@@ -428,6 +422,13 @@ int bench_opts_parse(int argc, char **argv, struct bench_opts *out)
 			"--plot goes to the server, which measures (gdx-bench -S --plot FILE)");
 	if (o.plot && !o.plot_from && o.mode == BENCH_CONN)
 		bench_usage_error("--plot draws the bw, rate and lat sweeps, not --mode conn");
+	/* the token last: "-" reads standard input, once the rest is known good */
+	if (token && o.role != BENCH_CLIENT)
+		bench_usage_error("--token is the client's (-C): the server makes its own");
+	if (o.role == BENCH_CLIENT && !token)
+		bench_usage_error("--client needs --token: the one the server printed");
+	if (token)
+		bench_token(token, o.token);
 	*out = o;
 	return 1;
 }
