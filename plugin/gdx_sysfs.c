@@ -48,8 +48,9 @@ static int gdx_sysfs_first_line(int fd, char *buf, size_t len)
 
 int gdx_sysfs_read_line(const char *path, char *buf, size_t len)
 {
-	return gdx_sysfs_first_line(gdx_file_open(AT_FDCWD, path, 0, GDX_SYSFS_FILE_MAX, NULL, 0),
-				    buf, len);
+	return gdx_sysfs_first_line(
+		gdx_file_open(AT_FDCWD, path, GDX_FILE_NOFOLLOW, GDX_SYSFS_FILE_MAX, NULL, 0), buf,
+		len);
 }
 
 /* rel inside root, opened as flags say (gdx_file_open_in). */
@@ -69,13 +70,14 @@ static int gdx_sysfs_open_in(const char *root, const char *rel, unsigned flags, 
 int gdx_sysfs_read_line_in(const char *root, const char *rel, char *buf, size_t len)
 {
 	buf[0] = '\0';
-	return gdx_sysfs_first_line(gdx_sysfs_open_in(root, rel, 0, GDX_SYSFS_FILE_MAX, NULL, 0),
-				    buf, len);
+	return gdx_sysfs_first_line(
+		gdx_sysfs_open_in(root, rel, GDX_FILE_NOFOLLOW, GDX_SYSFS_FILE_MAX, NULL, 0), buf,
+		len);
 }
 
 ssize_t gdx_sysfs_read_in(const char *root, const char *rel, void *buf, size_t len)
 {
-	int fd = gdx_sysfs_open_in(root, rel, 0, GDX_SYSFS_FILE_MAX, NULL, 0);
+	int fd = gdx_sysfs_open_in(root, rel, GDX_FILE_NOFOLLOW, GDX_SYSFS_FILE_MAX, NULL, 0);
 	size_t got = 0;
 	ssize_t n = 0;
 

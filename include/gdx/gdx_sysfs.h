@@ -18,16 +18,18 @@
 const char *gdx_sysfs_root(void);
 
 /* The first line of the file path (an absolute path: /proc's, which has no
- * saved trees), without its newline, into buf (empty on failure): 0,
- * -errno when it cannot be opened (-EINVAL: not a regular file), -EIO when
- * reading fails (sysfs answers EINVAL for an unpopulated attribute),
- * -ENODATA when it is empty. */
+ * saved trees; its last component never a link), without its newline, into
+ * buf (empty on failure): 0, -errno when it cannot be opened (-EINVAL: not
+ * a regular file; -ELOOP: a link), -EIO when reading fails (sysfs answers
+ * EINVAL for an unpopulated attribute), -ENODATA when it is empty. */
 int gdx_sysfs_read_line(const char *path, char *buf, size_t len);
 
-/* The same for rel inside the tree root ("/sys", a saved tree). */
+/* The same for rel inside the tree root ("/sys", a saved tree). An
+ * attribute is never a link: one as rel's last component is refused
+ * (-ELOOP), the links on the way to it resolved inside root. */
 int gdx_sysfs_read_line_in(const char *root, const char *rel, char *buf, size_t len);
-/* Up to len bytes of rel inside root (a device's config space): how many,
- * or -errno. */
+/* Up to len bytes of rel inside root (a device's config space; an
+ * attribute, no link): how many, or -errno. */
 ssize_t gdx_sysfs_read_in(const char *root, const char *rel, void *buf, size_t len);
 /* The whole of rel inside root, at most max bytes, into a malloc'd buffer
  * (the caller frees it), NUL-terminated: 0, or -errno with why said. */
