@@ -73,6 +73,30 @@ static void live_dir_remove(void)
 	ASSERT_EQ(system(cmd), 0);
 }
 
+/* body in a child of its own, the live directory made before it and
+ * removed after it whatever becomes of it: a failed check leaves no
+ * hundreds of MiB of files in /dev/shm (it ends its process at once). */
+static void in_live_dir(void (*body)(void))
+{
+	int status;
+	pid_t pid;
+
+	need_root();
+	live_dir_make();
+	fflush(stdout);
+	pid = fork();
+	ASSERT(pid >= 0);
+	if (pid == 0) {
+		body();
+		fflush(stdout);
+		_exit(0);
+	}
+	ASSERT_EQ(waitpid(pid, &status, 0), pid);
+	live_dir_remove();
+	if (!WIFEXITED(status) || WEXITSTATUS(status))
+		gdx_test_fail(__FILE__, __LINE__, "the test's body failed (said above)");
+}
+
 /* n processes of uid that wait until the pipe closes: their pids. */
 struct sleepers {
 	pid_t *pids;
@@ -297,7 +321,7 @@ static bool shows_pid(pid_t pid)
 }
 
 /* Attack 8: 200 processes' files with every slot in use. */
-static void test_top_200_full_files(void)
+static void test_top_200_full_files_body(void)
 {
 	struct sleepers atk, vic;
 	struct gdx_live *full = image_make(GDX_LIVE_COMMS, GDX_LIVE_RAILS),
@@ -307,8 +331,6 @@ static void test_top_200_full_files(void)
 	char note[128];
 	struct run r;
 
-	need_root();
-	live_dir_make();
 	sleepers_start(&vic, VICTIM, 2);
 	sleepers_start(&atk, ATTACKER, 200);
 	for (int i = 0; i < vic.n; i++)
@@ -350,12 +372,11 @@ static void test_top_200_full_files(void)
 	sleepers_stop(&vic);
 	free(full);
 	free(small);
-	live_dir_remove();
 }
 
 /* Attack 7: 1,100 valid files of the attacker, root's doctor at ulimit -n
  * 1024: the victim's processes are all shown. */
-static void test_1100_files_at_ulimit_1024(void)
+static void test_1100_files_at_ulimit_1024_body(void)
 {
 	struct sleepers atk, vic;
 	struct gdx_live *small = image_make(1, 1);
@@ -365,8 +386,6 @@ static void test_1100_files_at_ulimit_1024(void)
 	char note[128];
 	struct run r;
 
-	need_root();
-	live_dir_make();
 	sleepers_start(&atk, ATTACKER, 1100);
 	sleepers_start(&vic, VICTIM, 3);
 	/* the victim's first: tmpfs lists the newest first, the attacker's
@@ -391,20 +410,17 @@ static void test_1100_files_at_ulimit_1024(void)
 	sleepers_stop(&vic);
 	sleepers_stop(&atk);
 	free(small);
-	live_dir_remove();
 }
 
 /* Out of descriptors is the doctor's failure, said: at every limit the
  * victim's process is shown, or the doctor exits 70 naming EMFILE. */
-static void test_emfile_is_an_error(void)
+static void test_emfile_is_an_error_body(void)
 {
 	struct sleepers vic;
 	struct gdx_live *small = image_make(1, 1);
 	const char *args[] = {"hang", "--json", "--dir", live_dir, NULL};
 	int shown = 0, refused = 0;
 
-	need_root();
-	live_dir_make();
 	sleepers_start(&vic, VICTIM, 1);
 	file_write(VICTIM, vic.pids[0], small, false);
 	/* (below 6, the loader cannot open the doctor's libraries) */
@@ -427,7 +443,21 @@ static void test_emfile_is_an_error(void)
 	ASSERT(refused > 0 && shown > 0);
 	sleepers_stop(&vic);
 	free(small);
-	live_dir_remove();
+}
+
+static void test_top_200_full_files(void)
+{
+	in_live_dir(test_top_200_full_files_body);
+}
+
+static void test_1100_files_at_ulimit_1024(void)
+{
+	in_live_dir(test_1100_files_at_ulimit_1024_body);
+}
+
+static void test_emfile_is_an_error(void)
+{
+	in_live_dir(test_emfile_is_an_error_body);
 }
 
 GDX_TESTS_MAIN(TEST(test_top_200_full_files, 120), TEST(test_1100_files_at_ulimit_1024, 120),
