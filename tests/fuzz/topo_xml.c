@@ -44,6 +44,11 @@ const char *__lsan_default_suppressions(void)
 
 static char fuzz_path[64];
 
+static void fuzz_cleanup(void)
+{
+	unlink(fuzz_path);
+}
+
 /* The file the input makes (see the top of this file). */
 static void fuzz_write(int fd, const uint8_t *data, size_t size)
 {
@@ -82,6 +87,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fd = mkstemp(fuzz_path);
 		FUZZ_CHECK(fd >= 0);
 		close(fd);
+		atexit(fuzz_cleanup);
 	}
 	fd = open(fuzz_path, O_WRONLY | O_TRUNC);
 	FUZZ_CHECK(fd >= 0);

@@ -50,6 +50,11 @@ static int fuzz_rm(const char *path, const struct stat *st, int flag, struct FTW
 	return remove(path);
 }
 
+static void fuzz_cleanup(void)
+{
+	nftw(fuzz_base, fuzz_rm, 16, FTW_DEPTH | FTW_PHYS);
+}
+
 static void fuzz_setup(void)
 {
 	char path[128];
@@ -59,6 +64,7 @@ static void fuzz_setup(void)
 		return;
 	snprintf(fuzz_base, sizeof(fuzz_base), "/tmp/fuzz_tree_walk.XXXXXX");
 	FUZZ_CHECK(mkdtemp(fuzz_base) != NULL);
+	atexit(fuzz_cleanup);
 	snprintf(path, sizeof(path), "%s/outside", fuzz_base);
 	f = fopen(path, "w");
 	FUZZ_CHECK(f && fputs("not the tree's\n", f) >= 0 && fclose(f) == 0);
