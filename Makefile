@@ -105,8 +105,11 @@ $(NET_COST): $(BUILD)/tests/ref/net_cost.o
 .SECONDARY: $(TEST_LIB) $(FAKE_NIC) $(addsuffix .o,$(UNIT_TESTS) $(VM_TESTS) $(SW_TESTS) $(REF_TOOLS) $(NET_COST))
 
 # --plot-from and --plot-ref read gdx-bench -j's JSON with gdx-doctor's reader.
+# The archive gives what it shares with the plugin (the escaping, the files
+# a user names, the out-of-band interface -S binds to): only those objects
+# are taken from it, none that needs libibverbs or hwloc.
 $(BUILD)/gdx-bench: $(patsubst %.c,$(BUILD)/%.o,$(wildcard plugin/tools/gdx_bench*.c)) \
-		    $(BUILD)/plugin/tools/gdx_doctor_json.o $(BUILD)/plugin/gdx_escape.o
+		    $(BUILD)/plugin/tools/gdx_doctor_json.o $(ARCHIVE)
 	$(CC) $(LDFLAGS) -o $@ $^ -ldl -lm
 
 $(BUILD)/gdx-doctor: $(patsubst %.c,$(BUILD)/%.o,$(wildcard plugin/tools/gdx_doctor*.c)) $(ARCHIVE)
@@ -127,12 +130,17 @@ $(BUILD)/gdx-doctor: $(patsubst %.c,$(BUILD)/%.o,$(wildcard plugin/tools/gdx_doc
 #   log      gdx-doctor log's NCCL log parser (likewise)
 #   live     gdx-doctor top and hang, and the live files' reader, on a file
 #            its owner wrote (likewise)
+#   topo_xml the hwloc XML reader: deep nesting, huge files (the plugin's)
+#   tree_walk the saved-tree walker against openat2 RESOLVE_IN_ROOT, with
+#            links leading anywhere (the plugin's)
+#   hang_scale hang --merge on large jobs' reports, forged ones among them
+#            (the doctor's)
 # clang builds its own copy of the objects, with coverage, the sanitizers and
 # the debug invariants (GDX_DEBUG).
 FUZZ_CC      ?= clang
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
-FUZZ_PLUGIN  := wire connect ctrl
-FUZZ_DOCTOR  := json log live
+FUZZ_PLUGIN  := wire connect ctrl topo_xml tree_walk
+FUZZ_DOCTOR  := json log live hang_scale
 FUZZ_TARGETS := $(FUZZ_PLUGIN:%=$(BUILD)/tests/fuzz/%) $(FUZZ_DOCTOR:%=$(BUILD)/tests/fuzz/%)
 FUZZ_LIB     := $(patsubst %.c,$(BUILD)/fuzz/%.o,$(SRCS))
 FUZZ_DOCTOR_OBJS := $(patsubst %.c,$(BUILD)/fuzz/%.o,$(wildcard plugin/tools/gdx_doctor*.c))

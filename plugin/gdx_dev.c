@@ -81,28 +81,38 @@ static int gdx_dev_port_mbps(const char *ibdev, int port, const struct ibv_port_
 
 	if (mbps)
 		return mbps;
-	snprintf(path, sizeof(path), "%s/class/infiniband/%s/ports/%d/rate", gdx_sysfs_root(),
-		 ibdev, port);
-	return gdx_sysfs_read_line(path, rate, sizeof(rate)) ? 0 : gdx_dev_rate_mbps(rate);
+	snprintf(path, sizeof(path), "class/infiniband/%s/ports/%d/rate", ibdev, port);
+	return gdx_sysfs_read_line_in(gdx_sysfs_root(), path, rate, sizeof(rate))
+		       ? 0
+		       : gdx_dev_rate_mbps(rate);
 }
 
-/* The realpath of the device's PCI function, or NULL for a virtual device such
- * as rxe, whose "device" link is missing or not on the PCI bus. */
+/* The realpath of the device's PCI function ("/sys/devices/pci..."), or
+ * NULL for a virtual device such as rxe, whose "device" link is missing or
+ * not on the PCI bus. Its links resolved inside the sysfs root. */
 static char *gdx_dev_pci_path(const char *ibdev)
 {
-	char link[PATH_MAX + 32], real[PATH_MAX], subsys[PATH_MAX];
+	const char *root = gdx_sysfs_root();
+	char link[PATH_MAX + 32], real[PATH_MAX], subsys[PATH_MAX], *path;
 	const char *base;
+	size_t rl;
 
-	snprintf(link, sizeof(link), "%s/class/infiniband/%s/device", gdx_sysfs_root(), ibdev);
-	if (!realpath(link, real))
+	snprintf(link, sizeof(link), "class/infiniband/%s/device", ibdev);
+	if (gdx_sysfs_realpath_in(root, link, real, sizeof(real)))
 		return NULL;
 	snprintf(link, sizeof(link), "%s/subsystem", real);
-	if (!realpath(link, subsys))
+	if (gdx_sysfs_realpath_in(root, link, subsys, sizeof(subsys)))
 		return NULL;
 	base = strrchr(subsys, '/');
 	if (!base || strcmp(base, "/pci") != 0)
 		return NULL;
-	return strdup(real);
+	/* the path NCCL reads: the tree's root in front of the path inside it */
+	rl = strlen(root);
+	if (rl && root[rl - 1] == '/')
+		rl--;
+	if (asprintf(&path, "%.*s%s", (int)rl, root, real) < 0)
+		return NULL;
+	return path;
 }
 
 /* ", rail R plane P" for the INFO line, "" when the user gave neither. */

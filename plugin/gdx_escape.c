@@ -66,6 +66,13 @@ static bool gdx_shows_as_itself(uint32_t cp)
 		return false;
 	if (cp >= 0x2066 && cp <= 0x2069) /* isolates */
 		return false;
+	/* characters that show as nothing: the soft hyphen, the Mongolian vowel
+	 * separator, the zero-width space, non-joiner and joiner, the word joiner
+	 * and the invisible operators, and the zero-width no-break space (a byte
+	 * order mark): text hidden in a name, or two names that look alike */
+	if (cp == 0x00ad || cp == 0x180e || (cp >= 0x200b && cp <= 0x200d) ||
+	    (cp >= 0x2060 && cp <= 0x2064) || cp == 0xfeff)
+		return false;
 	return true;
 }
 

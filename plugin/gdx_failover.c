@@ -279,7 +279,7 @@ static void gdx_fo_fail_comm(struct gdx_comm *c)
 					c->run[r].why[0] ? c->run[r].why : "down");
 	if (!c->err)
 		GDX_WARN("%s: every rail of the connection with %s (%s) is down: %s", c->dev_name,
-			 c->peer, c->peer_dev, list);
+			 c->peer, GDX_LOG_QUOTED(c->peer_dev), list);
 	if (!c->err)
 		c->err = -ENETDOWN;
 }
@@ -335,8 +335,8 @@ int gdx_rail_failed(struct gdx_comm *c, int r, const char *why)
 			 "at %s: %s; %d rail(s) carry its traffic until it is back (check the "
 			 "link: ibv_devinfo -d %s)",
 			 c->dev_name, r, c->rails[r].dev->ibdev, c->rails[r].dev->ib_port,
-			 c->peer_dev, c->peer, gdx_clock_str(when, sizeof(when)), why, c->nlive,
-			 c->rails[r].dev->ibdev);
+			 GDX_LOG_QUOTED(c->peer_dev), c->peer, gdx_clock_str(when, sizeof(when)),
+			 why, c->nlive, c->rails[r].dev->ibdev);
 	} else {
 		uint32_t max = (uint32_t)gdx_params.recovery_max_ms;
 

@@ -122,10 +122,10 @@ static bool gdx_gdr_busid(const char *s, char out[GDX_TOPO_PCI_LEN])
 	return dom <= 0xfffff;
 }
 
-static void gdx_gdr_pci_file(const struct gdx_gdr_probe *p, const char *bdf, const char *file,
-			     char *path, size_t len)
+/* A PCI function's file, as a path inside the sysfs tree p->sysfs_root. */
+static void gdx_gdr_pci_file(const char *bdf, const char *file, char *path, size_t len)
 {
-	snprintf(path, len, "%s/bus/pci/devices/%s/%s", p->sysfs_root, bdf, file);
+	snprintf(path, len, "bus/pci/devices/%s/%s", bdf, file);
 }
 
 /* ---- host facts ---- */
@@ -141,13 +141,9 @@ static const struct {
 
 static void gdx_gdr_probe_peermem(struct gdx_gdr_probe *p)
 {
-	char path[PATH_MAX];
-
 	for (size_t i = 0; i < sizeof(gdx_gdr_peermem_markers) / sizeof(gdx_gdr_peermem_markers[0]);
 	     i++) {
-		snprintf(path, sizeof(path), "%s/%s", p->sysfs_root,
-			 gdx_gdr_peermem_markers[i].marker);
-		if (access(path, F_OK) == 0) {
+		if (gdx_sysfs_exists_in(p->sysfs_root, gdx_gdr_peermem_markers[i].marker)) {
 			p->peermem = true;
 			snprintf(p->peermem_name, sizeof(p->peermem_name), "%s",
 				 gdx_gdr_peermem_markers[i].name);
@@ -338,17 +334,16 @@ static enum gdx_gdr_iommu gdx_gdr_iommu_of(const struct gdx_gdr_probe *p, const 
 					   char *type, size_t len)
 {
 	char path[PATH_MAX];
-	struct stat st;
 
 	type[0] = '\0';
 	if (!bdf[0])
 		return GDX_GDR_IOMMU_OFF;
-	gdx_gdr_pci_file(p, bdf, "iommu_group", path, sizeof(path));
-	if (stat(path, &st))
+	gdx_gdr_pci_file(bdf, "iommu_group", path, sizeof(path));
+	if (!gdx_sysfs_exists_in(p->sysfs_root, path))
 		return GDX_GDR_IOMMU_OFF;
-	gdx_gdr_pci_file(p, bdf, "iommu_group/type", path, sizeof(path));
+	gdx_gdr_pci_file(bdf, "iommu_group/type", path, sizeof(path));
 	/* Kernels before 5.11 have no type file: the mode is on the command line. */
-	if (gdx_sysfs_read_line(path, type, len) || !type[0])
+	if (gdx_sysfs_read_line_in(p->sysfs_root, path, type, len) || !type[0])
 		return GDX_GDR_IOMMU_UNKNOWN;
 	return strcmp(type, "identity") ? GDX_GDR_IOMMU_TRANSLATING : GDX_GDR_IOMMU_IDENTITY;
 }
@@ -357,20 +352,20 @@ static enum gdx_gdr_iommu gdx_gdr_iommu_of(const struct gdx_gdr_probe *p, const 
 static uint64_t gdx_gdr_bar1_of(const struct gdx_gdr_probe *p, const char *bdf)
 {
 	unsigned long long start, end, flags;
-	char path[PATH_MAX], line[128];
-	uint64_t size = 0;
-	FILE *f;
+	char path[PATH_MAX], text[256], *line;
+	ssize_t n;
 
-	gdx_gdr_pci_file(p, bdf, "resource", path, sizeof(path));
-	f = fopen(path, "re");
-	if (!f)
+	gdx_gdr_pci_file(bdf, "resource", path, sizeof(path));
+	n = gdx_sysfs_read_in(p->sysfs_root, path, text, sizeof(text) - 1);
+	if (n <= 0)
 		return 0;
-	/* NVIDIA GPUs: BAR0 registers, BAR1 the framebuffer aperture. */
-	if (fgets(line, sizeof(line), f) && fgets(line, sizeof(line), f) &&
-	    sscanf(line, "%llx %llx %llx", &start, &end, &flags) == 3 && start && end > start)
-		size = end - start + 1;
-	fclose(f);
-	return size;
+	text[n] = '\0';
+	/* NVIDIA GPUs: BAR0 registers, BAR1 the framebuffer aperture: line 2 */
+	line = strchr(text, '\n');
+	if (line && sscanf(line + 1, "%llx %llx %llx", &start, &end, &flags) == 3 && start &&
+	    end > start)
+		return end - start + 1;
+	return 0;
 }
 
 /* The PCI function behind an RDMA device: the "device" link of its class
@@ -382,8 +377,9 @@ static void gdx_gdr_nic_pci(const struct gdx_gdr_probe *p, const char *ibdev,
 	const char *base;
 
 	out[0] = '\0';
-	snprintf(link, sizeof(link), "%s/class/infiniband/%s/device", p->sysfs_root, ibdev);
-	if (!realpath(link, real) || !strstr(real, "/devices/pci"))
+	snprintf(link, sizeof(link), "class/infiniband/%s/device", ibdev);
+	if (gdx_sysfs_realpath_in(p->sysfs_root, link, real, sizeof(real)) ||
+	    !strstr(real, "/devices/pci"))
 		return;
 	base = strrchr(real, '/');
 	if (base && !gdx_gdr_busid(base + 1, out))
@@ -415,13 +411,12 @@ static int gdx_gdr_cmp_name(const void *a, const void *b)
 /* Every RDMA device of the sysfs tree, mlx5_9 before mlx5_10. */
 static void gdx_gdr_list_nics(struct gdx_gdr_probe *p)
 {
-	char path[PATH_MAX], *names[GDX_GDR_MAX_NICS];
+	char *names[GDX_GDR_MAX_NICS];
 	struct dirent *e;
 	int n = 0;
 	DIR *d;
 
-	snprintf(path, sizeof(path), "%s/class/infiniband", p->sysfs_root);
-	d = opendir(path);
+	d = gdx_sysfs_opendir_in(p->sysfs_root, "class/infiniband");
 	if (!d)
 		return;
 	while ((e = readdir(d)) && n < GDX_GDR_MAX_NICS) {
@@ -450,18 +445,22 @@ struct gdx_gdr_chain {
 };
 
 /*
- * The PCI functions from the root bus down to bdf, read from the realpath of
- * <root>/bus/pci/devices/<bdf>, which nests every device below its bridges:
+ * The PCI functions from the root bus down to bdf, read from the path that
+ * <root>/bus/pci/devices/<bdf> resolves to inside the tree, which nests
+ * every device below its bridges:
  * ".../devices/pci0000:15/0000:15:01.0/0000:16:00.0/0000:17:01.0/0000:1b:00.0".
  */
 static int gdx_gdr_chain_of(const struct gdx_gdr_probe *p, const char *bdf, struct gdx_gdr_chain *c)
 {
 	char link[PATH_MAX], real[PATH_MAX], *s, *tok, *save;
 
+	int ret;
+
 	memset(c, 0, sizeof(*c));
-	snprintf(link, sizeof(link), "%s/bus/pci/devices/%s", p->sysfs_root, bdf);
-	if (!realpath(link, real))
-		return -errno;
+	snprintf(link, sizeof(link), "bus/pci/devices/%s", bdf);
+	ret = gdx_sysfs_realpath_in(p->sysfs_root, link, real, sizeof(real));
+	if (ret)
+		return ret;
 	s = strstr(real, "/devices/pci");
 	if (!s)
 		return -EINVAL;
@@ -484,17 +483,11 @@ static int gdx_gdr_acs_ctrl(const struct gdx_gdr_probe *p, const char *bdf)
 {
 	unsigned char cfg[GDX_PCI_EXT_CAP_END];
 	char path[PATH_MAX];
-	ssize_t n = 0, r;
 	unsigned off = GDX_PCI_EXT_CAP_START;
-	int fd;
+	ssize_t n;
 
-	gdx_gdr_pci_file(p, bdf, "config", path, sizeof(path));
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	while (n < (ssize_t)sizeof(cfg) && (r = read(fd, cfg + n, sizeof(cfg) - (size_t)n)) > 0)
-		n += r;
-	close(fd);
+	gdx_gdr_pci_file(bdf, "config", path, sizeof(path));
+	n = gdx_sysfs_read_in(p->sysfs_root, path, cfg, sizeof(cfg));
 	if (n < 256)
 		return -1;
 	/* A conventional function has 256 bytes and no extended capabilities. */
@@ -673,7 +666,8 @@ static void gdx_gdr_fact_nccl_here(void *arg)
 	((struct gdx_gdr_fact_ctx *)arg)->p->nccl_here = true;
 }
 
-static int gdx_gdr_read_facts(struct gdx_gdr_probe *p, const char *file, char *why, size_t why_len)
+static int gdx_gdr_read_facts(struct gdx_gdr_probe *p, const char *file, bool in_tree, char *why,
+			      size_t why_len)
 {
 	static const struct gdx_gdr_fact_ops ops = {
 		.kernel = gdx_gdr_fact_kernel,
@@ -695,7 +689,7 @@ static int gdx_gdr_read_facts(struct gdx_gdr_probe *p, const char *file, char *w
 	} else {
 		gdx_gdr_fact_cuda(&fc, 0, 0); /* no CUDA unless the file says so */
 	}
-	return gdx_gdr_facts_read(file, &ops, &fc, why, why_len);
+	return gdx_gdr_facts_read(in_tree ? p->sysfs_root : NULL, file, &ops, &fc, why, why_len);
 }
 
 /* ---- init ---- */
@@ -747,7 +741,7 @@ int gdx_gdr_probe_init(const struct gdx_gdr_opts *o, struct gdx_gdr_probe **p_ou
 			break;
 	gdx_gdr_list_nics(p);
 	if (o->facts) {
-		ret = gdx_gdr_read_facts(p, o->facts, why, why_len);
+		ret = gdx_gdr_read_facts(p, o->facts, o->facts_in_tree, why, why_len);
 	} else if (o->saved) {
 		/* A saved tree without facts: nothing of this machine stands in. */
 		p->cuda = GDX_GDR_CUDA_UNKNOWN;

@@ -2,11 +2,14 @@
 /* The facts file of the GPUDirect probe (tests only; gdx_gdr_facts.h). */
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <gdx/gdx_file.h>
 #include <gdx/gdx_gdr_facts.h>
+#include <gdx/gdx_sysfs.h>
 
 static const struct {
 	const char *name;
@@ -130,25 +133,35 @@ static int gdx_gdr_fact(char *line, const struct gdx_gdr_fact_ops *ops, void *ar
 	return 0;
 }
 
-int gdx_gdr_facts_read(const char *file, const struct gdx_gdr_fact_ops *ops, void *arg, char *why,
-		       size_t why_len)
+int gdx_gdr_facts_read(const char *root, const char *file, const struct gdx_gdr_fact_ops *ops,
+		       void *arg, char *why, size_t why_len)
 {
-	char line[256];
-	int lineno = 0, ret = 0;
-	FILE *f = fopen(file, "re");
+	char line[256], *text = NULL, *at, *end;
+	int lineno = 0, ret;
+	size_t len = 0;
 
-	if (!f) {
-		ret = -errno;
-		snprintf(why, why_len, "%s: %s", file, strerror(errno));
+	/* a user's file, maybe a saved tree's: read whole as a hostile input
+	 * (no FIFO waited on, no link out of the tree), at most its bound */
+	ret = root ? gdx_sysfs_read_file_in(root, file, GDX_GDR_FACTS_MAX, &text, &len, why,
+					    why_len)
+		   : gdx_file_read(AT_FDCWD, file, 0, GDX_GDR_FACTS_MAX, 0, &text, &len, why,
+				   why_len);
+	if (ret)
 		return ret;
-	}
-	while (!ret && fgets(line, sizeof(line), f)) {
+	for (at = text; !ret && at < text + len; at = end + (*end == '\n')) {
+		size_t n;
+
+		end = at + strcspn(at, "\n");
+		n = (size_t)(end - at) < sizeof(line) ? (size_t)(end - at) : sizeof(line) - 1;
+		memcpy(line, at, n);
+		line[n] = '\0';
 		lineno++;
-		line[strcspn(line, "#\n")] = '\0';
+		line[strcspn(line, "#")] = '\0';
 		ret = gdx_gdr_fact(line, ops, arg);
 		if (ret)
-			snprintf(why, why_len, "%s:%d: not a fact this probe knows", file, lineno);
+			snprintf(why, why_len, "%s%s%s:%d: not a fact this probe knows",
+				 root ? root : "", root ? "/" : "", file, lineno);
 	}
-	fclose(f);
+	free(text);
 	return ret;
 }

@@ -58,16 +58,15 @@ int gdx_gid_read_table(const char *sysfs_root, const char *dev, int port,
 		struct gdx_gid_entry *e = &table[n];
 		int ret;
 
-		snprintf(path, sizeof(path), "%s/class/infiniband/%s/ports/%d/gids/%d", sysfs_root,
-			 dev, port, i);
-		ret = gdx_sysfs_read_line(path, line, sizeof(line));
+		snprintf(path, sizeof(path), "class/infiniband/%s/ports/%d/gids/%d", dev, port, i);
+		ret = gdx_sysfs_read_line_in(sysfs_root, path, line, sizeof(line));
 		if (ret == -ENOENT)
 			break; /* past the end of the table */
 		if (ret || gdx_gid_parse(line, e->raw))
 			continue;
-		snprintf(path, sizeof(path), "%s/class/infiniband/%s/ports/%d/gid_attrs/types/%d",
-			 sysfs_root, dev, port, i);
-		if (gdx_sysfs_read_line(path, line, sizeof(line)))
+		snprintf(path, sizeof(path), "class/infiniband/%s/ports/%d/gid_attrs/types/%d", dev,
+			 port, i);
+		if (gdx_sysfs_read_line_in(sysfs_root, path, line, sizeof(line)))
 			continue; /* EINVAL: slot not populated */
 		e->index = i;
 		e->roce_version = strstr(line, "v2") ? 2 : 1;

@@ -441,26 +441,37 @@ static bool gdx_listen_shed_oldest(struct gdx_listen_comm *lc, const struct gdx_
 	}
 }
 
-/* The one line about connections closed unread: at once the first time,
- * then at most a second, and what is left when the listener closes. */
+/* The lines about connections closed unread: at once the first time,
+ * then at most a second, and what is left when the listener closes. Those
+ * that sent no hello, and apart (they may have sent one: it was never read)
+ * those refused while the queue held only handshakes that had shown the
+ * nonce. */
 static void gdx_listen_shed_tell(struct gdx_listen_comm *lc, bool closing)
 {
 	uint32_t n = lc->shed_silent + lc->shed_busy;
 	uint64_t now;
 
-	if (!n)
+	if (!n && !lc->shed_full)
 		return;
 	now = gdx_conn_now();
 	if (!closing && lc->shed_told && now < lc->shed_told_ms + GDX_SHED_TELL_MS)
 		return;
-	GDX_WARN("closed %u incoming connection(s) that sent no hello: %u past the %d ms hello "
-		 "deadline, %u over the bound of %d unproven per address and %d handshakes in "
-		 "all (the last from %s)%s",
-		 n, lc->shed_silent, gdx_accept_hello_ms(), lc->shed_busy,
-		 GDX_MAX_UNPROVEN_PER_ADDR, GDX_MAX_PENDING_ACCEPTS, lc->shed_last,
-		 closing ? ", before the listener closed" : "");
+	if (n)
+		GDX_WARN("closed %u incoming connection(s) that sent no hello: %u past the %d ms "
+			 "hello deadline, %u over the bound of %d unproven per address and %d "
+			 "handshakes in all (the last from %s)%s",
+			 n, lc->shed_silent, gdx_accept_hello_ms(), lc->shed_busy,
+			 GDX_MAX_UNPROVEN_PER_ADDR, GDX_MAX_PENDING_ACCEPTS, lc->shed_last,
+			 closing ? ", before the listener closed" : "");
+	if (lc->shed_full)
+		GDX_WARN("refused %u incoming connection(s) unread: the %d handshakes held had all "
+			 "shown the nonce, so none could make room (the last from %s; a real peer "
+			 "connects again)%s",
+			 lc->shed_full, GDX_MAX_PENDING_ACCEPTS, lc->full_last,
+			 closing ? ", before the listener closed" : "");
 	lc->shed_silent = 0;
 	lc->shed_busy = 0;
+	lc->shed_full = 0;
 	lc->shed_told = true;
 	lc->shed_told_ms = now;
 }
@@ -509,9 +520,12 @@ static bool gdx_listen_take(struct gdx_listen_comm *lc, int *budget)
 		gdx_sock_addr_str(&a->from, a->peer, sizeof(a->peer));
 		gdx_xfer_set(&a->xfer, &a->hello, sizeof(a->hello));
 		if (lc->npending == GDX_MAX_PENDING_ACCEPTS && !gdx_listen_shed_oldest(lc, NULL)) {
-			/* those held proved themselves meanwhile: this one goes */
-			lc->pending[lc->npending++] = a;
-			gdx_listen_shed(lc, lc->npending - 1, GDX_REFUSED_BUSY);
+			/* Those held proved themselves meanwhile, and the queue has
+			 * no room: this one is refused and closed, never stored. */
+			gdx_conn_refuse(a->fd, GDX_REFUSED_BUSY);
+			lc->shed_full++;
+			snprintf(lc->full_last, sizeof(lc->full_last), "%s", a->peer);
+			gdx_accept_free(a);
 			continue;
 		}
 		lc->pending[lc->npending++] = a;

@@ -72,13 +72,16 @@ static struct gdx_live *gdx_live_file(void)
 /* Field 22 of a /proc/PID/stat (path): when the process started, in clock
  * ticks since boot; 0 when it cannot be read (the process is gone). *state
  * gets field 3 when state is not NULL. */
-static uint64_t gdx_proc_start(const char *path, char *state)
+uint64_t gdx_proc_start(const char *path, char *state)
 {
 	char buf[1024], *p;
 	unsigned long long start = 0;
+	int ret = gdx_sysfs_read_line(path, buf, sizeof(buf));
 
-	if (gdx_sysfs_read_line(path, buf, sizeof(buf)))
+	if (ret) {
+		errno = -ret; /* the reader tells a process gone from no descriptor left */
 		return 0;
+	}
 	/* the command name may hold spaces and parentheses: after the last ')' */
 	p = strrchr(buf, ')');
 	if (!p || sscanf(p + 1,
@@ -92,7 +95,7 @@ static uint64_t gdx_proc_start(const char *path, char *state)
 /* The inode of this process's pid namespace: containers that share the
  * directory may run processes of the same pid, never of the same
  * namespace. 0 when /proc cannot say. */
-static unsigned long long gdx_live_pidns(void)
+unsigned long long gdx_live_pidns(void)
 {
 	struct stat st;
 
@@ -107,7 +110,7 @@ static void gdx_live_name_of(int pid, unsigned long long ns, unsigned long long 
 
 /* The pid and namespace of a name gdx_live_name_of made; false for any
  * other name, however close. */
-static bool gdx_live_name_parse(const char *name, int *pid, unsigned long long *ns)
+bool gdx_live_name_parse(const char *name, int *pid, unsigned long long *ns)
 {
 	char again[GDX_LIVE_NAME_MAX];
 	unsigned long long rnd;
@@ -119,7 +122,7 @@ static bool gdx_live_name_parse(const char *name, int *pid, unsigned long long *
 }
 
 /* The uid in a per-user directory's name, written as gdx_live_open writes it. */
-static bool gdx_live_user_dir_parse(const char *name, unsigned *uid)
+bool gdx_live_user_dir_parse(const char *name, unsigned *uid)
 {
 	char again[32];
 
@@ -552,244 +555,4 @@ void gdx_live_rail(struct gdx_comm *c, int r, uint32_t state, uint64_t now, uint
 	c->live->rails[r].state = state;
 	c->live->rails[r].since_ms = now;
 	c->live->rails[r].downs = downs;
-}
-
-/* ---- the reader's side ---- */
-
-/* Each wait in words, and as the key a report names it by (hang --merge). */
-static const char *const gdx_live_wait_names[][2] = {
-	[GDX_LIVE_IDLE] = {"idle", "idle"},
-	[GDX_LIVE_WAIT_CTS] = {"clear-to-send not received", "cts"},
-	[GDX_LIVE_WAIT_COMPLETION] = {"completion not yet seen", "completion"},
-	[GDX_LIVE_WAIT_DATA] = {"data not received", "data"},
-	[GDX_LIVE_PEER_CLOSED] = {"peer closed", "peer_closed"},
-	[GDX_LIVE_FAILED] = {"failed", "failed"},
-};
-
-const char *gdx_live_wait_name(uint32_t wait)
-{
-	return wait < sizeof(gdx_live_wait_names) / sizeof(gdx_live_wait_names[0])
-		       ? gdx_live_wait_names[wait][0]
-		       : "?";
-}
-
-const char *gdx_live_wait_key(uint32_t wait)
-{
-	return wait < sizeof(gdx_live_wait_names) / sizeof(gdx_live_wait_names[0])
-		       ? gdx_live_wait_names[wait][1]
-		       : "unknown";
-}
-
-/* The effective uid of process pid, from /proc/PID/status (/proc/PID itself
- * is root's when the process is not dumpable); -1 when it cannot be read. */
-static long gdx_proc_euid(int pid)
-{
-	char path[64], buf[2048], *p;
-	unsigned long real, eff;
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	p = strstr(buf, "\nUid:");
-	if (!p || sscanf(p, "\nUid: %lu %lu", &real, &eff) != 2)
-		return -1;
-	return (long)eff;
-}
-
-/* The file name of user uid's directory udfd into v, when it is the live
- * file of a process of that user's in pid namespace ns (gdx_live_scan):
- * 0, else -errno why it is left out. */
-static int gdx_live_read_one(int udfd, const char *name, unsigned uid, unsigned long long ns,
-			     struct gdx_live_view *v)
-{
-	char stat_path[64], state = 0;
-	unsigned long long file_ns;
-	struct gdx_live_hdr h;
-	struct stat st;
-	int pid, fd, ret;
-
-	if (!gdx_live_name_parse(name, &pid, &file_ns))
-		return -EPROTO;
-	if (file_ns != ns)
-		return -ESRCH; /* its pid is another process's here */
-	fd = openat(udfd, name, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	ret = -EPROTO; /* another layout, not whole yet, or not a file of one user's */
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != uid || st.st_nlink != 1 ||
-	    st.st_size != (off_t)sizeof(struct gdx_live))
-		goto err_close;
-	if (pread(fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h) ||
-	    memcmp(h.magic, GDX_LIVE_MAGIC, sizeof(GDX_LIVE_MAGIC)) ||
-	    h.layout != GDX_LIVE_LAYOUT || h.size != sizeof(struct gdx_live) ||
-	    h.ncomms != GDX_LIVE_COMMS || h.pid != pid)
-		goto err_close;
-	ret = -ESRCH;
-	snprintf(stat_path, sizeof(stat_path), "/proc/%d/stat", pid);
-	if (gdx_proc_start(stat_path, &state) != h.proc_start)
-		goto err_close;
-	/* a file speaks for a process only when its owner runs that process */
-	ret = -EPERM;
-	if (gdx_proc_euid(pid) != (long)uid)
-		goto err_close;
-	snprintf(v->name, sizeof(v->name), "%s", name);
-	v->uid = uid;
-	v->fd = fd;
-	v->hdr = h;
-	v->stopped = state == 'T' || state == 't';
-	return 0;
-err_close:
-	close(fd);
-	return ret;
-}
-
-/* What a scan has found so far. */
-struct gdx_live_found {
-	struct gdx_live_view *v;
-	int n, skipped;
-	unsigned long long ns; /* the reader's pid namespace */
-};
-
-/* Takes the view just read, f->v[f->n], unless a file taken before names
- * the same process: a process has one file, but its owner may copy it, and
- * a program it exec'd may have left one behind. Of two, the newer is taken
- * and the other left out: a process is shown once. */
-static void gdx_live_take(struct gdx_live_found *f)
-{
-	struct gdx_live_view *nv = &f->v[f->n];
-
-	for (int i = 0; i < f->n; i++) {
-		if (f->v[i].hdr.pid != nv->hdr.pid)
-			continue;
-		f->skipped++;
-		if (nv->hdr.created_ms > f->v[i].hdr.created_ms) {
-			close(f->v[i].fd);
-			f->v[i] = *nv;
-		} else {
-			close(nv->fd);
-		}
-		return;
-	}
-	f->n++;
-}
-
-/* Reads every file of user uid's directory dname in dfd into f. */
-static void gdx_live_scan_user(int dfd, const char *dname, unsigned uid, struct gdx_live_found *f)
-{
-	int udfd = openat(dfd, dname, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	struct dirent *e;
-	struct stat st;
-	DIR *d = NULL;
-	int it;
-
-	if (udfd < 0) {
-		f->skipped++; /* not a directory: not made by the plugin */
-		return;
-	}
-	/* one another user could write in says nothing of its files */
-	if (fstat(udfd, &st) || st.st_uid != uid || (st.st_mode & 077)) {
-		f->skipped++;
-		goto out;
-	}
-	it = openat(udfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	d = it >= 0 ? fdopendir(it) : NULL;
-	if (!d) {
-		if (it >= 0)
-			close(it);
-		f->skipped++;
-		goto out;
-	}
-	while ((e = readdir(d))) {
-		struct gdx_live_view *nv;
-
-		if (strncmp(e->d_name, GDX_LIVE_PREFIX, strlen(GDX_LIVE_PREFIX)))
-			continue;
-		nv = realloc(f->v, (size_t)(f->n + 1) * sizeof(*f->v));
-		if (!nv)
-			break;
-		f->v = nv;
-		if (gdx_live_read_one(udfd, e->d_name, uid, f->ns, &f->v[f->n]))
-			f->skipped++;
-		else
-			gdx_live_take(f);
-	}
-	closedir(d);
-out:
-	close(udfd);
-}
-
-int gdx_live_scan(const char *dir, struct gdx_live_view **out, int *skipped)
-{
-	const char *where = dir ? dir : gdx_live_dir();
-	struct gdx_live_found f = {.ns = gdx_live_pidns()};
-	unsigned me = (unsigned)geteuid();
-	int dfd, it, ret;
-	struct dirent *e;
-	DIR *d;
-
-	*out = NULL;
-	*skipped = 0;
-	dfd = open(where, O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_CLOEXEC);
-	if (dfd < 0)
-		return -errno;
-	it = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	d = it >= 0 ? fdopendir(it) : NULL;
-	if (!d) {
-		ret = -errno;
-		if (it >= 0)
-			close(it);
-		close(dfd);
-		return ret;
-	}
-	while ((e = readdir(d))) {
-		struct stat st;
-		unsigned uid;
-
-		if (gdx_live_user_dir_parse(e->d_name, &uid)) {
-			if (me == 0 || uid == me)
-				gdx_live_scan_user(dfd, e->d_name, uid, &f);
-		} else if (!strncmp(e->d_name, GDX_LIVE_PREFIX, strlen(GDX_LIVE_PREFIX)) &&
-			   !fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) &&
-			   S_ISREG(st.st_mode) && (me == 0 || st.st_uid == me)) {
-			f.skipped++; /* an older plugin's, never opened */
-		}
-	}
-	closedir(d);
-	close(dfd);
-	*out = f.v;
-	*skipped = f.skipped;
-	return f.n;
-}
-
-void gdx_live_unscan(struct gdx_live_view *v, int n)
-{
-	for (int i = 0; i < n; i++)
-		close(v[i].fd);
-	free(v);
-}
-
-bool gdx_live_copy(const struct gdx_live_view *v, int i, struct gdx_live_comm *out)
-{
-	off_t at = (off_t)(offsetof(struct gdx_live, comms) + (size_t)i * sizeof(*out));
-	uint32_t before[2], after[2]; /* role, gen */
-
-	if (i < 0 || i >= GDX_LIVE_COMMS ||
-	    pread(v->fd, before, sizeof(before), at) != (ssize_t)sizeof(before) ||
-	    (before[0] != GDX_LIVE_SEND && before[0] != GDX_LIVE_RECV))
-		return false;
-	if (pread(v->fd, out, sizeof(*out), at) != (ssize_t)sizeof(*out) ||
-	    pread(v->fd, after, sizeof(after), at) != (ssize_t)sizeof(after))
-		return false;
-	/* gen only grows: the same before and after means no claim or release
-	 * came between, whatever order the copy read the slot in */
-	return !memcmp(before, after, sizeof(before)) && out->role == before[0] &&
-	       out->gen == before[1];
 }

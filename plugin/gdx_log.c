@@ -36,17 +36,22 @@ void gdx_log(ncclDebugLogLevel level, unsigned long flags, const char *where, in
 	     const char *fmt, ...)
 {
 	int saved = errno;
-	char buf[1024];
+	char buf[1024], line_out[2048];
 	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
+	/* One line of printable ASCII, whatever the values it names hold: an
+	 * NCCL_GDX_* value, a path or a name from the environment cannot add a
+	 * line to the job's log nor act on the terminal that shows it. The
+	 * plugin's own words are printable ASCII and stay as they are. */
+	gdx_log_sanitize(line_out, sizeof(line_out), buf, sizeof(buf));
 
 	if (gdx_logger)
-		gdx_logger(level, flags, where, line, "%s", buf);
+		gdx_logger(level, flags, where, line, "%s", line_out);
 	else if ((int)level <= gdx_log_stderr_level())
-		fprintf(stderr, "%s%s\n", level == NCCL_LOG_WARN ? "WARN " : "", buf);
+		fprintf(stderr, "%s%s\n", level == NCCL_LOG_WARN ? "WARN " : "", line_out);
 	errno = saved;
 }
 
@@ -75,4 +80,42 @@ char *gdx_log_sanitize(char *dst, size_t dst_len, const char *src, size_t src_le
 	}
 	dst[out] = '\0';
 	return dst;
+}
+
+const char *gdx_log_quote(char *buf, size_t len, const char *name)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t out = 0;
+
+	if (len < 3) {
+		if (len)
+			buf[0] = '\0';
+		return buf;
+	}
+	buf[out++] = '"';
+	/* room kept for the closing quote and the terminator */
+	for (; *name; name++) {
+		unsigned char ch = (unsigned char)*name;
+		char one[4];
+		size_t n = 0;
+
+		if (ch == '"' || ch == '\\') {
+			one[n++] = '\\';
+			one[n++] = (char)ch;
+		} else if (ch >= 0x20 && ch < 0x7f) {
+			one[n++] = (char)ch;
+		} else {
+			one[n++] = '\\';
+			one[n++] = 'x';
+			one[n++] = hex[ch >> 4];
+			one[n++] = hex[ch & 15];
+		}
+		if (out + n + 2 > len)
+			break;
+		memcpy(buf + out, one, n);
+		out += n;
+	}
+	buf[out++] = '"';
+	buf[out] = '\0';
+	return buf;
 }

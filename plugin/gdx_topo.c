@@ -521,6 +521,11 @@ const char *gdx_topo_hostname(const struct gdx_topo *t)
 
 int gdx_topo_load(const char *xml, struct gdx_topo **topo_p, char *why, size_t why_len)
 {
+	return gdx_topo_load_fd(-1, xml, topo_p, why, why_len);
+}
+
+int gdx_topo_load_fd(int fd, const char *xml, struct gdx_topo **topo_p, char *why, size_t why_len)
+{
 	struct gdx_topo_scan scan = {0};
 	struct gdx_topo *t = NULL;
 	size_t cells;
@@ -532,7 +537,7 @@ int gdx_topo_load(const char *xml, struct gdx_topo **topo_p, char *why, size_t w
 		gdx_topo_why(why, why_len, "out of memory");
 		return -ENOMEM;
 	}
-	ret = gdx_topo_read(&scan.h, xml, why, why_len);
+	ret = gdx_topo_read(&scan.h, fd, xml, why, why_len);
 	if (ret)
 		goto out;
 	ret = gdx_topo_collect(t, &scan);

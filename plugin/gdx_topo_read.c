@@ -15,6 +15,7 @@
 
 #include <hwloc.h>
 
+#include <gdx/gdx_file.h>
 #include <gdx/gdx_topo_read.h>
 
 void gdx_topo_why(char *why, size_t len, const char *fmt, ...)
@@ -34,83 +35,99 @@ void gdx_topo_why(char *why, size_t len, const char *fmt, ...)
 
 /*
  * The file, whole and NUL-terminated, with 3 spare bytes for what
- * gdx_topo_xml_tidy() adds. hwloc says only "failed" about a file it cannot
- * parse, so a missing, unreadable, oversized or directory path is told apart
- * here first.
+ * gdx_topo_xml_tidy() adds; read from fd when it is not -1 (opened and
+ * checked by the caller), else opened here as a hostile input: a FIFO, a
+ * device or a socket in its place is refused without waiting on it, and
+ * nothing past the bound is read. hwloc says only "failed" about a file it
+ * cannot parse, so a missing, unreadable, oversized or directory path is
+ * told apart here first.
  */
-static int gdx_topo_slurp(const char *xml, char **buf_p, size_t *len_p, char *why, size_t why_len)
+static int gdx_topo_slurp(int fd, const char *xml, char **buf_p, size_t *len_p, char *why,
+			  size_t why_len)
 {
-	size_t len = 0, cap = 0;
-	char *buf = NULL;
-	struct stat st;
-	int fd = open(xml, O_RDONLY | O_CLOEXEC), ret = 0;
+	int ret =
+		fd >= 0 ? gdx_file_read_fd(fd, xml, GDX_TOPO_XML_MAX, 3, buf_p, len_p, why, why_len)
+			: gdx_file_read(AT_FDCWD, xml, 0, GDX_TOPO_XML_MAX, 3, buf_p, len_p, why,
+					why_len);
 
-	if (fd < 0) {
-		ret = -errno;
-		gdx_topo_why(why, why_len, "%s: %s", xml, strerror(errno));
-		return ret;
-	}
-	if (fstat(fd, &st)) {
-		ret = -errno;
-		gdx_topo_why(why, why_len, "%s: %s", xml, strerror(errno));
-		goto out;
-	}
-	if (S_ISDIR(st.st_mode)) {
-		ret = -EINVAL;
+	if (ret == -EISDIR) {
 		gdx_topo_why(why, why_len, "%s is a directory, not an hwloc XML file", xml);
-		goto out;
+		return -EINVAL;
 	}
-	/* A regular file says its size; anything else is read up to the bound. */
-	if (S_ISREG(st.st_mode) && st.st_size > GDX_TOPO_XML_MAX)
-		len = (size_t)st.st_size;
-	while (len <= GDX_TOPO_XML_MAX) {
-		ssize_t n;
-
-		/* Read while 4 bytes stay spare; the buffer grows to at most
-		 * the bound + 8, so a file past the bound is found out. */
-		if (cap - len <= 4) {
-			size_t want = cap ? 2 * cap : 64 << 10;
-			char *more;
-
-			if (want > GDX_TOPO_XML_MAX + 8)
-				want = GDX_TOPO_XML_MAX + 8;
-			if (want <= cap)
-				break;
-			more = realloc(buf, want);
-			if (!more) {
-				ret = -ENOMEM;
-				gdx_topo_why(why, why_len, "out of memory");
-				goto out;
-			}
-			buf = more;
-			cap = want;
-		}
-		n = read(fd, buf + len, cap - len - 4);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			ret = -errno;
-			gdx_topo_why(why, why_len, "%s: %s", xml, strerror(errno));
-			goto out;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
-	if (len > GDX_TOPO_XML_MAX) {
-		ret = -EFBIG;
+	if (ret == -EFBIG)
 		gdx_topo_why(why, why_len, "%s is larger than %d MiB: not an hwloc XML topology",
 			     xml, GDX_TOPO_XML_MAX >> 20);
-		goto out;
-	}
-	buf[len] = '\0';
-	*buf_p = buf;
-	*len_p = len;
-	buf = NULL;
-out:
-	free(buf);
-	close(fd);
 	return ret;
+}
+
+/* How deep hwloc's XML import may recurse: a machine nests a few dozen
+ * levels (Machine, Package, Die, Group, L3 to L1, Core, PU; a PCI tree a
+ * few bridges deep), far below this. hwloc reads each level with a call of
+ * its own, so a file nested 100,000 deep would overflow the stack of
+ * whatever thread loads it: such a file is refused here, before hwloc sees
+ * it. */
+#define GDX_TOPO_XML_DEPTH_MAX 256
+
+/*
+ * The deepest nesting of elements in buf (NUL-terminated), up to the
+ * first past max: an element's start tag (not "/>") one level more, its end
+ * tag one less; comments, CDATA, declarations and processing instructions
+ * none; quoted attribute values skipped whole. 0 when the depth stays
+ * within max, else -E2BIG with *line set to the line where it went past.
+ */
+static int gdx_topo_xml_depth(const char *buf, int max, int *line)
+{
+	int depth = 0, ln = 1;
+	const char *p = buf;
+
+	while (*p) {
+		const char *end;
+
+		if (*p != '<') {
+			ln += *p++ == '\n';
+			continue;
+		}
+		if (!strncmp(p, "<!--", 4))
+			end = strstr(p + 4, "-->");
+		else if (!strncmp(p, "<![CDATA[", 9))
+			end = strstr(p + 9, "]]>");
+		else if (p[1] == '?')
+			end = strstr(p + 2, "?>");
+		else
+			end = NULL;
+		if (end || p[1] == '!' || p[1] == '/') {
+			/* a comment, CDATA, a declaration or an end tag */
+			if (!end)
+				end = strchr(p, '>');
+			if (!end)
+				return 0; /* cut short: hwloc says so */
+			if (p[1] == '/')
+				depth--;
+			for (; p < end; p++)
+				ln += *p == '\n';
+			continue;
+		}
+		/* a start tag: its attributes' quoted values may hold '>' */
+		for (p++; *p && *p != '>'; p++) {
+			if (*p == '"' || *p == '\'') {
+				const char *q = strchr(p + 1, *p);
+
+				if (!q)
+					return 0;
+				for (; p < q; p++)
+					ln += *p == '\n';
+			}
+			ln += *p == '\n';
+		}
+		if (!*p)
+			return 0;
+		if (p[-1] != '/' && ++depth > max) {
+			*line = ln;
+			return -E2BIG;
+		}
+		p++;
+	}
+	return 0;
 }
 
 static size_t gdx_topo_skip_space(const char *s, size_t i)
@@ -320,7 +337,7 @@ static void gdx_topo_xml_refused(const char *xml, const char *buf, char *why, si
 	}
 }
 
-int gdx_topo_read(hwloc_topology_t *h, const char *xml, char *why, size_t why_len)
+int gdx_topo_read(hwloc_topology_t *h, int fd, const char *xml, char *why, size_t why_len)
 {
 	size_t len = 0;
 	char *buf = NULL;
@@ -328,7 +345,7 @@ int gdx_topo_read(hwloc_topology_t *h, const char *xml, char *why, size_t why_le
 	int ret = 0, line = 0;
 
 	if (xml) {
-		ret = gdx_topo_slurp(xml, &buf, &len, why, why_len);
+		ret = gdx_topo_slurp(fd, xml, &buf, &len, why, why_len);
 		if (ret)
 			return ret;
 		tidy = gdx_topo_xml_tidy(buf, len, &line);
@@ -337,6 +354,14 @@ int gdx_topo_read(hwloc_topology_t *h, const char *xml, char *why, size_t why_le
 				     "%s is not an hwloc XML topology: the XML comment that starts "
 				     "on line %d is never closed",
 				     xml, line);
+			ret = -EINVAL;
+			goto out;
+		}
+		if (gdx_topo_xml_depth(buf, GDX_TOPO_XML_DEPTH_MAX, &line)) {
+			gdx_topo_why(why, why_len,
+				     "%s is not an hwloc XML topology: its elements nest deeper "
+				     "than %d levels (line %d), where a machine's nest a few dozen",
+				     xml, GDX_TOPO_XML_DEPTH_MAX, line);
 			ret = -EINVAL;
 			goto out;
 		}

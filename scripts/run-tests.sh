@@ -94,7 +94,9 @@ run_fuzz() {
 # wire: the network's bytes and the acceptor; connect: the connector against
 # hostile answers; ctrl: what a peer writes by RDMA; json and log:
 # gdx-doctor's readers of other nodes' reports and of NCCL logs; live: top
-# and hang on a live file its owner wrote.
+# and hang on a live file its owner wrote; topo_xml: the hwloc XML reader
+# (deep, huge); tree_walk: the saved-tree walker against openat2; hang_scale:
+# hang --merge on large jobs' reports, forged ones among them.
 run_fuzzers() {
 	run_fuzz wire 60
 	run_fuzz connect 30
@@ -102,6 +104,9 @@ run_fuzzers() {
 	run_fuzz json 20 -timeout=10
 	run_fuzz log 20 -timeout=10
 	run_fuzz live 20 -timeout=10
+	run_fuzz topo_xml 15 -timeout=10
+	run_fuzz tree_walk 15 -timeout=10
+	run_fuzz hang_scale 15 -timeout=10
 }
 
 # summary_ok PROG RC (tests/lib/summary.sh)

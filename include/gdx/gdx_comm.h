@@ -381,12 +381,14 @@ struct gdx_listen_comm {
 	int npending;
 	struct gdx_accept *pending[GDX_MAX_PENDING_ACCEPTS];
 	uint64_t taken; /* connections taken from the backlog: each one's age */
-	/* Connections closed unread for sending no hello (gdx_listen.c), told in
-	 * one line at most a second: how many since the last line, and why. */
-	uint32_t shed_silent, shed_busy;
+	/* Connections closed unread (gdx_listen.c), told in one line at most a
+	 * second: how many since the last line, and why: no hello by the
+	 * deadline, the oldest unproven one over a bound, or the newest while
+	 * every handshake held had shown the nonce (the queue full). */
+	uint32_t shed_silent, shed_busy, shed_full;
 	bool shed_told;
 	uint64_t shed_told_ms;
-	char shed_last[64];
+	char shed_last[64], full_last[64];
 };
 
 /* The receive comm behind a comm known to be one (kind GDX_KIND_RECV). */

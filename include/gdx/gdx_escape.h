@@ -15,8 +15,10 @@
 #include <stdio.h>
 
 /* Characters that do not show as themselves: the C0 controls and DEL, the
- * C1 controls, the line and paragraph separators and the bidirectional
- * controls; and bytes that are not UTF-8. */
+ * C1 controls, the line and paragraph separators, the bidirectional
+ * controls, and those that show as nothing (the soft hyphen, the zero-width
+ * ones, the word joiner, the invisible operators, the byte order mark); and
+ * bytes that are not UTF-8. */
 enum gdx_escape {
 	/* printable ASCII and UTF-8 as they are, a backslash as \\, every byte of
 	 * anything else as \xNN */

@@ -114,6 +114,7 @@ struct gdx_gdr_opts {
 	const struct gdx_topo *topo; /* borrowed; NULL: loaded from xml */
 	const char *xml;	     /* hwloc XML when topo is NULL; NULL: this machine */
 	const char *facts;	     /* a facts file replaces the live probes (a saved tree's) */
+	bool facts_in_tree;	     /* facts is a path inside sysfs_root, resolved there */
 	/* A saved tree (sysfs_root not this machine's): what neither it nor its
 	 * facts say is unknown (kernel, memlock, CUDA), never this machine's. */
 	bool saved;

@@ -38,10 +38,16 @@ struct gdx_gdr_fact_ops {
 	void (*nccl_here)(void *arg);
 };
 
-/* Reads file, calling ops per fact. Returns 0, -errno when it cannot be
- * read, or -EINVAL for a line that is not a fact; why says which. */
-int gdx_gdr_facts_read(const char *file, const struct gdx_gdr_fact_ops *ops, void *arg, char *why,
-		       size_t why_len);
+/* A facts file is a few lines; a larger file is not one. */
+#define GDX_GDR_FACTS_MAX (1 << 20)
+
+/* Reads file (root NULL), or file inside the saved tree root, resolved
+ * there (gdx_sysfs.h), as a hostile input, calling ops per fact. Returns
+ * 0, -errno when it cannot be read (-EINVAL: not a regular file; -EFBIG:
+ * past GDX_GDR_FACTS_MAX), or -EINVAL for a line that is not a fact; why
+ * says which. */
+int gdx_gdr_facts_read(const char *root, const char *file, const struct gdx_gdr_fact_ops *ops,
+		       void *arg, char *why, size_t why_len);
 
 /* "EBADF", "EOPNOTSUPP", ... for the errnos a DMA-BUF probe or registration
  * sees; NULL for others. */

@@ -43,36 +43,16 @@ static inline void gdx_live_latency(struct gdx_live_rail *r, uint64_t ticks)
 /* A rail changed state (gdx_failover.c). */
 void gdx_live_rail(struct gdx_comm *c, int rail, uint32_t state, uint64_t now_ms, uint32_t downs);
 
-/* Reader side (gdx-doctor). Nothing in a file is trusted: its owner may
- * write anything there, change it or cut it short at any time. */
-struct gdx_live_view {
-	char name[GDX_LIVE_NAME_MAX]; /* the file's, in its user's directory */
-	unsigned uid;		      /* the file's owner, and its process's */
-	int fd;			      /* read-only, for gdx_live_copy */
-	struct gdx_live_hdr hdr;      /* a copy, read at the scan */
-	bool stopped;		      /* the process is stopped (SIGSTOP, a debugger) */
-};
-/*
- * The live files in dir (NULL: the default) this user may read: root reads
- * every user's directory, any other user only their own. A file is taken when its
- * directory and the file are its user's alone, it is a regular file of this
- * layout, the pid in its header is the one in its name, that process runs in
- * this pid namespace, is the file owner's and started when the header says;
- * one file a process (of two naming it, the newer by created_ms). *out gets
- * a malloc'd array. Returns how many, or -errno (dir unreadable). Those left
- * out are counted in *skipped: files of ended processes, of another layout
- * or namespace, of a process another user runs, a second file of a process,
- * and the files of older plugins, in dir itself (never opened).
- */
-int gdx_live_scan(const char *dir, struct gdx_live_view **out, int *skipped);
-void gdx_live_unscan(struct gdx_live_view *v, int n);
-/* A consistent copy of slot i, read from the file: false when it is free,
- * changed meanwhile (read it again) or cannot be read whole (the file was
- * cut). */
-bool gdx_live_copy(const struct gdx_live_view *v, int i, struct gdx_live_comm *out);
-const char *gdx_live_wait_name(uint32_t wait);
-/* The same as a report's key: idle, cts, completion, data, peer_closed, failed. */
-const char *gdx_live_wait_key(uint32_t wait);
+/* Shared with the reader (gdx_live_read.c). The start time of a process,
+ * field 22 of its /proc/PID/stat (path), and its state (field 3) into
+ * *state when state is not NULL: 0 when it cannot be read (errno says why). */
+uint64_t gdx_proc_start(const char *path, char *state);
+/* The inode of this process's pid namespace; 0 when /proc cannot say. */
+unsigned long long gdx_live_pidns(void);
+/* The pid and namespace of a live file's name; false for any other name. */
+bool gdx_live_name_parse(const char *name, int *pid, unsigned long long *ns);
+/* The uid of a per-user directory's name; false for any other name. */
+bool gdx_live_user_dir_parse(const char *name, unsigned *uid);
 /* The directory in use: NCCL_GDX_LIVE_DIR or /dev/shm. */
 const char *gdx_live_dir(void);
 

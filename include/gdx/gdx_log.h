@@ -26,7 +26,10 @@
  * NCCL_DEBUG is INFO or TRACE. */
 void gdx_log_set(ncclDebugLogger_t fn);
 
-/* Saves and restores errno, so "GDX_WARN(...); return -errno;" stays correct. */
+/* Saves and restores errno, so "GDX_WARN(...); return -errno;" stays correct.
+ * The line is one of printable ASCII: every other byte of it (of a value
+ * from the environment, a path, a name) is written as \xNN, as
+ * gdx_log_sanitize() writes it. */
 void gdx_log(ncclDebugLogLevel level, unsigned long flags, const char *where, int line,
 	     const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 
@@ -40,6 +43,20 @@ void gdx_log(ncclDebugLogLevel level, unsigned long flags, const char *where, in
  * dst and src may not overlap. Returns dst.
  */
 char *gdx_log_sanitize(char *dst, size_t dst_len, const char *src, size_t src_len);
+
+/*
+ * A name another party chose (a peer's device name), as a log line shows
+ * it: between double quotes, a quote or a backslash in it as \" and \\,
+ * any byte that is not printable ASCII as \xNN; so that what follows the
+ * closing quote is the plugin's own words, whatever the name holds (" at
+ * 0: " included: gdx-doctor log reads the cause after it). At most len - 1
+ * bytes, always closed and terminated, an escape never cut. Returns buf.
+ */
+const char *gdx_log_quote(char *buf, size_t len, const char *name);
+/* The quoted name in a buffer of the statement's own (GDX_LOG_QUOTE_MAX:
+ * a 64-byte name escaped whole), for a log call's arguments. */
+#define GDX_LOG_QUOTE_MAX    (4 * 64 + 3)
+#define GDX_LOG_QUOTED(name) gdx_log_quote((char[GDX_LOG_QUOTE_MAX]){0}, GDX_LOG_QUOTE_MAX, (name))
 
 #define GDX_WARN(fmt, ...) \
 	gdx_log(NCCL_LOG_WARN, NCCL_ALL, __FILE__, __LINE__, GDX_LOG_PREFIX fmt, ##__VA_ARGS__)

@@ -102,6 +102,9 @@ const char *gdx_path_name(enum gdx_path p);
  * for XML only libxml2 reads, that and where to get it.
  */
 int gdx_topo_load(const char *xml, struct gdx_topo **topo_p, char *why, size_t why_len);
+/* The same from fd, the file xml names opened and checked by the caller (a
+ * saved tree's topo.xml, resolved inside the tree); fd stays the caller's. */
+int gdx_topo_load_fd(int fd, const char *xml, struct gdx_topo **topo_p, char *why, size_t why_len);
 void gdx_topo_free(struct gdx_topo *t);
 
 /* The name of the machine the topology was taken on (hwloc's HostName: an

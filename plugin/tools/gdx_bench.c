@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -79,6 +80,7 @@ static int bench_plot_from(const struct bench_opts *o)
  * lat sweep; the exit status. */
 static int bench_run(struct bench_opts *o)
 {
+	uint8_t nonces[32];
 	int fd;
 
 	if (o->profiler && o->rails)
@@ -98,8 +100,10 @@ static int bench_run(struct bench_opts *o)
 		 * before it listens: a node without one fails now, not once a
 		 * client has come. */
 		bench_dev(bench_load(o->plugin, o->profiler), o->dev, 0, o);
-		fd = bench_chan_serve(o->port);
-		bench_chan_send_opts(fd, o);
+		if (getrandom(o->token, sizeof(o->token), 0) != (ssize_t)sizeof(o->token))
+			bench_die("getrandom: %s", strerror(errno));
+		fd = bench_chan_serve(o->port, o->token, nonces);
+		bench_chan_send_opts(fd, o, nonces);
 		bench_server(o, fd, fd);
 		close(fd);
 		break;

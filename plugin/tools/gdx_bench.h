@@ -13,6 +13,7 @@
 #define GDX_BENCH_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include <nccl/net.h>
@@ -70,6 +71,9 @@ struct bench_opts {
 	int plot_nrefs;
 	int profiler; /* --profiler: through the v10 table, with a profiler callback */
 	int rails;    /* --rails: devices fused (NCCL_GDX_RAILS set) */
+	/* the run's token: the server's, drawn at random; the client's,
+	 * --token's (gdx_bench_chan.c) */
+	uint8_t token[16];
 };
 
 /* The command line (gdx_bench_opts.c) into *o, every bad one refused (exit
@@ -171,11 +175,17 @@ void bench_pong(struct bench_end *e, size_t size, const struct bench_opts *o);
 
 /* The side channel: pipes between two processes, or one TCP connection. */
 void bench_xfer(int fd, void *buf, size_t len, int writing);
-int bench_chan_serve(int port);
+/* The server: listens on port of the plugin's out-of-band interface,
+ * prints the token, and returns the first connection that proves it
+ * (others closed, each one that says nothing after BENCH_PROOF_S); the two
+ * challenges into nonces (the server's, then the client's). */
+int bench_chan_serve(int port, const uint8_t token[16], uint8_t nonces[32]);
 /* Keeps trying for wait seconds, saying so at once and while it retries. */
 int bench_chan_dial(const char *host, int port, int wait);
-/* The server tells the client what to run; both check the other is a gdx-bench. */
-void bench_chan_send_opts(int fd, const struct bench_opts *o);
+/* The server tells the client what to run, proving the token too; the
+ * client proves it first, checks the server's proof, and takes the options.
+ * Both check the other is a gdx-bench. */
+void bench_chan_send_opts(int fd, const struct bench_opts *o, const uint8_t nonces[32]);
 void bench_chan_recv_opts(int fd, struct bench_opts *o);
 
 /* GPU memory through the CUDA driver, loaded at run time (no link). */

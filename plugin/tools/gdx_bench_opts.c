@@ -138,9 +138,16 @@ static void bench_usage(void)
 	       "  -P, --procs N        both ends here: 2 processes (default), or 1 thread\n"
 	       "                       driving both, as one NCCL proxy thread drives all of a\n"
 	       "                       GPU's connections\n"
-	       "  -S, --server         wait for a gdx-bench --client on --port; the client\n"
-	       "                       runs what the server was given\n"
-	       "  -C, --client HOST    connect to a gdx-bench --server on HOST\n"
+	       "  -S, --server         wait for a gdx-bench --client on --port, on the address\n"
+	       "                       of the interface the plugin's out-of-band traffic\n"
+	       "                       takes (NCCL_GDX_SOCKET_IFNAME); it prints a token for\n"
+	       "                       the run, which a client must prove it knows; one that\n"
+	       "                       does not in 10 s is closed; the client runs what the\n"
+	       "                       server was given\n"
+	       "  -C, --client HOST    connect to a gdx-bench --server on HOST (with --token)\n"
+	       "      --token TOKEN    with -C: the token the server printed; - reads it from\n"
+	       "                       standard input (every user of a node sees its\n"
+	       "                       command lines)\n"
 	       "  -p, --port N         the side channel's TCP port (default 18517)\n"
 	       "      --wait SECONDS   how long a client keeps trying the server (default 30)\n"
 	       "      --interval S     bw, rate: also print the rate of every S seconds as it\n"
@@ -200,6 +207,33 @@ static int bench_svg_name(const char *path)
 	return n > 4 && !strcasecmp(path + n - 4, ".svg") && path[n - 5] != '/';
 }
 
+/* --token: 32 hex digits, from the argument or (-) standard input's first
+ * line, into the 16 bytes of the token. */
+static void bench_token(const char *arg, uint8_t token[16])
+{
+	char line[128];
+	size_t n;
+
+	if (!strcmp(arg, "-")) {
+		if (!fgets(line, sizeof(line), stdin))
+			bench_usage_error("--token -: nothing on standard input");
+		line[strcspn(line, "\r\n")] = '\0';
+		arg = line;
+	}
+	n = strlen(arg);
+	for (size_t i = 0; i < 32 && i < n; i++)
+		if (!isxdigit((unsigned char)arg[i]))
+			n = 0;
+	if (n != 32)
+		bench_usage_error("--token: not a token (32 hex digits, as the server printed it)");
+	for (int i = 0; i < 16; i++) {
+		unsigned v;
+
+		sscanf(arg + 2 * i, "%2x", &v);
+		token[i] = (uint8_t)v;
+	}
+}
+
 /* Settings the plugin reads at init, given as options. */
 static void bench_setenv(const char *name, const char *value)
 {
@@ -218,7 +252,8 @@ int bench_opts_parse(int argc, char **argv, struct bench_opts *out)
 		OPT_PLOT,
 		OPT_PLOT_REF,
 		OPT_PLOT_FROM,
-		OPT_PROFILER
+		OPT_PROFILER,
+		OPT_TOKEN
 	};
 	static const struct option longopts[] = {
 		{"mode", required_argument, NULL, 'm'},
@@ -237,6 +272,7 @@ int bench_opts_parse(int argc, char **argv, struct bench_opts *out)
 		{"client", required_argument, NULL, 'C'},
 		{"port", required_argument, NULL, 'p'},
 		{"wait", required_argument, NULL, OPT_WAIT},
+		{"token", required_argument, NULL, OPT_TOKEN},
 		{"interval", required_argument, NULL, OPT_INTERVAL},
 		{"gid-index", required_argument, NULL, 'x'},
 		{"rails", required_argument, NULL, 'r'},
@@ -262,7 +298,7 @@ int bench_opts_parse(int argc, char **argv, struct bench_opts *out)
 			       .role = BENCH_LOCAL,
 			       .port = 18517,
 			       .wait = 30};
-	const char *min_arg = NULL, *max_arg = NULL;
+	const char *min_arg = NULL, *max_arg = NULL, *token = NULL;
 	int c, sized = 0;
 
 	opterr = 0; /* the messages below say it once, on standard error */
@@ -317,6 +353,7 @@ int bench_opts_parse(int argc, char **argv, struct bench_opts *out)
 			break;
 		case 'p': o.port = bench_int(optarg, "--port", 1, 65535); break;
 		case OPT_WAIT: o.wait = bench_int(optarg, "--wait", 0, INT_MAX); break;
+		case OPT_TOKEN: token = optarg; break;
 		case OPT_INTERVAL: {
 			char *end;
 
@@ -385,6 +422,13 @@ int bench_opts_parse(int argc, char **argv, struct bench_opts *out)
 			"--plot goes to the server, which measures (gdx-bench -S --plot FILE)");
 	if (o.plot && !o.plot_from && o.mode == BENCH_CONN)
 		bench_usage_error("--plot draws the bw, rate and lat sweeps, not --mode conn");
+	/* the token last: "-" reads standard input, once the rest is known good */
+	if (token && o.role != BENCH_CLIENT)
+		bench_usage_error("--token is the client's (-C): the server makes its own");
+	if (o.role == BENCH_CLIENT && !token)
+		bench_usage_error("--client needs --token: the one the server printed");
+	if (token)
+		bench_token(token, o.token);
 	*out = o;
 	return 1;
 }

@@ -11,12 +11,15 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include <gdx/gdx_file.h>
 
 #include "gdx_bench.h"
 #include "gdx_doctor.h" /* json_parse */
@@ -39,7 +42,11 @@ static const char *const plot_colour[1 + BENCH_PLOT_REFS] = {"#1f5fa8", "#d95f02
 static const char *const plot_mode_name[] = {"bw", "rate", "lat"};
 
 static struct bench_series plot_refs[BENCH_PLOT_REFS];
-static int plot_nrefs, plot_fd = -1, plot_created, plot_written;
+/* The plot's new file, renamed onto --plot's path once written whole: what
+ * was at the path (another user's file, a FIFO, a link) is never written
+ * through (gdx_file.h). */
+static struct gdx_file_out plot_out = {.fd = -1};
+static int plot_nrefs, plot_open, plot_written;
 static const char *plot_path;
 static pid_t plot_owner;
 
@@ -120,23 +127,22 @@ void bench_plot_read(const char *path, const char *label, struct bench_series *s
 	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path, *mode;
 	const struct json_value *results;
 	struct json_value *root;
-	char *text = malloc(PLOT_FILE_MAX + 1), why[256];
-	size_t len, pos = 0;
+	char *text = NULL, why[PATH_MAX + 256];
+	size_t len = 0, pos = 0;
 	double iters;
-	FILE *f;
-	int m = BENCH_BW;
+	int m = BENCH_BW, ret;
 
-	if (!text)
-		bench_die("out of memory");
-	f = fopen(path, "r");
-	if (!f)
-		plot_bad(path, "cannot read it: %s", strerror(errno));
-	len = fread(text, 1, PLOT_FILE_MAX + 1, f);
-	if (ferror(f))
-		plot_bad(path, "cannot read it: %s", strerror(errno));
-	fclose(f);
-	if (len > PLOT_FILE_MAX)
+	/* another user's file, maybe: a FIFO, a device or a directory is
+	 * refused, never waited on, and nothing past the bound is read */
+	ret = gdx_file_read(AT_FDCWD, path, 0, PLOT_FILE_MAX, 0, &text, &len, why, sizeof(why));
+	if (ret == -EFBIG)
 		plot_bad(path, "larger than %d KiB: not figures", PLOT_FILE_MAX >> 10);
+	if (ret == -ENOMEM)
+		bench_die("out of memory");
+	if (ret == -EINVAL || ret == -EISDIR) /* why: "PATH is a FIFO, not a file..." */
+		bench_fail(BENCH_EXIT_NO_INPUT, "%s", why);
+	if (ret)
+		plot_bad(path, "cannot read it: %s", strerror(-ret));
 	if (json_parse(text, len, &pos, NULL, &root, why, sizeof(why)))
 		plot_bad(path, "%s", why);
 	if (root->type != JSON_OBJECT)
@@ -191,25 +197,25 @@ void bench_plot_read(const char *path, const char *label, struct bench_series *s
 
 static void plot_abandon(void)
 {
-	/* A failed run leaves no empty plot, and an older one as it was; the
-	 * forked client's exit is none of its business. */
-	if (plot_created && !plot_written && getpid() == plot_owner)
-		unlink(plot_path);
+	/* A failed run leaves no plot, and an older one as it was; the forked
+	 * client's exit is none of its business. */
+	if (plot_open && !plot_written && getpid() == plot_owner)
+		gdx_file_out_abandon(&plot_out);
 }
 
 void bench_plot_prepare(const struct bench_opts *o)
 {
+	int ret;
+
 	for (int i = 0; i < o->plot_nrefs; i++)
 		bench_plot_read(o->plot_refs[i], NULL, &plot_refs[i]);
 	plot_nrefs = o->plot_nrefs;
 	plot_path = o->plot;
-	plot_fd = open(plot_path, O_WRONLY | O_CREAT | O_EXCL, 0666);
-	plot_created = plot_fd >= 0;
-	if (plot_fd < 0 && errno == EEXIST)
-		plot_fd = open(plot_path, O_WRONLY);
-	if (plot_fd < 0)
+	ret = gdx_file_out_open(plot_path, &plot_out, NULL, 0);
+	if (ret)
 		bench_fail(BENCH_EXIT_OUTPUT, "--plot %s: cannot write it: %s", plot_path,
-			   strerror(errno));
+			   strerror(-ret));
+	plot_open = 1;
 	plot_owner = getpid();
 	atexit(plot_abandon);
 }
@@ -423,7 +429,8 @@ static void plot_axes(FILE *f, const struct bench_series *const *all, int nall, 
 void bench_plot_write(const struct bench_series *run)
 {
 	const struct bench_series *all[1 + BENCH_PLOT_REFS] = {run};
-	int nall = 1, bad;
+	int nall = 1, bad, ret;
+	char why[PATH_MAX + 128];
 	double xr[2];
 	FILE *f;
 
@@ -431,7 +438,8 @@ void bench_plot_write(const struct bench_series *run)
 		bench_die("--plot %s: the run has no figures", plot_path);
 	for (int i = 0; i < plot_nrefs; i++)
 		all[nall++] = &plot_refs[i];
-	if (ftruncate(plot_fd, 0) || !(f = fdopen(plot_fd, "w")))
+	f = fdopen(plot_out.fd, "w");
+	if (!f)
 		bench_fail(BENCH_EXIT_OUTPUT, "--plot %s: cannot write it: %s", plot_path,
 			   strerror(errno));
 	fprintf(f,
@@ -452,8 +460,13 @@ void bench_plot_write(const struct bench_series *run)
 		(PLOT_LEFT + PLOT_RIGHT) / 2, PLOT_H - 12);
 	errno = 0;
 	bad = ferror(f);
+	plot_out.fd = -1; /* fclose closes it */
 	if (fclose(f) || bad)
 		bench_fail(BENCH_EXIT_OUTPUT, "--plot %s: writing it failed: %s", plot_path,
 			   strerror(errno ? errno : EIO));
+	/* in place in one step: the plot whole, or the path as it was */
+	ret = gdx_file_out_commit(&plot_out, why, sizeof(why));
 	plot_written = 1;
+	if (ret)
+		bench_fail(BENCH_EXIT_OUTPUT, "--plot %s", why);
 }

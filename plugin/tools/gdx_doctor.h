@@ -21,7 +21,7 @@
 #include <stdio.h>
 
 #include <gdx/gdx_escape.h>
-#include <gdx/gdx_live.h>
+#include <gdx/gdx_live_read.h>
 
 #include "gdx_exit.h"
 
@@ -72,6 +72,8 @@ struct doctor_cmd {
 	 * others (NULL: "unexpected argument"). */
 	int min_operands, max_operands;
 	const char *operands_usage;
+	/* What --help says after the options, or NULL. */
+	const char *notes;
 };
 
 extern const struct doctor_cmd doctor_cmd_topo, doctor_cmd_env, doctor_cmd_check, doctor_cmd_log,
@@ -231,6 +233,8 @@ const char *json_string(const struct json_value *v);
  * what the reader and fleet hash names with, which input cannot aim at one
  * bucket. */
 uint64_t json_hash(const void *data, size_t len);
+/* SipHash-2-4 of the bytes under key: gdx-bench's proof of its token. */
+uint64_t json_siphash_keyed(const uint64_t key[2], const void *data, size_t len);
 
 /*
  * fleet over texts already in memory (gdx_doctor_fleet.c): what the command
@@ -285,29 +289,36 @@ int doctor_env_unknown(struct doctor_unknown *u, int max);
 void doctor_unknown_text(const struct doctor_unknown *u, char *buf, size_t len);
 
 /* The live counters of every process on this node that has the plugin
- * loaded (gdx_doctor_live.c), copied at one moment. */
-struct live_comm {
-	int slot;
-	struct gdx_live_comm c;
-};
+ * loaded (gdx_doctor_live.c), copied at one moment: the scan's copies
+ * (gdx_live_read.h), each process's comms in slot order. */
 struct live_proc {
 	int pid;
+	unsigned uid;
 	bool stopped;
 	struct gdx_live_hdr hdr;
 	int ncomms;
-	struct live_comm *comms;
+	const struct gdx_live_slot *comms;
+	bool comms_cut; /* its user's cap: not all its comms read */
 };
 struct live_snap {
 	uint64_t now_ms; /* gdx_now_ms() when taken */
 	int nprocs, skipped;
 	struct live_proc *procs;
+	int *by_pid; /* procs' indexes by pid */
+	struct gdx_live_scan scan;
 };
-/* DOCTOR_OK, DOCTOR_NO_INPUT (dir unreadable, said on stderr) or DOCTOR_ERROR. */
+/* DOCTOR_OK; DOCTOR_NO_INPUT (dir unreadable) or DOCTOR_ERROR (out of
+ * descriptors or memory), said on stderr. */
 int live_snap_take(const char *dir, struct live_snap *s);
 void live_snap_free(struct live_snap *s);
 /* The same comm in an earlier snapshot, or NULL (it opened since). */
-const struct live_comm *live_snap_find(const struct live_snap *s, int pid,
-				       const struct live_comm *c);
+const struct gdx_live_slot *live_snap_find(const struct live_snap *s, int pid,
+					   const struct gdx_live_slot *c);
+/* What the scan left out on purpose, one "note: ..." line each: a user's
+ * directory another user made (its owner and mode), and the caps a user's
+ * files reached; as JSON, the member "live_notes". dir: the scan's. */
+void live_snap_notes_text(FILE *f, const struct live_snap *s, const char *dir);
+void live_snap_notes_json(FILE *f, const struct live_snap *s);
 /* How long the comm has waited without progress at the snapshot, in ms; 0
  * when it does not wait. */
 uint64_t live_comm_stalled_ms(const struct live_snap *s, const struct gdx_live_comm *c);

@@ -55,6 +55,8 @@ void doctor_cmd_usage(const struct doctor_cmd *cmd, FILE *f)
 		if (o == &doctor_help_opt)
 			break;
 	}
+	if (cmd->notes)
+		fprintf(f, "\n%s", cmd->notes);
 	fprintf(f, "\n%s", doctor_exit_help);
 }
 

@@ -13,6 +13,7 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <sys/stat.h>
 #include <stdbool.h>
@@ -24,6 +25,7 @@
 #include <infiniband/verbs.h>
 
 #include <gdx/gdx_env.h>
+#include <gdx/gdx_file.h>
 #include <gdx/gdx_gdr.h>
 #include <gdx/gdx_gdr_verdict.h>
 #include <gdx/gdx_gid.h>
@@ -72,17 +74,17 @@ static void check_read_port(struct check *c, const char *dev, int port)
 	memset(cp, 0, sizeof(*cp));
 	snprintf(cp->dev, sizeof(cp->dev), "%s", dev);
 	cp->port = port;
-	snprintf(dir, sizeof(dir), "%s/class/infiniband/%s/ports/%d", c->p->sysfs_root, dev, port);
+	snprintf(dir, sizeof(dir), "class/infiniband/%s/ports/%d", dev, port);
 	snprintf(path, sizeof(path), "%s/state", dir);
-	gdx_sysfs_read_line(path, line, sizeof(line)); /* "4: ACTIVE" */
+	gdx_sysfs_read_line_in(c->p->sysfs_root, path, line, sizeof(line)); /* "4: ACTIVE" */
 	colon = strchr(line, ':');
 	snprintf(cp->state, sizeof(cp->state), "%.31s", colon ? colon + 2 : line[0] ? line : "?");
 	cp->active = atoi(line) == IBV_PORT_ACTIVE;
 	snprintf(path, sizeof(path), "%s/link_layer", dir);
-	if (gdx_sysfs_read_line(path, cp->link, sizeof(cp->link)))
+	if (gdx_sysfs_read_line_in(c->p->sysfs_root, path, cp->link, sizeof(cp->link)))
 		snprintf(cp->link, sizeof(cp->link), "?");
 	snprintf(path, sizeof(path), "%s/rate", dir);
-	if (gdx_sysfs_read_line(path, cp->rate, sizeof(cp->rate)))
+	if (gdx_sysfs_read_line_in(c->p->sysfs_root, path, cp->rate, sizeof(cp->rate)))
 		snprintf(cp->rate, sizeof(cp->rate), "?");
 	if (!gids)
 		return;
@@ -110,8 +112,8 @@ static void check_ports(struct check *c)
 		struct dirent *e;
 		DIR *d;
 
-		snprintf(path, sizeof(path), "%s/class/infiniband/%s/ports", c->p->sysfs_root, dev);
-		d = opendir(path);
+		snprintf(path, sizeof(path), "class/infiniband/%s/ports", dev);
+		d = gdx_sysfs_opendir_in(c->p->sysfs_root, path);
 		if (!d)
 			continue;
 		while ((e = readdir(d)) && n < 32)
@@ -208,13 +210,12 @@ static int doctor_check(const struct doctor_cmd *cmd, int argc, char **argv)
 	struct doctor_unknown unknown[CHECK_MAX_UNKNOWN];
 	struct check_opts o = {0};
 	int nunknown;
-	struct stat st = {0};
-	int nrefused;
+	int nrefused, root = -1, xml_fd = -1;
 	struct gdx_gdr_opts go = {0};
 	struct gdx_topo *t = NULL;
-	char tree_xml[PATH_MAX], tree_facts[PATH_MAX];
+	char tree_xml[PATH_MAX];
 	struct check *c;
-	char why[512];
+	char why[PATH_MAX + 256];
 	int ret;
 
 	ret = doctor_args(cmd, argc, argv, check_on_opt, &o);
@@ -242,38 +243,55 @@ static int doctor_check(const struct doctor_cmd *cmd, int argc, char **argv)
 			      unknown[i].ours ? "correct the name, or unset it"
 					      : "check the name against NCCL's documentation");
 	}
-	/* A tree that is not there is an error, not a machine without devices. */
-	if (o.sysfs_root && (stat(o.sysfs_root, &st) ? (ret = errno) : !S_ISDIR(st.st_mode))) {
-		fprintf(stderr, "gdx-doctor check: --sysfs-root %s: %s\n", o.sysfs_root,
-			ret ? strerror(ret) : "not a directory");
-		free(c);
-		return DOCTOR_NO_INPUT;
+	/* A tree that is not there is an error, not a machine without devices.
+	 * Everything in it is a path inside it (gdx_sysfs.h): its links, and
+	 * its topo.xml and facts, never lead out of it. */
+	if (o.sysfs_root) {
+		root = gdx_file_open(AT_FDCWD, o.sysfs_root, GDX_FILE_DIR | GDX_FILE_ANY, 0, why,
+				     sizeof(why));
+		if (root < 0) {
+			fprintf(stderr, "gdx-doctor check: --sysfs-root %s\n", why);
+			free(c);
+			return DOCTOR_NO_INPUT;
+		}
 	}
 	/* A saved tree is another node: every fact comes from it, its topo.xml
 	 * and its facts file when it has them, and what it does not hold is
-	 * unknown, never this machine's. */
+	 * unknown, never this machine's. One that is there but not a file (a
+	 * FIFO, a link out of the tree) cannot be read: an error. */
 	if (o.sysfs_root && !o.xml) {
 		snprintf(tree_xml, sizeof(tree_xml), "%s/topo.xml", o.sysfs_root);
-		if (access(tree_xml, F_OK) == 0)
+		xml_fd = gdx_file_open_in(root, o.sysfs_root, "topo.xml", 0, GDX_FILE_MAX_DEFAULT,
+					  why, sizeof(why));
+		if (xml_fd >= 0)
 			o.xml = tree_xml;
+		else if (xml_fd != -ENOENT)
+			goto err_input;
 	}
 	go.facts = gdx_env(GDX_ENV_GDR_FACTS); /* tests: a node of their own */
-	if (!go.facts && o.sysfs_root) {
-		snprintf(tree_facts, sizeof(tree_facts), "%s/facts", o.sysfs_root);
-		if (access(tree_facts, F_OK) == 0)
-			go.facts = tree_facts;
+	if (!go.facts && o.sysfs_root && gdx_sysfs_exists_in(o.sysfs_root, "facts")) {
+		go.facts = "facts";
+		go.facts_in_tree = true;
 	}
 	go.saved = o.sysfs_root != NULL;
 	c->live = !go.saved && !go.facts;
 	/* An explicit topology must load; this machine's may be missing (a note). */
 	if (o.xml) {
-		ret = gdx_topo_load(o.xml, &t, why, sizeof(why));
+		ret = gdx_topo_load_fd(xml_fd, o.xml, &t, why, sizeof(why));
 		if (ret) {
 			fprintf(stderr, "gdx-doctor check: %s\n", why);
+			if (xml_fd >= 0)
+				close(xml_fd);
+			if (root >= 0)
+				close(root);
 			free(c);
 			return ret == -ENOMEM ? DOCTOR_ERROR : DOCTOR_NO_INPUT;
 		}
 	}
+	if (xml_fd >= 0)
+		close(xml_fd);
+	if (root >= 0)
+		close(root);
 	go.sysfs_root = o.sysfs_root ? o.sysfs_root : "/sys";
 	go.topo = t;
 	ret = gdx_gdr_probe_init(&go, &c->p, why, sizeof(why));
@@ -316,6 +334,12 @@ static int doctor_check(const struct doctor_cmd *cmd, int argc, char **argv)
 	gdx_topo_free(t);
 	free(c);
 	return ret;
+
+err_input:
+	fprintf(stderr, "gdx-doctor check: %s\n", why);
+	close(root);
+	free(c);
+	return DOCTOR_NO_INPUT;
 }
 
 static const struct doctor_opt check_opts[] = {
@@ -339,4 +363,10 @@ const struct doctor_cmd doctor_cmd_check = {
 	.summary = "the node before a job: ports, memlock, peer memory, DMA-BUF, CUDA, paths, NCCL",
 	.opts = check_opts,
 	.run = doctor_check,
+	.notes =
+		"what it loads: to judge this machine's NCCL and the plugin NCCL would open, check\n"
+		"loads libnccl.so.2 and the library NCCL_NET_PLUGIN names, as NCCL does\n"
+		"(dlopen): their constructors, and their dependencies', run in this process.\n"
+		"Run it, as root above all, only where you would load them (NCCL_NET_PLUGIN,\n"
+		"LD_LIBRARY_PATH); a saved tree's (--sysfs-root) NCCL is not judged.\n",
 };

@@ -3,10 +3,14 @@
  * gdx-doctor check's NCCL: the libnccl.so.2 a job would load, its version,
  * the library it opens for NCCL_NET_PLUGIN as that release's loader does
  * (gdx_doctor_nccl.c), which table it takes, and every way it will not load
- * this plugin, each a broken node with its fix. Nothing of NCCL or of a
- * plugin runs: libraries are opened and their symbols read.
+ * this plugin, each a broken node with its fix. NCCL itself is never
+ * initialized, nor a plugin's init called: the libraries are opened and
+ * their symbols read. Opening them (dlopen, as NCCL does) runs their ELF
+ * constructors and their dependencies': check --help and gdx-doctor(1) say
+ * so, for the user who points NCCL_NET_PLUGIN somewhere.
  */
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <link.h>
 #include <stdbool.h>
@@ -17,12 +21,14 @@
 #include <unistd.h>
 
 #include <gdx/gdx_env.h>
+#include <gdx/gdx_file.h>
 #include <gdx/gdx_gdr_verdict.h>
 #include <gdx/gdx_log.h>
 
 #include "gdx_doctor_check.h"
 
-/* Opens a library only to read it: NCCL's constructors do not initialize it. */
+/* Opens a library to read its symbols: nothing of it is called (NCCL is
+ * not initialized), but dlopen runs its constructors. */
 static void *check_dlopen(const char *name, char *path, size_t len)
 {
 	void *h = dlopen(name, RTLD_LAZY | RTLD_LOCAL);
@@ -32,6 +38,9 @@ static void *check_dlopen(const char *name, char *path, size_t len)
 		snprintf(path, len, "%s", lm->l_name);
 	return h;
 }
+
+/* A plugin library is a few MiB at most; a file past this is not read. */
+#define CHECK_LIB_MAX ((size_t)256 << 20)
 
 /*
  * The version and wire protocol of a plugin file, read from the text of its
@@ -46,10 +55,16 @@ static void check_plugin_version(struct check_nccl *n)
 					      GDX_LOG_PREFIX_OLD "libnccl-net-gdx "};
 	char buf[1 << 16];
 	size_t keep = 0, got;
-	FILE *f = fopen(n->plugin_path, "rb");
+	/* the file NCCL_NET_PLUGIN led to: read as a hostile input (no FIFO
+	 * waited on), at most CHECK_LIB_MAX bytes of it */
+	int fd = gdx_file_open(AT_FDCWD, n->plugin_path, 0, CHECK_LIB_MAX, NULL, 0);
+	FILE *f = fd >= 0 ? fdopen(fd, "rb") : NULL;
 
-	if (!f)
+	if (!f) {
+		if (fd >= 0)
+			close(fd);
 		return;
+	}
 	/* Chunks overlap by a marker's length plus the version's, so that a
 	 * line split between two reads is still found. */
 	while ((got = fread(buf + keep, 1, sizeof(buf) - 1 - keep, f)) > 0) {

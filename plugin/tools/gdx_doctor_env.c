@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include <gdx/gdx_dev.h>
+#include <gdx/gdx_escape.h>
 #include <gdx/gdx_gdr_verdict.h>
 #include <gdx/gdx_gid.h>
 #include <gdx/gdx_hca.h>
@@ -87,11 +88,17 @@ static void env_text(FILE *f)
 		v = gdx_param_env(p->name);
 		fprintf(f, "%-*s  %s  default %-8s  ", w + 9, var, p->type,
 			p->def[0] ? p->def : "(empty)");
-		if (v)
-			fprintf(f, "set to \"%s\"\n", v);
-		else if (gdx_param_twin_env(p))
-			fprintf(f, "not set; %s=\"%s\" is taken\n", p->twin, gdx_param_twin_env(p));
-		else
+		/* the environment's bytes, escaped: a newline or an escape
+		 * sequence in a value neither adds a line nor acts on the terminal */
+		if (v) {
+			fputs("set to \"", f);
+			gdx_esc_text(f, v);
+			fputs("\"\n", f);
+		} else if (gdx_param_twin_env(p)) {
+			fprintf(f, "not set; %s=\"", p->twin);
+			gdx_esc_text(f, gdx_param_twin_env(p));
+			fputs("\" is taken\n", f);
+		} else
 			fputs("not set\n", f);
 		fprintf(f, "    %s\n", p->help);
 	}
@@ -217,7 +224,10 @@ int doctor_env_unknown(struct doctor_unknown *u, int max)
 
 void doctor_unknown_text(const struct doctor_unknown *u, char *buf, size_t len)
 {
-	char near[160] = "";
+	char near[160] = "", var[GDX_ESCAPE_LEN(sizeof(u->var))];
+
+	/* a name from the environment: any bytes but '=' */
+	gdx_escape(GDX_ESCAPE_TEXT, u->var, var, sizeof(var));
 
 	if (u->suggest[0])
 		snprintf(near, sizeof(near), " (misspelt %s?)", u->suggest);
@@ -225,12 +235,12 @@ void doctor_unknown_text(const struct doctor_unknown *u, char *buf, size_t len)
 		snprintf(buf, len,
 			 "%s is set, but the plugin has no such variable: the setting is "
 			 "ignored%s",
-			 u->var, near);
+			 var, near);
 	else
 		snprintf(buf, len,
 			 "%s is set, but the plugin reads no such variable, and NCCL none "
 			 "gdx-doctor knows of: the setting is likely ignored%s",
-			 u->var, near);
+			 var, near);
 }
 
 #define ENV_MAX_UNKNOWN 64

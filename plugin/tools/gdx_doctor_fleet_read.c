@@ -7,12 +7,15 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <gdx/gdx_file.h>
 
 #include "gdx_doctor_fleet.h"
 
@@ -304,18 +307,12 @@ int fleet_read_buffer(struct fleet *fl, const char *source, const char *text, si
 	return fleet_read_text(fl, source, text, len);
 }
 
-/* A file, or standard input for "-": read whole, then fleet_read_buffer. */
-int fleet_read_file(struct fleet *fl, const char *path)
+/* Standard input, read whole: text and len, or an errno. */
+static int fleet_read_stdin(char **text_p, size_t *len_p)
 {
-	bool is_stdin = !strcmp(path, "-");
-	const char *source = is_stdin ? "standard input" : path;
-	FILE *f = is_stdin ? stdin : fopen(path, "r");
 	size_t len = 0, cap = 0;
 	char *text = NULL;
-	int ret, err = 0;
 
-	if (!f)
-		return fleet_fail(fl, "%s: %s", path, strerror(errno));
 	for (;;) {
 		size_t got;
 
@@ -325,29 +322,51 @@ int fleet_read_file(struct fleet *fl, const char *path)
 					  : NULL;
 
 			if (!p) {
-				err = cap < (size_t)FLEET_MAX_INPUT ? ENOMEM : EFBIG;
-				break;
+				free(text);
+				return cap < (size_t)FLEET_MAX_INPUT ? ENOMEM : EFBIG;
 			}
 			text = p;
 			cap = cap ? 2 * cap : 65536;
 		}
-		got = fread(text + len, 1, cap - len, f);
+		got = fread(text + len, 1, cap - len, stdin);
 		len += got;
 		if (got == 0) {
-			if (ferror(f))
-				err = errno ? errno : EIO;
+			if (ferror(stdin)) {
+				free(text);
+				return errno ? errno : EIO;
+			}
 			break;
 		}
 	}
-	if (!is_stdin)
-		fclose(f);
-	if (err) {
-		free(text);
+	*text_p = text;
+	*len_p = len;
+	return 0;
+}
+
+/* A file, or standard input for "-": read whole, then fleet_read_buffer. A
+ * file is another node's report, maybe another user's: read as a hostile
+ * input (a FIFO, a device or a directory refused, never waited on). */
+int fleet_read_file(struct fleet *fl, const char *path)
+{
+	bool is_stdin = !strcmp(path, "-");
+	const char *source = is_stdin ? "standard input" : path;
+	char *text = NULL, why[PATH_MAX + 128];
+	size_t len = 0;
+	int ret, err;
+
+	if (is_stdin) {
+		err = fleet_read_stdin(&text, &len);
+	} else {
+		err = -gdx_file_read(AT_FDCWD, path, 0, (size_t)FLEET_MAX_INPUT, 0, &text, &len,
+				     why, sizeof(why));
+		if (err && err != ENOMEM && err != EFBIG)
+			return fleet_fail(fl, "%s", why);
+	}
+	if (err)
 		return err == ENOMEM  ? fleet_status(fl, -ENOMEM, source)
 		       : err == EFBIG ? fleet_fail(fl, "%s: larger than %ld MiB: not a report",
 						   source, FLEET_MAX_INPUT >> 20)
 				      : fleet_fail(fl, "%s: %s", source, strerror(err));
-	}
 	ret = fleet_read_buffer(fl, source, text, len);
 	free(text);
 	return ret;

@@ -70,9 +70,9 @@ static bool hang_port_down(const char *ibdev, uint32_t port)
 
 	if (!hang_nic_name_ok(ibdev))
 		return false;
-	snprintf(path, sizeof(path), "%s/class/infiniband/%s/ports/%u/state", gdx_sysfs_root(),
-		 ibdev, port);
-	return gdx_sysfs_read_line(path, state, sizeof(state)) == 0 && !strstr(state, "ACTIVE");
+	snprintf(path, sizeof(path), "class/infiniband/%s/ports/%u/state", ibdev, port);
+	return gdx_sysfs_read_line_in(gdx_sysfs_root(), path, state, sizeof(state)) == 0 &&
+	       !strstr(state, "ACTIVE");
 }
 
 /* The likely cause of a wait, in words, into buf; the names in it are the
@@ -310,9 +310,15 @@ static int doctor_hang(const struct doctor_cmd *cmd, int argc, char **argv)
 			stuck++;
 		}
 	}
-	if (o.json)
-		printf("\n], \"waiting\": %d}\n", waiting);
-	else if (!stuck)
+	if (o.json) {
+		printf("\n], \"waiting\": %d, ", waiting);
+		live_snap_notes_json(stdout, &s);
+		printf("}\n");
+	} else {
+		/* what the scan left out on purpose, apart from the lines */
+		live_snap_notes_text(stderr, &s, o.dir);
+	}
+	if (!o.json && !stuck)
 		printf("no comm has waited %.1f s or more (%d process(es) with the plugin, %d comm(s) "
 		       "waiting less)\n",
 		       o.threshold_s, s.nprocs, waiting);

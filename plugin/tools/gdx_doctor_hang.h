@@ -6,10 +6,11 @@
  * chains of waits that lead to each.
  *
  * gdx_doctor_hang.c is the command; gdx_doctor_hang_merge.c reads the
- * reports (with fleet's reader, gdx_doctor_fleet.h) and joins each stuck
- * comm to what it waits for; gdx_doctor_hang_graph.c finds the cycles, counts
- * what each root explains, walks the chains and prints them. The second part
- * of this header is what those two share.
+ * reports (with fleet's reader, gdx_doctor_fleet.h), says what two of them
+ * claim alike (conflicts) and joins each stuck comm to what it waits for;
+ * gdx_doctor_hang_graph.c finds the cycles, counts what each root explains
+ * and walks the chains; gdx_doctor_hang_print.c prints them. The second
+ * part of this header is what those three share.
  */
 #ifndef GDX_DOCTOR_HANG_H
 #define GDX_DOCTOR_HANG_H
@@ -61,6 +62,30 @@ enum merge_kind {
 struct merge_node {
 	const char *name;
 	struct fleet_from from;
+	bool conflict; /* another report says it is this node too */
+};
+
+/*
+ * What two reports claim alike, which no real job has twice: a node, a
+ * process (host:pid), or one end of a connection (an address pair, or a
+ * listen address) held by two processes. One of them is forged or stale,
+ * and which cannot be told: what either claims is left out of the root
+ * causes (a process claimed twice is no cause, a comm that waits for a peer
+ * claimed twice waits for no one known), said as a conflict, and the rest
+ * merged.
+ */
+enum merge_conflict_kind {
+	MERGE_CONFLICT_NODE,
+	MERGE_CONFLICT_PROC,
+	MERGE_CONFLICT_PAIR,
+	MERGE_CONFLICT_ADDR,
+};
+
+struct merge_conflict {
+	enum merge_conflict_kind kind;
+	const char *a, *b; /* node or host; pair: address, peer; address */
+	int pid;	   /* MERGE_CONFLICT_PROC */
+	int first, second; /* the claimants: nodes (NODE, PROC) or processes */
 };
 
 struct merge_proc {
@@ -70,8 +95,9 @@ struct merge_proc {
 	int first, ncomms; /* its comms in merge.comms */
 	int nstuck;
 	bool stopped;
-	int root; /* stopped or not waiting and waited for: its root; else -1 */
-	int scc;  /* its strongly connected set in the wait-for graph */
+	int root;      /* stopped or not waiting and waited for: its root; else -1 */
+	int scc;       /* its strongly connected set in the wait-for graph */
+	bool conflict; /* another report claims it too: left out of the causes */
 };
 
 struct merge_comm {
@@ -80,6 +106,13 @@ struct merge_comm {
 	int owner, port;	      /* port: the rail's, -1 when unknown */
 	enum merge_wait wait;
 	bool stuck;
+	/* stuck, but its process or its peer is claimed twice: no root, no
+	 * target (left out of the graph, counted in merge.left_out) */
+	bool contested;
+	/* the first comm of its key in the maps: two processes claim the key
+	 * (addr_other the second; the address's conflict said once found) */
+	bool pair_conflict, addr_conflict, addr_said;
+	int addr_other;
 	/* What a stuck comm waits for: a root (a cause in the comm itself or
 	 * no one to wait for), else the process target; both -1 otherwise. */
 	int root, target;
@@ -118,7 +151,53 @@ struct merge {
 	int nscc, *scc_start, *scc_members, *scc_root;
 	bool *scc_entered; /* a stuck comm from outside waits for it */
 	bool cut;	   /* the work bound was reached: counts are lower bounds */
+	struct merge_conflict *conflicts;
+	int nconflicts, conflicts_cap;
+	long left_out; /* stuck comms contested */
 };
+
+/* Whether process p is left out of the causes: it, or its node, is claimed
+ * twice. */
+static inline bool merge_proc_conflict(const struct merge *m, int p)
+{
+	return m->procs[p].conflict || m->nodes[m->procs[p].node].conflict;
+}
+
+/* The steps the walks may take in all (a comm met, a process reached, a
+ * chain recorded): far more than a real job needs. */
+#define MERGE_MAX_STEPS (1L << 24)
+
+/* One step of a walk: the process reached, the step it came from, and the
+ * comm of that one's process it followed (-1 at a head). */
+struct merge_step {
+	int proc, parent, comm;
+};
+
+/* A chain: its last step, its length in processes, its root, and the comm
+ * that leads from the last process to the root when the root is a comm's. */
+struct merge_chain {
+	int tail, len, root, end;
+	long order;
+};
+
+/* What the report is built with, freed at its end. */
+struct merge_work {
+	int *in_start, *in_comms; /* the stuck comms waiting for each process */
+	int *stamp, *queue;
+	struct merge_step *steps;
+	int nsteps, steps_cap;
+	struct merge_chain *chains;
+	int nchains, chains_cap;
+	int *order; /* roots, in the order printed */
+	int *rank;  /* where each root is in that order */
+	int *path;  /* a chain's processes, being printed */
+	long *up;   /* the stuck comms a walk up from one process meets; -1 not yet */
+	long budget;
+};
+
+/* The report (gdx_doctor_hang_print.c): the roots in w->order, the chains
+ * (sorted), the conflicts, onto m->fl.out as m->fmt says. */
+void merge_print(const struct merge *m, const struct merge_work *w);
 
 /* The graph (gdx_doctor_hang_graph.c). The root of that kind and key, made
  * when new (key NULL: a new one), in *out: 0 or an error of fleet's helpers. */

@@ -134,8 +134,23 @@ static void merge_bad_rail(struct merge_comm *c, const struct json_value *rails)
 	}
 }
 
+/* Two reports claim alike what a job has once: said, and left out. */
+static int merge_conflict(struct merge *m, enum merge_conflict_kind kind, const char *a,
+			  const char *b, int pid, int first, int second)
+{
+	int ret = fleet_grow(&m->fl, &m->conflicts, &m->conflicts_cap, m->nconflicts,
+			     sizeof(*m->conflicts));
+
+	if (ret)
+		return ret;
+	m->conflicts[m->nconflicts++] = (struct merge_conflict){kind, a, b, pid, first, second};
+	return 0;
+}
+
 /* A comm is found by its two ends, and by its own address alone (a peer's
- * listen address, when the pair is not there). */
+ * listen address, when the pair is not there). A key held by comms of two
+ * processes is a conflict (a connection's end is one process's), marked on
+ * the first comm of the key. */
 static int merge_index_comm(struct merge *m, int id)
 {
 	struct merge_comm *c = &m->comms[id];
@@ -148,8 +163,16 @@ static int merge_index_comm(struct merge *m, int id)
 	h = fleet_hash(c->address);
 	first = fleet_map_find(&m->addr_map, h, merge_same_addr, &l);
 	if (first >= 0) {
-		c->next_addr = m->comms[first].next_addr;
-		m->comms[first].next_addr = id;
+		struct merge_comm *f = &m->comms[first];
+
+		/* said when a comm's peer is found by it (most such claims
+		 * claim a pair too, said as that) */
+		if (f->owner != c->owner && !f->addr_conflict) {
+			f->addr_conflict = true;
+			f->addr_other = c->owner;
+		}
+		c->next_addr = f->next_addr;
+		f->next_addr = id;
 	} else if ((ret = fleet_map_add(&m->fl, &m->addr_map, h, (uint32_t)id))) {
 		return ret;
 	}
@@ -158,8 +181,17 @@ static int merge_index_comm(struct merge *m, int id)
 	h = merge_hash2(c->address, c->peer);
 	first = fleet_map_find(&m->pair_map, h, merge_same_pair, &l);
 	if (first >= 0) {
-		c->next_pair = m->comms[first].next_pair;
-		m->comms[first].next_pair = id;
+		struct merge_comm *f = &m->comms[first];
+
+		if (f->owner != c->owner && !f->pair_conflict) {
+			f->pair_conflict = true;
+			ret = merge_conflict(m, MERGE_CONFLICT_PAIR, c->address, c->peer, 0,
+					     f->owner, c->owner);
+			if (ret)
+				return ret;
+		}
+		c->next_pair = f->next_pair;
+		f->next_pair = id;
 		return 0;
 	}
 	return fleet_map_add(&m->fl, &m->pair_map, h, (uint32_t)id);
@@ -223,17 +255,16 @@ static int merge_add_proc(struct merge *m, int node, const char *source, int ord
 				  source, ordinal, index, INT_MAX);
 	h = merge_hash_proc(l.a, l.pid);
 	dup = fleet_map_find(&m->proc_map, h, merge_same_proc, &l);
-	if (dup >= 0) {
-		const struct merge_node *first = &m->nodes[m->procs[dup].node];
-
-		return fleet_fail(&m->fl,
-				  "%s, report %d: process %s:%d twice (also in %s, report %d): a "
-				  "process is known by its host and pid",
-				  source, ordinal, l.a, l.pid, first->from.source,
-				  first->from.ordinal);
-	}
-	ret = fleet_grow(&m->fl, &m->procs, &m->procs_cap, m->nprocs, sizeof(*m->procs));
+	/* A process twice: a conflict (both left out), not the end of the
+	 * merge: one report must not decide the verdict for all. */
+	ret = dup >= 0 ? merge_conflict(m, MERGE_CONFLICT_PROC, l.a, NULL, l.pid,
+					m->procs[dup].node, node)
+		       : 0;
+	if (dup >= 0)
+		m->procs[dup].conflict = true;
 	if (!ret)
+		ret = fleet_grow(&m->fl, &m->procs, &m->procs_cap, m->nprocs, sizeof(*m->procs));
+	if (!ret && dup < 0)
 		ret = fleet_map_add(&m->fl, &m->proc_map, h, (uint32_t)m->nprocs);
 	if (ret)
 		return fleet_status(&m->fl, ret, source);
@@ -243,7 +274,8 @@ static int merge_add_proc(struct merge *m, int node, const char *source, int ord
 				 .pid = l.pid,
 				 .node = node,
 				 .first = m->ncomms,
-				 .root = -1};
+				 .root = -1,
+				 .conflict = dup >= 0};
 	if (!merge_int(json_get(pv, "rank"), 0, INT_MAX, &p->rank))
 		p->rank = -1;
 	p->stopped = json_get(pv, "stopped") && json_get(pv, "stopped")->type == JSON_TRUE;
@@ -296,19 +328,18 @@ static int merge_add_report(struct fleet *fl, void *ctx, const char *source, int
 		l.a = source;
 	h = fleet_hash(l.a);
 	node = fleet_map_find(&m->node_map, h, merge_same_node, &l);
+	/* A node twice: both reports' processes left out, the conflict said */
+	ret = node >= 0 ? merge_conflict(m, MERGE_CONFLICT_NODE, l.a, NULL, 0, node, m->nnodes) : 0;
 	if (node >= 0)
-		return fleet_fail(fl,
-				  "%s, report %d: a second hang report for node %s (the first: %s, "
-				  "report %d)",
-				  source, ordinal, l.a, m->nodes[node].from.source,
-				  m->nodes[node].from.ordinal);
-	ret = fleet_grow(fl, &m->nodes, &m->nodes_cap, m->nnodes, sizeof(*m->nodes));
+		m->nodes[node].conflict = true;
 	if (!ret)
+		ret = fleet_grow(fl, &m->nodes, &m->nodes_cap, m->nnodes, sizeof(*m->nodes));
+	if (!ret && node < 0)
 		ret = fleet_map_add(fl, &m->node_map, h, (uint32_t)m->nnodes);
 	if (ret)
 		return fleet_status(fl, ret, source);
+	m->nodes[m->nnodes] = (struct merge_node){l.a, {source, ordinal}, node >= 0};
 	node = m->nnodes++;
-	m->nodes[node] = (struct merge_node){l.a, {source, ordinal}};
 	for (int i = 0; i < procs->n; i++) {
 		ret = merge_add_proc(m, node, source, ordinal, i + 1, &procs->items[i]);
 		if (ret != DOCTOR_OK)
@@ -319,8 +350,16 @@ static int merge_add_report(struct fleet *fl, void *ctx, const char *source, int
 
 /* The process that owns the other end of c: the comm whose address is c's
  * peer and whose peer is c's address, else one whose address is c's peer
- * (its listen address); -1 when no report has it. */
-static int merge_peer_of(const struct merge *m, int id)
+ * (its listen address); -1 when no report has it, MERGE_CONTESTED when two
+ * processes claim it, or the one that does is claimed twice itself. */
+#define MERGE_CONTESTED (-2)
+
+static int merge_peer_owner(const struct merge *m, int owner)
+{
+	return merge_proc_conflict(m, owner) ? MERGE_CONTESTED : owner;
+}
+
+static int merge_peer_of(struct merge *m, int id)
 {
 	const struct merge_comm *c = &m->comms[id];
 	struct merge_lookup l = {.m = m, .a = c->peer, .b = c->address};
@@ -331,13 +370,26 @@ static int merge_peer_of(const struct merge *m, int id)
 	y = c->address ? fleet_map_find(&m->pair_map, merge_hash2(c->peer, c->address),
 					merge_same_pair, &l)
 		       : -1;
+	if (y >= 0 && m->comms[y].pair_conflict)
+		return MERGE_CONTESTED;
 	for (; y >= 0; y = m->comms[y].next_pair)
 		if (y != id)
-			return m->comms[y].owner;
+			return merge_peer_owner(m, m->comms[y].owner);
 	y = fleet_map_find(&m->addr_map, fleet_hash(c->peer), merge_same_addr, &l);
+	if (y >= 0 && m->comms[y].addr_conflict) {
+		struct merge_comm *f = &m->comms[y];
+
+		if (!f->addr_said) {
+			f->addr_said = true;
+			if (merge_conflict(m, MERGE_CONFLICT_ADDR, f->address, NULL, 0, f->owner,
+					   f->addr_other))
+				return -ENOMEM;
+		}
+		return MERGE_CONTESTED;
+	}
 	for (; y >= 0; y = m->comms[y].next_addr)
 		if (y != id)
-			return m->comms[y].owner;
+			return merge_peer_owner(m, m->comms[y].owner);
 	return -1;
 }
 
@@ -399,8 +451,15 @@ static int merge_join_comm(struct merge *m, int id)
 	struct merge_comm *c = &m->comms[id];
 	const struct merge_proc *p = &m->procs[c->owner];
 	const char *peer = merge_or_empty(c->peer);
-	int ret;
+	int ret, owner;
 
+	/* its own process, or the one it waits for, claimed twice: no cause
+	 * is taken from either report (the conflict is said) */
+	if (merge_proc_conflict(m, c->owner)) {
+		c->contested = true;
+		m->left_out++;
+		return 0;
+	}
 	if (p->stopped) {
 		ret = merge_proc_root(m, c->owner);
 		c->root = p->root;
@@ -412,10 +471,19 @@ static int merge_join_comm(struct merge *m, int id)
 		ret = merge_keyed_root(m, MERGE_PATH, c->owner, id, &c->root, "%d\x1f%s", c->owner,
 				       peer);
 	} else if (c->wait == MERGE_PEER_CLOSED) {
-		ret = merge_root_of(m, MERGE_GONE, peer, merge_peer_of(m, id), id, &c->root);
+		owner = merge_peer_of(m, id);
+		if (owner == -ENOMEM)
+			return owner;
+		ret = merge_root_of(m, MERGE_GONE, peer, owner < 0 ? -1 : owner, id, &c->root);
 	} else if (c->wait == MERGE_FAILED) {
 		ret = merge_root_of(m, MERGE_FAILED_COMM, NULL, c->owner, id, &c->root);
-	} else if ((c->target = merge_peer_of(m, id)) < 0) {
+	} else if ((owner = merge_peer_of(m, id)) == -ENOMEM) {
+		return -ENOMEM;
+	} else if (owner == MERGE_CONTESTED) {
+		c->contested = true;
+		m->left_out++;
+		return 0;
+	} else if ((c->target = owner) < 0) {
 		ret = merge_root_of(m, MERGE_UNKNOWN_PEER, peer, -1, id, &c->root);
 	} else {
 		const struct merge_proc *q = &m->procs[c->target];
@@ -443,6 +511,7 @@ static void merge_free(struct merge *m)
 	free(m->pair_map.slots);
 	free(m->addr_map.slots);
 	free(m->root_map.slots);
+	free(m->conflicts);
 }
 
 int hang_merge(int nsrc, char *const *srcs, enum hang_merge_fmt fmt, FILE *out, FILE *err)

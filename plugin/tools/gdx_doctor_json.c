@@ -655,6 +655,11 @@ static uint64_t json_siphash(uint64_t k0, uint64_t k1, const unsigned char *d, s
 	return v[0] ^ v[1] ^ v[2] ^ v[3];
 }
 
+uint64_t json_siphash_keyed(const uint64_t key[2], const void *data, size_t len)
+{
+	return json_siphash(key[0], key[1], data, len);
+}
+
 uint64_t json_hash(const void *data, size_t len)
 {
 	static uint64_t key[2];

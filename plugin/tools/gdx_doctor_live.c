@@ -4,93 +4,154 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <gdx/gdx_escape.h>
 #include <gdx/gdx_time.h>
 
 #include "gdx_doctor.h"
 
-/* A slot changed while it was copied: a few more tries, then it is left out
- * of this snapshot (it is being claimed or released). */
-#define LIVE_COPY_TRIES 4
+static int live_cmp_pid(const void *a, const void *b, void *ctx)
+{
+	const struct live_snap *s = ctx;
+	int x = s->procs[*(const int *)a].pid, y = s->procs[*(const int *)b].pid;
+
+	return (x > y) - (x < y);
+}
 
 int live_snap_take(const char *dir, struct live_snap *s)
 {
-	struct gdx_live_view *v;
-	int n;
+	int ret;
 
 	memset(s, 0, sizeof(*s));
-	n = gdx_live_scan(dir, &v, &s->skipped);
-	if (n < 0) {
-		fprintf(stderr, "gdx-doctor: cannot read %s: %s\n", dir ? dir : gdx_live_dir(),
-			strerror(-n));
-		return DOCTOR_NO_INPUT;
+	ret = gdx_live_scan(dir, &s->scan);
+	if (ret) {
+		fprintf(stderr, "gdx-doctor: cannot read the live files in ");
+		gdx_esc_text(stderr, dir ? dir : gdx_live_dir());
+		fprintf(stderr, ": %s%s\n", strerror(-ret),
+			ret == -EMFILE || ret == -ENFILE ? " (a file is read and closed at once: "
+							   "raise ulimit -n)"
+							 : "");
+		/* out of descriptors or memory is this program's failure, not a
+		 * file left out: said, never skipped */
+		return ret == -EMFILE || ret == -ENFILE || ret == -ENOMEM ? DOCTOR_ERROR
+									  : DOCTOR_NO_INPUT;
 	}
 	s->now_ms = gdx_now_ms();
-	s->procs = calloc((size_t)n + 1, sizeof(*s->procs));
-	if (!s->procs) {
-		gdx_live_unscan(v, n);
+	s->skipped = s->scan.skipped;
+	s->procs = calloc((size_t)s->scan.n + 1, sizeof(*s->procs));
+	s->by_pid = calloc((size_t)s->scan.n + 1, sizeof(*s->by_pid));
+	if (!s->procs || !s->by_pid) {
+		live_snap_free(s);
 		return DOCTOR_ERROR;
 	}
-	for (int i = 0; i < n; i++) {
-		struct live_proc *p = &s->procs[s->nprocs];
+	for (int i = 0; i < s->scan.n; i++) {
+		const struct gdx_live_view *v = &s->scan.v[i];
+		struct live_proc *p = &s->procs[s->nprocs++];
 
-		p->pid = v[i].hdr.pid;
-		p->stopped = v[i].stopped;
-		p->hdr = v[i].hdr;
-		p->hdr.cmd[sizeof(p->hdr.cmd) - 1] = '\0';
-		p->hdr.version[sizeof(p->hdr.version) - 1] = '\0';
-		p->hdr.host[sizeof(p->hdr.host) - 1] = '\0';
-		p->hdr.job[sizeof(p->hdr.job) - 1] = '\0';
-		p->hdr.rank_var[sizeof(p->hdr.rank_var) - 1] = '\0';
-		p->comms = calloc(GDX_LIVE_COMMS, sizeof(*p->comms));
-		if (!p->comms)
-			break;
-		for (int k = 0; k < GDX_LIVE_COMMS; k++) {
-			struct live_comm *c = &p->comms[p->ncomms];
-
-			for (int t = 0; t < LIVE_COPY_TRIES; t++) {
-				if (!gdx_live_copy(&v[i], k, &c->c))
-					continue;
-				c->slot = k;
-				c->c.dev[sizeof(c->c.dev) - 1] = '\0';
-				c->c.addr[sizeof(c->c.addr) - 1] = '\0';
-				c->c.peer[sizeof(c->c.peer) - 1] = '\0';
-				c->c.peer_dev[sizeof(c->c.peer_dev) - 1] = '\0';
-				if (c->c.nrails > GDX_LIVE_RAILS)
-					c->c.nrails = GDX_LIVE_RAILS;
-				for (int r = 0; r < GDX_LIVE_RAILS; r++)
-					c->c.rails[r].ibdev[sizeof(c->c.rails[r].ibdev) - 1] = '\0';
-				p->ncomms++;
-				break;
-			}
-		}
-		s->nprocs++;
+		p->pid = v->hdr.pid;
+		p->uid = v->uid;
+		p->stopped = v->stopped;
+		p->hdr = v->hdr;
+		p->ncomms = v->nslots;
+		p->comms = v->slots;
+		p->comms_cut = v->slots_cut;
+		s->by_pid[i] = i;
 	}
-	gdx_live_unscan(v, n);
+	if (s->nprocs)
+		qsort_r(s->by_pid, (size_t)s->nprocs, sizeof(int), live_cmp_pid, s);
 	return DOCTOR_OK;
 }
 
 void live_snap_free(struct live_snap *s)
 {
-	for (int i = 0; i < s->nprocs; i++)
-		free(s->procs[i].comms);
+	gdx_live_scan_free(&s->scan);
 	free(s->procs);
+	free(s->by_pid);
 	memset(s, 0, sizeof(*s));
 }
 
-const struct live_comm *live_snap_find(const struct live_snap *s, int pid,
-				       const struct live_comm *c)
+const struct gdx_live_slot *live_snap_find(const struct live_snap *s, int pid,
+					   const struct gdx_live_slot *c)
 {
-	for (int i = 0; i < s->nprocs; i++) {
-		if (s->procs[i].pid != pid)
-			continue;
-		for (int k = 0; k < s->procs[i].ncomms; k++) {
-			const struct live_comm *o = &s->procs[i].comms[k];
+	int lo = 0, hi = s->nprocs - 1;
 
-			if (o->slot == c->slot && o->c.gen == c->c.gen)
-				return o;
+	/* processes by pid, a process's slots by slot: found in log time */
+	while (lo <= hi) {
+		int mid = lo + (hi - lo) / 2;
+		const struct live_proc *p = &s->procs[s->by_pid[mid]];
+
+		if (p->pid < pid) {
+			lo = mid + 1;
+		} else if (p->pid > pid) {
+			hi = mid - 1;
+		} else {
+			int l = 0, h = p->ncomms - 1;
+
+			while (l <= h) {
+				int m = l + (h - l) / 2;
+				const struct gdx_live_slot *o = &p->comms[m];
+
+				if (o->slot == c->slot)
+					return o->c.gen == c->c.gen ? o : NULL;
+				if (o->slot < c->slot)
+					l = m + 1;
+				else
+					h = m - 1;
+			}
+			return NULL;
 		}
 	}
 	return NULL;
+}
+
+void live_snap_notes_text(FILE *f, const struct live_snap *s, const char *dir)
+{
+	const struct gdx_live_scan *sc = &s->scan;
+
+	for (int i = 0; i < sc->nusers; i++) {
+		const struct gdx_live_user *u = &sc->users[i];
+
+		if (u->foreign) {
+			fprintf(f, "note: ");
+			gdx_esc_text(f, dir ? dir : gdx_live_dir());
+			fprintf(f,
+				"/" GDX_LIVE_USER_DIR
+				"%u is not uid %u's alone (owner uid %u, mode "
+				"%04o): none of its files is read, and the plugin of uid %u makes no "
+				"live file while it is there (remove it)\n",
+				u->uid, u->uid, u->owner, u->mode, u->uid);
+		}
+		if (u->files_left)
+			fprintf(f,
+				"note: uid %u has %d live file(s) past the %d read a user: left "
+				"out\n",
+				u->uid, u->files_left, GDX_LIVE_USER_FILES);
+		if (u->procs_cut)
+			fprintf(f,
+				"note: uid %u: %d comms read, the most a user; %d process(es) shown "
+				"without all of theirs\n",
+				u->uid, GDX_LIVE_USER_SLOTS, u->procs_cut);
+	}
+	if (sc->more_users)
+		fprintf(f, "note: and %d more user(s) with notes like these\n", sc->more_users);
+}
+
+void live_snap_notes_json(FILE *f, const struct live_snap *s)
+{
+	const struct gdx_live_scan *sc = &s->scan;
+
+	fprintf(f, "\"live_notes\": {\"files_per_user\": %d, \"comms_per_user\": %d, \"users\": [",
+		GDX_LIVE_USER_FILES, GDX_LIVE_USER_SLOTS);
+	for (int i = 0; i < sc->nusers; i++) {
+		const struct gdx_live_user *u = &sc->users[i];
+
+		fprintf(f, "%s{\"uid\": %u, \"foreign\": %s, ", i ? ", " : "", u->uid,
+			u->foreign ? "true" : "false");
+		if (u->foreign)
+			fprintf(f, "\"owner\": %u, \"mode\": \"%04o\", ", u->owner, u->mode);
+		fprintf(f, "\"files_left\": %d, \"processes_cut\": %d}", u->files_left,
+			u->procs_cut);
+	}
+	fprintf(f, "], \"more_users\": %d}", sc->more_users);
 }
 
 uint64_t live_comm_stalled_ms(const struct live_snap *s, const struct gdx_live_comm *c)

@@ -4,7 +4,9 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +15,7 @@
 
 #include "gdx_doctor.h"
 #include <gdx/gdx_escape.h>
+#include <gdx/gdx_file.h>
 #include <gdx/gdx_log.h>
 
 /*
@@ -158,9 +161,54 @@ static struct log_rail *log_rail(struct log_scan *ls, const char *nic)
 	return &ls->rails[ls->nrails++];
 }
 
-/* "<dev>: rail N (<nic> port P, peer ...) taken out of the connection with
- * <addr> at <time>: <cause>; ..." and "<dev>: rail N (<nic>) back in the
- * connection with <addr> at <time> after X s down ...". */
+#define LOG_TAKEN_OUT ") taken out of the connection with "
+
+/*
+ * The cause in the rest of a line that takes a rail out, from just after
+ * "peer ": the peer's device name, chosen by the peer, then LOG_TAKEN_OUT
+ * "<addr> at <time>: <cause>; ...". The plugin quotes the name ("...", \"
+ * and \\ inside), so the cause is after the closing quote whatever the name
+ * holds. 0.4.0 and earlier printed it bare: the line's words after the
+ * name are then found by LOG_TAKEN_OUT, unless the line has that twice (a
+ * name, or a cause, that holds it): which one is the plugin's cannot be
+ * told, and the cause is said to be unknown. Returns the cause and its
+ * length in *len, or NULL when the line is not one of these.
+ */
+static const char *log_taken_out_cause(const char *peer, size_t *len)
+{
+	static const char unknown[] = "unknown: the peer's device name in this line is not "
+				      "quoted, and holds what follows it";
+	const char *c = peer, *at;
+
+	if (*c == '"') {
+		for (c++; *c && *c != '"'; c++)
+			if (*c == '\\' && c[1])
+				c++;
+		if (*c != '"')
+			return NULL;
+		c = log_after(c + 1, LOG_TAKEN_OUT);
+	} else {
+		c = strstr(c, LOG_TAKEN_OUT);
+		if (c && strstr(c + 1, LOG_TAKEN_OUT)) {
+			*len = strlen(unknown);
+			return unknown;
+		}
+		c = c ? c + strlen(LOG_TAKEN_OUT) : NULL;
+	}
+	/* the address and the time have no space: "<addr> at <time>: " */
+	at = c ? c + strcspn(c, " ") : NULL;
+	c = log_after(at, " at ");
+	at = c ? c + strcspn(c, " ") : NULL;
+	if (!at || at == c || at[-1] != ':' || *at != ' ')
+		return NULL;
+	c = at + 1;
+	*len = strcspn(c, ";\n");
+	return c;
+}
+
+/* "<dev>: rail N (<nic> port P, peer "<name>") taken out of the connection
+ * with <addr> at <time>: <cause>; ..." and "<dev>: rail N (<nic>) back in
+ * the connection with <addr> at <time> after X s down ...". */
 static void log_rail_line(struct log_scan *ls, const char *colon)
 {
 	const char *c = log_after(colon, ": rail ");
@@ -182,16 +230,17 @@ static void log_rail_line(struct log_scan *ls, const char *colon)
 		return;
 	memcpy(nic, c, len);
 	nic[len] = '\0';
-	if (strstr(colon, ") taken out of the connection with ")) {
+	if (strstr(colon, LOG_TAKEN_OUT)) {
+		const char *peer = strstr(c + len, ", peer ");
+		size_t cause_len = 0;
+
 		rail = log_rail(ls, nic);
 		if (!rail)
 			return;
 		rail->downs++;
-		c = strstr(colon, " at ");
-		c = c ? strstr(c + 4, ": ") : NULL;
+		c = peer ? log_taken_out_cause(peer + strlen(", peer "), &cause_len) : NULL;
 		if (c)
-			snprintf(rail->cause, sizeof(rail->cause), "%.*s",
-				 (int)strcspn(c + 2, ";\n"), c + 2);
+			snprintf(rail->cause, sizeof(rail->cause), "%.*s", (int)cause_len, c);
 	} else if ((c = strstr(colon, ") back in the connection with "))) {
 		rail = log_rail(ls, nic);
 		if (!rail)
@@ -574,6 +623,7 @@ int doctor_log_stream(FILE *in, FILE *out)
 
 static int doctor_log(const struct doctor_cmd *cmd, int argc, char **argv)
 {
+	char why[PATH_MAX + 128];
 	const char *path;
 	int ret;
 	FILE *f;
@@ -582,12 +632,25 @@ static int doctor_log(const struct doctor_cmd *cmd, int argc, char **argv)
 	if (ret != DOCTOR_OK)
 		return ret;
 	path = argv[optind];
-	f = strcmp(path, "-") ? fopen(path, "r") : stdin;
-	if (!f) {
-		fprintf(stderr, "gdx-doctor log: ");
-		gdx_esc_text(stderr, path);
-		fprintf(stderr, ": %s\n", strerror(errno));
-		return DOCTOR_NO_INPUT;
+	if (strcmp(path, "-")) {
+		/* a log another user may have put there: a FIFO, a device or a
+		 * directory is refused, never waited on (no bound on its size:
+		 * it is read a line at a time) */
+		int fd = gdx_file_open(AT_FDCWD, path, 0, SIZE_MAX, why, sizeof(why));
+
+		f = fd >= 0 ? fdopen(fd, "r") : NULL;
+		if (!f) {
+			if (fd >= 0) {
+				snprintf(why, sizeof(why), "%s", strerror(errno));
+				close(fd);
+			}
+			fprintf(stderr, "gdx-doctor log: ");
+			gdx_esc_text(stderr, why);
+			fputc('\n', stderr);
+			return DOCTOR_NO_INPUT;
+		}
+	} else {
+		f = stdin;
 	}
 	ret = doctor_log_stream(f, stdout);
 	if (ret == DOCTOR_NO_INPUT) {

@@ -56,7 +56,7 @@ struct top_proc {
 	uint32_t outstanding, comms;
 	uint64_t oldest_ms;
 	const char *oldest_wait;
-	const struct live_comm *oldest;
+	const struct gdx_live_slot *oldest;
 };
 
 static int top_on_opt(void *ctx, int key, const char *arg)
@@ -94,39 +94,90 @@ static int top_on_opt(void *ctx, int key, const char *arg)
 	return DOCTOR_OK;
 }
 
-/* The rows, grown as processes come. */
-struct top_rows {
+/* The rows of one process, at most TOP_RAILS_PER_PROC: a process's NIC
+ * ports are found among its own rows alone, so that the rows are made in
+ * time linear in the comms' rails, whatever the number of processes. */
+struct top_group {
+	int pid;
 	struct top_rail *v;
 	int n, cap;
 };
 
-static struct top_rail *top_rail_row(struct top_rows *t, int pid, const struct gdx_live_rail *r)
-{
-	int mine = 0;
+/* The groups of the last refresh, one per process of its snapshot, in its
+ * order (g[i] is procs[i]'s). */
+struct top_rows {
+	struct top_group *g;
+	int n;
+};
 
-	for (int i = 0; i < t->n; i++) {
-		if (t->v[i].pid != pid)
-			continue;
-		if (t->v[i].port == r->port && !strcmp(t->v[i].ibdev, r->ibdev))
-			return &t->v[i];
-		mine++;
-	}
-	if (mine == TOP_RAILS_PER_PROC)
+static struct top_rail *top_rail_row(struct top_group *g, const struct gdx_live_rail *r)
+{
+	for (int i = 0; i < g->n; i++)
+		if (g->v[i].port == r->port && !strcmp(g->v[i].ibdev, r->ibdev))
+			return &g->v[i];
+	if (g->n == TOP_RAILS_PER_PROC)
 		return NULL;
-	if (t->n == t->cap) {
-		int cap = t->cap ? 2 * t->cap : 64;
-		struct top_rail *v = realloc(t->v, (size_t)cap * sizeof(*v));
+	if (g->n == g->cap) {
+		int cap = g->cap ? 2 * g->cap : 4;
+		struct top_rail *v = realloc(g->v, (size_t)cap * sizeof(*v));
 
 		if (!v)
 			return NULL;
-		t->v = v;
-		t->cap = cap;
+		g->v = v;
+		g->cap = cap;
 	}
-	memset(&t->v[t->n], 0, sizeof(t->v[0]));
-	t->v[t->n].pid = pid;
-	t->v[t->n].port = r->port;
-	snprintf(t->v[t->n].ibdev, sizeof(t->v[t->n].ibdev), "%s", r->ibdev);
-	return &t->v[t->n++];
+	memset(&g->v[g->n], 0, sizeof(g->v[0]));
+	g->v[g->n].pid = g->pid;
+	g->v[g->n].port = r->port;
+	snprintf(g->v[g->n].ibdev, sizeof(g->v[g->n].ibdev), "%s", r->ibdev);
+	return &g->v[g->n++];
+}
+
+static int top_cmp_group(const void *a, const void *b)
+{
+	const struct top_group *x = a, *y = b;
+
+	return (x->pid > y->pid) - (x->pid < y->pid);
+}
+
+/* The groups for snapshot cur, in its order: the last refresh's of the same
+ * process (its sparklines go on), else new ones; those of processes gone
+ * freed. -ENOMEM. */
+static int top_groups(struct top_rows *t, const struct live_snap *cur)
+{
+	struct top_group *ng = calloc((size_t)cur->nprocs + 1, sizeof(*ng));
+
+	if (!ng)
+		return -ENOMEM;
+	if (t->n)
+		qsort(t->g, (size_t)t->n, sizeof(*t->g), top_cmp_group);
+	for (int i = 0; i < cur->nprocs; i++) {
+		struct top_group key = {.pid = cur->procs[i].pid};
+		struct top_group *old =
+			t->n ? bsearch(&key, t->g, (size_t)t->n, sizeof(*t->g), top_cmp_group)
+			     : NULL;
+
+		if (old && old->pid == key.pid) {
+			ng[i] = *old;
+			old->v = NULL;		  /* moved */
+			old->pid = -old->pid - 1; /* taken: a second file of it finds none */
+		} else {
+			ng[i].pid = key.pid;
+		}
+	}
+	for (int i = 0; i < t->n; i++)
+		free(t->g[i].v);
+	free(t->g);
+	t->g = ng;
+	t->n = cur->nprocs;
+	return 0;
+}
+
+static void top_rows_free(struct top_rows *t)
+{
+	for (int i = 0; i < t->n; i++)
+		free(t->g[i].v);
+	free(t->g);
 }
 
 static double top_mbps(uint64_t now, uint64_t before, double secs)
@@ -134,37 +185,40 @@ static double top_mbps(uint64_t now, uint64_t before, double secs)
 	return now > before && secs > 0 ? (double)(now - before) * 8 / 1e6 / secs : 0;
 }
 
-/* The rows of snapshot cur, with rates against prev (NULL: none yet). The
- * sparklines carry over from the rows of the last refresh. */
-static void top_rows(const struct live_snap *cur, const struct live_snap *prev, struct top_rows *t,
-		     struct top_proc *procs)
+/* The rows of snapshot cur, with rates against prev (NULL: none yet), in
+ * one pass over its comms' rails. The sparklines carry over from the rows
+ * of the last refresh. -ENOMEM. */
+static int top_rows(const struct live_snap *cur, const struct live_snap *prev, struct top_rows *t,
+		    struct top_proc *procs)
 {
 	double secs = prev ? (double)(cur->now_ms - prev->now_ms) / 1e3 : 0;
-	struct top_rail *rows;
-	int *nrows = &t->n;
 
-	rows = t->v;
-	for (int i = 0; i < *nrows; i++) {
-		rows[i].seen = false;
-		rows[i].tx_bytes = rows[i].rx_pieces = 0;
-		memset(rows[i].lat, 0, sizeof(rows[i].lat));
-		rows[i].lat_count = rows[i].lat_sum = rows[i].stalls = 0;
-		rows[i].tx_mbps = 0;
-		rows[i].state = 0;
-	}
+	if (top_groups(t, cur))
+		return -ENOMEM;
 	for (int i = 0; i < cur->nprocs; i++) {
 		const struct live_proc *p = &cur->procs[i];
 		struct top_proc *tp = &procs[i];
+		struct top_group *g = &t->g[i];
 		uint64_t gpu_before = 0, host_before = 0, msgs_before = 0;
 
+		for (int k = 0; k < g->n; k++) {
+			struct top_rail *row = &g->v[k];
+
+			row->seen = false;
+			row->tx_bytes = row->rx_pieces = 0;
+			memset(row->lat, 0, sizeof(row->lat));
+			row->lat_count = row->lat_sum = row->stalls = 0;
+			row->tx_mbps = 0;
+			row->state = 0;
+		}
 		memset(tp, 0, sizeof(*tp));
 		tp->msgs = p->hdr.closed_msgs;
 		tp->bytes_gpu = p->hdr.closed_bytes_gpu;
 		tp->bytes_host = p->hdr.closed_bytes_host;
 		tp->comms = (uint32_t)p->ncomms;
 		for (int k = 0; k < p->ncomms; k++) {
-			const struct live_comm *lc = &p->comms[k];
-			const struct live_comm *old =
+			const struct gdx_live_slot *lc = &p->comms[k];
+			const struct gdx_live_slot *old =
 				prev ? live_snap_find(prev, p->pid, lc) : NULL;
 			uint64_t stalled = live_comm_stalled_ms(cur, &lc->c);
 
@@ -184,7 +238,7 @@ static void top_rows(const struct live_snap *cur, const struct live_snap *prev, 
 			}
 			for (uint32_t r = 0; r < lc->c.nrails; r++) {
 				const struct gdx_live_rail *lr = &lc->c.rails[r];
-				struct top_rail *row = top_rail_row(t, p->pid, lr);
+				struct top_rail *row = top_rail_row(g, lr);
 
 				if (!row)
 					continue;
@@ -215,24 +269,24 @@ static void top_rows(const struct live_snap *cur, const struct live_snap *prev, 
 						  secs
 					: 0;
 		}
-	}
-	rows = t->v; /* grown meanwhile */
-	for (int i = 0; i < *nrows; i++) {
-		struct top_rail *row = &rows[i];
+		for (int k = 0; k < g->n; k++) {
+			struct top_rail *row = &g->v[k];
 
-		if (!prev)
-			continue;
-		if (row->nspark == TOP_SPARK) {
-			memmove(row->spark, row->spark + 1,
-				(TOP_SPARK - 1) * sizeof(row->spark[0]));
-			row->nspark--;
+			if (!row->seen) { /* the comms on it gone */
+				g->v[k--] = g->v[--g->n];
+				continue;
+			}
+			if (!prev)
+				continue;
+			if (row->nspark == TOP_SPARK) {
+				memmove(row->spark, row->spark + 1,
+					(TOP_SPARK - 1) * sizeof(row->spark[0]));
+				row->nspark--;
+			}
+			row->spark[row->nspark++] = row->tx_mbps;
 		}
-		row->spark[row->nspark++] = row->tx_mbps;
 	}
-	/* rows of processes or comms gone */
-	for (int i = 0; i < *nrows; i++)
-		if (!rows[i].seen)
-			rows[i--] = rows[--*nrows];
+	return 0;
 }
 
 /* A rail's recent rates as block characters, scaled to its own peak. */
@@ -300,8 +354,8 @@ static void top_peers_text(const struct live_proc *p)
 		printf("    ... and %d more (gdx-doctor top --json has them all)\n", more);
 }
 
-static void top_text(const struct live_snap *s, const struct top_rail *rows, int nrows,
-		     const struct top_proc *procs, double interval_s, bool tty)
+static void top_text(const struct live_snap *s, const struct top_rows *t,
+		     const struct top_proc *procs, const char *dir, double interval_s, bool tty)
 {
 	if (tty)
 		fputs("\033[H\033[2J", stdout);
@@ -309,6 +363,7 @@ static void top_text(const struct live_snap *s, const struct top_rail *rows, int
 	       interval_s,
 	       s->skipped ? " (some live files left out: other layout, gone, or a process's second)"
 			  : "");
+	live_snap_notes_text(stdout, s, dir);
 	for (int i = 0; i < s->nprocs; i++) {
 		const struct live_proc *p = &s->procs[i];
 		const struct top_proc *tp = &procs[i];
@@ -319,8 +374,10 @@ static void top_text(const struct live_snap *s, const struct top_rail *rows, int
 		/* what the file says reaches the terminal escaped */
 		gdx_escape(GDX_ESCAPE_TEXT, p->hdr.cmd, cmd, sizeof(cmd));
 		gdx_escape(GDX_ESCAPE_TEXT, p->hdr.version, version, sizeof(version));
-		printf("\npid %d%s  %s  (plugin %s)\n", p->pid, p->stopped ? " (stopped)" : "", cmd,
-		       version);
+		printf("\npid %d%s  %s  (plugin %s)%s\n", p->pid, p->stopped ? " (stopped)" : "",
+		       cmd, version,
+		       p->comms_cut ? "  (not all its comms read: its user's cap, note above)"
+				    : "");
 		printf("  %u comm(s), %u request(s) outstanding; %.0f msg/s; GPU-direct %.1f Mb/s, "
 		       "through host memory %.1f Mb/s; totals %llu msgs, %llu B direct, %llu B "
 		       "host\n",
@@ -340,12 +397,11 @@ static void top_text(const struct live_snap *s, const struct top_rail *rows, int
 		printf("  %-12s %4s %-20s %10s %14s %12s %26s  %s\n", "NIC", "port", "state",
 		       "tx Mb/s", "tx bytes", "rx pieces", "send latency p50/99/99.9",
 		       "tx, recent");
-		for (int k = 0; k < nrows; k++) {
+		for (int k = 0; k < t->g[i].n; k++) {
+			const struct top_rail *rows = t->g[i].v;
 			char spark[TOP_SPARK * 4 + 1], nic[GDX_ESCAPE_LEN(sizeof(rows[k].ibdev))];
 			char lat[64];
 
-			if (rows[k].pid != p->pid)
-				continue;
 			top_spark(&rows[k], spark, sizeof(spark));
 			gdx_escape(GDX_ESCAPE_TEXT, rows[k].ibdev, nic, sizeof(nic));
 			top_lat_text(rows[k].lat, rows[k].stamp_hz, lat, sizeof(lat));
@@ -401,7 +457,7 @@ static void top_peers_json(const struct live_proc *p)
 	}
 }
 
-static void top_json(const struct live_snap *s, const struct top_rail *rows, int nrows,
+static void top_json(const struct live_snap *s, const struct top_rows *t,
 		     const struct top_proc *procs, double interval_s)
 {
 	printf("{");
@@ -412,7 +468,8 @@ static void top_json(const struct live_snap *s, const struct top_rail *rows, int
 		const struct top_proc *tp = &procs[i];
 		bool first = true;
 
-		printf("%s\n  {\"pid\": %d, \"cmd\": ", i ? "," : "", p->pid);
+		printf("%s\n  {\"pid\": %d, \"uid\": %u, \"comms_cut\": %s, \"cmd\": ",
+		       i ? "," : "", p->pid, p->uid, p->comms_cut ? "true" : "false");
 		json_str(stdout, p->hdr.cmd);
 		printf(", ");
 		json_key_count(stdout, "rank", p->hdr.rank);
@@ -429,9 +486,9 @@ static void top_json(const struct live_snap *s, const struct top_rail *rows, int
 		       tp->staged_mbps, (double)tp->oldest_ms / 1e3);
 		json_str_or_null(stdout, tp->oldest_ms ? tp->oldest_wait : NULL);
 		printf(", \"rails\": [");
-		for (int k = 0; k < nrows; k++) {
-			if (rows[k].pid != p->pid)
-				continue;
+		for (int k = 0; k < t->g[i].n; k++) {
+			const struct top_rail *rows = t->g[i].v;
+
 			printf("%s{\"nic\": ", first ? "" : ", ");
 			json_str(stdout, rows[k].ibdev);
 			printf(", \"port\": %u, \"state\": \"%s\", \"tx_bytes\": %llu, \"tx_mbps\": "
@@ -449,29 +506,67 @@ static void top_json(const struct live_snap *s, const struct top_rail *rows, int
 		top_peers_json(p);
 		printf("]}");
 	}
-	printf("\n]}\n");
+	printf("\n], ");
+	live_snap_notes_json(stdout, s);
+	printf("}\n");
 	fflush(stdout);
 }
 
+/* Every row of every process, flat, with where each process's rows end:
+ * row k's series is found among rows[k .. end[k]) alone. */
+struct top_flat {
+	const struct top_rail **rows;
+	int *end, *series, n;
+	char (*nic)[GDX_ESCAPE_LEN(sizeof(((struct top_rail *)0)->ibdev))];
+};
+
 /*
  * The rows' NIC names as label values (nic) and the series each row is
- * part of (series: the first row of it). The names are the files': the
- * exposition format escapes a quote, a backslash and a newline, and has no
- * escape for anything else that does not show as itself (U+FFFD), so two
- * names may make one label value. Their rows are one series, which the
- * collector wants once (it refuses a file with a series twice).
+ * part of (series: the first row of it, of the same process). The names
+ * are the files': the exposition format escapes a quote, a backslash and a
+ * newline, and has no escape for anything else that does not show as
+ * itself (U+FFFD), so two names may make one label value. Their rows are
+ * one series, which the collector wants once (it refuses a file with a
+ * series twice). A process has TOP_RAILS_PER_PROC rows at most: linear.
  */
-static void top_prom_series(const struct top_rail *rows, int nrows,
-			    char nic[][GDX_ESCAPE_LEN(sizeof(rows[0].ibdev))], int *series)
+static int top_flat_make(const struct top_rows *t, struct top_flat *f)
 {
-	for (int k = 0; k < nrows; k++) {
-		gdx_escape(GDX_ESCAPE_PROM_LABEL, rows[k].ibdev, nic[k], sizeof(nic[k]));
-		series[k] = k;
-		for (int j = 0; j < k && series[k] == k; j++)
-			if (rows[j].pid == rows[k].pid && rows[j].port == rows[k].port &&
-			    !strcmp(nic[j], nic[k]))
-				series[k] = j;
+	int n = 0;
+
+	for (int i = 0; i < t->n; i++)
+		n += t->g[i].n;
+	f->n = n;
+	f->rows = calloc((size_t)n + 1, sizeof(*f->rows));
+	f->end = calloc((size_t)n + 1, sizeof(*f->end));
+	f->series = calloc((size_t)n + 1, sizeof(*f->series));
+	f->nic = calloc((size_t)n + 1, sizeof(*f->nic));
+	if (!f->rows || !f->end || !f->series || !f->nic)
+		return -ENOMEM;
+	n = 0;
+	for (int i = 0; i < t->n; i++) {
+		int base = n;
+
+		for (int k = 0; k < t->g[i].n; k++, n++) {
+			f->rows[n] = &t->g[i].v[k];
+			f->end[n] = base + t->g[i].n;
+			gdx_escape(GDX_ESCAPE_PROM_LABEL, f->rows[n]->ibdev, f->nic[n],
+				   sizeof(f->nic[n]));
+			f->series[n] = n;
+			for (int j = base; j < n && f->series[n] == n; j++)
+				if (f->rows[j]->port == f->rows[n]->port &&
+				    !strcmp(f->nic[j], f->nic[n]))
+					f->series[n] = j;
+		}
 	}
+	return 0;
+}
+
+static void top_flat_free(struct top_flat *f)
+{
+	free(f->rows);
+	free(f->end);
+	free(f->series);
+	free(f->nic);
 }
 
 /* The send latencies as a Prometheus histogram per NIC port, at bounds
@@ -479,19 +574,19 @@ static void top_prom_series(const struct top_rail *rows, int nrows,
  * buckets across them: each process's buckets are in ticks of its own
  * clock, and each counts under the first bound at or above its upper end
  * (a count at or below the true one, never above). */
-static void top_prom_latency(const struct top_rail *rows, int nrows,
-			     char nic[][GDX_ESCAPE_LEN(sizeof(rows[0].ibdev))], const int *series)
+static void top_prom_latency(const struct top_flat *f)
 {
 	printf("# HELP gdx_rail_send_latency_seconds Signaled sends on a NIC port, post to "
 	       "completion.\n# TYPE gdx_rail_send_latency_seconds histogram\n");
-	for (int k = 0; k < nrows; k++) {
+	for (int k = 0; k < f->n; k++) {
 		uint64_t le[TOP_PROM_LE + 1] = {0}, sum = 0, cum = 0; /* [TOP_PROM_LE]: +Inf */
-		double hz = (double)rows[k].stamp_hz;
+		const struct top_rail *row = f->rows[k];
+		double hz = (double)row->stamp_hz;
 
-		if (series[k] != k || !rows[k].stamp_hz)
+		if (f->series[k] != k || !row->stamp_hz)
 			continue;
-		for (int j = k; j < nrows; j++) {
-			if (series[j] != k)
+		for (int j = k; j < f->end[k]; j++) {
+			if (f->series[j] != k)
 				continue;
 			for (int b = 0; b < GDX_LIVE_LAT_BUCKETS; b++) {
 				double top_ns = (double)(2ULL << b) / hz * 1e9;
@@ -503,45 +598,42 @@ static void top_prom_latency(const struct top_rail *rows, int nrows,
 					i++;
 				if (b == GDX_LIVE_LAT_BUCKETS - 1)
 					i = TOP_PROM_LE;
-				le[i] = live_add_sat(le[i], rows[j].lat[b]);
+				le[i] = live_add_sat(le[i], f->rows[j]->lat[b]);
 			}
-			sum = live_add_sat(sum, rows[j].lat_sum);
+			sum = live_add_sat(sum, f->rows[j]->lat_sum);
 		}
 		for (int i = 0; i < TOP_PROM_LE; i++) {
 			cum = live_add_sat(cum, le[i]);
 			printf("gdx_rail_send_latency_seconds_bucket{pid=\"%d\",nic=\"%s\","
 			       "port=\"%u\",le=\"%.9g\"} %llu\n",
-			       rows[k].pid, nic[k], rows[k].port, (double)(1ULL << i) / 1e9,
+			       row->pid, f->nic[k], row->port, (double)(1ULL << i) / 1e9,
 			       (unsigned long long)cum);
 		}
 		cum = live_add_sat(cum, le[TOP_PROM_LE]);
 		printf("gdx_rail_send_latency_seconds_bucket{pid=\"%d\",nic=\"%s\",port=\"%u\","
 		       "le=\"+Inf\"} %llu\n",
-		       rows[k].pid, nic[k], rows[k].port, (unsigned long long)cum);
+		       row->pid, f->nic[k], row->port, (unsigned long long)cum);
 		printf("gdx_rail_send_latency_seconds_sum{pid=\"%d\",nic=\"%s\",port=\"%u\"} "
 		       "%.9f\n",
-		       rows[k].pid, nic[k], rows[k].port, (double)sum / hz);
+		       row->pid, f->nic[k], row->port, (double)sum / hz);
 		/* the buckets' total: _count and +Inf agree, as the format asks */
 		printf("gdx_rail_send_latency_seconds_count{pid=\"%d\",nic=\"%s\",port=\"%u\"} "
 		       "%llu\n",
-		       rows[k].pid, nic[k], rows[k].port, (unsigned long long)cum);
+		       row->pid, f->nic[k], row->port, (unsigned long long)cum);
 	}
 }
 
 /* The node exporter's textfile collector format: one sample per line,
  * each series once. */
-static int top_prometheus(const struct live_snap *s, const struct top_rail *rows, int nrows,
+static int top_prometheus(const struct live_snap *s, const struct top_rows *t,
 			  const struct top_proc *procs)
 {
-	char(*nic)[GDX_ESCAPE_LEN(sizeof(rows[0].ibdev))] = calloc((size_t)nrows + 1, sizeof(*nic));
-	int *series = calloc((size_t)nrows + 1, sizeof(*series));
+	struct top_flat f = {0};
 
-	if (!nic || !series) {
-		free(nic);
-		free(series);
+	if (top_flat_make(t, &f)) {
+		top_flat_free(&f);
 		return DOCTOR_ERROR;
 	}
-
 	printf("# HELP gdx_bytes_total Bytes moved by completed requests, by memory.\n"
 	       "# TYPE gdx_bytes_total counter\n");
 	for (int i = 0; i < s->nprocs; i++) {
@@ -566,33 +658,31 @@ static int top_prometheus(const struct live_snap *s, const struct top_rail *rows
 		       (double)procs[i].oldest_ms / 1e3);
 	printf("# HELP gdx_rail_tx_bytes_total Bytes posted on a NIC port by send comms.\n"
 	       "# TYPE gdx_rail_tx_bytes_total counter\n");
-	top_prom_series(rows, nrows, nic, series);
-	for (int k = 0; k < nrows; k++) {
+	for (int k = 0; k < f.n; k++) {
 		uint64_t tx = 0;
 
-		if (series[k] != k)
+		if (f.series[k] != k)
 			continue;
-		for (int j = k; j < nrows; j++)
-			tx += series[j] == k ? rows[j].tx_bytes : 0;
+		for (int j = k; j < f.end[k]; j++)
+			tx += f.series[j] == k ? f.rows[j]->tx_bytes : 0;
 		printf("gdx_rail_tx_bytes_total{pid=\"%d\",nic=\"%s\",port=\"%u\"} %llu\n",
-		       rows[k].pid, nic[k], rows[k].port, (unsigned long long)tx);
+		       f.rows[k]->pid, f.nic[k], f.rows[k]->port, (unsigned long long)tx);
 	}
 	printf("# HELP gdx_rail_up Whether every comm's rail on the NIC port is up.\n"
 	       "# TYPE gdx_rail_up gauge\n");
-	for (int k = 0; k < nrows; k++) {
+	for (int k = 0; k < f.n; k++) {
 		bool up = true;
 
-		if (series[k] != k)
+		if (f.series[k] != k)
 			continue;
-		for (int j = k; j < nrows; j++)
-			up = up && (series[j] != k || rows[j].state == GDX_RAIL_UP);
-		printf("gdx_rail_up{pid=\"%d\",nic=\"%s\",port=\"%u\"} %d\n", rows[k].pid, nic[k],
-		       rows[k].port, up);
+		for (int j = k; j < f.end[k]; j++)
+			up = up && (f.series[j] != k || f.rows[j]->state == GDX_RAIL_UP);
+		printf("gdx_rail_up{pid=\"%d\",nic=\"%s\",port=\"%u\"} %d\n", f.rows[k]->pid,
+		       f.nic[k], f.rows[k]->port, up);
 	}
-	top_prom_latency(rows, nrows, nic, series);
+	top_prom_latency(&f);
 	fflush(stdout);
-	free(nic);
-	free(series);
+	top_flat_free(&f);
 	return DOCTOR_OK;
 }
 
@@ -645,19 +735,23 @@ static int top_run(const struct doctor_cmd *cmd, int argc, char **argv, void (*b
 			ret = DOCTOR_ERROR;
 			break;
 		}
-		top_rows(&cur, &prev, &rows, procs);
+		if (top_rows(&cur, &prev, &rows, procs)) {
+			live_snap_free(&cur);
+			ret = DOCTOR_ERROR;
+			break;
+		}
 		if (o.json)
-			top_json(&cur, rows.v, rows.n, procs, o.interval_s);
+			top_json(&cur, &rows, procs, o.interval_s);
 		else if (o.prometheus)
-			ret = top_prometheus(&cur, rows.v, rows.n, procs);
+			ret = top_prometheus(&cur, &rows, procs);
 		else
-			top_text(&cur, rows.v, rows.n, procs, o.interval_s, tty && !o.once);
+			top_text(&cur, &rows, procs, o.dir, o.interval_s, tty && !o.once);
 		live_snap_free(&prev);
 		prev = cur;
 	}
 	live_snap_free(&prev);
 	free(procs);
-	free(rows.v);
+	top_rows_free(&rows);
 	if (ret == DOCTOR_OK && ferror(stdout))
 		ret = DOCTOR_ERROR;
 	return ret;

@@ -25,7 +25,7 @@ bench=${GDX_BENCH:-build/gdx-bench}
 run() {
 	local want=$1 rc
 	shift
-	timeout 60 "$bench" "$@" >"$tmp/out" 2>"$tmp/err"
+	timeout 60 "$bench" "$@" >"$tmp/out" 2>"$tmp/err" </dev/null
 	rc=$?
 	if [ "$rc" -ne "$want" ]; then
 		echo "exit $rc, expected $want: $(head -c 300 "$tmp/err")"
@@ -145,7 +145,7 @@ fi
 
 # A client whose server is not there: at once a line, then the give-up.
 start=$(date +%s)
-if why=$(run 1 -C 127.0.0.1 -p 9 --wait 2) &&
+if why=$(run 1 -C 127.0.0.1 -p 9 --wait 2 --token 00112233445566778899aabbccddeeff) &&
 	head -1 "$tmp/err" | grep -q '^gdx-bench: cannot reach 127.0.0.1 port 9 yet (Connection refused); retrying, 2 s left$' &&
 	tail -1 "$tmp/err" | grep -q 'cannot reach a gdx-bench server at 127.0.0.1 port 9: Connection refused (tried for 2 s)'; then
 	ok "-C with no server: says so at once, retries, gives up after --wait (exit 1, $(($(date +%s) - start)) s)"
@@ -158,5 +158,10 @@ else
 	not_ok "-C with no server: a progress line" "$(cat "$tmp/err")"
 fi
 refused "--wait must not be negative" "--wait -1 is out of range 0-2147483647" -C 127.0.0.1 --wait -1
+# The server's token: the client must give it, as the server printed it.
+refused "--client without --token" "--client needs --token: the one the server printed" -C 127.0.0.1
+refused "--token that is not 32 hex digits" "--token: not a token (32 hex digits" -C 127.0.0.1 --token 0011
+refused "--token from an empty standard input" "--token -: nothing on standard input" -C 127.0.0.1 --token -
+refused "--token on the server" "--token is the client's (-C): the server makes its own" -S --token 00112233445566778899aabbccddeeff
 
 report_end tests/check/bench_cli.sh

@@ -133,7 +133,7 @@ refused "a mode that is not a sweep" 3 "conn.json: no \"results\" list, or a \"m
 	--plot-from "$tmp/conn.json" --plot "$tmp/x.svg"
 refused "a file that is not there" 3 "$tmp/missing.json: cannot read it: No such file or directory" \
 	--plot-from "$tmp/missing.json" --plot "$tmp/x.svg"
-refused "a directory to read" 3 "$tmp: cannot read it: Is a directory" \
+refused "a directory to read" 3 "$tmp is a directory, not a file" \
 	--plot-from "$tmp" --plot "$tmp/x.svg"
 if [ -e "$tmp/x.svg" ]; then
 	not_ok "refused files leave no plot behind" "$(ls -l "$tmp/x.svg")"

@@ -268,7 +268,7 @@ if run "fleet: a missing file exits 3" 3 fleet "$tmp/same/node1.json" "$tmp/no-s
 	has "fleet: the missing file is named" "$tmp/err" 'no-such-node\.json: No such file or directory$'
 fi
 if run "fleet: a directory exits 3" 3 fleet "$tmp/same"; then
-	has "fleet: the directory is named" "$tmp/err" "$tmp/same: Is a directory$"
+	has "fleet: the directory is named" "$tmp/err" "$tmp/same is a directory, not a file$"
 fi
 : >"$tmp/empty.json"
 if run "fleet: an empty file exits 3" 3 fleet "$tmp/empty.json"; then

@@ -272,6 +272,20 @@ if [ "$rc" -eq 0 ] && grep -q 'note: NCCL_IB_SL=99 is outside' "$tmp/err"; then
 else
 	not_ok "env: good values and a twin NCCL keeps exit 0" "exit $rc: $(head -c 300 "$tmp/err")"
 fi
+# A value is the environment's bytes: env prints it escaped (a newline would
+# add a line, ESC act on the terminal), and the plugin's INFO line that env
+# shows as a refusal or note likewise.
+env "NCCL_GDX_HCA=$(printf 'rxe0\nforged line\033[2J')" "NCCL_IB_TIMEOUT=$(printf '14\r')" \
+	"NCCL_GDX_TIMOUT$(printf '\033')=1" "$doctor" env >"$tmp/out" 2>"$tmp/err"
+if grep -qF 'set to "rxe0\x0aforged line\x1b[2J"' "$tmp/out" &&
+	grep -qF 'NCCL_IB_TIMEOUT="14\x0d" is taken' "$tmp/out" &&
+	grep -qF 'NCCL_GDX_TIMOUT\x1b is set' "$tmp/err" &&
+	! grep -q '^forged line' "$tmp/out" && ! grep -q "$(printf '\033')" "$tmp/out" "$tmp/err"; then
+	ok "env: values and names from the environment printed escaped"
+else
+	not_ok "env: values and names from the environment printed escaped" \
+		"$(head -c 600 "$tmp/out" | cat -v) / $(head -c 300 "$tmp/err" | cat -v)"
+fi
 # A misspelt name: env says so (exit 6 for an NCCL_GDX_ name), and check
 # too: an NCCL_GDX_ name the plugin does not have is degraded (the setting
 # meant is ignored), a near miss of an NCCL_IB_ twin a note (NCCL_IB_ is

@@ -14,13 +14,13 @@ doctor=${GDX_DOCTOR:-build/gdx-doctor}
 empty=$tmp/empty
 mkdir "$empty"
 exits "hang: no live file, nothing stuck, exit 0" 0 "no comm has waited 1.0 s or more (0 process(es)" "$doctor" hang --dir "$empty"
-exits "hang: a directory that cannot be read exits 3" 3 "cannot read $empty/none" "$doctor" hang --dir "$empty/none"
+exits "hang: a directory that cannot be read exits 3" 3 "cannot read the live files in $empty/none" "$doctor" hang --dir "$empty/none"
 exits "hang: a threshold that is not a number is a usage error" 64 "--threshold 'soon' is not a number" "$doctor" hang --threshold soon
 exits "hang --json: well formed, nothing stuck" 0 "stuck []" sh -c "$doctor hang --json --dir $empty | python3 -c 'import json,sys; j=json.load(sys.stdin); print(\"stuck\", j[\"stuck\"])'"
 exits "top: an interval below 50 ms is a usage error" 64 "--interval '0' is not a number of seconds" "$doctor" top --interval 0
 exits "top: a count of 0 is a usage error" 64 "--count '0' is not a positive integer" "$doctor" top --count 0
 exits "top: two formats at once is a usage error" 64 "give one" "$doctor" top --json --prometheus
-exits "top: a directory that cannot be read exits 3" 3 "cannot read $empty/none" "$doctor" top --once --dir "$empty/none"
+exits "top: a directory that cannot be read exits 3" 3 "cannot read the live files in $empty/none" "$doctor" top --once --dir "$empty/none"
 exits "top --once: no process" 0 "0 process(es) with the plugin loaded" "$doctor" top --once --interval 0.05 --dir "$empty"
 exits "top --json: well formed, no process" 0 "processes []" sh -c "$doctor top --json --interval 0.05 --dir $empty | python3 -c 'import json,sys; j=json.load(sys.stdin); print(\"processes\", j[\"processes\"])'"
 exits "top --count 2 --json: two reports" 0 "2" sh -c "$doctor top --json --count 2 --interval 0.05 --dir $empty | grep -c '\"command\": \"top\"'"
@@ -47,11 +47,19 @@ head -c 100 /dev/zero >"$empty/nccl-net-gdx.1"
 exits "top: a live file of an older plugin, in the directory itself, is left out and said" 0 "some live files left out" "$doctor" top --once --interval 0.05 --dir "$empty"
 rm "$empty/nccl-net-gdx.1"
 # a user's directory that is not that user's (this one made it for another
-# uid): its files are nobody's word
+# uid, squatting it): its files are nobody's word, and it is said whose it
+# is (the plugin of the user it is named for makes no live file while it is
+# there)
 other=$(($(id -u) + 1))
 mkdir -m 700 "$empty/nccl-net-gdx-$other"
 if [ "$(id -u)" -eq 0 ]; then
-	exits "top: root leaves out a user's directory that user does not own, and says so" 0 "some live files left out" "$doctor" top --once --interval 0.05 --dir "$empty"
+	exits "top: root leaves out a user's directory that user does not own, and names it and its owner" 0 \
+		"note: $empty/nccl-net-gdx-$other is not uid $other's alone (owner uid 0, mode 0700): none of its files is read" \
+		"$doctor" top --once --interval 0.05 --dir "$empty"
+	exits "hang: names it and its owner too" 0 "nccl-net-gdx-$other is not uid $other's alone (owner uid 0" \
+		"$doctor" hang --dir "$empty"
+	exits "hang --json: and in its live_notes" 0 "[{'uid': $other, 'foreign': True, 'owner': 0, 'mode': '0700', 'files_left': 0, 'processes_cut': 0}]" \
+		sh -c "$doctor hang --json --dir $empty | python3 -c 'import json,sys; print(json.load(sys.stdin)[\"live_notes\"][\"users\"])'"
 elif out=$("$doctor" top --once --interval 0.05 --dir "$empty" 2>&1) && ! grep -q "left out" <<<"$out"; then
 	ok "top: a user does not even look at another user's directory"
 else

@@ -19,7 +19,11 @@ exits "log: sums the comms of a NIC" 1 "mlx5_0            2        12884901888  
 exits "log: keeps the staged verdict and its fix" 1 "fix: modprobe nvidia_peermem" "$doctor" log "$logs/staged-on-direct.log"
 exits "log: healthy log exits 0" 0 "GPUDirect RDMA via nvidia_peermem" "$doctor" log "$logs/healthy.log"
 exits "log: standard input" 0 "1000" sh -c "$doctor log - <$logs/healthy.log"
-exits "log: a log without the plugin exits 7" 7 "was it loaded" "$doctor" log /dev/null
+: >"$tmp/empty.log"
+exits "log: a log without the plugin exits 7" 7 "was it loaded" "$doctor" log "$tmp/empty.log"
+# A device, a FIFO or a directory is refused by its type, never read: a
+# pipe comes as standard input (-).
+exits "log: a device is no log (exit 3)" 3 "/dev/null is a character device, not a file" "$doctor" log /dev/null
 # NCCL's default subsystems with a plugin that logged its data lines at NET
 # only (0.1.0): the init lines are there, the byte counts are not.
 exits "log: init lines only exit 8, saying how to rerun" 8 "no plugin data lines in this log: rerun with NCCL_DEBUG=INFO" "$doctor" log "$logs/init-only.log"
@@ -114,6 +118,39 @@ printable "log: no raw control byte in that report" "$tmp/out"
 holds "log: a NIC name of the INIT line escaped" "$tmp/out" 'm\x1b[2Jx         1                  0                  5  GPUDirect RDMA (INIT line'
 prints "log: an empty name or an unknown word makes no row" 0 grep -c '^y \|^  ' "$tmp/out"
 
+# A peer chooses its device name, which the line that takes a rail out
+# prints before " at <time>: <cause>": a name holding " at 0: " (or the whole
+# rest of the line) must not become the table's last cause. 0.4.0 printed
+# the name bare; the plugin now quotes it ("..." with \" and \\ inside).
+# A bare name holding the line's own words after it cannot be told from the
+# line: its cause is said to be unknown, never the forged one.
+fwarn='h:1:1 [0] plugin/gdx_failover.c:340 NCCL WARN NET/GDX plugin: rxe1+rxe3: rail 0 (rxe1 port 1, peer'
+fdata='h:1:1 [0] NCCL INFO NET/GDX plugin: rxe1+rxe3: send comm with 198.18.0.2:41767 closed: 0 bytes GPU-direct, 1000 bytes through host memory'
+{
+	printf '%s x at 0: FORGED replace the NIC) taken out of the connection with 198.18.0.2:41767 at 11:13:18.209: rxe1 port 1 is down; 1 rail(s) carry its traffic until it is back (check the link: ibv_devinfo -d rxe1)\n' "$fwarn"
+	echo "$fdata"
+} >"$tmp/forged-bare.log"
+{
+	printf '%s "x at 0: FORGED replace the NIC") taken out of the connection with 198.18.0.2:41767 at 11:13:18.209: rxe1 port 1 is down; 1 rail(s) carry its traffic until it is back (check the link: ibv_devinfo -d rxe1)\n' "$fwarn"
+	printf '%s "x\\\") taken out of the connection with 10.9.9.9:1 at 00:00:00.000: FORGED replace the NIC; \\\\") taken out of the connection with 198.18.0.2:41767 at 11:13:19.000: completion failed: retry exceeded; 1 rail(s) carry its traffic until it is back (check the link: ibv_devinfo -d rxe1)\n' "$fwarn"
+	echo "$fdata"
+} >"$tmp/forged-quoted.log"
+{
+	printf '%s x) taken out of the connection with 10.9.9.9:1 at 00:00:00.000: FORGED replace the NIC; ) taken out of the connection with 198.18.0.2:41767 at 11:13:18.209: rxe1 port 1 is down; 1 rail(s) carry its traffic until it is back (check the link: ibv_devinfo -d rxe1)\n' "$fwarn"
+	echo "$fdata"
+} >"$tmp/forged-ambiguous.log"
+for f in forged-bare forged-quoted forged-ambiguous; do
+	"$doctor" log "$tmp/$f.log" >"$tmp/$f.out" 2>&1
+done
+holds "log: a bare peer name holding ' at 0: ' (0.4.0's line) is not the cause" "$tmp/forged-bare.out" \
+	"rxe1              1      0      0.0  rxe1 port 1 is down"
+holds "log: a quoted peer name holding ' at 0: ' is not the cause" "$tmp/forged-quoted.out" \
+	"rxe1              2      0      0.0  completion failed: retry exceeded"
+holds "log: a bare peer name holding the line's own words: its cause unknown" "$tmp/forged-ambiguous.out" \
+	"rxe1              1      0      0.0  unknown: the peer's device name in this line is not quoted"
+prints "log: no forged cause in any of the three tables" 0 \
+	sh -c "cat '$tmp/forged-bare.out' '$tmp/forged-quoted.out' '$tmp/forged-ambiguous.out' | grep -c FORGED"
+
 # log_within NAME WANT_STATUS ARGS...: the doctor run with ARGS exits
 # WANT_STATUS within 8 MiB of resident memory, whatever the log's size.
 log_within() {
@@ -144,6 +181,6 @@ rm -f "$tmp/many.log"
 head -c $((20 << 20)) /dev/urandom >"$tmp/random.log"
 log_within "log: 20 MB of random bytes, no crash, exit 7" 7 log "$tmp/random.log"
 rm -f "$tmp/random.log"
-exits "log: a directory exits 3" 3 "Is a directory" "$doctor" log "$tmp"
+exits "log: a directory exits 3" 3 "$tmp is a directory, not a file" "$doctor" log "$tmp"
 
 report_end tests/check/doctor_log.sh

@@ -213,4 +213,23 @@ for c in "2.28.9 NCCL_NET_PLUGIN=gdx:0" "2.28.9 NCCL_NET_PLUGIN=gdxx:1"; do
 	fi
 done
 
+# What check loads runs: the library NCCL_NET_PLUGIN names is opened as
+# NCCL opens it (dlopen), its constructor with it. --help and the man page
+# say so, for whoever points NCCL_NET_PLUGIN at a library (root above all).
+printf '#include <stdio.h>\n__attribute__((constructor)) static void ran(void) { fclose(fopen("%s", "w")); }\n' \
+	"$tmp/constructor-ran" | cc -shared -fPIC -o "$tmp/plugins/libnccl-net-ctor.so" -x c -
+node 2.28.9 NCCL_NET_PLUGIN=ctor
+if [ -e "$tmp/constructor-ran" ]; then
+	ok "check loads the library NCCL_NET_PLUGIN names: its constructor runs"
+else
+	not_ok "check loads the library NCCL_NET_PLUGIN names: its constructor runs" "no marker"
+fi
+if "$doctor" check --help | grep -q "their constructors, and their dependencies', run in this process" &&
+	grep -q 'constructors' plugin/tools/gdx-doctor.1; then
+	ok "check --help and gdx-doctor(1) say that the libraries' constructors run"
+else
+	not_ok "check --help and gdx-doctor(1) say that the libraries' constructors run" \
+		"$("$doctor" check --help | sed -n '/options:/,/exit status/p')"
+fi
+
 report_end tests/check/doctor_nccl.sh

@@ -496,6 +496,51 @@ static void test_silent_flood_from_many_addresses(void)
 }
 
 /*
+ * 65 connectors that each hold the nonce, all in the backlog before the
+ * first accept: the listener takes 64 handshakes, each of which shows the
+ * nonce as it is read, so none can be shed for the 65th; the 65th is
+ * refused as busy and closed, unread, and the log line says so (not that it
+ * "sent no hello"). Nothing is stored past the 64 pending handshakes: the
+ * count of connections taken stays a count (it sat where a 65th would have
+ * gone, and once held a freed pointer). Under ASan and UBSan (make test) an
+ * index of 64 fails the test as it happens.
+ */
+static void test_full_queue_of_proven_refuses_the_next(void)
+{
+	enum { N = GDX_MAX_PENDING_ACCEPTS + 1 };
+	struct listener l;
+	int fds[N], before, refused_busy = 0, refused_local = 0;
+
+	setenv("NCCL_GDX_HELLO_TIMEOUT_MS", "60000", 1);
+	listener_open(&l);
+	before = count_fds();
+	for (int i = 0; i < N; i++) {
+		fds[i] = client_connect(&l);
+		real_peer_send(fds[i], &l);
+	}
+	usleep(100000); /* every hello in the listener's socket buffers */
+	accept_a_few(&l);
+	ASSERT_EQ(l.lc->taken, N);
+	ASSERT(l.lc->npending <= GDX_MAX_PENDING_ACCEPTS);
+	for (int i = 0; i < N; i++) {
+		int why = refusal_of(fds[i]);
+
+		refused_busy += why == GDX_REFUSED_BUSY;
+		refused_local += why == GDX_REFUSED_LOCAL;
+	}
+	/* the 65th refused unread; every other reached its rails (no device here) */
+	ASSERT_EQ(refused_busy, 1);
+	ASSERT_EQ(refusal_of(fds[N - 1]), -1); /* told once, then closed */
+	ASSERT_EQ(refused_local, N - 1);
+	ASSERT_STR_CONTAINS(gdx_test_warnings(),
+			    "refused 1 incoming connection(s) unread: the 64 handshakes held had "
+			    "all shown the nonce");
+	ASSERT(!strstr(gdx_test_warnings(), "sent no hello"));
+	assert_logs_hide(le64toh(l.handle.nonce));
+	close_all(&l, fds, N, before);
+}
+
+/*
  * A connection that has sent no hello by the hello deadline is closed, told
  * why; one that sent its hello (the nonce) is held to the whole handshake's
  * timeout instead.
@@ -775,7 +820,8 @@ GDX_TESTS_MAIN(TEST(test_nobody_learns_the_nonce, 20), TEST(test_garbage_is_refu
 	       TEST(test_hello_rail_count_out_of_range, 10), TEST(test_truncated_hello, 10),
 	       TEST(test_oversized_length_and_wrong_nonce, 10), TEST(test_port_probe_is_quiet, 10),
 	       TEST(test_silent_flood_from_one_address, 20),
-	       TEST(test_silent_flood_from_many_addresses, 20), TEST(test_hello_deadline, 10),
+	       TEST(test_silent_flood_from_many_addresses, 20),
+	       TEST(test_full_queue_of_proven_refuses_the_next, 20), TEST(test_hello_deadline, 10),
 	       TEST(test_shed_lines_are_rate_limited, 10), TEST(test_connector_reads_refusals, 10),
 	       TEST(test_connector_refuses_bad_answers, 10),
 	       TEST(test_connect_refuses_foreign_handle, 10), TEST(test_connect_to_closed_port, 10),

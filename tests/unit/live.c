@@ -27,6 +27,7 @@
 #include <gdx/gdx_comm.h>
 #include <gdx/gdx_escape.h>
 #include <gdx/gdx_live.h>
+#include <gdx/gdx_live_read.h>
 #include <gdx/gdx_log.h>
 #include <gdx/gdx_param.h>
 #include <gdx/gdx_time.h>
@@ -216,6 +217,23 @@ static int count_of(const char *hay, const char *needle)
 	return n;
 }
 
+/* A scan of live_dir (gdx_live_scan), its views and the files it left
+ * out; unscan() frees it. */
+static struct gdx_live_scan scanned;
+
+static int scan(struct gdx_live_view **v, int *skipped)
+{
+	ASSERT_EQ(gdx_live_scan(live_dir, &scanned), 0);
+	*v = scanned.v;
+	*skipped = scanned.skipped;
+	return scanned.n;
+}
+
+static void unscan(void)
+{
+	gdx_live_scan_free(&scanned);
+}
+
 /* Whether the process scan finds pid among the views. */
 static bool scan_has(const struct gdx_live_view *v, int n, pid_t pid)
 {
@@ -229,12 +247,12 @@ static bool scan_has(const struct gdx_live_view *v, int n, pid_t pid)
 static bool scan_finds(pid_t pid)
 {
 	struct gdx_live_view *v;
-	int skipped, n = gdx_live_scan(live_dir, &v, &skipped);
+	int skipped, n = scan(&v, &skipped);
 	bool found;
 
 	ASSERT(n >= 0);
 	found = scan_has(v, n, pid);
-	gdx_live_unscan(v, n);
+	unscan();
 	return found;
 }
 
@@ -876,10 +894,10 @@ static void test_containers_both_pid_1(void)
 	step_wait(b.steps.to_parent[0]);
 	ASSERT_EQ(live_files_named(udir, GDX_LIVE_PREFIX "1."), 2);
 	/* from this namespace, pid 1 is another process: neither is shown */
-	n = gdx_live_scan(live_dir, &v, &skipped);
+	n = scan(&v, &skipped);
 	ASSERT_EQ(n, 0);
 	ASSERT_EQ(skipped, 2);
-	gdx_live_unscan(v, n);
+	unscan();
 	step_post(a.steps.to_child[1]);
 	reap_ok(pa);
 	ASSERT_EQ(live_files_named(udir, GDX_LIVE_PREFIX "1."), 1);
@@ -1017,12 +1035,12 @@ static void test_foreign_files_claiming_others(void)
 		pid = spawn_as(ATTACKER, faker_main, &f[k]);
 		steps_parent_side(&f[k].steps);
 		step_wait(f[k].steps.to_parent[0]);
-		n = gdx_live_scan(live_dir, &v, &skipped);
+		n = scan(&v, &skipped);
 		ASSERT_EQ(n, 1);
 		ASSERT_EQ(v[0].hdr.pid, pid);
 		ASSERT_EQ(v[0].uid, ATTACKER);
 		ASSERT_EQ(skipped, 3);
-		gdx_live_unscan(v, n);
+		unscan();
 		snprintf(mine, sizeof(mine), "pid %d ", (int)f[k].claim);
 		ASSERT_EQ(doctor("hang", "--dir", live_dir, NULL), 10);
 		ASSERT_EQ(count_of(doctor_out, "\n"), 1);
@@ -1054,10 +1072,10 @@ static void reader_main(void *arg)
 	int skipped, n;
 
 	gdx_live_open();
-	n = gdx_live_scan(live_dir, &v, &skipped);
+	n = scan(&v, &skipped);
 	ASSERT_EQ(n, r->expect);
 	ASSERT(scan_has(v, n, getpid()));
-	gdx_live_unscan(v, n);
+	unscan();
 	step_post(r->steps.to_parent[1]);
 	step_wait(r->steps.to_child[0]);
 	gdx_live_close(true);
@@ -1084,19 +1102,25 @@ static void test_reader_sees_own_user_root_all(void)
 	pb = spawn_as(BYSTANDER, reader_main, &b);
 	steps_parent_side(&b.steps);
 	step_wait(b.steps.to_parent[0]);
-	n = gdx_live_scan(live_dir, &v, &skipped);
+	n = scan(&v, &skipped);
 	ASSERT_EQ(n, 2);
 	ASSERT(scan_has(v, n, pa) && scan_has(v, n, pb));
-	gdx_live_unscan(v, n);
+	unscan();
 	/* the victim's directory opened up to others: its files are no longer read */
 	path_fmt(udir, sizeof(udir), "%s/" GDX_LIVE_USER_DIR "%u", live_dir, VICTIM);
 	pl = victim_start(&loose, NULL);
 	ASSERT_EQ(chmod(udir, 0755), 0);
-	n = gdx_live_scan(live_dir, &v, &skipped);
+	n = scan(&v, &skipped);
 	ASSERT_EQ(n, 2);
 	ASSERT(!scan_has(v, n, pl));
-	ASSERT_EQ(skipped, 1);
-	gdx_live_unscan(v, n);
+	/* said, with its owner and mode: not a file of another layout */
+	ASSERT_EQ(skipped, 0);
+	ASSERT_EQ(scanned.nusers, 1);
+	ASSERT(scanned.users[0].foreign);
+	ASSERT_EQ(scanned.users[0].uid, VICTIM);
+	ASSERT_EQ(scanned.users[0].owner, VICTIM);
+	ASSERT_EQ(scanned.users[0].mode, 0755);
+	unscan();
 	victim_stop(&loose, pl);
 	step_post(a.steps.to_child[1]);
 	step_post(b.steps.to_child[1]);
@@ -1206,11 +1230,11 @@ static void test_copy_shown_once(void)
 	for (int newer = 1; newer >= 0; newer--) {
 		h.created_ms += newer ? 1 : -2;
 		ASSERT_EQ(pwrite(out, &h, sizeof(h), 0), (ssize_t)sizeof(h));
-		n = gdx_live_scan(live_dir, &v, &skipped);
+		n = scan(&v, &skipped);
 		ASSERT_EQ(n, 1);
 		ASSERT_EQ(skipped, 1);
 		ASSERT_EQ(strcmp(v[0].name, strrchr(newer ? copy : path, '/') + 1), 0);
-		gdx_live_unscan(v, n);
+		unscan();
 		ASSERT_EQ(doctor("top", "--prometheus", "--interval", "0.05", "--dir", live_dir,
 				 NULL),
 			  0);
@@ -1473,14 +1497,17 @@ static void test_truncated_under_reader(void)
 	step_wait(s.to_parent[0]);
 	for (t0 = now_s(); now_s() - t0 < 2;) {
 		struct gdx_live_view *v;
-		int skipped, n = gdx_live_scan(live_dir, &v, &skipped);
+		int skipped, n = scan(&v, &skipped);
 
 		ASSERT(n >= 0);
 		seen += n;
-		for (int i = 0; i < n; i++)
-			for (int k = 0; k < GDX_LIVE_COMMS; k++)
-				slots += gdx_live_copy(&v[i], k, &c);
-		gdx_live_unscan(v, n);
+		for (int i = 0; i < n; i++) {
+			slots += v[i].nslots;
+			/* copied whole, its strings terminated */
+			for (int k = 0; k < v[i].nslots; k++)
+				ASSERT(strlen(v[i].slots[k].c.dev) < sizeof(c.dev));
+		}
+		unscan();
 	}
 	printf("  the file read whole %d times, %d slots copied while it was cut and regrown\n",
 	       seen, slots);

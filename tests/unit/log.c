@@ -81,5 +81,32 @@ static void test_random_bytes(void)
 	}
 }
 
+/* gdx_log_quote(): a name another party chose, quoted so that nothing in
+ * it reads as the words after it. */
+static void test_quote(void)
+{
+	char buf[64];
+
+	ASSERT_EQ(strcmp(gdx_log_quote(buf, sizeof(buf), "rxe0+rxe2"), "\"rxe0+rxe2\""), 0);
+	ASSERT_EQ(strcmp(gdx_log_quote(buf, sizeof(buf), "x at 0: forged"), "\"x at 0: forged\""),
+		  0);
+	/* a quote and a backslash escaped: the closing quote is the only bare one */
+	ASSERT_EQ(strcmp(gdx_log_quote(buf, sizeof(buf), "a\") b\\"), "\"a\\\") b\\\\\""), 0);
+	ASSERT_EQ(strcmp(gdx_log_quote(buf, sizeof(buf), "\n\x1b\xff"), "\"\\x0a\\x1b\\xff\""), 0);
+	ASSERT_EQ(strcmp(gdx_log_quote(buf, sizeof(buf), ""), "\"\""), 0);
+	/* cut: an escape left out whole, the quote still closed */
+	ASSERT_EQ(strcmp(gdx_log_quote(buf, 6, "ab\"c"), "\"ab\""), 0);
+	ASSERT_EQ(strcmp(gdx_log_quote(buf, 7, "ab\"c"), "\"ab\\\"\""), 0);
+	ASSERT_EQ(strcmp(gdx_log_quote(buf, 3, "abc"), "\"\""), 0);
+	ASSERT_EQ(strcmp(gdx_log_quote(buf, 2, "abc"), ""), 0);
+	/* the macro's buffer holds a whole device name, escaped */
+	ASSERT_EQ(strlen(GDX_LOG_QUOTED("\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01"
+					"\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01"
+					"\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01"
+					"\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01"
+					"\x01\x01\x01\x01\x01\x01\x01")),
+		  4 * 63 + 2);
+}
+
 GDX_TESTS_MAIN(TEST(test_printable_kept, 5), TEST(test_control_bytes_escaped, 5),
-	       TEST(test_bounds, 5), TEST(test_random_bytes, 10))
+	       TEST(test_bounds, 5), TEST(test_random_bytes, 10), TEST(test_quote, 5))

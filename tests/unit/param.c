@@ -37,6 +37,38 @@ static void test_values_and_info_line(void)
 	ASSERT_EQ(gdx_test_warning_count(), 0);
 }
 
+/* A value is the environment's, whoever set it: logged escaped, so that a
+ * newline cannot add a line to the job's log nor an escape sequence act on
+ * the terminal that reads it, taken or refused, ours or a twin. */
+static void test_values_logged_escaped(void)
+{
+	static const char forged[] = "rxe0\nNET/GDX plugin: WARN forged\x1b[31m";
+
+	gdx_log_set(gdx_test_logger);
+	gdx_test_log_clear();
+	setenv("NCCL_GDX_HCA", forged, 1);
+	setenv("NCCL_IB_GID_INDEX", "1\r\x07", 1);
+	ASSERT_EQ(gdx_params_load(), 0);
+	ASSERT_EQ(strcmp(gdx_params.hca, forged), 0); /* the value itself is as set */
+	ASSERT_STR_CONTAINS(gdx_test_infos(), "NCCL_GDX_HCA set by environment to "
+					      "rxe0\\x0aNET/GDX plugin: WARN forged\\x1b[31m");
+	ASSERT_STR_CONTAINS(gdx_test_infos(), "set by NCCL_IB_GID_INDEX to 1\\x0d\\x07");
+	ASSERT(!strchr(gdx_test_infos(), '\x1b'));
+	ASSERT(!strstr(gdx_test_infos(), "\nNET/GDX plugin: WARN forged"));
+	unsetenv("NCCL_GDX_HCA");
+	unsetenv("NCCL_IB_GID_INDEX");
+	gdx_test_log_clear();
+	setenv("NCCL_GDX_TIMEOUT", "1\n\x1b]0;title\x07", 1);
+	setenv("NCCL_GDX_ADDR_FAMILY", "4\n", 1);
+	ASSERT_EQ(gdx_params_load(), -EINVAL);
+	ASSERT_STR_CONTAINS(gdx_test_warnings(),
+			    "NCCL_GDX_TIMEOUT=\"1\\x0a\\x1b]0;title\\x07\" is not an integer");
+	ASSERT_STR_CONTAINS(gdx_test_warnings(), "NCCL_GDX_ADDR_FAMILY=\"4\\x0a\" must be");
+	ASSERT(!strchr(gdx_test_warnings(), '\x1b'));
+	unsetenv("NCCL_GDX_TIMEOUT");
+	unsetenv("NCCL_GDX_ADDR_FAMILY");
+}
+
 static void expect_refused(const char *var, const char *value, const char *needle)
 {
 	gdx_log_set(gdx_test_logger);
@@ -171,6 +203,7 @@ static void test_qos_as_net_ib(void)
 	unsetenv("NCCL_GDX_TC");
 }
 
-GDX_TESTS_MAIN(TEST(test_defaults, 5), TEST(test_values_and_info_line, 5), TEST(test_malformed, 5),
+GDX_TESTS_MAIN(TEST(test_defaults, 5), TEST(test_values_and_info_line, 5),
+	       TEST(test_values_logged_escaped, 5), TEST(test_malformed, 5),
 	       TEST(test_table_is_complete, 5), TEST(test_foreign_variables, 5),
 	       TEST(test_nccl_twins, 5), TEST(test_qos_as_net_ib, 5))

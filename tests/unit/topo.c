@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <hwloc.h>
@@ -780,6 +781,69 @@ static void test_not_hwloc_xml(void)
 	}
 }
 
+/* A file nested 100,000 elements deep: hwloc's import recurses once per
+ * level and would overflow the stack; refused before hwloc sees it, with
+ * the bound. One deep as a machine is read as before. */
+static char *nested(int depth)
+{
+	static const char head[] =
+		"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<topology version=\"2.0\">\n"
+		"<object type=\"Machine\" os_index=\"0\" cpuset=\"0x1\" complete_cpuset=\"0x1\" "
+		"allowed_cpuset=\"0x1\" nodeset=\"0x1\" complete_nodeset=\"0x1\" "
+		"allowed_nodeset=\"0x1\" gp_index=\"1\">\n";
+	static const char open_tag[] =
+		"<object type=\"Group\" cpuset=\"0x1\" complete_cpuset=\"0x1\" nodeset=\"0x1\" "
+		"complete_nodeset=\"0x1\" gp_index=\"%d\">\n";
+	static const char close_tag[] = "</object>\n";
+	size_t len =
+		sizeof(head) + (size_t)depth * (sizeof(open_tag) + 8 + sizeof(close_tag)) + 256;
+	char *text = malloc(len), *p = text;
+
+	ASSERT(text != NULL);
+	p += sprintf(p, "%s", head);
+	for (int i = 0; i < depth; i++)
+		p += sprintf(p, open_tag, i + 2);
+	p += sprintf(p,
+		     "<object type=\"PU\" os_index=\"0\" cpuset=\"0x1\" complete_cpuset=\"0x1\" "
+		     "nodeset=\"0x1\" complete_nodeset=\"0x1\" gp_index=\"%d\"/>\n",
+		     depth + 2);
+	for (int i = 0; i < depth; i++)
+		p += sprintf(p, "%s", close_tag);
+	sprintf(p, "</object>\n</topology>\n");
+	return text;
+}
+
+static void test_xml_nested_too_deep(void)
+{
+	char *text = nested(100000), why[512];
+
+	ASSERT_EQ(load_text(text, why, sizeof(why)), -EINVAL);
+	ASSERT_STR_CONTAINS(why, "its elements nest deeper than 256 levels (line 258)");
+	free(text);
+	text = nested(200);
+	ASSERT_EQ(load_text(text, why, sizeof(why)), -EINVAL); /* no NUMA node: hwloc's no */
+	ASSERT(!strstr(why, "nest deeper"));
+	free(text);
+}
+
+/* NCCL_GDX_TOPO_FILE, the plugin's own input, naming a FIFO: refused at
+ * once by its type (its open waited for a writer, init with it). */
+static void test_xml_fifo_refused(void)
+{
+	char path[64] = "/tmp/gdx-topo-fifo-XXXXXX", why[256];
+	struct gdx_topo *t = NULL;
+
+	ASSERT(mkdtemp(path) != NULL);
+	strcat(path, "/topo.xml");
+	ASSERT_EQ(mkfifo(path, 0600), 0);
+	ASSERT_EQ(gdx_topo_load(path, &t, why, sizeof(why)), -EINVAL);
+	ASSERT_STR_CONTAINS(why, "topo.xml is a FIFO, not a file: not read");
+	ASSERT(t == NULL);
+	unlink(path);
+	*strrchr(path, '/') = '\0';
+	rmdir(path);
+}
+
 static void test_live_machine(void)
 {
 	struct gdx_topo *t = NULL;
@@ -836,5 +900,6 @@ GDX_TESTS_MAIN(TEST(test_path_names, 5), TEST(test_h100_one_pix_nic_per_gpu, 10)
 	       TEST(test_nic_without_pci_parent, 10), TEST(test_pcie_tree, 10), TEST(test_find, 10),
 	       TEST(test_missing_file, 10), TEST(test_not_hwloc_xml, 10),
 	       TEST(test_xml_as_published, 10), TEST(test_xml_refused_with_reason, 10),
-	       TEST(test_xml_too_large, 10), TEST(test_live_machine, 30),
+	       TEST(test_xml_too_large, 10), TEST(test_xml_nested_too_deep, 30),
+	       TEST(test_xml_fifo_refused, 10), TEST(test_live_machine, 30),
 	       TEST(test_concurrent_readers, 30))

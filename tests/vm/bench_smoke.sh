@@ -84,13 +84,20 @@ else
 	echo "# skip: scripts/cpu-cost.sh not run, no valgrind or strace (make test installs them)"
 fi
 
-# Two machines' way: the server waits on a TCP port, the client runs what the
-# server was given (here 20 x 256 KiB, depth 4), over the other rxe device.
+# Two machines' way: the server waits on a TCP port of veth0's address, the
+# client proves the token it printed and runs what the server was given
+# (here 20 x 256 KiB, depth 4), over the other rxe device.
 server_client() { # server options...
-	timeout 120 build/gdx-bench -S --port 18600 -d rxe0 "$@" -j >"$GDX_VM_TMP/server.json" \
-		2>"$GDX_VM_TMP/server.err" &
-	timeout 120 build/gdx-bench -C 198.18.0.1 --port 18600 -d rxe1 -s 1 -n 1 \
-		>"$GDX_VM_TMP/client.out" 2>&1 || true
+	local token=
+	NCCL_GDX_SOCKET_IFNAME=veth0 timeout 120 build/gdx-bench -S --port 18600 -d rxe0 "$@" -j \
+		>"$GDX_VM_TMP/server.json" 2>"$GDX_VM_TMP/server.err" &
+	for _ in $(seq 1 600); do
+		token=$(sed -n 's/.*this run.s token: \([0-9a-f]\{32\}\)$/\1/p' "$GDX_VM_TMP/server.err")
+		[ -n "$token" ] && break
+		sleep 0.1
+	done
+	echo "$token" | timeout 120 build/gdx-bench -C 198.18.0.1 --port 18600 -d rxe1 -s 1 -n 1 \
+		--token - >"$GDX_VM_TMP/client.out" 2>&1 || true
 	wait
 	cat "$GDX_VM_TMP/server.json"
 }
@@ -155,7 +162,8 @@ s.bind(("127.0.0.1", 18601)); s.listen(1)
 c, _ = s.accept(); c.sendall(b"HTTP/1.0 200 OK\r\n" * 4); c.close()' &
 sleep 1
 refused "gdx-bench --client against a server that is not gdx-bench" 1 \
-	"the server is not gdx-bench" build/gdx-bench -C 127.0.0.1 --port 18601 -d rxe1
+	"the server is not gdx-bench" build/gdx-bench -C 127.0.0.1 --port 18601 -d rxe1 \
+	--token 00000000000000000000000000000000
 wait
 rm -rf "$GDX_VM_TMP"
 echo "# tests/vm/bench_smoke.sh: $passed passed, $failed failed"

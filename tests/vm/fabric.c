@@ -503,6 +503,8 @@ static void test_failover_down_up_twenty_times(void)
 		       latest, late);
 	}
 	ASSERT(count_lines(gdx_test_warnings(), "taken out of the connection") >= CYCLES);
+	/* the peer's device name quoted: what follows is the plugin's (gdx-doctor log) */
+	ASSERT(count_lines(gdx_test_warnings(), ", peer \"rxe") >= CYCLES);
 	ASSERT(count_lines(gdx_test_infos(), "back in the connection") >= CYCLES);
 	/* both rails down: the connection fails, and says so */
 	sh("ip link set", "veth1", "down");
