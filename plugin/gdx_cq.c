@@ -249,7 +249,14 @@ static void gdx_wc_recv(struct gdx_comm *c, int r, const struct ibv_wc *wc,
 			 c->dev_name, r, be32toh(wc->imm_data));
 		return;
 	}
-	q->recvs_to_post++;
+	/* receives go back in batches, one doorbell each: the receive queue
+	 * has a batch's room beyond what can be in flight */
+	if (++q->recvs_to_post >= GDX_RECV_BATCH && state == GDX_RAIL_UP) {
+		if (gdx_rail_post_recvs(&c->rails[r], GDX_WRID_QP(wc->wr_id),
+					(int)q->recvs_to_post))
+			gdx_comm_fail(c, -EIO);
+		q->recvs_to_post = 0;
+	}
 	c->run[r].unproven = false;
 	if (state == GDX_RAIL_DRAINING) {
 		c->run[r].drain_imms++;
@@ -306,13 +313,10 @@ static void gdx_wc(struct gdx_comm *c, int r, const struct ibv_wc *wc)
 
 /* What a poll found on rail r beyond an empty CQ of a rail that is up: n
  * completions (or n < 0, the poll failed), or a rail that drains and must
- * know when its CQ is found empty. Out of line: the empty poll stays short.
- * Returns n, or -1 once the comm has failed. */
-static __attribute__((noinline)) int gdx_cq_take(struct gdx_comm *c, int r,
-						 const struct ibv_wc *wcs, int n)
+ * know when its CQ is found empty. Returns n, or -1 once the comm has
+ * failed. */
+static inline int gdx_cq_take(struct gdx_comm *c, int r, const struct ibv_wc *wcs, int n)
 {
-	struct gdx_rail *rail = &c->rails[r];
-
 	if (n < 0) {
 		GDX_WARN("%s: ibv_poll_cq failed (%d)", c->dev_name, n);
 		gdx_comm_fail(c, -EIO);
@@ -324,19 +328,20 @@ static __attribute__((noinline)) int gdx_cq_take(struct gdx_comm *c, int r,
 	 * empty (gdx_failover.c) */
 	if (c->run[r].state == GDX_RAIL_DRAINING)
 		c->run[r].cq_idle = n < GDX_POLL_BATCH;
-	/* Receives go back in batches, one doorbell each: the receive queue has
-	 * a batch's room beyond what can be in flight. Only a completion moves
-	 * recvs_to_post, so only a poll that took some looks. */
-	if (c->kind != GDX_KIND_RECV || c->run[r].state != GDX_RAIL_UP)
-		return n;
-	for (int q = 0; q < rail->nqps; q++) {
-		if (rail->qps[q].recvs_to_post < GDX_RECV_BATCH)
-			continue;
-		if (gdx_rail_post_recvs(rail, q, (int)rail->qps[q].recvs_to_post))
-			gdx_comm_fail(c, -EIO);
-		rail->qps[q].recvs_to_post = 0;
-	}
 	return n;
+}
+
+/* A receive comm holds clear-to-sends back, and the sender is down to its
+ * last one (only a completion lowers cts_outstanding; irecv applies the
+ * rule itself). */
+static inline bool gdx_cts_held_due(const struct gdx_comm *c)
+{
+	const struct gdx_recv_comm *rc;
+
+	if (c->kind != GDX_KIND_RECV)
+		return false;
+	rc = gdx_recv_comm_of((struct gdx_comm *)c);
+	return rc->cts_sent < rc->tail && rc->cts_outstanding < GDX_CTS_DEFER_MIN;
 }
 
 /* After the CQs, what a poll does only when it is due: failover's sweep,
@@ -381,8 +386,9 @@ int gdx_comm_poll_all(struct gdx_comm *c, struct ibv_wc *wcs, int n0)
 			return seen;
 		seen += n;
 	}
-	/* due is asked on every poll: failover counts its polls there */
-	if (gdx_comm_poll_due(c) || seen)
+	/* due is asked on every poll: failover counts its polls there; after
+	 * completions, failover's notes and the clear-to-sends they let go */
+	if (gdx_comm_poll_due(c) || (seen && (c->failover || gdx_cts_held_due(c))))
 		seen += gdx_comm_poll_rest(c);
 	return seen;
 }
@@ -473,6 +479,20 @@ int gdx_cts_flush(struct gdx_recv_comm *rc)
 		return rc->base.err;
 	if (rc->cts_flushing)
 		return 0; /* polling for room below came back here */
+	/* one single receive to write, as at each receive of 64 KiB or more:
+	 * its entry, now */
+	if (rc->cts_sent + 1 == rc->tail && !rc->cts_groups && !rc->base.failover &&
+	    gdx_qp_room(&rc->base.rails[0], &rc->base.rails[0].qps[0], 1)) {
+		int ret = gdx_cts_write(rc, 0, GDX_FIFO_INDEX(rc->cts_sent % GDX_MAX_REQUESTS, 0),
+					1, false);
+
+		if (ret)
+			return ret;
+		rc->cts_sent++;
+		rc->cts_outstanding++;
+		rc->cts_stalled = false;
+		return 0;
+	}
 	rc->cts_flushing = true;
 	if (!rc->cts_groups) {
 		int ret = gdx_cts_flush_singles(rc);

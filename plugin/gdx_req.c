@@ -15,54 +15,11 @@ _Static_assert((GDX_MAX_SEND_REQUESTS & (GDX_MAX_SEND_REQUESTS - 1)) == 0 &&
 		       (GDX_MAX_REQUESTS & (GDX_MAX_REQUESTS - 1)) == 0,
 	       "request tables are rings of a power of two");
 
-struct gdx_request *gdx_req_get(struct gdx_comm *c, bool is_send)
+struct gdx_request *gdx_req_none(struct gdx_comm *c, bool is_send)
 {
-	uint32_t wrap = (uint32_t)c->max_reqs - 1;
-	struct gdx_request *r;
-
-	if (c->active == c->max_reqs) {
-		GDX_WARN("%s: more than %d %s requests in flight on one comm (NCCL allows %d)",
-			 c->dev_name, c->max_reqs, is_send ? "send" : "receive", c->max_reqs);
-		return NULL;
-	}
-	/* Requests mostly complete in order: the next slot is usually free,
-	 * and one is, as active < max. */
-	while (c->reqs[c->next_req].state != GDX_REQ_FREE)
-		c->next_req = (c->next_req + 1) & wrap;
-	r = &c->reqs[c->next_req];
-	c->next_req = (c->next_req + 1) & wrap;
-	c->active++;
-	GDX_LIVE_COUNT(c->live->outstanding = (uint32_t)c->active);
-	r->state = GDX_REQ_ACTIVE;
-	r->is_send = is_send;
-	r->pending = 0;
-	r->err = 0;
-	r->size = 0;
-	r->posted = 0;
-	r->n = 1;
-	r->flush = false;
-#ifdef GDX_DEBUG
-	r->dbg_wrs = r->dbg_wrs_done = r->dbg_mode = 0;
-	r->dbg_buf = NULL;
-	r->dbg_len = 0;
-#endif
-	return r;
-}
-
-void gdx_req_put(struct gdx_request *r)
-{
-	gdx_prof_done(r);
-	r->state = GDX_REQ_FREE;
-	r->comm->active--;
-	GDX_LIVE_COUNT(r->comm->live->outstanding = (uint32_t)r->comm->active);
-	if (!r->is_send && !r->flush) {
-		struct gdx_recv_comm *rc = gdx_recv_comm_of(r->comm);
-		uint32_t s = (uint32_t)(r->seq % GDX_MAX_REQUESTS);
-
-		rc->recvs_active--;
-		if (rc->slots[s] == r) /* given back before it completed: the comm failed */
-			rc->slots[s] = NULL;
-	}
+	GDX_WARN("%s: more than %d %s requests in flight on one comm (NCCL allows %d)", c->dev_name,
+		 c->max_reqs, is_send ? "send" : "receive", c->max_reqs);
+	return NULL;
 }
 
 void gdx_comm_fail(struct gdx_comm *c, int err)

@@ -16,10 +16,59 @@
 
 #include <gdx/gdx_comm.h>
 #include <gdx/gdx_post.h>
+#include <gdx/gdx_prof.h>
 
-/* A free request of the comm, or NULL (with a WARN) when all are in flight. */
-struct gdx_request *gdx_req_get(struct gdx_comm *c, bool is_send);
-void gdx_req_put(struct gdx_request *r);
+/* No free request: the WARN, NULL. */
+struct gdx_request *gdx_req_none(struct gdx_comm *c, bool is_send) __attribute__((cold, noinline));
+
+/* A free request of the comm, or NULL (with a WARN) when all are in flight.
+ * Inline, as every message takes one and gives it back. */
+static inline struct gdx_request *gdx_req_get(struct gdx_comm *c, bool is_send)
+{
+	uint32_t wrap = (uint32_t)c->max_reqs - 1;
+	struct gdx_request *r;
+
+	if (c->active == c->max_reqs)
+		return gdx_req_none(c, is_send);
+	/* Requests mostly complete in order: the next slot is usually free,
+	 * and one is, as active < max. */
+	while (c->reqs[c->next_req].state != GDX_REQ_FREE)
+		c->next_req = (c->next_req + 1) & wrap;
+	r = &c->reqs[c->next_req];
+	c->next_req = (c->next_req + 1) & wrap;
+	c->active++;
+	GDX_LIVE_COUNT(c->live->outstanding = (uint32_t)c->active);
+	r->state = GDX_REQ_ACTIVE;
+	r->is_send = is_send;
+	r->pending = 0;
+	r->err = 0;
+	r->size = 0;
+	r->posted = 0;
+	r->n = 1;
+	r->flush = false;
+#ifdef GDX_DEBUG
+	r->dbg_wrs = r->dbg_wrs_done = r->dbg_mode = 0;
+	r->dbg_buf = NULL;
+	r->dbg_len = 0;
+#endif
+	return r;
+}
+
+static inline void gdx_req_put(struct gdx_request *r)
+{
+	gdx_prof_done(r);
+	r->state = GDX_REQ_FREE;
+	r->comm->active--;
+	GDX_LIVE_COUNT(r->comm->live->outstanding = (uint32_t)r->comm->active);
+	if (!r->is_send && !r->flush) {
+		struct gdx_recv_comm *rc = gdx_recv_comm_of(r->comm);
+		uint32_t s = (uint32_t)(r->seq % GDX_MAX_REQUESTS);
+
+		rc->recvs_active--;
+		if (rc->slots[s] == r) /* given back before it completed: the comm failed */
+			rc->slots[s] = NULL;
+	}
+}
 /* The comm fails with err, unless it already has: every call returns it. */
 void gdx_comm_fail(struct gdx_comm *c, int err);
 
