@@ -3,6 +3,7 @@
  * Reading a topology into hwloc (gdx_topo_read.h): this machine's, or an XML
  * file's, tidied first for hwloc's own parser, and why hwloc refused it.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -60,6 +61,27 @@ static int gdx_topo_slurp(int fd, const char *xml, char **buf_p, size_t *len_p, 
 	return ret;
 }
 
+/* Whether the text at p starts with lit. By hand rather than strncmp: the
+ * sanitizers' strncmp (and strstr) measure the whole rest of p, once per
+ * '<' of a file of megabytes, which made the fuzzer's runs quadratic. */
+static bool gdx_topo_at(const char *p, const char *lit)
+{
+	while (*lit)
+		if (*p++ != *lit++)
+			return false;
+	return true;
+}
+
+/* strstr(p, lit), by hand for the same reason: the end of a comment or a
+ * CDATA section, looked for at each one. */
+static char *gdx_topo_find(const char *p, const char *lit)
+{
+	for (; *p; p++)
+		if (*p == *lit && gdx_topo_at(p, lit))
+			return (char *)p;
+	return NULL;
+}
+
 /* How deep hwloc's XML import may recurse: a machine nests a few dozen
  * levels (Machine, Package, Die, Group, L3 to L1, Core, PU; a PCI tree a
  * few bridges deep), far below this. hwloc reads each level with a call of
@@ -68,6 +90,127 @@ static int gdx_topo_slurp(int fd, const char *xml, char **buf_p, size_t *len_p, 
  * it. */
 #define GDX_TOPO_XML_DEPTH_MAX 256
 
+/* Whether an hwloc object of this type is a CPU or memory object, which
+ * hwloc's import assumes has its sets: hwloc 2.9 dereferences one that
+ * lacks them. I/O and Misc objects have none. */
+static bool gdx_topo_xml_needs_sets(const char *type, size_t len)
+{
+	static const char *const io[] = {"Bridge", "PCIDev", "OSDev", "Misc"};
+
+	for (size_t i = 0; i < sizeof(io) / sizeof(io[0]); i++)
+		if (strlen(io[i]) == len && !memcmp(type, io[i], len))
+			return false;
+	return true;
+}
+
+/* Whether v[0, len) is a bitmap as hwloc writes one: 32-bit words of hex,
+ * "0x" each, joined by commas, the first perhaps "0xf...f" (the rest all
+ * set). A set hwloc cannot read is a NULL set its import goes on to use. */
+static bool gdx_topo_xml_bitmap(const char *v, size_t len)
+{
+	size_t i = 0;
+
+	if (len >= 8 && !memcmp(v, "0xf...f,", 8))
+		i = 8;
+	for (;;) {
+		size_t digits = 0;
+
+		if (len - i < 3 || v[i] != '0' || (v[i + 1] != 'x' && v[i + 1] != 'X'))
+			return false;
+		for (i += 2; i < len && isxdigit((unsigned char)v[i]); i++)
+			digits++;
+		if (!digits || digits > 8)
+			return false;
+		if (i == len)
+			return true;
+		if (v[i++] != ',')
+			return false;
+	}
+}
+
+/*
+ * A start tag at p ('<'), checked before hwloc reads it: its attributes
+ * are name="value" (or 'value'), each after white space, then an optional
+ * '/' and '>'; an <object> of a CPU or memory type carries a cpuset (and a
+ * memory one a nodeset). hwloc's own parser is lenient (it takes
+ * type="PU"ci_busid="..." as two attributes, and an object without its
+ * sets), and its import then reads a NULL set: a hostile file crashed the
+ * doctor and, through NCCL_GDX_TOPO_FILE, the plugin. 0, or -EINVAL with
+ * why set.
+ */
+static int gdx_topo_xml_tag(const char *p, char *why, size_t why_len)
+{
+	const char *name = p + 1, *type = NULL;
+	size_t nlen = strcspn(name, " \t\r\n/>"), tlen = 0;
+	bool object = nlen == 6 && !memcmp(name, "object", 6);
+	/* the sets hwloc's import goes on to use, as hwloc 2 writes them */
+	bool cpuset = false, complete_cpuset = false, nodeset = false, complete_nodeset = false;
+
+	for (p = name + nlen;;) {
+		const char *a, *v;
+		size_t alen;
+		char q;
+
+		if (*p == '>' || (p[0] == '/' && p[1] == '>'))
+			break;
+		if (!*p)
+			return 0; /* cut short: hwloc says so */
+		if (*p != ' ' && *p != '\t' && *p != '\r' && *p != '\n') {
+			snprintf(why, why_len, "<%.*s> has a malformed attribute", (int)nlen, name);
+			return -EINVAL;
+		}
+		while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n')
+			p++;
+		if (*p == '>' || (p[0] == '/' && p[1] == '>'))
+			break;
+		if (!*p)
+			return 0;
+		a = p;
+		alen = strcspn(a, "= \t\r\n/>\"'");
+		if (!a[alen] || (a[alen] == '=' && !a[alen + 1]))
+			return 0;
+		if (!alen || a[alen] != '=' || (a[alen + 1] != '"' && a[alen + 1] != '\'')) {
+			snprintf(why, why_len, "<%.*s> has a malformed attribute", (int)nlen, name);
+			return -EINVAL;
+		}
+		q = a[alen + 1];
+		v = a + alen + 2;
+		p = strchr(v, q);
+		if (!p)
+			return 0; /* cut short: hwloc says so */
+		if (object && alen == 4 && !memcmp(a, "type", 4)) {
+			type = v;
+			tlen = (size_t)(p - v);
+		}
+		if (object && alen >= 6 && !memcmp(a + alen - 3, "set", 3) &&
+		    !gdx_topo_xml_bitmap(v, (size_t)(p - v))) {
+			snprintf(why, why_len, "an object's %.*s is not an hwloc bitmap", (int)alen,
+				 a);
+			return -EINVAL;
+		}
+		cpuset |= alen == 6 && !memcmp(a, "cpuset", 6);
+		complete_cpuset |= alen == 15 && !memcmp(a, "complete_cpuset", 15);
+		nodeset |= alen == 7 && !memcmp(a, "nodeset", 7);
+		complete_nodeset |= alen == 16 && !memcmp(a, "complete_nodeset", 16);
+		p++;
+	}
+	if (!object || !type)
+		return 0;
+	if (gdx_topo_xml_needs_sets(type, tlen) &&
+	    !(cpuset && complete_cpuset && nodeset && complete_nodeset)) {
+		snprintf(why, why_len,
+			 "an object of type %.*s lacks its %s (hwloc 2 writes cpuset, "
+			 "complete_cpuset, nodeset and complete_nodeset for each)",
+			 (int)tlen, type,
+			 !cpuset	    ? "cpuset"
+			 : !complete_cpuset ? "complete_cpuset"
+			 : !nodeset	    ? "nodeset"
+					    : "complete_nodeset");
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /*
  * The deepest nesting of elements in buf (NUL-terminated), up to the
  * first past max: an element's start tag (not "/>") one level more, its end
@@ -75,7 +218,7 @@ static int gdx_topo_slurp(int fd, const char *xml, char **buf_p, size_t *len_p, 
  * none; quoted attribute values skipped whole. 0 when the depth stays
  * within max, else -E2BIG with *line set to the line where it went past.
  */
-static int gdx_topo_xml_depth(const char *buf, int max, int *line)
+static int gdx_topo_xml_depth(const char *buf, int max, int *line, char *why, size_t why_len)
 {
 	int depth = 0, ln = 1;
 	const char *p = buf;
@@ -87,14 +230,18 @@ static int gdx_topo_xml_depth(const char *buf, int max, int *line)
 			ln += *p++ == '\n';
 			continue;
 		}
-		if (!strncmp(p, "<!--", 4))
-			end = strstr(p + 4, "-->");
-		else if (!strncmp(p, "<![CDATA[", 9))
-			end = strstr(p + 9, "]]>");
+		if (gdx_topo_at(p, "<!--"))
+			end = gdx_topo_find(p + 4, "-->");
+		else if (gdx_topo_at(p, "<![CDATA["))
+			end = gdx_topo_find(p + 9, "]]>");
 		else if (p[1] == '?')
-			end = strstr(p + 2, "?>");
+			end = gdx_topo_find(p + 2, "?>");
 		else
 			end = NULL;
+		/* one never closed runs to the end of the file, which hwloc
+		 * refuses: looked for once, not again at each '<' inside it */
+		if (!end && (gdx_topo_at(p, "<!--") || gdx_topo_at(p, "<![CDATA[") || p[1] == '?'))
+			return 0;
 		if (end || p[1] == '!' || p[1] == '/') {
 			/* a comment, CDATA, a declaration or an end tag */
 			if (!end)
@@ -108,6 +255,10 @@ static int gdx_topo_xml_depth(const char *buf, int max, int *line)
 			continue;
 		}
 		/* a start tag: its attributes' quoted values may hold '>' */
+		if (gdx_topo_xml_tag(p, why, why_len)) {
+			*line = ln;
+			return -EINVAL;
+		}
 		for (p++; *p && *p != '>'; p++) {
 			if (*p == '"' || *p == '\'') {
 				const char *q = strchr(p + 1, *p);
@@ -171,8 +322,8 @@ static long gdx_topo_xml_tidy(char *buf, size_t len, int *line)
 			buf[o++] = '\n';
 			i += buf[i + 1] == '\n' ? 2 : 1;
 			nl++;
-		} else if (!strncmp(buf + i, "<!--", 4)) {
-			char *end = strstr(buf + i + 4, "-->");
+		} else if (gdx_topo_at(buf + i, "<!--")) {
+			char *end = gdx_topo_find(buf + i + 4, "-->");
 
 			if (!end) {
 				*line = nl;
@@ -181,8 +332,8 @@ static long gdx_topo_xml_tidy(char *buf, size_t len, int *line)
 			for (; buf + i < end; i++)
 				nl += buf[i] == '\n';
 			i += 3;
-		} else if (!strncmp(buf + i, "<![CDATA[", 9)) {
-			char *end = strstr(buf + i + 9, "]]>");
+		} else if (gdx_topo_at(buf + i, "<![CDATA[")) {
+			char *end = gdx_topo_find(buf + i + 9, "]]>");
 			size_t n = end ? (size_t)(end - (buf + i)) + 3 : len - i;
 
 			for (size_t k = 0; k < n; k++)
@@ -210,19 +361,19 @@ static long gdx_topo_xml_tidy(char *buf, size_t len, int *line)
 		const char *at = copy + p, *end;
 		size_t next;
 
-		if (!strncmp(at, "<?xml", 5) && (at[5] == ' ' || at[5] == '?')) {
+		if (gdx_topo_at(at, "<?xml") && (at[5] == ' ' || at[5] == '?')) {
 			end = strstr(at, "?>");
 			if (!end)
 				break;
 			next = (size_t)(end - copy) + 2;
 			if (!decl++)
 				gdx_topo_copy_line(buf, &o, copy, p, next);
-		} else if (!strncmp(at, "<?", 2)) {
+		} else if (gdx_topo_at(at, "<?")) {
 			end = strstr(at, "?>"); /* another processing instruction */
 			if (!end)
 				break;
 			next = (size_t)(end - copy) + 2;
-		} else if (!strncmp(at, "<!DOCTYPE", 9)) {
+		} else if (gdx_topo_at(at, "<!DOCTYPE")) {
 			end = at + strcspn(at, "[>");
 			if (*end == '[')
 				end = strchr(end, ']');
@@ -340,7 +491,7 @@ static void gdx_topo_xml_refused(const char *xml, const char *buf, char *why, si
 int gdx_topo_read(hwloc_topology_t *h, int fd, const char *xml, char *why, size_t why_len)
 {
 	size_t len = 0;
-	char *buf = NULL;
+	char *buf = NULL, bad[128];
 	long tidy = 0;
 	int ret = 0, line = 0;
 
@@ -348,6 +499,17 @@ int gdx_topo_read(hwloc_topology_t *h, int fd, const char *xml, char *why, size_
 		ret = gdx_topo_slurp(fd, xml, &buf, &len, why, why_len);
 		if (ret)
 			return ret;
+		/* XML holds no NUL: every check below reads the file as a string,
+		 * and hwloc's parser, given its length, read past one */
+		if (memchr(buf, '\0', len)) {
+			gdx_topo_why(
+				why, why_len,
+				"%s is not an hwloc XML topology: it holds a NUL byte (at offset "
+				"%zu)",
+				xml, (size_t)((char *)memchr(buf, '\0', len) - buf));
+			ret = -EINVAL;
+			goto out;
+		}
 		tidy = gdx_topo_xml_tidy(buf, len, &line);
 		if (tidy < 0) {
 			gdx_topo_why(why, why_len,
@@ -357,12 +519,18 @@ int gdx_topo_read(hwloc_topology_t *h, int fd, const char *xml, char *why, size_
 			ret = -EINVAL;
 			goto out;
 		}
-		if (gdx_topo_xml_depth(buf, GDX_TOPO_XML_DEPTH_MAX, &line)) {
+		ret = gdx_topo_xml_depth(buf, GDX_TOPO_XML_DEPTH_MAX, &line, bad, sizeof(bad));
+		if (ret == -E2BIG) {
 			gdx_topo_why(why, why_len,
 				     "%s is not an hwloc XML topology: its elements nest deeper "
 				     "than %d levels (line %d), where a machine's nest a few dozen",
 				     xml, GDX_TOPO_XML_DEPTH_MAX, line);
 			ret = -EINVAL;
+			goto out;
+		}
+		if (ret) {
+			gdx_topo_why(why, why_len, "%s is not an hwloc XML topology: line %d: %s",
+				     xml, line, bad);
 			goto out;
 		}
 	}
