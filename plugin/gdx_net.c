@@ -426,9 +426,7 @@ ncclResult_t gdx_net_irecv(void *recv_comm, int n, void **data, size_t *sizes, i
 	if (!rc || !request || !data || !sizes || !tags || !mhandles || n < 1 ||
 	    n > NCCL_NET_MAX_REQUESTS)
 		return gdx_net_result(-EINVAL);
-	for (int i = 0; i < n; i++)
-		if (!gdx_net_size_ok("irecv", sizes[i]))
-			return gdx_net_result(-EINVAL);
+	/* each buffer's size and handle checked by gdx_irecv, in one pass */
 	ret = gdx_irecv(rc, n, data, sizes, tags, (struct gdx_mr **)mhandles, phandles, &req);
 	*request = req;
 	return gdx_net_result(ret);

@@ -599,6 +599,11 @@ int gdx_irecv(struct gdx_recv_comm *rc, int n, void **data, const uint64_t *size
 		return -EINVAL;
 	}
 	for (int i = 0; i < n; i++) {
+		if (sizes[i] > GDX_MAX_MESSAGE) {
+			GDX_WARN("irecv: %llu bytes is more than maxP2pBytes (%llu)",
+				 (unsigned long long)sizes[i], GDX_MAX_MESSAGE);
+			return -EINVAL;
+		}
 		ret = gdx_check_mr(c, mrs[i], data[i], sizes[i], "irecv");
 		if (ret)
 			return ret;

@@ -28,17 +28,6 @@ void gdx_seglog_destroy(struct gdx_qp *q)
 	q->log = NULL;
 }
 
-/* Counts n more WRs on q and says whether the last of them is signaled:
- * always when must, else one in GDX_SIGNAL_EVERY to give the slots back. */
-static bool gdx_qp_signal(struct gdx_qp *q, uint32_t n, bool must)
-{
-	q->unsignaled += n;
-	if (!must && q->unsignaled < GDX_SIGNAL_EVERY)
-		return false;
-	q->unsignaled = 0;
-	return true;
-}
-
 static uint32_t gdx_seg_rkey(const struct gdx_comm *c, int rail, const struct gdx_seg *seg)
 {
 	if (seg->key == GDX_SEG_KEY_CTRL)
@@ -87,28 +76,6 @@ static inline void gdx_seg_log(struct gdx_qp *q, const struct gdx_seg *seg, uint
 		e->seg.req = NULL; /* nothing waits for it */
 }
 
-/* What every WR of a segment shares: the fields an RC RDMA WRITE reads,
- * each set; the provider reads no other for this opcode (the rest of the
- * 128-byte struct, the atomic, UD, XRC and bind parts, is left as it is
- * rather than zeroed on every post). */
-static inline void gdx_wr_set(struct ibv_send_wr *wr, struct ibv_sge *sge, uint64_t wr_id,
-			      const char *data, uint32_t len, uint32_t lkey, uint64_t raddr,
-			      uint32_t rkey, bool imm, uint32_t imm_data, unsigned flags)
-{
-	sge->addr = (uintptr_t)data;
-	sge->length = len;
-	sge->lkey = lkey;
-	wr->wr_id = wr_id;
-	wr->next = NULL;
-	wr->sg_list = len ? sge : NULL;
-	wr->num_sge = len ? 1 : 0;
-	wr->opcode = imm ? IBV_WR_RDMA_WRITE_WITH_IMM : IBV_WR_RDMA_WRITE;
-	wr->send_flags = flags;
-	wr->imm_data = imm_data;
-	wr->wr.rdma.remote_addr = raddr;
-	wr->wr.rdma.rkey = rkey;
-}
-
 /* What a posted segment leaves behind: the QP's counts, its log entry, the
  * rail's bytes in flight and the live counters, and its request's wait. */
 static inline void gdx_seg_posted(struct gdx_comm *c, int rail, struct gdx_qp *q,
@@ -129,13 +96,6 @@ static inline void gdx_seg_posted(struct gdx_comm *c, int rail, struct gdx_qp *q
 		seg->req->pending++;
 		gdx_req_wrs_posted(seg->req, nwrs);
 	}
-}
-
-static int gdx_post_failed(const struct gdx_rail *r, const struct gdx_qp *q, int ret)
-{
-	GDX_WARN("%s: ibv_post_send(qp 0x%x) failed: %s", r->dev->ibdev, q->qp->qp_num,
-		 strerror(ret));
-	return -ret;
 }
 
 /* A segment longer than one WRITE may be (the port's max_msg_sz): its WRs
@@ -185,6 +145,13 @@ static __attribute__((noinline)) int gdx_post_seg_long(struct gdx_comm *c, int r
 	} while (off < seg->len);
 	gdx_seg_posted(c, rail, q, seg, total, false, waits, stamp);
 	return 0;
+}
+
+int gdx_post_failed(const struct gdx_rail *r, const struct gdx_qp *q, int ret)
+{
+	GDX_WARN("%s: ibv_post_send(qp 0x%x) failed: %s", r->dev->ibdev, q->qp->qp_num,
+		 strerror(ret));
+	return -ret;
 }
 
 /* Posts one segment: one WR, or (longer than a WRITE may be) several. Its
@@ -289,34 +256,6 @@ int gdx_post_piece(struct gdx_comm *c, int rail, int q, const struct gdx_seg *se
 			return ret;
 	}
 	return 0;
-}
-
-static inline int gdx_post_one(struct gdx_comm *c, int rail, int qi, const void *local,
-			       uint32_t len, uint64_t raddr, uint32_t kind, bool must_signal)
-{
-	struct gdx_rail *r = &c->rails[rail];
-	struct gdx_qp *q = &r->qps[qi];
-	struct ibv_send_wr wr, *bad;
-	struct ibv_sge sge;
-	int ret;
-
-	gdx_wr_set(&wr, &sge, GDX_WRID(kind, gdx_rail_gen(r), qi, q->wr_posted + 1), local, len,
-		   c->ctrl_mr[r->member]->lkey, raddr, c->remote_ctrl_rkey[rail],
-		   kind == GDX_WRID_PROBE, htobe32(GDX_IMM_PROBE),
-		   len && len <= r->max_inline ? IBV_SEND_INLINE : 0);
-	if (gdx_qp_signal(q, 1, must_signal))
-		wr.send_flags |= IBV_SEND_SIGNALED;
-	ret = ibv_post_send(q->qp, &wr, &bad);
-	if (ret)
-		return gdx_post_failed(r, q, ret);
-	q->wr_posted++;
-	return 0;
-}
-
-int gdx_post_ctrl_write(struct gdx_comm *c, int rail, int q, const void *local, uint32_t len,
-			uint64_t raddr, bool must_signal)
-{
-	return gdx_post_one(c, rail, q, local, len, raddr, GDX_WRID_SEND, must_signal);
 }
 
 int gdx_post_probe(struct gdx_comm *c, int rail, int q)

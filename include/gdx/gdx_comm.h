@@ -10,6 +10,7 @@
 #ifndef GDX_COMM_H
 #define GDX_COMM_H
 
+#include <limits.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -22,6 +23,11 @@
 #include <gdx/gdx_sock.h>
 #include <gdx/gdx_verbs.h>
 #include <gdx/gdx_wire.h>
+
+/* Largest message, maxP2pBytes: test reports a message's size in an int
+ * (every API version), so INT_MAX bytes. 0.4.0 took 2 GiB, which test
+ * reported as INT_MIN. */
+#define GDX_MAX_MESSAGE ((unsigned long long)INT_MAX)
 
 #define GDX_MAX_REQUESTS NCCL_NET_MAX_REQUESTS
 /* A send comm takes NCCL_NET_MAX_REQUESTS x maxRecvs requests (NCCL's rule). */

@@ -7,18 +7,12 @@
 #ifndef GDX_NET_H
 #define GDX_NET_H
 
-#include <limits.h>
-
 #include <nccl/net.h>
+#include <gdx/gdx_comm.h>
 #include <gdx/gdx_dev.h>
 
 /* The network's name in every table: what NCCL_NET selects it by. */
 #define GDX_NET_NAME "GDX"
-
-/* Largest message, maxP2pBytes: test reports a message's size in an int
- * (every API version), so INT_MAX bytes. 0.4.0 took 2 GiB, which test
- * reported as INT_MIN. */
-#define GDX_MAX_MESSAGE ((unsigned long long)INT_MAX)
 
 /* Every property any API version reports. */
 struct gdx_net_props {
