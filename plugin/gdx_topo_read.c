@@ -135,8 +135,8 @@ static bool gdx_topo_xml_bitmap(const char *v, size_t len)
  * memory one a nodeset). hwloc's own parser is lenient (it takes
  * type="PU"ci_busid="..." as two attributes, and an object without its
  * sets), and its import then reads a NULL set: a hostile file crashed the
- * doctor and, through NCCL_GDX_TOPO_FILE, the plugin. 0, or -EINVAL with
- * why set.
+ * doctor and, through NCCL_GDX_TOPO_FILE, the plugin. 0, -EINVAL with
+ * why set, or -EPIPE (why untouched) when the tag is cut short.
  */
 static int gdx_topo_xml_tag(const char *p, char *why, size_t why_len)
 {
@@ -154,7 +154,7 @@ static int gdx_topo_xml_tag(const char *p, char *why, size_t why_len)
 		if (*p == '>' || (p[0] == '/' && p[1] == '>'))
 			break;
 		if (!*p)
-			return 0; /* cut short: hwloc says so */
+			return -EPIPE; /* cut short */
 		if (*p != ' ' && *p != '\t' && *p != '\r' && *p != '\n') {
 			snprintf(why, why_len, "<%.*s> has a malformed attribute", (int)nlen, name);
 			return -EINVAL;
@@ -164,11 +164,11 @@ static int gdx_topo_xml_tag(const char *p, char *why, size_t why_len)
 		if (*p == '>' || (p[0] == '/' && p[1] == '>'))
 			break;
 		if (!*p)
-			return 0;
+			return -EPIPE;
 		a = p;
 		alen = strcspn(a, "= \t\r\n/>\"'");
 		if (!a[alen] || (a[alen] == '=' && !a[alen + 1]))
-			return 0;
+			return -EPIPE;
 		if (!alen || a[alen] != '=' || (a[alen + 1] != '"' && a[alen + 1] != '\'')) {
 			snprintf(why, why_len, "<%.*s> has a malformed attribute", (int)nlen, name);
 			return -EINVAL;
@@ -177,7 +177,7 @@ static int gdx_topo_xml_tag(const char *p, char *why, size_t why_len)
 		v = a + alen + 2;
 		p = strchr(v, q);
 		if (!p)
-			return 0; /* cut short: hwloc says so */
+			return -EPIPE; /* cut short */
 		if (object && alen == 4 && !memcmp(a, "type", 4)) {
 			type = v;
 			tlen = (size_t)(p - v);
@@ -216,11 +216,14 @@ static int gdx_topo_xml_tag(const char *p, char *why, size_t why_len)
  * first past max: an element's start tag (not "/>") one level more, its end
  * tag one less; comments, CDATA, declarations and processing instructions
  * none; quoted attribute values skipped whole. 0 when the depth stays
- * within max, else -E2BIG with *line set to the line where it went past.
+ * within max, else -E2BIG with *line set to the line where it went past;
+ * -EPIPE when the file ends inside a tag, a comment, a CDATA section or a
+ * declaration (hwloc's own parser read past such an end); -EINVAL for a
+ * tag gdx_topo_xml_tag refuses, why set.
  */
 static int gdx_topo_xml_depth(const char *buf, int max, int *line, char *why, size_t why_len)
 {
-	int depth = 0, ln = 1;
+	int depth = 0, ln = 1, ret;
 	const char *p = buf;
 
 	while (*p) {
@@ -238,16 +241,21 @@ static int gdx_topo_xml_depth(const char *buf, int max, int *line, char *why, si
 			end = gdx_topo_find(p + 2, "?>");
 		else
 			end = NULL;
-		/* one never closed runs to the end of the file, which hwloc
-		 * refuses: looked for once, not again at each '<' inside it */
-		if (!end && (gdx_topo_at(p, "<!--") || gdx_topo_at(p, "<![CDATA[") || p[1] == '?'))
-			return 0;
+		/* one never closed runs to the end of the file: cut short, looked
+		 * for once, not again at each '<' inside it */
+		if (!end &&
+		    (gdx_topo_at(p, "<!--") || gdx_topo_at(p, "<![CDATA[") || p[1] == '?')) {
+			*line = ln;
+			return -EPIPE;
+		}
 		if (end || p[1] == '!' || p[1] == '/') {
 			/* a comment, CDATA, a declaration or an end tag */
 			if (!end)
 				end = strchr(p, '>');
-			if (!end)
-				return 0; /* cut short: hwloc says so */
+			if (!end) {
+				*line = ln;
+				return -EPIPE; /* cut short */
+			}
 			if (p[1] == '/')
 				depth--;
 			for (; p < end; p++)
@@ -255,23 +263,23 @@ static int gdx_topo_xml_depth(const char *buf, int max, int *line, char *why, si
 			continue;
 		}
 		/* a start tag: its attributes' quoted values may hold '>' */
-		if (gdx_topo_xml_tag(p, why, why_len)) {
-			*line = ln;
-			return -EINVAL;
-		}
+		*line = ln; /* where a refusal from here on points */
+		ret = gdx_topo_xml_tag(p, why, why_len);
+		if (ret)
+			return ret;
 		for (p++; *p && *p != '>'; p++) {
 			if (*p == '"' || *p == '\'') {
 				const char *q = strchr(p + 1, *p);
 
 				if (!q)
-					return 0;
+					return -EPIPE;
 				for (; p < q; p++)
 					ln += *p == '\n';
 			}
 			ln += *p == '\n';
 		}
 		if (!*p)
-			return 0;
+			return -EPIPE;
 		if (p[-1] != '/' && ++depth > max) {
 			*line = ln;
 			return -E2BIG;
@@ -491,7 +499,7 @@ static void gdx_topo_xml_refused(const char *xml, const char *buf, char *why, si
 int gdx_topo_read(hwloc_topology_t *h, int fd, const char *xml, char *why, size_t why_len)
 {
 	size_t len = 0;
-	char *buf = NULL, bad[128];
+	char *buf = NULL, bad[128] = "";
 	long tidy = 0;
 	int ret = 0, line = 0;
 
@@ -525,6 +533,15 @@ int gdx_topo_read(hwloc_topology_t *h, int fd, const char *xml, char *why, size_
 				     "%s is not an hwloc XML topology: its elements nest deeper "
 				     "than %d levels (line %d), where a machine's nest a few dozen",
 				     xml, GDX_TOPO_XML_DEPTH_MAX, line);
+			ret = -EINVAL;
+			goto out;
+		}
+		if (ret == -EPIPE) {
+			gdx_topo_why(
+				why, why_len,
+				"%s is not a whole hwloc XML topology: it ends before </topology> "
+				"(inside what starts on line %d)",
+				xml, line);
 			ret = -EINVAL;
 			goto out;
 		}
