@@ -143,6 +143,15 @@ static int gdx_topo_xml_tag(const char *p, char *why, size_t why_len)
 	const char *name = p + 1, *type = NULL;
 	size_t nlen = strcspn(name, " \t\r\n/>"), tlen = 0;
 	bool object = nlen == 6 && !memcmp(name, "object", 6);
+
+	/* named in a refusal: printable, and short */
+	for (size_t i = 0; i < nlen; i++)
+		if (!isalnum((unsigned char)name[i]) && !strchr("_-:.", name[i]))
+			nlen = 0;
+	if (!nlen || nlen > 32) {
+		snprintf(why, why_len, "a tag's name is not an element name");
+		return -EINVAL;
+	}
 	/* the sets hwloc's import goes on to use, as hwloc 2 writes them */
 	bool cpuset = false, complete_cpuset = false, nodeset = false, complete_nodeset = false;
 
@@ -196,6 +205,11 @@ static int gdx_topo_xml_tag(const char *p, char *why, size_t why_len)
 	}
 	if (!object || !type)
 		return 0;
+	for (size_t i = 0; i < tlen; i++)
+		if (!isalnum((unsigned char)type[i]) || tlen > 32) {
+			snprintf(why, why_len, "an object's type is not a type name");
+			return -EINVAL;
+		}
 	if (gdx_topo_xml_needs_sets(type, tlen) &&
 	    !(cpuset && complete_cpuset && nodeset && complete_nodeset)) {
 		snprintf(why, why_len,
