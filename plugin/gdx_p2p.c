@@ -164,7 +164,7 @@ static int gdx_piece_segs(struct gdx_send_comm *sc, const struct gdx_piece *p, i
 					     .key = GDX_SEG_KEY_CTRL,
 					     .flags = GDX_SEG_CTRL};
 #ifdef GDX_DEBUG
-	if (chunked) { /* what the bytes hold, for the receiver's check (gdx_req.h) */
+	if (chunked && c->dbg_records) { /* what the bytes hold, for the receiver's check */
 		gdx_req_dbg_fill(c, s, (uint32_t)k, sc->head, data, p->off, p->len,
 				 mr->type == NCCL_PTR_CUDA, p->rail, p->q);
 		segs[m++] = gdx_req_dbg_seg(c, s, (uint32_t)k, 1);
@@ -261,7 +261,7 @@ static int gdx_group_post(struct gdx_send_comm *sc, struct gdx_cts *const *slot,
 		c->ctrl->sizes[s][i] = htole32((uint32_t)req->size);
 	}
 #ifdef GDX_DEBUG
-	{ /* what each buffer holds, for the receiver's check (gdx_req.h) */
+	if (c->dbg_records) { /* what each buffer holds, for the receiver's check (gdx_req.h) */
 		struct gdx_seg dbg = gdx_req_dbg_seg(c, s, 0, (uint32_t)n);
 
 		for (int i = 0; i < n; i++)

@@ -208,6 +208,9 @@ void gdx_comm_meta_fill(struct gdx_wire_meta *m, const struct gdx_comm *c)
 	m->max_recvs = GDX_MAX_RECVS;
 	m->sl = c->rails[0].sl;
 	m->tc = c->rails[0].tc;
+#ifdef GDX_DEBUG
+	m->flags = GDX_META_F_RECORDS;
+#endif
 	m->ctrl_addr = (uintptr_t)c->ctrl;
 	snprintf(m->dev_name, sizeof(m->dev_name), "%.63s", c->dev_name);
 	for (int i = 0; i < c->nrails; i++) {
@@ -229,6 +232,9 @@ int gdx_comm_rails_connect(struct gdx_comm *c, const struct gdx_wire_meta *remot
 	}
 	snprintf(c->peer_dev, sizeof(c->peer_dev), "%s", remote->dev_name);
 	c->remote_ctrl = remote->ctrl_addr;
+#ifdef GDX_DEBUG
+	c->dbg_records = remote->flags & GDX_META_F_RECORDS;
+#endif
 	memcpy(c->remote_rails, remote->rails, sizeof(c->remote_rails));
 	memcpy(c->remote_qpn, remote->qpn, sizeof(c->remote_qpn));
 	for (int i = 0; i < c->nrails; i++) {

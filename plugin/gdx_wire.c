@@ -163,6 +163,7 @@ static void gdx_wire_meta_swap(struct gdx_wire_meta *out, const struct gdx_wire_
 	GDX_SWAP32(out->nrails);
 	GDX_SWAP32(out->qps_per_rail);
 	GDX_SWAP32(out->max_recvs);
+	out->flags = to_wire ? htole16(in->flags) : le16toh(in->flags);
 	out->ctrl_addr = to_wire ? htole64(in->ctrl_addr) : le64toh(in->ctrl_addr);
 	for (int i = 0; i < GDX_MAX_RAILS; i++)
 		gdx_wire_rail_swap(&out->rails[i], to_wire);

@@ -129,8 +129,8 @@ struct gdx_dbg_piece {
  * receiver's; a single receive's size in the first two words), and the rail
  * notes (gdx_failover.c): the peer's, and ours as they are written from. One
  * region, one registration per NIC of the device. Debug builds add each
- * piece's record ([slot][piece], or [slot][buffer] for a group): a debug
- * build talks to a debug build only. */
+ * piece's record ([slot][piece], or [slot][buffer] for a group), written
+ * only where both ends are debug builds (GDX_META_F_RECORDS). */
 struct gdx_ctrl {
 	struct gdx_cts fifo[GDX_FIFO_ENTRIES];
 	uint32_t sizes[GDX_MAX_REQUESTS][GDX_MAX_RECVS];
@@ -290,6 +290,9 @@ struct gdx_comm {
 	bool timed;	      /* its signaled sends' latencies go to live (gdx_post.c) */
 	uint32_t max_inline;  /* bytes every rail takes inline (the least of them) */
 	uint64_t remote_ctrl; /* the peer's control region */
+#ifdef GDX_DEBUG
+	bool dbg_records; /* both ends are debug builds: pieces carry records (gdx_req.h) */
+#endif
 	uint32_t remote_ctrl_rkey[GDX_MAX_RAILS]; /* its key on each rail's NIC */
 	/* The peer's rails and QPs, to connect to again when a rail is restored. */
 	struct gdx_wire_rail remote_rails[GDX_MAX_RAILS];

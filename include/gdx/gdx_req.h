@@ -82,7 +82,10 @@ void gdx_comm_fail(struct gdx_comm *c, int err);
  * before it: the receiver sums its buffer there and then, and aborts,
  * naming the piece and the QPs, when the record is of another message,
  * came by another QP, or the bytes are not what was sent. A single-WR
- * message carries its bytes with its immediate and needs none.
+ * message carries its bytes with its immediate and needs none. Records go
+ * only between two debug builds, as each end's handshake says
+ * (GDX_META_F_RECORDS): a release peer's pieces go unchecked, and so do a
+ * peer's that never said it writes them.
  */
 #ifdef GDX_DEBUG
 /* Called as test reports the request done: aborts, naming the modes the

@@ -97,13 +97,18 @@ struct gdx_wire_meta {
 	uint32_t max_recvs;    /* largest grouped receive this end posts or accepts */
 	uint8_t sl, tc;	       /* sender: the connection's service level and traffic class,
 				* which the receiver's QPs use too */
-	uint16_t reserved;
-	uint64_t ctrl_addr; /* the end's control region (gdx_comm.h): the sender's FIFO,
-			     * the receiver's records, and both ends' rail notes */
+	uint16_t flags;	       /* GDX_META_F_*; unknown bits are ignored */
+	uint64_t ctrl_addr;    /* the end's control region (gdx_comm.h): the sender's FIFO,
+				* the receiver's records, and both ends' rail notes */
 	char dev_name[GDX_DEV_NAME_MAX]; /* for error messages; NUL-terminated */
 	struct gdx_wire_rail rails[GDX_MAX_RAILS];
 	uint32_t qpn[GDX_MAX_QPS]; /* QP q of rail r at r * qps_per_rail + q */
 };
+
+/* A debug build (gdx_req.h): its control region has room for each piece's
+ * record, and its sender writes them. Records go only between two ends that
+ * both say so, so that a debug build and a release build still talk. */
+#define GDX_META_F_RECORDS 0x1
 
 _Static_assert(sizeof(struct gdx_wire_hello) % 8 == 0 && sizeof(struct gdx_wire_meta) % 8 == 0,
 	       "hello and meta are sent back to back without padding");

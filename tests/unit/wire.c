@@ -143,9 +143,12 @@ static void test_meta_roundtrip(void)
 	struct gdx_wire_meta in = good_meta(), wire, out;
 	char why[256];
 
+	in.flags = GDX_META_F_RECORDS | 0x8000; /* a later version's bit rides along */
 	gdx_wire_meta_pack(&wire, &in);
 	ASSERT_EQ(gdx_wire_meta_unpack(&wire, sizeof(wire), &out, why, sizeof(why)), 0);
 	ASSERT_EQ(memcmp(&in, &out, sizeof(in)), 0);
+	/* little-endian on the wire, where 0.4.0 sent a zero reserved word */
+	ASSERT_EQ(((const uint8_t *)&wire)[offsetof(struct gdx_wire_meta, flags)], 1);
 }
 
 static void expect_meta_refused(struct gdx_wire_meta m, const char *needle)

@@ -189,6 +189,87 @@ static void test_two_processes(void)
 	ASSERT_EQ(gdx_test_warning_count(), 0);
 }
 
+/* the debug build (make DEBUG=1), or GDX_DEBUG_PLUGIN */
+static const char *debug_plugin(void)
+{
+	const char *p = getenv("GDX_DEBUG_PLUGIN");
+
+	return p ? p : "build-debug/libnccl-net-gdx.so";
+}
+
+/* The plugin at path, for this process from now on. */
+static const ncclNet_v7_t *net_up_at(const char *path)
+{
+	char *was = getenv("GDX_PLUGIN") ? strdup(getenv("GDX_PLUGIN")) : NULL;
+	const ncclNet_v7_t *n;
+
+	ASSERT_EQ(setenv("GDX_PLUGIN", path, 1), 0);
+	n = net_up();
+	if (was)
+		ASSERT_EQ(setenv("GDX_PLUGIN", was, 1), 0);
+	else
+		ASSERT_EQ(unsetenv("GDX_PLUGIN"), 0);
+	free(was);
+	return n;
+}
+
+static void debug_sender_body(int in, int out)
+{
+	ASSERT_EQ(setenv("GDX_PLUGIN", debug_plugin(), 1), 0);
+	sender_body(in, out);
+}
+
+/* One end a debug build (which writes and checks each piece's record,
+ * gdx_req.h), the other a release build: the stream of chunked messages
+ * arrives whole. Nodes of one job run mixed builds while a site chases a
+ * bug; 0.4.1's debug receiver aborted on a release sender's pieces, and its
+ * debug sender wrote records past a release receiver's control region.
+ * Each way is a test of its own: a process whose plugin is up cannot fork
+ * the other end (its verbs objects do not survive a fork). */
+static void debug_and_release(bool debug_sends)
+{
+	const char *release =
+		getenv("GDX_PLUGIN") ? getenv("GDX_PLUGIN") : "build/libnccl-net-gdx.so";
+	struct peer pr;
+	const ncclNet_v7_t *n;
+	struct gdx_buf b;
+	void *listen, *recv;
+	char ok = 0;
+
+	if (access(debug_plugin(), R_OK))
+		gdx_test_fail(__FILE__, __LINE__, "%s is missing: make DEBUG=1 %s", debug_plugin(),
+			      debug_plugin());
+	/* every message over 4 QPs in pieces, each with its record */
+	ASSERT_EQ(setenv("NCCL_GDX_QPS_PER_CONNECTION", "4", 1), 0);
+	ASSERT_EQ(setenv("NCCL_GDX_SPLIT_DATA_ON_QPS", "1", 1), 0);
+	peer_start(&pr, debug_sends ? debug_sender_body : sender_body);
+	n = net_up_at(debug_sends ? release : debug_plugin());
+	listen = listen_and_hand_over(n, &pr);
+	recv = accept_one(n, listen);
+	gdx_buf_alloc(n, recv, MAX_MSG, 0, &b);
+	receive_stream(n, recv, &b);
+	xread(pr.from_child[0], &ok, 1);
+	xwrite(pr.to_child[1], &ok, 1);
+	ASSERT_EQ(peer_wait(&pr), 0);
+	gdx_buf_free(n, recv, &b);
+	ASSERT_EQ(n->closeRecv(recv), ncclSuccess);
+	ASSERT_EQ(n->closeListen(listen), ncclSuccess);
+	printf("  %s sender, %s receiver: %d messages up to 8 MiB, each split over 4 QPs, every "
+	       "byte right\n",
+	       debug_sends ? "debug" : "release", debug_sends ? "release" : "debug", NMSG);
+	ASSERT_EQ(gdx_test_warning_count(), 0);
+}
+
+static void test_debug_sender_release_receiver(void)
+{
+	debug_and_release(true);
+}
+
+static void test_release_sender_debug_receiver(void)
+{
+	debug_and_release(false);
+}
+
 static void test_sender_killed_while_receive_waits(void)
 {
 	struct peer pr;
@@ -358,6 +439,8 @@ static void test_hostile_client_while_peer_connects(void)
 		close(silent[i]);
 }
 
-GDX_TESTS_MAIN(TEST(test_two_processes, 300), TEST(test_sender_killed_while_receive_waits, 300),
+GDX_TESTS_MAIN(TEST(test_two_processes, 300), TEST(test_debug_sender_release_receiver, 300),
+	       TEST(test_release_sender_debug_receiver, 300),
+	       TEST(test_sender_killed_while_receive_waits, 300),
 	       TEST(test_receiver_killed_while_send_waits, 120),
 	       TEST(test_hostile_client_while_peer_connects, 300))
