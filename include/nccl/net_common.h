@@ -56,7 +56,15 @@ typedef void (*ncclDebugLogger_t)(ncclDebugLogLevel level, unsigned long flags, 
 #define NCCL_PTR_CUDA	0x2
 #define NCCL_PTR_DMABUF 0x4
 
-typedef enum { NCCL_NET_DEVICE_HOST = 0, NCCL_NET_DEVICE_UNPACK = 1 } ncclNetDeviceType;
+/* GIN_PROXY and on (NCCL 2.30.7): what the RMA tables' getProperties reports;
+ * NCCL's GIN takes its type from it (2: through NCCL's proxy thread). */
+typedef enum {
+	NCCL_NET_DEVICE_HOST = 0,
+	NCCL_NET_DEVICE_UNPACK = 1,
+	NCCL_NET_DEVICE_GIN_PROXY = 2,
+	NCCL_NET_DEVICE_GIN_GDAKI = 3,
+	NCCL_NET_DEVICE_GIN_GPI = 4
+} ncclNetDeviceType;
 
 #define NCCL_NET_DEVICE_INVALID_VERSION 0x0
 
