@@ -122,7 +122,8 @@ static int gdx_qp_init(struct gdx_rail *r, struct gdx_qp *q)
 		.qp_state = IBV_QPS_INIT,
 		.pkey_index = (uint16_t)gdx_params.pkey,
 		.port_num = (uint8_t)r->dev->ib_port,
-		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ,
+		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+				   (r->atomics ? IBV_ACCESS_REMOTE_ATOMIC : 0),
 	};
 	int ret = ibv_modify_qp(
 		q->qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
@@ -140,12 +141,15 @@ static void gdx_rail_new_psn(struct gdx_rail *r)
 	r->psn &= 0xffffff;
 }
 
-int gdx_rail_create(struct gdx_rail *r, struct gdx_dev *dev, void *owner, int nqps,
-		    struct gdx_qp *qps, uint32_t max_send_wr, uint32_t max_recv_wr)
+/* The rail as gdx_rail_create() and gdx_rail_create_shared() make it: its
+ * CQ, made here when cq is NULL; r->atomics and r->rd_atomic set by the
+ * caller before the QPs go to INIT. */
+static int gdx_rail_make(struct gdx_rail *r, struct gdx_dev *dev, void *owner, int nqps,
+			 struct gdx_qp *qps, uint32_t max_send_wr, uint32_t max_recv_wr,
+			 struct ibv_cq *cq)
 {
 	int ret;
 
-	memset(r, 0, sizeof(*r));
 	r->dev = dev;
 	r->qps = qps;
 	r->sq_depth = max_send_wr;
@@ -157,8 +161,10 @@ int gdx_rail_create(struct gdx_rail *r, struct gdx_dev *dev, void *owner, int nq
 	ret = gdx_rail_pick_gid(r);
 	if (ret)
 		return ret;
-	r->cq = ibv_create_cq(dev->ib->ctx, nqps * (int)(max_send_wr + max_recv_wr), owner, NULL,
-			      0);
+	r->cq_shared = cq != NULL;
+	r->cq = cq ? cq
+		   : ibv_create_cq(dev->ib->ctx, nqps * (int)(max_send_wr + max_recv_wr), owner,
+				   NULL, 0);
 	if (!r->cq) {
 		ret = errno ? -errno : -ENOMEM;
 		GDX_WARN("ibv_create_cq(%s) failed: %s", dev->ibdev, strerror(-ret));
@@ -186,6 +192,29 @@ int gdx_rail_create(struct gdx_rail *r, struct gdx_dev *dev, void *owner, int nq
 err:
 	gdx_rail_destroy(r);
 	return ret;
+}
+
+int gdx_rail_create(struct gdx_rail *r, struct gdx_dev *dev, void *owner, int nqps,
+		    struct gdx_qp *qps, uint32_t max_send_wr, uint32_t max_recv_wr)
+{
+	memset(r, 0, sizeof(*r));
+	return gdx_rail_make(r, dev, owner, nqps, qps, max_send_wr, max_recv_wr, NULL);
+}
+
+int gdx_rail_create_shared(struct gdx_rail *r, struct gdx_dev *dev, void *owner, int nqps,
+			   struct gdx_qp *qps, uint32_t max_send_wr, struct ibv_cq *cq,
+			   int rd_atomic)
+{
+	int most = dev->ib->attr.max_qp_rd_atom < dev->ib->attr.max_qp_init_rd_atom
+			   ? dev->ib->attr.max_qp_rd_atom
+			   : dev->ib->attr.max_qp_init_rd_atom;
+
+	memset(r, 0, sizeof(*r));
+	r->atomics = true;
+	if (most > 0 && rd_atomic > most)
+		rd_atomic = most;
+	r->rd_atomic = (uint8_t)(rd_atomic > 1 ? (rd_atomic < 255 ? rd_atomic : 255) : 1);
+	return gdx_rail_make(r, dev, owner, nqps, qps, max_send_wr, 0, cq);
 }
 
 void gdx_rail_local(const struct gdx_rail *r, struct gdx_wire_rail *out, uint32_t *qpn)
@@ -226,7 +255,7 @@ static int gdx_qp_connect(struct gdx_rail *r, struct gdx_qp *q, const struct gdx
 	attr.path_mtu = r->path_mtu;
 	attr.dest_qp_num = qpn;
 	attr.rq_psn = remote->psn;
-	attr.max_dest_rd_atomic = 1;
+	attr.max_dest_rd_atomic = r->rd_atomic ? r->rd_atomic : 1;
 	attr.min_rnr_timer = 12;
 	attr.ah_attr.port_num = (uint8_t)dev->ib_port;
 	attr.ah_attr.sl = r->sl;
@@ -256,7 +285,7 @@ static int gdx_qp_connect(struct gdx_rail *r, struct gdx_qp *q, const struct gdx
 	attr.retry_cnt = (uint8_t)gdx_params.retry_cnt;
 	/* Receives are always posted ahead, so RNR means a broken peer: end too. */
 	attr.rnr_retry = 6;
-	attr.max_rd_atomic = 1;
+	attr.max_rd_atomic = r->rd_atomic ? r->rd_atomic : 1;
 	ret = ibv_modify_qp(q->qp, &attr,
 			    IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
 				    IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
@@ -331,7 +360,7 @@ void gdx_rail_destroy(struct gdx_rail *r)
 	for (int q = 0; q < r->nqps; q++)
 		if (r->qps[q].qp && ibv_destroy_qp(r->qps[q].qp))
 			GDX_WARN("ibv_destroy_qp(%s) failed", r->dev->ibdev);
-	if (r->cq && ibv_destroy_cq(r->cq))
+	if (r->cq && !r->cq_shared && ibv_destroy_cq(r->cq))
 		GDX_WARN("ibv_destroy_cq(%s) failed", r->dev->ibdev);
 	memset(r, 0, sizeof(*r));
 }

@@ -68,6 +68,13 @@ struct gdx_rail {
 	enum ibv_mtu path_mtu;
 	uint8_t sl, tc;		 /* service level; RoCE traffic class (the GRH's) */
 	struct gdx_wire_ece ece; /* set on every QP before RTR when supported */
+	/* One-sided RMA's rails (gdx_rail_create_shared): the CQ is the
+	 * caller's, shared with other rails, and not destroyed with the rail;
+	 * the QPs take remote atomics, and rd_atomic RDMA READs and atomics
+	 * outstanding each way (0: one, as the two-sided path's). */
+	bool cq_shared;
+	bool atomics;
+	uint8_t rd_atomic;
 };
 
 /* Creates the CQ and nqps QPs (qps: the caller's storage, zeroed) and moves
@@ -75,6 +82,12 @@ struct gdx_rail {
  * the QPs' and CQ's context when an async event names them. */
 int gdx_rail_create(struct gdx_rail *r, struct gdx_dev *dev, void *owner, int nqps,
 		    struct gdx_qp *qps, uint32_t max_send_wr, uint32_t max_recv_wr);
+/* One-sided RMA: the same on the caller's CQ (cq, which it keeps), with
+ * remote atomics allowed on the QPs and rd_atomic READs and atomics in
+ * flight each way (within the device's limits); no receive queue. */
+int gdx_rail_create_shared(struct gdx_rail *r, struct gdx_dev *dev, void *owner, int nqps,
+			   struct gdx_qp *qps, uint32_t max_send_wr, struct ibv_cq *cq,
+			   int rd_atomic);
 /* The rail's address, and its QP numbers into qpn[0..nqps). */
 void gdx_rail_local(const struct gdx_rail *r, struct gdx_wire_rail *out, uint32_t *qpn);
 /* Every QP INIT -> RTR -> RTS towards the peer's QP of the same index. */
