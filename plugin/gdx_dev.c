@@ -374,6 +374,7 @@ void gdx_devs_fini(void)
 
 		gdx_regcache_destroy(ib->cache);
 		gdx_regcache_destroy(ib->dmabuf_cache);
+		gdx_regcache_destroy(ib->rma_dmabuf_cache);
 		if (ib->pd && ibv_dealloc_pd(ib->pd))
 			GDX_WARN("ibv_dealloc_pd failed at unload: memory still registered");
 		ibv_close_device(ib->ctx);

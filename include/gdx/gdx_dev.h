@@ -25,10 +25,11 @@ struct gdx_ibctx {
 	struct ibv_pd *pd;		   /* allocated on first use, under lock */
 	struct gdx_regcache *cache;	   /* registrations on pd: made by gdx_reg.c, under lock */
 	struct gdx_regcache *dmabuf_cache; /* DMA-BUF registrations on pd: the same */
-	int fatal;			   /* a device-fatal async event was seen */
-	uint64_t events_ms;		   /* when its async events were last read (ms) */
-	int ro_probe;			   /* relaxed ordering: 0 not tried, 1 taken, -errno */
-	bool ro;			   /* data registrations ask for it (gdx_reg.c) */
+	struct gdx_regcache *rma_dmabuf_cache; /* one-sided RMA's DMA-BUF ones (gdx_reg.c) */
+	int fatal;			       /* a device-fatal async event was seen */
+	uint64_t events_ms;		       /* when its async events were last read (ms) */
+	int ro_probe;			       /* relaxed ordering: 0 not tried, 1 taken, -errno */
+	bool ro;			       /* data registrations ask for it (gdx_reg.c) */
 	pthread_mutex_t lock;
 	struct ibv_device_attr attr;
 };

@@ -9,12 +9,22 @@
 
 #include <stdint.h>
 
+#include <stdbool.h>
+
 #include <gdx/gdx_comm.h>
+#include <gdx/gdx_dev.h>
 
 int gdx_reg_mr(struct gdx_comm *comm, void *data, uint64_t size, int type, struct gdx_mr **mr_p);
 /* DMA-BUF: fd is only used during the call (NCCL closes it right after). */
 int gdx_reg_mr_dmabuf(struct gdx_comm *comm, void *data, uint64_t size, int type, uint64_t offset,
 		      int fd, struct gdx_mr **mr_p);
 int gdx_dereg_mr(struct gdx_mr *mr);
+/* One-sided RMA's symmetric windows (gdx_rma_reg.c), on every NIC of the
+ * device v: remote atomics allowed, and strictly ordered when strict (a
+ * region that takes signals) or DMA-BUF; never interchangeable with the
+ * two-sided path's registrations of the same range. Released with
+ * gdx_dereg_mr(). */
+int gdx_reg_sym(const struct gdx_vdev *v, void *data, uint64_t size, int type, bool strict,
+		bool dmabuf, uint64_t offset, int fd, struct gdx_mr **mr_p);
 
 #endif
