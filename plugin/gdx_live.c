@@ -464,7 +464,10 @@ static void gdx_live_addrs(const struct gdx_comm *c, struct gdx_live_comm *l)
 		snprintf(l->peer, sizeof(l->peer), "%s", c->peer);
 }
 
-void gdx_live_comm_open(struct gdx_comm *c)
+/* A free slot of the file claimed, with a busy role until its owner has
+ * filled it in; own when there is none (counted as untracked). Its fields
+ * after gen zeroed, its clocks started. */
+static struct gdx_live_comm *gdx_live_claim(struct gdx_live_comm *own)
 {
 	struct gdx_live *m = gdx_live_file();
 	struct gdx_live_comm *l = NULL;
@@ -482,40 +485,68 @@ void gdx_live_comm_open(struct gdx_comm *c)
 	if (!l) {
 		if (m)
 			__atomic_add_fetch(&m->hdr.untracked, 1, __ATOMIC_RELAXED);
-		l = &c->live_own;
+		l = own;
 	}
 	__atomic_add_fetch(&l->gen, 1, __ATOMIC_RELAXED);
 	memset((char *)l + offsetof(struct gdx_live_comm, dev), 0,
 	       sizeof(*l) - offsetof(struct gdx_live_comm, dev));
+	l->opened_ms = l->tick_ms = l->stall_ms = gdx_now_ms();
+	return l;
+}
+
+/* The slot's rails: the NICs of each rail, from its opening on. */
+static void gdx_live_nics(struct gdx_live_comm *l, int n, struct gdx_dev *const *devs)
+{
+	l->nrails = (uint32_t)(n < GDX_LIVE_RAILS ? n : GDX_LIVE_RAILS);
+	for (uint32_t r = 0; r < l->nrails; r++) {
+		snprintf(l->rails[r].ibdev, sizeof(l->rails[r].ibdev), "%.31s", devs[r]->ibdev);
+		l->rails[r].port = (uint32_t)devs[r]->ib_port;
+		l->rails[r].since_ms = l->opened_ms;
+	}
+}
+
+void gdx_live_comm_open(struct gdx_comm *c)
+{
+	struct gdx_live *m = gdx_live_file();
+	struct gdx_live_comm *l = gdx_live_claim(&c->live_own);
+	struct gdx_dev *devs[GDX_MAX_RAILS];
+
 	snprintf(l->dev, sizeof(l->dev), "%.63s", c->dev_name);
 	gdx_live_addrs(c, l);
 	snprintf(l->peer_dev, sizeof(l->peer_dev), "%.63s", c->peer_dev);
-	l->nrails = (uint32_t)(c->nrails < GDX_LIVE_RAILS ? c->nrails : GDX_LIVE_RAILS);
-	l->opened_ms = l->tick_ms = l->stall_ms = gdx_now_ms();
-	for (uint32_t r = 0; r < l->nrails; r++) {
-		snprintf(l->rails[r].ibdev, sizeof(l->rails[r].ibdev), "%.31s",
-			 c->rails[r].dev->ibdev);
-		l->rails[r].port = (uint32_t)c->rails[r].dev->ib_port;
-		l->rails[r].since_ms = l->opened_ms;
-	}
+	for (int r = 0; r < c->nrails; r++)
+		devs[r] = c->rails[r].dev;
+	gdx_live_nics(l, c->nrails, devs);
 	/* sends are timed only into a slot others read, at a rate it says */
 #ifndef GDX_LIVE_OFF
 	c->timed = m && l != &c->live_own && m->hdr.stamp_hz;
+#else
+	(void)m;
 #endif
 	__atomic_store_n(&l->role, c->kind == GDX_KIND_SEND ? GDX_LIVE_SEND : GDX_LIVE_RECV,
 			 __ATOMIC_RELEASE);
 	c->live = l;
 }
 
-void gdx_live_comm_close(struct gdx_comm *c)
+struct gdx_live_comm *gdx_live_rma_open(struct gdx_live_comm *own, const char *dev,
+					const char *addr, const char *peer, int n,
+					struct gdx_dev *const *devs)
 {
-	struct gdx_live_comm *l = c->live;
+	struct gdx_live_comm *l = gdx_live_claim(own);
+
+	snprintf(l->dev, sizeof(l->dev), "%.63s", dev);
+	snprintf(l->addr, sizeof(l->addr), "%.63s", addr);
+	snprintf(l->peer, sizeof(l->peer), "%.63s", peer);
+	gdx_live_nics(l, n, devs);
+	__atomic_store_n(&l->role, GDX_LIVE_RMA, __ATOMIC_RELEASE);
+	return l;
+}
+
+/* The slot given back; what it moved goes to the file's totals. */
+static void gdx_live_release(struct gdx_live_comm *l)
+{
 	struct gdx_live *m = gdx_live_file();
 
-	if (!l || l == &c->live_own)
-		return;
-	c->live = &c->live_own; /* never NULL: what runs after close may still count */
-	c->timed = false;
 	/* a comm a forked child inherited has its slot in the parent's file,
 	 * which the child no longer counts in: the slot is only let go */
 	if (m && l >= m->comms && l < m->comms + GDX_LIVE_COMMS) {
@@ -525,6 +556,23 @@ void gdx_live_comm_close(struct gdx_comm *c)
 	}
 	__atomic_add_fetch(&l->gen, 1, __ATOMIC_RELAXED);
 	__atomic_store_n(&l->role, GDX_LIVE_FREE, __ATOMIC_RELEASE);
+}
+
+void gdx_live_comm_close(struct gdx_comm *c)
+{
+	struct gdx_live_comm *l = c->live;
+
+	if (!l || l == &c->live_own)
+		return;
+	c->live = &c->live_own; /* never NULL: what runs after close may still count */
+	c->timed = false;
+	gdx_live_release(l);
+}
+
+void gdx_live_rma_close(struct gdx_live_comm *l, struct gdx_live_comm *own)
+{
+	if (l && l != own)
+		gdx_live_release(l);
 }
 
 void gdx_live_tick(struct gdx_comm *c, uint64_t now)

@@ -24,7 +24,14 @@ static const char *const gdx_live_wait_names[][2] = {
 	[GDX_LIVE_WAIT_DATA] = {"data not received", "data"},
 	[GDX_LIVE_PEER_CLOSED] = {"peer closed", "peer_closed"},
 	[GDX_LIVE_FAILED] = {"failed", "failed"},
+	[GDX_LIVE_WAIT_SIGNAL] = {"signal held until its puts are placed", "signal"},
 };
+
+/* A slot in use, of a role this reader shows. */
+static bool gdx_live_role_known(uint32_t role)
+{
+	return role == GDX_LIVE_SEND || role == GDX_LIVE_RECV || role == GDX_LIVE_RMA;
+}
 
 const char *gdx_live_wait_name(uint32_t wait)
 {
@@ -153,7 +160,7 @@ static int gdx_live_read_slots(int fd, struct gdx_live_found *f, struct gdx_live
 			struct gdx_live_comm c;
 			int tries = 0;
 
-			if (role != GDX_LIVE_SEND && role != GDX_LIVE_RECV)
+			if (!gdx_live_role_known(role))
 				continue;
 			if (*budget <= 0) {
 				v->slots_cut = true;
@@ -168,11 +175,10 @@ static int gdx_live_read_slots(int fd, struct gdx_live_found *f, struct gdx_live
 					return 0;
 				role = again[0];
 				gen = again[1];
-				if (role != GDX_LIVE_SEND && role != GDX_LIVE_RECV)
+				if (!gdx_live_role_known(role))
 					break;
 			}
-			if (tries == GDX_LIVE_COPY_TRIES ||
-			    (role != GDX_LIVE_SEND && role != GDX_LIVE_RECV))
+			if (tries == GDX_LIVE_COPY_TRIES || !gdx_live_role_known(role))
 				continue; /* being claimed or released: not in this scan */
 			if (gdx_live_slot_add(v, &cap, base + k, &c))
 				return -ENOMEM;

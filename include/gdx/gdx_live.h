@@ -13,6 +13,7 @@
 #include <gdx/gdx_live_layout.h>
 
 struct gdx_comm;
+struct gdx_dev;
 
 /* Plugin side. At init: the process's file, made once; files that ended
  * processes of this user left removed. Nothing fails init: without a file
@@ -28,6 +29,14 @@ void gdx_live_close(bool unmap);
  * connected, and gives it back as it closes. */
 void gdx_live_comm_open(struct gdx_comm *c);
 void gdx_live_comm_close(struct gdx_comm *c);
+/* One-sided RMA's collective comm (gdx_rma_conn.c): a slot of role
+ * GDX_LIVE_RMA (own when none is free), its rails the n NICs of its
+ * device; dev, addr and peer as the layout says for that role. Given back
+ * by gdx_live_rma_close(). */
+struct gdx_live_comm *gdx_live_rma_open(struct gdx_live_comm *own, const char *dev,
+					const char *addr, const char *peer, int n,
+					struct gdx_dev *const *devs);
+void gdx_live_rma_close(struct gdx_live_comm *l, struct gdx_live_comm *own);
 /* While the comm waits (its clock read): the tick's fields. */
 void gdx_live_tick(struct gdx_comm *c, uint64_t now_ms);
 /* A signaled send on rail r took ticks (gdx_stamp) from post to completion:

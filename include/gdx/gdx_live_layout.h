@@ -44,9 +44,20 @@ enum gdx_live_wait {
 	GDX_LIVE_WAIT_DATA,	  /* receive: clear-to-send out, the data not arrived */
 	GDX_LIVE_PEER_CLOSED,	  /* the peer closed or its process went */
 	GDX_LIVE_FAILED,	  /* the comm failed (err) */
+	GDX_LIVE_WAIT_SIGNAL,	  /* RMA: a signal waits for the puts it covers to be placed
+				   * (peer_dev says which) */
 };
 
-enum { GDX_LIVE_FREE = 0, GDX_LIVE_SEND = 1, GDX_LIVE_RECV = 2 };
+/* Slot roles. GDX_LIVE_RMA (one-sided RMA's collective comm, one per
+ * connect of the RMA tables) came within layout 2: readers that know
+ * only send and receive slots skip it, as they skip a slot being claimed.
+ * In such a slot dev is the plugin device, addr this rank's out-of-band
+ * address, peer "rank R of N"; peer_dev, while a request waits, what the
+ * oldest one waits for ("signal +0x40 to rank 2, ctx 0: puts on 2 QP(s)
+ * not yet placed"); each rail is a NIC of the device, tx_bytes the bytes
+ * put through it, rx_pieces the bytes got through it (RDMA READ); msgs
+ * the requests completed, outstanding those in flight. */
+enum { GDX_LIVE_FREE = 0, GDX_LIVE_SEND = 1, GDX_LIVE_RECV = 2, GDX_LIVE_RMA = 3 };
 
 /* A store of the data path into a live slot. Built with -DGDX_LIVE_OFF the
  * data path has none: what scripts/cpu-cost.sh compares them against. */
