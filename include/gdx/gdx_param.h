@@ -104,7 +104,11 @@
 	  "and one INFO when it drains; 0: never")                                                \
 	X(str, live_dir, "LIVE_DIR", "/dev/shm", NULL, 0, -1,                                     \
 	  "where the live counter files go, each user's in a directory of theirs "                \
-	  "(nccl-net-gdx-UID/nccl-net-gdx.PID.PIDNS.RANDOM), and gdx-doctor looks")
+	  "(nccl-net-gdx-UID/nccl-net-gdx.PID.PIDNS.RANDOM), and gdx-doctor looks")               \
+	X(int, rma, "RMA", "0", NULL, 0, 1,                                                       \
+	  "1: one-sided RMA through this plugin (ncclRmaPlugin_v14-v16, NCCL 2.30.7 and later): " \
+	  "puts, signals and gets over RC verbs, striped over the rails of a fused device; 0: "   \
+	  "the RMA tables' init declines and NCCL keeps its own RMA proxy")
 
 struct gdx_params {
 #define GDX_PARAM_FIELD_int(field)				    int field;
