@@ -75,7 +75,7 @@ static int gdx_accept_set_state(struct gdx_accept *a, enum gdx_accept_state to)
 	return 0;
 }
 
-static int gdx_oob_addr(struct gdx_sockaddr *addr, char *ifname)
+int gdx_oob_addr(struct gdx_sockaddr *addr, char *ifname)
 {
 	const char *spec = gdx_params.socket_ifname; /* or NCCL_SOCKET_IFNAME, its twin */
 	int ret;

@@ -17,6 +17,9 @@
  * ("eth0 10.0.0.5") for the INIT line; -ENODEV after a WARN when there is
  * none. */
 int gdx_oob_check(char *desc, size_t len);
+/* The out-of-band address to listen on (NCCL_GDX_SOCKET_IFNAME), and its
+ * interface's name; -ENODEV after a WARN when there is none. */
+int gdx_oob_addr(struct gdx_sockaddr *addr, char *ifname);
 
 int gdx_listen(struct gdx_ctx *ctx, int dev, void *handle, struct gdx_listen_comm **comm_p);
 int gdx_accept(struct gdx_listen_comm *lc, struct gdx_recv_comm **comm_p);
