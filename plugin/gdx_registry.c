@@ -53,9 +53,14 @@ int gdx_comms_open(void)
 static bool gdx_comm_owned_by(const void *comm, void *ctx)
 {
 	const uint32_t kind = *(const uint32_t *)comm;
-	const struct gdx_ctx *owner = kind == GDX_KIND_LISTEN
-					      ? ((const struct gdx_listen_comm *)comm)->ctx
-					      : ((const struct gdx_comm *)comm)->ctx;
+	const struct gdx_ctx *owner;
+
+	/* one-sided RMA's comms are here too (the devices stay while they are
+	 * open); their owner is an RMA init, never a net context */
+	if (kind != GDX_KIND_LISTEN && kind != GDX_KIND_SEND && kind != GDX_KIND_RECV)
+		return false;
+	owner = kind == GDX_KIND_LISTEN ? ((const struct gdx_listen_comm *)comm)->ctx
+					: ((const struct gdx_comm *)comm)->ctx;
 
 	return owner == ctx;
 }
