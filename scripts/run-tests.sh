@@ -40,7 +40,7 @@ tally() {
 check_exports() {
 	local syms
 	syms=$(nm -D --defined-only build/libnccl-net-gdx.so | awk '{print $3}' | sort | tr '\n' ' ')
-	if [ "$syms" = "ncclNetPlugin_v10 ncclNetPlugin_v11 ncclNetPlugin_v12 ncclNetPlugin_v6 ncclNetPlugin_v7 ncclNetPlugin_v8 ncclNetPlugin_v9 " ]; then
+	if [ "$syms" = "ncclNetPlugin_v10 ncclNetPlugin_v11 ncclNetPlugin_v12 ncclNetPlugin_v6 ncclNetPlugin_v7 ncclNetPlugin_v8 ncclNetPlugin_v9 ncclRmaPlugin_v14 ncclRmaPlugin_v15 ncclRmaPlugin_v16 " ]; then
 		echo "ok exported symbols are the plugin tables only: $syms"
 		echo "# exports: 1 passed, 0 failed"
 	else

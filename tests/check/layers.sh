@@ -77,8 +77,8 @@ nm -A --defined-only "${objs[@]}" 2>/dev/null |
 nm -A -u "${objs[@]}" 2>/dev/null | awk '{ split($1, f, ":"); print f[1], $NF }' >"$tmp/uses"
 
 # Global symbols of each object, looked up in its own header (a word of it).
-# The tables are NCCL's symbols (declared by NCCL's own headers,
-# include/nccl/).
+# The tables (net and RMA) are NCCL's symbols (declared by NCCL's own
+# headers, include/nccl/).
 missing=""
 for c in plugin/gdx_*.c; do
 	[ -f "$build/${c%.c}.o" ] || missing+=" $build/${c%.c}.o(not built)"
@@ -87,7 +87,7 @@ missing+=$(awk -v dir="$build/plugin/gdx_" '
 	FILENAME == ARGV[1] {
 		m = substr($1, length(dir) + 1)
 		sub(/\.o$/, "", m)
-		if (index($1, dir) == 1 && m !~ /\// && m != "net_tables" && $3 ~ /^[TDBR]$/)
+		if (index($1, dir) == 1 && m !~ /\// && m != "net_tables" && m != "rma_tables" && $3 ~ /^[TDBR]$/)
 			want[m " " $2] = 1
 		next
 	}
