@@ -13,6 +13,8 @@
 #include <gdx/gdx_p2p.h>
 #include <gdx/gdx_param.h>
 #include <gdx/gdx_post.h>
+#include <gdx/gdx_ptrset.h>
+#include <gdx/gdx_rma_progress.h>
 
 #include "gdx_fake_nic.h"
 #include "gdx_plugin_loader.h"
@@ -77,7 +79,10 @@ static void fake_complete(struct fake_qp *q, const struct fake_wr *w, enum ibv_w
 {
 	struct ibv_wc wc = {.wr_id = w->wr_id,
 			    .status = st,
-			    .opcode = IBV_WC_RDMA_WRITE,
+			    .opcode = w->opcode == IBV_WR_RDMA_READ ? IBV_WC_RDMA_READ
+				      : w->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD
+					      ? IBV_WC_FETCH_ADD
+					      : IBV_WC_RDMA_WRITE,
 			    .qp_num = q->qp.qp_num};
 
 	fake_cq_push(q, &wc);
@@ -129,7 +134,14 @@ static int fake_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_
 				    .imm = be32toh(wr->imm_data),
 				    .order = ++fake_order};
 
-		ASSERT(wr->opcode == IBV_WR_RDMA_WRITE || wr->opcode == IBV_WR_RDMA_WRITE_WITH_IMM);
+		ASSERT(wr->opcode == IBV_WR_RDMA_WRITE ||
+		       wr->opcode == IBV_WR_RDMA_WRITE_WITH_IMM || wr->opcode == IBV_WR_RDMA_READ ||
+		       wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD);
+		if (wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) {
+			w.raddr = wr->wr.atomic.remote_addr;
+			w.rkey = wr->wr.atomic.rkey;
+			w.add = wr->wr.atomic.compare_add;
+		}
 		ASSERT(wr->num_sge == 0 || wr->num_sge == 1);
 		if (wr->num_sge) {
 			w.laddr = wr->sg_list->addr;
@@ -298,7 +310,16 @@ static void fake_exec(struct fake_qp *q)
 		return;
 	}
 	q->sq_head++;
-	if (w->len && g->data && q->drop > 0)
+	if (w->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) {
+		uint64_t *word = (uint64_t *)(uintptr_t)w->raddr;
+
+		*(uint64_t *)(uintptr_t)w->laddr = *word;
+		*word += w->add;
+	} else if (w->opcode == IBV_WR_RDMA_READ) {
+		if (!(fake_no_copy && g->data))
+			memcpy((void *)(uintptr_t)w->laddr, (const void *)(uintptr_t)w->raddr,
+			       w->len);
+	} else if (w->len && g->data && q->drop > 0)
 		q->drop--; /* astray */
 	else if (w->len && !(fake_no_copy && g->data))
 		memcpy((void *)(uintptr_t)w->raddr,
@@ -563,4 +584,170 @@ int fake_test(struct gdx_request *req, int *size)
 	if (done && size)
 		*size = sizes[0];
 	return done;
+}
+
+/* ---- one-sided RMA ---- */
+
+static void fake_rma_rank_make(struct fake_rma *f, int me)
+{
+	struct fake_rma_rank *k = &f->r[me];
+	int nrails = f->o.nrails, nqps = f->o.nqps;
+	struct gdx_rma_conn *c;
+
+	memset(k, 0, sizeof(*k));
+	k->v.nmembers = nrails;
+	for (int r = 0; r < nrails; r++) {
+		k->v.members[r] = &fake_devs[r];
+		k->v.phys[r] = r;
+	}
+	snprintf(k->v.name, sizeof(k->v.name), "fake%d", nrails);
+	k->coll.kind = GDX_KIND_RMA_COLL;
+	k->coll.v = &k->v;
+	k->coll.nranks = 2;
+	k->coll.rank = me;
+	k->coll.qps = nqps;
+	k->coll.ranks = k->ranks;
+	k->coll.live = &k->coll.live_own;
+	pthread_mutex_init(&k->coll.lock, NULL);
+	for (int i = 0; i < 2; i++) {
+		k->ranks[i].nmembers = (uint32_t)nrails;
+		k->ranks[i].qps = (uint32_t)nqps;
+		snprintf(k->ranks[i].dev, sizeof(k->ranks[i].dev), "fake%d", nrails);
+	}
+	k->x.kind = GDX_KIND_RMA_CTX;
+	k->x.coll = &k->coll;
+	k->x.ncontexts = 1;
+	k->x.stride = 1;
+	k->x.tc = -1;
+	k->x.cctx = &k->cctx;
+	k->x.conns = k->conns;
+	ASSERT_EQ(posix_memalign((void **)&k->x.scratch, 4096, 4096), 0);
+	k->scratch_mr.lkey = k->scratch_mr.rkey = fake_next_key++;
+	for (int r = 0; r < nrails; r++)
+		k->x.scratch_mr[r] = &k->scratch_mr;
+	c = calloc(1, sizeof(*c));
+	ASSERT(c != NULL);
+	k->conns[1 - me] = c;
+	c->ctx = &k->x;
+	c->context = 0;
+	c->peer = 1 - me;
+	c->nlocal = c->nremote = c->nrails = nrails;
+	c->qps_per_rail = nqps;
+	c->nqps = nrails * nqps;
+	for (int r = 0; r < nrails; r++) {
+		struct gdx_rail *rail = &c->rails[r];
+
+		k->e.icq[r].context = &fake_ctx;
+		k->e.icq[r].cq_context = &k->e;
+		k->cctx.cq[r] = &k->e.icq[r];
+		rail->dev = &fake_devs[r];
+		rail->member = r;
+		rail->pd = &fake_pd;
+		rail->cq = &k->e.icq[r];
+		rail->nqps = nqps;
+		rail->qps = &c->qp_store[r * nqps];
+		rail->max_inline = 64;
+		rail->sq_depth = GDX_RMA_SQ;
+		for (int q = 0; q < nqps; q++) {
+			struct fake_qp *fq = &k->e.qp[r * nqps + q];
+
+			fq->qp.context = &fake_ctx;
+			fq->qp.qp_num = (uint32_t)((me ? 0x400 : 0x300) + r * 16 + q);
+			fq->qp.send_cq = fq->qp.recv_cq = &k->e.icq[r];
+			fq->qp.qp_context = &k->x;
+			fq->end = &k->e;
+			fq->rail = r;
+			fq->q = q;
+			rail->qps[q].qp = &fq->qp;
+		}
+	}
+	gdx_rma_conn_reset(c);
+}
+
+void fake_rma_make(struct fake_rma *f, const struct fake_opts *o)
+{
+	memset(f, 0, sizeof(*f));
+	f->o = *o;
+	fake_no_copy = o->no_copy;
+	fake_nregs = 0;
+	fake_rma_rank_make(f, 0);
+	fake_rma_rank_make(f, 1);
+	for (int i = 0; i < o->nrails * o->nqps; i++) {
+		f->r[0].e.qp[i].peer = &f->r[1].e.qp[i];
+		f->r[1].e.qp[i].peer = &f->r[0].e.qp[i];
+	}
+}
+
+void fake_rma_free(struct fake_rma *f)
+{
+	for (int me = 0; me < 2; me++) {
+		struct fake_rma_rank *k = &f->r[me];
+
+		for (int i = 0; i < f->o.nrails * f->o.nqps; i++) {
+			struct fake_qp *q = &k->e.qp[i];
+
+			for (unsigned j = 0; j < q->nlog; j++)
+				free(q->log[j].inl);
+			free(q->log);
+		}
+		free(k->conns[1 - me]);
+		free(k->x.scratch);
+		gdx_ptrset_free(&k->coll.mrs);
+		pthread_mutex_destroy(&k->coll.lock);
+	}
+}
+
+void fake_rma_window(struct fake_rma *f, void *mem0, void *mem1, uint64_t len,
+		     struct fake_window *w)
+{
+	void *mem[2] = {mem0, mem1};
+
+	memset(w, 0, sizeof(*w));
+	for (int me = 0; me < 2; me++) {
+		struct gdx_mr *l = &w->local[me];
+
+		l->kind = GDX_KIND_MR;
+		l->nmembers = f->o.nrails;
+		l->addr = (uintptr_t)mem[me];
+		l->size = len;
+		l->type = NCCL_PTR_HOST;
+		for (int r = 0; r < f->o.nrails; r++)
+			l->lkey[r] = l->rkey[r] = fake_next_key++;
+		fake_reg_add(l->addr, len, l->rkey, f->o.nrails, true);
+	}
+	for (int me = 0; me < 2; me++) {
+		struct gdx_rma_mr *mh = &w->mh[me];
+
+		mh->kind = GDX_KIND_RMA_MR;
+		mh->coll = &f->r[me].coll;
+		mh->local = &w->local[me];
+		mh->type = NCCL_PTR_HOST;
+		mh->ranks = w->ranks[me];
+		for (int i = 0; i < 2; i++) {
+			mh->ranks[i].base = w->local[i].addr;
+			mh->ranks[i].size = len;
+			mh->ranks[i].nmembers = (uint32_t)f->o.nrails;
+			memcpy(mh->ranks[i].rkey, w->local[i].rkey, sizeof(mh->ranks[i].rkey));
+		}
+		ASSERT_EQ(gdx_ptrset_add(&f->r[me].coll.mrs, mh), 0);
+	}
+}
+
+int fake_rma_run_all(struct fake_rma *f)
+{
+	int total = 0, n;
+
+	do {
+		n = 0;
+		for (int me = 0; me < 2; me++)
+			for (int i = 0; i < f->o.nrails * f->o.nqps; i++)
+				n += fake_run(&f->r[me].e.qp[i], 1);
+		total += n;
+	} while (n);
+	return total;
+}
+
+struct fake_qp *fake_rma_qp(struct fake_rma *f, int rank, int rail, int q)
+{
+	return &f->r[rank].e.qp[rail * f->o.nqps + q];
 }

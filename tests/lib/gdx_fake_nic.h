@@ -9,6 +9,9 @@
  *   against the peer's registrations (else a remote access error);
  * - a WRITE_WITH_IMM then consumes a receive posted on the peer's QP and
  *   puts the immediate in the peer's CQ;
+ * - an RDMA READ copies the peer's bytes into the local buffer, and an
+ *   ATOMIC_FETCH_AND_ADD adds to the peer's 64-bit word, its old value into
+ *   the local buffer (one-sided RMA's gets and signals);
  * - a signaled WR, once carried out, completes on its own CQ;
  * - a QP in error flushes whatever it holds and is posted: every WR
  *   completes, with an error, signaled or not, as the verbs spec says.
@@ -27,6 +30,7 @@
 #include <stdint.h>
 
 #include <gdx/gdx_comm.h>
+#include <gdx/gdx_rma_comm.h>
 
 #define FAKE_MAX_RAILS 4
 #define FAKE_MAX_QPS   4   /* per rail */
@@ -38,7 +42,8 @@
 /* One WR as posted (and, once carried out, as the history keeps it). */
 struct fake_wr {
 	uint64_t wr_id;
-	int opcode; /* IBV_WR_RDMA_WRITE or _WITH_IMM */
+	int opcode;   /* IBV_WR_RDMA_WRITE, _WITH_IMM, IBV_WR_RDMA_READ, _ATOMIC_FETCH_AND_ADD */
+	uint64_t add; /* an atomic's */
 	bool signaled;
 	uint64_t laddr; /* 0: no bytes */
 	uint32_t len;
@@ -135,5 +140,46 @@ struct gdx_request *fake_irecv(struct fake_pair *p, void *data, uint64_t size, i
 			       struct gdx_mr *mr);
 /* test once: 1 done (size in *size), 0 not yet. */
 int fake_test(struct gdx_request *req, int *size);
+
+/*
+ * One-sided RMA over the made-up NIC: two ranks, each with one block of one
+ * context whose connection to the other rank has the options' rails and
+ * QPs, rank 0's QP (rail r, q) the peer of rank 1's; no connection to
+ * itself. The plugin's RMA engine (gdx_rma_post.h, gdx_rma_progress.h)
+ * drives them as it drives real ones.
+ */
+struct fake_rma_rank {
+	struct fake_end e; /* the CQ of each rail's NIC, and the QPs */
+	struct gdx_vdev v;
+	struct gdx_rma_coll coll;
+	struct gdx_rma_rank ranks[2];
+	struct gdx_rma_ctx x;
+	struct gdx_rma_cctx cctx;
+	struct gdx_rma_conn *conns[2]; /* [peer]: the other rank's only */
+	struct ibv_mr scratch_mr;
+};
+
+struct fake_rma {
+	struct fake_rma_rank r[2];
+	struct fake_opts o;
+};
+
+/* A window as regMrSym makes it: len bytes at mem[0] on rank 0 and mem[1]
+ * on rank 1, each registered on its NICs (no_copy: address ranges only). */
+struct fake_window {
+	struct gdx_mr local[2];
+	struct gdx_rma_mr_rank ranks[2][2];
+	struct gdx_rma_mr mh[2]; /* rank i's handle */
+};
+
+void fake_rma_make(struct fake_rma *f, const struct fake_opts *o);
+void fake_rma_free(struct fake_rma *f);
+void fake_rma_window(struct fake_rma *f, void *mem0, void *mem1, uint64_t len,
+		     struct fake_window *w);
+/* Carries out everything both ranks' QPs hold, a WR per QP in turn, until
+ * nothing is left; returns how many. */
+int fake_rma_run_all(struct fake_rma *f);
+/* QP q of rail r of rank's connection to the other. */
+struct fake_qp *fake_rma_qp(struct fake_rma *f, int rank, int rail, int q);
 
 #endif
