@@ -67,6 +67,12 @@ void gdx_drv_load(struct gdx_drv *d, int v)
 	gdx_drv_load_tc(d, v, NCCL_NET_TRAFFIC_CLASS_UNDEF);
 }
 
+ncclResult_t gdx_drv_finalize(struct gdx_drv *d)
+{
+	ASSERT(d->v >= 11);
+	return d->v == 11 ? T(ncclNet_v11_t)->finalize(d->ctx) : T(ncclNet_v12_t)->finalize(d->ctx);
+}
+
 int gdx_drv_devices(struct gdx_drv *d)
 {
 	int n = -1;

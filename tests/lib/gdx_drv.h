@@ -50,6 +50,8 @@ void gdx_drv_load_tc(struct gdx_drv *d, int v, int tc);
 void gdx_drv_load_prof(struct gdx_drv *d, int v, ncclProfilerCallback_t prof);
 int gdx_drv_devices(struct gdx_drv *d);
 ncclResult_t gdx_drv_props(struct gdx_drv *d, int dev, struct gdx_drv_props *p);
+/* v11+: finalize of the context init made. */
+ncclResult_t gdx_drv_finalize(struct gdx_drv *d);
 /* v9+ only; the member count is checked against the version's maximum by the plugin. */
 ncclResult_t gdx_drv_make_vdevice(struct gdx_drv *d, int *vdev, int n, const int *devs);
 
