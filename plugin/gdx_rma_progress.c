@@ -329,6 +329,11 @@ int gdx_rma_signal_qp(const struct gdx_rma_conn *c, const struct gdx_rma_req *s)
 			break;
 		}
 	}
+	/* With failover a signal goes on the home QP only: a rail that fails
+	 * then never holds an atomic but the home rail's (which failover
+	 * cannot send again, see gdx_rma_rail_out) */
+	if (found >= 0 && found != c->home && gdx_params.failover)
+		return -1;
 	return found >= 0 ? found : c->home;
 }
 

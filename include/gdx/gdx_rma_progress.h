@@ -16,7 +16,11 @@
  * it placed them. A large put striped over two rails is therefore
  * signaled on the rail whose part completes last, as soon as the other
  * part is acknowledged; small puts and their signals share one QP (the
- * connection's home QP) and go back to back.
+ * connection's home QP) and go back to back. With NCCL_GDX_FAILOVER=1 a
+ * signal goes on the home QP only (it waits for the other rails' parts):
+ * an atomic a failed rail held may or may not have been applied and
+ * cannot be sent again, so only the home rail's failure can fail a
+ * signal; any other rail's work moves to the rails left.
  */
 #ifndef GDX_RMA_PROGRESS_H
 #define GDX_RMA_PROGRESS_H

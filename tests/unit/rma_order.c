@@ -138,6 +138,32 @@ static void test_strong_signal_waits_for_the_other_rail(void)
 	}
 }
 
+/* With failover the atomic waits for every part but the home QP's, and
+ * goes there: a failure of another rail never holds a signal. */
+static void test_failover_signals_on_the_home_rail(void)
+{
+	struct rig g;
+	struct fake_qp *q0, *q1;
+	struct gdx_rma_req *r;
+
+	setenv("NCCL_GDX_FAILOVER", "1", 1);
+	rig_make(&g, 2, 1);
+	q0 = fake_rma_qp(&g.f, 0, 0, 0);
+	q1 = fake_rma_qp(&g.f, 0, 1, 0);
+	r = put(&g, 0, 131072, 1, 0, false, false);
+	ASSERT_EQ(fake_run(q0, 1), 1); /* the home part first */
+	ASSERT_EQ(test_once(r), 0);
+	ASSERT_EQ(fake_pending(q0) + fake_pending(q1), 1); /* not behind q1's part */
+	ASSERT_EQ(fake_run(q1, 1), 1);
+	ASSERT_EQ(test_once(r), 0);
+	ASSERT_EQ(fake_pending(q0), 1);
+	ASSERT_EQ(q0->sq[q0->sq_head % FAKE_SQ].opcode, IBV_WR_ATOMIC_FETCH_AND_ADD);
+	drain(&g, r);
+	ASSERT_EQ(sigword(&g, 0), 1);
+	rig_free(&g);
+	unsetenv("NCCL_GDX_FAILOVER");
+}
+
 /* Weak covers its own put only; a strong signal alone covers what came
  * before, puts and signals, on every rail. */
 static void test_weak_and_strong_cover_what_they_say(void)
@@ -179,7 +205,7 @@ static void test_weak_and_strong_cover_what_they_say(void)
  * says done never reaches the target; every signal is added once. */
 #define OPS  400
 #define SLOT 10240
-static void test_random_order_never_signals_early(void)
+static void random_order(bool failover)
 {
 	struct op {
 		struct gdx_rma_req *r;
@@ -194,6 +220,8 @@ static void test_random_order_never_signals_early(void)
 
 	ASSERT(ops);
 	setenv("NCCL_GDX_STRIPE_MIN", "4096", 1);
+	if (failover)
+		setenv("NCCL_GDX_FAILOVER", "1", 1); /* signals on the home QP only */
 	rig_make(&g, 3, 2);
 	while (finished < OPS) {
 		int k = rand_r(&seed) % 4;
@@ -281,6 +309,17 @@ static void test_random_order_never_signals_early(void)
 	rig_free(&g);
 	free(ops);
 	unsetenv("NCCL_GDX_STRIPE_MIN");
+	unsetenv("NCCL_GDX_FAILOVER");
+}
+
+static void test_random_order_never_signals_early(void)
+{
+	random_order(false);
+}
+
+static void test_random_order_never_signals_early_failover(void)
+{
+	random_order(true);
 }
 
 /* The aggregate hint holds the doorbell: nothing reaches the NIC until a
@@ -481,8 +520,10 @@ static void test_get_reads_every_byte(void)
 }
 
 GDX_TESTS_MAIN(TEST(test_strong_signal_waits_for_the_other_rail, 30),
+	       TEST(test_failover_signals_on_the_home_rail, 30),
 	       TEST(test_weak_and_strong_cover_what_they_say, 30),
 	       TEST(test_random_order_never_signals_early, 60),
+	       TEST(test_random_order_never_signals_early_failover, 60),
 	       TEST(test_aggregate_hint_holds_the_doorbell, 30), TEST(test_backlog_keeps_order, 60),
 	       TEST(test_failover_carries_on, 30), TEST(test_failure_is_reported, 30),
 	       TEST(test_atomic_in_doubt_is_not_sent_twice, 30),
