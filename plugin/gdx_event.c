@@ -82,7 +82,7 @@ static void gdx_event_handle(struct gdx_dev *dev, const struct ibv_async_event *
 }
 
 /* How long the QP retries last: 4.096 us * 2^timeout, retry_cnt + 1 times. */
-static uint64_t gdx_event_retry_budget_ms(void)
+uint64_t gdx_event_retry_budget_ms(void)
 {
 	return (uint64_t)(4.096e-3 * (double)(1ULL << gdx_params.timeout) *
 			  (gdx_params.retry_cnt + 1)) +
@@ -105,6 +105,30 @@ static void gdx_event_check_port(struct gdx_comm *c, struct gdx_dev *dev)
 	c->err = -ENETDOWN;
 }
 
+/* The device's events, at most every GDX_EVENT_MS unless force; under
+ * gdx_event_lock. */
+static void gdx_event_drain(struct gdx_dev *dev, bool force, uint64_t now)
+{
+	struct ibv_async_event ev;
+
+	/* one read per device every GDX_EVENT_MS, however many comms ask */
+	if (!force && now - dev->ib->events_ms < GDX_EVENT_MS)
+		return;
+	dev->ib->events_ms = now;
+	while (ibv_get_async_event(dev->ib->ctx, &ev) == 0) {
+		gdx_event_handle(dev, &ev);
+		/* Last: destroying an object waits for its events' acks. */
+		ibv_ack_async_event(&ev);
+	}
+}
+
+void gdx_event_poll_dev(struct gdx_dev *dev)
+{
+	pthread_mutex_lock(&gdx_event_lock);
+	gdx_event_drain(dev, false, gdx_now_ms());
+	pthread_mutex_unlock(&gdx_event_lock);
+}
+
 void gdx_event_poll(struct gdx_comm *c, bool force)
 {
 	uint64_t now = gdx_now_ms();
@@ -112,18 +136,8 @@ void gdx_event_poll(struct gdx_comm *c, bool force)
 	pthread_mutex_lock(&gdx_event_lock);
 	for (int r = 0; r < c->nrails; r++) {
 		struct gdx_dev *dev = c->rails[r].dev;
-		struct ibv_async_event ev;
 
-		/* one read per device every GDX_EVENT_MS, however many comms ask */
-		if (!force && now - dev->ib->events_ms < GDX_EVENT_MS)
-			goto check;
-		dev->ib->events_ms = now;
-		while (ibv_get_async_event(dev->ib->ctx, &ev) == 0) {
-			gdx_event_handle(dev, &ev);
-			/* Last: destroying an object waits for its events' acks. */
-			ibv_ack_async_event(&ev);
-		}
-	check:
+		gdx_event_drain(dev, force, now);
 		if (__atomic_load_n(&dev->ib->fatal, __ATOMIC_RELAXED) && !c->err) {
 			GDX_WARN("%s: device %s had a fatal error", c->dev_name, dev->ibdev);
 			c->err = -EIO;

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <gdx/gdx_event.h>
 #include <gdx/gdx_log.h>
 #include <gdx/gdx_param.h>
 #include <gdx/gdx_rma_progress.h>
@@ -424,8 +425,8 @@ static void gdx_rma_wr_build(struct gdx_rma_conn *c, uint16_t i, struct ibv_send
 	}
 }
 
-static void gdx_rma_qp_failed(struct gdx_rma_conn *c, int q, enum ibv_wc_status st,
-			      uint32_t vendor);
+static void gdx_rma_qp_failed(struct gdx_rma_conn *c, int q, enum ibv_wc_status st, uint32_t vendor,
+			      const char *what);
 
 /* The QP's work not yet given to the NIC, as its send queue has room. */
 static void gdx_rma_post_qp(struct gdx_rma_conn *c, int q)
@@ -447,6 +448,8 @@ static void gdx_rma_post_qp(struct gdx_rma_conn *c, int q)
 			idx[n++] = i;
 		}
 		ret = ibv_post_send(c->qp_store[q].qp, wrs, &bad);
+		if (!s->posted)
+			s->since_ms = gdx_now_ms();
 		for (int k = 0; k < n && (!ret || &wrs[k] != bad); k++) {
 			c->wrs[idx[k]].posted = true;
 			s->unposted = c->wrs[idx[k]].next;
@@ -458,7 +461,8 @@ static void gdx_rma_post_qp(struct gdx_rma_conn *c, int q)
 			GDX_WARN("RMA: ibv_post_send(%s qp 0x%x) to rank %d failed: %s",
 				 c->rails[q / c->qps_per_rail].dev->ibdev,
 				 c->qp_store[q].qp->qp_num, c->peer, strerror(ret));
-			gdx_rma_qp_failed(c, q, IBV_WC_LOC_QP_OP_ERR, (uint32_t)ret);
+			gdx_rma_qp_failed(c, q, IBV_WC_LOC_QP_OP_ERR, (uint32_t)ret,
+					  "ibv_post_send failed");
 			return;
 		}
 	}
@@ -515,17 +519,20 @@ static void gdx_rma_ctx_fail(struct gdx_rma_ctx *x, const char *why)
 
 /* What a rail's QP is, for a person. */
 static void gdx_rma_qp_name(const struct gdx_rma_conn *c, int q, enum ibv_wc_status st,
-			    uint32_t vendor, char *buf, size_t len)
+			    uint32_t vendor, const char *what, char *buf, size_t len)
 {
 	const struct gdx_rma_coll *coll = c->ctx->coll;
 	int r = q / c->qps_per_rail;
+	char status[96];
 
-	snprintf(buf, len,
-		 "rank %d to rank %d (%s), context %d, rail %d (%s) qp 0x%x: %s (vendor error "
-		 "0x%x)",
+	if (what)
+		snprintf(status, sizeof(status), "%s", what);
+	else
+		snprintf(status, sizeof(status), "%s (vendor error 0x%x)", ibv_wc_status_str(st),
+			 vendor);
+	snprintf(buf, len, "rank %d to rank %d (%s), context %d, rail %d (%s) qp 0x%x: %s",
 		 coll->rank, c->peer, coll->ranks[c->peer].dev, c->context, r,
-		 c->rails[r].dev->ibdev, c->qp_store[q].qp ? c->qp_store[q].qp->qp_num : 0,
-		 ibv_wc_status_str(st), vendor);
+		 c->rails[r].dev->ibdev, c->qp_store[q].qp ? c->qp_store[q].qp->qp_num : 0, status);
 }
 
 /* Every request of the connection fails with err; its QPs go to error. */
@@ -629,23 +636,24 @@ static void gdx_rma_rail_out(struct gdx_rma_conn *c, int r, const char *why)
 	__atomic_add_fetch(&c->ctx->coll->live->rails[c->rails[r].member % GDX_LIVE_RAILS].downs, 1,
 			   __ATOMIC_RELAXED);
 	if (doubt) {
-		char full[256];
+		char full[640];
 
 		snprintf(full, sizeof(full), "%s%s", why, lost);
 		gdx_rma_ctx_fail(c->ctx, full);
 	}
 }
 
-static void gdx_rma_qp_failed(struct gdx_rma_conn *c, int q, enum ibv_wc_status st, uint32_t vendor)
+static void gdx_rma_qp_failed(struct gdx_rma_conn *c, int q, enum ibv_wc_status st, uint32_t vendor,
+			      const char *what)
 {
 	int r = q / c->qps_per_rail, live = 0;
-	char why[200];
+	char why[384];
 
 	if (c->err || !gdx_rma_qp_live(c, q))
 		return;
 	for (int k = 0; k < c->nrails; k++)
 		live += !(c->rail_out & (1u << k));
-	gdx_rma_qp_name(c, q, st, vendor, why, sizeof(why));
+	gdx_rma_qp_name(c, q, st, vendor, what, why, sizeof(why));
 	if (gdx_params.failover && live > 1 && gdx_rma_transport_err(st)) {
 		gdx_rma_rail_out(c, r, why);
 		return;
@@ -687,12 +695,18 @@ static void gdx_rma_wc(struct gdx_rma_ctx *x, int context, const struct ibv_wc *
 	if (e->gen != GDX_RMA_WRID_GEN(wc->wr_id) || !e->posted)
 		return; /* of a QP that failed: its work went elsewhere */
 	if (wc->status != IBV_WC_SUCCESS) {
-		gdx_rma_qp_failed(c, e->qp, wc->status, wc->vendor_err);
+		gdx_rma_qp_failed(c, e->qp, wc->status, wc->vendor_err, NULL);
 		return;
 	}
 	r = &c->reqs[e->req];
 	gdx_rma_count(c, e);
 	c->qs[e->qp].posted--;
+	c->qs[e->qp].since_ms = gdx_now_ms();
+	if (c->qs[e->qp].stall_told) {
+		c->qs[e->qp].stall_told = false;
+		GDX_INFO(NCCL_NET, "RMA: rank %d to rank %d, context %d, QP %d completes again",
+			 c->ctx->coll->rank, c->peer, c->context, e->qp);
+	}
 	gdx_rma_fifo_remove(c, e->qp, i);
 	gdx_rma_wr_put(c, i);
 	if (!--r->pending && r->abandoned)
@@ -778,6 +792,50 @@ static const char *const gdx_rma_op_names[] = {
 	[GDX_RMA_FLUSH] = "flush",
 };
 
+/*
+ * A QP whose work has not moved: one WARN past NCCL_GDX_STALL_MS; and past
+ * what its retries can last, failed as a completion error would (failover,
+ * or the error reported), when its NIC's port went down meanwhile (its
+ * retries then need not end: rxe keeps work it could not send), or four
+ * times that in any case. The NIC's async events are read here.
+ */
+static void gdx_rma_watch(struct gdx_rma_conn *c, uint64_t now)
+{
+	uint64_t budget = gdx_event_retry_budget_ms();
+
+	for (int q = 0; q < c->nqps && !c->err; q++) {
+		struct gdx_rma_qp *s = &c->qs[q];
+		struct gdx_dev *dev = c->rails[q / c->qps_per_rail].dev;
+		uint64_t down, waited;
+		char what[96];
+
+		if (!s->posted || !gdx_rma_qp_live(c, q))
+			continue;
+		waited = now > s->since_ms ? now - s->since_ms : 0;
+		if (gdx_params.stall_ms && waited > (uint64_t)gdx_params.stall_ms &&
+		    !s->stall_told) {
+			s->stall_told = true;
+			GDX_WARN("RMA: rank %d to rank %d, context %d, rail %d (%s) QP %d: %u work "
+				 "request(s) without a completion for %llu ms",
+				 c->ctx->coll->rank, c->peer, c->context, q / c->qps_per_rail,
+				 dev->ibdev, q, s->posted, (unsigned long long)waited);
+		}
+		gdx_event_poll_dev(dev);
+		down = __atomic_load_n(&dev->port_down_ms, __ATOMIC_RELAXED);
+		if (down && now > down && now - down > budget && waited > budget)
+			snprintf(what, sizeof(what),
+				 "its port has been down %llu ms, longer than its retries last",
+				 (unsigned long long)(now - down));
+		else if (waited > 4 * budget)
+			snprintf(what, sizeof(what),
+				 "no completion for %llu ms, four times what its retries last",
+				 (unsigned long long)waited);
+		else
+			continue;
+		gdx_rma_qp_failed(c, q, IBV_WC_RETRY_EXC_ERR, 0, what);
+	}
+}
+
 /* What the oldest request of the context waits for, into the slot: the
  * signal held, and the QPs its puts are still on, when it is one. */
 static void gdx_rma_tick(struct gdx_rma_ctx *x, int context, uint64_t now)
@@ -789,6 +847,8 @@ static void gdx_rma_tick(struct gdx_rma_ctx *x, int context, uint64_t now)
 	char what[160] = "";
 	int err = 0;
 
+	for (struct gdx_rma_conn *c = x->cctx[context].busy; c; c = c->busy_next)
+		gdx_rma_watch(c, now);
 	for (const struct gdx_rma_conn *c = x->cctx[context].busy; c; c = c->busy_next) {
 		err = err ? err : c->err;
 		for (int i = 0; i < GDX_RMA_MAX_REQS; i++) {

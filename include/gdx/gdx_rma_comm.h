@@ -134,6 +134,9 @@ struct gdx_rma_qp {
 	uint16_t head, tail; /* FIFO of its work requests not complete, oldest first */
 	uint16_t unposted;   /* the first of them not yet given to the NIC */
 	uint32_t posted;     /* given to the NIC and not yet complete */
+	uint64_t since_ms;   /* posted: when it last moved (a completion, or work
+			      * given to an idle QP); the watchdog's clock */
+	bool stall_told;     /* this episode's WARN is out */
 };
 
 struct gdx_rma_conn {
@@ -181,7 +184,7 @@ struct gdx_rma_ctx {
 	struct ibv_mr *scratch_mr[GDX_MAX_RAILS];
 	bool has_error; /* a request failed: queryLastError says so */
 	bool error_told;
-	char error[256];
+	char error[640];
 	struct gdx_rma_ctx *next; /* the collective comm's list */
 };
 
