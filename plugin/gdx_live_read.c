@@ -33,6 +33,11 @@ static bool gdx_live_role_known(uint32_t role)
 	return role == GDX_LIVE_SEND || role == GDX_LIVE_RECV || role == GDX_LIVE_RMA;
 }
 
+const char *gdx_live_role_name(uint32_t role)
+{
+	return role == GDX_LIVE_SEND ? "send" : role == GDX_LIVE_RMA ? "rma" : "receive";
+}
+
 const char *gdx_live_wait_name(uint32_t wait)
 {
 	return wait < sizeof(gdx_live_wait_names) / sizeof(gdx_live_wait_names[0])

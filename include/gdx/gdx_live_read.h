@@ -83,6 +83,9 @@ struct gdx_live_scan {
 int gdx_live_scan(const char *dir, struct gdx_live_scan *s);
 void gdx_live_scan_free(struct gdx_live_scan *s);
 const char *gdx_live_wait_name(uint32_t wait);
+/* A slot's role in a word: "send", "receive", "rma" (one-sided RMA's
+ * collective comm). */
+const char *gdx_live_role_name(uint32_t role);
 /* The same as a report's key: idle, cts, completion, data, peer_closed, failed. */
 const char *gdx_live_wait_key(uint32_t wait);
 #endif

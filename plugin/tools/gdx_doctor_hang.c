@@ -93,6 +93,21 @@ static const char *hang_cause(const struct gdx_live_comm *c, char *buf, size_t l
 			return buf;
 		}
 	}
+	if (c->role == GDX_LIVE_RMA && c->wait == GDX_LIVE_WAIT_SIGNAL) {
+		snprintf(buf, len,
+			 "one-sided RMA holds a signal until the puts it covers are placed (%s): "
+			 "the NIC has not had their acknowledgements, the peer's NIC or the path "
+			 "does not answer",
+			 c->peer_dev);
+		return buf;
+	}
+	if (c->role == GDX_LIVE_RMA && c->wait == GDX_LIVE_WAIT_COMPLETION) {
+		snprintf(buf, len,
+			 "one-sided RMA's oldest request (%s) has no completion: the peer's NIC "
+			 "or the path does not answer",
+			 c->peer_dev);
+		return buf;
+	}
 	switch (c->wait) {
 	case GDX_LIVE_WAIT_CTS:
 		snprintf(buf, len,
@@ -178,8 +193,7 @@ static void hang_json_proc(const struct hang_opts *o, const struct live_snap *s,
 	for (int k = 0; k < p->ncomms; k++) {
 		const struct gdx_live_comm *c = &p->comms[k].c;
 
-		printf("%s\n    {\"comm\": \"%s\", ", k ? "," : "",
-		       c->role == GDX_LIVE_SEND ? "send" : "receive");
+		printf("%s\n    {\"comm\": \"%s\", ", k ? "," : "", gdx_live_role_name(c->role));
 		live_json_ends(stdout, c);
 		printf(", \"wait\": \"%s\", \"waited_s\": %.3f, \"stuck\": %s, "
 		       "\"outstanding\": %u, \"rails\": [",
@@ -208,7 +222,7 @@ static void hang_json_stuck(const struct live_proc *p, const struct gdx_live_com
 	json_key_count(stdout, "rank", p->hdr.rank);
 	printf(", \"cmd\": ");
 	json_str(stdout, p->hdr.cmd);
-	printf(", \"comm\": \"%s\", ", c->role == GDX_LIVE_SEND ? "send" : "receive");
+	printf(", \"comm\": \"%s\", ", gdx_live_role_name(c->role));
 	live_json_ends(stdout, c);
 	printf(", \"waits_for\": \"%s\", \"wait\": \"%s\", \"since\": \"%s\", "
 	       "\"waited_s\": %.3f, \"outstanding\": %u, \"stopped\": %s, \"cause\": ",
@@ -242,8 +256,8 @@ static void hang_text_stuck(const struct live_proc *p, const struct gdx_live_com
 	printf("pid %d (%s, %s on %s): %s comm on %s%s with %s (%s): %s since %s (%.1f s, %u "
 	       "request(s) outstanding): %s\n",
 	       p->pid, cmdline, hang_rank(&p->hdr, rank, sizeof(rank)), host,
-	       c->role == GDX_LIVE_SEND ? "send" : "receive", dev, from, peer, peer_dev,
-	       gdx_live_wait_name(c->wait), when, (double)stalled / 1e3, c->outstanding, why);
+	       gdx_live_role_name(c->role), dev, from, peer, peer_dev, gdx_live_wait_name(c->wait),
+	       when, (double)stalled / 1e3, c->outstanding, why);
 }
 
 static int doctor_hang(const struct doctor_cmd *cmd, int argc, char **argv)

@@ -41,6 +41,11 @@ struct top_rail {
 	uint64_t tx_bytes;  /* send comms: posted on it, total */
 	double tx_mbps;	    /* over the last interval */
 	uint64_t rx_pieces; /* receive comms: immediates taken on it, total */
+	/* one-sided RMA's collective comms: bytes put and got through it, and
+	 * the put rate over the last interval; rma: one of them is on it */
+	uint64_t rma_put, rma_got;
+	double rma_mbps;
+	bool rma;
 	/* send comms: their signaled sends' latencies, merged (gdx_live_rail) */
 	uint64_t lat[GDX_LIVE_LAT_BUCKETS], lat_count, lat_sum, stalls;
 	uint64_t stamp_hz;
@@ -206,6 +211,9 @@ static int top_rows(const struct live_snap *cur, const struct live_snap *prev, s
 
 			row->seen = false;
 			row->tx_bytes = row->rx_pieces = 0;
+			row->rma_put = row->rma_got = 0;
+			row->rma_mbps = 0;
+			row->rma = false;
 			memset(row->lat, 0, sizeof(row->lat));
 			row->lat_count = row->lat_sum = row->stalls = 0;
 			row->tx_mbps = 0;
@@ -243,6 +251,17 @@ static int top_rows(const struct live_snap *cur, const struct live_snap *prev, s
 				if (!row)
 					continue;
 				row->seen = true;
+				if (lc->c.role == GDX_LIVE_RMA) {
+					/* its rails count bytes put and got (layout) */
+					row->rma = true;
+					row->rma_put += lr->tx_bytes;
+					row->rma_got += lr->rx_pieces;
+					if (old || prev)
+						row->rma_mbps += top_mbps(
+							lr->tx_bytes,
+							old ? old->c.rails[r].tx_bytes : 0, secs);
+					continue;
+				}
 				row->tx_bytes += lr->tx_bytes;
 				row->rx_pieces += lr->rx_pieces;
 				live_lat_add(row->lat, &row->lat_count, &row->lat_sum, lr);
@@ -354,6 +373,41 @@ static void top_peers_text(const struct live_proc *p)
 		printf("    ... and %d more (gdx-doctor top --json has them all)\n", more);
 }
 
+/* One-sided RMA: its NICs' bytes put and got, and what each collective
+ * comm that waits waits for; nothing when the process has none. */
+static void top_rma_text(const struct live_proc *p, const struct top_group *g)
+{
+	bool any = false;
+
+	for (int k = 0; k < g->n; k++) {
+		const struct top_rail *row = &g->v[k];
+		char nic[GDX_ESCAPE_LEN(sizeof(row->ibdev))];
+
+		if (!row->rma)
+			continue;
+		if (!any)
+			printf("  one-sided RMA:\n  %-12s %4s %10s %14s %14s\n", "NIC", "port",
+			       "put Mb/s", "bytes put", "bytes got");
+		any = true;
+		gdx_escape(GDX_ESCAPE_TEXT, row->ibdev, nic, sizeof(nic));
+		printf("  %-12s %4u %10.1f %14llu %14llu\n", nic, row->port, row->rma_mbps,
+		       (unsigned long long)row->rma_put, (unsigned long long)row->rma_got);
+	}
+	for (int k = 0; k < p->ncomms; k++) {
+		const struct gdx_live_comm *c = &p->comms[k].c;
+		char dev[GDX_ESCAPE_LEN(sizeof(c->dev))], group[GDX_ESCAPE_LEN(sizeof(c->peer))];
+		char what[GDX_ESCAPE_LEN(sizeof(c->peer_dev))];
+
+		if (c->role != GDX_LIVE_RMA || c->wait == GDX_LIVE_IDLE)
+			continue;
+		gdx_escape(GDX_ESCAPE_TEXT, c->dev, dev, sizeof(dev));
+		gdx_escape(GDX_ESCAPE_TEXT, c->peer, group, sizeof(group));
+		gdx_escape(GDX_ESCAPE_TEXT, c->peer_dev, what, sizeof(what));
+		printf("  RMA %s on %s: %u request(s) out, %s%s%s\n", group, dev, c->outstanding,
+		       gdx_live_wait_name(c->wait), what[0] ? ": " : "", what);
+	}
+}
+
 static void top_text(const struct live_snap *s, const struct top_rows *t,
 		     const struct top_proc *procs, const char *dir, double interval_s, bool tty)
 {
@@ -392,7 +446,7 @@ static void top_text(const struct live_snap *s, const struct top_rows *t,
 			gdx_escape(GDX_ESCAPE_TEXT, tp->oldest->c.peer, peer, sizeof(peer));
 			printf("  oldest wait: %.1f s, %s (%s comm on %s with %s)\n",
 			       (double)tp->oldest_ms / 1e3, tp->oldest_wait,
-			       tp->oldest->c.role == GDX_LIVE_SEND ? "send" : "receive", dev, peer);
+			       gdx_live_role_name(tp->oldest->c.role), dev, peer);
 		}
 		printf("  %-12s %4s %-20s %10s %14s %12s %26s  %s\n", "NIC", "port", "state",
 		       "tx Mb/s", "tx bytes", "rx pieces", "send latency p50/99/99.9",
@@ -411,6 +465,7 @@ static void top_text(const struct live_snap *s, const struct top_rows *t,
 			       (unsigned long long)rows[k].rx_pieces, lat, spark);
 		}
 		top_peers_text(p);
+		top_rma_text(p, &t->g[i]);
 	}
 	fflush(stdout);
 }
@@ -492,11 +547,14 @@ static void top_json(const struct live_snap *s, const struct top_rows *t,
 			printf("%s{\"nic\": ", first ? "" : ", ");
 			json_str(stdout, rows[k].ibdev);
 			printf(", \"port\": %u, \"state\": \"%s\", \"tx_bytes\": %llu, \"tx_mbps\": "
-			       "%.3f, \"rx_pieces\": %llu, \"stalls\": %llu, ",
+			       "%.3f, \"rx_pieces\": %llu, \"stalls\": %llu, \"rma_put_bytes\": "
+			       "%llu, \"rma_put_mbps\": %.3f, \"rma_got_bytes\": %llu, ",
 			       rows[k].port, gdx_rail_state_name(rows[k].state),
 			       (unsigned long long)rows[k].tx_bytes, rows[k].tx_mbps,
 			       (unsigned long long)rows[k].rx_pieces,
-			       (unsigned long long)rows[k].stalls);
+			       (unsigned long long)rows[k].stalls,
+			       (unsigned long long)rows[k].rma_put, rows[k].rma_mbps,
+			       (unsigned long long)rows[k].rma_got);
 			top_lat_json(rows[k].lat, rows[k].lat_count, rows[k].lat_sum,
 				     rows[k].stamp_hz);
 			printf("}");
@@ -623,6 +681,28 @@ static void top_prom_latency(const struct top_flat *f)
 	}
 }
 
+/* One-sided RMA's bytes per NIC port that has them: put, or got. */
+static void top_prom_rma(const struct top_flat *f, bool got)
+{
+	for (int k = 0; k < f->n; k++) {
+		uint64_t n = 0;
+		bool rma = false;
+
+		if (f->series[k] != k)
+			continue;
+		for (int j = k; j < f->end[k]; j++) {
+			if (f->series[j] != k)
+				continue;
+			rma |= f->rows[j]->rma;
+			n += got ? f->rows[j]->rma_got : f->rows[j]->rma_put;
+		}
+		if (rma)
+			printf("gdx_rma_%s_bytes_total{pid=\"%d\",nic=\"%s\",port=\"%u\"} %llu\n",
+			       got ? "got" : "put", f->rows[k]->pid, f->nic[k], f->rows[k]->port,
+			       (unsigned long long)n);
+	}
+}
+
 /* The node exporter's textfile collector format: one sample per line,
  * each series once. */
 static int top_prometheus(const struct live_snap *s, const struct top_rows *t,
@@ -668,6 +748,12 @@ static int top_prometheus(const struct live_snap *s, const struct top_rows *t,
 		printf("gdx_rail_tx_bytes_total{pid=\"%d\",nic=\"%s\",port=\"%u\"} %llu\n",
 		       f.rows[k]->pid, f.nic[k], f.rows[k]->port, (unsigned long long)tx);
 	}
+	printf("# HELP gdx_rma_put_bytes_total Bytes one-sided RMA put through a NIC port.\n"
+	       "# TYPE gdx_rma_put_bytes_total counter\n");
+	top_prom_rma(&f, false);
+	printf("# HELP gdx_rma_got_bytes_total Bytes one-sided RMA got through a NIC port.\n"
+	       "# TYPE gdx_rma_got_bytes_total counter\n");
+	top_prom_rma(&f, true);
 	printf("# HELP gdx_rail_up Whether every comm's rail on the NIC port is up.\n"
 	       "# TYPE gdx_rail_up gauge\n");
 	for (int k = 0; k < f.n; k++) {

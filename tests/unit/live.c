@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include <gdx/gdx_comm.h>
+#include <gdx/gdx_dev.h>
 #include <gdx/gdx_escape.h>
 #include <gdx/gdx_live.h>
 #include <gdx/gdx_live_read.h>
@@ -1285,6 +1286,63 @@ static void test_prometheus_series_once(void)
 	live_dir_remove();
 }
 
+/* One-sided RMA's collective comm as the plugin claims its slot: top shows
+ * its NICs' bytes put and got apart from the two-sided rails' (text, JSON,
+ * Prometheus), and hang names the signal it waits on. */
+static void test_rma_slot_shown(void)
+{
+	struct gdx_live_comm own, *l;
+	struct gdx_dev devs[2];
+	uint64_t now = gdx_now_ms();
+
+	live_dir_make();
+	gdx_live_open();
+	memset(devs, 0, sizeof(devs));
+	snprintf(devs[0].ibdev, sizeof(devs[0].ibdev), "mlx5_0");
+	snprintf(devs[1].ibdev, sizeof(devs[1].ibdev), "mlx5_1");
+	devs[0].ib_port = devs[1].ib_port = 1;
+	l = gdx_live_rma_open(&own, "mlx5_0+mlx5_1", "10.0.0.1:4000", "rank 1 of 4", 2,
+			      (struct gdx_dev *const[]){&devs[0], &devs[1]});
+	ASSERT(l != &own);
+	l->rails[0].tx_bytes = 1000000;
+	l->rails[1].tx_bytes = 2000000;
+	l->rails[1].rx_pieces = 3000;
+	l->msgs = l->tick_msgs = 7;
+	l->outstanding = 2;
+	l->wait = GDX_LIVE_WAIT_SIGNAL;
+	snprintf(l->peer_dev, sizeof(l->peer_dev),
+		 "strong signal +0x40 to rank 2, ctx 0: puts on 1 QP(s) unplaced");
+	l->tick_ms = now;
+	l->stall_ms = now > 60000 ? now - 60000 : 1;
+	ASSERT_EQ(doctor("top", "--once", "--interval", "0.05", "--dir", live_dir, NULL), 0);
+	ASSERT_STR_CONTAINS(doctor_out, "one-sided RMA:");
+	ASSERT_STR_CONTAINS(doctor_out, "2000000           3000");
+	ASSERT_STR_CONTAINS(doctor_out,
+			    "RMA rank 1 of 4 on mlx5_0+mlx5_1: 2 request(s) out, "
+			    "signal held until its puts are placed: strong signal +0x40");
+	ASSERT_EQ(doctor("top", "--prometheus", "--interval", "0.05", "--dir", live_dir, NULL), 0);
+	ASSERT_STR_CONTAINS(doctor_out, "gdx_rma_put_bytes_total{pid=");
+	ASSERT_STR_CONTAINS(doctor_out, "nic=\"mlx5_1\",port=\"1\"} 2000000\n");
+	ASSERT_STR_CONTAINS(doctor_out, "gdx_rma_got_bytes_total{pid=");
+	ASSERT_STR_CONTAINS(doctor_out, "nic=\"mlx5_1\",port=\"1\"} 3000\n");
+	/* the two-sided rail counters do not take them */
+	ASSERT_EQ(count_of(doctor_out, "gdx_rail_tx_bytes_total{pid="), 2);
+	ASSERT_STR_CONTAINS(doctor_out, "nic=\"mlx5_0\",port=\"1\"} 0\n");
+	ASSERT_EQ(doctor("top", "--json", "--interval", "0.05", "--dir", live_dir, NULL), 0);
+	ASSERT_STR_CONTAINS(doctor_out, "\"rma_put_bytes\": 1000000");
+	ASSERT_EQ(doctor("hang", "--dir", live_dir, NULL), 10);
+	ASSERT_STR_CONTAINS(doctor_out, "rma comm on mlx5_0+mlx5_1 (10.0.0.1:4000) with rank 1 "
+					"of 4 (strong signal +0x40 to rank 2");
+	ASSERT_STR_CONTAINS(doctor_out, "one-sided RMA holds a signal until the puts it covers "
+					"are placed");
+	ASSERT_EQ(doctor("hang", "--json", "--dir", live_dir, NULL), 10);
+	ASSERT_STR_CONTAINS(doctor_out, "\"comm\": \"rma\"");
+	ASSERT_STR_CONTAINS(doctor_out, "\"wait\": \"signal\"");
+	gdx_live_rma_close(l, &own);
+	gdx_live_close(true);
+	live_dir_remove();
+}
+
 /* The data path's bucket: ticks in [2^b, 2^(b+1)) count in lat[b], 0 and 1
  * in the first, anything past the last bound in the last. */
 static void test_latency_buckets(void)
@@ -1572,4 +1630,5 @@ GDX_TESTS_MAIN(TEST(test_escape, 10), TEST(test_file_private_and_unpredictable, 
 	       TEST(test_reader_sees_own_user_root_all, 30), TEST(test_output_escaped, 60),
 	       TEST(test_copy_shown_once, 30), TEST(test_prometheus_series_once, 30),
 	       TEST(test_many_ports_crowd_out_nobody, 30), TEST(test_truncated_under_reader, 120),
-	       TEST(test_latency_buckets, 10), TEST(test_latency_percentiles, 30))
+	       TEST(test_latency_buckets, 10), TEST(test_latency_percentiles, 30),
+	       TEST(test_rma_slot_shown, 30))

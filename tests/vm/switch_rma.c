@@ -706,6 +706,37 @@ static void phase_bad_input(struct rank *R)
 		       "handles, ranges, signal offset and operation, context, rank, stride\n");
 }
 
+/* The live counters, as gdx-doctor top reads them: this rank's RMA bytes put
+ * through each of its NICs, in the Prometheus text. */
+static void phase_live(struct rank *R)
+{
+	char cmd[128], line[512];
+	int nics = 0;
+	FILE *f;
+
+	(void)R;
+	barrier();
+	if (me == 0) {
+		snprintf(cmd, sizeof(cmd), "build/gdx-doctor top --prometheus --interval 0.05");
+		f = popen(cmd, "r");
+		ASSERT(f != NULL);
+		while (fgets(line, sizeof(line), f)) {
+			char pid[32];
+			unsigned long long n = 0;
+
+			snprintf(pid, sizeof(pid), "pid=\"%d\"", (int)getpid());
+			if (!strncmp(line, "gdx_rma_put_bytes_total{", 24) && strstr(line, pid) &&
+			    sscanf(strrchr(line, ' ') + 1, "%llu", &n) == 1 && n > 0)
+				nics++;
+		}
+		ASSERT_EQ(pclose(f), 0);
+		printf("  gdx-doctor top --prometheus: RMA bytes put through %d NIC(s) of rank 0\n",
+		       nics);
+		ASSERT_EQ(nics, sc->nics);
+	}
+	barrier();
+}
+
 /* A block with rank stride 2: connected to itself and rank + 2 only. */
 static void phase_stride(struct rank *R)
 {
@@ -860,8 +891,10 @@ static void rank_main(void)
 		phase_gets(&R);
 	if (sc->bad)
 		phase_bad_input(&R);
-	if (sc->stride)
+	if (sc->stride) {
+		phase_live(&R);
 		phase_stride(&R);
+	}
 	if (sc->subset)
 		phase_subset(&R);
 	rank_close(&R);
