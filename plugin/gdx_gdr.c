@@ -32,6 +32,7 @@
 /* CUDA driver API values (cuda.h, CUDA 13.0), so no CUDA header is needed. */
 #define GDX_CU_ATTR_GPU_DIRECT_RDMA_SUPPORTED 116
 #define GDX_CU_ATTR_DMA_BUF_SUPPORTED	      124
+#define GDX_CU_ATTR_GDR_WITH_CUDA_VMM	      110
 #define GDX_CU_ERROR_NO_DEVICE		      100
 
 #define GDX_PCI_EXT_CAP_START 0x100
@@ -272,6 +273,7 @@ static void gdx_gdr_probe_cuda(struct gdx_gdr_probe *p, const char *lib)
 		p->gpus[g].gdr_attr =
 			gdx_gdr_cu_attr(&cu, GDX_CU_ATTR_GPU_DIRECT_RDMA_SUPPORTED, dev);
 		p->gpus[g].dmabuf_attr = gdx_gdr_cu_attr(&cu, GDX_CU_ATTR_DMA_BUF_SUPPORTED, dev);
+		p->gpus[g].vmm_gdr_attr = gdx_gdr_cu_attr(&cu, GDX_CU_ATTR_GDR_WITH_CUDA_VMM, dev);
 	}
 }
 
@@ -292,6 +294,7 @@ static void gdx_gdr_gpu_init(struct gdx_gdr_gpu *g, const char *pci)
 	g->cuda_index = -1;
 	g->gdr_attr = -1;
 	g->dmabuf_attr = -1;
+	g->vmm_gdr_attr = -1;
 	g->topo = -1;
 }
 

@@ -21,6 +21,12 @@
 	X(NET_PLUGIN, "NCCL_NET_PLUGIN", "NCCL", "gdx-doctor: which plugin NCCL would load")    \
 	X(NET, "NCCL_NET", "NCCL",                                                              \
 	  "the network NCCL is told to use: what it does when init fails")                      \
+	X(RMA_PLUGIN, "NCCL_RMA_PLUGIN", "NCCL",                                                \
+	  "gdx-doctor: the RMA plugins NCCL tries before the net plugin's tables")              \
+	X(CROSS_NIC, "NCCL_CROSS_NIC", "NCCL", "gdx-doctor: 0 leaves NCCL without RMA at all")  \
+	X(NUM_RMA_CTX, "NCCL_NUM_RMA_CTX", "NCCL", "gdx-doctor: 0 turns NCCL's host RMA off")   \
+	X(WIN_ENABLE, "NCCL_WIN_ENABLE", "NCCL",                                                \
+	  "gdx-doctor: 0 turns NCCL's symmetric windows, and with them its RMA, off")           \
 	X(SLURM_JOB_ID, "SLURM_JOB_ID", "Slurm",                                                \
 	  "the job, in the live file: gdx-doctor hang --merge names it")                        \
 	X(SLURM_PROCID, "SLURM_PROCID", "Slurm", "the process's rank, in the live file")        \

@@ -58,7 +58,9 @@ struct gdx_gdr_gpu {
 	int cuda_index;		    /* CUDA's ordinal; -1 when CUDA does not see it */
 	int gdr_attr;		    /* CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED; -1 unknown */
 	int dmabuf_attr;	    /* CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED; -1 unknown */
-	uint64_t bar1;		    /* bytes; 0 when unknown */
+	int vmm_gdr_attr; /* CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED: NCCL's
+			   * RMA needs it; -1 unknown (a facts file does not say) */
+	uint64_t bar1;	  /* bytes; 0 when unknown */
 	enum gdx_gdr_iommu iommu;
 	char iommu_type[24]; /* iommu_group/type as read, "" when none */
 	int topo;	     /* index in the topology, -1 when it is not there */

@@ -121,6 +121,10 @@ struct nccl_loader {
 	bool suffix_if_plain; /* then libnccl-net-X.so only when X has no '/', is no lib*.so */
 	bool list;	      /* X may be a comma-separated list of plugins */
 	bool none;	      /* NCCL_NET_PLUGIN=none: no external plugin */
+	/* the ncclRmaPlugin_vN it looks for in the net plugin's library (and
+	 * before it in NCCL_RMA_PLUGIN's), newest first; 0 ends: none before
+	 * 2.30.7 */
+	int rma[6];
 };
 
 /* 22809 is 2.28.9; 2803, before 2.9, is 2.8.3. */
@@ -136,6 +140,11 @@ bool nccl_loader_newer_than_known(int code);
 int nccl_loader_pick(const struct nccl_loader *l, unsigned exported);
 /* The index of the first row that takes one of them; -1 when none does. */
 int nccl_loader_first_taking(unsigned exported);
+/* The RMA table NCCL takes from a library exporting the ncclRmaPlugin_vN of
+ * the bits set; 0 when none. */
+int nccl_loader_rma_pick(const struct nccl_loader *l, unsigned exported);
+/* "ncclRmaPlugin_v15, v14, v13"; "no RMA plugin" before 2.30.7. */
+void nccl_loader_rma_tries(const struct nccl_loader *l, char *buf, size_t len);
 /* "ncclNetPlugin_v6, v5, v4"; "ncclNetPlugin_v7 to v12". */
 void nccl_loader_tries(const struct nccl_loader *l, char *buf, size_t len);
 void nccl_exported_range(unsigned exported, char *buf, size_t len);

@@ -197,6 +197,7 @@ static int check_run(struct check *c)
 	if (c->live || p->nccl_here) {
 		check_nccl(c);
 		check_nccl_problems(c);
+		check_rma(c);
 	}
 	return 0;
 }

@@ -60,6 +60,7 @@ struct check_nccl {
 	char lib_path[PATH_MAX];       /* "" when none opens */
 	char lib_net[64];	       /* the name in its table, "GDX" for this plugin */
 	unsigned lib_exported;	       /* its ncclNetPlugin_vN, bit N */
+	unsigned lib_rma;	       /* its ncclRmaPlugin_vN, bit N */
 	char tried[2 * NCCL_NAME_MAX]; /* the names NCCL tries, "gdx, then libnccl-net-gdx.so" */
 	char load_error[512];	       /* a file found that dlopen refuses, and why */
 	char first_other[PATH_MAX];    /* 2.27+ lists: another plugin listed before this one */
@@ -68,6 +69,16 @@ struct check_nccl {
 	char plugin_path[PATH_MAX];    /* lib_path when ours, else "" */
 	char plugin_version[32];       /* from its INIT line's text, "" when it has none */
 	int plugin_wire;	       /* its wire protocol version, 0 when unknown */
+};
+
+/* One-sided RMA through the plugin (gdx_doctor_check_rma.c): whether it is
+ * on, the table NCCL would take, and every reason NCCL would not use it. */
+#define CHECK_RMA_WHY 10
+struct check_rma {
+	bool asked; /* NCCL_GDX_RMA=1 */
+	int api;    /* the ncclRmaPlugin_vN NCCL takes from this plugin, 0 none */
+	int nwhy;
+	char why[CHECK_RMA_WHY][320];
 };
 
 struct check {
@@ -81,6 +92,7 @@ struct check {
 	struct gdx_gdr_verdict *pair_v; /* [gpu * nnics + nic] */
 	struct check_nccl nccl;
 	bool nccl_checked;
+	struct check_rma rma; /* once the NCCL is checked */
 	struct check_problem problems[CHECK_MAX_PROBLEMS];
 	int nproblems;
 	enum gdx_gdr_level status;
@@ -107,6 +119,10 @@ void check_nccl(struct check *c);
 /* Every way NCCL will not load the plugin, broken, with its fix; notes on
  * what may differ in the job. */
 void check_nccl_problems(struct check *c);
+/* Whether NCCL would carry its one-sided traffic over this plugin, and why
+ * not (c->rma); after check_nccl(). A note, never a problem: off is the
+ * default. */
+void check_rma(struct check *c);
 /* "2.28.9 (path)", or what is known of an NCCL not found or of unknown
  * version. */
 void check_nccl_name(const struct check_nccl *n, char *buf, size_t len);

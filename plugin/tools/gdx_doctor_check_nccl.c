@@ -116,7 +116,7 @@ static bool check_resolve(struct check_nccl *n, const struct nccl_loader *l, con
 	int k = nccl_loader_names(l, entry, len, names, 2);
 
 	n->lib_path[0] = n->lib_net[0] = n->load_error[0] = n->tried[0] = '\0';
-	n->lib_exported = 0;
+	n->lib_exported = n->lib_rma = 0;
 	for (int i = 0; i < k; i++) {
 		void *h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
 		const char *e = h ? NULL : dlerror();
@@ -147,6 +147,13 @@ static bool check_resolve(struct check_nccl *n, const struct nccl_loader *l, con
 				n->lib_exported |= 1u << v;
 				newest = v;
 			}
+		}
+		for (int v = 13; v <= 30; v++) {
+			char sym[32];
+
+			snprintf(sym, sizeof(sym), "ncclRmaPlugin_v%d", v);
+			if (dlsym(h, sym))
+				n->lib_rma |= 1u << v;
 		}
 		if (newest) {
 			char sym[32];

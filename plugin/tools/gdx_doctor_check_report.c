@@ -129,6 +129,24 @@ static void check_human_nccl(const struct check_nccl *n, FILE *f)
 			"plugin version");
 }
 
+static void check_human_rma(const struct check *c, FILE *f)
+{
+	char tries[96];
+
+	nccl_loader_rma_tries(c->nccl.judged, tries, sizeof(tries));
+	fprintf(f, "  %-13s %s; NCCL %s looks for %s%s", "RMA",
+		c->rma.asked ? "on (NCCL_GDX_RMA=1)" : "off (NCCL_GDX_RMA is not 1)",
+		c->nccl.judged->releases, tries, c->nccl.judged->rma[0] ? "" : " at all");
+	if (c->rma.api)
+		fprintf(f, ": takes ncclRmaPlugin_v%d of this plugin\n", c->rma.api);
+	else
+		fputs("\n", f);
+	for (int i = 0; i < c->rma.nwhy; i++)
+		fprintf(f, "  %-13s %s\n", i ? "" : "  not used", c->rma.why[i]);
+	if (!c->rma.nwhy)
+		fprintf(f, "  %-13s NCCL's one-sided traffic goes over this plugin's rails\n", "");
+}
+
 static void check_human_host(const struct check *c, FILE *f)
 {
 	const struct gdx_gdr_probe *p = c->p;
@@ -170,6 +188,7 @@ static void check_human_host(const struct check *c, FILE *f)
 		return;
 	}
 	check_human_nccl(&c->nccl, f);
+	check_human_rma(c, f);
 }
 
 void check_human(const struct check *c, FILE *f)
@@ -326,7 +345,20 @@ static void check_json_host(const struct check *c, FILE *f)
 		fprintf(f, "%d", c->nccl.plugin_wire);
 	else
 		fputs("null", f);
-	fputs("}", f);
+	fprintf(f, ",\n  \"rma\": {\"enabled\": %s, \"tries\": [", c->rma.asked ? "true" : "false");
+	for (int i = 0; i < 6 && c->nccl.judged->rma[i]; i++)
+		fprintf(f, "%s%d", i ? ", " : "", c->nccl.judged->rma[i]);
+	fputs("], \"rma_api\": ", f);
+	if (c->rma.api)
+		fprintf(f, "%d", c->rma.api);
+	else
+		fputs("null", f);
+	fprintf(f, ", \"used\": %s, \"why_not\": [", c->rma.nwhy ? "false" : "true");
+	for (int i = 0; i < c->rma.nwhy; i++) {
+		fputs(i ? ", " : "", f);
+		json_str(f, c->rma.why[i]);
+	}
+	fputs("]}}", f);
 }
 
 static void check_json_verdict(FILE *f, const struct gdx_gdr_verdict *v)

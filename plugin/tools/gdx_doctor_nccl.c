@@ -38,7 +38,36 @@ static const struct nccl_loader nccl_loaders[] = {
 	{V(2, 26), V(2, 27) - 1, "2.26", {10, 9, 8, 7, 6}, true, false, false, false},
 	{V(2, 27), V(2, 28) - 1, "2.27", {10, 9, 8, 7, 6}, true, false, true, false},
 	{V(2, 28), V(2, 30) - 1, "2.28-2.29", {11, 10, 9, 8, 7, 6}, true, true, true, true},
-	{V(2, 30), INT_MAX, "2.30", {12, 11, 10, 9, 8, 7, 6}, true, true, true, true},
+	{V(2, 30), V(2, 30) + 6, "2.30.0-2.30.6", {12, 11, 10, 9, 8, 7, 6}, true, true, true, true},
+	/* the RMA plugin loader: v14 and v13 in 2.30.7, v15 from 2.31, v16 from
+	 * 2.32.3 (the first 2.32 release); net API unchanged since 2.30 */
+	{V(2, 30) + 7,
+	 V(2, 31) - 1,
+	 "2.30.7-2.30.x",
+	 {12, 11, 10, 9, 8, 7, 6},
+	 true,
+	 true,
+	 true,
+	 true,
+	 {14, 13}},
+	{V(2, 31),
+	 V(2, 32) - 1,
+	 "2.31",
+	 {12, 11, 10, 9, 8, 7, 6},
+	 true,
+	 true,
+	 true,
+	 true,
+	 {15, 14, 13}},
+	{V(2, 32),
+	 INT_MAX,
+	 "2.32",
+	 {12, 11, 10, 9, 8, 7, 6},
+	 true,
+	 true,
+	 true,
+	 true,
+	 {16, 15, 14, 13}},
 };
 
 #define NCCL_NLOADERS ((int)(sizeof(nccl_loaders) / sizeof(nccl_loaders[0])))
@@ -99,6 +128,28 @@ int nccl_loader_first_taking(unsigned exported)
 const struct nccl_loader *nccl_loader_at(int i)
 {
 	return i >= 0 && i < NCCL_NLOADERS ? &nccl_loaders[i] : NULL;
+}
+
+int nccl_loader_rma_pick(const struct nccl_loader *l, unsigned exported)
+{
+	for (int i = 0; l && i < 6 && l->rma[i]; i++)
+		if (exported & (1u << l->rma[i]))
+			return l->rma[i];
+	return 0;
+}
+
+void nccl_loader_rma_tries(const struct nccl_loader *l, char *buf, size_t len)
+{
+	size_t used = 0;
+
+	buf[0] = '\0';
+	if (!l->rma[0]) {
+		snprintf(buf, len, "no RMA plugin");
+		return;
+	}
+	for (int i = 0; i < 6 && l->rma[i] && used < len; i++)
+		used += (size_t)snprintf(buf + used, len - used, "%sv%d",
+					 i ? ", " : "ncclRmaPlugin_", l->rma[i]);
 }
 
 /* "ncclNetPlugin_v6, v5, v4", or "ncclNetPlugin_v4 or older" before 2.12. */

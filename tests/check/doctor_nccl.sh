@@ -37,7 +37,8 @@ stub_nccl() {
 		cc -shared -fPIC -o "$1/libnccl.so.2" -x c -
 }
 for v in 2.12.7:21207 2.13.4:21304 2.18.5:21805 2.19.3:21903 2.20.3:22003 2.21.5:22105 \
-	2.24.3:22403 2.26.2:22602 2.27.3:22703 2.28.9:22809 2.30.3:23003 2.31.1:23101; do
+	2.24.3:22403 2.26.2:22602 2.27.3:22703 2.28.9:22809 2.30.3:23003 2.30.7:23007 \
+	2.31.1:23101 2.32.3:23203 2.33.1:23301; do
 	stub_nccl "$tmp/nccl-${v%%:*}" "${v#*:}" || {
 		not_ok "a stub libnccl.so.2 ${v%%:*} builds" "cc failed"
 		report_end tests/check/doctor_nccl.sh
@@ -136,9 +137,32 @@ loads 2.24.3 9
 loads 2.26.2 10
 loads 2.28.9 11
 loads 2.30.3 12
+loads 2.30.7 12
 loads 2.31.1 12
-node 2.31.1 NCCL_NET_PLUGIN=gdx
-has "NCCL 2.31.1 is newer than the table: a note, judged as 2.30" "^  \\[note\\] NCCL 2\\.31\\.1 .* is newer than this gdx-doctor knows: judged as NCCL 2\\.30 loads plugins\$"
+loads 2.32.3 12
+node 2.33.1 NCCL_NET_PLUGIN=gdx
+has "NCCL 2.33.1 is newer than the table: a note, judged as 2.32" "^  \\[note\\] NCCL 2\\.33\\.1 .* is newer than this gdx-doctor knows: judged as NCCL 2\\.32 loads plugins\$"
+
+# One-sided RMA: the table each release takes from this plugin (2.30.7 v14,
+# 2.31 v15, 2.32.3 v16, none before), whether it is on, and why NCCL would
+# not use it; notes, never problems.
+node 2.30.3 NCCL_NET_PLUGIN=gdx
+has "NCCL 2.30.3: no RMA plugin loader" "^  RMA +off \\(NCCL_GDX_RMA is not 1\\); NCCL 2\\.30\\.0-2\\.30\\.6 looks for no RMA plugin at all\$"
+has "NCCL 2.30.3: says why" "NCCL 2\\.30\\.0-2\\.30\\.6 loads no RMA plugin \\(the loader came with 2\\.30\\.7\\)"
+for v in 2.30.7:14 2.31.1:15 2.32.3:16; do
+	node "${v%%:*}" NCCL_NET_PLUGIN=gdx NCCL_GDX_RMA=1 -- --json
+	json "NCCL ${v%%:*}, NCCL_GDX_RMA=1: takes ncclRmaPlugin_v${v#*:}, healthy" \
+		"d['nccl']['rma']['rma_api'] == ${v#*:} and d['nccl']['rma']['enabled'] and d['exit'] == 0 and not any('NCCL_GDX_RMA' in w for w in d['nccl']['rma']['why_not'])"
+done
+node 2.32.3 NCCL_NET_PLUGIN=gdx NCCL_GDX_RMA=1
+has "NCCL 2.32.3, NCCL_GDX_RMA=1: the table taken" "^  RMA +on \\(NCCL_GDX_RMA=1\\); NCCL 2\\.32 looks for ncclRmaPlugin_v16, v15, v14, v13: takes ncclRmaPlugin_v16 of this plugin\$"
+has "the GPUs' cuMem GPUDirect RDMA, not probed from a facts file, said" "cuMem GPUDirect RDMA not probed on"
+node 2.32.3 NCCL_NET_PLUGIN=gdx NCCL_CROSS_NIC=0 -- --json
+json "NCCL_GDX_RMA unset and NCCL_CROSS_NIC=0: both said, still healthy" \
+	"d['exit'] == 0 and not d['nccl']['rma']['used'] and any('NCCL_GDX_RMA is not 1' in w for w in d['nccl']['rma']['why_not']) and any('NCCL_CROSS_NIC=0: NCCL uses no RMA at all' in w for w in d['nccl']['rma']['why_not'])"
+node 2.32.3 NCCL_NET_PLUGIN=other NCCL_GDX_RMA=1 -- --json
+json "another net plugin: NCCL never looks for these RMA tables" \
+	"d['nccl']['rma']['rma_api'] is None and any('never looks for its RMA tables' in w for w in d['nccl']['rma']['why_not'])"
 
 # A full path: NCCL 2.21 and later open it as given; 2.20 opens
 # libnccl-net-<path>.so and never this plugin.
