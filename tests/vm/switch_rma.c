@@ -996,6 +996,117 @@ static void test_v16_two_rails_stride_subset(void)
 			       .subset = true});
 }
 
+/* ---- the figures (test_bench, by name; scripts/bench-rma.sh) ---- */
+
+/* Rank 0 puts size-byte buffers to rank 1, 8 in flight, until total bytes
+ * have gone; returns Gb/s. */
+static double bench_put(struct rank *R, size_t size, size_t total)
+{
+	void *req[8] = {0};
+	size_t n = total / size, issued = 0, done = 0;
+	double t0 = gdx_now_s();
+
+	while (done < n) {
+		for (int k = 0; k < 8; k++) {
+			int d = 0;
+
+			if (!req[k] && issued < n) {
+				ASSERT_EQ(gdx_rdrv_iput(&R->d, R->x, 0, 0, R->msrc, size, 0,
+							R->mdata, 1, 0, &req[k]),
+					  ncclSuccess);
+				issued++;
+			}
+			if (req[k]) {
+				ASSERT_EQ(gdx_rdrv_test(&R->d, R->coll, req[k], &d), ncclSuccess);
+				if (d) {
+					req[k] = NULL;
+					done++;
+				}
+			}
+		}
+	}
+	return (double)(n * size) * 8 / 1e9 / (gdx_now_s() - t0);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Put+signal ping-pong of 8 bytes between ranks 0 and 1 (strong INC, the
+ * other waits on the word, then answers): the median of half the round
+ * trips, in us. */
+static double bench_pingpong(struct rank *R, int iters)
+{
+	int other = me ^ 1;
+	double *half = calloc((size_t)iters, sizeof(*half)), med;
+
+	ASSERT(half != NULL);
+	for (int i = 0; i < iters; i++) {
+		double t0 = gdx_now_s();
+		void *req = NULL;
+
+		if (me == 1)
+			wait_word(R, 2048, (uint64_t)i + 1, "the ping");
+		ASSERT_EQ(gdx_rdrv_iput_signal(&R->d, R->x, 0, 0, R->msrc, 8, 0, R->mdata,
+					       (uint32_t)other, 2048, R->msig, 0,
+					       NCCL_NET_SIGNAL_OP_INC, true, 0, &req),
+			  ncclSuccess);
+		if (me == 0)
+			wait_word(R, 2048, (uint64_t)i + 1, "the pong");
+		ASSERT_EQ(gdx_rdrv_wait(&R->d, R->coll, R->x, req, 60), ncclSuccess);
+		half[i] = (gdx_now_s() - t0) * 1e6 / 2;
+	}
+	qsort(half, (size_t)iters, sizeof(*half), cmp_double);
+	med = half[iters / 2];
+	free(half);
+	return med;
+}
+
+static void bench_main(void)
+{
+	static const size_t bsizes[] = {65536, 1 << 20, 4 << 20};
+	struct rank R;
+
+	rank_open(&R);
+	barrier();
+	for (size_t i = 0; i < sizeof(bsizes) / sizeof(bsizes[0]); i++) {
+		if (me == 0) {
+			double gbps = bench_put(&R, bsizes[i], 48u << 20);
+
+			printf("rma-put rails %d size %zu gbps %.4f\n", sc->nics, bsizes[i], gbps);
+			fflush(stdout);
+		}
+		barrier();
+	}
+	if (me < 2) {
+		double us = bench_pingpong(&R, 500);
+
+		if (me == 0)
+			printf("rma-put-signal-latency rails %d size 8 us %.1f\n", sc->nics, us);
+	}
+	rank_close(&R);
+}
+
+/* Not in make test: the figures the closing note gives, beside perftest
+ * (scripts/bench-rma.sh runs it). */
+static void test_bench(void)
+{
+	const char *rails = getenv("GDX_BENCH_RAILS");
+
+	for (int nics = 1; nics <= 2; nics++) {
+		if (rails && atoi(rails) != nics)
+			continue;
+		/* the links as the script left them: shaped, or not */
+		sc = &(struct scenario){.v = 16, .nics = nics, .nctx = 1};
+		setenv("NCCL_GDX_RMA", "1", 1);
+		setenv("NCCL_GDX_TIMEOUT", "14", 1); /* as perftest: a drop costs 67 ms */
+		run_ranks(bench_main);
+	}
+}
+
 static void test_link_drop_failover(void)
 {
 	run(&(struct scenario){
@@ -1009,4 +1120,5 @@ static void test_link_drop_reported(void)
 
 GDX_TESTS_MAIN(TEST(test_v14_two_rails, 240), TEST(test_v15_three_rails_two_contexts, 240),
 	       TEST(test_v16_two_rails_stride_subset, 240), TEST(test_link_drop_failover, 180),
-	       TEST(test_link_drop_reported, 120))
+	       TEST(test_link_drop_reported, 120),
+	       TEST_BY_NAME(test_bench, 600, "figures, not a check: scripts/bench-rma.sh"))
