@@ -719,7 +719,6 @@ void gdx_rma_progress(struct gdx_rma_ctx *x, int context)
 {
 	struct gdx_rma_cctx *cc = &x->cctx[context];
 	struct ibv_wc wc[GDX_RMA_POLL];
-	static __thread uint64_t last_tick;
 	uint64_t now;
 
 	for (int m = 0; m < x->coll->v->nmembers; m++) {
@@ -739,8 +738,8 @@ void gdx_rma_progress(struct gdx_rma_ctx *x, int context)
 		gdx_rma_service(c);
 	}
 	now = gdx_now_ms();
-	if (now - last_tick >= GDX_RMA_TICK_MS) {
-		last_tick = now;
+	if (now - cc->last_tick_ms >= GDX_RMA_TICK_MS) {
+		cc->last_tick_ms = now;
 		gdx_rma_tick(x, context, now);
 	}
 }

@@ -171,6 +171,7 @@ struct gdx_rma_conn {
 struct gdx_rma_cctx {
 	struct ibv_cq *cq[GDX_MAX_RAILS];
 	struct gdx_rma_conn *busy;
+	uint64_t last_tick_ms; /* the watchdogs' last round (gdx_rma_tick) */
 };
 
 /* A block of contexts (createContext). */

@@ -224,7 +224,7 @@ EOF
 	done
 
 	syms=$(nm -D --defined-only "$x/usr/lib/$multiarch/libnccl-net-gdx.so" | awk '{ print $3 }' | sort)
-	others=$(echo "$syms" | grep -vE '^ncclNetPlugin_v[0-9]+$' | tr '\n' ' ')
+	others=$(echo "$syms" | grep -vE '^ncclNetPlugin_v[0-9]+$|^ncclRmaPlugin_v1[4-6]$' | tr '\n' ' ')
 	if [ -z "$others" ] && echo "$syms" | grep -qx ncclNetPlugin_v7; then
 		ok "deb: the plugin exports only its tables: $(echo "$syms" | tr '\n' ' ')"
 	else
