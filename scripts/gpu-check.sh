@@ -17,7 +17,14 @@
 #      all-reduce through the plugin between two processes on the one GPU,
 #      each told it is a host of its own (NCCL_HOSTID), so that NCCL's net
 #      transport carries it (build/tests/gpu/allreduce, every element
-#      checked), NCCL_DEBUG=INFO lines of the plugin shown.
+#      checked), NCCL_DEBUG=INFO lines of the plugin shown;
+#   4. one-sided RMA through the plugin (NCCL_GDX_RMA=1): ncclPutSignal into
+#      a symmetric window, each round waited on and checked by the other
+#      rank (build/tests/gpu/rma; NCCL 2.29 and later, an older NCCL is
+#      reported as not run), with NCCL's RMA/Plugin lines showing which table
+#      it took; then, where nccl-tests' alltoall_perf and mpirun are on PATH,
+#      alltoall_perf -R 2 (symmetric buffers, NCCL's RMA path) over the same
+#      two "hosts".
 # Everything it prints is the report; it exits non-zero when a step fails.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
@@ -68,6 +75,10 @@ if ! gcc -std=gnu11 -O2 -Wall -I"$CUDA_HOME/include" -o build/tests/gpu/allreduc
 	tests/gpu/allreduce.c -L"$CUDA_HOME/lib64" -lcudart -lnccl; then
 	bad "building tests/gpu/allreduce.c"
 	rxe=0
+fi
+if ! gcc -std=gnu11 -O2 -Wall -I"$CUDA_HOME/include" -o build/tests/gpu/rma \
+	tests/gpu/rma.c -L"$CUDA_HOME/lib64" -lcudart -lnccl -ldl; then
+	bad "building tests/gpu/rma.c"
 fi
 
 cleanup_wires() {
@@ -127,6 +138,51 @@ if [ "$rxe" -eq 1 ]; then
 		bad "the all-reduce (rank 0 exit $rc0, rank 1 exit $rc1)"
 	fi
 	grep -q 'Using network GDX' "$out/rank0.log" || bad "NCCL did not use NET/GDX"
+
+	step "one-sided RMA: ncclPutSignal through the plugin's ncclRmaPlugin table (NCCL_GDX_RMA=1)"
+	# NCCL's RMA proxy wants every rank's plugin, cross-NIC allowed, and
+	# cuMem GPUDirect RDMA (gdx-doctor check above says whether it has it)
+	rma=(NCCL_GDX_RMA=1 NCCL_CROSS_NIC=1 NCCL_DEBUG_SUBSYS=INIT$',NET,RMA')
+	env "${common[@]}" "${rma[@]}" NCCL_HOSTID=gdx-host-a NCCL_GDX_HCA==rxe0 \
+		build/tests/gpu/rma 0 "$id" >"$out/rma0.log" 2>&1 &
+	r0=$!
+	env "${common[@]}" "${rma[@]}" NCCL_HOSTID=gdx-host-b NCCL_GDX_HCA==rxe1 \
+		timeout 600 build/tests/gpu/rma 1 "$id" >"$out/rma1.log" 2>&1
+	rc1=$?
+	wait "$r0"
+	rc0=$?
+	rm -f "$id"
+	for r in 0 1; do
+		echo "--- rank $r ($out/rma$r.log)"
+		grep -E 'RMA/Plugin|NET/GDX.*RMA|rank [01]:|WARN' "$out/rma$r.log"
+	done
+	if [ "$rc0" -eq 3 ] && [ "$rc1" -eq 3 ]; then
+		echo "NOT RUN: this NCCL has no one-sided host API (2.29 and later have it)"
+	elif [ "$rc0" -ne 0 ] || [ "$rc1" -ne 0 ]; then
+		bad "the one-sided run (rank 0 exit $rc0, rank 1 exit $rc1)"
+	elif ! grep -qE 'RMA/Plugin.*(gdx|GDX)' "$out/rma0.log"; then
+		bad "the puts went right, but not through this plugin's RMA table (no RMA/Plugin line names it)"
+	fi
+
+	step "alltoall_perf -R 2 (symmetric buffers, NCCL's RMA path) over the two \"hosts\""
+	if command -v alltoall_perf >/dev/null && command -v mpirun >/dev/null; then
+		# each rank a host of its own, on its own rxe device
+		cat >"$out/rank-env.sh" <<-'EOF'
+			#!/bin/sh
+			r=${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-0}}
+			export NCCL_HOSTID=gdx-host-$r NCCL_GDX_HCA==rxe$r
+			exec "$@"
+		EOF
+		chmod 700 "$out/rank-env.sh"
+		envs=()
+		for e in "${common[@]}" "${rma[@]}"; do envs+=(-x "$e"); done
+		timeout 600 mpirun --allow-run-as-root -np 2 "${envs[@]}" "$out/rank-env.sh" \
+			alltoall_perf -b 8 -e 64M -f 4 -g 1 -R 2 -c 1 >"$out/alltoall.log" 2>&1 ||
+			bad "alltoall_perf (exit $?; $out/alltoall.log)"
+		grep -E 'RMA/Plugin|Avg bus bandwidth|#wrong|Out of bounds' "$out/alltoall.log"
+	else
+		echo "NOT RUN: alltoall_perf (nccl-tests) or mpirun is not on PATH"
+	fi
 fi
 
 step "summary"

@@ -35,6 +35,15 @@ if [ -r "$CUDA_HOME/include/nccl.h" ] && [ -r "$CUDA_HOME/include/cuda_runtime.h
 		tests/gpu/allreduce.c -L"$CUDA_HOME/lib64" -lcudart -lnccl
 	check "allreduce refuses bad usage with exit 2" sh -c \
 		"LD_LIBRARY_PATH=$CUDA_HOME/lib64 $out 7 /nonexistent; [ \$? -eq 2 ]"
+	check "tests/gpu/rma.c builds and links against $CUDA_HOME's NCCL" \
+		gcc -std=gnu11 -O2 -Wall -Wextra -Werror -I"$CUDA_HOME/include" -o "$out" \
+		tests/gpu/rma.c -L"$CUDA_HOME/lib64" -lcudart -lnccl -ldl
+	check "rma refuses bad usage with exit 2" sh -c \
+		"LD_LIBRARY_PATH=$CUDA_HOME/lib64 $out 0 /nonexistent 0; [ \$? -eq 2 ]"
+	# before it needs a GPU: an NCCL without the one-sided API is "not run"
+	# (3), and one with it goes on to the GPU, which is not here (1)
+	check "rma says not run (3) without ncclPutSignal, or needs the GPU (1)" sh -c \
+		"LD_LIBRARY_PATH=$CUDA_HOME/lib64 $out 0 $out.id 1 1; r=\$?; rm -f $out.id*; [ \$r -eq 3 ] || [ \$r -eq 1 ]"
 	rm -f "$out"
 else
 	echo "# skip: tests/gpu/allreduce.c not built, no CUDA/NCCL headers under $CUDA_HOME"
