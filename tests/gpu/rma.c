@@ -105,8 +105,9 @@ int main(int argc, char **argv)
 					      cudaMemcpyDeviceToHost));
 			for (size_t i = 0; i < count; i++)
 				if (host[i] != value_of(r, i) && bad++ < 5)
-					fprintf(stderr, "rank 1: round %d element %zu is %g, not %g\n",
-						r, i, host[i], (double)value_of(r, i));
+					fprintf(stderr,
+						"rank 1: round %d element %zu is %g, not %g\n", r,
+						i, host[i], (double)value_of(r, i));
 			CHECK_NCCL(signal_only(0, 0, 0, 0, comm, stream));
 			CHECK_CUDA(cudaStreamSynchronize(stream));
 		}
@@ -115,7 +116,9 @@ int main(int argc, char **argv)
 	printf("rank %d: NCCL %d, %d round(s) of ncclPutSignal of %zu floats, each waited on and "
 	       "answered, in %.3f s: %s\n",
 	       rank, version, rounds, count, secs,
-	       rank == 0 ? "sent" : bad ? "WRONG RESULT" : "every element of every round right");
+	       rank == 0 ? "sent"
+	       : bad	 ? "WRONG RESULT"
+			 : "every element of every round right");
 	CHECK_NCCL(ncclCommWindowDeregister(comm, win));
 	CHECK_NCCL(ncclCommDestroy(comm));
 	CHECK_NCCL(ncclMemFree(src));
