@@ -442,6 +442,9 @@ static void fake_end_make(struct fake_end *e, bool send, const struct fake_opts 
 	snprintf(c->peer_dev, sizeof(c->peer_dev), "fake");
 	c->nmembers = c->nrails = nrails;
 	c->qps_per_rail = nqps;
+#ifdef GDX_DEBUG
+	c->dbg_records = true; /* both ends are this build: the handshake would say so */
+#endif
 	c->qps = e->gqp;
 	c->max_inline = 64;
 	c->ar = send && o->ar;
