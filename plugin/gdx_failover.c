@@ -68,11 +68,12 @@
 /* Sender: how often it asks again while it waits (a note is one write; the
  * rail it went by may have failed too before it landed). */
 #define GDX_RENOTE_MS 500
-/* Sender: how long a RESTORE waits for its answer, and probes for theirs. */
-#define GDX_RESTORE_WAIT_MS 2000
-#define GDX_PROBE_WAIT_MS   2000
-/* The first wait before a restore attempt, doubled after each that fails. */
-#define GDX_BACKOFF_FIRST_MS 100
+/* Sender: how often it looks again at a port that is not up yet, or at a
+ * restore's thread still busy (the wait between attempts themselves is
+ * NCCL_GDX_RECOVERY_START_MS, doubling up to NCCL_GDX_RECOVERY_MAX_MS; how
+ * long one waits for the receiver's answer, NCCL_GDX_RECOVERY_ANSWER_MS,
+ * and for its probes, NCCL_GDX_RECOVERY_PROBE_MS). */
+#define GDX_LOOK_AGAIN_MS 100
 /* How often the async events and the ports are looked at. */
 #define GDX_PORT_CHECK_MS 20 /* and GDX_PORT_CHECK_POLLS polls, gdx_failover.h */
 #define GDX_PORT_QUERY_MS 100
@@ -187,6 +188,34 @@ static bool gdx_fo_log_empty(const struct gdx_rail *rail)
 	return true;
 }
 
+/* The wait before the next restore attempt after one that failed. */
+static uint32_t gdx_fo_backoff(uint32_t b)
+{
+	uint64_t next = b ? 2ull * b : 1;
+	uint32_t max = (uint32_t)gdx_params.recovery_max_ms;
+
+	return next < max ? (uint32_t)next : max;
+}
+
+/* Sender: a restore attempt of rail r failed, and not for the receiver's
+ * port being down: counted against NCCL_GDX_RECOVERY_ATTEMPTS. Returns
+ * whether the rail now stays out (said in one WARN). */
+static bool gdx_fo_give_up(struct gdx_comm *c, int r)
+{
+	struct gdx_rail_run *run = &c->run[r];
+
+	run->failed++;
+	if (!gdx_params.recovery_attempts || run->failed < (uint32_t)gdx_params.recovery_attempts)
+		return false;
+	run->gave_up = true;
+	GDX_WARN("%s: rail %d (%s): %u restore attempt(s) failed, the most "
+		 "NCCL_GDX_RECOVERY_ATTEMPTS (or NCCL_IB_RESILIENCY_PORT_RECOVERY_ATTEMPTS_MAX) "
+		 "allows: it stays out of the connection with %s until the connection closes; "
+		 "%d rail(s) carry its traffic",
+		 c->dev_name, r, c->rails[r].dev->ibdev, run->failed, c->peer, c->nlive);
+	return true;
+}
+
 /* Rail r's undelivered work is all posted elsewhere: it waits to come back. */
 static void gdx_fo_down(struct gdx_comm *c, int r, uint64_t now)
 {
@@ -225,17 +254,17 @@ int gdx_rail_failed(struct gdx_comm *c, int r, const char *why)
 		run->downs++;
 		gdx_live_rail(c, r, run->state, now, run->downs);
 		run->attempts = 0;
-		run->backoff_ms = GDX_BACKOFF_FIRST_MS;
+		run->failed = 0;
+		run->gave_up = false;
+		run->backoff_ms = (uint32_t)gdx_params.recovery_start_ms;
 		GDX_WARN("%s: rail %d (%s port %d, peer %s) taken out of the connection with %s "
 			 "at %s: %s; %d rail(s) carry its traffic until it is back (check the "
 			 "link: ibv_devinfo -d %s)",
 			 c->dev_name, r, c->rails[r].dev->ibdev, c->rails[r].dev->ib_port,
 			 GDX_LOG_QUOTED(c->peer_dev), c->peer, gdx_clock_str(when, sizeof(when)),
 			 why, c->nlive, c->rails[r].dev->ibdev);
-	} else {
-		uint32_t max = (uint32_t)gdx_params.recovery_max_ms;
-
-		run->backoff_ms = run->backoff_ms * 2 < max ? run->backoff_ms * 2 : max;
+	} else if (!gdx_fo_sender(c) || !gdx_fo_give_up(c, r)) {
+		run->backoff_ms = gdx_fo_backoff(run->backoff_ms);
 		GDX_INFO(NCCL_NET, "%s: rail %d (%s): restore attempt %u failed: %s; next in %u ms",
 			 c->dev_name, r, c->rails[r].dev->ibdev, run->attempts, why,
 			 run->backoff_ms);
@@ -476,16 +505,19 @@ static void gdx_fo_attempt_failed(struct gdx_comm *c, int r, uint64_t now, const
 				  bool port_down)
 {
 	struct gdx_rail_run *run = &c->run[r];
-	uint32_t max = (uint32_t)gdx_params.recovery_max_ms;
 
+	if (!port_down && gdx_fo_give_up(c, r)) {
+		gdx_fo_down(c, r, now);
+		return;
+	}
 	if (!port_down)
-		run->backoff_ms = run->backoff_ms * 2 < max ? run->backoff_ms * 2 : max;
+		run->backoff_ms = gdx_fo_backoff(run->backoff_ms);
 	GDX_INFO(NCCL_NET, "%s: rail %d (%s): restore attempt %u failed: %s; next in %u ms",
 		 c->dev_name, r, c->rails[r].dev->ibdev, run->attempts, why,
-		 port_down ? 2 * GDX_BACKOFF_FIRST_MS : run->backoff_ms);
+		 port_down ? 2 * GDX_LOOK_AGAIN_MS : run->backoff_ms);
 	gdx_fo_down(c, r, now);
 	if (port_down)
-		run->deadline_ms = now + 2 * GDX_BACKOFF_FIRST_MS;
+		run->deadline_ms = now + 2 * GDX_LOOK_AGAIN_MS;
 }
 
 /* Sender: reset the rail's QPs and ask the receiver to do the same. */
@@ -499,15 +531,14 @@ static void gdx_fo_try(struct gdx_comm *c, int r, uint64_t now)
 		int bg;
 
 		if (!gdx_fo_bg_done(c, r, &bg)) {
-			run->deadline_ms =
-				now + GDX_BACKOFF_FIRST_MS; /* an earlier one ends first */
+			run->deadline_ms = now + GDX_LOOK_AGAIN_MS; /* an earlier one ends first */
 			return;
 		}
 	}
 	if (!gdx_fo_port_up(rail)) {
 		/* look again soon; once it is back, start from the first wait */
-		run->deadline_ms = now + GDX_BACKOFF_FIRST_MS;
-		run->backoff_ms = GDX_BACKOFF_FIRST_MS;
+		run->deadline_ms = now + GDX_LOOK_AGAIN_MS;
+		run->backoff_ms = (uint32_t)gdx_params.recovery_start_ms;
 		return;
 	}
 	run->attempts++;
@@ -521,7 +552,7 @@ static void gdx_fo_try(struct gdx_comm *c, int r, uint64_t now)
 	}
 	gdx_note_set(c, r, GDX_NOTE_RESTORE, 0, NULL);
 	gdx_fo_set(c, r, GDX_RAIL_RESTORING, now);
-	run->deadline_ms = now + GDX_RESTORE_WAIT_MS;
+	run->deadline_ms = now + (uint64_t)gdx_params.recovery_answer_ms;
 	gdx_notes_flush(c);
 }
 
@@ -570,7 +601,7 @@ static void gdx_fo_ready(struct gdx_comm *c, int r, const struct gdx_note *n, ui
 		gdx_rail_failed(c, r, "no thread to connect its QPs again");
 		return;
 	}
-	c->run[r].deadline_ms = now + GDX_RESTORE_WAIT_MS;
+	c->run[r].deadline_ms = now + (uint64_t)gdx_params.recovery_answer_ms;
 }
 
 static void gdx_fo_connected(struct gdx_comm *c, int r, int ret, uint64_t now)
@@ -583,15 +614,16 @@ static void gdx_fo_connected(struct gdx_comm *c, int r, int ret, uint64_t now)
 		return;
 	}
 	run->probes = 0;
-	for (int q = 0; q < rail->nqps; q++) {
-		if (gdx_post_probe(c, r, q)) {
-			gdx_rail_failed(c, r, "a probe could not be posted");
-			return;
+	for (int k = 0; k < gdx_params.recovery_probes; k++)
+		for (int q = 0; q < rail->nqps; q++) {
+			if (gdx_post_probe(c, r, q)) {
+				gdx_rail_failed(c, r, "a probe could not be posted");
+				return;
+			}
+			run->probes++;
 		}
-		run->probes++;
-	}
 	gdx_fo_set(c, r, GDX_RAIL_PROBING, now);
-	run->deadline_ms = now + GDX_PROBE_WAIT_MS;
+	run->deadline_ms = now + (uint64_t)gdx_params.recovery_probe_ms;
 }
 
 void gdx_failover_probed(struct gdx_comm *c, int r, bool ok)
@@ -819,7 +851,8 @@ static int gdx_fo_timers(struct gdx_comm *c, uint64_t now)
 			c->err = -ETIMEDOUT;
 			break;
 		case GDX_RAIL_DOWN:
-			if (gdx_fo_sender(c) && gdx_params.recovery_max_ms > 0)
+			if (gdx_fo_sender(c) && gdx_params.recovery &&
+			    gdx_params.recovery_max_ms > 0 && !run->gave_up)
 				gdx_fo_try(c, r, now);
 			break;
 		case GDX_RAIL_RESTORING:

@@ -9,7 +9,7 @@
 #include <gdx/gdx_post.h>
 
 void gdx_note_set(struct gdx_comm *c, int r, enum gdx_note_kind kind, uint32_t answers,
-			 const char *why)
+		  const char *why)
 {
 	struct gdx_note *n = &c->run[r].note_next;
 	struct gdx_rail *rail = &c->rails[r];

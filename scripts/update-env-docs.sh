@@ -3,21 +3,22 @@
 # The NCCL_GDX_* reference of libnccl-net-gdx(7), made from the table the
 # plugin's parser reads (include/gdx/gdx_param.h), as `gdx-doctor env
 # --markdown` prints it: one .TP entry per variable, with its type, default
-# and NCCL twin. It replaces the lines between the page's gdx-env marker
-# comments. Run it after adding or changing a variable; tests/check/docs.sh
-# fails while the page and the table disagree.
+# and NCCL twin; and the page's NCCL compatibility table, from the table of
+# NCCL's NCCL_IB_* variables beside it: one .TP entry per variable, with
+# NCCL's default and what the plugin does with it. Each replaces the lines
+# between its marker comments on the page (gdx-env, gdx-compat). Run it
+# after adding or changing a variable; tests/check/docs.sh fails while the
+# page and the tables disagree.
 #
 #   scripts/update-env-docs.sh           # rewrite plugin/tools/libnccl-net-gdx.7
 #   scripts/update-env-docs.sh --check   # exit 1, with a diff, when the page is stale
-#   scripts/update-env-docs.sh --print   # the block alone, on standard output
+#   scripts/update-env-docs.sh --print   # the blocks alone, on standard output
 #   GDX_DOCTOR=path/to/gdx-doctor scripts/update-env-docs.sh
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
 doctor=${GDX_DOCTOR:-build/gdx-doctor}
 page=${GDX_MAN7:-plugin/tools/libnccl-net-gdx.7}
-begin='.\" gdx-env begin'
-end='.\" gdx-env end'
 mode=${1:-write}
 case "$mode" in
 write | --check | --print) ;;
@@ -31,20 +32,27 @@ if [ ! -x "$doctor" ]; then
 	echo "update-env-docs: $doctor is missing (make first)" >&2
 	exit 1
 fi
-if [ "$(grep -cF "$begin" "$page")" -ne 1 ] || [ "$(grep -cF "$end" "$page")" -ne 1 ]; then
-	echo "update-env-docs: $page needs one '$begin' and one '$end' line" >&2
-	exit 1
-fi
+for m in gdx-env gdx-compat; do
+	if [ "$(grep -cF ".\\\" $m begin" "$page")" -ne 1 ] ||
+		[ "$(grep -cF ".\\\" $m end" "$page")" -ne 1 ]; then
+		echo "update-env-docs: $page needs one '.\\\" $m begin' and one '.\\\" $m end' line" >&2
+		exit 1
+	fi
+done
 
+md=$(mktemp)
 block=$(mktemp)
+compat=$(mktemp)
 out=$(mktemp)
-trap 'rm -f "$block" "$out"' EXIT
+trap 'rm -f "$md" "$block" "$compat" "$out" "$out.1"' EXIT
+"$doctor" env --markdown >"$md"
 
 # Markdown rows to roff. A cell escapes | * ` < and \ with a backslash
 # (gdx_doctor_env.c, md_cell); roff wants \e for a backslash, \- for a
-# minus, and \& before a leading dot or quote.
+# minus, and \& before a leading dot or quote. The first table's rows are
+# the NCCL_GDX_* variables; the second's, NCCL's NCCL_IB_* ones.
 # shellcheck disable=SC2016 # a Python program, not shell
-"$doctor" env --markdown | python3 -c '
+python3 -c '
 import re, sys
 
 def cell(s):
@@ -62,36 +70,61 @@ def roff(s):
 def arg(s):
     return "\"" + s + "\"" if " " in s else s
 
+def sentence(s):
+    return roff(s) + ("" if s.endswith(".") else ".")
+
+env, compat = open(sys.argv[1], "w"), open(sys.argv[2], "w")
 for line in sys.stdin:
-    if not line.startswith("| `NCCL_GDX_"):
-        continue
-    name, twin, typ, default, meaning = [cell(c) for c in re.split(r"(?<!\\)\|", line.strip())[1:-1]]
-    print(".TP")
-    if default:
-        print(".BR %s \" (%s, default \" %s )" % (name, typ, arg(roff(default))))
-    else:
-        print(".BR %s \" (%s, default empty)\"" % (name, typ))
-    print(roff(meaning[0].upper() + meaning[1:]) + ("" if meaning.endswith(".") else "."))
-    if twin:
-        print("When unset, the plugin reads")
-        print(".BR %s ," % twin)
-        print("as NCCL reads it.")
-' >"$block"
+    cells = [cell(c) for c in re.split(r"(?<!\\)\|", line.strip())[1:-1]]
+    if line.startswith("| `NCCL_GDX_"):
+        name, twin, typ, default, meaning = cells
+        print(".TP", file=env)
+        if default:
+            print(".BR %s \" (%s, default \" %s )" % (name, typ, arg(roff(default))), file=env)
+        else:
+            print(".BR %s \" (%s, default empty)\"" % (name, typ), file=env)
+        print(sentence(meaning[0].upper() + meaning[1:]), file=env)
+        if twin:
+            print("When unset, the plugin reads", file=env)
+            print(".BR %s ," % twin, file=env)
+            print("as NCCL reads it.", file=env)
+    elif line.startswith("| `NCCL_IB_"):
+        name, default, kind, twin, what = cells
+        print(".TP", file=compat)
+        if default:
+            print(".BR %s \" (NCCL\x27s default \" %s )" % (name, arg(roff(default))), file=compat)
+        else:
+            print(".BR %s \" (NCCL\x27s default empty)\"" % name, file=compat)
+        if kind == "twin":
+            print("Read as", file=compat)
+            print(".B %s" % twin, file=compat)
+            print("where that is unset: " + sentence(what), file=compat)
+        elif kind == "noted":
+            print("Not applied; set, it gets one INFO line saying so: " + sentence(what),
+                  file=compat)
+        else:
+            print("NCCL\x27s own, not read by the plugin: " + sentence(what), file=compat)
+' "$block" "$compat" <"$md"
 
 if [ "$mode" = --print ]; then
-	cat "$block"
+	cat "$block" "$compat"
 	exit 0
 fi
-# The markers through the environment: awk -v would take their backslash
-# for an escape.
-B=$begin E=$end BLOCK=$block awk '
-	index($0, ENVIRON["E"]) == 1 { skip = 0 }
-	!skip { print }
-	index($0, ENVIRON["B"]) == 1 { while ((getline line < ENVIRON["BLOCK"]) > 0) print line; skip = 1 }
-' "$page" >"$out"
+# replace MARKER BLOCK IN OUT: IN with the lines between MARKER's comments
+# replaced by BLOCK. The markers go through the environment: awk -v would
+# take their backslash for an escape.
+replace() {
+	B=".\\\" $1 begin" E=".\\\" $1 end" BLOCK=$2 awk '
+		index($0, ENVIRON["E"]) == 1 { skip = 0 }
+		!skip { print }
+		index($0, ENVIRON["B"]) == 1 { while ((getline line < ENVIRON["BLOCK"]) > 0) print line; skip = 1 }
+	' "$3" >"$4"
+}
+replace gdx-env "$block" "$page" "$out.1"
+replace gdx-compat "$compat" "$out.1" "$out"
 if [ "$mode" = --check ]; then
 	if ! diff -u "$page" "$out"; then
-		echo "update-env-docs: $page is not the table's; run scripts/update-env-docs.sh" >&2
+		echo "update-env-docs: $page is not the tables'; run scripts/update-env-docs.sh" >&2
 		exit 1
 	fi
 	exit 0

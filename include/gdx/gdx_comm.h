@@ -161,6 +161,9 @@ struct gdx_rail_run {
 	uint64_t down_ms;	/* when it was last taken out */
 	uint32_t backoff_ms;	/* DOWN: wait before the next restore attempt */
 	uint32_t attempts;	/* restore attempts since it went down */
+	uint32_t failed;	/* sender: of those, failed ones NCCL_GDX_RECOVERY_ATTEMPTS
+				 * counts (not those the peer's port refused) */
+	bool gave_up;		/* sender: it stays out until the comm closes */
 	uint32_t downs;		/* times taken out */
 	uint32_t my_epoch;	/* of our note about it */
 	uint32_t peer_epoch;	/* of the peer's last note acted on */

@@ -4,7 +4,8 @@
  * retries exceeded, a fatal async event) is taken out, every piece in flight
  * on it that the receiver did not take is posted again on the rails left,
  * and once its port is back the rail's QPs are reset and connected again in
- * the background (no cap on attempts, a growing wait between them) and it
+ * the background (a growing wait between attempts, which never end unless
+ * NCCL_GDX_RECOVERY_ATTEMPTS caps them) and it
  * carries traffic again. Only losing every rail is an error. The two ends
  * agree through notes they RDMA-write into each other's control region on a
  * rail that works (gdx_comm.h), so the out-of-band network plays no part.

@@ -7,10 +7,12 @@
 #define GDX_PARAM_H
 
 #include <limits.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /*
- * type: int, str, or family (4, 6, AF_INET or AF_INET6: an int field holding
+ * type: int, bool (0 or 1; a twin as NCCL reads its switches: any value but
+ * 0 is 1), str, or family (4, 6, AF_INET or AF_INET6: an int field holding
  * 4 or 6). twin: NCCL's own variable for the same thing, read when ours is
  * unset, as NCCL reads it (a site's existing NCCL_IB_* settings carry over).
  * lo..hi: the accepted range of an int (lo > hi: any). Ours out of range or
@@ -89,13 +91,34 @@
 	  "always (registration fails where it cannot), 0 never")                                 \
 	X(int, ece_enable, "ECE_ENABLE", "1", "NCCL_IB_ECE_ENABLE", 0, 1,                         \
 	  "negotiate Enhanced Connection Establishment options where both providers have them")   \
-	X(int, failover, "FAILOVER", "0", "NCCL_IB_RESILIENCY_PORT_FAILOVER", 0, 1,               \
+	X(bool, failover, "FAILOVER", "0", "NCCL_IB_RESILIENCY_PORT_FAILOVER", 0, 1,              \
 	  "1: on a device of two or more rails, take a rail that fails out of the connection "    \
 	  "and re-send its traffic on the others, instead of failing the connection (off by "     \
 	  "default, as net_ib)")                                                                  \
+	X(bool, recovery, "RECOVERY", "1", "NCCL_IB_RESILIENCY_PORT_RECOVERY", 0, 1,              \
+	  "1: a rail taken out comes back once its port is up, probed in the background for as "  \
+	  "long as it takes (see RECOVERY_ATTEMPTS); 0: it stays out")                            \
+	X(int, recovery_start_ms, "RECOVERY_START_MS", "100",                                     \
+	  "NCCL_IB_RESILIENCY_PORT_RECOVERY_START_DELAY", 0, INT_MAX,                             \
+	  "first wait before an attempt to bring a failed rail back; it doubles after each "      \
+	  "attempt that fails, up to RECOVERY_MAX_MS")                                            \
 	X(int, recovery_max_ms, "RECOVERY_MAX_MS", "2000", NULL, 0, INT_MAX,                      \
-	  "longest wait between attempts to bring a failed rail back (from 100 ms, doubling, "    \
-	  "never giving up); 0 never brings it back")                                             \
+	  "longest wait between attempts to bring a failed rail back (from RECOVERY_START_MS, "   \
+	  "doubling); 0 never brings it back")                                                    \
+	X(int, recovery_attempts, "RECOVERY_ATTEMPTS", "0",                                       \
+	  "NCCL_IB_RESILIENCY_PORT_RECOVERY_ATTEMPTS_MAX", 0, INT_MAX,                            \
+	  "failed attempts after which a rail stays out until the connection closes; 0: never "   \
+	  "give up (attempts while its port is down do not count)")                               \
+	X(int, recovery_probes, "RECOVERY_PROBES", "1",                                           \
+	  "NCCL_IB_RESILIENCY_PORT_RECOVERY_ALIVE_MSG_SEQUENCE_SIZE", 1, 10,                      \
+	  "zero-byte writes on each QP of a restored rail that must all be delivered before "     \
+	  "traffic returns to it")                                                                \
+	X(int, recovery_answer_ms, "RECOVERY_ANSWER_MS", "2000",                                  \
+	  "NCCL_IB_RESILIENCY_PORT_RECOVERY_ACK_TIMEOUT", 1, INT_MAX,                             \
+	  "how long an attempt waits for the receiver to answer that its QPs are ready")          \
+	X(int, recovery_probe_ms, "RECOVERY_PROBE_MS", "2000",                                    \
+	  "NCCL_IB_RESILIENCY_PORT_RECOVERY_ALIVE_MSG_TIMEOUT", 1, INT_MAX,                       \
+	  "how long an attempt waits for its probes to be delivered")                             \
 	X(int, live, "LIVE", "1", NULL, 0, 1,                                                     \
 	  "1: live counters in a shared-memory file per process, for gdx-doctor top and hang "    \
 	  "(plain stores on the data path); 0: none")                                             \
@@ -110,8 +133,119 @@
 	  "puts, signals and gets over RC verbs, striped over the rails of a fused device; 0: "   \
 	  "the RMA tables' init declines and NCCL keeps its own RMA proxy")
 
+/*
+ * Every NCCL_IB_* variable NCCL 2.31 reads (net_ib, and ibvwrap's
+ * NCCL_IB_QUERY_PORT_SPEED and NCCL_IB_MQP_*), with NCCL's default and what
+ * this plugin does with it: the man page's NCCL compatibility table is made
+ * from it (scripts/update-env-docs.sh), and tests/check/docs.sh holds it to
+ * the twins above, both ways, and to NCCL 2.31's list of names.
+ * kind: twin (read when its NCCL_GDX_* variable above is unset; what: how
+ * NCCL's value maps where this plugin does more or other), noted (read when
+ * set, and one INFO says that it is not applied and why), or nccl (NCCL's
+ * own: read by NCCL, not by the plugin).
+ *
+ *        variable  NCCL's default  kind  what */
+#define GDX_NCCL_IB_TABLE(X)                                                                       \
+	X("NCCL_IB_HCA", "", twin, "the same syntax; rail and plane (NCCL 2.30) too")              \
+	X("NCCL_IB_GID_INDEX", "-1", twin, "the same; -1 chooses as net_ib does")                  \
+	X("NCCL_IB_ADDR_FAMILY", "AF_INET", twin, "anything but AF_INET6 is AF_INET, as NCCL")     \
+	X("NCCL_IB_ADDR_RANGE", "", twin, "a malformed range is ignored with a note, as NCCL")     \
+	X("NCCL_IB_ROCE_VERSION_NUM", "2", twin, "the same")                                       \
+	X("NCCL_IB_TIMEOUT", "20", twin, "the same")                                               \
+	X("NCCL_IB_RETRY_CNT", "7", twin,                                                          \
+	  "the same; unset, 6 (rxe and some providers take 7 for retrying forever)")               \
+	X("NCCL_IB_SL", "-1", twin, "the same; a value verbs refuses gets a WARN and -1")          \
+	X("NCCL_IB_TC", "-1", twin, "the same")                                                    \
+	X("NCCL_IB_FIFO_TC", "-1", twin, "the same")                                               \
+	X("NCCL_IB_PKEY", "0", twin, "the same")                                                   \
+	X("NCCL_IB_QPS_PER_CONNECTION", "1", twin,                                                 \
+	  "QPs per rail; ends that differ take the larger count, 128 in all")                      \
+	X("NCCL_IB_SPLIT_DATA_ON_QPS", "0", twin, "the same; any value but 0 is on, as NCCL")      \
+	X("NCCL_IB_ADAPTIVE_ROUTING", "-2", twin, "the same")                                      \
+	X("NCCL_IB_AR_THRESHOLD", "-2", twin,                                                      \
+	  "the same; NCCL's -2 (its 8192) gets a WARN and 8192")                                   \
+	X("NCCL_IB_PCI_RELAXED_ORDERING", "2", twin, "the same")                                   \
+	X("NCCL_IB_ECE_ENABLE", "1", twin, "the same; any value but 0 is on, as NCCL")             \
+	X("NCCL_IB_SUBNET_AWARE_ROUTING", "0", noted,                                              \
+	  "not yet applied: the device NCCL gives is used")                                        \
+	X("NCCL_IB_SUBNET_PREFIX_LEN", "24", noted, "likewise")                                    \
+	X("NCCL_IB_QUERY_PORT_SPEED", "1", noted, "the speed is the port attributes' and sysfs's") \
+	X("NCCL_IB_RESILIENCY_PORT_FAILOVER", "0", twin,                                           \
+	  "any value but 0 is on, as NCCL; the failed rail's traffic goes to the others by what "  \
+	  "each delivers (weighted), not evenly")                                                  \
+	X("NCCL_IB_RESILIENCY_PORT_FAILOVER_MAX_ATTEMPTS", "1", noted,                             \
+	  "net_ib probes a failed request with RDMA reads to learn whether it landed; here the "   \
+	  "receiver says what it took, so nothing is probed and no attempt can fail")              \
+	X("NCCL_IB_RESILIENCY_PORT_FAILOVER_PROBE_DELAY", "10", noted,                             \
+	  "likewise: no probe to delay; what a failed rail carried goes again once the "           \
+	  "receiver's receives on it are flushed")                                                 \
+	X("NCCL_IB_RESILIENCY_PORT_RECOVERY", "0", twin,                                           \
+	  "any value but 0 is on, as NCCL; unset, on here (NCCL: off), and attempts never end "    \
+	  "unless NCCL_GDX_RECOVERY_ATTEMPTS says")                                                \
+	X("NCCL_IB_RESILIENCY_PORT_RECOVERY_START_DELAY", "200", twin,                             \
+	  "the first wait before an attempt, which here doubles after each failed one up to "      \
+	  "NCCL_GDX_RECOVERY_MAX_MS (NCCL: then one batch every ALIVE_MSG_BATCH_INTERVAL)")        \
+	X("NCCL_IB_RESILIENCY_PORT_RECOVERY_ALIVE_MSG_BATCH_INTERVAL", "500", noted,               \
+	  "attempts are spaced by NCCL_GDX_RECOVERY_START_MS doubling up to "                      \
+	  "NCCL_GDX_RECOVERY_MAX_MS instead")                                                      \
+	X("NCCL_IB_RESILIENCY_PORT_RECOVERY_ALIVE_MSG_BATCH_SIZE", "5", noted,                     \
+	  "NCCL 2.30 and 2.31 read it and use ALIVE_MSG_SEQUENCE_SIZE, as this plugin does")       \
+	X("NCCL_IB_RESILIENCY_PORT_RECOVERY_ALIVE_MSG_SEQUENCE_SIZE", "5", twin,                   \
+	  "probes: zero-byte writes per QP of the restored rail, which must all be delivered "     \
+	  "(NCCL: alive messages seen in order); 1-10, as NCCL takes")                             \
+	X("NCCL_IB_RESILIENCY_PORT_RECOVERY_ALIVE_MSG_TIMEOUT", "4000", twin,                      \
+	  "how long the probes may take (the sender's clock alone: the ends share no timer)")      \
+	X("NCCL_IB_RESILIENCY_PORT_RECOVERY_ACK_TIMEOUT", "5000", twin,                            \
+	  "how long the receiver may take to answer an attempt (the sender's clock alone)")        \
+	X("NCCL_IB_RESILIENCY_PORT_RECOVERY_ATTEMPTS_MAX", "5", twin,                              \
+	  "failed attempts of one outage before the rail stays out; NCCL's values up to 1 mean "   \
+	  "1; unset, never (NCCL: 5); attempts while its port is down do not count")               \
+	X("NCCL_IB_OOO_RQ", "0", noted,                                                            \
+	  "an out-of-order receive queue is an mlx5 device capability (mlx5dv) this plugin "       \
+	  "does not use: adaptive routing's last WRITE_WITH_IMM keeps the receive in order")       \
+	X("NCCL_IB_DATA_DIRECT", "1", noted,                                                       \
+	  "the Data Direct DMA path is an mlx5 device's second PCI function (mlx5dv), which "      \
+	  "this plugin does not open: the NIC's own function is used")                             \
+	X("NCCL_IB_USE_INLINE", "0", noted,                                                        \
+	  "small sends and the clear-to-sends go inline wherever the provider takes it")           \
+	X("NCCL_IB_PREPOST_RECEIVE_WORK_REQUESTS", "-2", noted,                                    \
+	  "receives are always posted ahead, a batch per QP")                                      \
+	X("NCCL_IB_RECEIVER_SIDE_MATCHING_SCHEME", "-2", noted,                                    \
+	  "the receiver names the receive in each immediate; there is one scheme")                 \
+	X("NCCL_IB_RETURN_ASYNC_EVENTS", "1", noted,                                               \
+	  "a fatal async event always fails the comms it names, or takes their rail out")          \
+	X("NCCL_IB_ROUTABLE_FLID_GID_INDEX", "1", noted,                                           \
+	  "InfiniBand routing by FLID is not done: the port's LID is used")                        \
+	X("NCCL_IB_MERGE_VFS", "1", noted,                                                         \
+	  "virtual functions are devices of their own; fuse them with NCCL_NET_FORCE_MERGE or "    \
+	  "NCCL_GDX_RAILS")                                                                        \
+	X("NCCL_IB_MERGE_NICS", "1", noted,                                                        \
+	  "makeVDevice always fuses what NCCL asks (NCCL_NET_MERGE_LEVEL, NCCL_NET_FORCE_MERGE)")  \
+	X("NCCL_IB_DEVICE_PCI_ORDER", "1", noted,                                                  \
+	  "devices are in libibverbs' order, the same on like nodes")                              \
+	X("NCCL_IB_WARN_RAIL_LOCAL", "0", noted,                                                   \
+	  "ends with different rail counts connect, with one INFO line under NET")                 \
+	X("NCCL_IB_MQP_RETRY_ALL", "0", noted, "a QP state change is not retried")                 \
+	X("NCCL_IB_MQP_RETRY_CNT", "34", noted, "likewise")                                        \
+	X("NCCL_IB_MQP_RETRY_SLEEP_MSEC", "100", noted, "likewise")                                \
+	X("NCCL_IB_DISABLE", "0", nccl,                                                            \
+	  "NCCL's own IB transport, which NCCL falls back to where this plugin does not load")
+
+enum gdx_nccl_kind { GDX_NCCL_twin, GDX_NCCL_noted, GDX_NCCL_nccl };
+
+struct gdx_nccl_var {
+	const char *name;
+	const char *def; /* NCCL 2.31's */
+	enum gdx_nccl_kind kind;
+	const char *what;
+};
+
+extern const struct gdx_nccl_var gdx_nccl_vars[];
+extern const int gdx_nccl_var_count;
+
 struct gdx_params {
 #define GDX_PARAM_FIELD_int(field)				    int field;
+#define GDX_PARAM_FIELD_bool(field)				    int field;
 #define GDX_PARAM_FIELD_family(field)				    int field;
 #define GDX_PARAM_FIELD_str(field)				    const char *field;
 #define GDX_PARAM_FIELD(type, field, name, def, twin, lo, hi, help) GDX_PARAM_FIELD_##type(field)
@@ -121,11 +255,12 @@ struct gdx_params {
 
 struct gdx_param_info {
 	const char *name; /* without the NCCL_GDX_ prefix */
-	const char *type; /* "int", "str" or "family" */
+	const char *type; /* "int", "bool", "str" or "family" */
 	const char *def;
 	const char *twin; /* NCCL's own variable, or NULL */
 	long long lo, hi; /* ints: the accepted range */
 	const char *help;
+	size_t off; /* of its field in struct gdx_params */
 };
 
 /* Where each parameter's value came from, after gdx_params_load(). */
@@ -147,9 +282,14 @@ const char *gdx_param_twin_env(const struct gdx_param_info *p);
 /* Where the parameter (name without NCCL_GDX_) got its value. */
 enum gdx_param_src gdx_param_src(const char *name);
 
+/* The NCCL_GDX_* parameter whose twin NCCL's variable is; NULL for none. */
+const struct gdx_param_info *gdx_param_of_twin(const char *nccl_var);
+
 /* Parses the environment into gdx_params. Logs each value set, and which
- * variable set it, at INFO; returns -EINVAL (after a WARN naming the
- * variable) for a malformed or out-of-range NCCL_GDX_* value. */
+ * variable set it, at INFO, and each noted NCCL_IB_* variable set (one INFO
+ * saying it is not applied, and why); returns -EINVAL (after a WARN naming
+ * the variable) for a malformed or out-of-range NCCL_GDX_* value. NCCL's
+ * values never fail it. */
 int gdx_params_load(void);
 
 #endif

@@ -36,6 +36,11 @@ static int env_on_opt(void *ctx, int key, const char *arg)
 	return DOCTOR_OK;
 }
 
+static const char *env_kind_name(enum gdx_nccl_kind k)
+{
+	return k == GDX_NCCL_twin ? "twin" : k == GDX_NCCL_noted ? "noted" : "NCCL's";
+}
+
 /* Table cell text: '|' would end the cell, the others would start markup. */
 static void md_cell(FILE *f, const char *s)
 {
@@ -69,6 +74,74 @@ static void env_markdown(FILE *f)
 		fputs(" | ", f);
 		md_cell(f, p->help);
 		fputs(" |\n", f);
+	}
+	/* the NCCL compatibility table: every NCCL_IB_* variable of NCCL's */
+	fputs("\n| NCCL variable | NCCL's default | kind | this plugin | what it does here |\n"
+	      "|---|---|---|---|---|\n",
+	      f);
+	for (int i = 0; i < gdx_nccl_var_count; i++) {
+		const struct gdx_nccl_var *n = &gdx_nccl_vars[i];
+		const struct gdx_param_info *p = gdx_param_of_twin(n->name);
+
+		fprintf(f, "| `%s` | ", n->name);
+		if (n->def[0])
+			fprintf(f, "`%s`", n->def);
+		else
+			fputs("*empty*", f);
+		fprintf(f, " | %s | ", env_kind_name(n->kind));
+		if (p)
+			fprintf(f, "`NCCL_GDX_%s`", p->name);
+		fputs(" | ", f);
+		md_cell(f, n->what);
+		fputs(" |\n", f);
+	}
+}
+
+/* A parameter's value as the plugin took it, for the lines on NCCL's
+ * variables. */
+static void env_value(const struct gdx_param_info *p, char *buf, size_t len)
+{
+	const void *field = (const char *)&gdx_params + p->off;
+
+	if (!strcmp(p->type, "str"))
+		snprintf(buf, len, "\"%s\"", *(const char *const *)field);
+	else if (!strcmp(p->type, "family"))
+		snprintf(buf, len, "AF_INET%s", *(const int *)field == 6 ? "6" : "");
+	else
+		snprintf(buf, len, "%d", *(const int *)field);
+}
+
+/* NCCL's NCCL_IB_* variables set here, each with what the plugin does with
+ * it: the value it takes through its twin, or why it is not applied. */
+static void env_nccl_text(FILE *f)
+{
+	bool any = false;
+
+	for (int i = 0; i < gdx_nccl_var_count; i++) {
+		const struct gdx_nccl_var *n = &gdx_nccl_vars[i];
+		const struct gdx_param_info *p = gdx_param_of_twin(n->name);
+		const char *v = getenv(n->name);
+		char val[160];
+
+		if (!v || !*v)
+			continue;
+		if (!any)
+			fputs("\nNCCL's variables set here:\n", f);
+		any = true;
+		fprintf(f, "%s=\"", n->name);
+		gdx_esc_text(f, v);
+		fputs("\"  ", f);
+		if (p && gdx_param_src(p->name) == GDX_PARAM_TWIN) {
+			env_value(p, val, sizeof(val));
+			fprintf(f, "taken: NCCL_GDX_%s=", p->name);
+			gdx_esc_text(f, val);
+			fputc('\n', f);
+		} else if (p) {
+			fprintf(f, "not read: NCCL_GDX_%s is set\n", p->name);
+		} else {
+			fprintf(f, "%s\n", n->kind == GDX_NCCL_nccl ? "NCCL's own" : "not applied");
+		}
+		fprintf(f, "    %s\n", n->what);
 	}
 }
 
@@ -104,24 +177,12 @@ static void env_text(FILE *f)
 	}
 }
 
-/* NCCL's own NCCL_IB_* variables that this plugin does not read (from
- * NCCL's net_ib): set on purpose, never a misspelling of a twin. */
-static const char *const env_nccl_ib_own[] = {
-	"NCCL_IB_DISABLE",
-	"NCCL_IB_MERGE_VFS",
-	"NCCL_IB_MERGE_NICS",
-	"NCCL_IB_DEVICE_PCI_ORDER",
-	"NCCL_IB_DATA_DIRECT",
-	"NCCL_IB_OOO_RQ",
-	"NCCL_IB_USE_INLINE",
-	"NCCL_IB_GDR_FLUSH_DISABLE",
+/* NCCL_IB_* names of earlier NCCL releases, which NCCL 2.31 no longer reads
+ * (those it does are gdx_nccl_vars): set on purpose, never a misspelling. */
+static const char *const env_nccl_ib_old[] = {
 	"NCCL_IB_CUDA_SUPPORT",
-	"NCCL_IB_RETURN_ASYNC_EVENTS",
-	"NCCL_IB_ROUTABLE_FLID_GID_INDEX",
-	"NCCL_IB_MQP_RETRY_ALL",
-	"NCCL_IB_MQP_RETRY_CNT",
-	"NCCL_IB_MQP_RETRY_SLEEP_MSEC",
-	"NCCL_IB_WARN_RAIL_LOCAL",
+	"NCCL_IB_GDR_LEVEL",
+	"NCCL_IB_GDR_FLUSH_DISABLE",
 };
 
 /* The edit distance of a and b (optimal string alignment: an insertion, a
@@ -192,10 +253,13 @@ int doctor_env_unknown(struct doctor_unknown *u, int max)
 			const char *name = *e + sizeof(ib) - 1;
 			size_t nl = len - (sizeof(ib) - 1);
 
-			for (size_t i = 0; i < sizeof(env_nccl_ib_own) / sizeof(env_nccl_ib_own[0]);
+			for (size_t i = 0; i < sizeof(env_nccl_ib_old) / sizeof(env_nccl_ib_old[0]);
 			     i++)
-				known |= strlen(env_nccl_ib_own[i]) == len &&
-					 !strncmp(env_nccl_ib_own[i], *e, len);
+				known |= strlen(env_nccl_ib_old[i]) == len &&
+					 !strncmp(env_nccl_ib_old[i], *e, len);
+			for (int i = 0; i < gdx_nccl_var_count; i++)
+				known |= strlen(gdx_nccl_vars[i].name) == len &&
+					 !strncmp(gdx_nccl_vars[i].name, *e, len);
 			for (int i = 0; i < gdx_param_count && !known; i++) {
 				const char *t = gdx_param_infos[i].twin;
 
@@ -447,6 +511,32 @@ static void env_json(FILE *f, const struct doctor_refusal *r, int nr, int *unkno
 		json_key_str(f, "help", p->help);
 		fputs("}", f);
 	}
+	fputs("],\n \"nccl\": [", f);
+	for (int i = 0; i < gdx_nccl_var_count; i++) {
+		const struct gdx_nccl_var *n = &gdx_nccl_vars[i];
+		const struct gdx_param_info *p = gdx_param_of_twin(n->name);
+		const char *v = getenv(n->name);
+		char var[96], val[160];
+
+		fprintf(f, "%s\n  {", i ? "," : "");
+		json_key_str(f, "name", n->name);
+		fputs(", ", f);
+		json_key_str(f, "default", n->def);
+		fprintf(f, ", \"kind\": \"%s\", ", env_kind_name(n->kind));
+		snprintf(var, sizeof(var), "NCCL_GDX_%s", p ? p->name : "");
+		json_key_str(f, "twin_of", p ? var : NULL);
+		fputs(", ", f);
+		json_key_str(f, "value", v && *v ? v : NULL);
+		/* what the plugin took from it: its twin's value, when it came from it */
+		if (p && v && *v && gdx_param_src(p->name) == GDX_PARAM_TWIN)
+			env_value(p, val, sizeof(val));
+		fputs(", ", f);
+		json_key_str(f, "taken",
+			     p && v && *v && gdx_param_src(p->name) == GDX_PARAM_TWIN ? val : NULL);
+		fputs(", ", f);
+		json_key_str(f, "what", n->what);
+		fputs("}", f);
+	}
 	fputs("],\n \"unknown\": [", f);
 	*unknown_p = env_unknown(f, true); /* closes the list, adds did_you_mean */
 	fputs(",\n \"refused\": [", f);
@@ -480,6 +570,7 @@ static int doctor_env(const struct doctor_cmd *cmd, int argc, char **argv)
 		return nr || unknown ? DOCTOR_BAD_ENV : DOCTOR_OK;
 	}
 	env_text(stdout);
+	env_nccl_text(stdout);
 	fflush(stdout);
 	unknown = env_unknown(stderr, false);
 	for (int i = 0; i < nr && i < ENV_MAX_REFUSALS; i++)

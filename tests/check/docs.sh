@@ -6,6 +6,11 @@
 #    read through the C preprocessor) has its entry in libnccl-net-gdx(7),
 #    with its type, default and NCCL twin, and the page names no other; the
 #    page's reference is what scripts/update-env-docs.sh makes of it;
+#  - the page's NCCL compatibility table has a row for every NCCL_IB_*
+#    variable NCCL 2.31 reads (tests/lib/fixtures/nccl-ib-vars), and no
+#    other, with NCCL's default, and for each twin the NCCL_GDX_* variable
+#    the parameter table reads it for: the twins of the two tables are the
+#    same, both ways;
 #  - every option of `gdx-doctor --help` and of each `gdx-doctor COMMAND
 #    --help` has an entry under that command in gdx-doctor(1), and every
 #    entry there is an option of its command; likewise `gdx-bench --help` and
@@ -125,6 +130,50 @@ check "libnccl-net-gdx.7 has every NCCL_GDX_* variable with its type, default an
 	man7_vars "$params" "$man7"
 check "libnccl-net-gdx.7's reference is what scripts/update-env-docs.sh makes" \
 	env GDX_DOCTOR="$build/gdx-doctor" scripts/update-env-docs.sh --check
+
+# ---- libnccl-net-gdx(7): the NCCL compatibility table ----
+
+# NCCL's NCCL_IB_* variables through the preprocessor: name, default, kind.
+compat=$tmp/compat
+printf '%s\n' '#include <gdx/gdx_param.h>' \
+	'#define GDX_DOC_CROW(name, def, kind, what) @crow name def kind @end' \
+	'GDX_NCCL_IB_TABLE(GDX_DOC_CROW)' | ${CC:-cc} -E -P -Iinclude -x c - >"$tmp/cpp-compat" 2>&1
+parse compat-rows "$tmp/cpp-compat" >"$compat"
+nccl_list=tests/lib/fixtures/nccl-ib-vars/2.31.0
+# compat_twins PARAMS COMPAT: the parameter table's NCCL_IB_* twins are the
+# compatibility table's twin rows, both ways.
+compat_twins() {
+	differ "NCCL_IB_* twins of the parameter table against the compatibility table's" \
+		<(awk -F '\t' '$4 ~ /^NCCL_IB_/ { print $4 }' "$1") \
+		<(awk -F '\t' '$3 == "twin" { print $1 }' "$2")
+}
+# compat_nccl LIST COMPAT: the table has a row for every NCCL_IB_* variable
+# of NCCL's list, and none other.
+compat_nccl() {
+	differ "NCCL 2.31's NCCL_IB_* variables against the compatibility table" \
+		<(grep -v '^#' "$1") <(cut -f1 "$2")
+}
+# man7_compat PARAMS COMPAT PAGE: the page's compatibility entries have the
+# table's defaults and kinds, and each twin names the variable it is read
+# as; the page has no other entry.
+man7_compat() {
+	awk -F '\t' 'NR == FNR { if ($4 != "") twin[$4] = $1; next }
+		{ print $1 "\t" $2 "\t" $3 "\t" ($3 == "twin" ? twin[$1] : "") }' "$1" "$2" >"$tmp/want-compat"
+	parse man7-compat "$3" >"$tmp/man7-compat"
+	differ "NCCL_IB_* entries (name, default, kind, twin) against the table" \
+		"$tmp/want-compat" "$tmp/man7-compat"
+}
+if [ "$(wc -l <"$compat")" -ge 40 ]; then
+	ok "the compatibility table reads through the preprocessor: $(wc -l <"$compat") variables"
+else
+	not_ok "the compatibility table reads through the preprocessor" "$(head -c 300 "$tmp/cpp-compat")"
+fi
+check "every NCCL_IB_* twin of the parameter table has its row in the compatibility table, both ways" \
+	compat_twins "$params" "$compat"
+check "the compatibility table lists every NCCL_IB_* variable of NCCL 2.31 ($nccl_list)" \
+	compat_nccl "$nccl_list" "$compat"
+check "libnccl-net-gdx.7's compatibility table has every row with its default, kind and twin" \
+	man7_compat "$params" "$compat" "$man7"
 
 # mentions PARAMS FILE: every NCCL_GDX_* name FILE mentions is in the table.
 mentions() {
@@ -335,6 +384,18 @@ caught "a variable's entry gone from the page" "NCCL_GDX_LIVE_DIR" man7_vars "$p
 sed 's/^\(\.BR NCCL_GDX_CTS_BATCH " (int, default " \)8 )$/\116 )/' "$man7" >"$drift/man7"
 caught "a default changed on the page only (NCCL_GDX_CTS_BATCH 8 to 16)" "NCCL_GDX_CTS_BATCH" \
 	man7_vars "$params" "$drift/man7"
+sed 's/^\(NCCL_GDX_TIMEOUT\t[a-z]*\t20\t\)NCCL_IB_TIMEOUT$/\1NCCL_IB_TIMEOUT_MS/' "$params" >"$drift/params"
+caught "a twin renamed in the parameter table only" "NCCL_IB_TIMEOUT_MS" \
+	compat_twins "$drift/params" "$compat"
+printf 'NCCL_IB_NEW_IN_2_32\n' | cat "$nccl_list" - >"$drift/nccl-list"
+caught "a variable NCCL reads that the compatibility table lacks" "NCCL_IB_NEW_IN_2_32" \
+	compat_nccl "$drift/nccl-list" "$compat"
+sed '/^\.BR NCCL_IB_OOO_RQ /,/^\.TP/d' "$man7" >"$drift/man7"
+caught "an entry gone from the page's compatibility table" "NCCL_IB_OOO_RQ" \
+	man7_compat "$params" "$compat" "$drift/man7"
+sed '/^\.B NCCL_GDX_RETRY_CNT$/s/RETRY_CNT/TIMEOUT/' "$man7" >"$drift/man7"
+caught "a twin on the page read as another variable" "NCCL_IB_RETRY_CNT" \
+	man7_compat "$params" "$compat" "$drift/man7"
 printf 'Set NCCL_GDX_NO_SUCH_THING=1.\n' | cat README.md - >"$drift/README.md"
 caught "the README names a variable the table lacks" "NCCL_GDX_NO_SUCH_THING" \
 	mentions "$params" "$drift/README.md"

@@ -209,6 +209,36 @@ def param_rows(path):
         print(f"NCCL_GDX_{m.group(2)}\t{m.group(1)}\t{m.group(3)}\t{m.group(4) or ''}")
 
 
+def compat_rows(path):
+    """The compatibility table through the preprocessor: name, NCCL's
+    default, kind."""
+    text = open(path, encoding="utf-8").read()
+    row = re.compile(r'@crow "(NCCL_IB_\w+)" "([^"]*)" (\w+) @end')
+    for m in row.finditer(text):
+        print(f"{m.group(1)}\t{m.group(2)}\t{m.group(3)}")
+
+
+def man7_compat(path):
+    """The page's compatibility entries: name, NCCL's default, kind, and the
+    NCCL_GDX_* variable a twin is read as."""
+    lines = read(path)
+    tag = re.compile(r'\.BR (NCCL_IB_\w+) " \(NCCL\'s default (?:" (.+) \)|empty\)")')
+    for i, line in enumerate(lines):
+        m = tag.fullmatch(line)
+        if not m or i == 0 or not lines[i - 1].startswith(".TP"):
+            continue
+        kind, twin = "?", ""
+        following = lines[i + 1:i + 3]
+        if following[:1] == ["Read as"] and len(following) == 2:
+            t = re.fullmatch(r"\.B (NCCL_GDX_\w+)", following[1])
+            kind, twin = "twin", t.group(1) if t else "?"
+        elif following and following[0].startswith("Not applied"):
+            kind = "noted"
+        elif following and following[0].startswith("NCCL's own"):
+            kind = "nccl"
+        print(f"{m.group(1)}\t{plain(m.group(2) or '')}\t{kind}\t{twin}")
+
+
 def mentions(path):
     for name in sorted(set(re.findall(r"NCCL_GDX_[A-Z0-9_]*[A-Z0-9]", open(path).read()))):
         print(name)
@@ -290,6 +320,8 @@ def main():
         "man-synopsis": man_synopsis,
         "man7-vars": man7_vars,
         "param-rows": param_rows,
+        "compat-rows": compat_rows,
+        "man7-compat": man7_compat,
         "mentions": mentions,
         "readme-calls": readme_calls,
         "readme-first": readme_first,

@@ -511,6 +511,16 @@ void fake_pair_make(struct fake_pair *p, const struct fake_opts *o)
 	for (int r = 0; r < o->nrails; r++) {
 		p->s.c->remote_ctrl_rkey[r] = p->r.ctrl_mr.rkey;
 		p->r.c->remote_ctrl_rkey[r] = p->s.ctrl_mr.rkey;
+		/* each end's address of the other's rails: a restore connects
+		 * the rail's QPs to them again */
+		for (int e = 0; e < 2; e++) {
+			struct gdx_comm *to = e ? p->s.c : p->r.c, *of = e ? p->r.c : p->s.c;
+
+			to->remote_rails[r].link_layer = (uint8_t)of->rails[r].dev->link_layer;
+			to->remote_rails[r].mtu = (uint8_t)of->rails[r].dev->active_mtu;
+			for (int q = 0; q < o->nqps; q++)
+				to->remote_qpn[r * o->nqps + q] = of->rails[r].qps[q].qp->qp_num;
+		}
 	}
 	gdx_failover_init(p->s.c);
 	gdx_failover_init(p->r.c);

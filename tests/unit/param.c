@@ -203,7 +203,138 @@ static void test_qos_as_net_ib(void)
 	unsetenv("NCCL_GDX_TC");
 }
 
+/*
+ * NCCL's resiliency settings (2.29.7, 2.30.3) are twins, read with NCCL's
+ * value domains: a switch is on for any value but 0; NCCL gives up after
+ * the first failed recovery attempt for any attempts maximum up to 1; NCCL
+ * fails its recovery for an alive-message sequence over 10, which this
+ * plugin takes as a value outside its range (a WARN, the default). Unset,
+ * this plugin recovers, and never gives up.
+ */
+static void test_resiliency_twins(void)
+{
+	static const char *const vars[] = {
+		"NCCL_IB_RESILIENCY_PORT_FAILOVER",
+		"NCCL_IB_RESILIENCY_PORT_RECOVERY",
+		"NCCL_IB_RESILIENCY_PORT_RECOVERY_START_DELAY",
+		"NCCL_IB_RESILIENCY_PORT_RECOVERY_ATTEMPTS_MAX",
+		"NCCL_IB_RESILIENCY_PORT_RECOVERY_ALIVE_MSG_SEQUENCE_SIZE",
+		"NCCL_IB_RESILIENCY_PORT_RECOVERY_ALIVE_MSG_TIMEOUT",
+		"NCCL_IB_RESILIENCY_PORT_RECOVERY_ACK_TIMEOUT",
+	};
+
+	gdx_log_set(gdx_test_logger);
+	gdx_test_log_clear();
+	ASSERT_EQ(gdx_params_load(), 0);
+	ASSERT_EQ(gdx_params.failover, 0);
+	ASSERT_EQ(gdx_params.recovery, 1);
+	ASSERT_EQ(gdx_params.recovery_attempts, 0);
+	ASSERT_EQ(gdx_params.recovery_start_ms, 100);
+	ASSERT_EQ(gdx_params.recovery_probes, 1);
+	setenv(vars[0], "2", 1);
+	setenv(vars[1], "3", 1);
+	setenv(vars[2], "250", 1);
+	setenv(vars[3], "0", 1);
+	setenv(vars[4], "4", 1);
+	setenv(vars[5], "4000", 1);
+	setenv(vars[6], "5000", 1);
+	ASSERT_EQ(gdx_params_load(), 0);
+	ASSERT_EQ(gdx_params.failover, 1);
+	ASSERT_EQ(gdx_params.recovery, 1);
+	ASSERT_EQ(gdx_params.recovery_start_ms, 250);
+	ASSERT_EQ(gdx_params.recovery_attempts, 1);
+	ASSERT_EQ(gdx_params.recovery_probes, 4);
+	ASSERT_EQ(gdx_params.recovery_probe_ms, 4000);
+	ASSERT_EQ(gdx_params.recovery_answer_ms, 5000);
+	ASSERT_EQ(gdx_param_src("RECOVERY_ATTEMPTS"), GDX_PARAM_TWIN);
+	ASSERT_STR_CONTAINS(gdx_test_infos(), "NCCL_GDX_FAILOVER set by "
+					      "NCCL_IB_RESILIENCY_PORT_FAILOVER to 2");
+	ASSERT_EQ(gdx_test_warning_count(), 0);
+	setenv(vars[1], "0", 1);
+	setenv(vars[3], "-3", 1);
+	setenv(vars[4], "11", 1);
+	ASSERT_EQ(gdx_params_load(), 0);
+	ASSERT_EQ(gdx_params.recovery, 0);
+	ASSERT_EQ(gdx_params.recovery_attempts, 1);
+	ASSERT_EQ(gdx_params.recovery_probes, 1);
+	ASSERT_STR_CONTAINS(
+		gdx_test_warnings(),
+		"NCCL_IB_RESILIENCY_PORT_RECOVERY_ALIVE_MSG_SEQUENCE_SIZE=11 is outside "
+		"1-10");
+	setenv(vars[3], "7", 1);
+	setenv("NCCL_GDX_RECOVERY_ATTEMPTS", "0", 1); /* ours wins: never give up */
+	ASSERT_EQ(gdx_params_load(), 0);
+	ASSERT_EQ(gdx_params.recovery_attempts, 0);
+	unsetenv("NCCL_GDX_RECOVERY_ATTEMPTS");
+	ASSERT_EQ(gdx_params_load(), 0);
+	ASSERT_EQ(gdx_params.recovery_attempts, 7);
+	/* ours is strict: a switch is 0 or 1 */
+	expect_refused("NCCL_GDX_RECOVERY", "2", "NCCL_GDX_RECOVERY=2 is out of range 0-1");
+	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
+		unsetenv(vars[i]);
+}
+
+/* NCCL's variables with no twin here are accepted, never a reason for init
+ * to fail: those NCCL's transport applies and this plugin does not get one
+ * INFO line each saying so and why; NCCL's own (NCCL_IB_DISABLE) none. */
+static void test_nccl_variables_noted(void)
+{
+	static const char *const vars[] = {
+		"NCCL_IB_OOO_RQ",
+		"NCCL_IB_DATA_DIRECT",
+		"NCCL_IB_RESILIENCY_PORT_FAILOVER_PROBE_DELAY",
+		"NCCL_IB_RESILIENCY_PORT_RECOVERY_ALIVE_MSG_BATCH_SIZE",
+		"NCCL_IB_DISABLE",
+	};
+
+	gdx_log_set(gdx_test_logger);
+	gdx_test_log_clear();
+	setenv(vars[0], "1", 1);
+	setenv(vars[1], "2", 1);
+	setenv(vars[2], "50", 1);
+	setenv(vars[3], "junk", 1);
+	setenv(vars[4], "1", 1);
+	ASSERT_EQ(gdx_params_load(), 0);
+	ASSERT_EQ(gdx_test_warning_count(), 0);
+	ASSERT_STR_CONTAINS(gdx_test_infos(), "NCCL_IB_OOO_RQ=1 is NCCL's IB transport's and is "
+					      "not applied by this plugin: an out-of-order receive "
+					      "queue is an mlx5 device capability");
+	ASSERT_STR_CONTAINS(gdx_test_infos(), "NCCL_IB_DATA_DIRECT=2 is NCCL's IB transport's and "
+					      "is not applied by this plugin: the Data Direct");
+	ASSERT_STR_CONTAINS(gdx_test_infos(),
+			    "NCCL_IB_RESILIENCY_PORT_FAILOVER_PROBE_DELAY=50 is NCCL's");
+	ASSERT_STR_CONTAINS(gdx_test_infos(),
+			    "NCCL_IB_RESILIENCY_PORT_RECOVERY_ALIVE_MSG_BATCH_SIZE=junk is NCCL's");
+	ASSERT(!strstr(gdx_test_infos(), "NCCL_IB_DISABLE"));
+	ASSERT(!strstr(strstr(gdx_test_infos(), "NCCL_IB_OOO_RQ=1") + 1, "NCCL_IB_OOO_RQ=1"));
+	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
+		unsetenv(vars[i]);
+}
+
+/* The two tables agree: every twin row of NCCL's table is the twin of one
+ * parameter, and every parameter's NCCL_IB_* twin has its row. */
+static void test_nccl_table_and_twins(void)
+{
+	int twins = 0;
+
+	ASSERT(gdx_nccl_var_count >= 40);
+	for (int i = 0; i < gdx_nccl_var_count; i++) {
+		const struct gdx_nccl_var *n = &gdx_nccl_vars[i];
+
+		ASSERT(!strncmp(n->name, "NCCL_IB_", 8));
+		ASSERT(strlen(n->what) > 5);
+		ASSERT_EQ(n->kind == GDX_NCCL_twin, gdx_param_of_twin(n->name) != NULL);
+		twins += n->kind == GDX_NCCL_twin;
+	}
+	for (int i = 0; i < gdx_param_count; i++)
+		twins -=
+			gdx_param_infos[i].twin && !strncmp(gdx_param_infos[i].twin, "NCCL_IB_", 8);
+	ASSERT_EQ(twins, 0);
+}
+
 GDX_TESTS_MAIN(TEST(test_defaults, 5), TEST(test_values_and_info_line, 5),
 	       TEST(test_values_logged_escaped, 5), TEST(test_malformed, 5),
 	       TEST(test_table_is_complete, 5), TEST(test_foreign_variables, 5),
-	       TEST(test_nccl_twins, 5), TEST(test_qos_as_net_ib, 5))
+	       TEST(test_nccl_twins, 5), TEST(test_qos_as_net_ib, 5),
+	       TEST(test_resiliency_twins, 5), TEST(test_nccl_variables_noted, 5),
+	       TEST(test_nccl_table_and_twins, 5))

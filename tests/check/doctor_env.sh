@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# gdx-doctor env on NCCL's NCCL_IB_* variables: each one set is shown with
+# what the plugin does with it. A twin read where its NCCL_GDX_* variable is
+# unset shows the value taken, as NCCL's value domain maps it (any value but
+# 0 turns a switch on; an attempts maximum up to 1 is 1); one not read for
+# that reason says so; one NCCL's transport applies and this plugin does not
+# says why (NCCL_IB_OOO_RQ, NCCL_IB_DATA_DIRECT need mlx5 hardware). None of
+# them is refused, nor taken for a misspelling. --json says the same, and
+# --markdown carries the NCCL compatibility table, one row per variable.
+#
+#   tests/check/doctor_env.sh            # with build/ (make first)
+set -uo pipefail
+
+cd "$(dirname "$0")/../.." || exit 1
+build=${GDX_BUILD:-build}
+doctor=$build/gdx-doctor
+# shellcheck source=tests/lib/report.sh
+. tests/lib/report.sh
+
+# shows NAME NEEDLE: the last env output holds NEEDLE (a fixed string).
+shows() {
+	if grep -qF -- "$2" "$tmp/out"; then
+		ok "$1"
+	else
+		not_ok "$1" "no '$2' in: $(head -c 400 "$tmp/out" | tr '\n' ' ')"
+	fi
+}
+
+env -u NCCL_GDX_FAILOVER -u NCCL_GDX_RECOVERY_ATTEMPTS \
+	NCCL_IB_RESILIENCY_PORT_FAILOVER=2 \
+	NCCL_IB_RESILIENCY_PORT_RECOVERY_ATTEMPTS_MAX=0 \
+	NCCL_IB_RESILIENCY_PORT_RECOVERY_START_DELAY=300 \
+	NCCL_IB_RESILIENCY_PORT_FAILOVER_PROBE_DELAY=20 \
+	NCCL_IB_OOO_RQ=1 NCCL_IB_DATA_DIRECT=2 NCCL_IB_DISABLE=0 \
+	NCCL_IB_TIMEOUT=22 NCCL_GDX_RETRY_CNT=5 NCCL_IB_RETRY_CNT=7 \
+	"$doctor" env >"$tmp/out" 2>&1
+rc=$?
+if [ "$rc" -eq 0 ]; then
+	ok "env accepts every NCCL_IB_* value of NCCL's (exit 0)"
+else
+	not_ok "env accepts every NCCL_IB_* value of NCCL's" "exit $rc: $(tail -n 3 "$tmp/out")"
+fi
+shows "a switch twin is on for any value but 0, as NCCL reads it" \
+	'NCCL_IB_RESILIENCY_PORT_FAILOVER="2"  taken: NCCL_GDX_FAILOVER=1'
+shows "an attempts maximum of 0 is NCCL's 1, not this plugin's never" \
+	'NCCL_IB_RESILIENCY_PORT_RECOVERY_ATTEMPTS_MAX="0"  taken: NCCL_GDX_RECOVERY_ATTEMPTS=1'
+shows "the recovery start delay is the first wait" \
+	'NCCL_IB_RESILIENCY_PORT_RECOVERY_START_DELAY="300"  taken: NCCL_GDX_RECOVERY_START_MS=300'
+shows "a twin with its NCCL_GDX_* variable set is not read" \
+	'NCCL_IB_RETRY_CNT="7"  not read: NCCL_GDX_RETRY_CNT is set'
+shows "a twin's effect is shown with it" \
+	'NCCL_IB_TIMEOUT="22"  taken: NCCL_GDX_TIMEOUT=22'
+shows "NCCL_IB_OOO_RQ is not applied, and why" \
+	'NCCL_IB_OOO_RQ="1"  not applied'
+shows "NCCL_IB_OOO_RQ's reason: mlx5" \
+	'an out-of-order receive queue is an mlx5 device capability'
+shows "NCCL_IB_DATA_DIRECT is not applied, and why" \
+	'NCCL_IB_DATA_DIRECT="2"  not applied'
+shows "net_ib's failed-request probing is not applied, and why" \
+	'NCCL_IB_RESILIENCY_PORT_FAILOVER_PROBE_DELAY="20"  not applied'
+shows "NCCL's own variables are NCCL's" 'NCCL_IB_DISABLE="0"  NCCL'"'"'s own'
+if grep -q 'misspelt\|reads no such variable' "$tmp/out"; then
+	not_ok "no NCCL_IB_* variable of NCCL's is taken for a misspelling" "$(grep 'misspelt\|no such' "$tmp/out")"
+else
+	ok "no NCCL_IB_* variable of NCCL's is taken for a misspelling"
+fi
+
+NCCL_IB_RESILIENCY_PORT_RECOVERY=5 NCCL_IB_OOO_RQ=1 "$doctor" env --json >"$tmp/json" 2>/dev/null
+if python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+n = {v["name"]: v for v in d["nccl"]}
+assert n["NCCL_IB_RESILIENCY_PORT_RECOVERY"]["taken"] == "1", n["NCCL_IB_RESILIENCY_PORT_RECOVERY"]
+assert n["NCCL_IB_RESILIENCY_PORT_RECOVERY"]["twin_of"] == "NCCL_GDX_RECOVERY"
+assert n["NCCL_IB_OOO_RQ"]["kind"] == "noted" and n["NCCL_IB_OOO_RQ"]["value"] == "1"
+assert n["NCCL_IB_OOO_RQ"]["taken"] is None and "mlx5" in n["NCCL_IB_OOO_RQ"]["what"]
+assert n["NCCL_IB_TIMEOUT"]["value"] is None and n["NCCL_IB_TIMEOUT"]["default"] == "20"
+assert d["exit"] == 0
+' "$tmp/json" 2>"$tmp/err"; then
+	ok "env --json: each NCCL_IB_* variable, its kind, value, what is taken and why"
+else
+	not_ok "env --json: each NCCL_IB_* variable, its kind, value, what is taken and why" \
+		"$(tail -n 2 "$tmp/err")"
+fi
+
+"$doctor" env --markdown >"$tmp/md"
+rows=$(grep -c '^| `NCCL_IB_' "$tmp/md")
+want=$(grep -vc '^#' tests/lib/fixtures/nccl-ib-vars/2.31.0)
+if [ "$rows" -eq "$want" ]; then
+	ok "env --markdown has the compatibility table: a row for each of NCCL 2.31's $want NCCL_IB_* variables"
+else
+	not_ok "env --markdown has the compatibility table" "$rows rows, NCCL 2.31 has $want variables"
+fi
+
+report_end tests/check/doctor_env.sh
