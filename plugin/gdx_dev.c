@@ -31,6 +31,10 @@ static int gdx_view_map[GDX_MAX_DEVS];
 static int gdx_nview;
 static int gdx_view_kind = -1; /* enum gdx_view once chosen */
 static pthread_mutex_t gdx_vdev_lock = PTHREAD_MUTEX_INITIALIZER;
+/* The topology a fused device's far members are found in, loaded once per
+ * load when the first is made (gdx_dev_topology). */
+static struct gdx_topo *gdx_dev_topo;
+static bool gdx_dev_topo_tried;
 
 int gdx_dev_speed_mbps(unsigned active_speed, unsigned active_width)
 {
@@ -365,6 +369,9 @@ void gdx_devs_fini(void)
 {
 	for (int i = 0; i < gdx_ndevs; i++)
 		free(gdx_devs[i].pci_path);
+	gdx_topo_free(gdx_dev_topo);
+	gdx_dev_topo = NULL;
+	gdx_dev_topo_tried = false;
 	gdx_ndevs = 0;
 	gdx_nvdevs = 0;
 	gdx_nview = 0;
@@ -416,6 +423,61 @@ static int gdx_vdev_common_id(const struct gdx_vdev *v, bool plane)
 	return id;
 }
 
+/* NCCL_GDX_TOPO_FILE's topology or this machine's, once per load; NULL
+ * when there is none (said in one INFO line). */
+static const struct gdx_topo *gdx_dev_topology(void)
+{
+	const char *file =
+		gdx_params.topo_file && *gdx_params.topo_file ? gdx_params.topo_file : NULL;
+	char why[256] = "";
+	int ret;
+
+	if (gdx_dev_topo_tried)
+		return gdx_dev_topo;
+	gdx_dev_topo_tried = true;
+	ret = gdx_topo_load(file, &gdx_dev_topo, why, sizeof(why));
+	if (ret) {
+		gdx_dev_topo = NULL;
+		GDX_INFO(NCCL_INIT | NCCL_NET,
+			 "no topology (%s): fused devices stripe over every member",
+			 why[0] ? why : strerror(-ret));
+	}
+	return gdx_dev_topo;
+}
+
+/* Which members of a fused device stand by (NCCL_GDX_STANDBY): those the
+ * GPU it serves reaches through a host bridge where another member shares
+ * a PCIe switch with it; said in one INFO line. */
+static void gdx_vdev_standby(struct gdx_vdev *v)
+{
+	const char *names[GDX_MAX_RAILS];
+	enum gdx_path cls[GDX_MAX_RAILS];
+	const struct gdx_topo *t;
+	char near[128] = "", far[128] = "";
+	int gpu = -1;
+
+	v->far = 0;
+	if (!gdx_params.standby || v->nmembers < 2 || !(t = gdx_dev_topology()))
+		return;
+	for (int i = 0; i < v->nmembers; i++)
+		names[i] = v->members[i]->ibdev; /* as hwloc names the NIC */
+	v->far = gdx_topo_far_members(t, names, v->nmembers, &gpu, cls);
+	if (!v->far)
+		return;
+	for (int i = 0; i < v->nmembers; i++) {
+		char *b = v->far & (1u << i) ? far : near;
+		size_t used = strlen(b);
+
+		snprintf(b + used, sizeof(near) - used, "%s%s (%s)", used ? ", " : "", names[i],
+			 gdx_path_name(cls[i]));
+	}
+	GDX_INFO(NCCL_INIT | NCCL_NET,
+		 "%s: %s stand(s) by for GPU %s, where %s share(s) its PCIe switch: data goes "
+		 "there only while none of those is up (NCCL_GDX_STANDBY=0: every member "
+		 "carries)",
+		 v->name, far, gdx_topo_gpu(t, gpu)->pci, near);
+}
+
 /* Appends a fused device to gdx_vdevs (not to what NCCL sees); its index
  * there, or -EINVAL with *err_p. Under gdx_vdev_lock. */
 static int gdx_vdev_add(const int *phys, int n, int min_members, int max_members,
@@ -464,6 +526,7 @@ static int gdx_vdev_add(const int *phys, int n, int min_members, int max_members
 	v->nmembers = n;
 	v->rail_id = gdx_vdev_common_id(v, false);
 	v->plane_id = gdx_vdev_common_id(v, true);
+	gdx_vdev_standby(v);
 	gdx_nvdevs = index + 1;
 	return index;
 }

@@ -182,6 +182,8 @@ int gdx_comm_rails_create(struct gdx_comm *c, struct gdx_vdev *v, int nrails, in
 		if (ret)
 			return ret; /* the caller's free destroys the rails made */
 		r->member = i % v->nmembers;
+		if (v->far & (1u << r->member))
+			c->standby |= 1u << i;
 		r->sl = sl;
 		r->tc = tc;
 		c->nrails = i + 1;
@@ -261,10 +263,14 @@ int gdx_comm_rails_connect(struct gdx_comm *c, const struct gdx_wire_meta *remot
 
 const char *gdx_comm_features(const struct gdx_comm *c, char *buf, size_t len)
 {
-	char ece[64];
+	char ece[64], standby[48] = "";
 
-	snprintf(buf, len, "%d rail(s) x %d QP(s)%s, AR %s, relaxed ordering %s, ECE %s", c->nrails,
-		 c->qps_per_rail, c->qps_per_rail > 1 && c->split ? " (split)" : "",
+	if (c->standby && c->kind == GDX_KIND_SEND)
+		snprintf(standby, sizeof(standby), " (%d standing by)",
+			 __builtin_popcount(c->standby));
+	snprintf(buf, len, "%d rail(s)%s x %d QP(s)%s, AR %s, relaxed ordering %s, ECE %s",
+		 c->nrails, standby, c->qps_per_rail,
+		 c->qps_per_rail > 1 && c->split ? " (split)" : "",
 		 c->kind != GDX_KIND_SEND ? "sender's"
 		 : c->ar		  ? "on"
 					  : "off",

@@ -95,13 +95,27 @@ void gdx_stripe_delivered(struct gdx_comm *c, int rail, uint64_t bytes)
 	}
 }
 
+/* The rails that carry data now: those up, less the standing-by ones while
+ * a near rail is up (NCCL_GDX_STANDBY). */
+static uint32_t gdx_stripe_carriers(const struct gdx_comm *c)
+{
+	uint32_t up = 0;
+
+	for (int r = 0; r < c->nrails; r++)
+		if (c->run[r].state == GDX_RAIL_UP)
+			up |= 1u << r;
+	return up & ~c->standby ? up & ~c->standby : up;
+}
+
 int gdx_stripe_pick(const struct gdx_comm *c, uint64_t size, uint64_t seq)
 {
+	uint32_t carriers;
 	int best = -1;
 	double best_t = 0;
 
 	if (c->nlive == c->nrails && c->nrails == 1)
 		return 0;
+	carriers = gdx_stripe_carriers(c);
 	/* t: when the rail would have delivered its bytes in flight and these,
 	 * at its rate (a fast rail busy with a large message can finish later
 	 * than a slower idle one); from a rail that turns with seq, so that
@@ -111,7 +125,7 @@ int gdx_stripe_pick(const struct gdx_comm *c, uint64_t size, uint64_t seq)
 		const struct gdx_rail_run *run = &c->run[r];
 		double t;
 
-		if (run->state != GDX_RAIL_UP)
+		if (!(carriers & (1u << r)))
 			continue;
 		t = (double)(run->inflight + size) / (run->rate > 0 ? run->rate : 1);
 		if (best < 0 || t < best_t) {
@@ -196,17 +210,20 @@ int gdx_stripe_plan(struct gdx_comm *c, uint64_t size, uint64_t seq, bool one_ra
 	int live[GDX_MAX_RAILS], nlive = 0, n = 0;
 	double weight[GDX_MAX_RAILS] = {0};
 	uint64_t share[GDX_MAX_RAILS], off = 0;
+	uint32_t carriers = c->standby ? gdx_stripe_carriers(c) : 0;
 
 	/* Small messages go whole, to the rail that would deliver them first:
 	 * split, each would take a WR and an immediate per rail, and its
-	 * receive would complete only with its slowest piece. */
-	if (one_rail || c->nlive <= 1 || size < (uint64_t)gdx_params.stripe_min) {
+	 * receive would complete only with its slowest piece. So do messages
+	 * when one rail carries (the others standing by). */
+	if (one_rail || c->nlive <= 1 || size < (uint64_t)gdx_params.stripe_min ||
+	    (carriers && !(carriers & (carriers - 1)))) {
 		int r = gdx_stripe_pick(c, size, seq);
 
 		return r < 0 ? 0 : gdx_stripe_rail(c, r, 0, size, seq, out);
 	}
 	for (int r = 0; r < c->nrails; r++) {
-		if (c->run[r].state != GDX_RAIL_UP)
+		if (c->run[r].state != GDX_RAIL_UP || (carriers && !(carriers & (1u << r))))
 			continue;
 		live[nlive] = r;
 		weight[nlive++] = gdx_params.stripe_weighted ? c->run[r].rate : 1.0;

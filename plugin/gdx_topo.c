@@ -708,3 +708,46 @@ int gdx_topo_auto_groups(const struct gdx_topo *t, const char *const *names, int
 	}
 	return ngroups;
 }
+
+uint32_t gdx_topo_far_members(const struct gdx_topo *t, const char *const *names, int n, int *gpu_p,
+			      enum gdx_path *classes)
+{
+	int nic[32], gpu = -1;
+	enum gdx_path best = GDX_PATH_UNKNOWN;
+	bool near = false;
+	uint32_t far = 0;
+
+	if (n < 2 || n > 32)
+		return 0;
+	for (int k = 0; k < n; k++) {
+		nic[k] = gdx_topo_find_nic(t, names[k]);
+		if (nic[k] < 0 || !gdx_topo_nic(t, nic[k])->pci[0])
+			return 0; /* a member the topology cannot place */
+	}
+	/* the GPU the device serves: nearest its first member, which NCCL
+	 * places the device at; the lowest bus id among equals */
+	for (int g = 0; g < gdx_topo_ngpus(t); g++) {
+		enum gdx_path p = gdx_topo_path(t, g, nic[0]);
+
+		if (gpu < 0 || p < best ||
+		    (p == best && gdx_topo_same_package(t, g, nic[0]) == 1 &&
+		     gdx_topo_same_package(t, gpu, nic[0]) != 1)) {
+			gpu = g;
+			best = p;
+		}
+	}
+	if (gpu < 0)
+		return 0;
+	for (int k = 0; k < n; k++) {
+		enum gdx_path p = gdx_topo_path(t, gpu, nic[k]);
+
+		if (classes)
+			classes[k] = p;
+		near |= p <= GDX_PATH_PXB;
+		if (p >= GDX_PATH_PHB && p != GDX_PATH_UNKNOWN)
+			far |= 1u << k;
+	}
+	if (gpu_p)
+		*gpu_p = gpu;
+	return near ? far : 0;
+}

@@ -286,6 +286,8 @@ struct gdx_comm {
 	struct gdx_qp *qps;
 	struct gdx_rail_run run[GDX_MAX_RAILS];
 	int nlive;	      /* rails UP */
+	uint32_t standby;     /* rails on a far NIC of the device (gdx_vdev.far): while a
+			       * rail not among them is up, no data goes on them */
 	bool handed;	      /* given to NCCL: its NICs' summaries count it (gdx_setup.c) */
 	bool failover;	      /* a failed rail is taken out (two or more, NCCL_GDX_FAILOVER) */
 	bool ar;	      /* sender: adaptive routing on every rail */

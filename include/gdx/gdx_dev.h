@@ -84,6 +84,10 @@ struct gdx_vdev {
 	int phys[GDX_MAX_RAILS]; /* physical indices of the members */
 	int speed_mbps;		 /* sum over the members */
 	int rail_id, plane_id;	 /* the members' when they share one, else -1 */
+	/* Members that stand by (NCCL_GDX_STANDBY): far from the GPU the device
+	 * serves where another is near (gdx_topo_far_members); a connection's
+	 * sender puts no data on them while a near member's rail is up. */
+	uint32_t far;
 };
 
 /*

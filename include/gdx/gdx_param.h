@@ -59,6 +59,10 @@
 	  "smaller ones go to the rail that would deliver them first")                            \
 	X(int, stripe_weighted, "STRIPE_WEIGHTED", "1", NULL, 0, 1,                               \
 	  "1: split by what each rail has been delivering; 0: evenly, as net_ib does")            \
+	X(bool, standby, "STANDBY", "1", NULL, 0, 1,                                              \
+	  "1: a fused device's far NICs (through a host bridge or another socket from the GPU "   \
+	  "it serves, where another member shares a PCIe switch with it) carry data only while "  \
+	  "none of its near ones is up; 0: every member carries")                                 \
 	X(str, gdr, "GDR", "auto", NULL, 0, -1,                                                   \
 	  "GPUDirect RDMA: auto (advertise GPU memory where registering it works), on (fail "     \
 	  "init where it does not), off (host memory only)")                                      \

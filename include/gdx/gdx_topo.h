@@ -12,6 +12,7 @@
 #define GDX_TOPO_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /*
  * Ordered nearest first, so classes compare with < and >. Within SYS (and
@@ -169,5 +170,17 @@ const struct gdx_topo_group *gdx_topo_group(const struct gdx_topo *t, int i);
  */
 int gdx_topo_auto_groups(const struct gdx_topo *t, const char *const *names, int n,
 			 int members[][8], int *counts, int max_groups, int max_members);
+
+/*
+ * The far members of a fused device of NICs names[0..n) (2..32): a bit per
+ * member that the GPU the device serves (the GPU nearest its first member,
+ * where NCCL places it) reaches through a host bridge or beyond (PHB, NODE,
+ * SYS) while another member shares a PCIe switch with it (PIX, PXB). 0 when
+ * no member is near, none is far, or the topology cannot place every member
+ * or has no GPU. *gpu_p gets that GPU's index and classes[k] each member's
+ * path class from it, when they are not NULL and there is one.
+ */
+uint32_t gdx_topo_far_members(const struct gdx_topo *t, const char *const *names, int n, int *gpu_p,
+			      enum gdx_path *classes);
 
 #endif

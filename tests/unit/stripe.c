@@ -168,5 +168,49 @@ static void test_rate_measured(void)
 	ASSERT_EQ(c->run[0].inflight, 0);
 }
 
+/* A rail on a far NIC (gdx_comm.standby) carries no data while a near rail
+ * is up, large messages or small, whatever its rate; once no near rail is
+ * up it carries them all, and again none once one is back. */
+static void test_far_rail_stands_by(void)
+{
+	struct gdx_comm *c = fake_comm(3, 1, 100000);
+	struct gdx_piece p[GDX_MAX_QPS];
+	int n;
+
+	c->standby = 1u << 2;		       /* rail 2 is far */
+	c->run[2].rate = 100 * c->run[0].rate; /* and looks fast: no matter */
+	n = gdx_stripe_plan(c, 4 << 20, 0, false, p);
+	ASSERT_EQ(total(p, n), 4 << 20);
+	for (int i = 0; i < n; i++)
+		ASSERT(p[i].rail != 2);
+	ASSERT_EQ(n, 2);
+	for (uint64_t seq = 0; seq < 6; seq++)
+		ASSERT(gdx_stripe_pick(c, 4096, seq) != 2);
+	/* one near rail left: it takes everything, whole */
+	c->run[0].state = GDX_RAIL_DOWN;
+	c->nlive = 2;
+	n = gdx_stripe_plan(c, 4 << 20, 1, false, p);
+	ASSERT_EQ(n, 1);
+	ASSERT_EQ(p[0].rail, 1);
+	/* no near rail up: the far one carries */
+	c->run[1].state = GDX_RAIL_DOWN;
+	c->nlive = 1;
+	n = gdx_stripe_plan(c, 4 << 20, 2, false, p);
+	ASSERT_EQ(n, 1);
+	ASSERT_EQ(p[0].rail, 2);
+	ASSERT_EQ(gdx_stripe_pick(c, 4096, 3), 2);
+	/* a near rail back: the far one stands by again */
+	c->run[0].state = GDX_RAIL_UP;
+	c->nlive = 2;
+	n = gdx_stripe_plan(c, 4 << 20, 4, false, p);
+	ASSERT_EQ(n, 1);
+	ASSERT_EQ(p[0].rail, 0);
+	/* every rail far (no near member): all carry */
+	c = fake_comm(2, 1, 100000);
+	c->standby = 3;
+	ASSERT_EQ(gdx_stripe_plan(c, 4 << 20, 0, false, p), 2);
+}
+
 GDX_TESTS_MAIN(TEST(test_shares, 5), TEST(test_plan_weighted_and_out, 5), TEST(test_plan_qps, 5),
-	       TEST(test_pick_earliest_finish, 5), TEST(test_rate_measured, 20))
+	       TEST(test_pick_earliest_finish, 5), TEST(test_rate_measured, 20),
+	       TEST(test_far_rail_stands_by, 5))

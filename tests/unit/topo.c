@@ -890,6 +890,37 @@ static void test_concurrent_readers(void)
 	gdx_topo_free(t);
 }
 
+/* A fused device's far members (NCCL issue 2310's node): the GPU nearest the
+ * first member is the one it serves; a member that GPU reaches through the
+ * host bridge stands by where another shares its switch; none does where
+ * every member is as near (vm-rails, two NICs per GPU), where none is near,
+ * or where the topology cannot place a member. */
+static void test_far_members(void)
+{
+	struct gdx_topo *t = load("vm-far-rail");
+	const char *fused[] = {"rxe1", "rxe3"}, *rev[] = {"rxe3", "rxe1"},
+		   *recv[] = {"rxe0", "rxe2"}, *unknown[] = {"rxe0", "mlx5_9"};
+	enum gdx_path cls[2];
+	int gpu = -1;
+
+	ASSERT_EQ(gdx_topo_far_members(t, fused, 2, &gpu, cls), 1u << 1);
+	ASSERT_EQ(strcmp(gdx_topo_gpu(t, gpu)->pci, "0000:1e:00.0"), 0);
+	ASSERT_EQ(cls[0], GDX_PATH_PIX);
+	ASSERT_EQ(cls[1], GDX_PATH_PHB);
+	ASSERT_EQ(gdx_topo_far_members(t, recv, 2, &gpu, NULL), 1u << 1);
+	ASSERT_EQ(strcmp(gdx_topo_gpu(t, gpu)->pci, "0000:19:00.0"), 0);
+	/* led by the far NIC: no GPU has it near, so no member is near */
+	ASSERT_EQ(gdx_topo_far_members(t, rev, 2, NULL, NULL), 0);
+	ASSERT_EQ(gdx_topo_far_members(t, unknown, 2, NULL, NULL), 0);
+	gdx_topo_free(t);
+	t = load("vm-rails");
+	ASSERT_EQ(gdx_topo_far_members(t, recv, 2, NULL, NULL), 0);
+	gdx_topo_free(t);
+	t = load("rxe-only");
+	ASSERT_EQ(gdx_topo_far_members(t, recv, 2, NULL, NULL), 0);
+	gdx_topo_free(t);
+}
+
 GDX_TESTS_MAIN(TEST(test_path_names, 5), TEST(test_h100_one_pix_nic_per_gpu, 10),
 	       TEST(test_h100_nic_order_and_nearest_first, 10),
 	       TEST(test_h100_groups_and_standalone_nics, 10), TEST(test_a100_pxb_shared_rails, 10),
@@ -902,4 +933,4 @@ GDX_TESTS_MAIN(TEST(test_path_names, 5), TEST(test_h100_one_pix_nic_per_gpu, 10)
 	       TEST(test_xml_as_published, 10), TEST(test_xml_refused_with_reason, 10),
 	       TEST(test_xml_too_large, 10), TEST(test_xml_nested_too_deep, 30),
 	       TEST(test_xml_fifo_refused, 10), TEST(test_live_machine, 30),
-	       TEST(test_concurrent_readers, 30))
+	       TEST(test_concurrent_readers, 30), TEST(test_far_members, 10))
