@@ -38,6 +38,9 @@ static bool gdx_initialized;
 /* v11+ contexts handed out and not finalized; under gdx_init_lock. */
 static struct gdx_ctx **gdx_ctxs;
 static int gdx_nctxs;
+/* Users of the devices that are not net contexts (one-sided RMA's init
+ * contexts, gdx_net_hold); under gdx_init_lock. */
+static int gdx_holds;
 
 ncclResult_t gdx_net_error(int err)
 {
@@ -192,6 +195,27 @@ out:
 	return gdx_net_result(ret);
 }
 
+/*
+ * Under gdx_init_lock, after a finalize: the last context gone (net and
+ * RMA alike) and no comm open, the job is done with the plugin for now
+ * (NCCL #1978: a communicator destroyed, another made later in the same
+ * process). What the comms moved is said, and everything the plugin holds
+ * is released: the live file, the verbs devices, their PDs and caches. The
+ * next init sets it all up again, reading the environment anew.
+ */
+static void gdx_net_idle(void)
+{
+	if (!gdx_initialized || gdx_nctxs || gdx_holds || gdx_comms_open())
+		return;
+	gdx_devs_report();
+	gdx_live_close(true);
+	gdx_conn_fini();
+	gdx_devs_fini();
+	gdx_initialized = false;
+	GDX_INFO(NCCL_NET, "the last context is finalized and no comm is open: devices closed, "
+			   "every resource released; the next init opens them again");
+}
+
 ncclResult_t gdx_net_finalize(void *ctx)
 {
 	struct gdx_ctx *c = gdx_net_ctx(ctx, "finalize");
@@ -210,13 +234,24 @@ ncclResult_t gdx_net_finalize(void *ctx)
 	c->kind = GDX_KIND_DEAD;
 	free(c);
 	pthread_mutex_lock(&gdx_init_lock);
-	if (gdx_nctxs == 0 && gdx_comms_open() == 0) {
-		/* the job is done with the plugin: what its comms moved */
-		gdx_devs_report();
-		gdx_live_close(true);
-	}
+	gdx_net_idle();
 	pthread_mutex_unlock(&gdx_init_lock);
 	return ncclSuccess;
+}
+
+void gdx_net_hold(void)
+{
+	pthread_mutex_lock(&gdx_init_lock);
+	gdx_holds++;
+	pthread_mutex_unlock(&gdx_init_lock);
+}
+
+void gdx_net_unhold(void)
+{
+	pthread_mutex_lock(&gdx_init_lock);
+	gdx_holds--;
+	gdx_net_idle();
+	pthread_mutex_unlock(&gdx_init_lock);
 }
 
 ncclResult_t gdx_net_set_attr(void *ctx, const ncclNetAttr_v11_t *attr)

@@ -134,6 +134,7 @@ ncclResult_t gdx_rma_api_init(void **ctx_p, uint64_t comm_id, ncclDebugLogger_t 
 		free(c);
 		return gdx_rma_result(-ENOMEM);
 	}
+	gdx_net_hold(); /* the devices stay until its finalize */
 	pthread_mutex_lock(&gdx_rma_lock);
 	say = !gdx_rma_said_on;
 	gdx_rma_said_on = true;
@@ -188,6 +189,7 @@ ncclResult_t gdx_rma_api_finalize(void *ctx)
 			 left);
 	((struct gdx_rma_init *)ctx)->kind = GDX_KIND_DEAD;
 	free(ctx);
+	gdx_net_unhold();
 	return ncclSuccess;
 }
 

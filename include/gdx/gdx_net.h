@@ -51,6 +51,11 @@ static inline ncclResult_t gdx_net_result(int err)
 ncclResult_t gdx_net_init(void **ctx_p, uint64_t comm_id, int tc, ncclDebugLogger_t logger,
 			  ncclProfilerCallback_t prof, enum gdx_view view);
 ncclResult_t gdx_net_finalize(void *ctx);
+/* A user of the devices besides the net contexts (one-sided RMA's init
+ * contexts): while one holds them, the last net finalize keeps them open;
+ * its unhold releases them if nothing else uses them. */
+void gdx_net_hold(void);
+void gdx_net_unhold(void);
 ncclResult_t gdx_net_set_attr(void *ctx, const ncclNetAttr_v11_t *attr);
 ncclResult_t gdx_net_devices(int *ndev);
 ncclResult_t gdx_net_props(int dev, struct gdx_net_props *p);

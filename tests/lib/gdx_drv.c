@@ -22,8 +22,6 @@ static const ncclNet_v8_t *gdx_drv_common(const struct gdx_drv *d)
 static void gdx_drv_open(struct gdx_drv *d, int v, int tc, ncclProfilerCallback_t prof)
 {
 	const char *path = getenv("GDX_PLUGIN") ? getenv("GDX_PLUGIN") : "build/libnccl-net-gdx.so";
-	ncclNetCommConfig_v11_t cfg = {.trafficClass = tc};
-	ncclNetCommConfig_v12_t cfg12 = {.trafficClass = tc};
 	char sym[32];
 
 	memset(d, 0, sizeof(*d));
@@ -35,7 +33,16 @@ static void gdx_drv_open(struct gdx_drv *d, int v, int tc, ncclProfilerCallback_
 	snprintf(sym, sizeof(sym), "ncclNetPlugin_v%d", v);
 	d->table = dlsym(d->lib, sym);
 	ASSERT(d->table != NULL);
-	switch (v) {
+	gdx_drv_init(d);
+}
+
+void gdx_drv_init(struct gdx_drv *d)
+{
+	ncclNetCommConfig_v11_t cfg = {.trafficClass = d->tc};
+	ncclNetCommConfig_v12_t cfg12 = {.trafficClass = d->tc};
+	ncclProfilerCallback_t prof = d->prof;
+
+	switch (d->v) {
 	case 6: ASSERT_EQ(T(ncclNet_v6_t)->init(gdx_test_logger), ncclSuccess); break;
 	case 7: ASSERT_EQ(T(ncclNet_v7_t)->init(gdx_test_logger), ncclSuccess); break;
 	case 8: ASSERT_EQ(T(ncclNet_v8_t)->init(gdx_test_logger), ncclSuccess); break;

@@ -52,6 +52,9 @@ int gdx_drv_devices(struct gdx_drv *d);
 ncclResult_t gdx_drv_props(struct gdx_drv *d, int dev, struct gdx_drv_props *p);
 /* v11+: finalize of the context init made. */
 ncclResult_t gdx_drv_finalize(struct gdx_drv *d);
+/* The table's init again, on the library already open (v11+: a new
+ * context in d->ctx, after a finalize of the last). */
+void gdx_drv_init(struct gdx_drv *d);
 /* v9+ only; the member count is checked against the version's maximum by the plugin. */
 ncclResult_t gdx_drv_make_vdevice(struct gdx_drv *d, int *vdev, int n, const int *devs);
 

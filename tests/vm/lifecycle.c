@@ -3,15 +3,19 @@
  * Nothing is left behind: many connect/transfer/close cycles in one process,
  * and many dlopen/init/connect/transfer/close/dlclose cycles, after which open
  * descriptors, threads, verbs objects (rdma resource) and RSS are back where
- * they were after the first cycles. Runs inside the VM with --pairs 2:
+ * they were after the first cycles; and, through v11 and v12, a finalize of
+ * the last context, then init again in the same load, cycle after cycle
+ * (NCCL #1978). Runs inside the VM with --pairs 2:
  * scripts/vm-run.sh --pairs 2 -- build/tests/vm/lifecycle
  *
  *   GDX_LIFECYCLE_CYCLES   connect/transfer/close cycles (default 1000)
  *   GDX_LIFECYCLE_RELOADS  dlopen ... dlclose cycles (default 100)
  */
 #include <dirent.h>
+#include <dlfcn.h>
 #include <unistd.h>
 
+#include "gdx_drv.h"
 #include "gdx_pair.h"
 #include "gdx_plugin_loader.h"
 #include "gdx_test.h"
@@ -247,5 +251,58 @@ static void test_failed_init_cycles(void)
 	leak_check();
 }
 
+/*
+ * NCCL #1978: a communicator destroyed (its context finalized), another made
+ * later in the same process, the plugin never unloaded. After each finalize
+ * of the last context the plugin holds nothing: no verbs object (the rdma
+ * resource counts are those from before it was loaded), no descriptor or
+ * thread more than after the first; and each init after it works as the
+ * first did. Through v11 and v12, 10 cycles each.
+ */
+static void finalize_then_init(int v)
+{
+	struct usage before, first = {0}, now;
+	struct gdx_drv d;
+	struct gdx_dpair p;
+
+	usage_read(&before);
+	gdx_drv_load(&d, v);
+	for (int i = 0; i < 10; i++) {
+		if (i)
+			gdx_drv_init(&d);
+		ASSERT(gdx_drv_devices(&d) >= 2);
+		gdx_drv_pair(&d, i % 2, 1 - i % 2, &p);
+		gdx_drv_transfer(&d, &p, (size_t)65543 * (size_t)(i + 1), (uint32_t)i, 0);
+		gdx_drv_unpair(&d, &p);
+		ASSERT_EQ(gdx_drv_finalize(&d), ncclSuccess);
+		ASSERT_STR_CONTAINS(gdx_test_infos(), "every resource released");
+		usage_read(&now);
+		if (strcmp(before.rdma, now.rdma))
+			gdx_test_fail(__FILE__, __LINE__,
+				      "after finalize %d, verbs objects are held:\n%s--- against "
+				      "before the load ---\n%s",
+				      i, now.rdma, before.rdma);
+		if (i == 0)
+			first = now;
+		ASSERT_EQ(now.fds, first.fds);
+		ASSERT_EQ(now.threads, first.threads);
+	}
+	usage_print("after 10 init/connect/transfer/close/finalize cycles", &now);
+	ASSERT_EQ(gdx_test_warning_count(), 0);
+	ASSERT_EQ(dlclose(d.lib), 0);
+	leak_check();
+}
+
+static void test_finalize_then_init_again_v11(void)
+{
+	finalize_then_init(11);
+}
+
+static void test_finalize_then_init_again_v12(void)
+{
+	finalize_then_init(12);
+}
+
 GDX_TESTS_MAIN(TEST(test_connect_cycles, 1800), TEST(test_reload_cycles, 1200),
-	       TEST(test_failed_init_cycles, 300))
+	       TEST(test_failed_init_cycles, 300), TEST(test_finalize_then_init_again_v11, 300),
+	       TEST(test_finalize_then_init_again_v12, 300))
