@@ -74,21 +74,82 @@ int gdx_dev_rate_mbps(const char *rate)
 	return (int)(gbps * 1000 + 0.5);
 }
 
-/* The port's speed: NCCL's table of active_speed x width, or where the
- * 8-bit active_speed cannot say it (XDR and later are only in
- * active_speed_ex, which this rdma-core may not have), the kernel's sysfs
- * rate ("800 Gb/sec (4X XDR)"). */
-static int gdx_dev_port_mbps(const char *ibdev, int port, const struct ibv_port_attr *pa)
+/* rdma-core 57 and later (IBVERBS_1.16): the port's effective bandwidth in
+ * 100 Mb/s units, the one speed that follows a LAG or multi-port function
+ * losing a member. Weak: the plugin loads on an older libibverbs, where it
+ * is NULL. */
+int ibv_query_port_speed(struct ibv_context *context, uint32_t port_num, uint64_t *port_speed)
+	__attribute__((weak));
+
+/* The port's speed: ibv_query_port_speed where the library has it; else
+ * NCCL's table of active_speed x width, or where the 8-bit active_speed
+ * cannot say it (XDR and later are only in active_speed_ex, which this
+ * rdma-core may not have), the kernel's sysfs rate ("800 Gb/sec (4X XDR)"). */
+int gdx_dev_port_speed(struct ibv_context *ctx, const char *ibdev, int port,
+		       const struct ibv_port_attr *pa)
 {
 	char path[PATH_MAX], rate[64];
-	int mbps = gdx_dev_speed_mbps(pa->active_speed, pa->active_width);
+	uint64_t speed = 0;
+	int mbps;
 
+	if (ibv_query_port_speed && !ibv_query_port_speed(ctx, (uint32_t)port, &speed) && speed)
+		return speed * 100 > INT_MAX ? INT_MAX : (int)(speed * 100);
+	mbps = gdx_dev_speed_mbps(pa->active_speed, pa->active_width);
 	if (mbps)
 		return mbps;
 	snprintf(path, sizeof(path), "class/infiniband/%s/ports/%d/rate", ibdev, port);
 	return gdx_sysfs_read_line_in(gdx_sysfs_root(), path, rate, sizeof(rate))
 		       ? 0
 		       : gdx_dev_rate_mbps(rate);
+}
+
+/* Under gdx_vdev_lock: each fused device's speed, the sum of its members'. */
+static void gdx_vdevs_speed_sum(void)
+{
+	for (int i = 0; i < gdx_nvdevs; i++) {
+		struct gdx_vdev *v = &gdx_vdevs[i];
+		int sum = 0;
+
+		for (int k = 0; k < v->nmembers; k++)
+			sum += __atomic_load_n(&v->members[k]->speed_mbps, __ATOMIC_RELAXED);
+		__atomic_store_n(&v->speed_mbps, sum, __ATOMIC_RELAXED);
+	}
+}
+
+/* One device's port asked again; one line when its speed moved. */
+static void gdx_dev_speed_refresh_one(struct gdx_dev *d)
+{
+	struct ibv_port_attr pa;
+	int was = __atomic_load_n(&d->speed_mbps, __ATOMIC_RELAXED), now;
+
+	if (ibv_query_port(d->ib->ctx, (uint8_t)d->ib_port, &pa))
+		return;
+	now = gdx_dev_port_speed(d->ib->ctx, d->ibdev, d->ib_port, &pa);
+	if (now <= 0 || now == was)
+		return;
+	__atomic_store_n(&d->speed_mbps, now, __ATOMIC_RELAXED);
+	if (now < was)
+		GDX_WARN("%s port %d: speed changed from %d to %d Mb/s (a member of its link "
+			 "aggregate down?): its rails are weighted by it and NCCL's properties say "
+			 "it; ibv_devinfo -v -d %s shows the port",
+			 d->ibdev, d->ib_port, was, now, d->ibdev);
+	else
+		GDX_INFO(NCCL_NET,
+			 "%s port %d: speed changed from %d to %d Mb/s: its rails are "
+			 "weighted by it and NCCL's properties say it",
+			 d->ibdev, d->ib_port, was, now);
+}
+
+void gdx_dev_speed_changed(struct gdx_dev *dev, int port)
+{
+	if (dev->ib_port == port)
+		gdx_dev_speed_refresh_one(dev);
+	pthread_mutex_lock(&gdx_vdev_lock);
+	for (int i = 0; i < gdx_ndevs; i++)
+		if (&gdx_devs[i] != dev && gdx_devs[i].ib == dev->ib && gdx_devs[i].ib_port == port)
+			gdx_dev_speed_refresh_one(&gdx_devs[i]);
+	gdx_vdevs_speed_sum();
+	pthread_mutex_unlock(&gdx_vdev_lock);
 }
 
 /* The realpath of the device's PCI function ("/sys/devices/pci..."), or
@@ -218,7 +279,7 @@ static int gdx_dev_add_port(struct gdx_ibctx *ib, const char *ibdev, int ib_port
 		if (gdx_devs[i].guid == d->guid && gdx_devs[i].port >= d->port)
 			d->port = gdx_devs[i].port + 1;
 	d->pci_path = gdx_dev_pci_path(ibdev);
-	d->speed_mbps = gdx_dev_port_mbps(ibdev, ib_port, pa);
+	d->speed_mbps = gdx_dev_port_speed(ib->ctx, ibdev, ib_port, pa);
 	d->link_layer = pa->link_layer;
 	d->max_qp = ib->attr.max_qp;
 	d->active_mtu = pa->active_mtu;

@@ -14,6 +14,10 @@
 #include <gdx/gdx_param.h>
 #include <gdx/gdx_time.h>
 
+/* rdma-core 57's event (after IBV_EVENT_WQ_FATAL), which older headers
+ * lack: a port's effective speed moved without a link flap. */
+#define GDX_EVENT_DEVICE_SPEED_CHANGE (IBV_EVENT_WQ_FATAL + 1)
+
 /* How often one device's event queue is read when nobody forces it. */
 #define GDX_EVENT_MS 10
 
@@ -55,7 +59,7 @@ static void gdx_event_fail(struct gdx_comm *c, const struct ibv_async_event *ev,
 
 static void gdx_event_handle(struct gdx_dev *dev, const struct ibv_async_event *ev)
 {
-	switch (ev->event_type) {
+	switch ((int)ev->event_type) { /* int: rdma-core 57's event is not in older enums */
 	case IBV_EVENT_QP_FATAL:
 	case IBV_EVENT_QP_REQ_ERR:
 	case IBV_EVENT_QP_ACCESS_ERR: gdx_event_fail(ev->element.qp->qp_context, ev, true); break;
@@ -75,6 +79,7 @@ static void gdx_event_handle(struct gdx_dev *dev, const struct ibv_async_event *
 		GDX_INFO(NCCL_NET, "%s port %d is active again", dev->ibdev, ev->element.port_num);
 		__atomic_store_n(&dev->port_down_ms, 0, __ATOMIC_RELAXED);
 		break;
+	case GDX_EVENT_DEVICE_SPEED_CHANGE: gdx_dev_speed_changed(dev, ev->element.port_num); break;
 	default:
 		GDX_INFO(NCCL_NET, "%s: async event %s", dev->ibdev,
 			 ibv_event_type_str(ev->event_type));
@@ -122,6 +127,19 @@ static void gdx_event_drain(struct gdx_dev *dev, bool force, uint64_t now)
 	}
 }
 
+/* A rail whose port's speed moved: its share of the stripe follows at once,
+ * scaled as the speed was (measured windows correct it from there). */
+static void gdx_event_speed(struct gdx_comm *c, int r)
+{
+	int now = __atomic_load_n(&c->rails[r].dev->speed_mbps, __ATOMIC_RELAXED);
+	int was = c->run[r].speed_mbps;
+
+	if (now > 0 && was > 0 && now != was)
+		c->run[r].rate *= (double)now / was;
+	if (now > 0)
+		c->run[r].speed_mbps = now;
+}
+
 void gdx_event_poll_dev(struct gdx_dev *dev)
 {
 	pthread_mutex_lock(&gdx_event_lock);
@@ -144,6 +162,7 @@ void gdx_event_poll(struct gdx_comm *c, bool force)
 		}
 		if (!c->failover)
 			gdx_event_check_port(c, dev);
+		gdx_event_speed(c, r);
 	}
 	pthread_mutex_unlock(&gdx_event_lock);
 }

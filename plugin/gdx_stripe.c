@@ -25,6 +25,7 @@ void gdx_stripe_init(struct gdx_comm *c)
 		/* Mbps to bytes per ms; rxe and some virtual ports report none */
 		run->rate = c->rails[r].dev->speed_mbps > 0 ? c->rails[r].dev->speed_mbps * 125.0
 							    : 125000.0;
+		run->speed_mbps = c->rails[r].dev->speed_mbps;
 	}
 }
 

@@ -155,6 +155,7 @@ enum gdx_rail_state {
 
 struct gdx_rail_run {
 	enum gdx_rail_state state;
+	int speed_mbps;		/* its port's, as its rate last followed it (gdx_event.c) */
 	uint64_t since_ms;	/* when it entered the state */
 	uint64_t deadline_ms;	/* DRAINING, RESTORING, PROBING: when to move on */
 	uint64_t renote_ms;	/* sender, DRAINING: when to ask for the counts again */

@@ -151,9 +151,18 @@ int gdx_dev_ro_takes(struct ibv_context *ctx);
  * or net_ib's default (on InfiniBand, off on RoCE). */
 bool gdx_dev_ar_default(uint8_t link_layer);
 
+/* The speed of dev's ib port `port` moved (IBV_EVENT_DEVICE_SPEED_CHANGE):
+ * every device on it asked again, fused devices' sums made anew, one line
+ * for each that changed. Comms follow at their next event poll. */
+void gdx_dev_speed_changed(struct gdx_dev *dev, int port);
+
 /* For the tests only: no other file of the plugin uses what follows. */
 
 struct gdx_dev *gdx_dev_get(int index);
+/* Mb/s of a port (ibv_query_port_speed, else active_speed x width, else
+ * sysfs); 0 when unknown. */
+int gdx_dev_port_speed(struct ibv_context *ctx, const char *ibdev, int port,
+		       const struct ibv_port_attr *pa);
 /* Mbps for an active_speed (or active_speed_ex) / active_width pair, 0 when
  * unknown. */
 int gdx_dev_speed_mbps(unsigned active_speed, unsigned active_width);

@@ -241,12 +241,47 @@ int ibv_query_gid(struct ibv_context *ctx, uint8_t port, int index, union ibv_gi
 	return 0;
 }
 
+/* Async events a test queued (fake_async_event), handed out in order. */
+static struct ibv_async_event fake_events[16];
+static unsigned fake_events_head, fake_events_tail;
+/* ibv_query_port_speed's answer, in 100 Mb/s; 0: "not supported". */
+static uint64_t fake_speed_100mbps;
+
+void fake_async_event(enum ibv_event_type type, int port)
+{
+	struct ibv_async_event *ev = &fake_events[fake_events_tail++ % 16];
+
+	memset(ev, 0, sizeof(*ev));
+	ev->event_type = type;
+	ev->element.port_num = port;
+}
+
+void fake_port_speed(uint64_t units_of_100mbps)
+{
+	fake_speed_100mbps = units_of_100mbps;
+}
+
 int ibv_get_async_event(struct ibv_context *ctx, struct ibv_async_event *ev)
 {
 	(void)ctx;
-	(void)ev;
-	errno = EAGAIN;
-	return -1;
+	if (fake_events_head == fake_events_tail) {
+		errno = EAGAIN;
+		return -1;
+	}
+	*ev = fake_events[fake_events_head++ % 16];
+	return 0;
+}
+
+/* rdma-core 57's call, which the plugin finds by a weak reference */
+int ibv_query_port_speed(struct ibv_context *ctx, uint32_t port, uint64_t *speed);
+int ibv_query_port_speed(struct ibv_context *ctx, uint32_t port, uint64_t *speed)
+{
+	(void)ctx;
+	(void)port;
+	if (!fake_speed_100mbps)
+		return EOPNOTSUPP;
+	*speed = fake_speed_100mbps;
+	return 0;
 }
 
 void ibv_ack_async_event(struct ibv_async_event *ev)

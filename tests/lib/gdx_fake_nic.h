@@ -20,7 +20,8 @@
  *
  * A program that includes this header links tests/lib/gdx_fake_nic.c
  * (the Makefile finds them), which replaces libibverbs' exported
- * ibv_modify_qp, ibv_query_port, ibv_query_gid and the async event calls
+ * ibv_modify_qp, ibv_query_port, ibv_query_port_speed, ibv_query_gid and the
+ * async event calls
  * for the whole program: the VM tests must not link it.
  */
 #ifndef GDX_FAKE_NIC_H
@@ -129,6 +130,13 @@ unsigned fake_pending(const struct fake_qp *q);
 /* The QP's path fails: its oldest WR completes with status (retry
  * exceeded, say), and the QP goes to error, flushing the rest. */
 void fake_fail(struct fake_qp *q, enum ibv_wc_status status);
+
+/* The next async event the plugin reads (ibv_get_async_event), for port. */
+void fake_async_event(enum ibv_event_type type, int port);
+/* What ibv_query_port_speed says from now on, in 100 Mb/s units; 0: the
+ * library has no such call (EOPNOTSUPP). Ports report active_speed 0
+ * (ibv_query_port), so without it a port's speed is unknown. */
+void fake_port_speed(uint64_t units_of_100mbps);
 
 /* QP q of rail r of an end. */
 struct fake_qp *fake_qp_of(struct fake_end *e, int rail, int q);
