@@ -27,6 +27,7 @@
 #include <gdx/gdx_param.h>
 #include <gdx/gdx_registry.h>
 #include <gdx/gdx_setup.h>
+#include <gdx/gdx_subnet.h>
 
 enum gdx_connect_state {
 	GDX_CONN_TCP,	     /* connect() in progress */
@@ -255,6 +256,7 @@ static int gdx_connect_start(struct gdx_ctx *ctx, int dev, int tc, const void *h
 		GDX_WARN("connect on device %d refused: %s", dev, why);
 		return ret;
 	}
+	dev = gdx_subnet_pick(dev, h);
 	memset(&to, 0, sizeof(to));
 	if (le16toh(h->family) == AF_INET) {
 		to.u.in.sin_family = AF_INET;

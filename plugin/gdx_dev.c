@@ -92,7 +92,8 @@ int gdx_dev_port_speed(struct ibv_context *ctx, const char *ibdev, int port,
 	uint64_t speed = 0;
 	int mbps;
 
-	if (ibv_query_port_speed && !ibv_query_port_speed(ctx, (uint32_t)port, &speed) && speed)
+	if (gdx_params.query_port_speed && ibv_query_port_speed &&
+	    !ibv_query_port_speed(ctx, (uint32_t)port, &speed) && speed)
 		return speed * 100 > INT_MAX ? INT_MAX : (int)(speed * 100);
 	mbps = gdx_dev_speed_mbps(pa->active_speed, pa->active_width);
 	if (mbps)

@@ -24,6 +24,7 @@
 #include <gdx/gdx_param.h>
 #include <gdx/gdx_registry.h>
 #include <gdx/gdx_setup.h>
+#include <gdx/gdx_subnet.h>
 #include <gdx/gdx_time.h>
 
 enum gdx_accept_state {
@@ -142,6 +143,7 @@ int gdx_listen(struct gdx_ctx *ctx, int dev, void *handle, struct gdx_listen_com
 			bound.u.sa.sa_family == AF_INET6 ? bound.u.in6.sin6_scope_id : 0, lc->nonce,
 			gdx_vdev_get(dev) ? (uint32_t)gdx_vdev_get(dev)->nmembers : 1,
 			(uint32_t)gdx_params.qps_per_connection);
+	gdx_subnet_fill(handle, dev);
 	ret = gdx_comm_register(lc);
 	if (ret)
 		goto err_close;

@@ -61,30 +61,32 @@ static int gdx_gid_auto(struct gdx_dev *dev)
 	return index;
 }
 
-static int gdx_rail_pick_gid(struct gdx_rail *r)
+int gdx_dev_gid(struct gdx_dev *dev, int *index, union ibv_gid *gid)
 {
-	struct gdx_dev *dev = r->dev;
-
 	if (dev->link_layer == IBV_LINK_LAYER_INFINIBAND) {
-		r->gid_index = gdx_params.gid_index >= 0 ? gdx_params.gid_index : 0;
+		*index = gdx_params.gid_index >= 0 ? gdx_params.gid_index : 0;
 	} else if (gdx_params.gid_index >= 0) {
-		r->gid_index = gdx_params.gid_index;
+		*index = gdx_params.gid_index;
 	} else {
-		r->gid_index = gdx_gid_auto(dev);
-		if (r->gid_index < 0)
-			return r->gid_index;
+		*index = gdx_gid_auto(dev);
+		if (*index < 0)
+			return *index;
 	}
-	if (ibv_query_gid(dev->ib->ctx, (uint8_t)dev->ib_port, r->gid_index, &r->gid)) {
+	if (ibv_query_gid(dev->ib->ctx, (uint8_t)dev->ib_port, *index, gid)) {
 		GDX_WARN("ibv_query_gid(%s port %d index %d) failed: %s", dev->ibdev, dev->ib_port,
-			 r->gid_index, strerror(errno));
+			 *index, strerror(errno));
 		return -EINVAL;
 	}
-	if (dev->link_layer == IBV_LINK_LAYER_ETHERNET && gdx_gid_is_zero(r->gid.raw)) {
-		GDX_WARN("%s port %d GID index %d is empty", dev->ibdev, dev->ib_port,
-			 r->gid_index);
+	if (dev->link_layer == IBV_LINK_LAYER_ETHERNET && gdx_gid_is_zero(gid->raw)) {
+		GDX_WARN("%s port %d GID index %d is empty", dev->ibdev, dev->ib_port, *index);
 		return -EADDRNOTAVAIL;
 	}
 	return 0;
+}
+
+static int gdx_rail_pick_gid(struct gdx_rail *r)
+{
+	return gdx_dev_gid(r->dev, &r->gid_index, &r->gid);
 }
 
 static int gdx_rail_qp_create(struct gdx_rail *r, void *owner, struct gdx_qp *q)

@@ -36,6 +36,17 @@
 	  "choose the GID automatically only within this CIDR range, e.g. 10.0.0.0/8")            \
 	X(int, roce_version, "ROCE_VERSION", "2", "NCCL_IB_ROCE_VERSION_NUM", 1, 2,               \
 	  "preferred RoCE version when choosing a GID")                                           \
+	X(int, subnet_aware_routing, "SUBNET_AWARE_ROUTING", "0", "NCCL_IB_SUBNET_AWARE_ROUTING", \
+	  0, 1,                                                                                   \
+	  "1: on RoCE, a connect takes the device whose every port shares a subnet with one of "  \
+	  "the listener's (their GIDs ride in the handle) where the device NCCL gives does not "  \
+	  "(rings cabled without a switch)")                                                      \
+	X(int, subnet_prefix_len, "SUBNET_PREFIX_LEN", "24", "NCCL_IB_SUBNET_PREFIX_LEN", 1, 128, \
+	  "bits that make a GID's subnet: of its IPv4 address (32 at most), or of the whole GID " \
+	  "for IPv6 and InfiniBand")                                                              \
+	X(int, query_port_speed, "QUERY_PORT_SPEED", "1", "NCCL_IB_QUERY_PORT_SPEED", 0, 1,       \
+	  "1: a port's speed from ibv_query_port_speed where libibverbs has it (rdma-core 57); "  \
+	  "0: from its attributes and sysfs")                                                     \
 	X(int, timeout, "TIMEOUT", "20", "NCCL_IB_TIMEOUT", 0, 31,                                \
 	  "QP local ack timeout exponent: 4.096 us * 2^n per retry (0: no timeout)")              \
 	X(int, retry_cnt, "RETRY_CNT", "6", "NCCL_IB_RETRY_CNT", 0, 7,                            \
@@ -149,90 +160,92 @@
  * own: read by NCCL, not by the plugin).
  *
  *        variable  NCCL's default  kind  what */
-#define GDX_NCCL_IB_TABLE(X)                                                                       \
-	X("NCCL_IB_HCA", "", twin, "the same syntax; rail and plane (NCCL 2.30) too")              \
-	X("NCCL_IB_GID_INDEX", "-1", twin, "the same; -1 chooses as net_ib does")                  \
-	X("NCCL_IB_ADDR_FAMILY", "AF_INET", twin, "anything but AF_INET6 is AF_INET, as NCCL")     \
-	X("NCCL_IB_ADDR_RANGE", "", twin, "a malformed range is ignored with a note, as NCCL")     \
-	X("NCCL_IB_ROCE_VERSION_NUM", "2", twin, "the same")                                       \
-	X("NCCL_IB_TIMEOUT", "20", twin, "the same")                                               \
-	X("NCCL_IB_RETRY_CNT", "7", twin,                                                          \
-	  "the same; unset, 6 (rxe and some providers take 7 for retrying forever)")               \
-	X("NCCL_IB_SL", "-1", twin, "the same; a value verbs refuses gets a WARN and -1")          \
-	X("NCCL_IB_TC", "-1", twin, "the same")                                                    \
-	X("NCCL_IB_FIFO_TC", "-1", twin, "the same")                                               \
-	X("NCCL_IB_PKEY", "0", twin, "the same")                                                   \
-	X("NCCL_IB_QPS_PER_CONNECTION", "1", twin,                                                 \
-	  "QPs per rail; ends that differ take the larger count, 128 in all")                      \
-	X("NCCL_IB_SPLIT_DATA_ON_QPS", "0", twin, "the same; any value but 0 is on, as NCCL")      \
-	X("NCCL_IB_ADAPTIVE_ROUTING", "-2", twin, "the same")                                      \
-	X("NCCL_IB_AR_THRESHOLD", "-2", twin,                                                      \
-	  "the same; NCCL's -2 (its 8192) gets a WARN and 8192")                                   \
-	X("NCCL_IB_PCI_RELAXED_ORDERING", "2", twin, "the same")                                   \
-	X("NCCL_IB_ECE_ENABLE", "1", twin, "the same; any value but 0 is on, as NCCL")             \
-	X("NCCL_IB_SUBNET_AWARE_ROUTING", "0", noted,                                              \
-	  "not yet applied: the device NCCL gives is used")                                        \
-	X("NCCL_IB_SUBNET_PREFIX_LEN", "24", noted, "likewise")                                    \
-	X("NCCL_IB_QUERY_PORT_SPEED", "1", noted, "the speed is the port attributes' and sysfs's") \
-	X("NCCL_IB_RESILIENCY_PORT_FAILOVER", "0", twin,                                           \
-	  "any value but 0 is on, as NCCL; the failed rail's traffic goes to the others by what "  \
-	  "each delivers (weighted), not evenly")                                                  \
-	X("NCCL_IB_RESILIENCY_PORT_FAILOVER_MAX_ATTEMPTS", "1", noted,                             \
-	  "net_ib probes a failed request with RDMA reads to learn whether it landed; here the "   \
-	  "receiver says what it took, so nothing is probed and no attempt can fail")              \
-	X("NCCL_IB_RESILIENCY_PORT_FAILOVER_PROBE_DELAY", "10", noted,                             \
-	  "likewise: no probe to delay; what a failed rail carried goes again once the "           \
-	  "receiver's receives on it are flushed")                                                 \
-	X("NCCL_IB_RESILIENCY_PORT_RECOVERY", "0", twin,                                           \
-	  "any value but 0 is on, as NCCL; unset, on here (NCCL: off), and attempts never end "    \
-	  "unless NCCL_GDX_RECOVERY_ATTEMPTS says")                                                \
-	X("NCCL_IB_RESILIENCY_PORT_RECOVERY_START_DELAY", "200", twin,                             \
-	  "the first wait before an attempt, which here doubles after each failed one up to "      \
-	  "NCCL_GDX_RECOVERY_MAX_MS (NCCL: then one batch every ALIVE_MSG_BATCH_INTERVAL)")        \
-	X("NCCL_IB_RESILIENCY_PORT_RECOVERY_ALIVE_MSG_BATCH_INTERVAL", "500", noted,               \
-	  "attempts are spaced by NCCL_GDX_RECOVERY_START_MS doubling up to "                      \
-	  "NCCL_GDX_RECOVERY_MAX_MS instead")                                                      \
-	X("NCCL_IB_RESILIENCY_PORT_RECOVERY_ALIVE_MSG_BATCH_SIZE", "5", noted,                     \
-	  "NCCL 2.30 and 2.31 read it and use ALIVE_MSG_SEQUENCE_SIZE, as this plugin does")       \
-	X("NCCL_IB_RESILIENCY_PORT_RECOVERY_ALIVE_MSG_SEQUENCE_SIZE", "5", twin,                   \
-	  "probes: zero-byte writes per QP of the restored rail, which must all be delivered "     \
-	  "(NCCL: alive messages seen in order); 1-10, as NCCL takes")                             \
-	X("NCCL_IB_RESILIENCY_PORT_RECOVERY_ALIVE_MSG_TIMEOUT", "4000", twin,                      \
-	  "how long the probes may take (the sender's clock alone: the ends share no timer)")      \
-	X("NCCL_IB_RESILIENCY_PORT_RECOVERY_ACK_TIMEOUT", "5000", twin,                            \
-	  "how long the receiver may take to answer an attempt (the sender's clock alone)")        \
-	X("NCCL_IB_RESILIENCY_PORT_RECOVERY_ATTEMPTS_MAX", "5", twin,                              \
-	  "failed attempts of one outage before the rail stays out; NCCL's values up to 1 mean "   \
-	  "1; unset, never (NCCL: 5); attempts while its port is down do not count")               \
-	X("NCCL_IB_OOO_RQ", "0", noted,                                                            \
-	  "an out-of-order receive queue is an mlx5 device capability (mlx5dv) this plugin "       \
-	  "does not use: adaptive routing's last WRITE_WITH_IMM keeps the receive in order")       \
-	X("NCCL_IB_DATA_DIRECT", "1", noted,                                                       \
-	  "the Data Direct DMA path is an mlx5 device's second PCI function (mlx5dv), which "      \
-	  "this plugin does not open: the NIC's own function is used")                             \
-	X("NCCL_IB_USE_INLINE", "0", noted,                                                        \
-	  "small sends and the clear-to-sends go inline wherever the provider takes it")           \
-	X("NCCL_IB_PREPOST_RECEIVE_WORK_REQUESTS", "-2", noted,                                    \
-	  "receives are always posted ahead, a batch per QP")                                      \
-	X("NCCL_IB_RECEIVER_SIDE_MATCHING_SCHEME", "-2", noted,                                    \
-	  "the receiver names the receive in each immediate; there is one scheme")                 \
-	X("NCCL_IB_RETURN_ASYNC_EVENTS", "1", noted,                                               \
-	  "a fatal async event always fails the comms it names, or takes their rail out")          \
-	X("NCCL_IB_ROUTABLE_FLID_GID_INDEX", "1", noted,                                           \
-	  "InfiniBand routing by FLID is not done: the port's LID is used")                        \
-	X("NCCL_IB_MERGE_VFS", "1", noted,                                                         \
-	  "virtual functions are devices of their own; fuse them with NCCL_NET_FORCE_MERGE or "    \
-	  "NCCL_GDX_RAILS")                                                                        \
-	X("NCCL_IB_MERGE_NICS", "1", noted,                                                        \
-	  "makeVDevice always fuses what NCCL asks (NCCL_NET_MERGE_LEVEL, NCCL_NET_FORCE_MERGE)")  \
-	X("NCCL_IB_DEVICE_PCI_ORDER", "1", noted,                                                  \
-	  "devices are in libibverbs' order, the same on like nodes")                              \
-	X("NCCL_IB_WARN_RAIL_LOCAL", "0", noted,                                                   \
-	  "ends with different rail counts connect, with one INFO line under NET")                 \
-	X("NCCL_IB_MQP_RETRY_ALL", "0", noted, "a QP state change is not retried")                 \
-	X("NCCL_IB_MQP_RETRY_CNT", "34", noted, "likewise")                                        \
-	X("NCCL_IB_MQP_RETRY_SLEEP_MSEC", "100", noted, "likewise")                                \
-	X("NCCL_IB_DISABLE", "0", nccl,                                                            \
+#define GDX_NCCL_IB_TABLE(X)                                                                      \
+	X("NCCL_IB_HCA", "", twin, "the same syntax; rail and plane (NCCL 2.30) too")             \
+	X("NCCL_IB_GID_INDEX", "-1", twin, "the same; -1 chooses as net_ib does")                 \
+	X("NCCL_IB_ADDR_FAMILY", "AF_INET", twin, "anything but AF_INET6 is AF_INET, as NCCL")    \
+	X("NCCL_IB_ADDR_RANGE", "", twin, "a malformed range is ignored with a note, as NCCL")    \
+	X("NCCL_IB_ROCE_VERSION_NUM", "2", twin, "the same")                                      \
+	X("NCCL_IB_TIMEOUT", "20", twin, "the same")                                              \
+	X("NCCL_IB_RETRY_CNT", "7", twin,                                                         \
+	  "the same; unset, 6 (rxe and some providers take 7 for retrying forever)")              \
+	X("NCCL_IB_SL", "-1", twin, "the same; a value verbs refuses gets a WARN and -1")         \
+	X("NCCL_IB_TC", "-1", twin, "the same")                                                   \
+	X("NCCL_IB_FIFO_TC", "-1", twin, "the same")                                              \
+	X("NCCL_IB_PKEY", "0", twin, "the same")                                                  \
+	X("NCCL_IB_QPS_PER_CONNECTION", "1", twin,                                                \
+	  "QPs per rail; ends that differ take the larger count, 128 in all")                     \
+	X("NCCL_IB_SPLIT_DATA_ON_QPS", "0", twin, "the same; any value but 0 is on, as NCCL")     \
+	X("NCCL_IB_ADAPTIVE_ROUTING", "-2", twin, "the same")                                     \
+	X("NCCL_IB_AR_THRESHOLD", "-2", twin,                                                     \
+	  "the same; NCCL's -2 (its 8192) gets a WARN and 8192")                                  \
+	X("NCCL_IB_PCI_RELAXED_ORDERING", "2", twin, "the same")                                  \
+	X("NCCL_IB_ECE_ENABLE", "1", twin, "the same; any value but 0 is on, as NCCL")            \
+	X("NCCL_IB_SUBNET_AWARE_ROUTING", "0", twin,                                              \
+	  "the same rule; the listener puts the GIDs of up to 4 ports in its handle (NCCL: 2)")   \
+	X("NCCL_IB_SUBNET_PREFIX_LEN", "24", twin,                                                \
+	  "the same for IPv4 GIDs; for others, bits of the whole GID")                            \
+	X("NCCL_IB_QUERY_PORT_SPEED", "1", twin,                                                  \
+	  "the same; a device speed change event asks the port again")                            \
+	X("NCCL_IB_RESILIENCY_PORT_FAILOVER", "0", twin,                                          \
+	  "any value but 0 is on, as NCCL; the failed rail's traffic goes to the others by what " \
+	  "each delivers (weighted), not evenly")                                                 \
+	X("NCCL_IB_RESILIENCY_PORT_FAILOVER_MAX_ATTEMPTS", "1", noted,                            \
+	  "net_ib probes a failed request with RDMA reads to learn whether it landed; here the "  \
+	  "receiver says what it took, so nothing is probed and no attempt can fail")             \
+	X("NCCL_IB_RESILIENCY_PORT_FAILOVER_PROBE_DELAY", "10", noted,                            \
+	  "likewise: no probe to delay; what a failed rail carried goes again once the "          \
+	  "receiver's receives on it are flushed")                                                \
+	X("NCCL_IB_RESILIENCY_PORT_RECOVERY", "0", twin,                                          \
+	  "any value but 0 is on, as NCCL; unset, on here (NCCL: off), and attempts never end "   \
+	  "unless NCCL_GDX_RECOVERY_ATTEMPTS says")                                               \
+	X("NCCL_IB_RESILIENCY_PORT_RECOVERY_START_DELAY", "200", twin,                            \
+	  "the first wait before an attempt, which here doubles after each failed one up to "     \
+	  "NCCL_GDX_RECOVERY_MAX_MS (NCCL: then one batch every ALIVE_MSG_BATCH_INTERVAL)")       \
+	X("NCCL_IB_RESILIENCY_PORT_RECOVERY_ALIVE_MSG_BATCH_INTERVAL", "500", noted,              \
+	  "attempts are spaced by NCCL_GDX_RECOVERY_START_MS doubling up to "                     \
+	  "NCCL_GDX_RECOVERY_MAX_MS instead")                                                     \
+	X("NCCL_IB_RESILIENCY_PORT_RECOVERY_ALIVE_MSG_BATCH_SIZE", "5", noted,                    \
+	  "NCCL 2.30 and 2.31 read it and use ALIVE_MSG_SEQUENCE_SIZE, as this plugin does")      \
+	X("NCCL_IB_RESILIENCY_PORT_RECOVERY_ALIVE_MSG_SEQUENCE_SIZE", "5", twin,                  \
+	  "probes: zero-byte writes per QP of the restored rail, which must all be delivered "    \
+	  "(NCCL: alive messages seen in order); 1-10, as NCCL takes")                            \
+	X("NCCL_IB_RESILIENCY_PORT_RECOVERY_ALIVE_MSG_TIMEOUT", "4000", twin,                     \
+	  "how long the probes may take (the sender's clock alone: the ends share no timer)")     \
+	X("NCCL_IB_RESILIENCY_PORT_RECOVERY_ACK_TIMEOUT", "5000", twin,                           \
+	  "how long the receiver may take to answer an attempt (the sender's clock alone)")       \
+	X("NCCL_IB_RESILIENCY_PORT_RECOVERY_ATTEMPTS_MAX", "5", twin,                             \
+	  "failed attempts of one outage before the rail stays out; NCCL's values up to 1 mean "  \
+	  "1; unset, never (NCCL: 5); attempts while its port is down do not count")              \
+	X("NCCL_IB_OOO_RQ", "0", noted,                                                           \
+	  "an out-of-order receive queue is an mlx5 device capability (mlx5dv) this plugin "      \
+	  "does not use: adaptive routing's last WRITE_WITH_IMM keeps the receive in order")      \
+	X("NCCL_IB_DATA_DIRECT", "1", noted,                                                      \
+	  "the Data Direct DMA path is an mlx5 device's second PCI function (mlx5dv), which "     \
+	  "this plugin does not open: the NIC's own function is used")                            \
+	X("NCCL_IB_USE_INLINE", "0", noted,                                                       \
+	  "small sends and the clear-to-sends go inline wherever the provider takes it")          \
+	X("NCCL_IB_PREPOST_RECEIVE_WORK_REQUESTS", "-2", noted,                                   \
+	  "receives are always posted ahead, a batch per QP")                                     \
+	X("NCCL_IB_RECEIVER_SIDE_MATCHING_SCHEME", "-2", noted,                                   \
+	  "the receiver names the receive in each immediate; there is one scheme")                \
+	X("NCCL_IB_RETURN_ASYNC_EVENTS", "1", noted,                                              \
+	  "a fatal async event always fails the comms it names, or takes their rail out")         \
+	X("NCCL_IB_ROUTABLE_FLID_GID_INDEX", "1", noted,                                          \
+	  "InfiniBand routing by FLID is not done: the port's LID is used")                       \
+	X("NCCL_IB_MERGE_VFS", "1", noted,                                                        \
+	  "virtual functions are devices of their own; fuse them with NCCL_NET_FORCE_MERGE or "   \
+	  "NCCL_GDX_RAILS")                                                                       \
+	X("NCCL_IB_MERGE_NICS", "1", noted,                                                       \
+	  "makeVDevice always fuses what NCCL asks (NCCL_NET_MERGE_LEVEL, NCCL_NET_FORCE_MERGE)") \
+	X("NCCL_IB_DEVICE_PCI_ORDER", "1", noted,                                                 \
+	  "devices are in libibverbs' order, the same on like nodes")                             \
+	X("NCCL_IB_WARN_RAIL_LOCAL", "0", noted,                                                  \
+	  "ends with different rail counts connect, with one INFO line under NET")                \
+	X("NCCL_IB_MQP_RETRY_ALL", "0", noted, "a QP state change is not retried")                \
+	X("NCCL_IB_MQP_RETRY_CNT", "34", noted, "likewise")                                       \
+	X("NCCL_IB_MQP_RETRY_SLEEP_MSEC", "100", noted, "likewise")                               \
+	X("NCCL_IB_DISABLE", "0", nccl,                                                           \
 	  "NCCL's own IB transport, which NCCL falls back to where this plugin does not load")
 
 enum gdx_nccl_kind { GDX_NCCL_twin, GDX_NCCL_noted, GDX_NCCL_nccl };

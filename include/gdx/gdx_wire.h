@@ -24,6 +24,7 @@
 #define GDX_DEV_NAME_MAX 64
 
 /* The listen handle: fits NCCL's 128-byte buffer, holds no pointers. */
+#define GDX_HANDLE_GIDS 4
 struct gdx_handle {
 	uint64_t magic;
 	uint32_t version;
@@ -36,6 +37,11 @@ struct gdx_handle {
 	uint16_t qps;	   /* the listener's QPs per rail: the connector makes
 			    * max(its own, these) on every rail */
 	uint64_t nonce;	   /* random per listen comm; echoed in the hello */
+	/* NCCL_GDX_SUBNET_AWARE_ROUTING: the GIDs of the listener's RoCE ports
+	 * (its device's members, in order), for the connector to find a device
+	 * on their subnets (gdx_subnet.c); all zero otherwise (0.4.1 and
+	 * earlier end before them: a job runs one release on every node). */
+	uint8_t gids[GDX_HANDLE_GIDS][16];
 };
 _Static_assert(sizeof(struct gdx_handle) <= NCCL_NET_HANDLE_MAXSIZE, "handle fits NCCL's buffer");
 
