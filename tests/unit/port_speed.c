@@ -57,7 +57,8 @@ static void test_speed_change_event(void)
 	fake_async_event(SPEED_CHANGE, 1);
 	gdx_event_poll(c, true);
 	ASSERT_EQ(c->rails[0].dev->speed_mbps, 50000);
-	ASSERT_STR_CONTAINS(gdx_test_warnings(), "fake0 port 1: speed changed from 100000 to 50000");
+	ASSERT_STR_CONTAINS(gdx_test_warnings(),
+			    "fake0 port 1: speed changed from 100000 to 50000");
 	ASSERT(c->run[0].rate > rate0 * 0.499 && c->run[0].rate < rate0 * 0.501);
 	ASSERT(c->run[1].rate == rate1);
 	/* the receive comm's rail on the same device follows at its poll */

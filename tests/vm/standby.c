@@ -149,8 +149,8 @@ static void test_far_rail_stands_by(void)
 	gdx_vm_links_up();
 	printf("  rxe1 near, rxe3 far behind the host bridge; both through one 40 Mbit/s "
 	       "link, the far path 10 Mbit/s of it; 1 MiB messages:\n");
-	printf("  standing by (default)      %5.1f Mbit/s  (near %llu bytes, far %llu)\n",
-	       sb.mbps, sb.near, sb.far);
+	printf("  standing by (default)      %5.1f Mbit/s  (near %llu bytes, far %llu)\n", sb.mbps,
+	       sb.near, sb.far);
 	printf("  weighted (STANDBY=0)       %5.1f Mbit/s  (near %llu bytes, far %llu)\n", w.mbps,
 	       w.near, w.far);
 	printf("  even (STRIPE_WEIGHTED=0)   %5.1f Mbit/s  (near %llu bytes, far %llu)\n", ev.mbps,
