@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A rail down for a long while under a stream, then back (NCCL issues 2323,
+ * 2157), over rxe (--pairs 2): a fused device rxe1+rxe3 -> rxe0+rxe2, both
+ * wires shaped to 20 Mbit/s so that the stream's rate says how many rails
+ * carry it, failover on, the receiver a process of its own. rxe3's wire
+ * goes down for a minute (the long test: five), the stream goes on over
+ * rxe1 alone; once the wire is back, the rail comes back by itself (its
+ * port is looked at in the background for as long as it takes; only the
+ * sender keeps time) and the stream's rate returns to what both rails gave
+ * before, within 15 s. The long test is run by name (tests/README.md).
+ */
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "gdx_pair.h"
+#include "gdx_plugin_loader.h"
+#include "gdx_stream.h"
+#include "gdx_test.h"
+
+#define FUSED_LISTEN  0 /* rxe0+rxe2 */
+#define FUSED_CONNECT 1 /* rxe1+rxe3 */
+#define MSG	      (1 << 20)
+#define BACK_S	      15 /* the stated time: the rate is back within it */
+
+static void sh(const char *cmd)
+{
+	if (system(cmd) != 0)
+		gdx_test_fail(__FILE__, __LINE__, "failed: %s", cmd);
+}
+
+/* The stream's Mbit/s over secs. */
+static double rate(struct gdx_stream *st, double secs)
+{
+	uint64_t b0 = __atomic_load_n(&st->bytes, __ATOMIC_RELAXED);
+	double t0 = gdx_now_s();
+
+	usleep((useconds_t)(secs * 1e6));
+	return (double)(__atomic_load_n(&st->bytes, __ATOMIC_RELAXED) - b0) * 8 / 1e6 /
+	       (gdx_now_s() - t0);
+}
+
+static void outage(int secs)
+{
+	struct gdx_stream st;
+	double before, during = 1e9, after = 0, back = -1, t_up;
+
+	gdx_vm_links_up();
+	sh("for i in 0 1 2 3; do ip link set veth$i mtu 9000; done");
+	gdx_vm_links_up();
+	sh("tc qdisc replace dev veth1 root tbf rate 20mbit burst 64kb limit 32mb && "
+	   "tc qdisc replace dev veth3 root tbf rate 20mbit burst 64kb limit 32mb");
+	setenv("NCCL_GDX_RAILS", "rxe0+rxe2,rxe1+rxe3", 1);
+	setenv("NCCL_GDX_FAILOVER", "1", 1);
+	gdx_stream_start(&st, FUSED_CONNECT, FUSED_LISTEN, MSG);
+	ASSERT(gdx_stream_moves(&st, 4, 60));
+	sleep(3);
+	before = rate(&st, 6);
+	sh("ip link set veth3 down");
+	for (int t = 0; t < secs; t += 10) {
+		double r = rate(&st, secs - t < 10 ? secs - t : 10);
+
+		during = r < during ? r : during;
+		ASSERT_EQ(st.res, ncclSuccess);
+	}
+	sh("ip link set veth3 up && "
+	   "tc qdisc replace dev veth3 root tbf rate 20mbit burst 64kb limit 32mb");
+	t_up = gdx_now_s();
+	while (gdx_now_s() - t_up < 60) {
+		after = rate(&st, 3);
+		if (after >= 0.85 * before) {
+			back = gdx_now_s() - t_up;
+			break;
+		}
+	}
+	printf("  both rails %.1f Mbit/s; rxe3's wire down %d s: at least %.1f Mbit/s "
+	       "meanwhile; back up: %.1f Mbit/s again after %.1f s (within %d s)\n",
+	       before, secs, during, after, back, BACK_S);
+	gdx_stream_stop(&st);
+	sh("tc qdisc del dev veth1 root; tc qdisc del dev veth3 root; "
+	   "for i in 0 1 2 3; do ip link set veth$i mtu 1500; done");
+	gdx_vm_links_up();
+	ASSERT_EQ(st.res, ncclSuccess);
+	ASSERT(during > 0.3 * before); /* one rail carried it */
+	ASSERT(during < 0.7 * before); /* and only one */
+	ASSERT(back >= 0 && back <= BACK_S);
+	ASSERT_STR_CONTAINS(gdx_test_infos(), "back in the connection");
+}
+
+static void test_outage_one_minute(void)
+{
+	outage(60);
+}
+
+static void test_outage_five_minutes(void)
+{
+	outage(300);
+}
+
+GDX_TESTS_MAIN(TEST(test_outage_one_minute, 240),
+	       TEST_BY_NAME(test_outage_five_minutes, 600,
+			    "a five-minute outage: run by name for the long figure"))
