@@ -30,8 +30,7 @@ bool gdx_subnet_same(const uint8_t a[16], const uint8_t b[16], int prefix)
 	return gdx_subnet_prefix_eq(a, b, prefix > 128 ? 128 : prefix);
 }
 
-bool gdx_subnet_reaches(const uint8_t (*local)[16], int n, const struct gdx_handle *h,
-			int prefix)
+bool gdx_subnet_reaches(const uint8_t (*local)[16], int n, const struct gdx_handle *h, int prefix)
 {
 	for (int i = 0; i < n; i++) {
 		bool any = false;

@@ -32,7 +32,6 @@ int gdx_subnet_pick(int dev, const struct gdx_handle *h);
 bool gdx_subnet_same(const uint8_t a[16], const uint8_t b[16], int prefix);
 /* Whether every one of n local GIDs shares a subnet with one of the
  * handle's (n > 0). */
-bool gdx_subnet_reaches(const uint8_t (*local)[16], int n, const struct gdx_handle *h,
-			int prefix);
+bool gdx_subnet_reaches(const uint8_t (*local)[16], int n, const struct gdx_handle *h, int prefix);
 
 #endif

@@ -35,8 +35,9 @@ static void test_connect_moves_to_the_listeners_subnet(void)
 	setenv("NCCL_IB_SUBNET_PREFIX_LEN", "24", 1);
 	n = net_up();
 	gdx_pair_connect(n, LISTEN_DEV, CONNECT_DEV, &p);
-	ASSERT_STR_CONTAINS(gdx_test_infos(),
-			    "device 3 (rxe3) is not on the listener's subnets (::ffff:198.18.0.1/24");
+	ASSERT_STR_CONTAINS(
+		gdx_test_infos(),
+		"device 3 (rxe3) is not on the listener's subnets (::ffff:198.18.0.1/24");
 	ASSERT_STR_CONTAINS(gdx_test_infos(), "device 1 (rxe1) is, and connects instead");
 	ASSERT_STR_CONTAINS(gdx_test_infos(), "connected rxe1 to ");
 	gdx_transfer(&p, 1 << 20, 1 << 20, 0, 7);
@@ -73,5 +74,5 @@ static void test_one_subnet_keeps_the_device(void)
 	ASSERT_EQ(gdx_test_warning_count(), 0);
 }
 
-GDX_TESTS_MAIN(TEST(test_connect_moves_to_the_listeners_subnet, 120),
-	       TEST(test_off_by_default, 60), TEST(test_one_subnet_keeps_the_device, 60))
+GDX_TESTS_MAIN(TEST(test_connect_moves_to_the_listeners_subnet, 120), TEST(test_off_by_default, 60),
+	       TEST(test_one_subnet_keeps_the_device, 60))
