@@ -27,6 +27,7 @@
 #include <gdx/gdx_live.h>
 #include <gdx/gdx_log.h>
 #include <gdx/gdx_post.h>
+#include <gdx/gdx_qpstat.h>
 #include <gdx/gdx_req.h>
 #include <gdx/gdx_stall.h>
 #include <gdx/gdx_stripe.h>
@@ -36,8 +37,24 @@
  * GDX_LIVENESS_POLLS idle polls, gdx_cq.h). */
 #define GDX_LIVENESS_MS 100
 
+/* A failed completion's status kept on its QP of rail r (none: a flush
+ * read's QP), for the line gdx_qpstat_dump writes about it. */
+static void gdx_wc_note(struct gdx_comm *c, int r, const struct ibv_wc *wc)
+{
+	for (int i = 0; r < c->nrails && i < c->rails[r].nqps; i++) {
+		struct gdx_qp *q = &c->rails[r].qps[i];
+
+		if (q->qp && q->qp->qp_num == wc->qp_num && !q->failed) {
+			q->failed = true;
+			q->failed_status = (uint8_t)wc->status;
+		}
+	}
+}
+
 static void gdx_wc_failed(struct gdx_comm *c, int rail, const struct ibv_wc *wc)
 {
+	bool first = !c->err;
+
 	/* The async events first: a port that went down is the cause to name,
 	 * and its event is queued before the completions it causes. */
 	gdx_event_poll(c, true);
@@ -49,6 +66,9 @@ static void gdx_wc_failed(struct gdx_comm *c, int rail, const struct ibv_wc *wc)
 			 c->kind == GDX_KIND_SEND ? "send side" : "receive side",
 			 gdx_wc_hint(wc->status));
 	gdx_comm_fail(c, -EREMOTEIO);
+	/* the first failure only: what follows is its QPs' flushes */
+	if (first)
+		gdx_qpstat_dump(c, -1, "the comm failed");
 }
 
 /* ---- the receive side of the wire ---- */
@@ -219,6 +239,7 @@ static void gdx_wc_error(struct gdx_comm *c, int r, const struct ibv_wc *wc,
 	}
 	if (state != GDX_RAIL_UP)
 		return; /* a flush of a rail already taken out */
+	gdx_wc_note(c, r, wc);
 	if (!c->failover || !gdx_failover_status(wc->status)) {
 		gdx_wc_failed(c, r, wc);
 		return;
@@ -413,6 +434,7 @@ void gdx_comm_check_peer(struct gdx_comm *c)
 	gdx_event_poll(c, false);
 	if (c->err)
 		return;
+	gdx_qpstat_tick(now); /* the NIC's counters, about once a second */
 	gdx_stall_check(c, now);
 	if (gdx_sock_peer_alive(c->sock) == 0)
 		return;

@@ -55,6 +55,7 @@
 #include <gdx/gdx_note.h>
 #include <gdx/gdx_param.h>
 #include <gdx/gdx_post.h>
+#include <gdx/gdx_qpstat.h>
 #include <gdx/gdx_stripe.h>
 #include <gdx/gdx_time.h>
 
@@ -263,6 +264,7 @@ int gdx_rail_failed(struct gdx_comm *c, int r, const char *why)
 			 c->dev_name, r, c->rails[r].dev->ibdev, c->rails[r].dev->ib_port,
 			 GDX_LOG_QUOTED(c->peer_dev), c->peer, gdx_clock_str(when, sizeof(when)),
 			 why, c->nlive, c->rails[r].dev->ibdev);
+		gdx_qpstat_dump(c, r, "its rail taken out");
 	} else if (!gdx_fo_sender(c) || !gdx_fo_give_up(c, r)) {
 		run->backoff_ms = gdx_fo_backoff(run->backoff_ms);
 		GDX_INFO(NCCL_NET, "%s: rail %d (%s): restore attempt %u failed: %s; next in %u ms",

@@ -31,6 +31,10 @@
 #endif
 
 _Static_assert(GDX_LIVE_RAILS >= GDX_MAX_RAILS, "a live slot has room for every rail");
+_Static_assert(sizeof(struct gdx_live_nic) <= sizeof(struct gdx_live_comm) &&
+		       offsetof(struct gdx_live_nic, role) == 0 &&
+		       offsetof(struct gdx_live_nic, gen) == sizeof(uint32_t),
+	       "a NIC slot is a comm slot's size at most, with the same first 8 bytes");
 _Static_assert(offsetof(struct gdx_live_comm, role) == 0 &&
 		       offsetof(struct gdx_live_comm, gen) == sizeof(uint32_t),
 	       "a reader rereads a slot's role and gen as its first 8 bytes");
@@ -464,15 +468,11 @@ static void gdx_live_addrs(const struct gdx_comm *c, struct gdx_live_comm *l)
 		snprintf(l->peer, sizeof(l->peer), "%s", c->peer);
 }
 
-/* A free slot of the file claimed, with a busy role until its owner has
- * filled it in; own when there is none (counted as untracked). Its fields
- * after gen zeroed, its clocks started. */
-static struct gdx_live_comm *gdx_live_claim(struct gdx_live_comm *own)
+/* A free slot of file m claimed, with a busy role until its owner has
+ * filled it in; NULL when there is none. */
+static struct gdx_live_comm *gdx_live_take(struct gdx_live *m)
 {
-	struct gdx_live *m = gdx_live_file();
-	struct gdx_live_comm *l = NULL;
-
-	for (int i = 0; m && i < GDX_LIVE_COMMS && !l; i++) {
+	for (int i = 0; m && i < GDX_LIVE_COMMS; i++) {
 		uint32_t free_role = GDX_LIVE_FREE;
 		struct gdx_live_comm *s = &m->comms[i];
 
@@ -480,8 +480,18 @@ static struct gdx_live_comm *gdx_live_claim(struct gdx_live_comm *own)
 		if (__atomic_load_n(&s->role, __ATOMIC_RELAXED) == GDX_LIVE_FREE &&
 		    __atomic_compare_exchange_n(&s->role, &free_role, UINT32_MAX, false,
 						__ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
-			l = s;
+			return s;
 	}
+	return NULL;
+}
+
+/* A free slot of the file claimed (gdx_live_take); own when there is none
+ * (counted as untracked). Its fields after gen zeroed, its clocks started. */
+static struct gdx_live_comm *gdx_live_claim(struct gdx_live_comm *own)
+{
+	struct gdx_live *m = gdx_live_file();
+	struct gdx_live_comm *l = gdx_live_take(m);
+
 	if (!l) {
 		if (m)
 			__atomic_add_fetch(&m->hdr.untracked, 1, __ATOMIC_RELAXED);
@@ -540,6 +550,33 @@ struct gdx_live_comm *gdx_live_rma_open(struct gdx_live_comm *own, const char *d
 	gdx_live_nics(l, n, devs);
 	__atomic_store_n(&l->role, GDX_LIVE_RMA, __ATOMIC_RELEASE);
 	return l;
+}
+
+struct gdx_live_nic *gdx_live_nic_open(struct gdx_live_nic *own, const char *ibdev, int port)
+{
+	struct gdx_live_nic *l = (struct gdx_live_nic *)gdx_live_take(gdx_live_file());
+
+	if (!l)
+		l = own; /* not counted as untracked: no comm goes unseen */
+	__atomic_add_fetch(&l->gen, 1, __ATOMIC_RELAXED);
+	memset((char *)l + offsetof(struct gdx_live_nic, ibdev), 0,
+	       sizeof(*l) - offsetof(struct gdx_live_nic, ibdev));
+	snprintf(l->ibdev, sizeof(l->ibdev), "%.31s", ibdev);
+	l->port = (uint32_t)port;
+	__atomic_store_n(&l->role, GDX_LIVE_NIC, __ATOMIC_RELEASE);
+	return l;
+}
+
+void gdx_live_nic_close(struct gdx_live_nic *l, struct gdx_live_nic *own)
+{
+	struct gdx_live *m = gdx_live_file();
+
+	/* a slot of a file since closed (finalize) is not written again */
+	if (!l || l == own || !m || (void *)l < (void *)m->comms ||
+	    (void *)l >= (void *)(m->comms + GDX_LIVE_COMMS))
+		return;
+	__atomic_add_fetch(&l->gen, 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&l->role, GDX_LIVE_FREE, __ATOMIC_RELEASE);
 }
 
 /* The slot given back; what it moved goes to the file's totals. */

@@ -30,7 +30,8 @@ static const char *const gdx_live_wait_names[][2] = {
 /* A slot in use, of a role this reader shows. */
 static bool gdx_live_role_known(uint32_t role)
 {
-	return role == GDX_LIVE_SEND || role == GDX_LIVE_RECV || role == GDX_LIVE_RMA;
+	return role == GDX_LIVE_SEND || role == GDX_LIVE_RECV || role == GDX_LIVE_RMA ||
+	       role == GDX_LIVE_NIC;
 }
 
 const char *gdx_live_role_name(uint32_t role)
@@ -127,6 +128,26 @@ static void gdx_live_slot_tidy(struct gdx_live_comm *c)
 		c->rails[r].ibdev[sizeof(c->rails[r].ibdev) - 1] = '\0';
 }
 
+/* A NIC slot (copied as a comm's: the same size or more) into v->nics,
+ * its strings terminated and its counters within the slot's. */
+static int gdx_live_nic_add(struct gdx_live_view *v, const struct gdx_live_comm *c)
+{
+	struct gdx_live_nic *nv = realloc(v->nics, (size_t)(v->nnics + 1) * sizeof(*nv));
+	struct gdx_live_nic *n;
+
+	if (!nv)
+		return -ENOMEM;
+	v->nics = nv;
+	n = &v->nics[v->nnics++];
+	memcpy(n, c, sizeof(*n));
+	n->ibdev[sizeof(n->ibdev) - 1] = '\0';
+	if (n->ncounters > GDX_LIVE_NIC_COUNTERS)
+		n->ncounters = GDX_LIVE_NIC_COUNTERS;
+	for (int i = 0; i < GDX_LIVE_NIC_COUNTERS; i++)
+		n->counters[i].name[GDX_LIVE_NIC_NAME - 1] = '\0';
+	return 0;
+}
+
 static int gdx_live_slot_add(struct gdx_live_view *v, int *cap, int slot,
 			     const struct gdx_live_comm *c)
 {
@@ -185,7 +206,8 @@ static int gdx_live_read_slots(int fd, struct gdx_live_found *f, struct gdx_live
 			}
 			if (tries == GDX_LIVE_COPY_TRIES || !gdx_live_role_known(role))
 				continue; /* being claimed or released: not in this scan */
-			if (gdx_live_slot_add(v, &cap, base + k, &c))
+			if (role == GDX_LIVE_NIC ? gdx_live_nic_add(v, &c)
+						 : gdx_live_slot_add(v, &cap, base + k, &c))
 				return -ENOMEM;
 			(*budget)--;
 		}
@@ -249,7 +271,9 @@ static int gdx_live_read_one(int udfd, const char *name, unsigned uid, struct gd
 	ret = gdx_live_read_slots(fd, f, v, budget);
 	if (ret) {
 		free(v->slots);
+		free(v->nics);
 		v->slots = NULL;
+		v->nics = NULL;
 	}
 out:
 	close(fd);
@@ -303,12 +327,14 @@ static int gdx_live_take(struct gdx_live_found *f, long *budget)
 	}
 	s->skipped++;
 	if (nv->hdr.created_ms > s->v[*at].hdr.created_ms) {
-		*budget += s->v[*at].nslots;
+		*budget += s->v[*at].nslots + s->v[*at].nnics;
 		free(s->v[*at].slots);
+		free(s->v[*at].nics);
 		s->v[*at] = *nv;
 	} else {
-		*budget += nv->nslots;
+		*budget += nv->nslots + nv->nnics;
 		free(nv->slots);
+		free(nv->nics);
 	}
 	return 0;
 }
@@ -460,8 +486,10 @@ out:
 
 void gdx_live_scan_free(struct gdx_live_scan *s)
 {
-	for (int i = 0; i < s->n; i++)
+	for (int i = 0; i < s->n; i++) {
 		free(s->v[i].slots);
+		free(s->v[i].nics);
+	}
 	free(s->v);
 	s->v = NULL;
 	s->n = 0;

@@ -24,6 +24,7 @@
 #include <gdx/gdx_p2p.h>
 #include <gdx/gdx_param.h>
 #include <gdx/gdx_prof.h>
+#include <gdx/gdx_qpstat.h>
 #include <gdx/gdx_reg.h>
 #include <gdx/gdx_registry.h>
 
@@ -208,6 +209,7 @@ static void gdx_net_idle(void)
 	if (!gdx_initialized || gdx_nctxs || gdx_holds || gdx_comms_open())
 		return;
 	gdx_devs_report();
+	gdx_qpstat_fini(); /* its slots are in the file */
 	gdx_live_close(true);
 	gdx_conn_fini();
 	gdx_devs_fini();
@@ -588,6 +590,8 @@ __attribute__((destructor)) static void gdx_net_unload(void)
 	}
 	/* comms still open (a process exiting under running threads) keep
 	 * writing their slots: the mapping stays for them */
+	if (gdx_comms_open() == 0)
+		gdx_qpstat_fini(); /* its slots are in the file */
 	gdx_live_close(gdx_comms_open() == 0);
 	pthread_mutex_unlock(&gdx_init_lock);
 }

@@ -15,6 +15,7 @@
 #include <gdx/gdx_param.h>
 #include <gdx/gdx_post.h>
 #include <gdx/gdx_prof.h>
+#include <gdx/gdx_qpstat.h>
 #include <gdx/gdx_setup.h>
 
 /* A comm's large parts in pages of their own, zeroed: closing the comm gives
@@ -125,10 +126,13 @@ void gdx_comm_base_fini(struct gdx_comm *c)
 	gdx_prof_comm_fini(c); /* requests NCCL left in flight: their events end */
 	gdx_failover_fini(c);
 	gdx_comm_report(c); /* from its live slot, before the slot goes */
+	gdx_qpstat_closing(c);
 	gdx_live_comm_close(c);
 	for (int i = 0; i < c->nrails; i++) {
-		for (int q = 0; q < c->rails[i].nqps; q++)
+		for (int q = 0; q < c->rails[i].nqps; q++) {
 			gdx_seglog_destroy(&c->rails[i].qps[q]);
+			gdx_qpstat_qp_del(c->rails[i].dev, c->rails[i].qps[q].qp);
+		}
 		gdx_rail_destroy(&c->rails[i]);
 	}
 	c->nrails = 0;
@@ -187,6 +191,9 @@ int gdx_comm_rails_create(struct gdx_comm *c, struct gdx_vdev *v, int nrails, in
 		r->sl = sl;
 		r->tc = tc;
 		c->nrails = i + 1;
+		/* at INIT, the kernel knows their port: bound to its counter */
+		for (int q = 0; q < r->nqps; q++)
+			gdx_qpstat_qp_add(r->dev, r->qps[q].qp);
 		if (r->max_inline < c->max_inline)
 			c->max_inline = r->max_inline;
 		c->ar &= r->dev->ar;

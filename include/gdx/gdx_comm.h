@@ -309,6 +309,7 @@ struct gdx_comm {
 	uint64_t stale_imms;	/* immediates of receives no longer posted, dropped */
 	int sock;		/* out-of-band socket, kept open as the liveness signal */
 	int err;		/* sticky: once set, every call fails with it */
+	uint32_t qp_dumped;	/* rails whose QPs' lines were written (gdx_qpstat_dump) */
 	uint32_t idle_polls;	/* polls without progress */
 	uint64_t last_check_ms; /* last look at the peer's out-of-band socket */
 	uint32_t next_req;	/* where the search for a free request starts */

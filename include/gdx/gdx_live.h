@@ -37,6 +37,11 @@ struct gdx_live_comm *gdx_live_rma_open(struct gdx_live_comm *own, const char *d
 					const char *addr, const char *peer, int n,
 					struct gdx_dev *const *devs);
 void gdx_live_rma_close(struct gdx_live_comm *l, struct gdx_live_comm *own);
+/* A NIC port's counters (gdx_qpstat.c): a slot of role GDX_LIVE_NIC (own
+ * when none is free), ibdev and port filled in; given back by
+ * gdx_live_nic_close(), which leaves a slot of a file since closed alone. */
+struct gdx_live_nic *gdx_live_nic_open(struct gdx_live_nic *own, const char *ibdev, int port);
+void gdx_live_nic_close(struct gdx_live_nic *l, struct gdx_live_nic *own);
 /* While the comm waits (its clock read): the tick's fields. */
 void gdx_live_tick(struct gdx_comm *c, uint64_t now_ms);
 /* A signaled send on rail r took ticks (gdx_stamp) from post to completion:

@@ -57,7 +57,13 @@ enum gdx_live_wait {
  * not yet placed"); each rail is a NIC of the device, tx_bytes the bytes
  * put through it, rx_pieces the bytes got through it (RDMA READ); msgs
  * the requests completed, outstanding those in flight. */
-enum { GDX_LIVE_FREE = 0, GDX_LIVE_SEND = 1, GDX_LIVE_RECV = 2, GDX_LIVE_RMA = 3 };
+enum {
+	GDX_LIVE_FREE = 0,
+	GDX_LIVE_SEND = 1,
+	GDX_LIVE_RECV = 2,
+	GDX_LIVE_RMA = 3,
+	GDX_LIVE_NIC = 4
+};
 
 /* A store of the data path into a live slot. Built with -DGDX_LIVE_OFF the
  * data path has none: what scripts/cpu-cost.sh compares them against. */
@@ -116,6 +122,42 @@ struct gdx_live_comm {
 	uint32_t wait; /* enum gdx_live_wait */
 	uint32_t pad;
 	struct gdx_live_rail rails[GDX_LIVE_RAILS];
+};
+
+/* A NIC port's counters as the kernel keeps them (gdx_qpstat.h): role
+ * GDX_LIVE_NIC, one slot per NIC port the process has QPs on, held from
+ * its first QP there to finalize. It came within layout 2, in a slot of a
+ * comm's size: readers that know only comm slots skip it, as they skip
+ * RMA's. Its fields after gen are the plugin's plain stores, read about
+ * once a second; a reader may see a read half written (each value whole). */
+#define GDX_LIVE_NIC_COUNTERS 64
+#define GDX_LIVE_NIC_NAME     40
+
+/* Where a NIC slot's counters come from. */
+enum gdx_live_nic_source {
+	GDX_LIVE_NIC_NONE = 0, /* none could be read */
+	GDX_LIVE_NIC_QP,       /* a kernel counter bound to this process's QPs on the port */
+	GDX_LIVE_NIC_PORT,     /* the port's totals, every process's (RDMA netlink) */
+	GDX_LIVE_NIC_SYSFS,    /* the port's totals, from sysfs hw_counters */
+};
+
+struct gdx_live_nic_counter {
+	char name[GDX_LIVE_NIC_NAME]; /* the kernel's ("retry_exceeded_err") */
+	uint64_t value;
+};
+
+struct gdx_live_nic {
+	uint32_t role; /* GDX_LIVE_NIC; as a comm slot's, written last at claim */
+	uint32_t gen;
+	char ibdev[32];
+	uint32_t port;
+	uint32_t source;     /* enum gdx_live_nic_source */
+	uint32_t counter_id; /* GDX_LIVE_NIC_QP: the kernel's counter (rdma statistic qp) */
+	uint32_t qps;	     /* the process's QPs on the port now */
+	uint32_t unbound;    /* GDX_LIVE_NIC_QP: of those, QPs the counter does not count */
+	uint32_t ncounters;  /* written after their names */
+	uint64_t read_ms;    /* when last read (gdx_now_ms) */
+	struct gdx_live_nic_counter counters[GDX_LIVE_NIC_COUNTERS];
 };
 
 struct gdx_live_hdr {

@@ -41,6 +41,10 @@ struct gdx_live_view {
 	int nslots;		      /* the slots in use, copied in slot order */
 	struct gdx_live_slot *slots;
 	bool slots_cut; /* its user's slot cap reached: some of its slots not read */
+	/* its NIC ports' counters (slots of role GDX_LIVE_NIC), in slot
+	 * order, apart from the comms'; malloc'd */
+	int nnics;
+	struct gdx_live_nic *nics;
 };
 
 /* A user's directory a scan has something to say about. */

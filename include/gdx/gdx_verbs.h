@@ -44,6 +44,10 @@ struct gdx_qp {
 	uint32_t stall_done;
 	uint64_t stall_since_ms;
 	bool stall_warned;
+	/* The last completion that failed on it, for the line about it that
+	 * a failure writes (gdx_qpstat_dump): its ibv_wc_status. */
+	bool failed;
+	uint8_t failed_status;
 };
 
 /*

@@ -308,6 +308,8 @@ struct live_proc {
 	int ncomms;
 	const struct gdx_live_slot *comms;
 	bool comms_cut; /* its user's cap: not all its comms read */
+	int nnics;	/* its NIC ports' counters (gdx_qpstat.h) */
+	const struct gdx_live_nic *nics;
 };
 struct live_snap {
 	uint64_t now_ms; /* gdx_now_ms() when taken */
@@ -316,6 +318,12 @@ struct live_snap {
 	int *by_pid; /* procs' indexes by pid */
 	struct gdx_live_scan scan;
 };
+/* top's NIC counters of a process (gdx_doctor_top_nic.c): as text lines,
+ * as the JSON member "nic_counters", and every process's as Prometheus
+ * samples of gdx_nic_counter_total. */
+void top_nic_text(const struct live_proc *p, uint64_t now_ms);
+void top_nic_json(const struct live_proc *p, uint64_t now_ms);
+void top_nic_prometheus(const struct live_snap *s);
 /* DOCTOR_OK; DOCTOR_NO_INPUT (dir unreadable) or DOCTOR_ERROR (out of
  * descriptors or memory), said on stderr. */
 int live_snap_take(const char *dir, struct live_snap *s);

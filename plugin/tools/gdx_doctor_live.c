@@ -54,6 +54,8 @@ int live_snap_take(const char *dir, struct live_snap *s)
 		p->ncomms = v->nslots;
 		p->comms = v->slots;
 		p->comms_cut = v->slots_cut;
+		p->nnics = v->nnics;
+		p->nics = v->nics;
 		s->by_pid[i] = i;
 	}
 	if (s->nprocs)

@@ -466,6 +466,7 @@ static void top_text(const struct live_snap *s, const struct top_rows *t,
 		}
 		top_peers_text(p);
 		top_rma_text(p, &t->g[i]);
+		top_nic_text(p, s->now_ms);
 	}
 	fflush(stdout);
 }
@@ -562,7 +563,9 @@ static void top_json(const struct live_snap *s, const struct top_rows *t,
 		}
 		printf("], \"peers\": [");
 		top_peers_json(p);
-		printf("]}");
+		printf("], ");
+		top_nic_json(p, s->now_ms);
+		printf("}");
 	}
 	printf("\n], ");
 	live_snap_notes_json(stdout, s);
@@ -767,6 +770,7 @@ static int top_prometheus(const struct live_snap *s, const struct top_rows *t,
 		       f.nic[k], f.rows[k]->port, up);
 	}
 	top_prom_latency(&f);
+	top_nic_prometheus(s);
 	fflush(stdout);
 	top_flat_free(&f);
 	return DOCTOR_OK;
