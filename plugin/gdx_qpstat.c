@@ -111,8 +111,7 @@ int gdx_qpstat_msg_bind(void *buf, size_t len, uint32_t seq, uint32_t dev, uint3
 	    gdx_nl_u32(buf, len, &off, RDMA_NLDEV_ATTR_STAT_RES, RDMA_NLDEV_ATTR_RES_QP) ||
 	    gdx_nl_u32(buf, len, &off, RDMA_NLDEV_ATTR_STAT_MODE, RDMA_COUNTER_MODE_MANUAL) ||
 	    gdx_nl_u32(buf, len, &off, RDMA_NLDEV_ATTR_RES_LQPN, qpn) ||
-	    (counter_id &&
-	     gdx_nl_u32(buf, len, &off, RDMA_NLDEV_ATTR_STAT_COUNTER_ID, counter_id)))
+	    (counter_id && gdx_nl_u32(buf, len, &off, RDMA_NLDEV_ATTR_STAT_COUNTER_ID, counter_id)))
 		return -EMSGSIZE;
 	return gdx_nl_end(buf, off);
 }
@@ -274,8 +273,7 @@ int gdx_qpstat_parse(const void *buf, size_t len, struct gdx_qpstat_reply *r, si
 			if (gdx_qpstat_hwcounters(val, vlen, r))
 				return -EBADMSG;
 			break;
-		default:
-			break; /* what this reader has no use for */
+		default: break; /* what this reader has no use for */
 		}
 	}
 	return 0;
@@ -518,8 +516,7 @@ static int gdx_qpstat_read(struct gdx_qpstat_port *p)
 		if (!ret)
 			gdx_qpstat_store(p, r, NULL);
 		return ret;
-	default:
-		return 0;
+	default: return 0;
 	}
 }
 
@@ -563,10 +560,9 @@ static void gdx_qpstat_decide(struct gdx_qpstat_port *p, uint32_t qpn)
 	snprintf(why, sizeof(why), "%s: %s%s",
 		 p->dev_index < 0 ? "no RDMA netlink device" : "binding QPs refused",
 		 strerror(-ret),
-		 ret == -EPERM ? " (needs CAP_NET_ADMIN)"
-		 : ret == -EOPNOTSUPP || ret == -ENOMEM
-			 ? " (the device has no per-QP counters)"
-			 : "");
+		 ret == -EPERM				? " (needs CAP_NET_ADMIN)"
+		 : ret == -EOPNOTSUPP || ret == -ENOMEM ? " (the device has no per-QP counters)"
+							: "");
 	if (p->dev_index >= 0) {
 		l->source = GDX_LIVE_NIC_PORT;
 		if (!gdx_qpstat_read(p)) {
@@ -716,8 +712,9 @@ static void gdx_qpstat_text(const struct gdx_dev *dev, char *buf, size_t len)
 		off = (size_t)snprintf(buf, len, "counter %u of its port's %d QPs:", p->counter_id,
 				       p->qps);
 	else
-		off = (size_t)snprintf(buf, len, "%s of %s/%d:",
-				       gdx_qpstat_source_name(p->live->source), p->ibdev, p->port);
+		off = (size_t)snprintf(buf, len,
+				       "%s of %s/%d:", gdx_qpstat_source_name(p->live->source),
+				       p->ibdev, p->port);
 	for (uint32_t i = 0; i < p->live->ncounters && off < len; i++)
 		if (p->live->counters[i].value)
 			off += (size_t)snprintf(buf + off, len - off, " %s %llu,",
@@ -753,17 +750,21 @@ void gdx_qpstat_dump(struct gdx_comm *c, int rail, const char *why)
 				continue;
 			ret = ibv_query_qp(q->qp, &attr, IBV_QP_STATE, &init);
 			if (q->failed)
-				snprintf(last, sizeof(last), "last failed completion %s (status %d)",
+				snprintf(last, sizeof(last),
+					 "last failed completion %s (status %d)",
 					 ibv_wc_status_str((enum ibv_wc_status)q->failed_status),
 					 q->failed_status);
 			else
 				snprintf(last, sizeof(last), "no failed completion (%u WRs done)",
 					 q->wr_done);
-			gdx_log(c->err ? NCCL_LOG_WARN : NCCL_LOG_INFO, NCCL_NET, __func__, __LINE__,
-				GDX_LOG_PREFIX "%s rail %d (%s/%d), peer %s: qp 0x%x %s, %s; %s (%s)",
+			gdx_log(c->err ? NCCL_LOG_WARN : NCCL_LOG_INFO, NCCL_NET, __func__,
+				__LINE__,
+				GDX_LOG_PREFIX
+				"%s rail %d (%s/%d), peer %s: qp 0x%x %s, %s; %s (%s)",
 				c->dev_name, r, ra->dev->ibdev, ra->dev->ib_port, c->peer,
-				q->qp->qp_num, ret ? "state unknown" : gdx_qp_state_name(attr.qp_state),
-				last, counters, why);
+				q->qp->qp_num,
+				ret ? "state unknown" : gdx_qp_state_name(attr.qp_state), last,
+				counters, why);
 		}
 	}
 }
