@@ -41,7 +41,8 @@ static void msg_attr(struct msg *m, uint16_t type, const void *val, size_t vlen)
 	ASSERT(m->len + NLA_ALIGN(NLA_HDRLEN + vlen) <= sizeof(m->b));
 	a->nla_type = type;
 	a->nla_len = (uint16_t)(NLA_HDRLEN + vlen);
-	memcpy(m->b + m->len + NLA_HDRLEN, val, vlen);
+	if (vlen) /* a nest opens with no value (and val NULL) */
+		memcpy(m->b + m->len + NLA_HDRLEN, val, vlen);
 	m->len += NLA_ALIGN(NLA_HDRLEN + vlen);
 }
 
