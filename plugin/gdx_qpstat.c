@@ -551,7 +551,7 @@ static void gdx_qpstat_decide(struct gdx_qpstat_port *p, uint32_t qpn)
 	if (!ret) {
 		l->source = GDX_LIVE_NIC_QP;
 		l->counter_id = p->counter_id;
-		GDX_INFO(NCCL_INIT | NCCL_NET,
+		GDX_INFO(NCCL_NET,
 			 "%s/%d: NIC counters per QP: the plugin's QPs bound to counter %u "
 			 "(rdma statistic qp show link %s/%d)",
 			 p->ibdev, p->port, p->counter_id, p->ibdev, p->port);
@@ -566,7 +566,7 @@ static void gdx_qpstat_decide(struct gdx_qpstat_port *p, uint32_t qpn)
 	if (p->dev_index >= 0) {
 		l->source = GDX_LIVE_NIC_PORT;
 		if (!gdx_qpstat_read(p)) {
-			GDX_INFO(NCCL_INIT | NCCL_NET,
+			GDX_INFO(NCCL_NET,
 				 "%s/%d: NIC counters are the port's totals, every process's "
 				 "(rdma statistic show link %s/%d), not per QP: %s",
 				 p->ibdev, p->port, p->ibdev, p->port, why);
@@ -575,16 +575,15 @@ static void gdx_qpstat_decide(struct gdx_qpstat_port *p, uint32_t qpn)
 	}
 	l->source = GDX_LIVE_NIC_SYSFS;
 	if (!gdx_qpstat_read(p)) {
-		GDX_INFO(NCCL_INIT | NCCL_NET,
+		GDX_INFO(NCCL_NET,
 			 "%s/%d: NIC counters are the port's totals, every process's, from sysfs "
 			 "hw_counters, not per QP: %s",
 			 p->ibdev, p->port, why);
 		return;
 	}
 	l->source = GDX_LIVE_NIC_NONE;
-	GDX_INFO(NCCL_INIT | NCCL_NET,
-		 "%s/%d: no NIC counters: %s, and the port has no hw_counters in sysfs", p->ibdev,
-		 p->port, why);
+	GDX_INFO(NCCL_NET, "%s/%d: no NIC counters: %s, and the port has no hw_counters in sysfs",
+		 p->ibdev, p->port, why);
 }
 
 static struct gdx_qpstat_port *gdx_qpstat_port_of(const struct gdx_dev *dev, bool make)
@@ -653,6 +652,15 @@ void gdx_qpstat_qp_del(struct gdx_dev *dev, struct ibv_qp *qp)
 		p->qps--;
 		p->live->qps = (uint32_t)p->qps;
 	}
+	/* the last QP gone: no descriptor is kept while no comm is open (the
+	 * next QP opens the socket again) */
+	for (int i = 0; i < gdx_qpstat_nports && gdx_qpstat_fd >= 0; i++)
+		if (gdx_qpstat_ports[i].qps)
+			goto out;
+	if (gdx_qpstat_fd >= 0)
+		close(gdx_qpstat_fd);
+	gdx_qpstat_fd = -1;
+out:
 	pthread_mutex_unlock(&gdx_qpstat_lock);
 }
 
