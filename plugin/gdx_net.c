@@ -213,6 +213,8 @@ static void gdx_net_idle(void)
 	gdx_live_close(true);
 	gdx_conn_fini();
 	gdx_devs_fini();
+	free(gdx_ctxs); /* empty: the next init grows it again */
+	gdx_ctxs = NULL;
 	gdx_initialized = false;
 	GDX_INFO(NCCL_NET, "the last context is finalized and no comm is open: devices closed, "
 			   "every resource released; the next init opens them again");
