@@ -25,6 +25,7 @@
 #include <gdx/gdx_post.h>
 
 #include "gdx_fake_nic.h"
+#include "gdx_plugin_loader.h"
 #include "gdx_test.h"
 
 #define MSG (3 * 4096)
@@ -151,6 +152,17 @@ static void scenario(int first)
 	/* the receiver counts what it took on the failed rail and notes it */
 	poll_both(&p);
 	ASSERT_EQ(p.r.c->run[first].state, GDX_RAIL_DOWN);
+	{
+		/* the rail's QPs, one line each, as it is taken out (NCCL #2181) */
+		char line[256];
+
+		snprintf(line, sizeof(line),
+			 "fake0+fake1+fake2 rail %d (fake%d/1), peer the other end: qp 0x%x ERR, "
+			 "last failed completion transport retry counter exceeded (status 12); no "
+			 "NIC counters (its rail taken out)",
+			 first, first, fake_qp_of(&p.s, first, 0)->qp.qp_num);
+		ASSERT_STR_CONTAINS(gdx_test_infos(), line);
+	}
 	/* room for one WR on each rail left, then the counts land */
 	for (int rail = 0; rail < 3; rail++)
 		if (rail != first)
