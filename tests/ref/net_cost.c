@@ -15,7 +15,7 @@
  * needs to take the empty calls out.
  *
  *   net_cost -p PLUGIN.so [-s SIZE] [-n MSGS] [-w WARMUP] [-d DEPTH] [-m MODE]
- *            [-r RECV_DEV] [-t SEND_DEV] [-P]
+ *            [-r RECV_DEV] [-t SEND_DEV] [-P] [-F FLOWS] [-H]
  *
  * A device "a+b" is fused by makeVDevice, as NCCL fuses NICs; -P passes a
  * profiler callback that counts the events, and a handle with each call.
@@ -28,6 +28,13 @@
  * measured alone. -b USEC: after a call that finds nothing, the client waits
  * that long outside the plugin, as a proxy with other connections to serve
  * would, so that a message comes with fewer empty calls.
+ *
+ * -F FLOWS (stream): that many connections between the two devices, each
+ * with its own DEPTH, one thread on each side serving them in turn, as
+ * NCCL's proxy serves a peer's channels; each side then prints its rate
+ * (from the end of the warm-up).
+ * -H: tell the plugin so first, as NCCL does (setNetAttr: one peer, FLOWS
+ * flows per peer, before the connections and again for the stream).
  */
 #include <errno.h>
 #include <dlfcn.h>
@@ -45,6 +52,7 @@
 #include <nccl/profiler_net.h>
 
 #define MAX_DEPTH 32
+#define MAX_FLOWS 16
 
 static const ncclNet_v11_t *net;
 static void *ctx;
@@ -212,10 +220,19 @@ static void xread(int fd, void *p, size_t n)
 
 struct opts {
 	size_t size;
-	int msgs, warmup, depth, spins;
+	int msgs, warmup, depth, spins, flows, hints, rates;
 	long backoff_us; /* -b: the client's own wait after a call that found nothing */
 	const char *mode;
 };
+
+/* One connection and what is in flight on it. */
+struct flow {
+	void *listen, *comm, *mh, *req[MAX_DEPTH];
+	char *buf;
+	int posted, done;
+};
+
+static struct flow flows[MAX_FLOWS];
 
 /* After a call that found nothing, the proxy does other work (here: waits
  * outside the plugin), as NCCL's does with many connections: fewer empty
@@ -229,6 +246,29 @@ static void backoff(const struct opts *o)
 		nanosleep(&ts, NULL);
 }
 
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* -H: what NCCL's proxy tells a plugin that has setNetAttr: the peers and
+ * flows of what comes (-1: not said). */
+static void hint(const struct opts *o)
+{
+	ncclNetCommAttr_v11_t a = {.maxConcurrentPeers = 1,
+				   .minConcurrentPeers = 1,
+				   .maxFlowsPerPeer = o->flows,
+				   .minFlowsPerPeer = o->flows};
+	ncclNetAttr_v11_t attr = {
+		.sendCommAttr = a, .recvCommAttr = a, .op = ~0u, .algo = ~0u, .proto = ~0u};
+
+	if (o->hints && net->setNetAttr)
+		CHECK(net->setNetAttr(ctx, &attr));
+}
+
 struct counts {
 	unsigned long long isend_ok, isend_empty, irecv_ok, irecv_empty, test_done, test_empty;
 };
@@ -240,34 +280,113 @@ static void report(const char *side, const struct counts *k, int msgs)
 		k->test_empty);
 }
 
+/* The stream's rate, from the end of the warm-up on. */
+static void report_rate(const char *side, const struct opts *o, double t0, double t1)
+{
+	double msgs = (double)o->msgs * o->flows;
+
+	fprintf(stderr,
+		"net_cost %s: flows %d size %zu depth %d messages %.0f seconds %.3f Gbps %.3f "
+		"msgs/s %.0f\n",
+		side, o->flows, o->size, o->depth, msgs, t1 - t0,
+		msgs * (double)o->size * 8 / (t1 - t0) / 1e9, msgs / (t1 - t0));
+}
+
+static char *buffer(const struct opts *o, size_t *len)
+{
+	char *b;
+
+	*len = o->size ? o->size * (size_t)o->depth : 1;
+	b = mmap(NULL, *len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (b == MAP_FAILED)
+		die("mmap: %s", strerror(errno));
+	return b;
+}
+
+/* Receives DEPTH ahead on each flow, testing each flow's oldest in turn. */
+static void receive_stream(const struct opts *o, int total, struct counts *k)
+{
+	int left = 0, done_all = 0;
+	double t0 = now_s();
+
+	for (int f = 0; f < o->flows; f++)
+		left += flows[f].done < total;
+	for (int f = 0; left; f = (f + 1) % o->flows) {
+		struct flow *w = &flows[f];
+		int done = 0, size = -1;
+
+		if (w->done == total)
+			continue;
+		if (w->posted < total && w->posted < w->done + o->depth) {
+			void **rq = &w->req[w->posted % o->depth];
+
+			*rq = NULL;
+			CHECK(cc_irecv(w->comm, w->buf + (size_t)(w->posted % o->depth) * o->size,
+				       o->size, w->mh, rq));
+			if (*rq) {
+				w->posted++;
+				k->irecv_ok++;
+			} else {
+				k->irecv_empty++;
+				backoff(o);
+			}
+			if (o->flows == 1 || *rq == NULL)
+				continue;
+		}
+		CHECK(cc_test_recv(w->req[w->done % o->depth], &done, &size));
+		if (!done) {
+			k->test_empty++;
+			backoff(o);
+			continue;
+		}
+		if ((size_t)size != o->size)
+			die("receive %d of flow %d: %d bytes, %zu sent", w->done, f, size, o->size);
+		k->test_done++;
+		left -= ++w->done == total;
+		if (++done_all == o->warmup * o->flows)
+			t0 = now_s();
+	}
+	if (o->rates)
+		report_rate("receiver", o, t0, now_s());
+}
+
 static void receiver(const struct opts *o, const char *dev, int to_sender, int from_sender)
 {
 	char handle[NCCL_NET_HANDLE_MAXSIZE];
-	void *l, *r = NULL, *mh, *req[MAX_DEPTH];
-	int total = o->msgs + o->warmup, posted = 0, done_n = 0, go = 1;
-	size_t len = o->size ? o->size * (size_t)o->depth : 1;
-	char *buf = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	int total = o->msgs + o->warmup, go = 1, d = dev_named(dev), accepted = 0;
+	size_t len;
 	struct counts k = {0};
 
-	CHECK(net->listen(ctx, dev_named(dev), handle, &l));
-	xwrite(to_sender, handle, sizeof(handle));
-	while (!r)
-		CHECK(net->accept(l, &r, NULL));
-	CHECK(net->regMr(r, buf, len, NCCL_PTR_HOST, &mh));
+	hint(o);
+	for (int f = 0; f < o->flows; f++) {
+		CHECK(net->listen(ctx, d, handle, &flows[f].listen));
+		xwrite(to_sender, handle, sizeof(handle));
+	}
+	while (accepted < o->flows)
+		for (int f = 0; f < o->flows; f++)
+			if (!flows[f].comm) {
+				CHECK(net->accept(flows[f].listen, &flows[f].comm, NULL));
+				accepted += flows[f].comm != NULL;
+			}
+	for (int f = 0; f < o->flows; f++) {
+		flows[f].buf = buffer(o, &len);
+		CHECK(net->regMr(flows[f].comm, flows[f].buf, len, NCCL_PTR_HOST, &flows[f].mh));
+	}
 	if (!strcmp(o->mode, "spin-test")) {
 		/* one receive, tested spins times before the sender may send it */
+		struct flow *w = &flows[0];
 		int done = 0, size;
 
-		CHECK(cc_irecv(r, buf, o->size, mh, &req[0]));
+		CHECK(cc_irecv(w->comm, w->buf, o->size, w->mh, &w->req[0]));
 		for (int i = 0; i < o->spins; i++) {
-			CHECK(cc_spin_test(req[0], &done, &size));
+			CHECK(cc_spin_test(w->req[0], &done, &size));
 			if (done)
 				die("spin-test: the receive completed before the send");
 			k.test_empty++;
 		}
 		xwrite(to_sender, &go, sizeof(go));
 		while (!done)
-			CHECK(net->test(req[0], &done, &size));
+			CHECK(net->test(w->req[0], &done, &size));
 		report("receiver", &k, 0);
 	} else {
 		if (!strcmp(o->mode, "spin-isend")) {
@@ -276,67 +395,91 @@ static void receiver(const struct opts *o, const char *dev, int to_sender, int f
 		} else if (!strcmp(o->mode, "spin-test-send")) {
 			total = 1;
 		}
-		while (done_n < total) {
-			if (posted < total && posted < done_n + o->depth) {
-				void **rq = &req[posted % o->depth];
+		hint(o);
+		receive_stream(o, total, &k);
+		if (!strcmp(o->mode, "stream"))
+			report("receiver", &k, total * o->flows);
+	}
+	xread(from_sender, &go, sizeof(go)); /* the sender is done with its comms */
+	for (int f = 0; f < o->flows; f++) {
+		CHECK(net->deregMr(flows[f].comm, flows[f].mh));
+		CHECK(net->closeRecv(flows[f].comm));
+		CHECK(net->closeListen(flows[f].listen));
+	}
+}
 
-				*rq = NULL;
-				CHECK(cc_irecv(r, buf + (size_t)(posted % o->depth) * o->size,
-					       o->size, mh, rq));
-				if (*rq) {
-					posted++;
-					k.irecv_ok++;
-				} else {
-					k.irecv_empty++;
-					backoff(o);
-				}
-				continue;
-			}
-			{
-				int done = 0, size = -1;
+/* Sends each flow's next as soon as isend takes it, DEPTH in flight on
+ * each, testing each flow's oldest in turn. */
+static void send_stream(const struct opts *o, int total, struct counts *k)
+{
+	int left = 0, done_all = 0;
+	double t0 = now_s();
 
-				CHECK(cc_test_recv(req[done_n % o->depth], &done, &size));
-				if (!done) {
-					k.test_empty++;
-					backoff(o);
+	for (int f = 0; f < o->flows; f++)
+		left += flows[f].done < total;
+	for (int f = 0; left; f = (f + 1) % o->flows) {
+		struct flow *w = &flows[f];
+		int done = 0, size = -1;
+
+		if (w->done == total)
+			continue;
+		if (w->posted < total && w->posted < w->done + o->depth) {
+			void **rq = &w->req[w->posted % o->depth];
+
+			*rq = NULL;
+			CHECK(cc_isend(w->comm, w->buf + (size_t)(w->posted % o->depth) * o->size,
+				       o->size, w->mh, rq));
+			if (*rq) {
+				w->posted++;
+				k->isend_ok++;
+				if (o->flows == 1)
 					continue;
-				}
-				if ((size_t)size != o->size)
-					die("receive %d: %d bytes, %zu sent", done_n, size,
-					    o->size);
-				k.test_done++;
-				done_n++;
+			} else {
+				k->isend_empty++;
+				if (w->done == w->posted)
+					backoff(o); /* nothing else to do */
 			}
 		}
-		if (!strcmp(o->mode, "stream"))
-			report("receiver", &k, total);
+		if (w->done == w->posted)
+			continue;
+		CHECK(cc_test_send(w->req[w->done % o->depth], &done, &size));
+		if (!done) {
+			k->test_empty++;
+			backoff(o);
+			continue;
+		}
+		k->test_done++;
+		left -= ++w->done == total;
+		if (++done_all == o->warmup * o->flows)
+			t0 = now_s();
 	}
-	xread(from_sender, &go, sizeof(go)); /* the sender is done with its comm */
-	CHECK(net->deregMr(r, mh));
-	CHECK(net->closeRecv(r));
-	CHECK(net->closeListen(l));
+	if (o->rates)
+		report_rate("sender", o, t0, now_s());
 }
 
 static void sender(const struct opts *o, const char *dev, int to_receiver, int from_receiver)
 {
 	char handle[NCCL_NET_HANDLE_MAXSIZE];
-	void *s = NULL, *mh, *req[MAX_DEPTH];
-	int total = o->msgs + o->warmup, sent = 0, done_n = 0, go = 1, d = dev_named(dev);
-	size_t len = o->size ? o->size * (size_t)o->depth : 1;
-	char *buf = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	int total = o->msgs + o->warmup, go = 1, d = dev_named(dev);
+	size_t len;
 	struct counts k = {0};
+	struct flow *w = &flows[0];
 
-	memset(buf, 0x5a, len);
-	xread(from_receiver, handle, sizeof(handle));
-	while (!s)
-		CHECK(net->connect(ctx, d, handle, &s, NULL));
-	CHECK(net->regMr(s, buf, len, NCCL_PTR_HOST, &mh));
+	hint(o);
+	for (int f = 0; f < o->flows; f++) {
+		xread(from_receiver, handle, sizeof(handle));
+		while (!flows[f].comm)
+			CHECK(net->connect(ctx, d, handle, &flows[f].comm, NULL));
+		flows[f].buf = buffer(o, &len);
+		memset(flows[f].buf, 0x5a, len);
+		CHECK(net->regMr(flows[f].comm, flows[f].buf, len, NCCL_PTR_HOST, &flows[f].mh));
+	}
 	if (!strcmp(o->mode, "spin-isend")) {
 		/* no receive is posted until the spins are done */
 		for (int i = 0; i < o->spins; i++) {
 			void *rq = NULL;
 
-			CHECK(cc_spin_isend(s, buf, o->size, mh, &rq));
+			CHECK(cc_spin_isend(w->comm, w->buf, o->size, w->mh, &rq));
 			if (rq)
 				die("spin-isend: isend found a clear-to-send before any receive");
 			k.isend_empty++;
@@ -351,68 +494,53 @@ static void sender(const struct opts *o, const char *dev, int to_receiver, int f
 		/* one message, large enough to be on the wire for every spin */
 		int done = 0, size;
 
-		while (!req[0])
-			CHECK(net->isend(s, buf, o->size, 0, mh, NULL, &req[0]));
+		while (!w->req[0])
+			CHECK(net->isend(w->comm, w->buf, o->size, 0, w->mh, NULL, &w->req[0]));
 		for (int i = 0; i < o->spins && !done; i++) {
-			CHECK(cc_spin_test(req[0], &done, &size));
+			CHECK(cc_spin_test(w->req[0], &done, &size));
 			k.test_empty += !done;
 		}
 		if (done)
 			die("spin-test-send: the send completed after %llu tests; use a larger -s",
 			    k.test_empty);
 		while (!done)
-			CHECK(net->test(req[0], &done, &size));
+			CHECK(net->test(w->req[0], &done, &size));
 		report("sender", &k, 0);
-		sent = done_n = total = 1;
+		w->posted = w->done = total = 1;
 	}
-	while (done_n < total) {
-		if (sent < total && sent < done_n + o->depth) {
-			void **rq = &req[sent % o->depth];
-
-			*rq = NULL;
-			CHECK(cc_isend(s, buf + (size_t)(sent % o->depth) * o->size, o->size, mh,
-				       rq));
-			if (*rq) {
-				sent++;
-				k.isend_ok++;
-				continue;
-			}
-			k.isend_empty++;
-			if (done_n == sent)
-				backoff(o); /* nothing else to do */
-		}
-		if (done_n < sent) {
-			int done = 0, size = -1;
-
-			CHECK(cc_test_send(req[done_n % o->depth], &done, &size));
-			if (done) {
-				done_n++;
-				k.test_done++;
-			} else {
-				k.test_empty++;
-				backoff(o);
-			}
-		}
-	}
+	hint(o);
+	send_stream(o, total, &k);
 	if (!strcmp(o->mode, "stream"))
-		report("sender", &k, total);
+		report("sender", &k, total * o->flows);
 	xwrite(to_receiver, &go, sizeof(go));
-	CHECK(net->deregMr(s, mh));
-	CHECK(net->closeSend(s));
+	for (int f = 0; f < o->flows; f++) {
+		CHECK(net->deregMr(flows[f].comm, flows[f].mh));
+		CHECK(net->closeSend(flows[f].comm));
+	}
 }
 
 int main(int argc, char **argv)
 {
-	struct opts o = {
-		.size = 8, .msgs = 400, .warmup = 10, .depth = 8, .spins = 2000, .mode = "stream"};
+	struct opts o = {.size = 8,
+			 .msgs = 400,
+			 .warmup = 10,
+			 .depth = 8,
+			 .spins = 2000,
+			 .flows = 1,
+			 .mode = "stream"};
 	const char *plugin = NULL, *rdev = "rxe0", *sdev = "rxe1";
 	int to_child[2], to_parent[2], c, status;
 	pid_t pid;
 
-	while ((c = getopt(argc, argv, "p:s:n:w:d:m:r:t:b:P")) != -1) {
+	while ((c = getopt(argc, argv, "p:s:n:w:d:m:r:t:b:PF:H")) != -1) {
 		switch (c) {
 		case 'b': o.backoff_us = atol(optarg); break;
 		case 'P': profiling = 1; break;
+		case 'F':
+			o.flows = atoi(optarg);
+			o.rates = 1;
+			break;
+		case 'H': o.hints = 1; break;
 		case 'p': plugin = optarg; break;
 		case 's': o.size = strtoull(optarg, NULL, 0); break;
 		case 'n': o.msgs = atoi(optarg); break;
@@ -425,16 +553,17 @@ int main(int argc, char **argv)
 			fprintf(stderr,
 				"usage: net_cost -p PLUGIN.so [-s SIZE] [-n MSGS] [-w WARMUP] "
 				"[-d DEPTH] [-m stream|spin-test|spin-test-send|spin-isend] [-r DEV] "
-				"[-t DEV] [-b USEC] [-P]\n");
+				"[-t DEV] [-b USEC] [-P] [-F FLOWS] [-H]\n");
 			return 64;
 		}
 	}
-	if (!plugin || o.depth < 1 || o.depth > MAX_DEPTH || o.msgs < 1 ||
+	if (!plugin || o.depth < 1 || o.depth > MAX_DEPTH || o.msgs < 1 || o.flows < 1 ||
+	    o.flows > MAX_FLOWS || (o.flows > 1 && strcmp(o.mode, "stream")) ||
 	    (strcmp(o.mode, "stream") && strcmp(o.mode, "spin-test") &&
 	     strcmp(o.mode, "spin-isend") && strcmp(o.mode, "spin-test-send")))
-		die("bad arguments (-p is needed; -d 1 to %d; -m stream, spin-test, spin-test-send "
-		    "or spin-isend)",
-		    MAX_DEPTH);
+		die("bad arguments (-p is needed; -d 1 to %d; -F 1 to %d, stream only; -m stream, "
+		    "spin-test, spin-test-send or spin-isend)",
+		    MAX_DEPTH, MAX_FLOWS);
 	if (strcmp(o.mode, "stream"))
 		o.spins = o.msgs;
 	if (pipe(to_child) || pipe(to_parent))
