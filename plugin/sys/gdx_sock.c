@@ -40,8 +40,6 @@ static int gdx_sock_if_class(const struct ifaddrs *ifa)
 	return 1;
 }
 
-#define GDX_SOCK_CLASSES 5
-
 int gdx_sock_pick_if(const struct ifaddrs *list, const char *spec, const char *family,
 		     struct gdx_sockaddr *addr_p, char *ifname_p)
 {
