@@ -11,7 +11,9 @@ CFLAGS   ?= -O2 -g
 # optflags) are kept, and the ones the build needs are still added.
 override CFLAGS   += -std=gnu11 -fPIC -fvisibility=hidden -Wall -Wextra -Wshadow -Wformat=2 \
             -Wmissing-prototypes -Wstrict-prototypes -Wno-missing-field-initializers
-override CPPFLAGS += -D_GNU_SOURCE -Iinclude -MMD -MP -DGDX_VERSION='"$(VERSION)"' $(shell pkg-config --cflags $(PKGS))
+# -Iplugin: the plugin's and the tools' headers, named by their folder
+# ("data/gdx_p2p.h"); -Iinclude: NCCL's ABI and what plugin and tools share.
+override CPPFLAGS += -D_GNU_SOURCE -Iplugin -Iinclude -MMD -MP -DGDX_VERSION='"$(VERSION)"' $(shell pkg-config --cflags $(PKGS))
 override LDLIBS   += $(shell pkg-config --libs $(PKGS)) -lpthread -ldl
 
 # make SANITIZE=address,undefined: plugin, archive, tools and tests all built
@@ -32,11 +34,20 @@ ifneq ($(DEBUG)$(SANITIZE),)
 override CPPFLAGS += -DGDX_DEBUG
 endif
 
-SRCS     := $(wildcard plugin/*.c)
-TOOL_SRCS := $(wildcard plugin/tools/*.c)
+# The plugin: one folder a layer (tests/README.md, "Where things are"); the
+# tools under plugin/tools/, which the .so carries nothing of.
+SRCS     := $(filter-out plugin/tools/%,$(wildcard plugin/*/*.c))
+TOOL_SRCS := $(wildcard plugin/tools/*/*.c)
 OBJS     := $(patsubst %.c,$(BUILD)/%.o,$(SRCS))
 LIB      := $(BUILD)/libnccl-net-gdx.so
 ARCHIVE  := $(BUILD)/libgdx.a
+# What both tools (and the tests of it) share: the JSON reader and writers,
+# the escaping, the live files' reader. An archive, so that each program
+# takes only the objects it uses.
+COMMON_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(wildcard plugin/tools/common/*.c))
+TOOLS_ARCHIVE := $(BUILD)/libgdx-tools.a
+BENCH_OBJS  := $(patsubst %.c,$(BUILD)/%.o,$(wildcard plugin/tools/bench/*.c))
+DOCTOR_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(wildcard plugin/tools/doctor/*.c))
 
 UNIT_TESTS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/*.c))
 # The data-path tests, run in the VM; those that need every NIC to reach
@@ -61,7 +72,7 @@ FAKE_NIC_TESTS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(shell grep -l '"gdx_fa
 MANS       := $(BUILD)/man/gdx-doctor.1 $(BUILD)/man/gdx-bench.1 $(BUILD)/man/libnccl-net-gdx.7
 
 .PHONY: all programs version deps test check demo bench clean
-all: $(LIB) $(ARCHIVE) $(TOOLS) $(UNIT_TESTS) $(VM_TESTS) $(SW_TESTS) $(REF_TOOLS) $(NET_COST)
+all: $(LIB) $(ARCHIVE) $(TOOLS_ARCHIVE) $(TOOLS) $(UNIT_TESTS) $(VM_TESTS) $(SW_TESTS) $(REF_TOOLS) $(NET_COST)
 # What the packages ship: the plugin, the tools and the man pages.
 programs: $(LIB) $(TOOLS) $(MANS)
 
@@ -76,6 +87,9 @@ $(BUILD)/%.o: %.c debian/changelog
 $(ARCHIVE): $(OBJS)
 	$(AR) rcs $@ $^
 
+$(TOOLS_ARCHIVE): $(COMMON_OBJS)
+	$(AR) rcs $@ $^
+
 # No SONAME: the plugin is a module NCCL dlopens by its file name, never a
 # library anything links against (Debian Policy 8, "dynamic modules"); the
 # loader cache and the default directories find it by that name alone.
@@ -86,10 +100,10 @@ $(LIB): $(OBJS) plugin/exports.map
 # The tests include the harness's headers by name ("gdx_test.h").
 $(BUILD)/tests/%.o: override CPPFLAGS += -Itests/lib
 
-$(BUILD)/tests/%: $(BUILD)/tests/%.o $(TEST_LIB) $(ARCHIVE)
+$(BUILD)/tests/%: $(BUILD)/tests/%.o $(TEST_LIB) $(TOOLS_ARCHIVE) $(ARCHIVE)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(FAKE_NIC_TESTS): $(BUILD)/tests/%: $(BUILD)/tests/%.o $(FAKE_NIC) $(TEST_LIB) $(ARCHIVE)
+$(FAKE_NIC_TESTS): $(BUILD)/tests/%: $(BUILD)/tests/%.o $(FAKE_NIC) $(TEST_LIB) $(TOOLS_ARCHIVE) $(ARCHIVE)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(REF_TOOLS): $(BUILD)/tests/ref/verbs_pingpong.o $(ARCHIVE)
@@ -104,15 +118,15 @@ $(NET_COST): $(BUILD)/tests/ref/net_cost.o
 # relink it when one harness file changed.
 .SECONDARY: $(TEST_LIB) $(FAKE_NIC) $(addsuffix .o,$(UNIT_TESTS) $(VM_TESTS) $(SW_TESTS) $(REF_TOOLS) $(NET_COST))
 
-# --plot-from and --plot-ref read gdx-bench -j's JSON with gdx-doctor's reader.
-# The archive gives what it shares with the plugin (the escaping, the files
-# a user names, the out-of-band interface -S binds to): only those objects
-# are taken from it, none that needs libibverbs or hwloc.
-$(BUILD)/gdx-bench: $(patsubst %.c,$(BUILD)/%.o,$(wildcard plugin/tools/gdx_bench*.c)) \
-		    $(BUILD)/plugin/tools/gdx_doctor_json.o $(ARCHIVE)
+# --plot-from and --plot-ref read gdx-bench -j's JSON with the tools' reader
+# (plugin/tools/common), nothing of gdx-doctor. The plugin's archive gives
+# what it shares with the plugin (the files a user names, the out-of-band
+# interface -S binds to): only those objects are taken from it, none that
+# needs libibverbs or hwloc.
+$(BUILD)/gdx-bench: $(BENCH_OBJS) $(TOOLS_ARCHIVE) $(ARCHIVE)
 	$(CC) $(LDFLAGS) -o $@ $^ -ldl -lm
 
-$(BUILD)/gdx-doctor: $(patsubst %.c,$(BUILD)/%.o,$(wildcard plugin/tools/gdx_doctor*.c)) $(ARCHIVE)
+$(BUILD)/gdx-doctor: $(DOCTOR_OBJS) $(TOOLS_ARCHIVE) $(ARCHIVE)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 # make fuzz: the libFuzzer targets, each tests/fuzz/X.c built as
@@ -143,8 +157,9 @@ FUZZ_PLUGIN  := wire connect ctrl topo_xml tree_walk
 FUZZ_DOCTOR  := json log live hang_scale
 FUZZ_TARGETS := $(FUZZ_PLUGIN:%=$(BUILD)/tests/fuzz/%) $(FUZZ_DOCTOR:%=$(BUILD)/tests/fuzz/%)
 FUZZ_LIB     := $(patsubst %.c,$(BUILD)/fuzz/%.o,$(SRCS))
-FUZZ_DOCTOR_OBJS := $(patsubst %.c,$(BUILD)/fuzz/%.o,$(wildcard plugin/tools/gdx_doctor*.c))
-FUZZ_OBJS    := $(FUZZ_LIB) $(FUZZ_DOCTOR_OBJS) $(patsubst %.c,$(BUILD)/fuzz/%.o,$(wildcard tests/fuzz/*.c))
+FUZZ_DOCTOR_OBJS := $(patsubst %.c,$(BUILD)/fuzz/%.o,$(wildcard plugin/tools/doctor/*.c))
+FUZZ_COMMON  := $(patsubst %.c,$(BUILD)/fuzz/%.o,$(wildcard plugin/tools/common/*.c))
+FUZZ_OBJS    := $(FUZZ_LIB) $(FUZZ_COMMON) $(FUZZ_DOCTOR_OBJS) $(patsubst %.c,$(BUILD)/fuzz/%.o,$(wildcard tests/fuzz/*.c))
 FUZZ_SECONDS ?=
 
 .PHONY: fuzz
@@ -159,11 +174,11 @@ $(BUILD)/fuzz/%.o: %.c
 
 $(FUZZ_DOCTOR_OBJS): override CPPFLAGS += -DGDX_DOCTOR_NO_MAIN
 
-$(FUZZ_PLUGIN:%=$(BUILD)/tests/fuzz/%): $(BUILD)/tests/fuzz/%: $(BUILD)/fuzz/tests/fuzz/%.o $(FUZZ_LIB)
+$(FUZZ_PLUGIN:%=$(BUILD)/tests/fuzz/%): $(BUILD)/tests/fuzz/%: $(BUILD)/fuzz/tests/fuzz/%.o $(FUZZ_COMMON) $(FUZZ_LIB)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(LDFLAGS) -fsanitize=fuzzer $(FUZZ_SAN) -o $@ $^ $(LDLIBS)
 
-$(FUZZ_DOCTOR:%=$(BUILD)/tests/fuzz/%): $(BUILD)/tests/fuzz/%: $(BUILD)/fuzz/tests/fuzz/%.o $(FUZZ_DOCTOR_OBJS) $(FUZZ_LIB)
+$(FUZZ_DOCTOR:%=$(BUILD)/tests/fuzz/%): $(BUILD)/tests/fuzz/%: $(BUILD)/fuzz/tests/fuzz/%.o $(FUZZ_DOCTOR_OBJS) $(FUZZ_COMMON) $(FUZZ_LIB)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(LDFLAGS) -fsanitize=fuzzer $(FUZZ_SAN) -o $@ $^ $(LDLIBS)
 
@@ -211,11 +226,15 @@ uninstall:
 	@if [ -d '$(DESTDIR)$(DOCDIR)' ]; then rmdir --ignore-fail-on-non-empty '$(DESTDIR)$(DOCDIR)'; fi
 	$(inst_ldconfig)
 
-$(BUILD)/man/%.1: plugin/tools/%.1 Makefile debian/changelog
+# Each page beside what it documents: a tool's in its folder, the plugin's at
+# the top of plugin/.
+$(BUILD)/man/gdx-doctor.1: plugin/tools/doctor/gdx-doctor.1
+$(BUILD)/man/gdx-bench.1: plugin/tools/bench/gdx-bench.1
+$(BUILD)/man/%.1: Makefile debian/changelog
 	@mkdir -p $(dir $@)
-	sed 's/@VERSION@/$(VERSION)/g' $< >$@
+	sed 's/@VERSION@/$(VERSION)/g' $(filter %.1,$^) >$@
 
-$(BUILD)/man/%.7: plugin/tools/%.7 Makefile debian/changelog
+$(BUILD)/man/%.7: plugin/%.7 Makefile debian/changelog
 	@mkdir -p $(dir $@)
 	sed 's/@VERSION@/$(VERSION)/g' $< >$@
 
@@ -280,7 +299,7 @@ check: deps
 	scripts/run-tests.sh --check
 
 clean:
-	rm -rf $(BUILD)/plugin $(BUILD)/tests $(LIB) $(ARCHIVE) $(TOOLS) \
+	rm -rf $(BUILD)/plugin $(BUILD)/tests $(LIB) $(ARCHIVE) $(TOOLS_ARCHIVE) $(TOOLS) \
 	       $(BUILD)/man $(BUILD)/deb $(BUILD)/libnccl-net-gdx_*.deb \
 	       $(BUILD)/libnccl-net-gdx_*.changes \
 	       $(BUILD)/rpm $(BUILD)/libnccl-net-gdx-*.rpm \

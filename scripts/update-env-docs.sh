@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # The NCCL_GDX_* reference of libnccl-net-gdx(7), made from the table the
-# plugin's parser reads (include/gdx/gdx_param.h), as `gdx-doctor env
+# plugin's parser reads (plugin/sys/gdx_param.h), as `gdx-doctor env
 # --markdown` prints it: one .TP entry per variable, with its type, default
 # and NCCL twin; and the page's NCCL compatibility table, from the table of
 # NCCL's NCCL_IB_* variables beside it: one .TP entry per variable, with
@@ -10,7 +10,7 @@
 # after adding or changing a variable; tests/check/docs.sh fails while the
 # page and the tables disagree.
 #
-#   scripts/update-env-docs.sh           # rewrite plugin/tools/libnccl-net-gdx.7
+#   scripts/update-env-docs.sh           # rewrite plugin/libnccl-net-gdx.7
 #   scripts/update-env-docs.sh --check   # exit 1, with a diff, when the page is stale
 #   scripts/update-env-docs.sh --print   # the blocks alone, on standard output
 #   GDX_DOCTOR=path/to/gdx-doctor scripts/update-env-docs.sh
@@ -18,7 +18,7 @@ set -euo pipefail
 
 cd "$(dirname "$0")/.."
 doctor=${GDX_DOCTOR:-build/gdx-doctor}
-page=${GDX_MAN7:-plugin/tools/libnccl-net-gdx.7}
+page=${GDX_MAN7:-plugin/libnccl-net-gdx.7}
 mode=${1:-write}
 case "$mode" in
 write | --check | --print) ;;

@@ -145,16 +145,16 @@ for path in sys.argv[1:]:
 EOF
 	}
 	ignored build/libnccl-net-gdx.so build-san/tests/unit/dev build-deb/x.o .git/HEAD \
-		plugin/gdx_net.o plugin/tools/gdx_bench.d Makefile plugin/gdx_net.c debian/rules \
+		plugin/net/gdx_net.o plugin/tools/bench/gdx_bench.d Makefile plugin/net/gdx_net.c debian/rules \
 		scripts/Dockerfile.ngc >"$tmp/ign"
 	want="build/libnccl-net-gdx.so ignored
 build-san/tests/unit/dev ignored
 build-deb/x.o ignored
 .git/HEAD ignored
-plugin/gdx_net.o ignored
-plugin/tools/gdx_bench.d ignored
+plugin/net/gdx_net.o ignored
+plugin/tools/bench/gdx_bench.d ignored
 Makefile kept
-plugin/gdx_net.c kept
+plugin/net/gdx_net.c kept
 debian/rules kept
 scripts/Dockerfile.ngc kept"
 	if [ "$(cat "$tmp/ign")" = "$want" ]; then

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # The README, the man pages and the programs' --help name the same options,
 # variables and defaults:
-#  - every NCCL_GDX_* variable of the parameter table (include/gdx/gdx_param.h,
+#  - every NCCL_GDX_* variable of the parameter table (plugin/sys/gdx_param.h,
 #    read through the C preprocessor) has its entry in libnccl-net-gdx(7),
 #    with its type, default and NCCL twin, and the page names no other; the
 #    page's reference is what scripts/update-env-docs.sh makes of it;
@@ -49,9 +49,9 @@ parse() {
 	[ -f "$cache/$key" ] || "$py" tests/check/docs_parse.py "$@" >"$cache/$key" || return
 	cat "$cache/$key"
 }
-man7=plugin/tools/libnccl-net-gdx.7
-man_doctor=plugin/tools/gdx-doctor.1
-man_bench=plugin/tools/gdx-bench.1
+man7=plugin/libnccl-net-gdx.7
+man_doctor=plugin/tools/doctor/gdx-doctor.1
+man_bench=plugin/tools/bench/gdx-bench.1
 # Names the docs misspell on purpose, to show what gdx-doctor env says of them.
 misspelt="NCCL_GDX_TIMOUT NCCL_GDX_TIMEOUTS"
 
@@ -84,16 +84,16 @@ if [ "$lines" -le 500 ]; then
 	ok "the README is a user's guide: $lines lines, at most 500"
 else
 	not_ok "the README is a user's guide, at most 500 lines" \
-		"$lines lines: move reference material to plugin/tools/libnccl-net-gdx.7"
+		"$lines lines: move reference material to plugin/libnccl-net-gdx.7"
 fi
 
 # ---- what the sources and programs say ----
 
 # The parameter table through the preprocessor: one row a variable.
 params=$tmp/params
-printf '%s\n' '#include <gdx/gdx_param.h>' \
+printf '%s\n' '#include "sys/gdx_param.h"' \
 	'#define GDX_DOC_ROW(type, field, name, def, twin, lo, hi, help) @row type name def twin @end' \
-	'GDX_PARAM_TABLE(GDX_DOC_ROW)' | ${CC:-cc} -E -P -Iinclude -x c - >"$tmp/cpp" 2>&1
+	'GDX_PARAM_TABLE(GDX_DOC_ROW)' | ${CC:-cc} -E -P -Iplugin -Iinclude -x c - >"$tmp/cpp" 2>&1
 parse param-rows "$tmp/cpp" >"$params"
 if [ -s "$params" ]; then
 	ok "the parameter table reads through the preprocessor: $(wc -l <"$params") variables"
@@ -135,9 +135,9 @@ check "libnccl-net-gdx.7's reference is what scripts/update-env-docs.sh makes" \
 
 # NCCL's NCCL_IB_* variables through the preprocessor: name, default, kind.
 compat=$tmp/compat
-printf '%s\n' '#include <gdx/gdx_param.h>' \
+printf '%s\n' '#include "sys/gdx_param.h"' \
 	'#define GDX_DOC_CROW(name, def, kind, what) @crow name def kind @end' \
-	'GDX_NCCL_IB_TABLE(GDX_DOC_CROW)' | ${CC:-cc} -E -P -Iinclude -x c - >"$tmp/cpp-compat" 2>&1
+	'GDX_NCCL_IB_TABLE(GDX_DOC_CROW)' | ${CC:-cc} -E -P -Iplugin -Iinclude -x c - >"$tmp/cpp-compat" 2>&1
 parse compat-rows "$tmp/cpp-compat" >"$compat"
 nccl_list=tests/lib/fixtures/nccl-ib-vars/2.31.0
 # compat_twins PARAMS COMPAT: the parameter table's NCCL_IB_* twins are the
@@ -352,6 +352,28 @@ test_paths() {
 check "README, tests/README.md and the man pages name only tests/ paths that are there" \
 	test_paths README.md tests/README.md "$man7" "$man_doctor" "$man_bench"
 
+# map_folders README: tests/README.md's "Where things are" lists plugin/'s
+# folders in the order tests/check/layers.sh declares (LAYERS, then the
+# tools'), and those are the folders on disk.
+map_folders() {
+	local listed declared on_disk
+	listed=$(awk '/^## / { on = ($0 == "## Where things are"); next }
+		on && /^- `plugin\/[a-z\/]*\/`:/ { f = $2; gsub(/`|:$/, "", f); sub(/^plugin\//, "", f); sub(/\/$/, "", f); print f }' "$1")
+	declared=$(sed -n 's/^LAYERS="\(.*\)"$/\1/p' tests/check/layers.sh | tr ' ' '\n'
+		sed -n 's/^TOOLS="\(.*\)"$/\1/p' tests/check/layers.sh | tr ' ' '\n' | sed 's#^#tools/#')
+	on_disk=$(find plugin -mindepth 1 -maxdepth 2 -type d | sed 's#^plugin/##' | grep -vx tools | sort)
+	[ "$listed" = "$declared" ] || {
+		echo "the map lists $(echo $listed), layers.sh declares $(echo $declared)"
+		return 1
+	}
+	[ "$(sort <<<"$listed")" = "$on_disk" ] || {
+		echo "the map lists $(echo $listed), plugin/ has $(echo $on_disk)"
+		return 1
+	}
+}
+check "tests/README.md's map lists plugin/'s folders on disk in the declared layer order" \
+	map_folders tests/README.md
+
 # ---- the same checks on copies made to drift: each must fail ----
 
 drift=$tmp/drift
@@ -452,5 +474,9 @@ caught "the README names a gdx-doctor command that is not there" "doctor (no suc
 printf 'Run `tests/unit_regcache.c` first.\n' | cat README.md - >"$drift/README.md"
 caught "the README names a test where it no longer is" "tests/unit_regcache.c" \
 	test_paths "$drift/README.md"
+
+awk '/^- `plugin\/data\/`/ { held = $0; next } { print } /^- `plugin\/conn\/`/ { print held }' \
+	tests/README.md >"$drift/README.md"
+caught "the map with two layers swapped (data after conn)" "the map lists" map_folders "$drift/README.md"
 
 report_end tests/check/docs.sh

@@ -339,7 +339,7 @@ rc=$?
 json "check --json on this machine (exit $rc)" "d[\"exit\"] == $rc and d[\"nccl\"] is not None"
 # The version and wire protocol of the plugin NCCL would load, read from its file.
 version=$(make --no-print-directory -s version)
-wire=$(sed -n 's/^#define GDX_WIRE_VERSION[[:space:]]*\([0-9]*\).*/\1/p' include/gdx/gdx_wire.h)
+wire=$(sed -n 's/^#define GDX_WIRE_VERSION[[:space:]]*\([0-9]*\).*/\1/p' plugin/wire/gdx_wire.h)
 NCCL_NET_PLUGIN=$PWD/build/libnccl-net-gdx.so "$doctor" check --json >"$tmp/out" 2>"$tmp/err"
 json "check names the version ($version) and wire protocol ($wire) of the plugin it would load" \
 	"d['nccl']['plugin_path'] == '$PWD/build/libnccl-net-gdx.so' and d['nccl']['plugin_version'] == '$version' and d['nccl']['plugin_wire'] == $wire"

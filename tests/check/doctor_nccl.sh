@@ -249,7 +249,7 @@ else
 	not_ok "check loads the library NCCL_NET_PLUGIN names: its constructor runs" "no marker"
 fi
 if "$doctor" check --help | grep -q "their constructors, and their dependencies', run in this process" &&
-	grep -q 'constructors' plugin/tools/gdx-doctor.1; then
+	grep -q 'constructors' plugin/tools/doctor/gdx-doctor.1; then
 	ok "check --help and gdx-doctor(1) say that the libraries' constructors run"
 else
 	not_ok "check --help and gdx-doctor(1) say that the libraries' constructors run" \

@@ -30,14 +30,14 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <gdx/gdx_comm.h>
-#include <gdx/gdx_dev.h>
-#include <gdx/gdx_failover.h>
-#include <gdx/gdx_flush.h>
-#include <gdx/gdx_log.h>
-#include <gdx/gdx_p2p.h>
-#include <gdx/gdx_param.h>
-#include <gdx/gdx_post.h>
+#include "comm/gdx_comm.h"
+#include "dev/gdx_dev.h"
+#include "data/gdx_failover.h"
+#include "data/gdx_flush.h"
+#include "sys/gdx_log.h"
+#include "data/gdx_p2p.h"
+#include "sys/gdx_param.h"
+#include "data/gdx_post.h"
 #include "check.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);

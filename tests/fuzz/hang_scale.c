@@ -35,8 +35,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "../../plugin/tools/gdx_doctor.h"
-#include "../../plugin/tools/gdx_doctor_hang.h"
+#include "tools/doctor/gdx_doctor.h"
+#include "tools/doctor/gdx_doctor_hang_waits.h"
 #include "check.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

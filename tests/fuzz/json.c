@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * libFuzzer target for gdx-doctor's JSON reader and for fleet, which read
- * the reports other users and other nodes write (gdx_doctor_json.c,
+ * the reports other users and other nodes write (gdx_json.c,
  * gdx_doctor_fleet.c). Each input is read as fleet reads a file, a stream
  * of values, and then given to fleet itself, in both output forms.
  *
@@ -29,9 +29,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "../../plugin/tools/gdx_doctor.h"
-#include "../../plugin/tools/gdx_doctor_hang.h"
-#include <gdx/gdx_escape.h>
+#include "tools/doctor/gdx_doctor.h"
+#include "tools/doctor/gdx_doctor_hang_waits.h"
+#include "tools/common/gdx_escape.h"
 #include "check.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -55,11 +55,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../../plugin/tools/gdx_doctor.h"
-#include <gdx/gdx_escape.h>
-#include <gdx/gdx_live.h>
-#include <gdx/gdx_live_read.h>
-#include <gdx/gdx_time.h>
+#include "tools/doctor/gdx_doctor.h"
+#include "tools/common/gdx_escape.h"
+#include "stats/gdx_live.h"
+#include "tools/common/gdx_live_read.h"
+#include "sys/gdx_time.h"
 #include "check.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);

@@ -18,8 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../plugin/tools/gdx_doctor.h"
-#include <gdx/gdx_escape.h>
+#include "tools/doctor/gdx_doctor.h"
+#include "tools/common/gdx_escape.h"
 #include "check.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -28,7 +28,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <gdx/gdx_topo.h>
+#include "dev/gdx_topo.h"
 
 #include "check.h"
 

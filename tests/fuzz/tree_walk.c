@@ -33,7 +33,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <gdx/gdx_file.h>
+#include "sys/gdx_file.h"
 
 #include "check.h"
 

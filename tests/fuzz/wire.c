@@ -30,12 +30,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <gdx/gdx_comm.h>
-#include <gdx/gdx_dev.h>
-#include <gdx/gdx_listen.h>
-#include <gdx/gdx_log.h>
-#include <gdx/gdx_param.h>
-#include <gdx/gdx_wire.h>
+#include "comm/gdx_comm.h"
+#include "dev/gdx_dev.h"
+#include "conn/gdx_listen.h"
+#include "sys/gdx_log.h"
+#include "sys/gdx_param.h"
+#include "wire/gdx_wire.h"
 #include "check.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);

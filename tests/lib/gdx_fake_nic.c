@@ -8,13 +8,13 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <gdx/gdx_failover.h>
-#include <gdx/gdx_log.h>
-#include <gdx/gdx_p2p.h>
-#include <gdx/gdx_param.h>
-#include <gdx/gdx_post.h>
-#include <gdx/gdx_ptrset.h>
-#include <gdx/gdx_rma_progress.h>
+#include "data/gdx_failover.h"
+#include "sys/gdx_log.h"
+#include "data/gdx_p2p.h"
+#include "sys/gdx_param.h"
+#include "data/gdx_post.h"
+#include "comm/gdx_ptrset.h"
+#include "rma/gdx_rma_progress.h"
 
 #include "gdx_fake_nic.h"
 #include "gdx_plugin_loader.h"

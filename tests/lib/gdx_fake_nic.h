@@ -30,8 +30,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include <gdx/gdx_comm.h>
-#include <gdx/gdx_rma_comm.h>
+#include "comm/gdx_comm.h"
+#include "rma/gdx_rma_comm.h"
 
 #define FAKE_MAX_RAILS 4
 #define FAKE_MAX_QPS   4   /* per rail */

@@ -17,10 +17,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <gdx/gdx_dev.h>
-#include <gdx/gdx_param.h>
+#include "dev/gdx_dev.h"
+#include "sys/gdx_param.h"
 #include <gdx/gdx_stamp.h>
-#include <gdx/gdx_verbs.h>
+#include "dev/gdx_verbs.h"
 
 #define REF_SIZE	 8
 #define REF_SEND_WR	 64

@@ -21,14 +21,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <gdx/gdx_comm.h>
-#include <gdx/gdx_conn.h>
-#include <gdx/gdx_connect.h>
-#include <gdx/gdx_handshake.h>
-#include <gdx/gdx_listen.h>
-#include <gdx/gdx_log.h>
-#include <gdx/gdx_param.h>
-#include <gdx/gdx_time.h>
+#include "comm/gdx_comm.h"
+#include "conn/gdx_conn.h"
+#include "conn/gdx_connect.h"
+#include "conn/gdx_handshake.h"
+#include "conn/gdx_listen.h"
+#include "sys/gdx_log.h"
+#include "sys/gdx_param.h"
+#include "sys/gdx_time.h"
 
 #include "gdx_test.h"
 

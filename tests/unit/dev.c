@@ -2,7 +2,7 @@
 /* Port speeds as NCCL's topology takes them (Mbps): the active_speed x
  * width table, and sysfs's rate where the 8-bit active_speed cannot say it
  * (XDR is only in active_speed_ex). */
-#include <gdx/gdx_dev.h>
+#include "dev/gdx_dev.h"
 
 #include "gdx_test.h"
 

@@ -5,7 +5,7 @@
  * are escaped in every form, so that two names that look alike on a
  * terminal are told apart and none hides text inside another.
  */
-#include <gdx/gdx_escape.h>
+#include "tools/common/gdx_escape.h"
 
 #include "gdx_test.h"
 

@@ -21,8 +21,8 @@
 #include <endian.h>
 #include <stdlib.h>
 
-#include <gdx/gdx_cq.h>
-#include <gdx/gdx_post.h>
+#include "data/gdx_cq.h"
+#include "data/gdx_post.h"
 
 #include "gdx_fake_nic.h"
 #include "gdx_plugin_loader.h"

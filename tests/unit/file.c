@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <gdx/gdx_file.h>
+#include "sys/gdx_file.h"
 
 #include "gdx_test.h"
 

@@ -9,9 +9,9 @@
 #include <errno.h>
 #include <unistd.h>
 
-#include <gdx/gdx_gdr.h>
-#include <gdx/gdx_gdr_facts.h>
-#include <gdx/gdx_gdr_verdict.h>
+#include "dev/gdx_gdr.h"
+#include "dev/gdx_gdr_facts.h"
+#include "dev/gdx_gdr_verdict.h"
 #include <nccl/net_common.h>
 
 #include "gdx_test.h"

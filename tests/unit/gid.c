@@ -2,7 +2,7 @@
 /* RoCE GID choice from fixture sysfs trees. */
 #include <errno.h>
 
-#include <gdx/gdx_gid.h>
+#include "dev/gdx_gid.h"
 
 #include "gdx_test.h"
 

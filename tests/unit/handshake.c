@@ -15,12 +15,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <gdx/gdx_comm.h>
-#include <gdx/gdx_connect.h>
-#include <gdx/gdx_handshake.h>
-#include <gdx/gdx_listen.h>
-#include <gdx/gdx_log.h>
-#include <gdx/gdx_param.h>
+#include "comm/gdx_comm.h"
+#include "conn/gdx_connect.h"
+#include "conn/gdx_handshake.h"
+#include "conn/gdx_listen.h"
+#include "sys/gdx_log.h"
+#include "sys/gdx_param.h"
 
 #include "gdx_plugin_loader.h"
 #include "gdx_test.h"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* NCCL_GDX_HCA / NCCL_SOCKET_IFNAME filter syntax. */
-#include <gdx/gdx_hca.h>
+#include "sys/gdx_hca.h"
 
 #include "gdx_test.h"
 

@@ -24,14 +24,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <gdx/gdx_comm.h>
-#include <gdx/gdx_dev.h>
-#include <gdx/gdx_escape.h>
-#include <gdx/gdx_live.h>
-#include <gdx/gdx_live_read.h>
-#include <gdx/gdx_log.h>
-#include <gdx/gdx_param.h>
-#include <gdx/gdx_time.h>
+#include "comm/gdx_comm.h"
+#include "dev/gdx_dev.h"
+#include "tools/common/gdx_escape.h"
+#include "stats/gdx_live.h"
+#include "tools/common/gdx_live_read.h"
+#include "sys/gdx_log.h"
+#include "sys/gdx_param.h"
+#include "sys/gdx_time.h"
 
 #include "gdx_plugin_loader.h"
 #include "gdx_test.h"

@@ -33,9 +33,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <gdx/gdx_failover.h>
-#include <gdx/gdx_live_read.h>
-#include <gdx/gdx_time.h>
+#include "data/gdx_failover.h"
+#include "tools/common/gdx_live_read.h"
+#include "sys/gdx_time.h"
 
 #include "gdx_test.h"
 

@@ -3,7 +3,7 @@
  * live counter shows them. */
 #include <stdlib.h>
 
-#include <gdx/gdx_log.h>
+#include "sys/gdx_log.h"
 
 #include "gdx_test.h"
 

@@ -2,10 +2,10 @@
 /* NCCL_GDX_* parsing. */
 #include <errno.h>
 
-#include <gdx/gdx_env.h>
-#include <gdx/gdx_log.h>
-#include <gdx/gdx_param.h>
-#include <gdx/gdx_verbs.h>
+#include "sys/gdx_env.h"
+#include "sys/gdx_log.h"
+#include "sys/gdx_param.h"
+#include "dev/gdx_verbs.h"
 
 #include "gdx_plugin_loader.h"
 #include "gdx_test.h"

@@ -7,9 +7,9 @@
  * says its new speed, one line says so, and a comm's rail on it carries a
  * share scaled as the speed was.
  */
-#include <gdx/gdx_dev.h>
-#include <gdx/gdx_event.h>
-#include <gdx/gdx_stripe.h>
+#include "dev/gdx_dev.h"
+#include "data/gdx_event.h"
+#include "data/gdx_stripe.h"
 
 #include "gdx_fake_nic.h"
 #include "gdx_plugin_loader.h"

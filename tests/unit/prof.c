@@ -8,8 +8,8 @@
 #include <infiniband/verbs.h>
 
 #include <nccl/profiler_net.h>
-#include <gdx/gdx_comm.h>
-#include <gdx/gdx_prof.h>
+#include "comm/gdx_comm.h"
+#include "data/gdx_prof.h"
 
 #include "gdx_test.h"
 

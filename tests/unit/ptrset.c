@@ -4,7 +4,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include <gdx/gdx_ptrset.h>
+#include "comm/gdx_ptrset.h"
 
 #include "gdx_test.h"
 

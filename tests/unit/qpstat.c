@@ -12,7 +12,7 @@
 #include <linux/netlink.h>
 #include <rdma/rdma_netlink.h>
 
-#include <gdx/gdx_qpstat.h>
+#include "stats/gdx_qpstat.h"
 
 #include "gdx_test.h"
 

@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include <gdx/gdx_cq.h>
-#include <gdx/gdx_failover.h>
+#include "data/gdx_cq.h"
+#include "data/gdx_failover.h"
 
 #include "gdx_fake_nic.h"
 #include "gdx_plugin_loader.h"

@@ -16,8 +16,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <gdx/gdx_cq.h>
-#include <gdx/gdx_p2p.h>
+#include "data/gdx_cq.h"
+#include "data/gdx_p2p.h"
 
 #include "gdx_fake_nic.h"
 #include "gdx_test.h"

@@ -15,8 +15,8 @@
  */
 #include <stdlib.h>
 
-#include <gdx/gdx_cq.h>
-#include <gdx/gdx_p2p.h>
+#include "data/gdx_cq.h"
+#include "data/gdx_p2p.h"
 
 #include "gdx_fake_nic.h"
 #include "gdx_plugin_loader.h"

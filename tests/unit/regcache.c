@@ -5,7 +5,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <gdx/gdx_regcache.h>
+#include "dev/gdx_regcache.h"
 
 #include "gdx_test.h"
 

@@ -14,8 +14,8 @@
 #include <stdlib.h>
 
 #include <nccl/rma.h>
-#include <gdx/gdx_rma_post.h>
-#include <gdx/gdx_rma_progress.h>
+#include "rma/gdx_rma_post.h"
+#include "rma/gdx_rma_progress.h"
 
 #include "gdx_fake_nic.h"
 #include "gdx_pair.h"

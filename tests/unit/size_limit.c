@@ -15,7 +15,7 @@
 #include <limits.h>
 #include <sys/mman.h>
 
-#include <gdx/gdx_net.h>
+#include "net/gdx_net.h"
 
 #include "gdx_fake_nic.h"
 #include "gdx_plugin_loader.h"

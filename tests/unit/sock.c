@@ -6,8 +6,8 @@
 #include <ifaddrs.h>
 #include <net/if.h>
 
-#include <gdx/gdx_log.h>
-#include <gdx/gdx_sock.h>
+#include "sys/gdx_log.h"
+#include "sys/gdx_sock.h"
 
 #include "gdx_plugin_loader.h"
 #include "gdx_test.h"

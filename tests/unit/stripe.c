@@ -5,9 +5,9 @@
  * finishes first; rates measured from what was delivered. */
 #include <unistd.h>
 
-#include <gdx/gdx_comm.h>
-#include <gdx/gdx_param.h>
-#include <gdx/gdx_stripe.h>
+#include "comm/gdx_comm.h"
+#include "sys/gdx_param.h"
+#include "data/gdx_stripe.h"
 
 #include "gdx_test.h"
 

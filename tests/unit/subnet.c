@@ -4,7 +4,7 @@
  * GID, and when a device's ports all reach a listener's. */
 #include <string.h>
 
-#include <gdx/gdx_subnet.h>
+#include "dev/gdx_subnet.h"
 
 #include "gdx_test.h"
 

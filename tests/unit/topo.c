@@ -9,7 +9,7 @@
 
 #include <hwloc.h>
 
-#include <gdx/gdx_topo.h>
+#include "dev/gdx_topo.h"
 
 #include "gdx_test.h"
 

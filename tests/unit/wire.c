@@ -6,7 +6,7 @@
 #include <errno.h>
 #include <stdio.h>
 
-#include <gdx/gdx_wire.h>
+#include "wire/gdx_wire.h"
 
 #include "gdx_test.h"
 

@@ -16,8 +16,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <gdx/gdx_gid.h>
-#include <gdx/gdx_wire.h>
+#include "dev/gdx_gid.h"
+#include "wire/gdx_wire.h"
 
 #include "gdx_pair.h"
 #include "gdx_plugin_loader.h"

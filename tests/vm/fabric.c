@@ -16,7 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <gdx/gdx_sysfs.h>
+#include "sys/gdx_sysfs.h"
 
 #include "gdx_pair.h"
 #include "gdx_plugin_loader.h"

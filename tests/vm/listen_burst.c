@@ -14,7 +14,7 @@
 #include <dirent.h>
 #include <unistd.h>
 
-#include <gdx/gdx_comm.h>
+#include "comm/gdx_comm.h"
 
 #include "gdx_pair.h"
 #include "gdx_plugin_loader.h"

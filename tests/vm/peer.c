@@ -12,7 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <gdx/gdx_wire.h>
+#include "wire/gdx_wire.h"
 
 #include "gdx_pair.h"
 #include "gdx_plugin_loader.h"

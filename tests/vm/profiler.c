@@ -12,7 +12,7 @@
 #include <stdlib.h>
 
 #include <nccl/profiler_net.h>
-#include <gdx/gdx_comm.h>
+#include "comm/gdx_comm.h"
 
 #include "gdx_drv.h"
 #include "gdx_pair.h"

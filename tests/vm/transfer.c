@@ -8,7 +8,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include <gdx/gdx_log.h>
+#include "sys/gdx_log.h"
 
 #include "gdx_pair.h"
 #include "gdx_plugin_loader.h"

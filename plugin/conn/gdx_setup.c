@@ -1,0 +1,287 @@
+/* SPDX-License-Identifier: MIT */
+#include <endian.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "comm/gdx_comm.h"
+#include "dev/gdx_ece.h"
+#include "data/gdx_failover.h"
+#include "stats/gdx_live.h"
+#include "sys/gdx_log.h"
+#include "sys/gdx_param.h"
+#include "data/gdx_post.h"
+#include "data/gdx_prof.h"
+#include "stats/gdx_qpstat.h"
+#include "conn/gdx_setup.h"
+
+/* A comm's large parts in pages of their own, zeroed: closing the comm gives
+ * them back to the system, whatever the heap holds around them. */
+static void *gdx_pages_alloc(size_t len)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static void gdx_pages_free(void *p, size_t len)
+{
+	if (p)
+		munmap(p, len);
+}
+
+int gdx_comm_base_init(struct gdx_comm *c, uint32_t kind, int dev, int fd, const char *peer,
+		       struct gdx_ctx *ctx, int tc)
+{
+	c->kind = kind;
+	c->dev_index = dev;
+	c->ctx = ctx;
+	c->tc = tc >= 0 ? tc : (ctx && ctx->tc >= 0 ? ctx->tc : -1);
+	c->nmembers = gdx_vdev_get(dev)->nmembers;
+	snprintf(c->dev_name, sizeof(c->dev_name), "%s", gdx_vdev_get(dev)->name);
+	c->sock = fd;
+	c->live = &c->live_own;
+	snprintf(c->peer, sizeof(c->peer), "%s", peer);
+	/* receive comms: 32 receives plus their flushes */
+	c->max_reqs = kind == GDX_KIND_SEND ? GDX_MAX_SEND_REQUESTS : 2 * GDX_MAX_REQUESTS;
+	c->reqs = gdx_pages_alloc((size_t)c->max_reqs * sizeof(*c->reqs));
+	if (!c->reqs)
+		return -ENOMEM;
+	for (int i = 0; i < c->max_reqs; i++)
+		c->reqs[i].comm = c;
+	return 0;
+}
+
+/* The control area (gdx_comm.h), registered on every NIC of the device:
+ * remote write for what the peer writes into it (the FIFO, the records, the
+ * notes); never relaxed ordering, as its entries are read last field first. */
+static int gdx_comm_ctrl_create(struct gdx_comm *c)
+{
+	int ret;
+
+	c->ctrl = gdx_pages_alloc(sizeof(*c->ctrl));
+	if (!c->ctrl)
+		return -ENOMEM;
+	for (int m = 0; m < c->nmembers; m++) {
+		c->ctrl_mr[m] = ibv_reg_mr(c->rails[m].pd, c->ctrl, sizeof(*c->ctrl),
+					   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+		if (!c->ctrl_mr[m]) {
+			ret = errno ? -errno : -ENOMEM;
+			GDX_WARN("ibv_reg_mr(%s, the comm's control region) failed: %s",
+				 c->rails[m].dev->ibdev, strerror(-ret));
+			return ret;
+		}
+	}
+	return 0;
+}
+
+/* The per-path byte counts of a comm, once it closes: the proof of which path
+ * the bytes really took, and what its rails went through. Logged under NET;
+ * its NICs add them to their sums (gdx_devs_report(), at finalize). */
+static void gdx_comm_report(const struct gdx_comm *c)
+{
+	uint64_t gpu = c->live->bytes_gpu, host = c->live->bytes_host;
+	char rails[512] = "";
+	size_t off = 0;
+
+	for (int r = 0; r < c->nrails && c->nrails > 1 && off < sizeof(rails); r++) {
+		off += (size_t)snprintf(rails + off, sizeof(rails) - off, "; rail %d (%s)", r,
+					c->rails[r].dev->ibdev);
+		if (c->kind == GDX_KIND_SEND && off < sizeof(rails))
+			off += (size_t)snprintf(rails + off, sizeof(rails) - off,
+						" delivered %.0f Mb/s lately",
+						c->run[r].rate * 8e-3);
+		if (c->run[r].downs && off < sizeof(rails))
+			off += (size_t)snprintf(rails + off, sizeof(rails) - off,
+						", taken out %u time(s), now %s", c->run[r].downs,
+						gdx_rail_state_name(c->run[r].state));
+	}
+	for (int i = 0; i < c->nrails && c->handed; i++) {
+		struct gdx_dev *d = c->rails[i].dev;
+		bool first = true;
+
+		/* split evenly: the rails of one comm carry alike */
+		__atomic_add_fetch(&d->bytes_gpu, gpu / (uint64_t)c->nrails, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&d->bytes_host, host / (uint64_t)c->nrails, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&d->failovers, (uint64_t)c->run[i].downs, __ATOMIC_RELAXED);
+		for (int j = 0; j < i; j++)
+			first &= c->rails[j].dev != d;
+		if (first) /* one comm per NIC, however many of its rails are there */
+			__atomic_add_fetch(&d->comms, 1, __ATOMIC_RELAXED);
+	}
+	if (gpu + host == 0 || c->nrails == 0)
+		return;
+	GDX_INFO(NCCL_NET,
+		 "%s: %s comm with %s closed: %llu bytes GPU-direct, %llu bytes through "
+		 "host memory%s",
+		 c->dev_name, c->kind == GDX_KIND_SEND ? "send" : "receive", c->peer,
+		 (unsigned long long)gpu, (unsigned long long)host, rails);
+}
+
+void gdx_comm_base_fini(struct gdx_comm *c)
+{
+	gdx_prof_comm_fini(c); /* requests NCCL left in flight: their events end */
+	gdx_failover_fini(c);
+	gdx_comm_report(c); /* from its live slot, before the slot goes */
+	gdx_qpstat_closing(c);
+	gdx_live_comm_close(c);
+	for (int i = 0; i < c->nrails; i++) {
+		for (int q = 0; q < c->rails[i].nqps; q++) {
+			gdx_seglog_destroy(&c->rails[i].qps[q]);
+			gdx_qpstat_qp_del(c->rails[i].dev, c->rails[i].qps[q].qp);
+		}
+		gdx_rail_destroy(&c->rails[i]);
+	}
+	c->nrails = 0;
+	free(c->qps);
+	c->qps = NULL;
+	for (int m = 0; m < GDX_MAX_RAILS; m++)
+		if (c->ctrl_mr[m])
+			ibv_dereg_mr(c->ctrl_mr[m]);
+	gdx_pages_free(c->ctrl, sizeof(*c->ctrl));
+	gdx_pages_free(c->reqs, (size_t)c->max_reqs * sizeof(*c->reqs));
+	if (c->sock >= 0)
+		close(c->sock);
+	c->sock = -1;
+	c->kind = GDX_KIND_DEAD;
+}
+
+int gdx_comm_rails_for(int local, uint32_t remote)
+{
+	return (uint32_t)local > remote ? local : (int)remote;
+}
+
+int gdx_comm_qps_for(int nrails, uint32_t remote)
+{
+	uint32_t want = (uint32_t)gdx_params.qps_per_connection > remote
+				? (uint32_t)gdx_params.qps_per_connection
+				: remote;
+	uint32_t max = GDX_MAX_QPS / (uint32_t)nrails;
+
+	return (int)(want < max ? want : max);
+}
+
+int gdx_comm_rails_create(struct gdx_comm *c, struct gdx_vdev *v, int nrails, int qps, uint8_t sl,
+			  uint8_t tc)
+{
+	bool send = c->kind == GDX_KIND_SEND;
+	int ret;
+
+	c->qps = calloc((size_t)nrails * (size_t)qps, sizeof(*c->qps));
+	if (!c->qps)
+		return -ENOMEM;
+	c->qps_per_rail = qps;
+	c->max_inline = UINT32_MAX;
+	c->ar = send;
+	c->split = send && gdx_params.split_data_on_qps;
+	for (int i = 0; i < nrails; i++) {
+		struct gdx_rail *r = &c->rails[i];
+
+		ret = gdx_rail_create(r, v->members[i % v->nmembers], c, qps, &c->qps[i * qps],
+				      send ? GDX_SEND_SQ : GDX_RECV_SQ,
+				      send ? 0 : gdx_recvs_ahead(nrails));
+		if (ret)
+			return ret; /* the caller's free destroys the rails made */
+		r->member = i % v->nmembers;
+		if (v->far & (1u << r->member))
+			c->standby |= 1u << i;
+		r->sl = sl;
+		r->tc = tc;
+		c->nrails = i + 1;
+		/* at INIT, the kernel knows their port: bound to its counter */
+		for (int q = 0; q < r->nqps; q++)
+			gdx_qpstat_qp_add(r->dev, r->qps[q].qp);
+		if (r->max_inline < c->max_inline)
+			c->max_inline = r->max_inline;
+		c->ar &= r->dev->ar;
+		gdx_ece_query(r, &r->ece);
+	}
+	gdx_failover_init(c);
+	/* a sender logs what it posts, to know what is delivered */
+	for (int i = 0; send && i < nrails * qps; i++) {
+		ret = gdx_seglog_create(&c->qps[i]);
+		if (ret)
+			return ret;
+	}
+	return gdx_comm_ctrl_create(c);
+}
+
+void gdx_comm_meta_fill(struct gdx_wire_meta *m, const struct gdx_comm *c)
+{
+	memset(m, 0, sizeof(*m));
+	m->nrails = (uint32_t)c->nrails;
+	m->qps_per_rail = (uint32_t)c->qps_per_rail;
+	m->max_recvs = GDX_MAX_RECVS;
+	m->sl = c->rails[0].sl;
+	m->tc = c->rails[0].tc;
+#ifdef GDX_DEBUG
+	m->flags = GDX_META_F_RECORDS;
+#endif
+	m->ctrl_addr = (uintptr_t)c->ctrl;
+	snprintf(m->dev_name, sizeof(m->dev_name), "%.63s", c->dev_name);
+	for (int i = 0; i < c->nrails; i++) {
+		gdx_rail_local(&c->rails[i], &m->rails[i], &m->qpn[i * c->qps_per_rail]);
+		m->rails[i].ctrl_rkey = c->ctrl_mr[c->rails[i].member]->rkey;
+	}
+}
+
+int gdx_comm_rails_connect(struct gdx_comm *c, const struct gdx_wire_meta *remote)
+{
+	bool acceptor = c->kind == GDX_KIND_RECV;
+
+	if ((int)remote->nrails != c->nrails || (int)remote->qps_per_rail != c->qps_per_rail) {
+		GDX_WARN("peer %s (%s) made %u rail(s) of %u QP(s) for the connection, %s made %d "
+			 "of %d: its handshake disagrees with the counts both ends announced",
+			 c->peer, remote->dev_name, remote->nrails, remote->qps_per_rail,
+			 c->dev_name, c->nrails, c->qps_per_rail);
+		return -EPROTO;
+	}
+	snprintf(c->peer_dev, sizeof(c->peer_dev), "%s", remote->dev_name);
+	c->remote_ctrl = remote->ctrl_addr;
+#ifdef GDX_DEBUG
+	c->dbg_records = remote->flags & GDX_META_F_RECORDS;
+#endif
+	memcpy(c->remote_rails, remote->rails, sizeof(c->remote_rails));
+	memcpy(c->remote_qpn, remote->qpn, sizeof(c->remote_qpn));
+	for (int i = 0; i < c->nrails; i++) {
+		struct gdx_rail *r = &c->rails[i];
+		int ret;
+
+		c->remote_ctrl_rkey[i] = remote->rails[i].ctrl_rkey;
+		/* ECE: the acceptor sets what both have and reads back what its
+		 * device kept; the connector sets that (net_ib's order) */
+		if (acceptor)
+			gdx_ece_common(&r->ece, &remote->rails[i].ece, &r->ece);
+		else if (!remote->rails[i].ece.supported)
+			r->ece.supported = 0;
+		else
+			r->ece = remote->rails[i].ece;
+		ret = gdx_rail_connect(r, &remote->rails[i], &remote->qpn[i * c->qps_per_rail]);
+		if (ret)
+			return ret;
+		if (acceptor && r->ece.supported)
+			gdx_ece_query(r, &r->ece);
+	}
+	return 0;
+}
+
+const char *gdx_comm_features(const struct gdx_comm *c, char *buf, size_t len)
+{
+	char ece[64], standby[48] = "";
+
+	if (c->standby && c->kind == GDX_KIND_SEND)
+		snprintf(standby, sizeof(standby), " (%d standing by)",
+			 __builtin_popcount(c->standby));
+	snprintf(buf, len, "%d rail(s)%s x %d QP(s)%s, AR %s, relaxed ordering %s, ECE %s",
+		 c->nrails, standby, c->qps_per_rail,
+		 c->qps_per_rail > 1 && c->split ? " (split)" : "",
+		 c->kind != GDX_KIND_SEND ? "sender's"
+		 : c->ar		  ? "on"
+					  : "off",
+		 c->rails[0].dev->ro ? "on" : "off",
+		 gdx_ece_str(&c->rails[0].ece, ece, sizeof(ece)));
+	return buf;
+}

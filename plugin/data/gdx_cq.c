@@ -1,0 +1,561 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Completion handling: what a comm's CQs report, taken into its requests,
+ * rails and clear-to-sends. A rail's completions name their kind in the
+ * wr_id (gdx_verbs.h):
+ * - a receive: an immediate, so a piece of a receive has landed (or, with
+ *   GDX_IMM_PROBE, a restored rail's probe has);
+ * - a signaled send: everything before it on its QP is delivered and its
+ *   queue slots come back (the rest go unsignaled, gdx_post.h);
+ * - a probe, on the sender: a restored rail's path delivers again.
+ * A receive comm's flush CQs return its flush reads: the GPU then sees the
+ * bytes written before them (gdx_flush.h). A failed completion takes its
+ * rail out where failover can, else fails the comm. The receiver counts
+ * each piece of a receive once, by name, whatever QP it came by, so that a
+ * piece a failed rail's successor re-sends (gdx_failover.h) cannot count
+ * twice. Polling is also when held clear-to-sends go (gdx_cts.h).
+ */
+#include <endian.h>
+#include <errno.h>
+#include <stdio.h>
+
+#include "comm/gdx_comm.h"
+#include "data/gdx_cq.h"
+#include "data/gdx_cts.h"
+#include "data/gdx_event.h"
+#include "data/gdx_failover.h"
+#include "stats/gdx_live.h"
+#include "sys/gdx_log.h"
+#include "data/gdx_post.h"
+#include "stats/gdx_qpstat.h"
+#include "data/gdx_req.h"
+#include "stats/gdx_stall.h"
+#include "data/gdx_stripe.h"
+#include "sys/gdx_time.h"
+
+/* How often a waiting request looks at the peer's out-of-band socket (and
+ * GDX_LIVENESS_POLLS idle polls, gdx_cq.h). */
+#define GDX_LIVENESS_MS 100
+
+/* A failed completion's status kept on its QP of rail r (none: a flush
+ * read's QP), for the line gdx_qpstat_dump writes about it. */
+static void gdx_wc_note(struct gdx_comm *c, int r, const struct ibv_wc *wc)
+{
+	for (int i = 0; r < c->nrails && i < c->rails[r].nqps; i++) {
+		struct gdx_qp *q = &c->rails[r].qps[i];
+
+		if (q->qp && q->qp->qp_num == wc->qp_num && !q->failed) {
+			q->failed = true;
+			q->failed_status = (uint8_t)wc->status;
+		}
+	}
+}
+
+static void gdx_wc_failed(struct gdx_comm *c, int rail, const struct ibv_wc *wc)
+{
+	bool first = !c->err;
+
+	/* The async events first: a port that went down is the cause to name,
+	 * and its event is queued before the completions it causes. */
+	gdx_event_poll(c, true);
+	if (!c->err)
+		GDX_WARN("%s rail %d (%s), peer %s (%s): completion failed: %s (status %d, "
+			 "vendor error 0x%x, qp 0x%x, %s); %s",
+			 c->dev_name, rail, c->rails[rail].dev->ibdev, c->peer, c->peer_dev,
+			 ibv_wc_status_str(wc->status), wc->status, wc->vendor_err, wc->qp_num,
+			 c->kind == GDX_KIND_SEND ? "send side" : "receive side",
+			 gdx_wc_hint(wc->status));
+	gdx_comm_fail(c, -EREMOTEIO);
+	/* the first failure only: what follows is its QPs' flushes */
+	if (first)
+		gdx_qpstat_dump(c, -1, "the comm failed");
+}
+
+/* ---- the receive side of the wire ---- */
+
+/* The record of a slot the sender wrote before the immediate that ended the
+ * receive's first piece: a single receive's size, or each buffer's. */
+static void gdx_recv_sizes(struct gdx_recv_comm *rc, struct gdx_request *req)
+{
+	const uint32_t *rec = rc->base.ctrl->sizes[req->seq % GDX_MAX_REQUESTS];
+
+	if (req->n == 1) {
+		uint64_t size = (uint64_t)__atomic_load_n(&rec[1], __ATOMIC_RELAXED) << 32 |
+				__atomic_load_n(&rec[0], __ATOMIC_RELAXED);
+
+		size = le64toh(size);
+		if (size > req->posted) {
+			GDX_WARN("%s: peer %s sent %llu bytes into a receive of %llu",
+				 rc->base.dev_name, rc->base.peer, (unsigned long long)size,
+				 (unsigned long long)req->posted);
+			req->err = -EPROTO;
+			gdx_comm_fail(&rc->base, -EPROTO);
+		}
+		req->size = size;
+		return;
+	}
+	for (int i = 0; i < req->n; i++) {
+		/* the posted size, in this receive's clear-to-send, still staged */
+		uint64_t posted = le64toh(
+			rc->base.ctrl->fifo[GDX_FIFO_INDEX(req->seq % GDX_MAX_REQUESTS, i)].size);
+
+		req->sizes[i] = le32toh(__atomic_load_n(&rec[i], __ATOMIC_RELAXED));
+		if (req->sizes[i] > posted) {
+			GDX_WARN("%s: peer %s sent %u bytes into buffer %d of a grouped receive "
+				 "of %llu",
+				 rc->base.dev_name, rc->base.peer, req->sizes[i], i,
+				 (unsigned long long)posted);
+			req->err = -EPROTO;
+			gdx_comm_fail(&rc->base, -EPROTO);
+		}
+	}
+}
+
+static void gdx_recv_bad_imm(struct gdx_recv_comm *rc, uint32_t imm, const char *what)
+{
+	GDX_WARN("%s: peer %s sent immediate 0x%08x: %s", rc->base.dev_name, rc->base.peer, imm,
+		 what);
+	gdx_comm_fail(&rc->base, -EPROTO);
+}
+
+/* One immediate, taken on QP q of rail: a piece of the receive it names has
+ * arrived. */
+static void gdx_recv_imm(struct gdx_recv_comm *rc, uint32_t imm, int rail, int q)
+{
+	struct gdx_comm *c = &rc->base;
+	struct gdx_request *req;
+	struct gdx_imm im;
+
+	if (gdx_imm_decode(imm, &im)) {
+		gdx_recv_bad_imm(rc, imm, "not a form this plugin sends");
+		return;
+	}
+	req = rc->slots[im.seq % GDX_MAX_REQUESTS];
+	if (!req || (req->seq & GDX_IMM_SEQ_MASK) != im.seq) {
+		/* a receive already complete: a piece sent again after a rail
+		 * failed, whose first copy was counted after all */
+		rc->base.stale_imms++;
+		GDX_TRACE(NCCL_NET, "%s: immediate 0x%08x for no receive in flight, dropped",
+			  rc->base.dev_name, imm);
+		return;
+	}
+	if (im.flags & GDX_IMM_F_REFUSED) {
+		GDX_WARN("%s: peer %s refused to send into a %llu-byte receive: its message is "
+			 "larger (see its log for the size)",
+			 rc->base.dev_name, rc->base.peer, (unsigned long long)req->posted);
+		req->err = -EMSGSIZE;
+		gdx_comm_fail(&rc->base, -EMSGSIZE);
+		return;
+	}
+	if ((req->n > 1) != !!(im.flags & GDX_IMM_F_GROUP)) {
+		gdx_recv_bad_imm(rc, imm,
+				 req->n > 1 ? "a grouped receive ended without its sizes"
+					    : "a single receive ended as a group");
+		return;
+	}
+	if (!im.chunked) {
+		/* the whole message in one WRITE_WITH_IMM: it is complete, once
+		 * (a copy re-sent after a rail failed may come too) */
+		if (req->arrived) {
+			GDX_TRACE(NCCL_NET, "%s: receive %llu arrived twice, counted once",
+				  rc->base.dev_name, (unsigned long long)req->seq);
+			return;
+		}
+		/* the size is the peer's word: never more than was posted (NCCL
+		 * reads that many bytes of the buffer) */
+		if (im.size > req->posted) {
+			GDX_WARN("%s: peer %s sent %u bytes into a receive of %llu", c->dev_name,
+				 c->peer, im.size, (unsigned long long)req->posted);
+			req->err = -EPROTO;
+			gdx_comm_fail(c, -EPROTO);
+			return;
+		}
+		req->pieces = req->arrived = 1;
+		req->small = true;
+		req->size = im.size;
+	} else {
+		if (req->pieces == 0) {
+			req->pieces = im.pieces;
+			memset(req->seen, 0, sizeof(req->seen));
+		} else if (req->pieces != im.pieces || req->small) {
+			gdx_recv_bad_imm(rc, imm,
+					 "the pieces of one message disagree on their count");
+			return;
+		}
+		if (req->seen[im.piece / 64] & (1ULL << (im.piece % 64))) {
+			GDX_TRACE(NCCL_NET,
+				  "%s: piece %u of receive %llu arrived twice, counted once",
+				  rc->base.dev_name, im.piece, (unsigned long long)req->seq);
+			return;
+		}
+		req->seen[im.piece / 64] |= 1ULL << (im.piece % 64);
+		/* debug builds: its bytes are there (gdx_req.h) */
+		gdx_req_check_piece(rc, req, im.piece, im.flags & GDX_IMM_F_GROUP, rail, q);
+		if (++req->arrived < req->pieces)
+			return;
+		gdx_recv_sizes(rc, req);
+	}
+	req->pending = 0;
+	rc->cts_outstanding--;
+	rc->slots[im.seq % GDX_MAX_REQUESTS] = NULL; /* free for the next lap */
+}
+
+/* The flush reads' completions, on their own CQs: an iflush is done once
+ * the read through every NIC has returned. */
+static int gdx_flush_poll(struct gdx_recv_comm *rc)
+{
+	struct ibv_wc wcs[8];
+	int seen = 0;
+
+	for (int r = 0; r < rc->nflush; r++) {
+		int n = ibv_poll_cq(rc->flush[r].cq, 8, wcs);
+
+		for (int i = 0; i < n; i++) {
+			struct gdx_request *req = (struct gdx_request *)(uintptr_t)wcs[i].wr_id;
+
+			rc->flushes_out--; /* back, delivered or not */
+			if (wcs[i].status != IBV_WC_SUCCESS) {
+				gdx_wc_failed(&rc->base, r, &wcs[i]);
+			} else {
+				req->pending--;
+				gdx_req_wrs_done(req, 1);
+			}
+		}
+		seen += n > 0 ? n : 0;
+	}
+	return seen;
+}
+
+/* A failed completion of rail r, state its state: the rail is taken out
+ * where failover can (the path failed), else the comm fails. */
+static void gdx_wc_error(struct gdx_comm *c, int r, const struct ibv_wc *wc,
+			 enum gdx_rail_state state)
+{
+	char why[160];
+
+	if (GDX_WRID_KIND(wc->wr_id) == GDX_WRID_PROBE && state == GDX_RAIL_PROBING) {
+		gdx_failover_probed(c, r, false);
+		return;
+	}
+	if (state != GDX_RAIL_UP)
+		return; /* a flush of a rail already taken out */
+	gdx_wc_note(c, r, wc);
+	if (!c->failover || !gdx_failover_status(wc->status)) {
+		gdx_wc_failed(c, r, wc);
+		return;
+	}
+	snprintf(why, sizeof(why), "completion failed: %s (status %d, vendor error 0x%x, qp 0x%x)",
+		 ibv_wc_status_str(wc->status), wc->status, wc->vendor_err, wc->qp_num);
+	if (gdx_rail_failed(c, r, why) & GDX_FO_REWRITE_CTS)
+		gdx_recv_comm_of(c)->cts_rewrite = true;
+}
+
+/* A receive of rail r completed: an immediate, or (its QPs in error) a
+ * flush. A rail being drained counts every receive back (gdx_failover.c):
+ * its counts are final only once none is outstanding. */
+static void gdx_wc_recv(struct gdx_comm *c, int r, const struct ibv_wc *wc,
+			enum gdx_rail_state state)
+{
+	struct gdx_qp *q = &c->rails[r].qps[GDX_WRID_QP(wc->wr_id)];
+
+	q->recvs_out--;
+	if (wc->status != IBV_WC_SUCCESS) {
+		gdx_wc_error(c, r, wc, state);
+		return;
+	}
+	if (state != GDX_RAIL_UP && state != GDX_RAIL_DRAINING) {
+		/* after the counts went to the sender, which re-sends it */
+		GDX_WARN("%s: rail %d: an immediate (0x%08x) arrived after the rail's counts were "
+			 "final; it is dropped and re-sent",
+			 c->dev_name, r, be32toh(wc->imm_data));
+		return;
+	}
+	/* receives go back in batches, one doorbell each: the receive queue
+	 * has a batch's room beyond what can be in flight */
+	if (++q->recvs_to_post >= GDX_RECV_BATCH && state == GDX_RAIL_UP) {
+		if (gdx_rail_post_recvs(&c->rails[r], GDX_WRID_QP(wc->wr_id),
+					(int)q->recvs_to_post))
+			gdx_comm_fail(c, -EIO);
+		q->recvs_to_post = 0;
+	}
+	c->run[r].unproven = false;
+	if (state == GDX_RAIL_DRAINING) {
+		c->run[r].drain_imms++;
+		c->run[r].drain_last_ms = gdx_now_ms();
+	}
+	if (be32toh(wc->imm_data) == GDX_IMM_PROBE)
+		return; /* a restored rail's probe: it carries again */
+	/* Per QP since it started: a DOWN note's counts (gdx_failover.c). A
+	 * probe is not counted, as the sender neither logs nor counts it
+	 * (gdx_post_probe): counted, it would shift every ordinal after it. */
+	q->imms++;
+	GDX_LIVE_COUNT(c->live->rails[r].rx_pieces++);
+	gdx_recv_imm(gdx_recv_comm_of(c), be32toh(wc->imm_data), r, GDX_WRID_QP(wc->wr_id));
+}
+
+/* One completion of rail r. A rail taken out has its QPs in error: what
+ * they complete after that is flushes, and (receiver, while it counts) the
+ * immediates that had already arrived. */
+static void gdx_wc(struct gdx_comm *c, int r, const struct ibv_wc *wc)
+{
+	enum gdx_rail_state state = c->run[r].state;
+	uint32_t kind = GDX_WRID_KIND(wc->wr_id);
+
+	/* A restore's thread owns the QPs, and nothing of their new incarnation
+	 * can complete yet; nor can what came before a reset count after it. */
+	if (state == GDX_RAIL_RESTORING || GDX_WRID_GEN(wc->wr_id) != gdx_rail_gen(&c->rails[r])) {
+		GDX_TRACE(NCCL_NET,
+			  "%s: rail %d: completion 0x%llx of an earlier incarnation dropped",
+			  c->dev_name, r, (unsigned long long)wc->wr_id);
+		return;
+	}
+	if (kind == GDX_WRID_RECV) {
+		gdx_wc_recv(c, r, wc, state);
+		return;
+	}
+	if (wc->status != IBV_WC_SUCCESS) {
+		gdx_wc_error(c, r, wc, state);
+		return;
+	}
+	/* A restored rail's probe was delivered: once every QP's has been,
+	 * the rail is up again (gdx_failover.c). */
+	if (kind == GDX_WRID_PROBE) {
+		gdx_post_delivered(c, r, GDX_WRID_QP(wc->wr_id), GDX_WRID_WR(wc->wr_id));
+		gdx_failover_probed(c, r, true);
+		return;
+	}
+	/* A signaled send: everything before it on its QP is delivered. On a
+	 * rail taken out the receiver's counts say what was, not completions. */
+	if (kind == GDX_WRID_SEND && state == GDX_RAIL_UP)
+		gdx_stripe_delivered(
+			c, r,
+			gdx_post_delivered(c, r, GDX_WRID_QP(wc->wr_id), GDX_WRID_WR(wc->wr_id)));
+}
+
+/* What a poll found on rail r beyond an empty CQ of a rail that is up: n
+ * completions (or n < 0, the poll failed), or a rail that drains and must
+ * know when its CQ is found empty. Returns n, or -1 once the comm has
+ * failed. */
+static inline int gdx_cq_take(struct gdx_comm *c, int r, const struct ibv_wc *wcs, int n)
+{
+	if (n < 0) {
+		GDX_WARN("%s: ibv_poll_cq failed (%d)", c->dev_name, n);
+		gdx_comm_fail(c, -EIO);
+		return -1;
+	}
+	for (int i = 0; i < n; i++)
+		gdx_wc(c, r, &wcs[i]);
+	/* a drain that waits in vain takes its counts only from a CQ found
+	 * empty (gdx_failover.c) */
+	if (c->run[r].state == GDX_RAIL_DRAINING)
+		c->run[r].cq_idle = n < GDX_POLL_BATCH;
+	return n;
+}
+
+/* A receive comm holds clear-to-sends back, and the sender is down to its
+ * last one (only a completion lowers cts_outstanding; irecv applies the
+ * rule itself). */
+static inline bool gdx_cts_held_due(const struct gdx_comm *c)
+{
+	const struct gdx_recv_comm *rc;
+
+	if (c->kind != GDX_KIND_RECV)
+		return false;
+	rc = gdx_recv_comm_of((struct gdx_comm *)c);
+	return rc->cts_sent < rc->tail && rc->cts_outstanding < GDX_CTS_DEFER_MIN;
+}
+
+/* After the CQs, what a poll does only when it is due: failover's sweep,
+ * the flush reads' CQs while reads are out, and the clear-to-sends that a
+ * completion, a stall or a rail taken out lets go. Returns the flush
+ * completions seen. */
+static __attribute__((noinline)) int gdx_comm_poll_rest(struct gdx_comm *c)
+{
+	struct gdx_recv_comm *rc;
+	int seen = 0;
+
+	if (c->failover && (gdx_failover_poll(c) & GDX_FO_REWRITE_CTS))
+		gdx_recv_comm_of(c)->cts_rewrite = true;
+	if (c->kind != GDX_KIND_RECV)
+		return 0;
+	rc = gdx_recv_comm_of(c);
+	if (rc->flushes_out)
+		seen += gdx_flush_poll(rc);
+	if (rc->cts_rewrite)
+		gdx_cts_rewrite(rc);
+	/* The sender runs low with some held back: the batch goes while it still
+	 * has a message to send, so that it never waits for one. Only a
+	 * completion lowers cts_outstanding; irecv applies the rule itself. */
+	if (rc->cts_stalled || (rc->cts_sent < rc->tail && rc->cts_outstanding < GDX_CTS_DEFER_MIN))
+		gdx_cts_flush(rc);
+	return seen;
+}
+
+/* What a poll does after rail 0's CQ (gdx_comm_poll_inline): the other
+ * rails, what they found, then what is due. */
+int gdx_comm_poll_all(struct gdx_comm *c, struct ibv_wc *wcs, int n0)
+{
+	int seen = 0;
+
+	for (int r = 0; r < c->nrails; r++) {
+		int n = r ? ibv_poll_cq(c->rails[r].cq, GDX_POLL_BATCH, wcs) : n0;
+
+		if (n == 0 && c->run[r].state == GDX_RAIL_UP)
+			continue;
+		n = gdx_cq_take(c, r, wcs, n);
+		if (n < 0)
+			return seen;
+		seen += n;
+	}
+	/* due is asked on every poll: failover counts its polls there; after
+	 * completions, failover's notes and the clear-to-sends they let go */
+	if (gdx_comm_poll_due(c) || (seen && (c->failover || gdx_cts_held_due(c))))
+		seen += gdx_comm_poll_rest(c);
+	return seen;
+}
+
+int gdx_comm_poll(struct gdx_comm *c)
+{
+	return gdx_comm_poll_inline(c);
+}
+
+/* Called every GDX_LIVENESS_POLLS polls without progress (gdx_comm_idle):
+ * the live slot's wait state, and now and then whether the peer process is
+ * still there: verbs says nothing when it is simply gone, but its kernel
+ * closes the out-of-band socket. */
+void gdx_comm_check_peer(struct gdx_comm *c)
+{
+	uint64_t now = gdx_now_ms();
+
+	gdx_live_tick(c, now);
+	if (now - c->last_check_ms < GDX_LIVENESS_MS)
+		return;
+	c->last_check_ms = now;
+	gdx_event_poll(c, false);
+	if (c->err)
+		return;
+	gdx_qpstat_tick(now); /* the NIC's counters, about once a second */
+	gdx_stall_check(c, now);
+	if (gdx_sock_peer_alive(c->sock) == 0)
+		return;
+	/* Anything that arrived before the peer left still counts. */
+	if (gdx_comm_poll(c))
+		return;
+	GDX_WARN("%s: peer %s (%s) closed its connection with requests pending: the peer "
+		 "process exited or closed its comm",
+		 c->dev_name, c->peer, c->peer_dev);
+	gdx_comm_fail(c, -ECONNRESET);
+}
+
+/* Room for one write on the control rail, polling once to make it; -1 when
+ * there is none (or no rail). */
+static inline int gdx_cts_rail(struct gdx_recv_comm *rc)
+{
+	struct gdx_comm *c = &rc->base;
+	int rail;
+
+	/* without failover every rail is up, and the first carries them */
+	if (!c->failover && gdx_qp_room(&c->rails[0], &c->rails[0].qps[0], 1))
+		return 0;
+	rail = gdx_failover_ctrl_rail(c);
+	if (rail < 0)
+		return -1;
+	if (gdx_qp_room(&c->rails[rail], &c->rails[rail].qps[0], 1))
+		return rail;
+	gdx_comm_poll(c);
+	rail = gdx_failover_ctrl_rail(c);
+	return rail >= 0 && gdx_qp_room(&c->rails[rail], &c->rails[rail].qps[0], 1) ? rail : -1;
+}
+
+/* Writes the clear-to-sends of receives [cts_sent, tail) into the sender's
+ * FIFO: per run of consecutive slots (two where the ring wraps), one write of
+ * their first entries, and one per further entry row that a grouped receive
+ * among them uses. */
+/* The common flush: the staged receives are all single buffers, so one
+ * write of their entries (two where the ring wraps) says everything. */
+static int gdx_cts_flush_singles(struct gdx_recv_comm *rc)
+{
+	while (rc->cts_sent < rc->tail) {
+		uint32_t first = (uint32_t)(rc->cts_sent % GDX_MAX_REQUESTS);
+		uint64_t count = rc->tail - rc->cts_sent;
+		int rail = gdx_cts_rail(rc), ret;
+
+		if (first + count > GDX_MAX_REQUESTS)
+			count = GDX_MAX_REQUESTS - first;
+		rc->cts_stalled = rail < 0;
+		if (rc->cts_stalled)
+			return rc->base.err;
+		ret = gdx_cts_write(rc, rail, GDX_FIFO_INDEX(first, 0), (uint32_t)count, false);
+		if (ret)
+			return ret;
+		rc->cts_sent += count;
+		rc->cts_outstanding += (uint32_t)count;
+	}
+	rc->cts_stalled = false;
+	return 0;
+}
+
+int gdx_cts_flush(struct gdx_recv_comm *rc)
+{
+	if (rc->base.err)
+		return rc->base.err;
+	if (rc->cts_flushing)
+		return 0; /* polling for room below came back here */
+	/* one single receive to write, as at each receive of 64 KiB or more:
+	 * its entry, now */
+	if (rc->cts_sent + 1 == rc->tail && !rc->cts_groups && !rc->base.failover &&
+	    gdx_qp_room(&rc->base.rails[0], &rc->base.rails[0].qps[0], 1)) {
+		int ret = gdx_cts_write(rc, 0, GDX_FIFO_INDEX(rc->cts_sent % GDX_MAX_REQUESTS, 0),
+					1, false);
+
+		if (ret)
+			return ret;
+		rc->cts_sent++;
+		rc->cts_outstanding++;
+		rc->cts_stalled = false;
+		return 0;
+	}
+	rc->cts_flushing = true;
+	if (!rc->cts_groups) {
+		int ret = gdx_cts_flush_singles(rc);
+
+		rc->cts_flushing = false;
+		return ret;
+	}
+	while (rc->cts_sent < rc->tail) {
+		uint32_t first = (uint32_t)(rc->cts_sent % GDX_MAX_REQUESTS);
+		uint64_t count = rc->tail - rc->cts_sent;
+
+		if (first + count > GDX_MAX_REQUESTS)
+			count = GDX_MAX_REQUESTS - first;
+		for (uint32_t i = 0; i < GDX_MAX_RECVS; i++) {
+			uint32_t lo = GDX_MAX_REQUESTS, hi = 0;
+			int ret, rail;
+
+			for (uint32_t s = first; s < first + count; s++) {
+				if (le32toh(rc->base.ctrl->fifo[GDX_FIFO_INDEX(s, 0)].nreqs) <= i)
+					continue;
+				lo = s < lo ? s : lo;
+				hi = s;
+			}
+			if (lo > hi)
+				break; /* no receive of the run has this many buffers */
+			/* No room: the run is written again, whole, once there is
+			 * (the writes are idempotent); every poll retries it. */
+			rail = gdx_cts_rail(rc);
+			rc->cts_stalled = rail < 0;
+			ret = rc->cts_stalled ? rc->base.err
+					      : gdx_cts_write(rc, rail, GDX_FIFO_INDEX(lo, i),
+							      hi - lo + 1, false);
+			if (ret || rc->cts_stalled) {
+				rc->cts_flushing = false;
+				return ret;
+			}
+		}
+		rc->cts_sent += count;
+		rc->cts_outstanding += (uint32_t)count;
+	}
+	rc->cts_groups = 0; /* every one staged is written */
+	rc->cts_flushing = false;
+	return 0;
+}

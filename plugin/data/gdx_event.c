@@ -1,0 +1,168 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Async verbs events, read without a thread: a comm that is waiting (no
+ * completion for a while) drains its devices' event queues, non-blocking, and
+ * any comm an event names gets its error. Nothing runs in the background, so
+ * closing a comm or unloading the library leaves nothing to stop.
+ */
+#include <errno.h>
+#include <pthread.h>
+
+#include "comm/gdx_comm.h"
+#include "data/gdx_event.h"
+#include "sys/gdx_log.h"
+#include "sys/gdx_param.h"
+#include "sys/gdx_time.h"
+
+/* rdma-core 57's event (after IBV_EVENT_WQ_FATAL), which older headers
+ * lack: a port's effective speed moved without a link flap. */
+#define GDX_EVENT_DEVICE_SPEED_CHANGE (IBV_EVENT_WQ_FATAL + 1)
+
+/* How often one device's event queue is read when nobody forces it. */
+#define GDX_EVENT_MS 10
+
+/* Several comms of one device may wait on different threads. */
+static pthread_mutex_t gdx_event_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* The rail of c an event names (its QP or CQ), -1 if none. */
+static int gdx_event_rail(const struct gdx_comm *c, const struct ibv_async_event *ev, bool qp)
+{
+	for (int r = 0; r < c->nrails; r++) {
+		if (!qp && c->rails[r].cq == ev->element.cq)
+			return r;
+		for (int q = 0; qp && q < c->rails[r].nqps; q++)
+			if (c->rails[r].qps[q].qp == ev->element.qp)
+				return r;
+	}
+	return -1;
+}
+
+static void gdx_event_fail(struct gdx_comm *c, const struct ibv_async_event *ev, bool qp)
+{
+	int rail;
+
+	if (!c || (c->kind != GDX_KIND_SEND && c->kind != GDX_KIND_RECV))
+		return; /* a flush QP's owner is its receive comm too; nothing else */
+	rail = gdx_event_rail(c, ev, qp);
+	if (c->failover && rail >= 0) {
+		/* the comm's own poll takes the rail out (gdx_failover.c) */
+		GDX_INFO(NCCL_NET, "%s: async event %s on rail %d of the comm with peer %s",
+			 c->dev_name, ibv_event_type_str(ev->event_type), rail, c->peer);
+		__atomic_or_fetch(&c->async_failed, 1u << rail, __ATOMIC_RELAXED);
+		return;
+	}
+	if (!__atomic_load_n(&c->err, __ATOMIC_RELAXED))
+		GDX_WARN("%s: async event %s on the comm with peer %s (%s): the QP is in error",
+			 c->dev_name, ibv_event_type_str(ev->event_type), c->peer, c->peer_dev);
+	__atomic_store_n(&c->err, -EREMOTEIO, __ATOMIC_RELAXED);
+}
+
+static void gdx_event_handle(struct gdx_dev *dev, const struct ibv_async_event *ev)
+{
+	switch ((int)ev->event_type) { /* int: rdma-core 57's event is not in older enums */
+	case IBV_EVENT_QP_FATAL:
+	case IBV_EVENT_QP_REQ_ERR:
+	case IBV_EVENT_QP_ACCESS_ERR: gdx_event_fail(ev->element.qp->qp_context, ev, true); break;
+	case IBV_EVENT_CQ_ERR: gdx_event_fail(ev->element.cq->cq_context, ev, false); break;
+	case IBV_EVENT_DEVICE_FATAL:
+		GDX_WARN("%s: device fatal error: every comm on it fails", dev->ibdev);
+		__atomic_store_n(&dev->ib->fatal, 1, __ATOMIC_RELAXED);
+		break;
+	case IBV_EVENT_PORT_ERR:
+		GDX_WARN("%s port %d is down (link lost?): connections with another rail move "
+			 "their traffic there; the others fail if it stays down longer than "
+			 "their retries last",
+			 dev->ibdev, ev->element.port_num);
+		__atomic_store_n(&dev->port_down_ms, gdx_now_ms(), __ATOMIC_RELAXED);
+		break;
+	case IBV_EVENT_PORT_ACTIVE:
+		GDX_INFO(NCCL_NET, "%s port %d is active again", dev->ibdev, ev->element.port_num);
+		__atomic_store_n(&dev->port_down_ms, 0, __ATOMIC_RELAXED);
+		break;
+	case GDX_EVENT_DEVICE_SPEED_CHANGE: gdx_dev_speed_changed(dev, ev->element.port_num); break;
+	default:
+		GDX_INFO(NCCL_NET, "%s: async event %s", dev->ibdev,
+			 ibv_event_type_str(ev->event_type));
+	}
+}
+
+/* How long the QP retries last: 4.096 us * 2^timeout, retry_cnt + 1 times. */
+uint64_t gdx_event_retry_budget_ms(void)
+{
+	return (uint64_t)(4.096e-3 * (double)(1ULL << gdx_params.timeout) *
+			  (gdx_params.retry_cnt + 1)) +
+	       1;
+}
+
+/* A comm that waits with nothing of its own on the wire (a sender waiting for
+ * a clear-to-send) gets no completion error when its port goes down; fail it
+ * once the port has been down longer than its retries would have lasted. */
+static void gdx_event_check_port(struct gdx_comm *c, struct gdx_dev *dev)
+{
+	uint64_t down = __atomic_load_n(&dev->port_down_ms, __ATOMIC_RELAXED);
+
+	if (!down || c->err || gdx_now_ms() - down <= gdx_event_retry_budget_ms())
+		return;
+	GDX_WARN("%s: %s port %d has been down for %llu ms, longer than the QP retries "
+		 "last (%llu ms): failing the comm with peer %s",
+		 c->dev_name, dev->ibdev, dev->ib_port, (unsigned long long)(gdx_now_ms() - down),
+		 (unsigned long long)gdx_event_retry_budget_ms(), c->peer);
+	c->err = -ENETDOWN;
+}
+
+/* The device's events, at most every GDX_EVENT_MS unless force; under
+ * gdx_event_lock. */
+static void gdx_event_drain(struct gdx_dev *dev, bool force, uint64_t now)
+{
+	struct ibv_async_event ev;
+
+	/* one read per device every GDX_EVENT_MS, however many comms ask */
+	if (!force && now - dev->ib->events_ms < GDX_EVENT_MS)
+		return;
+	dev->ib->events_ms = now;
+	while (ibv_get_async_event(dev->ib->ctx, &ev) == 0) {
+		gdx_event_handle(dev, &ev);
+		/* Last: destroying an object waits for its events' acks. */
+		ibv_ack_async_event(&ev);
+	}
+}
+
+/* A rail whose port's speed moved: its share of the stripe follows at once,
+ * scaled as the speed was (measured windows correct it from there). */
+static void gdx_event_speed(struct gdx_comm *c, int r)
+{
+	int now = __atomic_load_n(&c->rails[r].dev->speed_mbps, __ATOMIC_RELAXED);
+	int was = c->run[r].speed_mbps;
+
+	if (now > 0 && was > 0 && now != was)
+		c->run[r].rate *= (double)now / was;
+	if (now > 0)
+		c->run[r].speed_mbps = now;
+}
+
+void gdx_event_poll_dev(struct gdx_dev *dev)
+{
+	pthread_mutex_lock(&gdx_event_lock);
+	gdx_event_drain(dev, false, gdx_now_ms());
+	pthread_mutex_unlock(&gdx_event_lock);
+}
+
+void gdx_event_poll(struct gdx_comm *c, bool force)
+{
+	uint64_t now = gdx_now_ms();
+
+	pthread_mutex_lock(&gdx_event_lock);
+	for (int r = 0; r < c->nrails; r++) {
+		struct gdx_dev *dev = c->rails[r].dev;
+
+		gdx_event_drain(dev, force, now);
+		if (__atomic_load_n(&dev->ib->fatal, __ATOMIC_RELAXED) && !c->err) {
+			GDX_WARN("%s: device %s had a fatal error", c->dev_name, dev->ibdev);
+			c->err = -EIO;
+		}
+		if (!c->failover)
+			gdx_event_check_port(c, dev);
+		gdx_event_speed(c, r);
+	}
+	pthread_mutex_unlock(&gdx_event_lock);
+}

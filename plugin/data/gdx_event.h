@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: MIT */
+/* Async verbs events, read without a thread (gdx_event.c). */
+#ifndef GDX_EVENT_H
+#define GDX_EVENT_H
+
+#include <stdbool.h>
+
+#include "comm/gdx_comm.h"
+
+/* Drains the async events of c's devices without blocking (each device at
+ * most every few ms, unless force: a failed completion wants its cause);
+ * comms they name get their error, or lose the rail they name. */
+void gdx_event_poll(struct gdx_comm *c, bool force);
+/* One device's events drained the same way (one-sided RMA's QPs are not a
+ * comm's: the port's state is what it reads from them). */
+void gdx_event_poll_dev(struct gdx_dev *dev);
+/* How long a QP's retries last (NCCL_GDX_TIMEOUT, NCCL_GDX_RETRY_CNT), ms. */
+uint64_t gdx_event_retry_budget_ms(void);
+
+#endif

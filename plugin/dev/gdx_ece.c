@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "dev/gdx_ece.h"
+#include "sys/gdx_log.h"
+#include "sys/gdx_param.h"
+
+int gdx_ece_probe(struct ibv_context *ctx, struct ibv_ece *out)
+{
+	struct ibv_qp_init_attr ia = {
+		.qp_type = IBV_QPT_RC,
+		.cap = {.max_send_wr = 1, .max_recv_wr = 1, .max_send_sge = 1, .max_recv_sge = 1}};
+	struct ibv_pd *pd = ibv_alloc_pd(ctx);
+	struct ibv_cq *cq = pd ? ibv_create_cq(ctx, 1, NULL, NULL, 0) : NULL;
+	struct ibv_qp *qp = NULL;
+	int ret;
+
+	memset(out, 0, sizeof(*out));
+	if (cq) {
+		ia.send_cq = ia.recv_cq = cq;
+		qp = ibv_create_qp(pd, &ia);
+	}
+	ret = qp ? ibv_query_ece(qp, out) : (errno ? errno : ENOMEM);
+	if (qp)
+		ibv_destroy_qp(qp);
+	if (cq)
+		ibv_destroy_cq(cq);
+	if (pd)
+		ibv_dealloc_pd(pd);
+	return ret;
+}
+
+void gdx_ece_query(struct gdx_rail *r, struct gdx_wire_ece *out)
+{
+	struct ibv_ece ece;
+	int ret;
+
+	memset(out, 0, sizeof(*out));
+	if (!gdx_params.ece_enable || !r->nqps)
+		return;
+	memset(&ece, 0, sizeof(ece));
+	ret = ibv_query_ece(r->qps[0].qp, &ece);
+	if (ret) {
+		/* net_ib's rule: a provider that has none is not an error */
+		if (!__atomic_exchange_n(&r->dev->ece_said, 1, __ATOMIC_RELAXED))
+			GDX_INFO(NCCL_NET,
+				 "%s: ECE %s (ibv_query_ece: %s); connections on it go without",
+				 r->dev->ibdev,
+				 ret == EOPNOTSUPP || ret == ENOTSUP
+					 ? "not supported by the provider"
+					 : "could not be read",
+				 strerror(ret));
+		return;
+	}
+	out->vendor_id = ece.vendor_id;
+	out->options = ece.options;
+	out->comp_mask = ece.comp_mask;
+	out->supported = 1;
+}
+
+void gdx_ece_common(const struct gdx_wire_ece *local, const struct gdx_wire_ece *remote,
+		    struct gdx_wire_ece *out)
+{
+	struct gdx_wire_ece e = {0};
+
+	if (local->supported && remote->supported && local->vendor_id == remote->vendor_id) {
+		e.vendor_id = local->vendor_id;
+		e.options = local->options & remote->options;
+		e.comp_mask = local->comp_mask & remote->comp_mask;
+		e.supported = 1;
+	}
+	*out = e;
+}
+
+const char *gdx_ece_str(const struct gdx_wire_ece *e, char *buf, size_t len)
+{
+	if (!e->supported)
+		snprintf(buf, len, "off");
+	else
+		snprintf(buf, len, "vendor 0x%x options 0x%x", e->vendor_id, e->options);
+	return buf;
+}

@@ -1,0 +1,261 @@
+/* SPDX-License-Identifier: MIT */
+/* One-sided RMA's data calls (gdx_rma_post.h). */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <nccl/rma.h>
+#include "sys/gdx_log.h"
+#include "sys/gdx_param.h"
+#include "rma/gdx_rma_post.h"
+#include "rma/gdx_rma_progress.h"
+#include "rma/gdx_rma_reg.h"
+
+/* The connection a call names, after the checks of context and rank. */
+static int gdx_rma_conn_for(struct gdx_rma_ctx *x, const char *call, int context, uint32_t rank,
+			    struct gdx_rma_conn **c_p)
+{
+	struct gdx_rma_coll *coll = x->coll;
+	struct gdx_rma_conn *c;
+
+	if (context < 0 || context >= x->ncontexts) {
+		GDX_WARN("RMA %s: context %d out of range (the block has %d)", call, context,
+			 x->ncontexts);
+		return -EINVAL;
+	}
+	if (rank >= (uint32_t)coll->nranks) {
+		GDX_WARN("RMA %s: rank %u out of range (the group has %d)", call, rank,
+			 coll->nranks);
+		return -EINVAL;
+	}
+	c = gdx_rma_conn_of(x, context, (int)rank);
+	if (!c) {
+		GDX_WARN("RMA %s: rank %u is not connected in this block: its rank stride %d "
+			 "connects rank %d only to ranks a multiple of it away",
+			 call, rank, x->stride, coll->rank);
+		return -EINVAL;
+	}
+	if (c->err) {
+		GDX_WARN("RMA %s: the connection to rank %u (context %d) has failed: %s", call,
+			 rank, context, x->error[0] ? x->error : strerror(-c->err));
+		return c->err;
+	}
+	*c_p = c;
+	return 0;
+}
+
+/* A live window of the collective comm, or a WARN naming the argument. */
+static int gdx_rma_window(struct gdx_rma_ctx *x, const char *call, const char *what, void *mh,
+			  struct gdx_rma_mr **mr_p)
+{
+	if (!mh) {
+		GDX_WARN("RMA %s: NULL %s handle", call, what);
+		return -EINVAL;
+	}
+	if (!gdx_rma_mr_live(x->coll, mh)) {
+		GDX_WARN("RMA %s: %s handle %p is not a registered window of this collective comm "
+			 "(deregistered, another comm's, or not from regMrSym)",
+			 call, what, mh);
+		return -EINVAL;
+	}
+	*mr_p = mh;
+	return 0;
+}
+
+/* [off, off + size) within a window of size bytes. */
+static int gdx_rma_range(const char *call, const char *what, uint64_t off, uint64_t size,
+			 uint64_t window, int rank)
+{
+	if (off > window || size > window - off) {
+		GDX_WARN("RMA %s: %s range [0x%llx, +%llu) is outside rank %d's window of %llu "
+			 "bytes",
+			 call, what, (unsigned long long)off, (unsigned long long)size, rank,
+			 (unsigned long long)window);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int gdx_rma_size_ok(const char *call, uint64_t size)
+{
+	if (size <= GDX_RMA_MAX_BYTES)
+		return 0;
+	GDX_WARN("RMA %s: %llu bytes is more than maxP2pBytes (%llu)", call,
+		 (unsigned long long)size, (unsigned long long)GDX_RMA_MAX_BYTES);
+	return -EINVAL;
+}
+
+static int gdx_rma_req_new(struct gdx_rma_conn *c, const char *call, enum gdx_rma_op op,
+			   uint64_t size, struct gdx_rma_req **req_p)
+{
+	struct gdx_rma_req *r;
+
+	if (gdx_rma_req_wrs(c, op, size) > GDX_RMA_CONN_WRS) {
+		GDX_WARN("RMA %s: %llu bytes take more work requests than a connection holds (%d) "
+			 "at %s's largest message",
+			 call, (unsigned long long)size, GDX_RMA_CONN_WRS, c->rails[0].dev->ibdev);
+		return -EINVAL;
+	}
+	r = gdx_rma_req_get(c, op);
+	if (!r) {
+		GDX_WARN(
+			"RMA %s: %d requests already in flight to rank %d on context %d, more than "
+			"NCCL keeps (NCCL_NET_MAX_REQUESTS x maxRecvs)",
+			call, GDX_RMA_MAX_REQS, c->peer, c->context);
+		return -ENOSPC;
+	}
+	*req_p = r;
+	return 0;
+}
+
+/* The source and destination of a put or get: both windows live, both
+ * ranges inside them. */
+static int gdx_rma_data_args(struct gdx_rma_ctx *x, const char *call, uint64_t loff, void *lmh,
+			     uint64_t roff, void *rmh, uint64_t size, uint32_t rank, bool put,
+			     struct gdx_rma_mr **l_p, struct gdx_rma_mr **r_p)
+{
+	int ret = gdx_rma_size_ok(call, size);
+
+	if (!ret)
+		ret = gdx_rma_window(x, call, put ? "source" : "local", lmh, l_p);
+	if (!ret)
+		ret = gdx_rma_window(x, call, put ? "destination" : "remote", rmh, r_p);
+	if (!ret)
+		ret = gdx_rma_range(call, put ? "source" : "local", loff, size,
+				    (*l_p)->ranks[x->coll->rank].size, x->coll->rank);
+	if (!ret)
+		ret = gdx_rma_range(call, put ? "destination" : "remote", roff, size,
+				    (*r_p)->ranks[rank].size, (int)rank);
+	return ret;
+}
+
+int gdx_rma_iput(struct gdx_rma_ctx *x, int context, uint64_t src_off, void *src, uint64_t size,
+		 uint64_t dst_off, void *dst, uint32_t rank, bool hold, struct gdx_rma_req **req_p)
+{
+	struct gdx_rma_mr *s = NULL, *d = NULL;
+	struct gdx_rma_conn *c;
+	struct gdx_rma_req *r = NULL;
+	int ret = gdx_rma_conn_for(x, "iput", context, rank, &c);
+
+	if (!ret && (size || src || dst))
+		ret = gdx_rma_data_args(x, "iput", src_off, src, dst_off, dst, size, rank, true, &s,
+					&d);
+	if (!ret)
+		ret = gdx_rma_req_new(c, "iput", GDX_RMA_PUT, size, &r);
+	if (ret)
+		return ret;
+	r->size = size;
+	r->lmh = s;
+	r->loff = src_off;
+	r->rmh = d;
+	r->roff = dst_off;
+	gdx_rma_issue(c, r, hold);
+	*req_p = r;
+	return 0;
+}
+
+int gdx_rma_iput_signal(struct gdx_rma_ctx *x, int context, uint64_t src_off, void *src,
+			uint64_t size, uint64_t dst_off, void *dst, uint32_t rank, uint64_t sig_off,
+			void *sig, uint64_t value, uint32_t op, bool strong, bool hold,
+			struct gdx_rma_req **req_p)
+{
+	struct gdx_rma_mr *s = NULL, *d = NULL, *g = NULL;
+	struct gdx_rma_conn *c;
+	struct gdx_rma_req *r = NULL;
+	int ret = gdx_rma_conn_for(x, "iputSignal", context, rank, &c);
+
+	/* the signal alone: size 0, NULL data handles (NCCL's VA signals) */
+	if (!ret && (size || src || dst))
+		ret = gdx_rma_data_args(x, "iputSignal", src_off, src, dst_off, dst, size, rank,
+					true, &s, &d);
+	if (!ret && op != NCCL_NET_SIGNAL_OP_INC && op != NCCL_NET_SIGNAL_OP_ADD) {
+		GDX_WARN("RMA iputSignal: signal operation 0x%x is neither INC (0x%x) nor ADD "
+			 "(0x%x)",
+			 op, NCCL_NET_SIGNAL_OP_INC, NCCL_NET_SIGNAL_OP_ADD);
+		ret = -EINVAL;
+	}
+	if (!ret)
+		ret = gdx_rma_window(x, "iputSignal", "signal", sig, &g);
+	if (!ret && sig_off % 8) {
+		GDX_WARN(
+			"RMA iputSignal: signal offset 0x%llx is not 8-byte aligned (the signal is "
+			"a 64-bit word, added atomically)",
+			(unsigned long long)sig_off);
+		ret = -EINVAL;
+	}
+	if (!ret)
+		ret = gdx_rma_range("iputSignal", "signal", sig_off, 8, g->ranks[rank].size,
+				    (int)rank);
+	if (!ret)
+		ret = gdx_rma_req_new(c, "iputSignal", GDX_RMA_PUT_SIGNAL, size, &r);
+	if (ret)
+		return ret;
+	r->size = size;
+	r->lmh = s;
+	r->loff = src_off;
+	r->rmh = d;
+	r->roff = dst_off;
+	r->smh = g;
+	r->soff = sig_off;
+	r->add = op == NCCL_NET_SIGNAL_OP_INC ? 1 : value;
+	r->strong = strong;
+	gdx_rma_issue(c, r, hold);
+	*req_p = r;
+	return 0;
+}
+
+int gdx_rma_iget(struct gdx_rma_ctx *x, int context, uint64_t remote_off, void *remote,
+		 uint64_t size, uint64_t local_off, void *local, uint32_t rank, bool hold,
+		 struct gdx_rma_req **req_p)
+{
+	struct gdx_rma_mr *l = NULL, *rm = NULL;
+	struct gdx_rma_conn *c;
+	struct gdx_rma_req *r = NULL;
+	int ret = gdx_rma_conn_for(x, "iget", context, rank, &c);
+
+	if (!ret && (size || local || remote))
+		ret = gdx_rma_data_args(x, "iget", local_off, local, remote_off, remote, size, rank,
+					false, &l, &rm);
+	if (!ret)
+		ret = gdx_rma_req_new(c, "iget", GDX_RMA_GET, size, &r);
+	if (ret)
+		return ret;
+	r->size = size;
+	r->lmh = l;
+	r->loff = local_off;
+	r->rmh = rm;
+	r->roff = remote_off;
+	gdx_rma_issue(c, r, hold);
+	*req_p = r;
+	return 0;
+}
+
+int gdx_rma_iflush(struct gdx_rma_ctx *x, int context, void *mh, uint32_t rank,
+		   struct gdx_rma_req **req_p)
+{
+	struct gdx_rma_mr *w = NULL;
+	struct gdx_rma_conn *c, *self;
+	struct gdx_rma_req *r = NULL;
+	int ret = gdx_rma_conn_for(x, "iflush", context, rank, &c);
+
+	if (!ret)
+		ret = gdx_rma_window(x, "iflush", "window", mh, &w);
+	/* The data of gets from rank landed through this rank's NICs: a read
+	 * of the window by each of them, through the connection to itself,
+	 * comes back only once their earlier writes to it are visible. Host
+	 * memory needs none (NCCL_GDX_GDR_FLUSH=2 reads anyway). */
+	if (!ret)
+		ret = gdx_rma_conn_for(x, "iflush", context, (uint32_t)x->coll->rank, &self);
+	if (!ret)
+		ret = gdx_rma_req_new(self, "iflush", GDX_RMA_FLUSH, 8, &r);
+	if (ret)
+		return ret;
+	(void)c;
+	r->lmh = w;
+	r->size = (w->type == NCCL_PTR_CUDA && gdx_params.gdr_flush) || gdx_params.gdr_flush == 2
+			  ? (w->ranks[x->coll->rank].size < 8 ? w->ranks[x->coll->rank].size : 8)
+			  : 0;
+	gdx_rma_issue(self, r, false);
+	*req_p = r;
+	return 0;
+}

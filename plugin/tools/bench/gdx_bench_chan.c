@@ -1,0 +1,406 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * gdx-bench's side channel: the listen handles and the go bytes between the
+ * two ends. Pipes when both run here; one TCP connection when the client is
+ * on another machine. The server listens on the plugin's out-of-band
+ * interface only, and takes as its client only a connection that proves it
+ * knows the token the server printed for this run (a challenge each way,
+ * SipHash-2-4 under the token: the token never crosses the wire): nothing,
+ * the plugin's handles least of all, goes to anyone else, and a connection
+ * that says nothing is closed after BENCH_PROOF_S while the server goes on
+ * listening. Then a hello that carries the server's options, so that both
+ * ends run the same test.
+ */
+#include <endian.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sys/gdx_sock.h"
+
+#include "tools/bench/gdx_bench_state.h"
+#include "tools/common/gdx_json.h" /* json_siphash_keyed */
+
+#define BENCH_CHAN_MAGIC 0x47445842u /* "GDXB" */
+/* 2: the client proves the server's token before anything is sent to it */
+#define BENCH_CHAN_VERSION 2u
+/* How often a client that keeps trying says so. */
+#define BENCH_DIAL_PROGRESS_S 5
+/* A connection to the server has this long to prove the token, and this
+ * many are being proven at once (the oldest closed for a new one): a client
+ * that says nothing, or many, hold the server no longer. */
+#define BENCH_PROOF_S	10
+#define BENCH_PROOF_MAX 16
+
+/* What each side mixes into its proof, so that one side's proof is never
+ * the other's. */
+static const char bench_client_words[16] = "gdx-bench client";
+static const char bench_server_words[16] = "gdx-bench server";
+
+/* The server's first words: a challenge, fresh for each connection. */
+struct bench_challenge {
+	uint32_t magic, version;
+	uint8_t nonce[16];
+};
+
+/* The client's proof: a challenge of its own and SipHash-2-4, under the
+ * token, of both challenges: the token itself never crosses the wire. */
+struct bench_proof {
+	uint32_t magic, version;
+	uint8_t nonce[16];
+	uint64_t tag;
+};
+
+/* The server's options, and its own proof over them and both challenges:
+ * a client runs only what the server that printed the token sent. */
+struct bench_hello {
+	uint32_t magic, version;
+	uint32_t mode, factor, iters, warmup, depth, pad;
+	uint64_t min_size, max_size;
+	uint64_t tag;
+};
+
+/* SipHash-2-4 under the token of words, the two challenges (first, second)
+ * and what follows (len bytes, or none). */
+static uint64_t bench_tag(const uint8_t token[16], const char words[16], const uint8_t *first,
+			  const uint8_t *second, const void *more, size_t len)
+{
+	uint8_t buf[48 + sizeof(struct bench_hello)];
+	uint64_t key[2];
+
+	memcpy(key, token, sizeof(key));
+	key[0] = le64toh(key[0]);
+	key[1] = le64toh(key[1]);
+	memcpy(buf, words, 16);
+	memcpy(buf + 16, first, 16);
+	memcpy(buf + 32, second, 16);
+	if (len)
+		memcpy(buf + 48, more, len);
+	return htole64(json_siphash_keyed(key, buf, 48 + len));
+}
+
+/* Equal, in a time that says nothing of where they differ. */
+static bool bench_same(uint64_t a, uint64_t b)
+{
+	volatile uint64_t d = a ^ b;
+
+	return d == 0;
+}
+
+static void bench_random(void *buf, size_t len)
+{
+	if (getrandom(buf, len, 0) != (ssize_t)len)
+		bench_die("getrandom: %s", strerror(errno));
+}
+
+void bench_xfer(int fd, void *buf, size_t len, int writing)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		ssize_t n = writing ? write(fd, (char *)buf + done, len - done)
+				    : read(fd, (char *)buf + done, len - done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			bench_die(
+				"the other end closed the side channel (it failed or was stopped: "
+				"its own output says why)");
+		done += (size_t)n;
+	}
+}
+
+/* The address -S listens on: the interface the plugin's out-of-band
+ * traffic takes (NCCL_GDX_SOCKET_IFNAME, else NCCL_SOCKET_IFNAME, else as
+ * NCCL picks: gdx_sock.h), never every address of the machine. */
+static void bench_chan_addr(int port, struct gdx_sockaddr *addr, char *ifname)
+{
+	const char *spec = getenv("NCCL_GDX_SOCKET_IFNAME");
+	int ret;
+
+	if (!spec || !*spec)
+		spec = getenv("NCCL_SOCKET_IFNAME");
+	if (spec && strlen(spec) < 2)
+		spec = NULL; /* NCCL takes its variable only when longer than one character */
+	ret = gdx_sock_find_if(spec ? spec : "", getenv("NCCL_SOCKET_FAMILY"), addr, ifname);
+	if (ret)
+		bench_die("no interface to listen on%s%s%s: %s (set NCCL_GDX_SOCKET_IFNAME)",
+			  spec ? " matches \"" : "", spec ? spec : "", spec ? "\"" : "",
+			  ret == -ENODEV ? "none is up with an address that is not link-local"
+					 : strerror(-ret));
+	if (addr->u.sa.sa_family == AF_INET)
+		addr->u.in.sin_port = htons((uint16_t)port);
+	else
+		addr->u.in6.sin6_port = htons((uint16_t)port);
+}
+
+/* A connection being proven. */
+struct bench_pending {
+	int fd;
+	time_t deadline;
+	struct bench_challenge ch;
+	struct bench_proof proof;
+	size_t got;
+	char from[80];
+};
+
+static void bench_pending_close(struct bench_pending *p, int *n, int i, const char *why)
+{
+	fprintf(stderr, "gdx-bench: closed the connection from %s: %s; still waiting\n", p[i].from,
+		why);
+	close(p[i].fd);
+	p[i] = p[--*n];
+}
+
+/* Reads what has come of pending connection i's proof: 1 when it proves
+ * the token, 0 when it may yet, -1 when it was closed for what it sent. */
+static int bench_pending_read(struct bench_pending *p, int *n, int i, const uint8_t token[16])
+{
+	struct bench_pending *c = &p[i];
+	ssize_t r = read(c->fd, (char *)&c->proof + c->got, sizeof(c->proof) - c->got);
+
+	if (r < 0 && (errno == EAGAIN || errno == EINTR))
+		return 0;
+	if (r <= 0) {
+		bench_pending_close(p, n, i, "it closed before proving the token");
+		return -1;
+	}
+	c->got += (size_t)r;
+	if (c->got < sizeof(c->proof))
+		return 0;
+	if (be32toh(c->proof.magic) != BENCH_CHAN_MAGIC ||
+	    be32toh(c->proof.version) != BENCH_CHAN_VERSION) {
+		bench_pending_close(p, n, i, "not gdx-bench side-channel version 2");
+		return -1;
+	}
+	if (!bench_same(c->proof.tag, bench_tag(token, bench_client_words, c->ch.nonce,
+						c->proof.nonce, NULL, 0))) {
+		bench_pending_close(p, n, i, "it did not prove the token (a wrong --token)");
+		return -1;
+	}
+	return 1;
+}
+
+int bench_chan_serve(int port, const uint8_t token[16], uint8_t nonces[32])
+{
+	struct bench_pending p[BENCH_PROOF_MAX];
+	struct gdx_sockaddr addr;
+	char ifname[GDX_IFNAME_MAX], shown[80], hex[33];
+	int one = 1, lfd, n = 0;
+
+	bench_chan_addr(port, &addr, ifname);
+	gdx_sock_addr_str(&addr, shown, sizeof(shown));
+	lfd = socket(addr.u.sa.sa_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (lfd < 0)
+		bench_die("socket: %s", strerror(errno));
+	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(lfd, &addr.u.sa, addr.len) || listen(lfd, BENCH_PROOF_MAX))
+		bench_die("cannot listen on %s (%s): %s", shown, ifname, strerror(errno));
+	for (int i = 0; i < 16; i++)
+		snprintf(hex + 2 * i, 3, "%02x", token[i]);
+	fprintf(stderr,
+		"gdx-bench: waiting for a client on %s (%s); this run's token: %s\n"
+		"gdx-bench: the client: gdx-bench -C HOST -p %d --token %s\n",
+		shown, ifname, hex, port, hex);
+	for (;;) {
+		struct pollfd fds[1 + BENCH_PROOF_MAX];
+		time_t now = time(NULL);
+
+		for (int i = 0; i < n; i++)
+			if (now >= p[i].deadline)
+				bench_pending_close(p, &n, i--,
+						    "no proof of the token within 10 s");
+		fds[0] = (struct pollfd){.fd = lfd, .events = POLLIN};
+		for (int i = 0; i < n; i++)
+			fds[1 + i] = (struct pollfd){.fd = p[i].fd, .events = POLLIN};
+		if (poll(fds, (nfds_t)(1 + n), 1000) < 0 && errno != EINTR)
+			bench_die("poll: %s", strerror(errno));
+		for (int i = n - 1; i >= 0; i--) {
+			if (!fds[1 + i].revents || bench_pending_read(p, &n, i, token) != 1)
+				continue;
+			/* the client: the others go, and so does the listening socket */
+			memcpy(nonces, p[i].ch.nonce, 16);
+			memcpy(nonces + 16, p[i].proof.nonce, 16);
+			for (int k = 0; k < n; k++)
+				if (k != i)
+					close(p[k].fd);
+			close(lfd);
+			fprintf(stderr, "gdx-bench: the client at %s proved the token\n",
+				p[i].from);
+			one = fcntl(p[i].fd, F_GETFL);
+			fcntl(p[i].fd, F_SETFL, one & ~O_NONBLOCK);
+			setsockopt(p[i].fd, IPPROTO_TCP, TCP_NODELAY, &(int){1}, sizeof(int));
+			return p[i].fd;
+		}
+		if (fds[0].revents & POLLIN) {
+			struct gdx_sockaddr from = {.len = sizeof(from.u)};
+			int fd = accept4(lfd, &from.u.sa, &from.len, SOCK_CLOEXEC | SOCK_NONBLOCK);
+			struct bench_pending *c;
+
+			if (fd < 0)
+				continue;
+			if (n == BENCH_PROOF_MAX)
+				bench_pending_close(
+					p, &n, 0, "more connections came than are proven at once");
+			c = &p[n];
+			*c = (struct bench_pending){.fd = fd,
+						    .deadline = time(NULL) + BENCH_PROOF_S};
+			gdx_sock_addr_str(&from, c->from, sizeof(c->from));
+			c->ch.magic = htobe32(BENCH_CHAN_MAGIC);
+			c->ch.version = htobe32(BENCH_CHAN_VERSION);
+			bench_random(c->ch.nonce, sizeof(c->ch.nonce));
+			/* a fresh socket's buffer takes 24 bytes whole */
+			if (write(fd, &c->ch, sizeof(c->ch)) != (ssize_t)sizeof(c->ch)) {
+				close(fd);
+				continue;
+			}
+			n++;
+		}
+	}
+}
+
+int bench_chan_dial(const char *host, int port, int wait)
+{
+	struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *res, *ai;
+	time_t start = time(NULL), said = 0;
+	char svc[16];
+	int one = 1, err;
+
+	snprintf(svc, sizeof(svc), "%d", port);
+	err = getaddrinfo(host, svc, &hints, &res);
+	if (err)
+		bench_die("cannot resolve %s: %s", host, gai_strerror(err));
+	for (;;) {
+		time_t now;
+
+		for (ai = res; ai; ai = ai->ai_next) {
+			int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC,
+					ai->ai_protocol);
+
+			if (fd < 0)
+				continue;
+			if (!connect(fd, ai->ai_addr, ai->ai_addrlen)) {
+				freeaddrinfo(res);
+				setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+				if (said)
+					fprintf(stderr, "gdx-bench: reached %s port %d\n", host,
+						port);
+				return fd;
+			}
+			err = errno;
+			close(fd);
+		}
+		now = time(NULL);
+		if (now - start >= wait)
+			bench_die(
+				"cannot reach a gdx-bench server at %s port %d: %s (tried for %d s)",
+				host, port, strerror(err), wait);
+		/* The server may not be up yet: say so at once, then now and then. */
+		if (!said || now - said >= BENCH_DIAL_PROGRESS_S) {
+			fprintf(stderr,
+				"gdx-bench: cannot reach %s port %d yet (%s); retrying, %d s left\n",
+				host, port, strerror(err), (int)(wait - (now - start)));
+			said = now;
+		}
+		sleep(1);
+	}
+}
+
+void bench_chan_send_opts(int fd, const struct bench_opts *o, const uint8_t nonces[32])
+{
+	struct bench_hello h = {
+		.magic = htobe32(BENCH_CHAN_MAGIC),
+		.version = htobe32(BENCH_CHAN_VERSION),
+		.mode = htobe32((uint32_t)o->mode),
+		.factor = htobe32((uint32_t)o->factor),
+		.iters = htobe32((uint32_t)o->iters),
+		.warmup = htobe32((uint32_t)o->warmup),
+		.depth = htobe32((uint32_t)o->depth),
+		.min_size = htobe64(o->min_size),
+		.max_size = htobe64(o->max_size),
+	};
+	struct bench_hello reply;
+
+	/* the server's proof: over the client's challenge first */
+	h.tag = bench_tag(o->token, bench_server_words, nonces + 16, nonces, &h,
+			  offsetof(struct bench_hello, tag));
+	bench_xfer(fd, &h, sizeof(h), 1);
+	bench_xfer(fd, &reply, sizeof(reply), 0);
+	if (be32toh(reply.magic) != BENCH_CHAN_MAGIC ||
+	    be32toh(reply.version) != BENCH_CHAN_VERSION)
+		bench_die("the client is not gdx-bench side-channel version %u (magic 0x%08x, "
+			  "version %u)",
+			  BENCH_CHAN_VERSION, be32toh(reply.magic), be32toh(reply.version));
+}
+
+/* Reads len bytes the server sends, or dies saying what it is not. */
+static void bench_chan_read(int fd, void *buf, size_t len, const char *what)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		ssize_t r = read(fd, (char *)buf + done, len - done);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			bench_die("the server closed the side channel %s", what);
+		done += (size_t)r;
+	}
+}
+
+void bench_chan_recv_opts(int fd, struct bench_opts *o)
+{
+	struct bench_challenge ch;
+	struct bench_proof proof = {.magic = htobe32(BENCH_CHAN_MAGIC),
+				    .version = htobe32(BENCH_CHAN_VERSION)};
+	struct bench_hello h;
+
+	bench_chan_read(fd, &ch, sizeof(ch), "before it said anything");
+	if (be32toh(ch.magic) != BENCH_CHAN_MAGIC || be32toh(ch.version) != BENCH_CHAN_VERSION)
+		bench_die("the server is not gdx-bench side-channel version %u (magic 0x%08x, "
+			  "version %u)",
+			  BENCH_CHAN_VERSION, be32toh(ch.magic), be32toh(ch.version));
+	bench_random(proof.nonce, sizeof(proof.nonce));
+	proof.tag = bench_tag(o->token, bench_client_words, ch.nonce, proof.nonce, NULL, 0);
+	bench_xfer(fd, &proof, sizeof(proof), 1);
+	bench_chan_read(fd, &h, sizeof(h),
+			"after this client's proof: a wrong --token (the server's own output "
+			"says)");
+	if (be32toh(h.magic) != BENCH_CHAN_MAGIC || be32toh(h.version) != BENCH_CHAN_VERSION)
+		bench_die("the server is not gdx-bench side-channel version %u (magic 0x%08x, "
+			  "version %u)",
+			  BENCH_CHAN_VERSION, be32toh(h.magic), be32toh(h.version));
+	if (!bench_same(h.tag, bench_tag(o->token, bench_server_words, proof.nonce, ch.nonce, &h,
+					 offsetof(struct bench_hello, tag))))
+		bench_die("the server did not prove the token: not the gdx-bench server that "
+			  "printed it");
+	o->mode = (enum bench_mode)be32toh(h.mode);
+	o->factor = (int)be32toh(h.factor);
+	o->iters = (int)be32toh(h.iters);
+	o->warmup = (int)be32toh(h.warmup);
+	o->depth = (int)be32toh(h.depth);
+	o->min_size = be64toh(h.min_size);
+	o->max_size = be64toh(h.max_size);
+	if (o->mode > BENCH_LAT || o->factor < 2 || o->iters < 1 || o->warmup < 0 || o->depth < 1 ||
+	    o->depth > 32 || o->max_size > BENCH_SIZE_MAX || o->min_size > o->max_size)
+		bench_die("the server sent options out of range (mode %d, depth %d, sizes %zu-%zu)",
+			  (int)o->mode, o->depth, o->min_size, o->max_size);
+	h.magic = htobe32(BENCH_CHAN_MAGIC);
+	h.version = htobe32(BENCH_CHAN_VERSION);
+	bench_xfer(fd, &h, sizeof(h), 1);
+}

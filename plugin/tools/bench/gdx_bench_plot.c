@@ -1,0 +1,472 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * gdx-bench --plot: a sweep as one self-contained SVG (no script, no
+ * stylesheet), bandwidth above and time per message below against the
+ * message size on a log2 scale, with the figures of --plot-ref beside. Each
+ * point carries its figures in data-* attributes and a <title>, so that a
+ * test or a script can read the plot back. Figures come from the run or
+ * from files of gdx-bench -j's JSON, read with gdx-doctor's JSON reader
+ * (tools/common/gdx_json.c), not a second one.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sys/gdx_file.h"
+
+#include "tools/bench/gdx_bench_state.h"
+#include "tools/common/gdx_json.h" /* json_parse */
+
+#ifndef GDX_VERSION
+#define GDX_VERSION "unknown"
+#endif
+
+#define PLOT_FILE_MAX (1 << 20) /* far more than any sweep's figures */
+#define PLOT_W	      960
+#define PLOT_H	      680
+#define PLOT_LEFT     88
+#define PLOT_RIGHT    (PLOT_W - 24)
+#define PLOT_FLAT     16 /* size labels turned past this many, not to overlap */
+
+/* Bandwidth above, time below, the sizes labelled under them. */
+static const int plot_top[2] = {84, 372}, plot_bottom[2] = {324, 592};
+static const char *const plot_colour[1 + BENCH_PLOT_REFS] = {"#1f5fa8", "#d95f02", "#1b9e77",
+							     "#7570b3", "#a6761d"};
+static const char *const plot_mode_name[] = {"bw", "rate", "lat"};
+
+static struct bench_series plot_refs[BENCH_PLOT_REFS];
+/* The plot's new file, renamed onto --plot's path once written whole: what
+ * was at the path (another user's file, a FIFO, a link) is never written
+ * through (gdx_file.h). */
+static struct gdx_file_out plot_out = {.fd = -1};
+static int plot_nrefs, plot_open, plot_written;
+static const char *plot_path;
+static pid_t plot_owner;
+
+/* A figures file that is not: "FILE: what", exit 3 (an input that cannot be
+ * read). */
+static void plot_bad(const char *path, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3), noreturn));
+static void plot_bad(const char *path, const char *fmt, ...)
+{
+	char why[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	bench_fail(BENCH_EXIT_NO_INPUT, "%s: %s", path, why);
+}
+
+void bench_plot_add(struct bench_series *s, size_t bytes, double gbps, double usec)
+{
+	if (s->n == BENCH_PLOT_POINTS)
+		bench_die("--plot: more than %d sizes", BENCH_PLOT_POINTS);
+	s->pts[s->n++] = (struct bench_point){.bytes = bytes, .gbps = gbps, .usec = usec};
+}
+
+void bench_plot_title(struct bench_series *s, enum bench_mode mode, const char *dev,
+		      const char *peer, const char *memory)
+{
+	s->mode = mode;
+	if (mode == BENCH_LAT)
+		snprintf(s->title, sizeof(s->title), "gdx-bench lat: %s <-> %s, %s memory", dev,
+			 peer, memory);
+	else
+		snprintf(s->title, sizeof(s->title), "gdx-bench %s: %s -> %s, %s memory",
+			 plot_mode_name[mode], peer, dev, memory);
+}
+
+static double plot_json_num(const struct json_value *obj, const char *key)
+{
+	const struct json_value *v = json_get(obj, key);
+
+	return v && v->type == JSON_NUMBER ? strtod(v->text, NULL) : NAN;
+}
+
+static const char *plot_json_str(const struct json_value *obj, const char *key)
+{
+	const char *s = json_string(json_get(obj, key));
+
+	return s ? s : "?";
+}
+
+static int plot_line(const char *text, size_t pos)
+{
+	int line = 1;
+
+	for (size_t i = 0; i < pos; i++)
+		line += text[i] == '\n';
+	return line;
+}
+
+/* Sizes, or points by their first member, the size. */
+static int plot_cmp_size(const void *a, const void *b)
+{
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * gdx-bench -j's JSON: "results", each with "bytes" and "Gbps" (bw, rate),
+ * "seconds" (over "iters": the table's time per message) or "median_us"
+ * (lat); "mode", "device", "peer" and "memory" make the title ("title"
+ * another), "label" the legend's name (default: the caller's, else the
+ * file's). Figures from elsewhere (perftest's) need only the "results".
+ */
+void bench_plot_read(const char *path, const char *label, struct bench_series *s)
+{
+	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path, *mode;
+	const struct json_value *results;
+	struct json_value *root;
+	char *text = NULL, why[PATH_MAX + 256];
+	size_t len = 0, pos = 0;
+	double iters;
+	int m = BENCH_BW, ret;
+
+	/* another user's file, maybe: a FIFO, a device or a directory is
+	 * refused, never waited on, and nothing past the bound is read */
+	ret = gdx_file_read(AT_FDCWD, path, 0, PLOT_FILE_MAX, 0, &text, &len, why, sizeof(why));
+	if (ret == -EFBIG)
+		plot_bad(path, "larger than %d KiB: not figures", PLOT_FILE_MAX >> 10);
+	if (ret == -ENOMEM)
+		bench_die("out of memory");
+	if (ret == -EINVAL || ret == -EISDIR) /* why: "PATH is a FIFO, not a file..." */
+		bench_fail(BENCH_EXIT_NO_INPUT, "%s", why);
+	if (ret)
+		plot_bad(path, "cannot read it: %s", strerror(-ret));
+	if (json_parse(text, len, &pos, NULL, &root, why, sizeof(why)))
+		plot_bad(path, "%s", why);
+	if (root->type != JSON_OBJECT)
+		plot_bad(path, "line %d: not a JSON object, as gdx-bench -j prints",
+			 plot_line(text, strspn(text, " \t\r\n")));
+	pos += strspn(text + pos, " \t\r\n");
+	if (pos < len)
+		plot_bad(path, "line %d: more after the JSON object (one run a file)",
+			 plot_line(text, pos));
+	mode = json_string(json_get(root, "mode"));
+	while (mode && m <= BENCH_LAT && strcmp(mode, plot_mode_name[m]))
+		m++;
+	results = json_get(root, "results");
+	if (m > BENCH_LAT || !results || results->type != JSON_ARRAY)
+		plot_bad(path, "no \"results\" list, or a \"mode\" other than bw, rate and lat: "
+			       "not gdx-bench -j's figures");
+	memset(s, 0, sizeof(*s));
+	snprintf(s->label, sizeof(s->label), "%.*s", (int)strcspn(base, "."), base);
+	if (json_string(json_get(root, "label")))
+		label = json_string(json_get(root, "label"));
+	if (label)
+		snprintf(s->label, sizeof(s->label), "%s", label);
+	bench_plot_title(s, (enum bench_mode)m, plot_json_str(root, "device"),
+			 plot_json_str(root, "peer"), plot_json_str(root, "memory"));
+	if (json_string(json_get(root, "title")))
+		snprintf(s->title, sizeof(s->title), "%s", json_string(json_get(root, "title")));
+	iters = plot_json_num(root, "iters");
+	for (int i = 0; i < results->n; i++) {
+		const struct json_value *r = &results->items[i];
+		double bytes = plot_json_num(r, "bytes"), gbps = plot_json_num(r, "Gbps");
+		double usec = json_get(r, "median_us") ? plot_json_num(r, "median_us")
+						       : plot_json_num(r, "seconds") * 1e6 / iters;
+
+		if (!(bytes >= 0 && bytes <= (double)BENCH_SIZE_MAX && bytes == floor(bytes)))
+			plot_bad(path, "results[%d] has no \"bytes\" of 0 to 1024G", i);
+		if (gbps < 0 || usec < 0)
+			plot_bad(path, "results[%d]: a negative figure", i);
+		for (int j = 0; j < s->n; j++)
+			if (s->pts[j].bytes == (size_t)bytes)
+				plot_bad(path, "results[%d]: size %zu a second time", i,
+					 s->pts[j].bytes);
+		if (s->n == BENCH_PLOT_POINTS)
+			plot_bad(path, "more than %d sizes", BENCH_PLOT_POINTS);
+		bench_plot_add(s, (size_t)bytes, gbps, usec);
+	}
+	json_free(root);
+	free(text);
+	if (!s->n)
+		plot_bad(path, "no figures in it (an empty sweep?)");
+	qsort(s->pts, (size_t)s->n, sizeof(s->pts[0]), plot_cmp_size);
+}
+
+static void plot_abandon(void)
+{
+	/* A failed run leaves no plot, and an older one as it was; the forked
+	 * client's exit is none of its business. */
+	if (plot_open && !plot_written && getpid() == plot_owner)
+		gdx_file_out_abandon(&plot_out);
+}
+
+void bench_plot_prepare(const struct bench_opts *o)
+{
+	int ret;
+
+	for (int i = 0; i < o->plot_nrefs; i++)
+		bench_plot_read(o->plot_refs[i], NULL, &plot_refs[i]);
+	plot_nrefs = o->plot_nrefs;
+	plot_path = o->plot;
+	ret = gdx_file_out_open(plot_path, &plot_out, NULL, 0);
+	if (ret)
+		bench_fail(BENCH_EXIT_OUTPUT, "--plot %s: cannot write it: %s", plot_path,
+			   strerror(-ret));
+	plot_open = 1;
+	plot_owner = getpid();
+	atexit(plot_abandon);
+}
+
+/* The length of the UTF-8 sequence at s, 0 where it is none or XML refuses
+ * it (overlong forms, surrogates, past U+10FFFF, U+FFFE and U+FFFF). */
+static int plot_utf8_len(const unsigned char *s)
+{
+	unsigned c = s[0];
+	int n = c < 0x80 ? 1 : c < 0xc2 ? 0 : c < 0xe0 ? 2 : c < 0xf0 ? 3 : c < 0xf5 ? 4 : 0;
+
+	for (int i = 1; i < n; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	if ((c == 0xe0 && s[1] < 0xa0) || (c == 0xed && s[1] >= 0xa0) ||
+	    (c == 0xf0 && s[1] < 0x90) || (c == 0xf4 && s[1] >= 0x90) ||
+	    (c == 0xef && s[1] == 0xbf && s[2] >= 0xbe))
+		return 0;
+	return n;
+}
+
+/* Text as XML takes it: the specials as entities; control characters and
+ * what is not UTF-8 (a parser refuses both, even as entities) as '?'. */
+static void plot_text(FILE *f, const char *s)
+{
+	static const char special[] = "<>&\"'";
+	static const char *const entity[] = {"&lt;", "&gt;", "&amp;", "&quot;", "&apos;"};
+
+	for (const unsigned char *p = (const unsigned char *)s; *p;) {
+		const char *c = strchr(special, *p);
+		int n = plot_utf8_len(p);
+
+		if (c)
+			fputs(entity[c - special], f);
+		else if (n && *p >= 0x20)
+			fwrite(p, 1, (size_t)n, f);
+		else
+			fputc('?', f);
+		p += n ? n : 1;
+	}
+}
+
+/* 64K, 1M, 8G where the size is a whole number of them, as -b and -e take
+ * sizes (u units of 1024: the u-th letter of " KMG", none for bytes). */
+static void plot_size_label(char *buf, size_t len, size_t bytes)
+{
+	int u = 0;
+
+	while (u < 3 && bytes >= 1024 && bytes % 1024 == 0)
+		bytes /= 1024, u++;
+	snprintf(buf, len, "%zu%.*s", bytes, u > 0, &" KMG"[u]);
+}
+
+static double plot_x(size_t bytes, const double *xr)
+{
+	double l = log2(bytes ? (double)bytes : 0.5); /* 0 bytes: a step left of 1 */
+
+	return PLOT_LEFT + (l - xr[0]) / (xr[1] - xr[0]) * (PLOT_RIGHT - PLOT_LEFT);
+}
+
+static double plot_fig(const struct bench_point *p, int panel)
+{
+	return panel ? p->usec : p->gbps;
+}
+
+/* The y scales: bandwidth linear from 0 in steps of 1, 2 or 5 times a power
+ * of ten; time by decades (a sweep's times span several). */
+struct plot_scale {
+	double lo, hi, step;
+	int log;
+};
+
+static int plot_placed(const struct plot_scale *sc, double v)
+{
+	return isfinite(v) && (!sc->log || v > 0);
+}
+
+static double plot_y(const struct plot_scale *sc, int panel, double v)
+{
+	double t = sc->log ? (log10(v) - sc->lo) / (sc->hi - sc->lo) : v / sc->hi;
+
+	return plot_bottom[panel] - t * (plot_bottom[panel] - plot_top[panel]);
+}
+
+/* 0 when no series has a figure this panel can place. */
+static int plot_scale(struct plot_scale *sc, int panel, const struct bench_series *const *all,
+		      int nall)
+{
+	double lo = INFINITY, hi = -INFINITY, mag;
+
+	sc->log = panel == 1;
+	for (int k = 0; k < nall; k++)
+		for (int i = 0; i < all[k]->n; i++)
+			if (plot_placed(sc, plot_fig(&all[k]->pts[i], panel))) {
+				lo = fmin(lo, plot_fig(&all[k]->pts[i], panel));
+				hi = fmax(hi, plot_fig(&all[k]->pts[i], panel));
+			}
+	if (hi < lo)
+		return 0;
+	if (sc->log) {
+		sc->lo = floor(log10(lo));
+		sc->hi = fmax(ceil(log10(hi)), sc->lo + 1);
+		sc->step = 1;
+		return 1;
+	}
+	hi = hi > 0 ? hi : 1;
+	mag = pow(10, floor(log10(hi / 5)));
+	sc->step = mag * (hi / 5 <= mag ? 1 : hi / 5 <= 2 * mag ? 2 : hi / 5 <= 5 * mag ? 5 : 10);
+	sc->lo = 0;
+	sc->hi = ceil(hi / sc->step) * sc->step;
+	return 1;
+}
+
+static void plot_panel(FILE *f, int panel, const struct bench_series *const *all, int nall,
+		       const double *xr)
+{
+	static const char *const data[2] = {"gbps", "usec"}, *const unit[2] = {"Gb/s", "µs"};
+	int top = plot_top[panel], bottom = plot_bottom[panel];
+	struct plot_scale sc;
+
+	fprintf(f,
+		"<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" stroke=\"#888\"/>\n"
+		"<text transform=\"translate(22 %d) rotate(-90)\" text-anchor=\"middle\">%s</text>\n",
+		PLOT_LEFT, top, PLOT_RIGHT - PLOT_LEFT, bottom - top, (top + bottom) / 2,
+		!panel			    ? "bandwidth (Gb/s)"
+		: all[0]->mode == BENCH_LAT ? "median half round trip (µs)"
+					    : "time per message (µs)");
+	if (!plot_scale(&sc, panel, all, nall)) {
+		fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">no figures</text>\n",
+			(PLOT_LEFT + PLOT_RIGHT) / 2, (top + bottom) / 2);
+		return;
+	}
+	for (double v = sc.lo; v <= sc.hi + sc.step / 2; v += sc.step) {
+		double tick = sc.log ? pow(10, v) : v, y = plot_y(&sc, panel, tick);
+
+		fprintf(f,
+			"<line x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>"
+			"<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%.10g</text>\n",
+			PLOT_LEFT, PLOT_RIGHT, y, y, PLOT_LEFT - 6, y + 4, tick);
+	}
+	for (int k = 0; k < nall; k++) {
+		fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\"%s points=\"",
+			plot_colour[k], k ? " stroke-dasharray=\"6 3\"" : "");
+		for (int i = 0; i < all[k]->n; i++)
+			if (plot_placed(&sc, plot_fig(&all[k]->pts[i], panel)))
+				fprintf(f, " %.1f,%.1f", plot_x(all[k]->pts[i].bytes, xr),
+					plot_y(&sc, panel, plot_fig(&all[k]->pts[i], panel)));
+		fputs("\"/>\n", f);
+		for (int i = 0; i < all[k]->n; i++) {
+			const struct bench_point *p = &all[k]->pts[i];
+			char size[32];
+
+			if (!plot_placed(&sc, plot_fig(p, panel)))
+				continue;
+			plot_size_label(size, sizeof(size), p->bytes);
+			fprintf(f,
+				"<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"%s\" data-series=\"",
+				plot_x(p->bytes, xr), plot_y(&sc, panel, plot_fig(p, panel)),
+				plot_colour[k]);
+			plot_text(f, all[k]->label);
+			fprintf(f, "\" data-size=\"%zu\" data-%s=\"%.6g\"><title>", p->bytes,
+				data[panel], plot_fig(p, panel));
+			plot_text(f, all[k]->label);
+			fprintf(f, ", %s: %.4g %s</title></circle>\n", size, plot_fig(p, panel),
+				unit[panel]);
+		}
+	}
+}
+
+/* The legend, and every size of every series once, in order, labelled. */
+static void plot_axes(FILE *f, const struct bench_series *const *all, int nall, double *xr)
+{
+	size_t sizes[(1 + BENCH_PLOT_REFS) * BENCH_PLOT_POINTS];
+	int n = 0, uniq = 0, y = plot_bottom[1] + 18;
+	double x = PLOT_LEFT;
+
+	for (int k = 0; k < nall; k++) {
+		fprintf(f,
+			"<line x1=\"%.0f\" x2=\"%.0f\" y1=\"52\" y2=\"52\" stroke=\"%s\" stroke-width=\"2\"%s/>"
+			"<circle cx=\"%.0f\" cy=\"52\" r=\"3.5\" fill=\"%s\"/><text class=\"legend\" x=\"%.0f\" y=\"56\">",
+			x, x + 24, plot_colour[k], k ? " stroke-dasharray=\"6 3\"" : "", x + 12,
+			plot_colour[k], x + 30);
+		plot_text(f, all[k]->label);
+		fputs("</text>\n", f);
+		x += 48 + 7 * (double)strlen(all[k]->label);
+		for (int i = 0; i < all[k]->n; i++)
+			sizes[n++] = all[k]->pts[i].bytes;
+	}
+	qsort(sizes, (size_t)n, sizeof(sizes[0]), plot_cmp_size);
+	for (int i = 0; i < n; i++)
+		if (!uniq || sizes[i] != sizes[uniq - 1])
+			sizes[uniq++] = sizes[i];
+	xr[0] = log2(sizes[0] ? (double)sizes[0] : 0.5) - 0.5;
+	xr[1] = log2(sizes[uniq - 1] ? (double)sizes[uniq - 1] : 0.5) + 0.5;
+	for (int i = 0; i < uniq; i++) {
+		char label[32];
+
+		x = plot_x(sizes[i], xr);
+		plot_size_label(label, sizeof(label), sizes[i]);
+		fprintf(f,
+			"<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\" stroke=\"#eee\"/>"
+			"<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\" stroke=\"#eee\"/>\n"
+			"<text class=\"size\" data-size=\"%zu\" x=\"%.1f\" y=\"%d\" text-anchor=\"%s\" "
+			"transform=\"rotate(%d %.1f %d)\">%s</text>\n",
+			x, x, plot_top[0], plot_bottom[0], x, x, plot_top[1], plot_bottom[1],
+			sizes[i], x, y, uniq > PLOT_FLAT ? "end" : "middle",
+			uniq > PLOT_FLAT ? -45 : 0, x, y, label);
+	}
+}
+
+void bench_plot_write(const struct bench_series *run)
+{
+	const struct bench_series *all[1 + BENCH_PLOT_REFS] = {run};
+	int nall = 1, bad, ret;
+	char why[PATH_MAX + 128];
+	double xr[2];
+	FILE *f;
+
+	if (!run->n)
+		bench_die("--plot %s: the run has no figures", plot_path);
+	for (int i = 0; i < plot_nrefs; i++)
+		all[nall++] = &plot_refs[i];
+	f = fdopen(plot_out.fd, "w");
+	if (!f)
+		bench_fail(BENCH_EXIT_OUTPUT, "--plot %s: cannot write it: %s", plot_path,
+			   strerror(errno));
+	fprintf(f,
+		"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+		"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
+		"font-family=\"sans-serif\" font-size=\"12\">\n<desc>gdx-bench %s --plot</desc>\n"
+		"<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n<text class=\"title\" "
+		"x=\"%d\" y=\"30\" text-anchor=\"middle\" font-size=\"16\" font-weight=\"bold\">",
+		PLOT_W, PLOT_H, GDX_VERSION, PLOT_W / 2);
+	plot_text(f, run->title[0] ? run->title : run->label);
+	fputs("</text>\n", f);
+	plot_axes(f, all, nall, xr);
+	for (int panel = 0; panel < 2; panel++)
+		plot_panel(f, panel, all, nall, xr);
+	fprintf(f,
+		"<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">message size (bytes, log2 scale)"
+		"</text>\n</svg>\n",
+		(PLOT_LEFT + PLOT_RIGHT) / 2, PLOT_H - 12);
+	errno = 0;
+	bad = ferror(f);
+	plot_out.fd = -1; /* fclose closes it */
+	if (fclose(f) || bad)
+		bench_fail(BENCH_EXIT_OUTPUT, "--plot %s: writing it failed: %s", plot_path,
+			   strerror(errno ? errno : EIO));
+	/* in place in one step: the plot whole, or the path as it was */
+	ret = gdx_file_out_commit(&plot_out, why, sizeof(why));
+	plot_written = 1;
+	if (ret)
+		bench_fail(BENCH_EXIT_OUTPUT, "--plot %s", why);
+}

@@ -1,0 +1,681 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * gdx-doctor log: what a job really did, from its NCCL_DEBUG=INFO output.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tools/doctor/gdx_doctor.h"
+#include "tools/common/gdx_escape.h"
+#include "sys/gdx_file.h"
+#include "sys/gdx_log.h"
+
+/*
+ * What a job really did, from its NCCL_DEBUG=INFO output: the plugin's
+ * verdict per NIC (direct or staged: one word per device in its INIT line,
+ * and why in a line of its own), and the bytes each NIC moved: each
+ * process's summary per NIC port at finalize (INIT), or, in logs with NET
+ * and of 0.3.2 and earlier, the counts each comm logs when it closes. A
+ * process's summary replaces the counts of the comms it sums, so that a log
+ * holding both counts each byte once. Bytes through host memory on a NIC
+ * that advertises GPUDirect RDMA mean NCCL staged them anyway
+ * (NCCL_NET_GDR_LEVEL, or host buffers): the silent slowdown this command
+ * exists to show.
+ *
+ * The plugin's lines start with GDX_LOG_PREFIX; up to 0.3.2 with
+ * GDX_LOG_PREFIX_OLD, which NCCL's own lines about the network share
+ * ("NET/GDX : GPU Direct RDMA Enabled for HCA 0 ..."): those are not the
+ * plugin's.
+ *
+ * A log is other processes' output, on a shared node maybe other users':
+ * the memory taken is fixed (one line at a time, fixed tables), a number
+ * out of range makes its line not the plugin's, and everything printed that
+ * came from the log is escaped (gdx_escape.h).
+ */
+#define LOG_MAX_NICS  64
+#define LOG_MAX_RAILS 64
+/* (process, NIC) pairs whose comm counts wait for the process's summary. */
+#define LOG_MAX_PENDING 1024
+#define LOG_NAME_MAX	64
+
+/* The plugin's lines are a few hundred bytes; a longer line is not one of
+ * them, and is skipped whole. */
+#define LOG_MAX_LINE 4096
+
+/* The seconds a rail can have been down in one "back ... after X s down". */
+#define LOG_MAX_DOWN_S 1e9
+
+struct log_nic {
+	char name[LOG_NAME_MAX];
+	char verdict[256];
+	bool direct; /* it advertises GPUDirect RDMA */
+	unsigned long long gpu, host;
+	unsigned long comms;
+};
+
+/* The counts a process's comms logged on one NIC since its last summary,
+ * which its next summary replaces. */
+struct log_pending {
+	char proc[LOG_NAME_MAX]; /* "host:pid"; "" for lines without NCCL's head */
+	char nic[LOG_NAME_MAX];
+	unsigned long long gpu, host;
+	unsigned long comms;
+};
+
+/* A NIC's rail in fused connections: how often it was taken out and came
+ * back (gdx_failover.c's WARN and INFO lines). */
+struct log_rail {
+	char nic[64];
+	unsigned long downs, backs;
+	double down_s; /* summed from the "back ... after X s down" lines */
+	char cause[160];
+};
+
+/* What the plugin's lines in a log add up to. */
+struct log_scan {
+	struct log_nic nics[LOG_MAX_NICS];
+	int n;
+	unsigned long plugin_lines; /* any line of the plugin */
+	unsigned long connections;  /* "connected ..." and "accepted ..." */
+	unsigned long counts;	    /* comms' "closed: N bytes ..." and NICs' summaries */
+	struct log_pending pending[LOG_MAX_PENDING];
+	int npending;
+	unsigned long more_pending; /* comm lines past LOG_MAX_PENDING pairs */
+	struct log_rail rails[LOG_MAX_RAILS];
+	int nrails;
+	unsigned long all_down;	  /* connections that lost every rail */
+	unsigned long more_nics;  /* lines about NICs past the table's LOG_MAX_NICS */
+	unsigned long more_rails; /* likewise, rails */
+	unsigned long long_lines; /* lines longer than LOG_MAX_LINE, skipped */
+};
+
+static struct log_nic *log_nic(struct log_scan *ls, const char *name, size_t len)
+{
+	for (int i = 0; i < ls->n; i++)
+		if (strlen(ls->nics[i].name) == len && !strncmp(ls->nics[i].name, name, len))
+			return &ls->nics[i];
+	if (len >= sizeof(ls->nics[0].name))
+		return NULL;
+	if (ls->n == LOG_MAX_NICS) {
+		ls->more_nics++;
+		return NULL;
+	}
+	memset(&ls->nics[ls->n], 0, sizeof(ls->nics[0]));
+	memcpy(ls->nics[ls->n].name, name, len);
+	return &ls->nics[ls->n++];
+}
+
+static int log_on_opt(void *ctx, int key, const char *arg)
+{
+	(void)ctx;
+	(void)key;
+	(void)arg;
+	return DOCTOR_OK; /* no options but --help */
+}
+
+static unsigned long long log_add(unsigned long long a, unsigned long long b)
+{
+	return a > ULLONG_MAX - b ? ULLONG_MAX : a + b;
+}
+
+/* s after prefix, or NULL when s does not start with it (or is NULL). */
+static const char *log_after(const char *s, const char *prefix)
+{
+	size_t n = strlen(prefix);
+
+	return !s || strncmp(s, prefix, n) ? NULL : s + n;
+}
+
+/* A count in decimal digits at s (no sign, no space): *v, and what follows;
+ * NULL when there is none or it does not fit 64 bits. */
+static const char *log_count(const char *s, unsigned long long *v)
+{
+	char *end;
+
+	if (!s || !isdigit((unsigned char)*s))
+		return NULL;
+	errno = 0;
+	*v = strtoull(s, &end, 10);
+	return errno == ERANGE ? NULL : end;
+}
+
+static struct log_rail *log_rail(struct log_scan *ls, const char *nic)
+{
+	for (int i = 0; i < ls->nrails; i++)
+		if (!strcmp(ls->rails[i].nic, nic))
+			return &ls->rails[i];
+	if (ls->nrails == LOG_MAX_RAILS) {
+		ls->more_rails++;
+		return NULL;
+	}
+	memset(&ls->rails[ls->nrails], 0, sizeof(ls->rails[0]));
+	snprintf(ls->rails[ls->nrails].nic, sizeof(ls->rails[0].nic), "%s", nic);
+	return &ls->rails[ls->nrails++];
+}
+
+#define LOG_TAKEN_OUT ") taken out of the connection with "
+
+/*
+ * The cause in the rest of a line that takes a rail out, from just after
+ * "peer ": the peer's device name, chosen by the peer, then LOG_TAKEN_OUT
+ * "<addr> at <time>: <cause>; ...". The plugin quotes the name ("...", \"
+ * and \\ inside), so the cause is after the closing quote whatever the name
+ * holds. 0.4.0 and earlier printed it bare: the line's words after the
+ * name are then found by LOG_TAKEN_OUT, unless the line has that twice (a
+ * name, or a cause, that holds it): which one is the plugin's cannot be
+ * told, and the cause is said to be unknown. Returns the cause and its
+ * length in *len, or NULL when the line is not one of these.
+ */
+static const char *log_taken_out_cause(const char *peer, size_t *len)
+{
+	static const char unknown[] = "unknown: the peer's device name in this line is not "
+				      "quoted, and holds what follows it";
+	const char *c = peer, *at;
+
+	if (*c == '"') {
+		for (c++; *c && *c != '"'; c++)
+			if (*c == '\\' && c[1])
+				c++;
+		if (*c != '"')
+			return NULL;
+		c = log_after(c + 1, LOG_TAKEN_OUT);
+	} else {
+		c = strstr(c, LOG_TAKEN_OUT);
+		if (c && strstr(c + 1, LOG_TAKEN_OUT)) {
+			*len = strlen(unknown);
+			return unknown;
+		}
+		c = c ? c + strlen(LOG_TAKEN_OUT) : NULL;
+	}
+	/* the address and the time have no space: "<addr> at <time>: " */
+	at = c ? c + strcspn(c, " ") : NULL;
+	c = log_after(at, " at ");
+	at = c ? c + strcspn(c, " ") : NULL;
+	if (!at || at == c || at[-1] != ':' || *at != ' ')
+		return NULL;
+	c = at + 1;
+	*len = strcspn(c, ";\n");
+	return c;
+}
+
+/* "<dev>: rail N (<nic> port P, peer "<name>") taken out of the connection
+ * with <addr> at <time>: <cause>; ..." and "<dev>: rail N (<nic>) back in
+ * the connection with <addr> at <time> after X s down ...". */
+static void log_rail_line(struct log_scan *ls, const char *colon)
+{
+	const char *c = log_after(colon, ": rail ");
+	unsigned long long r;
+	struct log_rail *rail;
+	char nic[64], *end;
+	size_t len;
+	double secs;
+
+	if (log_after(colon, ": every rail of the connection with ")) {
+		ls->all_down++;
+		return;
+	}
+	c = log_after(log_count(c, &r), " (");
+	if (!c)
+		return;
+	len = strcspn(c, " )");
+	if (!len || len >= sizeof(nic))
+		return;
+	memcpy(nic, c, len);
+	nic[len] = '\0';
+	if (strstr(colon, LOG_TAKEN_OUT)) {
+		const char *peer = strstr(c + len, ", peer ");
+		size_t cause_len = 0;
+
+		rail = log_rail(ls, nic);
+		if (!rail)
+			return;
+		rail->downs++;
+		c = peer ? log_taken_out_cause(peer + strlen(", peer "), &cause_len) : NULL;
+		if (c)
+			snprintf(rail->cause, sizeof(rail->cause), "%.*s", (int)cause_len, c);
+	} else if ((c = strstr(colon, ") back in the connection with "))) {
+		rail = log_rail(ls, nic);
+		if (!rail)
+			return;
+		rail->backs++;
+		c = strstr(c, " after ");
+		if (!c || !isdigit((unsigned char)c[7]))
+			return;
+		secs = strtod(c + 7, &end);
+		if (log_after(end, " s down") && secs >= 0 && secs <= LOG_MAX_DOWN_S)
+			rail->down_s += secs;
+	}
+}
+
+static unsigned long long log_sub(unsigned long long a, unsigned long long b)
+{
+	if (a == ULLONG_MAX)
+		return a; /* saturated: what it held is unknown */
+	return a > b ? a - b : 0;
+}
+
+/* The text after the plugin's prefix in line, or NULL when the line is not
+ * the plugin's. */
+static const char *log_plugin_text(const char *line)
+{
+	const char *p = strstr(line, GDX_LOG_PREFIX);
+
+	if (p)
+		return p + strlen(GDX_LOG_PREFIX);
+	p = strstr(line, GDX_LOG_PREFIX_OLD);
+	if (!p)
+		return NULL;
+	p += strlen(GDX_LOG_PREFIX_OLD);
+	/* NCCL's own line under the network's name (src/graph/topo.cc,
+	 * src/transport/net.cc), not the plugin's */
+	return log_after(p, "GPU Direct RDMA ") ? NULL : p;
+}
+
+/*
+ * The process of a line, from the head NCCL writes before it,
+ * "host:pid:tid [dev] NCCL INFO ": "host:pid" into key; "" when the line has
+ * no such head (every such line then counts as one process).
+ */
+static void log_proc(const char *line, const char *text, char *key, size_t len)
+{
+	const char *end = strstr(line, " ["), *start, *colon;
+
+	key[0] = '\0';
+	if (!end || end >= text)
+		return;
+	for (start = end; start > line && start[-1] != ' '; start--)
+		;
+	for (colon = end; colon > start && *colon != ':'; colon--)
+		;
+	if (colon > start && (size_t)(colon - start) < len) {
+		memcpy(key, start, (size_t)(colon - start));
+		key[colon - start] = '\0';
+	}
+}
+
+static struct log_pending *log_pending(struct log_scan *ls, const char *proc, const char *nic,
+				       size_t nic_len)
+{
+	struct log_pending *pe;
+
+	if (nic_len >= LOG_NAME_MAX)
+		return NULL;
+	for (int i = 0; i < ls->npending; i++) {
+		pe = &ls->pending[i];
+		if (!strcmp(pe->proc, proc) && strlen(pe->nic) == nic_len &&
+		    !strncmp(pe->nic, nic, nic_len))
+			return pe;
+	}
+	if (ls->npending == LOG_MAX_PENDING) {
+		ls->more_pending++;
+		return NULL;
+	}
+	pe = &ls->pending[ls->npending++];
+	memset(pe, 0, sizeof(*pe));
+	snprintf(pe->proc, sizeof(pe->proc), "%s", proc);
+	memcpy(pe->nic, nic, nic_len);
+	return pe;
+}
+
+/* A process's summary is in: the counts of its comms it replaces leave
+ * the NICs' sums, and their pairs the table. */
+static void log_retract(struct log_scan *ls, const char *proc)
+{
+	int kept = 0;
+
+	for (int i = 0; i < ls->npending; i++) {
+		struct log_pending *pe = &ls->pending[i];
+		struct log_nic *nic;
+
+		if (strcmp(pe->proc, proc)) {
+			ls->pending[kept++] = *pe;
+			continue;
+		}
+		nic = log_nic(ls, pe->nic, strlen(pe->nic));
+		if (nic) {
+			nic->gpu = log_sub(nic->gpu, pe->gpu);
+			nic->host = log_sub(nic->host, pe->host);
+			nic->comms = nic->comms > pe->comms ? nic->comms - pe->comms : 0;
+		}
+	}
+	ls->npending = kept;
+}
+
+/* "<nic>: <kind> comm with <peer> closed: G bytes GPU-direct, H bytes
+ * through host memory...": one comm's counts, until its process's summary. */
+static bool log_comm_line(struct log_scan *ls, const char *proc, const char *p, const char *colon)
+{
+	const char *c = strstr(colon, " closed: ");
+	unsigned long long gpu, host;
+	struct log_pending *pe;
+	struct log_nic *nic;
+	size_t len = (size_t)(colon - p);
+
+	c = c ? log_after(log_count(c + strlen(" closed: "), &gpu), " bytes GPU-direct, ") : NULL;
+	if (!c || !log_after(log_count(c, &host), " bytes"))
+		return false;
+	ls->counts++;
+	nic = log_nic(ls, p, len);
+	if (!nic)
+		return true;
+	nic->gpu = log_add(nic->gpu, gpu);
+	nic->host = log_add(nic->host, host);
+	nic->comms++;
+	pe = log_pending(ls, proc, p, len);
+	if (pe) {
+		pe->gpu = log_add(pe->gpu, gpu);
+		pe->host = log_add(pe->host, host);
+		pe->comms++;
+	}
+	return true;
+}
+
+/* "<nic> port P: N comm(s) closed, G bytes GPU-direct, H bytes through host
+ * memory, F rail failover(s)": what a process's comms moved on one NIC port
+ * since its last summary (after 0.3.2, at finalize). */
+static bool log_summary_line(struct log_scan *ls, const char *proc, const char *p)
+{
+	const char *port = strstr(p, " port "), *c;
+	unsigned long long n, gpu, host, fo, portnum;
+	struct log_nic *nic;
+
+	if (!port || port == p || memchr(p, ' ', (size_t)(port - p)))
+		return false;
+	c = log_after(log_count(port + strlen(" port "), &portnum), ": ");
+	c = log_after(log_count(c, &n), " comm(s) closed, ");
+	c = log_after(log_count(c, &gpu), " bytes GPU-direct, ");
+	c = log_after(log_count(c, &host), " bytes through host memory, ");
+	if (!log_after(log_count(c, &fo), " rail failover(s)") || n > ULONG_MAX)
+		return false;
+	ls->counts++;
+	log_retract(ls, proc);
+	nic = log_nic(ls, p, (size_t)(port - p));
+	if (nic) {
+		nic->gpu = log_add(nic->gpu, gpu);
+		nic->host = log_add(nic->host, host);
+		nic->comms = nic->comms > ULONG_MAX - n ? ULONG_MAX : nic->comms + (unsigned long)n;
+	}
+	return true;
+}
+
+/* The INIT line after 0.3.2: "libnccl-net-gdx V, ...; using
+ * [0]mlx5_0:1/RoCE/direct [1]rxe0:1+rxe2:1/RoCE/staged; OOB ...": each
+ * device's verdict in one word, for the NICs no line of its own explains. */
+static void log_init_line(struct log_scan *ls, const char *p)
+{
+	const char *c = strstr(p, "; using ");
+
+	if (!c)
+		return;
+	c += strlen("; using ");
+	while (*c == '[') {
+		size_t len = strcspn(c, " ;");
+		const char *end = c + len, *names = memchr(c, ']', len), *word, *ll;
+		bool direct;
+
+		if (!names)
+			return;
+		names++;
+		ll = memchr(names, '/', (size_t)(end - names));
+		word = ll ? memchr(ll + 1, '/', (size_t)(end - ll - 1)) : NULL;
+		if (!word)
+			return;
+		word++;
+		direct = (size_t)(end - word) == strlen("direct") && !strncmp(word, "direct", 6);
+		if (!direct &&
+		    !((size_t)(end - word) == strlen("staged") && !strncmp(word, "staged", 6)))
+			return;
+		while (names < ll) {
+			size_t n = strcspn(names, "+/"), name_len = strcspn(names, ":+/");
+			struct log_nic *nic =
+				name_len && name_len <= n ? log_nic(ls, names, name_len) : NULL;
+
+			if (nic && !nic->verdict[0]) {
+				snprintf(nic->verdict, sizeof(nic->verdict), "%s",
+					 direct ? "GPUDirect RDMA (INIT line; NET says how)"
+						: "staged through host memory (INIT line; NET "
+						  "says why)");
+				nic->direct = direct;
+			}
+			names += n + (names[n] == '+');
+		}
+		c = end + (*end == ' ');
+	}
+}
+
+static void log_line(struct log_scan *ls, const char *line)
+{
+	const char *p = log_plugin_text(line), *colon, *space;
+	char proc[LOG_NAME_MAX];
+	struct log_nic *nic;
+
+	if (!p)
+		return;
+	ls->plugin_lines++;
+	log_proc(line, p, proc, sizeof(proc));
+	if (log_after(p, "connected ") || log_after(p, "accepted "))
+		ls->connections++;
+	if (log_after(p, "libnccl-net-gdx ")) {
+		log_init_line(ls, p);
+		return;
+	}
+	if (log_summary_line(ls, proc, p))
+		return;
+	colon = strchr(p, ':');
+	space = strchr(p, ' ');
+	if (!colon || !space || space < colon)
+		return; /* not "<nic>: ..." */
+	if (log_comm_line(ls, proc, p, colon))
+		return;
+	if (log_after(colon, ": rail ") || log_after(colon, ": every rail of the connection")) {
+		log_rail_line(ls, colon);
+	} else if (log_after(colon, ": GPUDirect RDMA via ") ||
+		   log_after(colon, ": staged through host memory")) {
+		nic = log_nic(ls, p, (size_t)(colon - p));
+		if (nic) {
+			snprintf(nic->verdict, sizeof(nic->verdict), "%.*s",
+				 (int)strcspn(colon + 2, "\n"), colon + 2);
+			nic->direct = log_after(colon, ": GPUDirect RDMA via ") != NULL;
+		}
+	}
+}
+
+/* One line of in into buf, without its newline; a line longer than
+ * size - 1 bytes is read to its end and *long_line set. false at the end of
+ * the input (or an error). */
+static bool log_read_line(FILE *in, char *buf, size_t size, bool *long_line)
+{
+	size_t n = 0;
+	int c;
+
+	*long_line = false;
+	while ((c = getc(in)) != EOF && c != '\n') {
+		if (n + 1 < size)
+			buf[n++] = (char)c;
+		else
+			*long_line = true;
+	}
+	buf[n] = '\0';
+	return c != EOF || n || *long_line;
+}
+
+/* A name from the log in a column of width w. */
+static void log_column(FILE *out, const char *s, int w)
+{
+	char buf[4 * 64 + 4];
+
+	fprintf(out, "%-*s", w, gdx_esc_text_buf(buf, sizeof(buf), s));
+}
+
+int doctor_log_stream(FILE *in, FILE *out)
+{
+	unsigned long staged_direct = 0;
+	struct log_scan *ls;
+	char line[LOG_MAX_LINE + 1];
+	bool long_line;
+	int ret, err;
+
+	ls = calloc(1, sizeof(*ls));
+	if (!ls)
+		return DOCTOR_ERROR;
+	while (log_read_line(in, line, sizeof(line), &long_line)) {
+		if (long_line)
+			ls->long_lines++;
+		else
+			log_line(ls, line);
+	}
+	if (ferror(in)) {
+		err = errno;
+		free(ls);
+		errno = err;
+		return DOCTOR_NO_INPUT;
+	}
+	if (!ls->plugin_lines) {
+		fprintf(out, "no line of the plugin (\"" GDX_LOG_PREFIX "...\"): was it loaded "
+			     "(NCCL_NET_PLUGIN=gdx) and the log written with NCCL_DEBUG=INFO?\n");
+		free(ls);
+		return DOCTOR_LOG_NO_PLUGIN;
+	}
+	/* The byte counts are the data this report is made of; without them a
+	 * clean table would say nothing about what the job did. */
+	if (!ls->counts) {
+		fprintf(out,
+			"no plugin data lines in this log: rerun with NCCL_DEBUG=INFO and "
+			"NCCL_DEBUG_SUBSYS unset or holding INIT or NET (the plugin sums each "
+			"NIC's bytes at finalize under both; NET adds each connection's as "
+			"it closes), and let the job destroy its communicators: the sums are "
+			"logged when the last one goes "
+			"(%lu connection line(s) here, no byte counts)\n",
+			ls->connections);
+		free(ls);
+		return DOCTOR_LOG_NO_DATA;
+	}
+	fprintf(out, "%-12s %6s %18s %18s  %s\n", "NIC", "comms", "GPU-direct bytes", "host bytes",
+		"the plugin's verdict at init");
+	for (int i = 0; i < ls->n; i++) {
+		const struct log_nic *nic = &ls->nics[i];
+
+		/* a fused device's comms, replaced by its NICs' summaries */
+		if (!nic->comms && !nic->gpu && !nic->host && !nic->verdict[0])
+			continue;
+		log_column(out, nic->name, 12);
+		fprintf(out, " %6lu %18llu %18llu  ", nic->comms, nic->gpu, nic->host);
+		gdx_esc_text(out, nic->verdict[0] ? nic->verdict : "(no verdict line)");
+		fputc('\n', out);
+		if (nic->direct && nic->host)
+			staged_direct++;
+	}
+	if (ls->more_pending)
+		fprintf(out,
+			"(%lu connection line(s) of processes past the first %d NIC pairs: "
+			"their bytes may be counted twice, once more in their summaries)\n",
+			ls->more_pending, LOG_MAX_PENDING);
+	if (ls->more_nics)
+		fprintf(out, "(%lu line(s) about NICs past the first %d, not counted)\n",
+			ls->more_nics, LOG_MAX_NICS);
+	ret = DOCTOR_OK;
+	if (staged_direct) {
+		fprintf(out,
+			"\n%lu NIC(s) advertise GPUDirect RDMA but moved bytes through host "
+			"memory: NCCL staged them (GPU-NIC path beyond NCCL_NET_GDR_LEVEL, or "
+			"host buffers); see gdx-doctor check\n",
+			staged_direct);
+		ret = DOCTOR_DEGRADED;
+	}
+	if (ls->nrails) {
+		fprintf(out,
+			"\nrails taken out of fused connections (the others carried their "
+			"traffic, slower)\n%-12s %6s %6s %8s  %s\n",
+			"NIC", "downs", "backs", "down s", "the last cause");
+		for (int i = 0; i < ls->nrails; i++) {
+			const struct log_rail *rl = &ls->rails[i];
+
+			log_column(out, rl->nic, 12);
+			fprintf(out, " %6lu %6lu %8.1f  ", rl->downs, rl->backs, rl->down_s);
+			gdx_esc_text(out, rl->cause[0] ? rl->cause : "?");
+			fputc('\n', out);
+		}
+		if (ls->more_rails)
+			fprintf(out, "(%lu line(s) about rails past the first %d, not counted)\n",
+				ls->more_rails, LOG_MAX_RAILS);
+		fprintf(out, "a rail that goes down again and again is a cable, a transceiver or a "
+			     "switch port: check it with ibv_devinfo -d NIC and the switch's "
+			     "counters\n");
+		ret = DOCTOR_DEGRADED;
+	}
+	if (ls->all_down)
+		fprintf(out, "\n%lu connection(s) lost every rail and failed\n", ls->all_down);
+	if (ls->long_lines)
+		fprintf(out,
+			"\n%lu line(s) longer than %d bytes skipped: none of the plugin's is\n",
+			ls->long_lines, LOG_MAX_LINE);
+	free(ls);
+	return ret;
+}
+
+static int doctor_log(const struct doctor_cmd *cmd, int argc, char **argv)
+{
+	char why[PATH_MAX + 128];
+	const char *path;
+	int ret;
+	FILE *f;
+
+	ret = doctor_args(cmd, argc, argv, log_on_opt, NULL);
+	if (ret != DOCTOR_OK)
+		return ret;
+	path = argv[optind];
+	if (strcmp(path, "-")) {
+		/* a log another user may have put there: a FIFO, a device or a
+		 * directory is refused, never waited on (no bound on its size:
+		 * it is read a line at a time) */
+		int fd = gdx_file_open(AT_FDCWD, path, 0, SIZE_MAX, why, sizeof(why));
+
+		f = fd >= 0 ? fdopen(fd, "r") : NULL;
+		if (!f) {
+			if (fd >= 0) {
+				snprintf(why, sizeof(why), "%s", strerror(errno));
+				close(fd);
+			}
+			fprintf(stderr, "gdx-doctor log: ");
+			gdx_esc_text(stderr, why);
+			fputc('\n', stderr);
+			return DOCTOR_NO_INPUT;
+		}
+	} else {
+		f = stdin;
+	}
+	ret = doctor_log_stream(f, stdout);
+	if (ret == DOCTOR_NO_INPUT) {
+		fprintf(stderr, "gdx-doctor log: ");
+		gdx_esc_text(stderr, path);
+		fprintf(stderr, ": %s\n", strerror(errno));
+	} else if (ret == DOCTOR_ERROR) {
+		fprintf(stderr, "gdx-doctor log: out of memory\n");
+	}
+	if (f != stdin)
+		fclose(f);
+	return ret;
+}
+
+static const struct doctor_opt log_opts[] = {
+	{0},
+};
+
+const struct doctor_cmd doctor_cmd_log = {
+	.name = "log",
+	.summary = "what a job did, from its NCCL_DEBUG=INFO log: bytes GPU-direct vs host per "
+		   "NIC, rails taken out",
+	.opts = log_opts,
+	.run = doctor_log,
+	.min_operands = 1,
+	.max_operands = 1,
+	.operands_usage = "give one log file ('-' for standard input)",
+};
