@@ -4,7 +4,9 @@
  * the one mapping from internal errors to ncclResult_t. The exported tables
  * (gdx_net_tables.c) are thin adapters onto these functions.
  */
+#include <dlfcn.h>
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,6 +95,25 @@ static void gdx_net_disabled(int err)
 			 strerror(-err), net);
 }
 
+/*
+ * The first line of every init that sets the plugin up, before anything
+ * can fail: its version and the file it was loaded from (dladdr on one of
+ * its own functions; made absolute where it can be), so that a failed
+ * init's log says which build failed. Not "libnccl-net-gdx V" right after
+ * the prefix: gdx-doctor check reads the INIT line below by that marker.
+ */
+static void gdx_net_say_version(void)
+{
+	char real[PATH_MAX], quoted[1024];
+	const char *path = "(unknown)";
+	Dl_info info;
+
+	if (dladdr((void *)gdx_net_say_version, &info) && info.dli_fname && *info.dli_fname)
+		path = realpath(info.dli_fname, real) ? real : info.dli_fname;
+	GDX_INFO(NCCL_INIT | NCCL_NET, "starting libnccl-net-gdx " GDX_VERSION ", loaded from %s",
+		 gdx_log_quote(quoted, sizeof(quoted), path));
+}
+
 /* Once per load: parameters, the out-of-band interface, the devices as the
  * loading table's NCCL numbers them; then the one INIT line. */
 static int gdx_net_setup(ncclDebugLogger_t logger, enum gdx_view view)
@@ -110,6 +131,7 @@ static int gdx_net_setup(ncclDebugLogger_t logger, enum gdx_view view)
 				 view == GDX_VIEW_FUSED ? "v9+" : "v6-v8");
 		return ret == -EBUSY ? -EDOM : ret;
 	}
+	gdx_net_say_version();
 	ret = gdx_params_load();
 	if (!ret)
 		ret = gdx_oob_check(oob, sizeof(oob));

@@ -5,7 +5,11 @@
  * says why, and one line that says what NCCL does next (falls back, or with
  * NCCL_NET=GDX stops). Again after dlclose + dlopen.
  */
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "gdx_plugin_loader.h"
 #include "gdx_test.h"
@@ -114,6 +118,73 @@ static void test_bad_parameter_fails_init(void)
 	gdx_plugin_unload(&p);
 }
 
+/*
+ * Whatever makes init fail, the first line it logs names the plugin's
+ * version and the file it was loaded from (dladdr), so that a failed init's
+ * log says which build failed: once per init, before any WARN.
+ */
+static void expect_version_first(const char *path)
+{
+	char want[PATH_MAX + 128], real[PATH_MAX];
+
+	ASSERT(realpath(path, real) != NULL);
+	snprintf(want, sizeof(want), "starting libnccl-net-gdx %s, loaded from \"%s\"", GDX_VERSION,
+		 real);
+	if (gdx_test_log_count(NCCL_LOG_INFO, NCCL_INIT, want) != 1 ||
+	    gdx_test_log_index(NCCL_LOG_INFO, want) != 0) {
+		gdx_test_log_print(NCCL_LOG_INFO, NCCL_INIT);
+		gdx_test_log_print(NCCL_LOG_WARN, NCCL_INIT);
+		gdx_test_fail(__FILE__, __LINE__, "not one first INFO line \"%s\"", want);
+	}
+}
+
+static void test_init_says_version_and_path_first(void)
+{
+	struct gdx_plugin p;
+
+	unsetenv("NCCL_NET");
+	/* refused at the parameters, the first step */
+	setenv("NCCL_GDX_RETRY_CNT", "8", 1);
+	gdx_test_log_clear();
+	gdx_plugin_load(&p);
+	ASSERT_NE(p.v7->init(gdx_test_logger), ncclSuccess);
+	expect_version_first("build/libnccl-net-gdx.so");
+	/* again at the next init of the same load, now failing at the devices */
+	unsetenv("NCCL_GDX_RETRY_CNT");
+	gdx_test_log_clear();
+	ASSERT_NE(p.v7->init(gdx_test_logger), ncclSuccess);
+	ASSERT_STR_CONTAINS(gdx_test_warnings(), "no RDMA device found");
+	expect_version_first("build/libnccl-net-gdx.so");
+	gdx_plugin_unload(&p);
+}
+
+/* The path as a log line may show it: a quote and a newline in a directory's
+ * name escaped, the line still one line. */
+static void test_version_line_escapes_the_path(void)
+{
+	char dir[] = "/tmp/gdx-plugin-XXXXXX", sub[256], so[300], cmd[700], want[600];
+	struct gdx_plugin p;
+
+	ASSERT(mkdtemp(dir) != NULL);
+	snprintf(sub, sizeof(sub), "%s/a \"b\"\nc", dir);
+	snprintf(so, sizeof(so), "%s/libnccl-net-gdx.so", sub);
+	ASSERT_EQ(mkdir(sub, 0700), 0);
+	snprintf(cmd, sizeof(cmd), "cp build/libnccl-net-gdx.so '%s'", so);
+	ASSERT_EQ(system(cmd), 0);
+	setenv("GDX_PLUGIN", so, 1);
+	gdx_test_log_clear();
+	gdx_plugin_load(&p);
+	ASSERT_NE(p.v7->init(gdx_test_logger), ncclSuccess);
+	gdx_plugin_unload(&p);
+	unsetenv("GDX_PLUGIN");
+	unlink(so);
+	rmdir(sub);
+	rmdir(dir);
+	snprintf(want, sizeof(want), "loaded from \"%s/a \\\"b\\\"\\x0ac/libnccl-net-gdx.so\"",
+		 dir);
+	ASSERT_STR_CONTAINS(gdx_test_infos(), want);
+}
+
 static void test_calls_without_devices_are_refused(void)
 {
 	ncclNetProperties_v7_t props;
@@ -140,4 +211,6 @@ GDX_TESTS_MAIN(TEST(test_table_is_complete, 10), TEST(test_init_without_devices_
 	       TEST(test_init_failure_says_what_nccl_does, 10),
 	       TEST(test_init_without_interface_fails_cleanly, 10),
 	       TEST(test_bad_parameter_fails_init, 10),
+	       TEST(test_init_says_version_and_path_first, 10),
+	       TEST(test_version_line_escapes_the_path, 10),
 	       TEST(test_calls_without_devices_are_refused, 10))
