@@ -55,7 +55,8 @@ ncclResult_t gdx_net_error(int err)
 		return ncclInternalError;
 	case -EMSGSIZE:	       /* the ranks disagree on a size */
 	case -EPROTONOSUPPORT: /* peer runs another protocol version */
-	case -EDOM: /* a fused device these NICs cannot make */ return ncclInvalidUsage;
+	case -EDOM:	       /* a value of the user's refused: a setting, a fused device */
+		return ncclInvalidUsage;
 	case -ECONNRESET: /* peer gone */
 	case -EREMOTEIO:  /* completion error */
 	case -EPROTO: /* peer sent something malformed */ return ncclRemoteError;
@@ -146,7 +147,11 @@ static int gdx_net_setup(ncclDebugLogger_t logger, enum gdx_view view)
 		 * load, and nothing may stay behind (tests/vm/lifecycle.c). */
 		gdx_devs_fini();
 		gdx_net_disabled(ret);
-		return ret;
+		/* Every -EINVAL of these steps is a value of the user's they
+		 * refused, each after a WARN naming it (NCCL passes them
+		 * nothing): ncclInvalidUsage, not an internal error that NCCL
+		 * would ask to report to its developers. */
+		return ret == -EINVAL ? -EDOM : ret;
 	}
 	gdx_initialized = true;
 	/* The one line at INIT, as net_ib's "NET/IB : Using ...; OOB ...": the

@@ -5,6 +5,7 @@
  * says why, and one line that says what NCCL does next (falls back, or with
  * NCCL_NET=GDX stops). Again after dlclose + dlopen.
  */
+#include <dlfcn.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -119,6 +120,53 @@ static void test_bad_parameter_fails_init(void)
 }
 
 /*
+ * A value of the user's that init refuses is the user's to fix: NCCL is told
+ * ncclInvalidUsage, not ncclInternalError (which NCCL's message asks to
+ * report to its developers). Each setting init checks before it looks for a
+ * device, through the v7 table and the newest (v12, with a context).
+ */
+static void test_refused_setting_is_invalid_usage(void)
+{
+	static const struct {
+		const char *var, *value, *warn;
+	} bad[] = {
+		{"NCCL_GDX_RETRY_CNT", "8", "NCCL_GDX_RETRY_CNT=8 is out of range 0-7"},
+		{"NCCL_GDX_TIMEOUT", "twenty", "NCCL_GDX_TIMEOUT=\"twenty\" is not an integer"},
+		{"NCCL_GDX_ADDR_FAMILY", "7", "must be AF_INET or AF_INET6"},
+		{"NCCL_GDX_SOCKET_IFNAME", "^", "is malformed"},
+		{"NCCL_GDX_ADDR_RANGE", "10.0.0.0/99", "is not an address range"},
+		{"NCCL_GDX_HCA", "mlx5_0:x", "NCCL_GDX_HCA=\"mlx5_0:x\" is malformed"},
+	};
+	struct gdx_plugin p;
+
+	unsetenv("NCCL_NET");
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		const ncclNet_v12_t *v12;
+		void *ctx = NULL;
+
+		setenv(bad[i].var, bad[i].value, 1);
+		gdx_test_log_clear();
+		gdx_plugin_load(&p);
+		ASSERT_EQ(p.v7->init(gdx_test_logger), ncclInvalidUsage);
+		ASSERT_STR_CONTAINS(gdx_test_warnings(), bad[i].warn);
+		v12 = dlsym(p.lib, "ncclNetPlugin_v12");
+		ASSERT(v12 != NULL);
+		ASSERT_EQ(v12->init(&ctx, 1, NULL, gdx_test_logger, NULL), ncclInvalidUsage);
+		ASSERT(ctx == NULL);
+		gdx_plugin_unload(&p);
+		unsetenv(bad[i].var);
+	}
+	/* NCCL's own values never fail init: a twin out of range is a WARN */
+	setenv("NCCL_IB_TIMEOUT", "99", 1);
+	gdx_test_log_clear();
+	gdx_plugin_load(&p);
+	ASSERT_NE(p.v7->init(gdx_test_logger), ncclInvalidUsage);
+	ASSERT_STR_CONTAINS(gdx_test_warnings(), "no RDMA device found");
+	gdx_plugin_unload(&p);
+	unsetenv("NCCL_IB_TIMEOUT");
+}
+
+/*
  * Whatever makes init fail, the first line it logs names the plugin's
  * version and the file it was loaded from (dladdr), so that a failed init's
  * log says which build failed: once per init, before any WARN.
@@ -211,6 +259,7 @@ GDX_TESTS_MAIN(TEST(test_table_is_complete, 10), TEST(test_init_without_devices_
 	       TEST(test_init_failure_says_what_nccl_does, 10),
 	       TEST(test_init_without_interface_fails_cleanly, 10),
 	       TEST(test_bad_parameter_fails_init, 10),
+	       TEST(test_refused_setting_is_invalid_usage, 10),
 	       TEST(test_init_says_version_and_path_first, 10),
 	       TEST(test_version_line_escapes_the_path, 10),
 	       TEST(test_calls_without_devices_are_refused, 10))
