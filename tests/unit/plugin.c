@@ -5,12 +5,18 @@
  * says why, and one line that says what NCCL does next (falls back, or with
  * NCCL_NET=GDX stops). Again after dlclose + dlopen.
  */
+#include <arpa/inet.h>
 #include <dlfcn.h>
+#include <ifaddrs.h>
 #include <limits.h>
+#include <net/if.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <gdx/gdx_sock.h>
 
 #include "gdx_plugin_loader.h"
 #include "gdx_test.h"
@@ -95,17 +101,65 @@ static void test_init_failure_says_what_nccl_does(void)
 	unsetenv("NCCL_NET");
 }
 
+/* This host's interfaces the out-of-band choice could take (up, running,
+ * an IPv4 or IPv6 address that is not link-local), as the WARN lists them. */
+static void usable_interfaces(char *buf, size_t len)
+{
+	struct ifaddrs *ifas, *ifa;
+
+	buf[0] = '\0';
+	ASSERT_EQ(getifaddrs(&ifas), 0);
+	for (ifa = ifas; ifa; ifa = ifa->ifa_next) {
+		const struct sockaddr *sa = ifa->ifa_addr;
+		bool link_local;
+		char name[GDX_IFNAME_MAX + 4];
+
+		if (!sa || !(ifa->ifa_flags & IFF_UP) || !(ifa->ifa_flags & IFF_RUNNING) ||
+		    (sa->sa_family != AF_INET && sa->sa_family != AF_INET6))
+			continue;
+		link_local = sa->sa_family == AF_INET6
+				     ? IN6_IS_ADDR_LINKLOCAL(
+					       &((const struct sockaddr_in6 *)sa)->sin6_addr)
+				     : (ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr) >>
+					16) == 0xa9fe;
+		snprintf(name, sizeof(name), "%s%s", buf[0] ? ", " : "", ifa->ifa_name);
+		if (link_local || strstr(buf, ifa->ifa_name))
+			continue;
+		strncat(buf, name, len - strlen(buf) - 1);
+	}
+	freeifaddrs(ifas);
+}
+
+/*
+ * An interface list that matches nothing here: the WARN names the variable
+ * the value came from, says it matched none, and lists the interfaces there
+ * are (the value is set: "set NCCL_GDX_SOCKET_IFNAME" would not help).
+ */
 static void test_init_without_interface_fails_cleanly(void)
 {
+	static const char *const vars[] = {"NCCL_GDX_SOCKET_IFNAME", "NCCL_SOCKET_IFNAME"};
+	char have[1024], want[1200];
 	struct gdx_plugin p;
 
-	setenv("NCCL_GDX_SOCKET_IFNAME", "=gdx-no-such-if", 1);
-	gdx_plugin_load(&p);
-	ASSERT_NE(p.v7->init(gdx_test_logger), ncclSuccess);
-	ASSERT_STR_CONTAINS(gdx_test_warnings(), "no usable out-of-band IP interface matches "
-						 "\"=gdx-no-such-if\"");
-	ASSERT_EQ(gdx_test_warning_count(), 1);
-	gdx_plugin_unload(&p);
+	usable_interfaces(have, sizeof(have));
+	ASSERT(have[0] != '\0'); /* this machine has one: lo at least */
+	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
+		setenv(vars[i], "nope", 1);
+		gdx_test_log_clear();
+		gdx_plugin_load(&p);
+		ASSERT_EQ(p.v7->init(gdx_test_logger), ncclSystemError);
+		snprintf(want, sizeof(want),
+			 "%s=\"nope\" matches none of this host's usable out-of-band interfaces "
+			 "(up, with an address that is not link-local): %s",
+			 vars[i], have);
+		ASSERT_STR_CONTAINS(gdx_test_warnings(), want);
+		if (strstr(gdx_test_warnings(), "; set NCCL_GDX_SOCKET_IFNAME"))
+			gdx_test_fail(__FILE__, __LINE__, "asks to set what is set: %s",
+				      gdx_test_warnings());
+		ASSERT_EQ(gdx_test_warning_count(), 1);
+		gdx_plugin_unload(&p);
+		unsetenv(vars[i]);
+	}
 }
 
 static void test_bad_parameter_fails_init(void)
