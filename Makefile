@@ -57,7 +57,9 @@ TEST_LIB   := $(patsubst tests/%.c,$(BUILD)/tests/%.o,$(filter-out tests/lib/gdx
 FAKE_NIC   := $(BUILD)/tests/lib/gdx_fake_nic.o
 FAKE_NIC_TESTS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(shell grep -l '"gdx_fake_nic.h"' tests/unit/*.c 2>/dev/null))
 
-# The man pages, with the version filled in: the tools' (1) and the plugin's (7).
+# The man pages as they are installed: the tools' (1) and the plugin's (7).
+# Their footers name the version themselves (tests/check/docs.sh holds them
+# to debian/changelog's), so that man -l on the source page shows it too.
 MANS       := $(BUILD)/man/gdx-doctor.1 $(BUILD)/man/gdx-bench.1 $(BUILD)/man/libnccl-net-gdx.7
 
 .PHONY: all programs version deps test check demo bench clean
@@ -211,13 +213,13 @@ uninstall:
 	@if [ -d '$(DESTDIR)$(DOCDIR)' ]; then rmdir --ignore-fail-on-non-empty '$(DESTDIR)$(DOCDIR)'; fi
 	$(inst_ldconfig)
 
-$(BUILD)/man/%.1: plugin/tools/%.1 Makefile debian/changelog
+$(BUILD)/man/%.1: plugin/tools/%.1
 	@mkdir -p $(dir $@)
-	sed 's/@VERSION@/$(VERSION)/g' $< >$@
+	cp $< $@
 
-$(BUILD)/man/%.7: plugin/tools/%.7 Makefile debian/changelog
+$(BUILD)/man/%.7: plugin/tools/%.7
 	@mkdir -p $(dir $@)
-	sed 's/@VERSION@/$(VERSION)/g' $< >$@
+	cp $< $@
 
 # make deb: $(BUILD)/libnccl-net-gdx_$(VERSION)_<arch>.deb, built by
 # dpkg-buildpackage from the source package in debian/ (scripts/make-deb.sh).

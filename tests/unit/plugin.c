@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <gdx/gdx_log.h>
 #include <gdx/gdx_sock.h>
 
 #include "gdx_plugin_loader.h"
@@ -287,6 +288,124 @@ static void test_version_line_escapes_the_path(void)
 	ASSERT_STR_CONTAINS(gdx_test_infos(), want);
 }
 
+/* ---- the man page's DIAGNOSTICS against what init really says ---- */
+
+#define DIAG_MAX 128
+
+/* A tag of DIAGNOSTICS (a ".B" line after ".TP") as a reader sees it: the
+ * font changes gone, \- and \(dq as - and ". Alternatives in one tag
+ * ("\fR, \fB") each a pattern of their own. */
+static int diag_patterns(char pats[][1024], int max)
+{
+	FILE *f = fopen("plugin/tools/libnccl-net-gdx.7", "r");
+	char line[2048], prev[2048] = "";
+	bool in = false;
+	int n = 0;
+
+	ASSERT(f != NULL);
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = '\0';
+		if (!strncmp(line, ".SH ", 4))
+			in = !strcmp(line, ".SH DIAGNOSTICS");
+		if (in && !strcmp(prev, ".TP") && !strncmp(line, ".B ", 3)) {
+			for (char *alt = line + 3; alt && n < max;) {
+				char *next = strstr(alt, "\\fR, \\fB"), *o = pats[n++];
+
+				if (next)
+					*next = '\0';
+				for (const char *c = alt; *c;) {
+					if (!strncmp(c, "\\f", 3)) {
+						c += 4;
+					} else if (!strncmp(c, "\\-", 2)) {
+						*o++ = '-';
+						c += 2;
+					} else if (!strncmp(c, "\\(dq", 4)) {
+						*o++ = '"';
+						c += 4;
+					} else {
+						*o++ = *c++;
+					}
+				}
+				*o = '\0';
+				alt = next ? next + 8 : NULL;
+			}
+		}
+		snprintf(prev, sizeof(prev), "%s", line);
+	}
+	fclose(f);
+	return n;
+}
+
+/* Whether text is pattern, where "..." stands for any run of characters. */
+static bool diag_match(const char *pat, const char *text)
+{
+	if (!strncmp(pat, "...", 3)) {
+		for (const char *t = text;; t++) {
+			if (diag_match(pat + 3, t))
+				return true;
+			if (!*t)
+				return false;
+		}
+	}
+	if (!*pat)
+		return !*text;
+	return *pat == *text && diag_match(pat + 1, text + 1);
+}
+
+/*
+ * Each WARN an init can give on this machine, as it gives it, is one of
+ * DIAGNOSTICS' examples word for word (a "..." of the page standing for
+ * what differs by machine and value): the page shows users the text they
+ * will search their log for.
+ */
+static void test_diagnostics_are_the_real_lines(void)
+{
+	static const struct {
+		const char *var, *value;
+	} cases[] = {
+		{NULL, NULL}, /* no device */
+		{"NCCL_GDX_TIMEOUT", "99"},
+		{"NCCL_GDX_HCA", "mlx5_0:x"},
+		{"NCCL_GDX_SOCKET_IFNAME", "nope"},
+		{"NCCL_NET", "GDX"},
+	};
+	static char pats[DIAG_MAX][1024];
+	int npats = diag_patterns(pats, DIAG_MAX), checked = 0;
+	struct gdx_plugin p;
+
+	ASSERT(npats > 10);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		if (cases[i].var)
+			setenv(cases[i].var, cases[i].value, 1);
+		gdx_test_log_clear();
+		gdx_plugin_load(&p);
+		ASSERT_NE(p.v7->init(gdx_test_logger), ncclSuccess);
+		gdx_plugin_unload(&p);
+		if (cases[i].var)
+			unsetenv(cases[i].var);
+		for (const char *w = gdx_test_warnings(); *w;) {
+			char line[1024];
+			size_t len = strcspn(w, "\n");
+			bool found = false;
+
+			snprintf(line, sizeof(line), "%.*s", (int)len, w);
+			w += len + (w[len] == '\n');
+			ASSERT(!strncmp(line, GDX_LOG_PREFIX, strlen(GDX_LOG_PREFIX)));
+			for (int k = 0; k < npats && !found; k++)
+				found = diag_match(pats[k], line + strlen(GDX_LOG_PREFIX));
+			if (!found)
+				gdx_test_fail(
+					__FILE__, __LINE__,
+					"no DIAGNOSTICS entry of libnccl-net-gdx.7 reads as the "
+					"WARN \"%s\"",
+					line + strlen(GDX_LOG_PREFIX));
+			checked++;
+		}
+	}
+	ASSERT(checked >= 5);
+	printf("  %d WARN lines, each an entry of DIAGNOSTICS (%d entries)\n", checked, npats);
+}
+
 static void test_calls_without_devices_are_refused(void)
 {
 	ncclNetProperties_v7_t props;
@@ -316,4 +435,5 @@ GDX_TESTS_MAIN(TEST(test_table_is_complete, 10), TEST(test_init_without_devices_
 	       TEST(test_refused_setting_is_invalid_usage, 10),
 	       TEST(test_init_says_version_and_path_first, 10),
 	       TEST(test_version_line_escapes_the_path, 10),
+	       TEST(test_diagnostics_are_the_real_lines, 20),
 	       TEST(test_calls_without_devices_are_refused, 10))
