@@ -5,14 +5,35 @@
 VERSION  := $(shell sed -n '1s/^[^(]*(\([^)]*\)).*/\1/p' debian/changelog)
 BUILD    ?= $(if $(SANITIZE),build-san,$(if $(DEBUG),build-debug,build))
 PKGS     := libibverbs hwloc
+PKG_CONFIG ?= pkg-config
 CC       ?= cc
 CFLAGS   ?= -O2 -g
 # override: flags given on the command line (make CFLAGS=..., rpmbuild's
 # optflags) are kept, and the ones the build needs are still added.
 override CFLAGS   += -std=gnu11 -fPIC -fvisibility=hidden -Wall -Wextra -Wshadow -Wformat=2 \
             -Wmissing-prototypes -Wstrict-prototypes -Wno-missing-field-initializers
-override CPPFLAGS += -D_GNU_SOURCE -Iinclude -MMD -MP -DGDX_VERSION='"$(VERSION)"' $(shell pkg-config --cflags $(PKGS))
-override LDLIBS   += $(shell pkg-config --libs $(PKGS)) -lpthread -ldl
+override CPPFLAGS += -D_GNU_SOURCE -Iinclude -MMD -MP -DGDX_VERSION='"$(VERSION)"' $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
+override LDLIBS   += $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null) -lpthread -ldl
+
+# The build dependencies, checked before anything compiles: one line naming
+# each missing .pc and the packages that give it, not an error per file that
+# includes its header. Not for the goals that install them first (deps, and
+# demo, test, check and bench through it, which build in a fresh make) or
+# build nothing here.
+PKG_apt_libibverbs := libibverbs-dev
+PKG_dnf_libibverbs := rdma-core-devel
+PKG_apt_hwloc      := libhwloc-dev
+PKG_dnf_hwloc      := hwloc-devel
+NO_BUILD_GOALS     := deps demo test check bench clean version deb rpm uninstall
+ifneq ($(if $(MAKECMDGOALS),$(filter-out $(NO_BUILD_GOALS),$(MAKECMDGOALS)),all),)
+ifeq ($(shell command -v $(PKG_CONFIG)),)
+$(error pkg-config ($(PKG_CONFIG)) not found: install pkg-config (apt: Debian, Ubuntu) or pkgconf (dnf: Fedora, RHEL))
+endif
+PKGS_MISSING := $(strip $(foreach p,$(PKGS),$(if $(shell $(PKG_CONFIG) --exists $p && echo y),,$p)))
+ifneq ($(PKGS_MISSING),)
+$(error $(subst $() ,$() and ,$(PKGS_MISSING:=.pc)) not found by pkg-config: install $(foreach p,$(PKGS_MISSING),$(PKG_apt_$p)) (apt: Debian, Ubuntu) or $(foreach p,$(PKGS_MISSING),$(PKG_dnf_$p)) (dnf: Fedora, RHEL))
+endif
+endif
 
 # make SANITIZE=address,undefined: plugin, archive, tools and tests all built
 # with the sanitizers (the tests dlopen the .so, so they need the runtime too),
