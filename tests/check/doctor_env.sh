@@ -18,6 +18,15 @@ doctor=$build/gdx-doctor
 # shellcheck source=tests/lib/report.sh
 . tests/lib/report.sh
 
+# exited0 NAME: the last env run ($rc) exited 0, as it does for NCCL's values.
+exited0() {
+	if [ "$rc" -eq 0 ]; then
+		ok "$1 (exit 0)"
+	else
+		not_ok "$1" "exit $rc: $(tail -n 3 "$tmp/out")"
+	fi
+}
+
 # shows NAME NEEDLE: the last env output holds NEEDLE (a fixed string).
 shows() {
 	if grep -qF -- "$2" "$tmp/out"; then
@@ -36,11 +45,7 @@ env -u NCCL_GDX_FAILOVER -u NCCL_GDX_RECOVERY_ATTEMPTS \
 	NCCL_IB_TIMEOUT=22 NCCL_GDX_RETRY_CNT=5 NCCL_IB_RETRY_CNT=7 \
 	"$doctor" env >"$tmp/out" 2>&1
 rc=$?
-if [ "$rc" -eq 0 ]; then
-	ok "env accepts every NCCL_IB_* value of NCCL's (exit 0)"
-else
-	not_ok "env accepts every NCCL_IB_* value of NCCL's" "exit $rc: $(tail -n 3 "$tmp/out")"
-fi
+exited0 "env accepts every NCCL_IB_* value of NCCL's"
 shows "a switch twin is on for any value but 0, as NCCL reads it" \
 	'NCCL_IB_RESILIENCY_PORT_FAILOVER="2"  taken: NCCL_GDX_FAILOVER=1'
 shows "an attempts maximum of 0 is NCCL's 1, not this plugin's never" \
@@ -71,11 +76,7 @@ fi
 # note all name the default, none says the value refused is taken.
 NCCL_IB_TIMEOUT=99 "$doctor" env >"$tmp/out" 2>&1
 rc=$?
-if [ "$rc" -eq 0 ]; then
-	ok "env: NCCL_IB_TIMEOUT=99 is NCCL's to set, not a refusal of init (exit 0)"
-else
-	not_ok "env: NCCL_IB_TIMEOUT=99 is not a refusal of init" "exit $rc: $(tail -n 3 "$tmp/out")"
-fi
+exited0 "env: NCCL_IB_TIMEOUT=99 is NCCL's to set, not a refusal of init"
 shows "env: NCCL_IB_TIMEOUT=99's note names the default used" \
 	"note: NCCL_IB_TIMEOUT=99 is outside 0-31, which this plugin takes: using NCCL_GDX_TIMEOUT's default 20"
 shows "env: NCCL_GDX_TIMEOUT's line says 99 is refused and 20 used" \
