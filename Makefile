@@ -5,6 +5,7 @@
 VERSION  := $(shell sed -n '1s/^[^(]*(\([^)]*\)).*/\1/p' debian/changelog)
 BUILD    ?= $(if $(SANITIZE),build-san,$(if $(DEBUG),build-debug,build))
 PKGS     := libibverbs hwloc
+PKG_CONFIG ?= pkg-config
 CC       ?= cc
 CFLAGS   ?= -O2 -g
 # override: flags given on the command line (make CFLAGS=..., rpmbuild's
@@ -13,8 +14,28 @@ override CFLAGS   += -std=gnu11 -fPIC -fvisibility=hidden -Wall -Wextra -Wshadow
             -Wmissing-prototypes -Wstrict-prototypes -Wno-missing-field-initializers
 # -Iplugin: the plugin's and the tools' headers, named by their folder
 # ("data/gdx_p2p.h"); -Iinclude: NCCL's ABI and what plugin and tools share.
-override CPPFLAGS += -D_GNU_SOURCE -Iplugin -Iinclude -MMD -MP -DGDX_VERSION='"$(VERSION)"' $(shell pkg-config --cflags $(PKGS))
-override LDLIBS   += $(shell pkg-config --libs $(PKGS)) -lpthread -ldl
+override CPPFLAGS += -D_GNU_SOURCE -Iplugin -Iinclude -MMD -MP -DGDX_VERSION='"$(VERSION)"' $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
+override LDLIBS   += $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null) -lpthread -ldl
+
+# The build dependencies, checked before anything compiles: one line naming
+# each missing .pc and the packages that give it, not an error per file that
+# includes its header. Not for the goals that install them first (deps, and
+# demo, test, check and bench through it, which build in a fresh make) or
+# build nothing here.
+PKG_apt_libibverbs := libibverbs-dev
+PKG_dnf_libibverbs := rdma-core-devel
+PKG_apt_hwloc      := libhwloc-dev
+PKG_dnf_hwloc      := hwloc-devel
+NO_BUILD_GOALS     := deps demo test check bench clean version deb rpm uninstall
+ifneq ($(if $(MAKECMDGOALS),$(filter-out $(NO_BUILD_GOALS),$(MAKECMDGOALS)),all),)
+ifeq ($(shell command -v $(PKG_CONFIG)),)
+$(error pkg-config ($(PKG_CONFIG)) not found: install pkg-config (apt: Debian, Ubuntu) or pkgconf (dnf: Fedora, RHEL))
+endif
+PKGS_MISSING := $(strip $(foreach p,$(PKGS),$(if $(shell $(PKG_CONFIG) --exists $p && echo y),,$p)))
+ifneq ($(PKGS_MISSING),)
+$(error $(subst $() ,$() and ,$(PKGS_MISSING:=.pc)) not found by pkg-config: install $(foreach p,$(PKGS_MISSING),$(PKG_apt_$p)) (apt: Debian, Ubuntu) or $(foreach p,$(PKGS_MISSING),$(PKG_dnf_$p)) (dnf: Fedora, RHEL))
+endif
+endif
 
 # make SANITIZE=address,undefined: plugin, archive, tools and tests all built
 # with the sanitizers (the tests dlopen the .so, so they need the runtime too),
@@ -68,7 +89,9 @@ TEST_LIB   := $(patsubst tests/%.c,$(BUILD)/tests/%.o,$(filter-out tests/lib/gdx
 FAKE_NIC   := $(BUILD)/tests/lib/gdx_fake_nic.o
 FAKE_NIC_TESTS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(shell grep -l '"gdx_fake_nic.h"' tests/unit/*.c 2>/dev/null))
 
-# The man pages, with the version filled in: the tools' (1) and the plugin's (7).
+# The man pages as they are installed: the tools' (1) and the plugin's (7).
+# Their footers name the version themselves (tests/check/docs.sh holds them
+# to debian/changelog's), so that man -l on the source page shows it too.
 MANS       := $(BUILD)/man/gdx-doctor.1 $(BUILD)/man/gdx-bench.1 $(BUILD)/man/libnccl-net-gdx.7
 
 .PHONY: all programs version deps test check demo bench clean
@@ -227,16 +250,16 @@ uninstall:
 	$(inst_ldconfig)
 
 # Each page beside what it documents: a tool's in its folder, the plugin's at
-# the top of plugin/.
+# the top of plugin/. Each names its version itself (tests/check/docs.sh).
 $(BUILD)/man/gdx-doctor.1: plugin/tools/doctor/gdx-doctor.1
 $(BUILD)/man/gdx-bench.1: plugin/tools/bench/gdx-bench.1
-$(BUILD)/man/%.1: Makefile debian/changelog
+$(BUILD)/man/%.1:
 	@mkdir -p $(dir $@)
-	sed 's/@VERSION@/$(VERSION)/g' $(filter %.1,$^) >$@
+	cp $^ $@
 
-$(BUILD)/man/%.7: plugin/%.7 Makefile debian/changelog
+$(BUILD)/man/%.7: plugin/%.7
 	@mkdir -p $(dir $@)
-	sed 's/@VERSION@/$(VERSION)/g' $< >$@
+	cp $< $@
 
 # make deb: $(BUILD)/libnccl-net-gdx_$(VERSION)_<arch>.deb, built by
 # dpkg-buildpackage from the source package in debian/ (scripts/make-deb.sh).

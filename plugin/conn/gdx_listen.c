@@ -81,13 +81,29 @@ int gdx_oob_addr(struct gdx_sockaddr *addr, char *ifname)
 	const char *spec = gdx_params.socket_ifname; /* or NCCL_SOCKET_IFNAME, its twin */
 	int ret;
 
-	ret = gdx_sock_find_if(spec, gdx_env(GDX_ENV_SOCKET_FAMILY), addr, ifname);
-	if (ret == -ENODEV)
-		GDX_WARN("no usable out-of-band IP interface%s%s%s; set NCCL_GDX_SOCKET_IFNAME",
-			 spec && *spec ? " matches \""
-				       : " (up, with an address that is not "
-					 "link-local)",
-			 spec && *spec ? spec : "", spec && *spec ? "\"" : "");
+	const char *family = gdx_env(GDX_ENV_SOCKET_FAMILY);
+	char have[512], what[64];
+	int n;
+
+	ret = gdx_sock_find_if(spec, family, addr, ifname);
+	if (ret != -ENODEV)
+		return ret;
+	/* what there is to choose from, and the variable the value came from */
+	n = gdx_sock_list_ifs(family, have, sizeof(have));
+	if (family && (!strcmp(family, "AF_INET") || !strcmp(family, "AF_INET6")))
+		snprintf(what, sizeof(what), "(up, with an %s address that is not link-local)",
+			 family);
+	else
+		snprintf(what, sizeof(what), "(up, with an address that is not link-local)");
+	if (spec && *spec && n > 0)
+		GDX_WARN("%s=%s matches none of this host's usable out-of-band interfaces %s: %s",
+			 gdx_param_src("SOCKET_IFNAME") == GDX_PARAM_TWIN
+				 ? "NCCL_SOCKET_IFNAME"
+				 : "NCCL_GDX_SOCKET_IFNAME",
+			 GDX_LOG_QUOTED(spec), what, have);
+	else
+		GDX_WARN("no usable out-of-band IP interface: this host has none %s%s%s", what,
+			 n < 0 ? " " : "", n < 0 ? have : "");
 	return ret;
 }
 

@@ -4,7 +4,9 @@
  * the one mapping from internal errors to ncclResult_t. The exported tables
  * (gdx_net_tables.c) are thin adapters onto these functions.
  */
+#include <dlfcn.h>
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,7 +55,8 @@ ncclResult_t gdx_net_error(int err)
 		return ncclInternalError;
 	case -EMSGSIZE:	       /* the ranks disagree on a size */
 	case -EPROTONOSUPPORT: /* peer runs another protocol version */
-	case -EDOM: /* a fused device these NICs cannot make */ return ncclInvalidUsage;
+	case -EDOM:	       /* a value of the user's refused: a setting, a fused device */
+		return ncclInvalidUsage;
 	case -ECONNRESET: /* peer gone */
 	case -EREMOTEIO:  /* completion error */
 	case -EPROTO: /* peer sent something malformed */ return ncclRemoteError;
@@ -93,6 +96,25 @@ static void gdx_net_disabled(int err)
 			 strerror(-err), net);
 }
 
+/*
+ * The first line of every init that sets the plugin up, before anything
+ * can fail: its version and the file it was loaded from (dladdr on one of
+ * its own functions; made absolute where it can be), so that a failed
+ * init's log says which build failed. Not "libnccl-net-gdx V" right after
+ * the prefix: gdx-doctor check reads the INIT line below by that marker.
+ */
+static void gdx_net_say_version(void)
+{
+	char real[PATH_MAX], quoted[1024];
+	const char *path = "(unknown)";
+	Dl_info info;
+
+	if (dladdr((void *)gdx_net_say_version, &info) && info.dli_fname && *info.dli_fname)
+		path = realpath(info.dli_fname, real) ? real : info.dli_fname;
+	GDX_INFO(NCCL_INIT | NCCL_NET, "starting libnccl-net-gdx " GDX_VERSION ", loaded from %s",
+		 gdx_log_quote(quoted, sizeof(quoted), path));
+}
+
 /* Once per load: parameters, the out-of-band interface, the devices as the
  * loading table's NCCL numbers them; then the one INIT line. */
 static int gdx_net_setup(ncclDebugLogger_t logger, enum gdx_view view)
@@ -110,6 +132,7 @@ static int gdx_net_setup(ncclDebugLogger_t logger, enum gdx_view view)
 				 view == GDX_VIEW_FUSED ? "v9+" : "v6-v8");
 		return ret == -EBUSY ? -EDOM : ret;
 	}
+	gdx_net_say_version();
 	ret = gdx_params_load();
 	if (!ret)
 		ret = gdx_oob_check(oob, sizeof(oob));
@@ -124,7 +147,11 @@ static int gdx_net_setup(ncclDebugLogger_t logger, enum gdx_view view)
 		 * load, and nothing may stay behind (tests/vm/lifecycle.c). */
 		gdx_devs_fini();
 		gdx_net_disabled(ret);
-		return ret;
+		/* Every -EINVAL of these steps is a value of the user's they
+		 * refused, each after a WARN naming it (NCCL passes them
+		 * nothing): ncclInvalidUsage, not an internal error that NCCL
+		 * would ask to report to its developers. */
+		return ret == -EINVAL ? -EDOM : ret;
 	}
 	gdx_initialized = true;
 	/* The one line at INIT, as net_ib's "NET/IB : Using ...; OOB ...": the

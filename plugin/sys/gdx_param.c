@@ -177,7 +177,8 @@ static int gdx_param_parse_str(const struct gdx_param_info *p, enum gdx_param_sr
 	return 0;
 }
 
-/* An int outside its range: ours fails init; a twin's gets the default. */
+/* An int outside its range: ours fails init (-EINVAL); a twin's gets the
+ * default (1: the caller says the default is kept, not the value refused). */
 static int gdx_param_check_range(const struct gdx_param_info *p, enum gdx_param_src src, int *field)
 {
 	char var[64];
@@ -190,7 +191,7 @@ static int gdx_param_check_range(const struct gdx_param_info *p, enum gdx_param_
 			 "default %s",
 			 var, *field, p->lo, p->hi, p->name, p->def);
 		*field = (int)strtoll(p->def, NULL, 0);
-		return 0;
+		return 1;
 	}
 	GDX_WARN("%s=%d is out of range %lld-%lld", var, *field, p->lo, p->hi);
 	return -EINVAL;
@@ -229,22 +230,37 @@ static int gdx_param_parse_int_src(const struct gdx_param_info *p, enum gdx_para
 #define GDX_PARAM_RANGE_family(p, src, field) 0
 #define GDX_PARAM_RANGE_str(p, src, field)    0
 
+/* The INFO line of parameter i, whose value s came from src: the value
+ * taken, or for a twin refused (range 1) the default kept. */
+static void gdx_param_said(int i, enum gdx_param_src src, const char *s, int range)
+{
+	const struct gdx_param_info *p = &gdx_param_infos[i];
+
+	if (range > 0) {
+		gdx_param_srcs[i] = GDX_PARAM_TWIN_REFUSED;
+		GDX_INFO(NCCL_ENV,
+			 "NCCL_GDX_%s keeps its default %s: %s=%s is refused (outside %lld-%lld)",
+			 p->name, p->def, p->twin, s, p->lo, p->hi);
+	} else if (src != GDX_PARAM_DEFAULT) {
+		GDX_INFO(NCCL_ENV, "NCCL_GDX_%s set by %s to %s", p->name,
+			 src == GDX_PARAM_TWIN ? p->twin : "environment", s);
+	}
+}
+
 int gdx_params_load(void)
 {
 	enum gdx_param_src src;
-	int ret = 0, i = 0;
+	int ret = 0, i = 0, range;
 	const char *s;
 
-#define GDX_PARAM_LOAD(type, field, name, def, twin, lo, hi, help)                    \
-	s = gdx_param_raw(i, &src);                                                   \
-	gdx_param_srcs[i] = src;                                                      \
-	if (GDX_PARAM_PARSE_##type(&gdx_param_infos[i], src, s, &gdx_params.field) || \
-	    GDX_PARAM_RANGE_##type(&gdx_param_infos[i], src, &gdx_params.field)) {    \
-		ret = -EINVAL;                                                        \
-	} else if (src != GDX_PARAM_DEFAULT) {                                        \
-		GDX_INFO(NCCL_ENV, "NCCL_GDX_%s set by %s to %s", name,               \
-			 src == GDX_PARAM_TWIN ? twin : "environment", s);            \
-	}                                                                             \
+#define GDX_PARAM_LOAD(type, field, name, def, twin, lo, hi, help)                             \
+	s = gdx_param_raw(i, &src);                                                            \
+	gdx_param_srcs[i] = src;                                                               \
+	if (GDX_PARAM_PARSE_##type(&gdx_param_infos[i], src, s, &gdx_params.field) ||          \
+	    (range = GDX_PARAM_RANGE_##type(&gdx_param_infos[i], src, &gdx_params.field)) < 0) \
+		ret = -EINVAL;                                                                 \
+	else                                                                                   \
+		gdx_param_said(i, src, s, range);                                              \
 	i++;
 	GDX_PARAM_TABLE(GDX_PARAM_LOAD)
 #undef GDX_PARAM_LOAD

@@ -166,7 +166,9 @@
 	X("NCCL_IB_ADDR_FAMILY", "AF_INET", twin, "anything but AF_INET6 is AF_INET, as NCCL")    \
 	X("NCCL_IB_ADDR_RANGE", "", twin, "a malformed range is ignored with a note, as NCCL")    \
 	X("NCCL_IB_ROCE_VERSION_NUM", "2", twin, "the same")                                      \
-	X("NCCL_IB_TIMEOUT", "20", twin, "the same")                                              \
+	X("NCCL_IB_TIMEOUT", "20", twin,                                                          \
+	  "the same for 0-31; NCCL hands verbs a larger value as it is, here it gets a WARN and " \
+	  "20")                                                                                   \
 	X("NCCL_IB_RETRY_CNT", "7", twin,                                                         \
 	  "the same; unset, 6 (rxe and some providers take 7 for retrying forever)")              \
 	X("NCCL_IB_SL", "-1", twin, "the same; a value verbs refuses gets a WARN and -1")         \
@@ -280,8 +282,10 @@ struct gdx_param_info {
 	size_t off; /* of its field in struct gdx_params */
 };
 
-/* Where each parameter's value came from, after gdx_params_load(). */
-enum gdx_param_src { GDX_PARAM_DEFAULT, GDX_PARAM_OURS, GDX_PARAM_TWIN };
+/* Where each parameter's value came from, after gdx_params_load().
+ * GDX_PARAM_TWIN_REFUSED: the twin is set, outside lo..hi, and the default
+ * applies (one WARN and one INFO said so). */
+enum gdx_param_src { GDX_PARAM_DEFAULT, GDX_PARAM_OURS, GDX_PARAM_TWIN, GDX_PARAM_TWIN_REFUSED };
 
 extern struct gdx_params gdx_params;
 extern const struct gdx_param_info gdx_param_infos[];
@@ -303,8 +307,8 @@ enum gdx_param_src gdx_param_src(const char *name);
 const struct gdx_param_info *gdx_param_of_twin(const char *nccl_var);
 
 /* Parses the environment into gdx_params. Logs each value set, and which
- * variable set it, at INFO, and each noted NCCL_IB_* variable set (one INFO
- * saying it is not applied, and why); returns -EINVAL (after a WARN naming
+ * variable set it, at INFO (a twin refused: the default it keeps), and each noted NCCL_IB_*
+ * variable set (one INFO saying it is not applied, and why); returns -EINVAL (after a WARN naming
  * the variable) for a malformed or out-of-range NCCL_GDX_* value. NCCL's
  * values never fail it. */
 int gdx_params_load(void);

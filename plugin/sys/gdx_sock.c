@@ -40,6 +40,70 @@ static int gdx_sock_if_class(const struct ifaddrs *ifa)
 	return 1;
 }
 
+/* Up, running, with an IPv4 or IPv6 address that is not link-local, of the
+ * family NCCL_SOCKET_FAMILY forces when it does. */
+static bool gdx_sock_if_usable(const struct ifaddrs *ifa, const char *family)
+{
+	int fam;
+
+	if (!ifa->ifa_addr || !(ifa->ifa_flags & IFF_UP) || !(ifa->ifa_flags & IFF_RUNNING))
+		return false;
+	fam = ifa->ifa_addr->sa_family;
+	if ((fam != AF_INET && fam != AF_INET6) || gdx_sock_if_link_local(ifa->ifa_addr))
+		return false;
+	return !family || !((!strcmp(family, "AF_INET") && fam != AF_INET) ||
+			    (!strcmp(family, "AF_INET6") && fam != AF_INET6));
+}
+
+int gdx_sock_usable_ifs(const struct ifaddrs *list, const char *family, char *buf, size_t len)
+{
+	size_t used = 0;
+	int n = 0;
+
+	if (len)
+		buf[0] = '\0';
+	for (const struct ifaddrs *ifa = list; ifa; ifa = ifa->ifa_next) {
+		bool seen = false;
+		int w;
+
+		if (!gdx_sock_if_usable(ifa, family))
+			continue;
+		/* an interface once, whatever its number of addresses */
+		for (const struct ifaddrs *o = list; o != ifa && !seen; o = o->ifa_next)
+			seen = gdx_sock_if_usable(o, family) && !strcmp(o->ifa_name, ifa->ifa_name);
+		if (seen)
+			continue;
+		n++;
+		if (used >= len)
+			continue;
+		w = snprintf(buf + used, len - used, "%s%s", n > 1 ? ", " : "", ifa->ifa_name);
+		if (w < 0 || (size_t)w >= len - used) {
+			/* cut between names, never inside one */
+			buf[used] = '\0';
+			if (used + 5 < len)
+				strcat(buf, ", ...");
+			used = len;
+		} else {
+			used += (size_t)w;
+		}
+	}
+	return n;
+}
+
+int gdx_sock_list_ifs(const char *family, char *buf, size_t len)
+{
+	struct ifaddrs *ifas;
+	int n;
+
+	if (getifaddrs(&ifas)) {
+		snprintf(buf, len, "(getifaddrs: %s)", strerror(errno));
+		return -errno;
+	}
+	n = gdx_sock_usable_ifs(ifas, family, buf, len);
+	freeifaddrs(ifas);
+	return n;
+}
+
 int gdx_sock_pick_if(const struct ifaddrs *list, const char *spec, const char *family,
 		     struct gdx_sockaddr *addr_p, char *ifname_p)
 {
@@ -54,21 +118,15 @@ int gdx_sock_pick_if(const struct ifaddrs *list, const char *spec, const char *f
 		return -EINVAL;
 	}
 	for (const struct ifaddrs *ifa = list; ifa; ifa = ifa->ifa_next) {
-		int fam, rank;
+		int rank;
 
-		if (!ifa->ifa_addr || !(ifa->ifa_flags & IFF_UP) || !(ifa->ifa_flags & IFF_RUNNING))
-			continue;
-		fam = ifa->ifa_addr->sa_family;
-		if ((fam != AF_INET && fam != AF_INET6) || gdx_sock_if_link_local(ifa->ifa_addr))
-			continue;
-		/* NCCL_SOCKET_FAMILY forces one; otherwise IPv4 first */
-		if (family && ((!strcmp(family, "AF_INET") && fam != AF_INET) ||
-			       (!strcmp(family, "AF_INET6") && fam != AF_INET6)))
+		if (!gdx_sock_if_usable(ifa, family))
 			continue;
 		if (given && !gdx_hca_filter_match(&filter, ifa->ifa_name, -1))
 			continue;
 		/* lower is better: the class (none when named), then IPv4, then order */
-		rank = (given ? 0 : gdx_sock_if_class(ifa)) * 2 + (fam == AF_INET6) + 1;
+		rank = (given ? 0 : gdx_sock_if_class(ifa)) * 2 +
+		       (ifa->ifa_addr->sa_family == AF_INET6) + 1;
 		if (!best || rank < best_rank) {
 			best = ifa;
 			best_rank = rank;

@@ -34,6 +34,12 @@ struct gdx_xfer {
 int gdx_sock_find_if(const char *spec, const char *family, struct gdx_sockaddr *addr_p,
 		     char *ifname_p);
 
+/* The names of this host's interfaces the choice could take (up, running,
+ * an address that is not link-local, of family when given), each once,
+ * joined by ", " into buf (cut between names, ", ..." then); how many
+ * there are, or a negative errno with the reason in buf. */
+int gdx_sock_list_ifs(const char *family, char *buf, size_t len);
+
 /* Binds an ephemeral port on addr and listens; the socket is non-blocking. */
 int gdx_sock_listen(const struct gdx_sockaddr *addr, int *fd_p, struct gdx_sockaddr *bound_p);
 /* Starts a non-blocking connect; finish it with gdx_sock_connect_done(). */
@@ -66,5 +72,7 @@ struct ifaddrs;
  */
 int gdx_sock_pick_if(const struct ifaddrs *list, const char *spec, const char *family,
 		     struct gdx_sockaddr *addr_p, char *ifname_p);
+/* gdx_sock_list_ifs() over list. */
+int gdx_sock_usable_ifs(const struct ifaddrs *list, const char *family, char *buf, size_t len);
 
 #endif

@@ -5,7 +5,7 @@
 # gdx-doctor's code for it: no verdict shares it) and nothing on standard
 # output; numbers out of their range said so; sizes (K, M, G, KB, KiB,
 # fractions, up to 1024G) parsed or refused alike; good command lines
-# reaching the run (exit 1 here, where the plugin path given cannot load, once
+# reaching the run (exit 3 here, where the plugin path given cannot load, once
 # although two processes run); a server that cannot open its device failing
 # before it waits for a client; a client whose server is not there saying so
 # at once and giving up after --wait.
@@ -52,11 +52,12 @@ refused() {
 	fi
 }
 # accepted NAME ARGS...: the command line is taken; the run then fails at
-# loading the plugin given (exit 1, said once).
+# loading the plugin given (exit 3, the table's input file that cannot be
+# read, said once).
 accepted() {
 	local name=$1 why
 	shift
-	if why=$(run 1 --plugin /nonexistent/libnccl-net-gdx.so "$@") &&
+	if why=$(run 3 --plugin /nonexistent/libnccl-net-gdx.so "$@") &&
 		grep -q '^gdx-bench: cannot load /nonexistent/libnccl-net-gdx.so' "$tmp/err"; then
 		ok "$name"
 	else
@@ -123,12 +124,29 @@ accepted "--profiler" --profiler -s 64K
 # client and fail only once one had come).
 port=$((20000 + RANDOM % 20000))
 start=$(date +%s)
-if why=$(run 1 -S -p "$port" --plugin /nonexistent/libnccl-net-gdx.so) &&
+if why=$(run 3 -S -p "$port" --plugin /nonexistent/libnccl-net-gdx.so) &&
 	grep -q '^gdx-bench: cannot load /nonexistent/libnccl-net-gdx.so' "$tmp/err" &&
 	! grep -q 'waiting for a client' "$tmp/err"; then
 	ok "-S whose plugin cannot load fails before it listens ($(($(date +%s) - start)) s)"
 else
 	not_ok "-S whose plugin cannot load fails before it listens" "${why:-$(cat "$tmp/err")}"
+fi
+# The exit statuses of gdx_exit.h's table, one meaning each: a --plugin
+# that is not there, is not a library, or has no ncclNetPlugin_v7 is an
+# input that cannot be read (3), not a runtime failure (1); what fails
+# once the plugin runs is 1 (below: no device, no server).
+echo 'not a library' >"$tmp/notalib.so"
+for p in /nonexistent/libnccl-net-gdx.so "$tmp/notalib.so" libm.so.6; do
+	if why=$(run 3 --plugin "$p" -s 4K) && grep -q "^gdx-bench: .*$p" "$tmp/err"; then
+		ok "--plugin $p: exit 3, the file named"
+	else
+		not_ok "--plugin $p: exit 3" "${why:-$(head -c 300 "$tmp/err")}"
+	fi
+done
+if grep -q "has no ncclNetPlugin_v7" "$tmp/err"; then
+	ok "--plugin libm.so.6: says it has no ncclNetPlugin_v7"
+else
+	not_ok "--plugin libm.so.6: says it has no ncclNetPlugin_v7" "$(head -c 300 "$tmp/err")"
 fi
 # This machine's own devices, where it has none: the plugin's init fails at
 # once, with no client ever coming.

@@ -170,7 +170,7 @@ refused "an unwritable plot, before the run" 70 "--plot $tmp/nodir/x.svg: cannot
 	--plugin /nonexistent/libnccl-net-gdx.so -s 4K --plot "$tmp/nodir/x.svg"
 refused "a malformed reference, before the run" 3 "truncated.json: line 1, column 201: " \
 	--plugin /nonexistent/libnccl-net-gdx.so -s 4K --plot-ref "$tmp/truncated.json" --plot "$tmp/x.svg"
-refused "a failed run" 1 "cannot load /nonexistent/libnccl-net-gdx.so" \
+refused "a failed run (its plugin not there: 3)" 3 "cannot load /nonexistent/libnccl-net-gdx.so" \
 	--plugin /nonexistent/libnccl-net-gdx.so -b 4K -e 64K --plot "$tmp/x.svg"
 if [ -e "$tmp/x.svg" ]; then
 	not_ok "a failed run leaves no plot behind" "$(ls -l "$tmp/x.svg")"
@@ -178,7 +178,7 @@ else
 	ok "a failed run leaves no plot behind"
 fi
 cp "$tmp/a.svg" "$tmp/old.svg"
-refused "a failed run with an older plot there" 1 "cannot load /nonexistent/libnccl-net-gdx.so" \
+refused "a failed run with an older plot there" 3 "cannot load /nonexistent/libnccl-net-gdx.so" \
 	--plugin /nonexistent/libnccl-net-gdx.so --plot "$tmp/old.svg"
 if cmp -s "$tmp/a.svg" "$tmp/old.svg"; then
 	ok "a failed run leaves an older plot as it was"

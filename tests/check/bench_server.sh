@@ -51,6 +51,18 @@ if ! cc -shared -fPIC -Iinclude -o "$tmp/libstub.so" "$tmp/stub.c" 2>"$tmp/cc.er
 	exit 1
 fi
 
+# An interface list that matches nothing: the one line names the variable
+# and lists what there is (lo, here), rather than asking to set it.
+NCCL_GDX_SOCKET_IFNAME=nope timeout 20 "$bench" -S -p 9 --plugin "$tmp/libstub.so" >"$tmp/noif.out" 2>"$tmp/noif.err"
+rc=$?
+if [ "$rc" -eq 1 ] && [ "$(grep -c '^gdx-bench: ' "$tmp/noif.err")" -eq 1 ] &&
+	grep -q '^gdx-bench: NCCL_GDX_SOCKET_IFNAME="nope" matches none of this host'"'"'s usable interfaces (up, with an address that is not link-local): .*\blo\b' "$tmp/noif.err" &&
+	! grep -q 'set NCCL_GDX_SOCKET_IFNAME' "$tmp/noif.err"; then
+	ok "-S with NCCL_GDX_SOCKET_IFNAME=nope lists the interfaces there are (exit 1)"
+else
+	not_ok "-S with NCCL_GDX_SOCKET_IFNAME=nope lists the interfaces there are" "exit $rc: $(head -c 300 "$tmp/noif.err")"
+fi
+
 port=$((20000 + RANDOM % 20000))
 # start_server NAME: a server in the background, its streams in $tmp/NAME.*;
 # waits for its token line. Sets server (its pid) and token.

@@ -269,6 +269,25 @@ check "gdx-bench.1's options are gdx-bench --help's, both ways" bench_opts "$hel
 check "gdx-bench.1 states the defaults gdx-bench --help states" \
 	defaults "$helps/bench" "$man_bench" OPTIONS
 
+# ---- the pages' version ----
+
+# man_version VERSION PAGE...: each page's .TH footer is "libnccl-net-gdx
+# VERSION" (debian/changelog's), as man -l shows the source page itself.
+man_version() {
+	local version=$1 page footer bad=
+	shift
+	for page in "$@"; do
+		footer=$(sed -n '1,5s/^\.TH [^ ]* [0-9] "[^"]*" "\([^"]*\)".*/\1/p' "$page")
+		[ "$footer" = "libnccl-net-gdx $version" ] || bad="$bad $page (\"$footer\")"
+	done
+	[ -z "$bad" ] && return 0
+	echo "footer is not \"libnccl-net-gdx $version\":$bad"
+	return 1
+}
+version=$(sed -n '1s/^[^(]*(\([^)]*\)).*/\1/p' debian/changelog)
+check "each man page's footer names debian/changelog's version, $version" \
+	man_version "$version" "$man7" "$man_doctor" "$man_bench"
+
 # ---- the README ----
 
 # readme_first README: its first commands are make demo, then make test.
@@ -418,6 +437,9 @@ caught "an entry gone from the page's compatibility table" "NCCL_IB_OOO_RQ" \
 sed '/^\.B NCCL_GDX_RETRY_CNT$/s/RETRY_CNT/TIMEOUT/' "$man7" >"$drift/man7"
 caught "a twin on the page read as another variable" "NCCL_IB_RETRY_CNT" \
 	man7_compat "$params" "$compat" "$drift/man7"
+sed '2s/libnccl-net-gdx [^"]*"/libnccl-net-gdx 0.0.1"/' "$man_bench" >"$drift/man_bench"
+caught "a page's footer names another version" "$drift/man_bench" \
+	man_version "$version" "$man7" "$drift/man_bench"
 printf 'Set NCCL_GDX_NO_SUCH_THING=1.\n' | cat README.md - >"$drift/README.md"
 caught "the README names a variable the table lacks" "NCCL_GDX_NO_SUCH_THING" \
 	mentions "$params" "$drift/README.md"

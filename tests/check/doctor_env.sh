@@ -18,6 +18,15 @@ doctor=$build/gdx-doctor
 # shellcheck source=tests/lib/report.sh
 . tests/lib/report.sh
 
+# exited0 NAME: the last env run ($rc) exited 0, as it does for NCCL's values.
+exited0() {
+	if [ "$rc" -eq 0 ]; then
+		ok "$1 (exit 0)"
+	else
+		not_ok "$1" "exit $rc: $(tail -n 3 "$tmp/out")"
+	fi
+}
+
 # shows NAME NEEDLE: the last env output holds NEEDLE (a fixed string).
 shows() {
 	if grep -qF -- "$2" "$tmp/out"; then
@@ -36,11 +45,7 @@ env -u NCCL_GDX_FAILOVER -u NCCL_GDX_RECOVERY_ATTEMPTS \
 	NCCL_IB_TIMEOUT=22 NCCL_GDX_RETRY_CNT=5 NCCL_IB_RETRY_CNT=7 \
 	"$doctor" env >"$tmp/out" 2>&1
 rc=$?
-if [ "$rc" -eq 0 ]; then
-	ok "env accepts every NCCL_IB_* value of NCCL's (exit 0)"
-else
-	not_ok "env accepts every NCCL_IB_* value of NCCL's" "exit $rc: $(tail -n 3 "$tmp/out")"
-fi
+exited0 "env accepts every NCCL_IB_* value of NCCL's"
 shows "a switch twin is on for any value but 0, as NCCL reads it" \
 	'NCCL_IB_RESILIENCY_PORT_FAILOVER="2"  taken: NCCL_GDX_FAILOVER=1'
 shows "an attempts maximum of 0 is NCCL's 1, not this plugin's never" \
@@ -64,6 +69,39 @@ if grep -q 'misspelt\|reads no such variable' "$tmp/out"; then
 	not_ok "no NCCL_IB_* variable of NCCL's is taken for a misspelling" "$(grep 'misspelt\|no such' "$tmp/out")"
 else
 	ok "no NCCL_IB_* variable of NCCL's is taken for a misspelling"
+fi
+
+# A twin outside the range the plugin takes is refused, as init refuses it
+# (a WARN, the default used): the variable's line, the NCCL line and the
+# note all name the default, none says the value refused is taken.
+NCCL_IB_TIMEOUT=99 "$doctor" env >"$tmp/out" 2>&1
+rc=$?
+exited0 "env: NCCL_IB_TIMEOUT=99 is NCCL's to set, not a refusal of init"
+shows "env: NCCL_IB_TIMEOUT=99's note names the default used" \
+	"note: NCCL_IB_TIMEOUT=99 is outside 0-31, which this plugin takes: using NCCL_GDX_TIMEOUT's default 20"
+shows "env: NCCL_GDX_TIMEOUT's line says 99 is refused and 20 used" \
+	'not set; NCCL_IB_TIMEOUT="99" is refused (outside 0-31): its default 20 is used'
+shows "env: the NCCL line says 99 is refused and 20 kept" \
+	'NCCL_IB_TIMEOUT="99"  refused: NCCL_GDX_TIMEOUT keeps its default 20 (outside 0-31)'
+if grep -qF -e '"99" is taken' -e 'NCCL_GDX_TIMEOUT=99' "$tmp/out"; then
+	not_ok "env: nothing says NCCL_IB_TIMEOUT=99 is taken" "$(grep -F -e '"99" is taken' -e 'NCCL_GDX_TIMEOUT=99' "$tmp/out")"
+else
+	ok "env: nothing says NCCL_IB_TIMEOUT=99 is taken"
+fi
+NCCL_IB_TIMEOUT=99 "$doctor" env --json >"$tmp/json" 2>/dev/null
+if python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+n = {v["name"]: v for v in d["nccl"]}
+t = n["NCCL_IB_TIMEOUT"]
+assert t["value"] == "99" and t["taken"] is None, t
+assert t["refused"] == "NCCL_GDX_TIMEOUT keeps its default 20 (outside 0-31)", t
+assert n["NCCL_IB_SL"]["refused"] is None, n["NCCL_IB_SL"]
+assert d["refused"] == [] and d["exit"] == 0, d["refused"]
+' "$tmp/json" 2>"$tmp/err"; then
+	ok "env --json: NCCL_IB_TIMEOUT=99 refused, nothing taken from it"
+else
+	not_ok "env --json: NCCL_IB_TIMEOUT=99 refused, nothing taken from it" "$(tail -n 2 "$tmp/err")"
 fi
 
 NCCL_IB_RESILIENCY_PORT_RECOVERY=5 NCCL_IB_OOO_RQ=1 "$doctor" env --json >"$tmp/json" 2>/dev/null

@@ -109,6 +109,14 @@ int gdx_test_log_count(ncclDebugLogLevel level, unsigned long mask, const char *
 	return n;
 }
 
+int gdx_test_log_index(ncclDebugLogLevel level, const char *needle)
+{
+	for (int i = 0; i < gdx_nlines; i++)
+		if (gdx_lines[i].level == level && strstr(gdx_lines[i].text, needle))
+			return i;
+	return -1;
+}
+
 void gdx_test_log_print(ncclDebugLogLevel level, unsigned long mask)
 {
 	for (int i = 0; i < gdx_nlines; i++)

@@ -35,6 +35,10 @@ void gdx_test_log_clear(void);
  * NCCL's logger cuts them.
  */
 int gdx_test_log_count(ncclDebugLogLevel level, unsigned long mask, const char *needle);
+/* The position (0 first) among every line logged since the last
+ * gdx_test_log_clear() of the first line of this level that holds needle;
+ * -1 when none does: for what must be said before something else. */
+int gdx_test_log_index(ncclDebugLogLevel level, const char *needle);
 /* Prints those lines to stdout, each indented, for a test's report. */
 void gdx_test_log_print(ncclDebugLogLevel level, unsigned long mask);
 

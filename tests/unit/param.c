@@ -204,6 +204,39 @@ static void test_qos_as_net_ib(void)
 }
 
 /*
+ * A twin's value outside the range this plugin takes (NCCL_IB_TIMEOUT=99:
+ * NCCL hands it to verbs as it is, where the QP's 5-bit field has no room
+ * for it) is not taken: the WARN, the INFO line and the source all name the
+ * value applied, the default, never the one refused.
+ */
+static void test_twin_refused_all_say_default(void)
+{
+	gdx_log_set(gdx_test_logger);
+	gdx_test_log_clear();
+	setenv("NCCL_IB_TIMEOUT", "99", 1);
+	ASSERT_EQ(gdx_params_load(), 0);
+	ASSERT_EQ(gdx_params.timeout, 20);
+	ASSERT_STR_CONTAINS(gdx_test_warnings(),
+			    "NCCL_IB_TIMEOUT=99 is outside 0-31, which this plugin takes: using "
+			    "NCCL_GDX_TIMEOUT's default 20");
+	if (strstr(gdx_test_infos(), "to 99"))
+		gdx_test_fail(__FILE__, __LINE__, "an INFO line says 99 is taken: %s",
+			      gdx_test_infos());
+	ASSERT_STR_CONTAINS(gdx_test_infos(), "NCCL_GDX_TIMEOUT keeps its default 20: "
+					      "NCCL_IB_TIMEOUT=99 is refused (outside 0-31)");
+	ASSERT_NE(gdx_param_src("TIMEOUT"), GDX_PARAM_TWIN);
+	ASSERT_NE(gdx_param_src("TIMEOUT"), GDX_PARAM_OURS);
+	/* in range again: taken, and said so */
+	setenv("NCCL_IB_TIMEOUT", "18", 1);
+	gdx_test_log_clear();
+	ASSERT_EQ(gdx_params_load(), 0);
+	ASSERT_EQ(gdx_params.timeout, 18);
+	ASSERT_EQ(gdx_param_src("TIMEOUT"), GDX_PARAM_TWIN);
+	ASSERT_STR_CONTAINS(gdx_test_infos(), "NCCL_GDX_TIMEOUT set by NCCL_IB_TIMEOUT to 18");
+	unsetenv("NCCL_IB_TIMEOUT");
+}
+
+/*
  * NCCL's resiliency settings (2.29.7, 2.30.3) are twins, read with NCCL's
  * value domains: a switch is on for any value but 0; NCCL gives up after
  * the first failed recovery attempt for any attempts maximum up to 1; NCCL
@@ -335,6 +368,6 @@ static void test_nccl_table_and_twins(void)
 GDX_TESTS_MAIN(TEST(test_defaults, 5), TEST(test_values_and_info_line, 5),
 	       TEST(test_values_logged_escaped, 5), TEST(test_malformed, 5),
 	       TEST(test_table_is_complete, 5), TEST(test_foreign_variables, 5),
-	       TEST(test_nccl_twins, 5), TEST(test_qos_as_net_ib, 5),
-	       TEST(test_resiliency_twins, 5), TEST(test_nccl_variables_noted, 5),
-	       TEST(test_nccl_table_and_twins, 5))
+	       TEST(test_nccl_twins, 5), TEST(test_twin_refused_all_say_default, 5),
+	       TEST(test_qos_as_net_ib, 5), TEST(test_resiliency_twins, 5),
+	       TEST(test_nccl_variables_noted, 5), TEST(test_nccl_table_and_twins, 5))

@@ -142,5 +142,27 @@ static void test_down_interfaces_skipped(void)
 	ASSERT_EQ(strcmp(pick(&f, NULL, NULL), "eth0"), 0);
 }
 
+/* What a WARN lists when the interface list matches nothing: each usable
+ * interface once, in the host's order; none down, none link-local only;
+ * NCCL_SOCKET_FAMILY's family alone when it forces one; cut between names. */
+static void test_usable_interfaces_listed(void)
+{
+	struct fake_ifs f;
+	char buf[128];
+
+	busy_host(&f);
+	f.ifa[1].ifa_flags &= ~(unsigned)IFF_UP; /* docker0 */
+	ASSERT_EQ(gdx_sock_usable_ifs(&f.ifa[0], NULL, buf, sizeof(buf)), 4);
+	ASSERT_EQ(strcmp(buf, "lo, virbr0, eth0, ib0"), 0);
+	ASSERT_EQ(gdx_sock_usable_ifs(&f.ifa[0], "AF_INET6", buf, sizeof(buf)), 1);
+	ASSERT_EQ(strcmp(buf, "ib0"), 0);
+	ASSERT_EQ(gdx_sock_usable_ifs(&f.ifa[0], NULL, buf, 16), 4);
+	ASSERT_EQ(strcmp(buf, "lo, virbr0, ..."), 0);
+	memset(&f, 0, sizeof(f));
+	add_if(&f, "eth0", "fe80::1", 0);
+	ASSERT_EQ(gdx_sock_usable_ifs(&f.ifa[0], NULL, buf, sizeof(buf)), 0);
+	ASSERT_EQ(strcmp(buf, ""), 0);
+}
+
 GDX_TESTS_MAIN(TEST(test_nccl_order, 5), TEST(test_ifname_syntax, 5),
-	       TEST(test_down_interfaces_skipped, 5))
+	       TEST(test_down_interfaces_skipped, 5), TEST(test_usable_interfaces_listed, 5))

@@ -1037,7 +1037,8 @@ static void test_oob_interface_as_nccl(void)
 /*
  * What NCCL 2.28+ prints of two communicators' lives through the newest
  * table at its default subsystems (INIT; BOOTSTRAP and ENV besides): the
- * one INIT line when the plugin starts, none for a context (NCCL calls init
+ * two INIT lines when the plugin starts (its version and file, then the
+ * devices), none for a context (NCCL calls init
  * per communicator), a connection or its close, and one summary per NIC
  * port at the last context's finalize. A finalize with a context left says
  * nothing yet.
@@ -1053,9 +1054,10 @@ static void test_log_at_default_subsystems_newest(void)
 	gdx_drv_load(&a, NEWEST);
 	gdx_drv_load(&b, NEWEST); /* a second communicator */
 	env = gdx_test_log_count(NCCL_LOG_INFO, NCCL_ENV, " set by ");
-	ASSERT_EQ(gdx_test_log_count(NCCL_LOG_INFO, NCCL_INIT, NULL), 1);
-	ASSERT_EQ(gdx_test_log_count(NCCL_LOG_INFO, NCCL_INIT, "libnccl-net-gdx "), 1);
-	ASSERT_EQ(gdx_test_log_count(NCCL_LOG_INFO, deflt, NULL), 1 + env);
+	ASSERT_EQ(gdx_test_log_count(NCCL_LOG_INFO, NCCL_INIT, NULL), 2);
+	ASSERT_EQ(gdx_test_log_count(NCCL_LOG_INFO, NCCL_INIT, "starting libnccl-net-gdx "), 1);
+	ASSERT_EQ(gdx_test_log_count(NCCL_LOG_INFO, NCCL_INIT, ", wire protocol "), 1);
+	ASSERT_EQ(gdx_test_log_count(NCCL_LOG_INFO, deflt, NULL), 2 + env);
 	ASSERT_EQ(gdx_test_log_count(NCCL_LOG_INFO, NCCL_NET, "context "), 2);
 	gdx_test_log_clear();
 	gdx_drv_pair(&a, 0, 1, &pa);

@@ -732,10 +732,11 @@ static void test_resources_return_to_baseline(void)
 /*
  * What NCCL prints of a connection's whole life at its default subsystems
  * (NCCL_DEBUG=INFO, NCCL_DEBUG_SUBSYS unset: INIT, with BOOTSTRAP and ENV
- * in newer releases), as net_ib does: the one INIT line when the plugin
- * starts, nothing while a connection opens, carries and closes (its lines
- * are NET's), and when the last comm closes (before v11, the job's last
- * ncclCommDestroy) one summary per NIC port it used.
+ * in newer releases): the two INIT lines when the plugin starts (the
+ * version and the file, said before anything can fail; then net_ib's one
+ * line, the devices and the interface), nothing while a connection opens, carries and closes (its
+ * lines are NET's), and when the last comm closes (before v11, the job's last ncclCommDestroy) one
+ * summary per NIC port it used.
  */
 static void test_log_at_default_subsystems(void)
 {
@@ -748,7 +749,10 @@ static void test_log_at_default_subsystems(void)
 	n = net_up();
 	printf("  at init, NCCL_DEBUG_SUBSYS=INIT shows:\n");
 	gdx_test_log_print(NCCL_LOG_INFO, NCCL_INIT);
-	ASSERT_EQ(gdx_test_log_count(NCCL_LOG_INFO, NCCL_INIT, NULL), 1);
+	ASSERT_EQ(gdx_test_log_count(NCCL_LOG_INFO, NCCL_INIT, NULL), 2);
+	ASSERT_EQ(gdx_test_log_index(NCCL_LOG_INFO, GDX_LOG_PREFIX
+				     "starting libnccl-net-gdx " GDX_VERSION ", loaded from \""),
+		  0);
 	ASSERT_EQ(gdx_test_log_count(NCCL_LOG_INFO, NCCL_INIT,
 				     GDX_LOG_PREFIX "libnccl-net-gdx " GDX_VERSION
 						    ", wire protocol "),
@@ -760,7 +764,7 @@ static void test_log_at_default_subsystems(void)
 	/* newer NCCLs show ENV too: only the values the user set, as NCCL's own */
 	env = gdx_test_log_count(NCCL_LOG_INFO, NCCL_ENV, NULL);
 	ASSERT_EQ(gdx_test_log_count(NCCL_LOG_INFO, NCCL_ENV, " set by "), env);
-	ASSERT_EQ(gdx_test_log_count(NCCL_LOG_INFO, deflt, NULL), 1 + env);
+	ASSERT_EQ(gdx_test_log_count(NCCL_LOG_INFO, deflt, NULL), 2 + env);
 	/* the details are NET's: each device, the verdicts, the interface */
 	ASSERT_EQ(gdx_test_log_count(NCCL_LOG_INFO, NCCL_NET, "device 0: rxe0 port 1, RoCE"), 1);
 	ASSERT_EQ(gdx_test_log_count(NCCL_LOG_INFO, NCCL_NET,

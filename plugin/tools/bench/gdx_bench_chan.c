@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "sys/gdx_sock.h"
+#include "tools/common/gdx_escape.h"
 
 #include "tools/bench/gdx_bench_state.h"
 #include "tools/common/gdx_json.h" /* json_siphash_keyed */
@@ -129,19 +130,32 @@ void bench_xfer(int fd, void *buf, size_t len, int writing)
  * NCCL picks: gdx_sock.h), never every address of the machine. */
 static void bench_chan_addr(int port, struct gdx_sockaddr *addr, char *ifname)
 {
-	const char *spec = getenv("NCCL_GDX_SOCKET_IFNAME");
+	const char *spec = getenv("NCCL_GDX_SOCKET_IFNAME"), *var = "NCCL_GDX_SOCKET_IFNAME";
+	const char *family = getenv("NCCL_SOCKET_FAMILY");
+	char have[512];
 	int ret;
 
-	if (!spec || !*spec)
+	if (!spec || !*spec) {
 		spec = getenv("NCCL_SOCKET_IFNAME");
+		var = "NCCL_SOCKET_IFNAME";
+	}
 	if (spec && strlen(spec) < 2)
 		spec = NULL; /* NCCL takes its variable only when longer than one character */
-	ret = gdx_sock_find_if(spec ? spec : "", getenv("NCCL_SOCKET_FAMILY"), addr, ifname);
+	ret = gdx_sock_find_if(spec ? spec : "", family, addr, ifname);
+	if (ret && ret != -ENODEV)
+		bench_die("no interface to listen on: %s", strerror(-ret));
+	/* the value matched nothing: what there is to choose from */
+	if (ret && spec && gdx_sock_list_ifs(family, have, sizeof(have)) > 0) {
+		char shown[GDX_ESCAPE_LEN(80)];
+
+		gdx_escape(GDX_ESCAPE_TEXT, spec, shown, sizeof(shown));
+		bench_die("%s=\"%s\" matches none of this host's usable interfaces (up, with an "
+			  "address that is not link-local): %s",
+			  var, shown, have);
+	}
 	if (ret)
-		bench_die("no interface to listen on%s%s%s: %s (set NCCL_GDX_SOCKET_IFNAME)",
-			  spec ? " matches \"" : "", spec ? spec : "", spec ? "\"" : "",
-			  ret == -ENODEV ? "none is up with an address that is not link-local"
-					 : strerror(-ret));
+		bench_die("no interface to listen on: this host has none up with an address that "
+			  "is not link-local");
 	if (addr->u.sa.sa_family == AF_INET)
 		addr->u.in.sin_port = htons((uint16_t)port);
 	else

@@ -113,19 +113,23 @@ const ncclNet_v7_t *bench_load(const char *path, int profiler)
 
 	if (loaded)
 		return loaded;
+	/* A plugin that is not there, not a library or not a plugin is an
+	 * input that cannot be read (3), not a failure of the run (1). */
 	lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 	if (!lib)
-		bench_die("cannot load %s: %s", path, dlerror());
+		bench_fail(BENCH_EXIT_NO_INPUT, "cannot load %s: %s", path, dlerror());
 	net = dlsym(lib, "ncclNetPlugin_v7");
 	if (!net)
-		bench_die("%s has no ncclNetPlugin_v7", path);
+		bench_fail(BENCH_EXIT_NO_INPUT,
+			   "%s has no ncclNetPlugin_v7: not an NCCL net plugin", path);
 	if (!profiler) {
 		NET_CHECK(net->init(bench_logger));
 		return loaded = net;
 	}
 	bench_v10 = dlsym(lib, "ncclNetPlugin_v10");
 	if (!bench_v10)
-		bench_die("%s has no ncclNetPlugin_v10, which --profiler needs", path);
+		bench_fail(BENCH_EXIT_NO_INPUT,
+			   "%s has no ncclNetPlugin_v10, which --profiler needs", path);
 	NET_CHECK(bench_v10->init(bench_logger, bench_prof_event));
 	bench_prof_net = *net;
 	bench_prof_net.isend = bench_prof_isend;

@@ -175,9 +175,10 @@ static void bench_usage(void)
 	       "  -h, --help\n\n"
 	       "GB/s is 10^9 bytes per second, as nccl-tests reports; Gb/s beside it.\n"
 	       "exit status: 0 every size ran; 1 a runtime failure (the plugin, a device, the\n"
-	       "other end); 3 a --plot-ref or --plot-from file that cannot be read or is not\n"
-	       "figures; 64 a bad command line; 70 the --plot file cannot be written (the\n"
-	       "codes of gdx-doctor's table).\n",
+	       "other end); 3 a --plugin that cannot be loaded or is not an NCCL net plugin,\n"
+	       "or a --plot-ref or --plot-from file that cannot be read or is not figures; 64\n"
+	       "a bad command line; 70 the --plot file cannot be written (the codes of\n"
+	       "gdx-doctor's table).\n",
 	       BENCH_PLOT_REFS);
 }
 

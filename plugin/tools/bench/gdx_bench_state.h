@@ -28,8 +28,9 @@ enum bench_role { BENCH_LOCAL, BENCH_SERVER, BENCH_CLIENT };
 
 /* Exit statuses, gdx_exit.h's table, which gdx-doctor shares: 0 every size
  * ran; 1 a runtime failure (the plugin, a device, the other end); 3 a
- * --plot-ref or --plot-from file that cannot be read or is not figures; 64
- * a bad command line; 70 the --plot file cannot be written. */
+ * --plugin that cannot be loaded or is no NCCL net plugin, a --plot-ref or
+ * --plot-from file that cannot be read or is not figures; 64 a bad command
+ * line; 70 the --plot file cannot be written. */
 enum bench_exit {
 	BENCH_EXIT_OK = GDX_EXIT_OK,
 	BENCH_EXIT_FAIL = GDX_EXIT_FAIL,

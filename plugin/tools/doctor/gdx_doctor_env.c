@@ -111,6 +111,14 @@ static void env_value(const struct gdx_param_info *p, char *buf, size_t len)
 		snprintf(buf, len, "%d", *(const int *)field);
 }
 
+/* What is taken where a twin's value is not, and why: "NCCL_GDX_TIMEOUT
+ * keeps its default 20 (outside 0-31)", as init's WARN says it. */
+static void env_twin_refused(const struct gdx_param_info *p, char *buf, size_t len)
+{
+	snprintf(buf, len, "NCCL_GDX_%s keeps its default %s (outside %lld-%lld)", p->name, p->def,
+		 p->lo, p->hi);
+}
+
 /* NCCL's NCCL_IB_* variables set here, each with what the plugin does with
  * it: the value it takes through its twin, or why it is not applied. */
 static void env_nccl_text(FILE *f)
@@ -136,6 +144,9 @@ static void env_nccl_text(FILE *f)
 			fprintf(f, "taken: NCCL_GDX_%s=", p->name);
 			gdx_esc_text(f, val);
 			fputc('\n', f);
+		} else if (p && gdx_param_src(p->name) == GDX_PARAM_TWIN_REFUSED) {
+			env_twin_refused(p, val, sizeof(val));
+			fprintf(f, "refused: %s\n", val);
 		} else if (p) {
 			fprintf(f, "not read: NCCL_GDX_%s is set\n", p->name);
 		} else {
@@ -170,7 +181,13 @@ static void env_text(FILE *f)
 		} else if (gdx_param_twin_env(p)) {
 			fprintf(f, "not set; %s=\"", p->twin);
 			gdx_esc_text(f, gdx_param_twin_env(p));
-			fputs("\" is taken\n", f);
+			/* as init takes it: outside the range, the default */
+			if (gdx_param_src(p->name) == GDX_PARAM_TWIN_REFUSED)
+				fprintf(f,
+					"\" is refused (outside %lld-%lld): its default %s is used\n",
+					p->lo, p->hi, p->def);
+			else
+				fputs("\" is taken\n", f);
 		} else
 			fputs("not set\n", f);
 		fprintf(f, "    %s\n", p->help);
@@ -533,6 +550,12 @@ static void env_json(FILE *f, const struct doctor_refusal *r, int nr, int *unkno
 		fputs(", ", f);
 		json_key_str(f, "taken",
 			     p && v && *v && gdx_param_src(p->name) == GDX_PARAM_TWIN ? val : NULL);
+		/* why nothing was taken from it, when its value is out of range */
+		if (p && gdx_param_src(p->name) == GDX_PARAM_TWIN_REFUSED)
+			env_twin_refused(p, val, sizeof(val));
+		fputs(", ", f);
+		json_key_str(f, "refused",
+			     p && gdx_param_src(p->name) == GDX_PARAM_TWIN_REFUSED ? val : NULL);
 		fputs(", ", f);
 		json_key_str(f, "what", n->what);
 		fputs("}", f);
