@@ -24,6 +24,11 @@ case "${1:-}" in
 	*) echo "usage: $0 [--unit|--check|--vm|--fuzz]" >&2; exit 2 ;;
 esac
 
+# What a check script may leave to make test (tests/check/bench_server.sh's
+# ten-second wait): check in make check, test otherwise.
+export GDX_TEST_TIER=test
+[ "$mode" = check ] && GDX_TEST_TIER=check
+
 passed=0
 failed=0
 log=$(mktemp)
@@ -35,6 +40,16 @@ tally() {
 		END { print p + 0, f + 0 }' "$log")
 	passed=$((passed + p))
 	failed=$((failed + f))
+}
+
+# timed NAME CMD...: runs CMD, then says how long it took ("# took NAME N
+# ms"; the VM's loops print the same), for the slowest-tests list at the end.
+timed() {
+	local name=$1 start
+	shift
+	start=$(date +%s%N)
+	"$@"
+	echo "# took $name $((($(date +%s%N) - start) / 1000000)) ms"
 }
 
 check_exports() {
@@ -96,17 +111,19 @@ run_fuzz() {
 # gdx-doctor's readers of other nodes' reports and of NCCL logs; live: top
 # and hang on a live file its owner wrote; topo_xml: the hwloc XML reader
 # (deep, huge); tree_walk: the saved-tree walker against openat2; hang_scale:
-# hang --merge on large jobs' reports, forged ones among them.
+# hang --merge on large jobs' reports, forged ones among them. Two minutes
+# in all, make test's share: mostly the kept corpus replayed, as a
+# regression test; to search, make fuzz FUZZ_SECONDS=3600.
 run_fuzzers() {
-	run_fuzz wire 60
-	run_fuzz connect 30
-	run_fuzz ctrl 30
-	run_fuzz json 20 -timeout=10
-	run_fuzz log 20 -timeout=10
-	run_fuzz live 20 -timeout=10
-	run_fuzz topo_xml 15 -timeout=10
-	run_fuzz tree_walk 15 -timeout=10
-	run_fuzz hang_scale 15 -timeout=10
+	timed fuzz:wire run_fuzz wire 30
+	timed fuzz:connect run_fuzz connect 15
+	timed fuzz:ctrl run_fuzz ctrl 15
+	timed fuzz:json run_fuzz json 10 -timeout=10
+	timed fuzz:log run_fuzz log 10 -timeout=10
+	timed fuzz:live run_fuzz live 10 -timeout=10
+	timed fuzz:topo_xml run_fuzz topo_xml 10 -timeout=10
+	timed fuzz:tree_walk run_fuzz tree_walk 10 -timeout=10
+	timed fuzz:hang_scale run_fuzz hang_scale 10 -timeout=10
 }
 
 # summary_ok PROG RC (tests/lib/summary.sh)
@@ -117,6 +134,7 @@ run_fuzzers() {
 # SANITIZE=thread BUILD=build-tsan): the many-thread connects and the
 # topology readers. A race it reports stops the test (halt_on_error=1) and
 # fails the run, and so does a report outside any test.
+# The Makefile builds these alone under ThreadSanitizer (TSAN_RUNS).
 TSAN_TESTS="conn_race topo"
 run_tsan_units() {
 	local name t out rc
@@ -128,7 +146,7 @@ run_tsan_units() {
 			continue
 		fi
 		out=$(GDX_PLUGIN=build-tsan/libnccl-net-gdx.so \
-			TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 "$t" 2>&1)
+			TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 timed "$t:tsan" "$t" 2>&1)
 		rc=$?
 		printf '%s\n' "$out"
 		if summary_ok "$t" "$rc" <<<"$out" && grep -q 'ThreadSanitizer' <<<"$out" &&
@@ -152,7 +170,7 @@ run_sanitized_units() {
 	for t in build-san/tests/unit/*; do
 		case "$t" in *.o | *.d) continue ;; esac
 		out=$(GDX_PLUGIN=build-san/libnccl-net-gdx.so ASAN_OPTIONS=detect_leaks=1 \
-			UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 "$t" 2>&1)
+			UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 timed "$t" "$t" 2>&1)
 		rc=$?
 		printf '%s\n' "$out"
 		summary_ok "$t" "$rc" <<<"$out"
@@ -161,11 +179,17 @@ run_sanitized_units() {
 
 # Every script of tests/check, found by its place there (a new one runs
 # without being listed here), held to its summary as the programs are.
+# make check leaves out those whose header says "make test only" (package
+# builds: they take most of a minute).
 run_checks() {
 	local c out rc
 	out=$(mktemp)
 	for c in tests/check/*.sh; do
-		"$c" 2>&1 | tee "$out"
+		if [ "$mode" = check ] && grep -q '^# make test only' "$c"; then
+			echo "# $c: make test only ($(grep -m1 '^# make test only' "$c" | sed 's/^# make test only: //'))"
+			continue
+		fi
+		timed "$c" "$c" 2>&1 | tee "$out"
 		rc=${PIPESTATUS[0]}
 		summary_ok "$c" "$rc" <"$out"
 	done
@@ -181,7 +205,7 @@ elif [ "$mode" != vm ]; then
 		run_checks
 		for t in build/tests/unit/*; do
 			case "$t" in *.o | *.d) continue ;; esac
-			"$t"
+			timed "$t" "$t"
 		done
 		if [ "$mode" != check ]; then
 			run_sanitized_units
@@ -195,13 +219,13 @@ if [ "$mode" = all ] || [ "$mode" = vm ]; then
 	start=$(date +%s)
 	# --timeout: the whole loop, about 25 minutes on a quiet 2-core host
 	# shellcheck disable=SC2016 # expanded in the guest
-	scripts/vm-run.sh --pairs 2 --mem 4096 --timeout 3600 -- 'for t in build/tests/vm/* tests/vm/*.sh; do case "$t" in *.o|*.d|*/switch_*) continue;; esac; "$t"; done' \
+	scripts/vm-run.sh --pairs 2 --mem 4096 --timeout 3600 -- 'for t in build/tests/vm/* tests/vm/*.sh; do case "$t" in *.o|*.d|*/switch_*) continue;; esac; s=$(date +%s%N); "$t"; echo "# took $t $((($(date +%s%N) - s) / 1000000)) ms"; done' \
 		2>&1 | tee -a "$log"
 	rc=${PIPESTATUS[0]}
 	# The cases that need every NIC to reach every other, and three rails:
 	# six devices on one switch.
 	# shellcheck disable=SC2016
-	scripts/vm-run.sh --switch --pairs 3 --mem 4096 --timeout 3600 -- 'for t in build/tests/vm/switch_* tests/vm/switch_*.sh; do case "$t" in *.o|*.d) continue;; esac; "$t"; done' \
+	scripts/vm-run.sh --switch --pairs 3 --mem 4096 --timeout 3600 -- 'for t in build/tests/vm/switch_* tests/vm/switch_*.sh; do case "$t" in *.o|*.d) continue;; esac; s=$(date +%s%N); "$t"; echo "# took $t $((($(date +%s%N) - s) / 1000000)) ms"; done' \
 		2>&1 | tee -a "$log"
 	echo "# vm: tests took $(($(date +%s) - start)) s including boot" | tee -a "$log"
 	if ! grep '^# build/tests/vm/' "$log" | grep -qv '^# build/tests/vm/switch_' ||
@@ -211,6 +235,12 @@ if [ "$mode" = all ] || [ "$mode" = vm ]; then
 	fi
 fi
 
+# What the run's time went to: the ten slowest programs and scripts.
+if grep -q '^# took ' "$log"; then
+	echo "# the slowest tests:"
+	awk '/^# took / { printf "#   %7.1f s  %s\n", $(NF-1) / 1000, $3 }' "$log" | sort -k2,2 -rn |
+		head -n 10
+fi
 tally
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
