@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
+# make test only: it builds the package (dpkg-buildpackage) and installs it
 # What users install: `make install` into a DESTDIR (every file, its mode and
 # content, the programs running from there and gdx-bench finding the installed
 # plugin), `make uninstall` leaving nothing of it, the man pages, `make deb`

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
+# make test only: it builds the package (rpmbuild)
 # make rpm (rpmbuild over scripts/libnccl-net-gdx.spec): the package's name,
 # version and changelog from debian/changelog, exactly its files, Requires
 # from the ELF files (libibverbs with IBVERBS_1.12, libhwloc.so.15, nothing
