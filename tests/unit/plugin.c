@@ -251,13 +251,15 @@ static void test_init_says_version_and_path_first(void)
 	gdx_test_log_clear();
 	gdx_plugin_load(&p);
 	ASSERT_NE(p.v7->init(gdx_test_logger), ncclSuccess);
-	expect_version_first("build/libnccl-net-gdx.so");
+	expect_version_first(getenv("GDX_PLUGIN") ? getenv("GDX_PLUGIN")
+						  : "build/libnccl-net-gdx.so");
 	/* again at the next init of the same load, now failing at the devices */
 	unsetenv("NCCL_GDX_RETRY_CNT");
 	gdx_test_log_clear();
 	ASSERT_NE(p.v7->init(gdx_test_logger), ncclSuccess);
 	ASSERT_STR_CONTAINS(gdx_test_warnings(), "no RDMA device found");
-	expect_version_first("build/libnccl-net-gdx.so");
+	expect_version_first(getenv("GDX_PLUGIN") ? getenv("GDX_PLUGIN")
+						  : "build/libnccl-net-gdx.so");
 	gdx_plugin_unload(&p);
 }
 
