@@ -96,6 +96,11 @@ void doctor_cmd_usage(const struct doctor_cmd *cmd, FILE *f);
 int doctor_args(const struct doctor_cmd *cmd, int argc, char **argv,
 		int (*on_opt)(void *ctx, int key, const char *arg), void *ctx);
 
+/* The edit distance of a and b (an insertion, a deletion, a change or two
+ * neighbours swapped each count 1), up to 3: more is 3. Names the user may
+ * have misspelt: commands, options, variables. */
+int doctor_distance(const char *a, size_t la, const char *b, size_t lb);
+
 /* check's fabric part (gdx_doctor_fabric.c): for each active port, what a
  * connection on it gets (QPs, adaptive routing, relaxed ordering, ECE,
  * failover), as a section or (json) as a ",\n \"fabric\": {...}" member;

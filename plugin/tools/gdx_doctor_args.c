@@ -35,6 +35,35 @@ const char doctor_exit_help[] =
 	"  64  bad command line\n"
 	"  70  internal error (out of memory, cannot write the output)\n";
 
+/* The edit distance of a and b (optimal string alignment: an insertion, a
+ * deletion, a change or two neighbours swapped each count 1), up to 3:
+ * more is reported as 3. */
+int doctor_distance(const char *a, size_t la, const char *b, size_t lb)
+{
+	int d[64][64];
+
+	if (la >= 64 || lb >= 64)
+		return 3;
+	for (size_t i = 0; i <= la; i++)
+		d[i][0] = (int)i;
+	for (size_t j = 0; j <= lb; j++)
+		d[0][j] = (int)j;
+	for (size_t i = 1; i <= la; i++)
+		for (size_t j = 1; j <= lb; j++) {
+			int v = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+
+			if (d[i - 1][j] + 1 < v)
+				v = d[i - 1][j] + 1;
+			if (d[i][j - 1] + 1 < v)
+				v = d[i][j - 1] + 1;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+			    d[i - 2][j - 2] + 1 < v)
+				v = d[i - 2][j - 2] + 1;
+			d[i][j] = v;
+		}
+	return d[la][lb] < 3 ? d[la][lb] : 3;
+}
+
 static const struct doctor_opt doctor_help_opt = {"help", 'h', NULL, "show this help"};
 
 void doctor_cmd_usage(const struct doctor_cmd *cmd, FILE *f)

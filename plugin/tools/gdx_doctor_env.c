@@ -185,42 +185,13 @@ static const char *const env_nccl_ib_old[] = {
 	"NCCL_IB_GDR_FLUSH_DISABLE",
 };
 
-/* The edit distance of a and b (optimal string alignment: an insertion, a
- * deletion, a change or two neighbours swapped each count 1), up to 3:
- * more is reported as 3. */
-static int env_distance(const char *a, size_t la, const char *b, size_t lb)
-{
-	int d[64][64];
-
-	if (la >= 64 || lb >= 64)
-		return 3;
-	for (size_t i = 0; i <= la; i++)
-		d[i][0] = (int)i;
-	for (size_t j = 0; j <= lb; j++)
-		d[0][j] = (int)j;
-	for (size_t i = 1; i <= la; i++)
-		for (size_t j = 1; j <= lb; j++) {
-			int v = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
-
-			if (d[i - 1][j] + 1 < v)
-				v = d[i - 1][j] + 1;
-			if (d[i][j - 1] + 1 < v)
-				v = d[i][j - 1] + 1;
-			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
-			    d[i - 2][j - 2] + 1 < v)
-				v = d[i - 2][j - 2] + 1;
-			d[i][j] = v;
-		}
-	return d[la][lb] < 3 ? d[la][lb] : 3;
-}
-
 /* Whether name (len bytes, after the common prefix) is near known, close
  * enough to be a misspelling: 1 edit in a short name, 2 in one of 5 or more
  * characters. */
 static bool env_near(const char *name, size_t len, const char *known)
 {
 	size_t kl = strlen(known);
-	int d = env_distance(name, len, known, kl);
+	int d = doctor_distance(name, len, known, kl);
 
 	return d <= (kl >= 5 ? 2 : 1);
 }
