@@ -84,8 +84,26 @@ extern const struct doctor_cmd doctor_cmd_topo, doctor_cmd_env, doctor_cmd_check
  * --help prints it, every command's and gdx-doctor's own. */
 extern const char doctor_exit_help[];
 
-/* A subcommand's --help: its usage line, its options, the exit statuses. */
+/* A subcommand's --help: its usage line, its options, its notes, and where
+ * the exit statuses are (gdx-doctor --help: the table once). */
 void doctor_cmd_usage(const struct doctor_cmd *cmd, FILE *f);
+
+/* What the help and env print fits DOCTOR_COLUMNS columns. */
+#define DOCTOR_COLUMNS 80
+/*
+ * text onto f, which is at column col, wrapped at DOCTOR_COLUMNS with the
+ * lines after the first indented by indent: broken at spaces, a word longer
+ * than a line cut; hard: cut anywhere (a value, every byte of it kept, a
+ * space too). Returns the column it ends at.
+ */
+int doctor_wrap(FILE *f, int col, int indent, const char *text, bool hard);
+/* Lines of text (each ends with a newline; the last may not), each wrapped
+ * at its own indentation. */
+void doctor_text(FILE *f, const char *text);
+/* Of cands[] (n names), the one nearest name's first len bytes, near enough
+ * to be what was meant (1 edit in a name under 5 characters, else 2); NULL
+ * when none is. */
+const char *doctor_nearest(const char *name, size_t len, const char *const *cands, int n);
 
 /*
  * The preamble of every subcommand: getopt_long over cmd's options, calling

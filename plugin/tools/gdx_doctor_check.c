@@ -364,10 +364,9 @@ const struct doctor_cmd doctor_cmd_check = {
 	.summary = "the node before a job: ports, memlock, peer memory, DMA-BUF, CUDA, paths, NCCL",
 	.opts = check_opts,
 	.run = doctor_check,
-	.notes =
-		"what it loads: to judge this machine's NCCL and the plugin NCCL would open, check\n"
-		"loads libnccl.so.2 and the library NCCL_NET_PLUGIN names, as NCCL does\n"
-		"(dlopen): their constructors, and their dependencies', run in this process.\n"
-		"Run it, as root above all, only where you would load them (NCCL_NET_PLUGIN,\n"
-		"LD_LIBRARY_PATH); a saved tree's (--sysfs-root) NCCL is not judged.\n",
+	.notes = "what it loads: to judge this machine's NCCL and the plugin NCCL would open,\n"
+		 "check loads libnccl.so.2 and the library NCCL_NET_PLUGIN names, as NCCL does\n"
+		 "(dlopen): their constructors, and their dependencies', run in this process.\n"
+		 "Run it, as root above all, only where you would load them (NCCL_NET_PLUGIN,\n"
+		 "LD_LIBRARY_PATH); a saved tree's (--sysfs-root) NCCL is not judged.\n",
 };

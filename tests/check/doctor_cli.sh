@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# gdx-doctor's command line as a new user meets it in the first hour: -V
+# prints the version as gdx-bench's does; a misspelt command or option is
+# answered with the one meant (edit distance), a name far from all of them
+# with none, what was typed escaped; every --help and `env` fit 80 columns
+# (a long value wrapped, nothing of it lost), and the exit table is printed
+# once, by gdx-doctor --help. Prints "ok ..." / "not ok ..." lines and
+# "# tests/check/doctor_cli.sh: N passed, N failed".
+#
+#   tests/check/doctor_cli.sh            # runs build/gdx-doctor
+#   GDX_DOCTOR=path/to/gdx-doctor tests/check/doctor_cli.sh
+set -uo pipefail
+cd "$(dirname "$0")/../.." || exit 1
+doctor=${GDX_DOCTOR:-build/gdx-doctor}
+# shellcheck source=tests/lib/report.sh
+. tests/lib/report.sh
+for v in $(env | grep -o '^NCCL_[A-Z0-9_]*'); do unset "$v"; done
+
+# outputs NAME STATUS STDOUT STDERR ARGS...: gdx-doctor ARGS exits STATUS
+# and prints exactly STDOUT on standard output and STDERR on standard error.
+outputs() {
+	local name=$1 want=$2 out=$3 err=$4 rc
+	shift 4
+	"$doctor" "$@" >"$tmp/out" 2>"$tmp/err" </dev/null
+	rc=$?
+	if [ "$rc" -eq "$want" ] && [ "$(cat "$tmp/out")" = "$out" ] &&
+		[ "$(cat "$tmp/err")" = "$err" ]; then
+		ok "$name"
+	else
+		not_ok "$name" "exit $rc (want $want); stdout '$(head -c 300 "$tmp/out")' (want '$out'); stderr '$(head -c 300 "$tmp/err")' (want '$err')"
+	fi
+}
+
+version=$("$doctor" --version)
+outputs "-V prints the version, as --version does and gdx-bench -V" 0 "$version" "" -V
+case $version in
+"gdx-doctor $(build/gdx-bench -V 2>/dev/null | cut -d' ' -f2)") ok "-V's version is gdx-bench -V's" ;;
+*) not_ok "-V's version is gdx-bench -V's" "$version; gdx-bench: $(build/gdx-bench -V 2>&1)" ;;
+esac
+
+# A misspelt command or option: the one meant, on standard error, exit 64.
+outputs "a misspelt command: did you mean" 64 "" \
+	"gdx-doctor: unknown command 'chek'; did you mean 'check'?
+try 'gdx-doctor --help'" chek
+outputs "a misspelt option: did you mean" 64 "" \
+	"gdx-doctor check: unknown option --jsn; did you mean --json?
+try 'gdx-doctor check --help'" check --jsn
+outputs "a misspelt option without a command (check's): did you mean" 64 "" \
+	"gdx-doctor check: unknown option --jsn; did you mean --json?
+try 'gdx-doctor check --help'" --jsn
+outputs "a misspelt option of another command: its own options" 64 "" \
+	"gdx-doctor hang: unknown option --treshold; did you mean --threshold?
+try 'gdx-doctor hang --help'" hang --treshold 2
+outputs "a misspelt help: did you mean --help" 64 "" \
+	"gdx-doctor topo: unknown option --hepl; did you mean --help?
+try 'gdx-doctor topo --help'" topo --hepl
+outputs "a name far from every command: no guess" 64 "" \
+	"gdx-doctor: unknown command 'frobnicate'
+try 'gdx-doctor --help'" frobnicate
+outputs "help for a misspelt command: did you mean" 64 "" \
+	"gdx-doctor: no command 'hnag'; did you mean 'hang'?
+try 'gdx-doctor --help'" help hnag
+"$doctor" $'ch\e[2Jek' >"$tmp/out" 2>"$tmp/err"
+printable "an unknown command is printed escaped" "$tmp/err"
+"$doctor" check $'--js\e]0;x\an' >"$tmp/out" 2>"$tmp/err"
+printable "an unknown option is printed escaped" "$tmp/err"
+
+# wide FILE: no line of FILE is wider than 80 characters.
+wide() {
+	local why
+	if why=$(python3 - "$2" <<'PY'
+import sys
+for i, line in enumerate(open(sys.argv[1], encoding="utf-8").read().splitlines(), 1):
+    if len(line) > 80:
+        sys.exit("line %d is %d wide: %s" % (i, len(line), line))
+PY
+	); then
+		ok "$1"
+	else
+		not_ok "$1" "$why"
+	fi
+}
+"$doctor" --help >"$tmp/help" 2>&1
+wide "gdx-doctor --help fits 80 columns" "$tmp/help"
+if grep -q '^  64  bad command line$' "$tmp/help" && grep -q '^  1   degraded (check, log): ' "$tmp/help"; then
+	ok "gdx-doctor --help has the exit table"
+else
+	not_ok "gdx-doctor --help has the exit table" "$(cat "$tmp/help")"
+fi
+cmds=$(awk '/^commands:/ { on = 1; next } on && /^$/ { exit }
+	on && /^  [a-z]/ && $1 != "help" { print $1 }' "$tmp/help")
+[ -n "$cmds" ] || not_ok "gdx-doctor --help lists its commands" "$(cat "$tmp/help")"
+for c in $cmds; do
+	"$doctor" "$c" --help >"$tmp/help-$c" 2>&1
+	wide "gdx-doctor $c --help fits 80 columns" "$tmp/help-$c"
+	if grep -q '^  64  bad command line$' "$tmp/help-$c"; then
+		not_ok "gdx-doctor $c --help leaves the exit table to gdx-doctor --help" "$(cat "$tmp/help-$c")"
+	elif grep -q "^exit status: .*gdx-doctor --help" "$tmp/help-$c"; then
+		ok "gdx-doctor $c --help leaves the exit table to gdx-doctor --help"
+	else
+		not_ok "gdx-doctor $c --help says where the exit table is" "$(cat "$tmp/help-$c")"
+	fi
+done
+
+# env, with values that cannot fit: wrapped, indented, nothing lost.
+hca=$(printf 'mlx5_%d:1,' $(seq 0 40))
+ifname="eth0 with spaces and a very long tail that goes on past the edge of the terminal"
+NCCL_GDX_HCA=$hca NCCL_GDX_SOCKET_IFNAME=$ifname NCCL_IB_HCA=$hca \
+	"$doctor" env >"$tmp/env" 2>"$tmp/env-err"
+wide "gdx-doctor env fits 80 columns, long values and all" "$tmp/env"
+# value FILE VAR: VAR's value as env printed it, its wrapped lines joined.
+value() {
+	python3 - "$1" "$2" <<'PY'
+import re, sys
+lines = open(sys.argv[1], encoding="utf-8").read().splitlines()
+for i, line in enumerate(lines):
+    if line.startswith(sys.argv[2] + " ") and 'set to "' in line:
+        text = line.split('set to "', 1)[1]
+        j = i + 1
+        while not text.endswith('"') and j < len(lines) and lines[j].startswith("        "):
+            text += lines[j][8:]
+            j += 1
+        print(text[:-1])
+        break
+PY
+}
+prints "env: a long value without spaces, its lines joined, is the value" "$hca" value "$tmp/env" NCCL_GDX_HCA
+prints "env: a long value with spaces, its lines joined, is the value" "$ifname" value "$tmp/env" NCCL_GDX_SOCKET_IFNAME
+
+report_end tests/check/doctor_cli.sh
