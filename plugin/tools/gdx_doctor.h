@@ -341,6 +341,7 @@ struct live_snap {
 	struct live_proc *procs;
 	int *by_pid; /* procs' indexes by pid */
 	struct gdx_live_scan scan;
+	bool dir_missing; /* the directory does not exist (yet): no process */
 };
 /* top's NIC counters of a process (gdx_doctor_top_nic.c): as text lines,
  * as the JSON member "nic_counters", and every process's as Prometheus
@@ -348,8 +349,9 @@ struct live_snap {
 void top_nic_text(const struct live_proc *p, uint64_t now_ms);
 void top_nic_json(const struct live_proc *p, uint64_t now_ms);
 void top_nic_prometheus(const struct live_snap *s);
-/* DOCTOR_OK; DOCTOR_NO_INPUT (dir unreadable) or DOCTOR_ERROR (out of
- * descriptors or memory), said on stderr. */
+/* DOCTOR_OK (also for a directory not made yet: no process, dir_missing);
+ * DOCTOR_NO_INPUT (dir unreadable) or DOCTOR_ERROR (out of descriptors or
+ * memory), said on stderr. */
 int live_snap_take(const char *dir, struct live_snap *s);
 void live_snap_free(struct live_snap *s);
 /* The same comm in an earlier snapshot, or NULL (it opened since). */
