@@ -199,6 +199,16 @@ static int check_run(struct check *c)
 		check_nccl_problems(c);
 		check_rma(c);
 	}
+	/* A login node: neither a GPU nor an RDMA device. Every other problem
+	 * is about them (the ports, the memlock NCCL registers its buffers
+	 * with, the NCCL a job would load there): one line says where to run
+	 * this instead, broken still for a gate. */
+	if (!p->ngpus && !p->nnics) {
+		c->nproblems = 0;
+		c->status = GDX_GDR_LEVEL_OK;
+		check_problem(c, GDX_GDR_LEVEL_BROKEN,
+			      "no GPU and no RDMA device: run this on a compute node");
+	}
 	return 0;
 }
 

@@ -128,4 +128,38 @@ PY
 prints "env: a long value without spaces, its lines joined, is the value" "$hca" value "$tmp/env" NCCL_GDX_HCA
 prints "env: a long value with spaces, its lines joined, is the value" "$ifname" value "$tmp/env" NCCL_GDX_SOCKET_IFNAME
 
+# A login node: no GPU and no RDMA device. Every other check (the memlock
+# NCCL registers with, the NCCL a job loads) is about them: one line says
+# where to run it instead, still broken (2) for a gate. A saved node whose
+# facts say so, with a stub NCCL and NCCL_NET_PLUGIN unset (which alone
+# would be broken too).
+mkdir -p "$tmp/login" "$tmp/nccl"
+printf 'kernel 6.8.0-45-generic\nmemlock 8M\ncuda none\nnccl this-machine\n' >"$tmp/login/facts"
+printf 'int ncclGetVersion(int *v) { *v = 22809; return 0; }\n' |
+	cc -shared -fPIC -o "$tmp/nccl/libnccl.so.2" -x c -
+LD_LIBRARY_PATH="$tmp/nccl" "$doctor" check --sysfs-root "$tmp/login" >"$tmp/out" 2>"$tmp/err"
+rc=$?
+problems=$(sed -n '/^Problems$/,/^$/p' "$tmp/out" | sed '1d;/^$/d')
+if [ "$rc" -eq 2 ] && [ "$problems" = "  [broken] no GPU and no RDMA device: run this on a compute node" ]; then
+	ok "a login node: one line, run this on a compute node, exit 2"
+else
+	not_ok "a login node: one line, run this on a compute node, exit 2" "exit $rc; problems: $problems"
+fi
+LD_LIBRARY_PATH="$tmp/nccl" "$doctor" check --json --sysfs-root "$tmp/login" >"$tmp/out" 2>"$tmp/err"
+json "a login node --json: that one problem, broken, exit 2" \
+	"[p['text'] for p in d['problems']] == ['no GPU and no RDMA device: run this on a compute node'] and d['status'] == 'broken' and d['exit'] == 2"
+# This machine, as it is, when it has neither (a build machine, a login node).
+if [ -z "$(ls /sys/class/infiniband 2>/dev/null)" ] && ! ls /dev/nvidia[0-9]* >/dev/null 2>&1; then
+	"$doctor" check >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	problems=$(sed -n '/^Problems$/,/^$/p' "$tmp/out" | sed '1d;/^$/d')
+	if [ "$rc" -eq 2 ] && [ "$problems" = "  [broken] no GPU and no RDMA device: run this on a compute node" ]; then
+		ok "this machine, without GPU or RDMA device: the one line, exit 2"
+	else
+		not_ok "this machine, without GPU or RDMA device: the one line, exit 2" "exit $rc; problems: $problems"
+	fi
+else
+	ok "this machine has a GPU or an RDMA device: the login node is the saved one above"
+fi
+
 report_end tests/check/doctor_cli.sh
