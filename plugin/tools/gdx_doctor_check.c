@@ -40,6 +40,7 @@ struct check_opts {
 	const char *xml;
 	const char *hostname; /* --hostname */
 	bool json;
+	bool quiet;	     /* the problems alone, on stderr: a gate's */
 	bool allow_degraded; /* a degraded node exits 0 */
 };
 
@@ -51,6 +52,7 @@ static int check_on_opt(void *ctx, int key, const char *arg)
 	case 's': o->sysfs_root = arg; break;
 	case 'x': o->xml = arg; break;
 	case 'j': o->json = true; break;
+	case 'q': o->quiet = true; break;
 	case 'a': o->allow_degraded = true; break;
 	case 'H': o->hostname = arg; break;
 	}
@@ -232,6 +234,10 @@ static int doctor_check(const struct doctor_cmd *cmd, int argc, char **argv)
 	ret = doctor_args(cmd, argc, argv, check_on_opt, &o);
 	if (ret != DOCTOR_OK)
 		return ret;
+	if (o.json && o.quiet) {
+		fprintf(stderr, "gdx-doctor check: --json and --quiet: give one\n");
+		return DOCTOR_USAGE;
+	}
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return DOCTOR_ERROR;
@@ -335,6 +341,8 @@ static int doctor_check(const struct doctor_cmd *cmd, int argc, char **argv)
 	} else {
 		if (o.json)
 			check_json(c, stdout);
+		else if (o.quiet)
+			check_quiet(c, stderr);
 		else
 			check_human(c, stdout);
 		ret = c->exit;
@@ -360,6 +368,9 @@ static const struct doctor_opt check_opts[] = {
 	{"xml", 'x', "FILE",
 	 "read an hwloc XML topology (lstopo --of xml) instead of this machine"},
 	{"json", 'j', NULL, "print JSON instead of the tables"},
+	{"quiet", 'q', NULL,
+	 "print only the problems (degraded and broken), one line each on standard error: "
+	 "a gate's, whose output goes to /dev/null"},
 	{"hostname", 'H', "NAME",
 	 "the node's name in --json (default: a saved tree's, from its facts or topo.xml; "
 	 "else this machine's)"},

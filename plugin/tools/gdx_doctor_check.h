@@ -131,6 +131,8 @@ void check_nccl_name(const struct check_nccl *n, char *buf, size_t len);
 
 /* The report (gdx_doctor_check_report.c): the tables, or --json. */
 void check_human(const struct check *c, FILE *f);
+/* --quiet: "gdx-doctor check: [broken] ..." for each problem but the notes. */
+void check_quiet(const struct check *c, FILE *f);
 void check_json(const struct check *c, FILE *f);
 
 #endif

@@ -298,6 +298,17 @@ void check_human(const struct check *c, FILE *f)
 		c->exit != (int)c->status ? ", --allow-degraded" : "");
 }
 
+void check_quiet(const struct check *c, FILE *f)
+{
+	for (int i = 0; i < c->nproblems; i++) {
+		if (c->problems[i].level == GDX_GDR_LEVEL_OK)
+			continue;
+		fprintf(f, "gdx-doctor check: [%s] ", check_level_names[c->problems[i].level]);
+		gdx_esc_text(f, c->problems[i].text);
+		fputc('\n', f);
+	}
+}
+
 static void check_json_host(const struct check *c, FILE *f)
 {
 	const struct gdx_gdr_probe *p = c->p;

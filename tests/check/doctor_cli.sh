@@ -162,4 +162,50 @@ else
 	ok "this machine has a GPU or an RDMA device: the login node is the saved one above"
 fi
 
+# The README's Slurm gate, run as written (its sh -c command) with this
+# gdx-doctor first on PATH, on a node it must stop (NCCL_NET_PLUGIN a path
+# that is not there, which says nothing on standard error itself): it fails, and says why on standard error, which a gate with
+# its standard output sent to /dev/null still shows.
+gate=$(python3 - README.md <<'PY'
+import re, sys
+m = re.search(r"sh -c '(gdx-doctor check[^']*)'", open(sys.argv[1], encoding="utf-8").read())
+print(m.group(1) if m else "")
+PY
+)
+if [ -z "$gate" ]; then
+	not_ok "the README's gate is there" "no sh -c 'gdx-doctor check ...' in README.md"
+else
+	mkdir -p "$tmp/bin"
+	ln -sf "$PWD/$doctor" "$tmp/bin/gdx-doctor"
+	PATH="$tmp/bin:$PATH" NCCL_NET_PLUGIN=/no/such/libnccl-net-gdx.so sh -c "$gate" >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	if [ "$rc" -ne 0 ] && grep -q '^gdx-doctor check: \[broken\] ' "$tmp/err" && [ ! -s "$tmp/out" ]; then
+		ok "the README's gate stops a broken node and says why on standard error"
+	else
+		not_ok "the README's gate stops a broken node and says why on standard error" \
+			"exit $rc; stderr '$(head -c 300 "$tmp/err")'; stdout '$(head -c 300 "$tmp/out")'; gate: $gate"
+	fi
+fi
+# check --quiet: nothing on standard output; the problems, notes left out,
+# one line each on standard error; a healthy node prints nothing.
+LD_LIBRARY_PATH="$tmp/nccl" "$doctor" check --quiet --sysfs-root "$tmp/login" >"$tmp/out" 2>"$tmp/err"
+rc=$?
+if [ "$rc" -eq 2 ] && [ ! -s "$tmp/out" ] &&
+	[ "$(cat "$tmp/err")" = "gdx-doctor check: [broken] no GPU and no RDMA device: run this on a compute node" ]; then
+	ok "check --quiet: the problem on standard error, nothing on standard output, exit 2"
+else
+	not_ok "check --quiet: the problem on standard error, nothing on standard output, exit 2" \
+		"exit $rc; stderr '$(head -c 300 "$tmp/err")'; stdout '$(head -c 300 "$tmp/out")'"
+fi
+fx=tests/lib/fixtures/sysfs-gdr
+GDX_GDR_FACTS=$fx/healthy/facts "$doctor" check --quiet --sysfs-root "$fx/healthy" \
+	--xml "$fx/healthy/topo.xml" >"$tmp/out" 2>"$tmp/err"
+rc=$?
+if [ "$rc" -eq 0 ] && [ ! -s "$tmp/out" ] && [ ! -s "$tmp/err" ]; then
+	ok "check --quiet on a healthy node: nothing at all, exit 0"
+else
+	not_ok "check --quiet on a healthy node: nothing at all, exit 0" \
+		"exit $rc; stderr '$(head -c 300 "$tmp/err")'; stdout '$(head -c 300 "$tmp/out")'"
+fi
+
 report_end tests/check/doctor_cli.sh
