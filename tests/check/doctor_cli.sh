@@ -137,27 +137,28 @@ mkdir -p "$tmp/login" "$tmp/nccl"
 printf 'kernel 6.8.0-45-generic\nmemlock 8M\ncuda none\nnccl this-machine\n' >"$tmp/login/facts"
 printf 'int ncclGetVersion(int *v) { *v = 22809; return 0; }\n' |
 	cc -shared -fPIC -o "$tmp/nccl/libnccl.so.2" -x c -
-LD_LIBRARY_PATH="$tmp/nccl" "$doctor" check --sysfs-root "$tmp/login" >"$tmp/out" 2>"$tmp/err"
-rc=$?
-problems=$(sed -n '/^Problems$/,/^$/p' "$tmp/out" | sed '1d;/^$/d')
-if [ "$rc" -eq 2 ] && [ "$problems" = "  [broken] no GPU and no RDMA device: run this on a compute node" ]; then
-	ok "a login node: one line, run this on a compute node, exit 2"
-else
-	not_ok "a login node: one line, run this on a compute node, exit 2" "exit $rc; problems: $problems"
-fi
+# login NAME ARGS...: gdx-doctor check ARGS exits 2, and its one problem is
+# the login node's line.
+login() {
+	local name=$1 rc problems
+	shift
+	"$doctor" check "$@" >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	problems=$(sed -n '/^Problems$/,/^$/p' "$tmp/out" | sed '1d;/^$/d')
+	if [ "$rc" -eq 2 ] && [ "$problems" = "  [broken] no GPU and no RDMA device: run this on a compute node" ]; then
+		ok "$name"
+	else
+		not_ok "$name" "exit $rc; problems: $problems"
+	fi
+}
+LD_LIBRARY_PATH="$tmp/nccl" login "a login node: one line, run this on a compute node, exit 2" \
+	--sysfs-root "$tmp/login"
 LD_LIBRARY_PATH="$tmp/nccl" "$doctor" check --json --sysfs-root "$tmp/login" >"$tmp/out" 2>"$tmp/err"
 json "a login node --json: that one problem, broken, exit 2" \
 	"[p['text'] for p in d['problems']] == ['no GPU and no RDMA device: run this on a compute node'] and d['status'] == 'broken' and d['exit'] == 2"
 # This machine, as it is, when it has neither (a build machine, a login node).
 if [ -z "$(ls /sys/class/infiniband 2>/dev/null)" ] && ! ls /dev/nvidia[0-9]* >/dev/null 2>&1; then
-	"$doctor" check >"$tmp/out" 2>"$tmp/err"
-	rc=$?
-	problems=$(sed -n '/^Problems$/,/^$/p' "$tmp/out" | sed '1d;/^$/d')
-	if [ "$rc" -eq 2 ] && [ "$problems" = "  [broken] no GPU and no RDMA device: run this on a compute node" ]; then
-		ok "this machine, without GPU or RDMA device: the one line, exit 2"
-	else
-		not_ok "this machine, without GPU or RDMA device: the one line, exit 2" "exit $rc; problems: $problems"
-	fi
+	login "this machine, without GPU or RDMA device: the one line, exit 2"
 else
 	ok "this machine has a GPU or an RDMA device: the login node is the saved one above"
 fi
