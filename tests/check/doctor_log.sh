@@ -41,6 +41,12 @@ grep -v 'Using network\|Init COMPLETE\|Channel' "$logs/no-device-ib.log" >"$tmp/
 exits "log: the plugin did not start and no network was used" 2 \
 	"the plugin did not start: no RDMA device found; NCCL used no network (no \"Using network\" line: the communicators' init failed?)" \
 	"$doctor" log "$tmp/no-net.log"
+# One process whose plugin did not start among others whose did: their
+# table, then the one that did not, exit 2.
+cat "$logs/healthy.log" "$logs/no-device-ib.log" >"$tmp/some-disabled.log"
+exits "log: a plugin that did not start in one process of several: the table, then it, exit 2" 2 \
+	"the plugin did not start: no RDMA device found; NCCL used IB" "$doctor" log "$tmp/some-disabled.log"
+exits "log: and the table of the processes where it did" 2 "mlx5_0            1               1000                  0  GPUDirect RDMA via nvidia_peermem" "$doctor" log "$tmp/some-disabled.log"
 # The cause line is someone's log: escaped.
 sed 's/no RDMA device found (ibv/no \x1b[2JRDMA device found (ibv/; s/Using network IB/Using network I\x1b]0;B/' \
 	"$logs/no-device-ib.log" >"$tmp/no-device-hostile.log"
