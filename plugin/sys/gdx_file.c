@@ -613,3 +613,29 @@ void gdx_file_out_abandon(struct gdx_file_out *out)
 	free(out->tmp);
 	out->path = out->tmp = NULL;
 }
+
+int gdx_file_plugin_beside_self(char *out, size_t len)
+{
+	static const char *const dirs[] = {".", "../lib"};
+	char exe[PATH_MAX], dir[PATH_MAX + 8], real[PATH_MAX], *slash;
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	if (n <= 0)
+		return -ENOENT;
+	exe[n] = '\0';
+	slash = strrchr(exe, '/');
+	if (!slash)
+		return -ENOENT;
+	*slash = '\0';
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		snprintf(dir, sizeof(dir), "%s/%s", exe, dirs[i]);
+		if (!realpath(dir, real) ||
+		    (size_t)snprintf(out, len, "%s/" GDX_FILE_PLUGIN, real) >= len)
+			continue;
+		if (!access(out, R_OK))
+			return 0;
+	}
+	if (len)
+		out[0] = '\0';
+	return -ENOENT;
+}

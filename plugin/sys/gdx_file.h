@@ -94,6 +94,18 @@ int gdx_file_out_commit(struct gdx_file_out *out, char *why, size_t why_len);
 /* Removes the new file, the path untouched, and frees what out holds. */
 void gdx_file_out_abandon(struct gdx_file_out *out);
 
+/*
+ * The plugin the running program (gdx-bench, gdx-doctor) was built or
+ * installed with: GDX_FILE_PLUGIN beside it in a build tree
+ * (build/gdx-doctor, build/libnccl-net-gdx.so), in ../lib under an install
+ * prefix (bin/, lib/), found from the program's own path (/proc/self/exe),
+ * so that a DESTDIR or a moved tree still works. Its path, the directory
+ * made absolute without its "..", into out (len bytes); 0, or -ENOENT when
+ * neither is there to read.
+ */
+#define GDX_FILE_PLUGIN "libnccl-net-gdx.so"
+int gdx_file_plugin_beside_self(char *out, size_t len);
+
 /* For the tests only: no other file of the plugin uses what follows. */
 
 /*

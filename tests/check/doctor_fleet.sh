@@ -445,10 +445,11 @@ run "fleet: an unknown option exits 64 (usage)" 64 fleet --no-such-option "$tmp/
 	ok "fleet: an unknown option exits 64 (usage)"
 if run "fleet --help exits 0" 0 fleet --help; then
 	has "fleet --help: its operands" "$tmp/out" '^usage: gdx-doctor fleet \[options\] \[FILE\.\.\.\]$'
-	has "fleet --help: 9 in the one table" "$tmp/out" '^  9   fleet: the nodes differ'
+	has "fleet --help: where the one table is" "$tmp/out" '^exit status: one table for every command, in gdx-doctor --help$'
 fi
 if run "--help lists fleet" 0 --help; then
 	has "--help lists fleet" "$tmp/out" '^  fleet +the nodes that differ'
+	has "--help: 9 in the one table" "$tmp/out" '^  9   fleet: the nodes differ'
 fi
 
 report_end tests/check/doctor_fleet.sh

@@ -14,13 +14,22 @@ doctor=${GDX_DOCTOR:-build/gdx-doctor}
 empty=$tmp/empty
 mkdir "$empty"
 exits "hang: no live file, nothing stuck, exit 0" 0 "no comm has waited 1.0 s or more (0 process(es)" "$doctor" hang --dir "$empty"
-exits "hang: a directory that cannot be read exits 3" 3 "cannot read the live files in $empty/none" "$doctor" hang --dir "$empty/none"
+# A live directory not yet made (NCCL_GDX_LIVE_DIR before the first job):
+# no process has the plugin loaded, which a gate reads as "go"; said so.
+exits "hang: a live directory not yet made: 0 processes, exit 0" 0 "no comm has waited 1.0 s or more (0 process(es)" "$doctor" hang --dir "$empty/none"
+exits "hang: and it says the directory is not there yet" 0 "note: $empty/none does not exist yet: no process has loaded the plugin with it" "$doctor" hang --dir "$empty/none"
+exits "hang: NCCL_GDX_LIVE_DIR not yet made, likewise" 0 "(0 process(es)" env NCCL_GDX_LIVE_DIR="$empty/none" "$doctor" hang
+exits "hang --json: a live directory not yet made is no process" 0 "stuck [] missing True" sh -c "$doctor hang --json --dir $empty/none | python3 -c 'import json,sys; j=json.load(sys.stdin); print(\"stuck\", j[\"stuck\"], \"missing\", j[\"live_notes\"][\"dir_missing\"])'"
+: >"$empty/file"
+exits "hang: a directory that cannot be read (a file) exits 3" 3 "cannot read the live files in $empty/file" "$doctor" hang --dir "$empty/file"
 exits "hang: a threshold that is not a number is a usage error" 64 "--threshold 'soon' is not a number" "$doctor" hang --threshold soon
 exits "hang --json: well formed, nothing stuck" 0 "stuck []" sh -c "$doctor hang --json --dir $empty | python3 -c 'import json,sys; j=json.load(sys.stdin); print(\"stuck\", j[\"stuck\"])'"
 exits "top: an interval below 50 ms is a usage error" 64 "--interval '0' is not a number of seconds" "$doctor" top --interval 0
 exits "top: a count of 0 is a usage error" 64 "--count '0' is not a positive integer" "$doctor" top --count 0
 exits "top: two formats at once is a usage error" 64 "give one" "$doctor" top --json --prometheus
-exits "top: a directory that cannot be read exits 3" 3 "cannot read the live files in $empty/none" "$doctor" top --once --dir "$empty/none"
+exits "top: a directory that cannot be read (a file) exits 3" 3 "cannot read the live files in $empty/file" "$doctor" top --once --dir "$empty/file"
+exits "top: a live directory not yet made: 0 processes" 0 "0 process(es) with the plugin loaded" "$doctor" top --once --interval 0.05 --dir "$empty/none"
+rm "$empty/file"
 exits "top --once: no process" 0 "0 process(es) with the plugin loaded" "$doctor" top --once --interval 0.05 --dir "$empty"
 exits "top --json: well formed, no process" 0 "processes []" sh -c "$doctor top --json --interval 0.05 --dir $empty | python3 -c 'import json,sys; j=json.load(sys.stdin); print(\"processes\", j[\"processes\"])'"
 exits "top --count 2 --json: two reports" 0 "2" sh -c "$doctor top --json --count 2 --interval 0.05 --dir $empty | grep -c '\"command\": \"top\"'"

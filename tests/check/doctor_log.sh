@@ -27,6 +27,31 @@ exits "log: a device is no log (exit 3)" 3 "/dev/null is a character device, not
 # NCCL's default subsystems with a plugin that logged its data lines at NET
 # only (0.1.0): the init lines are there, the byte counts are not.
 exits "log: init lines only exit 8, saying how to rerun" 8 "no plugin data lines in this log: rerun with NCCL_DEBUG=INFO" "$doctor" log "$logs/init-only.log"
+# The plugin's init failed (no RDMA device) and NCCL fell back to its own IB:
+# the plugin's own lines say so, and NCCL's "Using network IB"; a problem
+# found (2, broken), not a log that cannot tell (8).
+exits "log: the plugin did not start, NCCL used IB: exit 2, said on one line" 2 \
+	"the plugin did not start: no RDMA device found; NCCL used IB" "$doctor" log "$logs/no-device-ib.log"
+exits "log: the plugin's own WARN, whole, and where to look" 2 \
+	"the plugin said: no RDMA device found (ibv_get_device_list: empty); is a verbs provider installed and the kernel driver loaded?" \
+	"$doctor" log "$logs/no-device-ib.log"
+prints "log: nothing of it on standard error" "" sh -c "$doctor log $logs/no-device-ib.log 2>&1 >/dev/null"
+# A disabled plugin with NCCL_NET=GDX: no network used, the job failed.
+grep -v 'Using network\|Init COMPLETE\|Channel' "$logs/no-device-ib.log" >"$tmp/no-net.log"
+exits "log: the plugin did not start and no network was used" 2 \
+	"the plugin did not start: no RDMA device found; NCCL used no network (no \"Using network\" line: the communicators' init failed?)" \
+	"$doctor" log "$tmp/no-net.log"
+# One process whose plugin did not start among others whose did: their
+# table, then the one that did not, exit 2.
+cat "$logs/healthy.log" "$logs/no-device-ib.log" >"$tmp/some-disabled.log"
+exits "log: a plugin that did not start in one process of several: the table, then it, exit 2" 2 \
+	"the plugin did not start: no RDMA device found; NCCL used IB" "$doctor" log "$tmp/some-disabled.log"
+exits "log: and the table of the processes where it did" 2 "mlx5_0            1               1000                  0  GPUDirect RDMA via nvidia_peermem" "$doctor" log "$tmp/some-disabled.log"
+# The cause line is someone's log: escaped.
+sed 's/no RDMA device found (ibv/no \x1b[2JRDMA device found (ibv/; s/Using network IB/Using network I\x1b]0;B/' \
+	"$logs/no-device-ib.log" >"$tmp/no-device-hostile.log"
+"$doctor" log "$tmp/no-device-hostile.log" >"$tmp/out" 2>&1
+printable "log: the disabled plugin's cause and the network escaped" "$tmp/out"
 exits "log: connections without byte counts exit 8" 8 "(2 connection line(s) here, no byte counts)" "$doctor" log "$logs/connected-not-closed.log"
 exits "log: this version's lines at NCCL's default subsystems are data" 0 "rxe0              1                  0            7864320" "$doctor" log "$logs/default-subsys.log"
 # After 0.3.2: "NET/GDX plugin: " lines; at NCCL's default subsystems the INIT

@@ -179,9 +179,35 @@ done
 # degraded, and --allow-degraded does not pass it.
 node 2.28.9 NCCL_NET_PLUGIN=gdxx
 status "NCCL_NET_PLUGIN=gdxx: broken (exit 2), not degraded" 2
-has "NCCL_NET_PLUGIN=gdxx: why and the fix" "^  \\[broken\\] NCCL_NET_PLUGIN=gdxx does not lead to this plugin: NCCL 2\\.28\\.9 .* opens gdxx, then libnccl-net-gdxx\\.so and finds no such file in the library path; fix: add the plugin's directory to LD_LIBRARY_PATH"
+has "NCCL_NET_PLUGIN=gdxx: why and the fix, the name meant" "^  \\[broken\\] NCCL_NET_PLUGIN=gdxx does not lead to this plugin: NCCL 2\\.28\\.9 .* opens gdxx, then libnccl-net-gdxx\\.so and finds no such file in the library path; fix: NCCL_NET_PLUGIN=gdx \\(did you mean it\\?"
+node 2.28.9 NCCL_NET_PLUGIN=nope
+has "NCCL_NET_PLUGIN=nope, the plugin in the library path: the fix is the name" "^  \\[broken\\] NCCL_NET_PLUGIN=nope does not lead to this plugin: .* finds no such file in the library path; fix: NCCL_NET_PLUGIN=gdx \\(libnccl-net-gdx\\.so is in $PWD/build, in LD_LIBRARY_PATH\\)\$"
 node 2.28.9 NCCL_NET_PLUGIN=gdxx -- --allow-degraded
 status "NCCL_NET_PLUGIN=gdxx --allow-degraded: still broken (exit 2)" 2
+# The network's name is GDX (NCCL_NET=GDX), the plugin's file name is
+# lowercase: NCCL opens libnccl-net-<value>.so, and file names have a case.
+node 2.28.9 NCCL_NET_PLUGIN=GDX
+status "NCCL_NET_PLUGIN=GDX: broken (exit 2)" 2
+has "NCCL_NET_PLUGIN=GDX: did you mean gdx" "^  \\[broken\\] NCCL_NET_PLUGIN=GDX does not lead to this plugin: NCCL 2\\.28\\.9 .* opens GDX, then libnccl-net-GDX\\.so and finds no such file in the library path; fix: NCCL_NET_PLUGIN=gdx \\(did you mean it\\? NCCL opens libnccl-net-<value>\\.so, and file names have a case\\)\$"
+# A value with a '/' is a path: one that is not there is said so, with
+# where the plugin is (beside this gdx-doctor, in build/).
+node 2.28.9 NCCL_NET_PLUGIN=/no/such/libnccl-net-gdx.so
+status "NCCL_NET_PLUGIN=/no/such/libnccl-net-gdx.so: broken (exit 2)" 2
+has "a path that is not there: that file does not exist, and the plugin's own path" "^  \\[broken\\] NCCL_NET_PLUGIN=/no/such/libnccl-net-gdx\\.so does not lead to this plugin: NCCL 2\\.28\\.9 .* opens /no/such/libnccl-net-gdx\\.so: that file does not exist; fix: NCCL_NET_PLUGIN=$PWD/build/libnccl-net-gdx\\.so, the plugin beside this gdx-doctor\$"
+# What NCCL_NET_PLUGIN holds is printed escaped.
+node 2.28.9 NCCL_NET_PLUGIN=$'gd\e[2Jx'
+printable "NCCL_NET_PLUGIN's bytes printed escaped" "$tmp/out"
+# Installed as make install lays it out (bin/, lib/), the plugin's lib/ not
+# in the library path: the fix names that directory.
+mkdir -p "$tmp/inst/bin" "$tmp/inst/lib"
+cp "$doctor" "$tmp/inst/bin/gdx-doctor"
+cp "$plugin" "$tmp/inst/lib/libnccl-net-gdx.so"
+env LD_LIBRARY_PATH="$tmp/nccl-2.28.9" GDX_GDR_FACTS="$tmp/facts" NCCL_NET_PLUGIN=gdx \
+	"$tmp/inst/bin/gdx-doctor" check --sysfs-root "$fx/healthy" --xml "$fx/healthy/topo.xml" \
+	>"$tmp/out" 2>"$tmp/err"
+rc=$?
+status "installed, its lib/ not in LD_LIBRARY_PATH: broken (exit 2)" 2
+has "installed: the fix names the plugin's directory" "; fix: add the plugin's directory, $(realpath "$tmp/inst/lib"), to LD_LIBRARY_PATH \\(or give its full path, NCCL 2\\.21 or later\\)\$"
 node 2.28.9
 status "NCCL_NET_PLUGIN unset: NCCL opens libnccl-net.so, not this plugin: broken" 2
 has "NCCL_NET_PLUGIN unset: why and the fix" "^  \\[broken\\] NCCL_NET_PLUGIN is not set: NCCL 2\\.28\\.9 .* opens libnccl-net\\.so and finds no such file in the library path: it will not load this plugin; fix: export NCCL_NET_PLUGIN=gdx\$"

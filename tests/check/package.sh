@@ -87,11 +87,12 @@ else
 	done
 
 	# The bench loads the plugin beside it in the build tree, from ../lib
-	# once installed. The loader's own log names the file; without a device
+	# once installed (its path made absolute without the "..", as gdx-doctor
+	# names it too). The loader's own log names the file; without a device
 	# init fails right after, which is fine here.
 	real_inst=$(cd "$inst" && pwd -P)
 	for where in "$build/gdx-bench:$(pwd -P)/$build/libnccl-net-gdx.so" \
-		"$inst/usr/local/bin/gdx-bench:$real_inst/usr/local/bin/../lib/libnccl-net-gdx.so"; do
+		"$inst/usr/local/bin/gdx-bench:$real_inst/usr/local/lib/libnccl-net-gdx.so"; do
 		bench=${where%%:*}
 		want=${where#*:}
 		LD_DEBUG=files timeout 60 "$bench" -s 1 -n 1 -w 0 >/dev/null 2>"$tmp/bench" || true

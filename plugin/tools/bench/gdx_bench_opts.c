@@ -14,6 +14,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "sys/gdx_file.h"
 #include <nccl/net.h>
 
 #include "tools/bench/gdx_bench_state.h"
@@ -77,33 +78,13 @@ range:
 	bench_usage_error("%s %s is more than %lluG", opt, s, BENCH_SIZE_MAX >> 30);
 }
 
-/*
- * The plugin this program was built or installed with: beside it in a build
- * tree (build/gdx-bench, build/libnccl-net-gdx.so), in ../lib under an install
- * prefix, else the bare name through the library path, as NCCL opens it.
- * Found from the program's own path, so a DESTDIR or moved tree still works.
- */
+/* The plugin this program was built or installed with (gdx_file.h), else
+ * the bare name through the library path, as NCCL opens it. */
 static const char *bench_default_plugin(void)
 {
-	static const char *const rel[] = {"libnccl-net-gdx.so", "../lib/libnccl-net-gdx.so"};
 	static char path[PATH_MAX];
-	char exe[PATH_MAX], *slash;
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 
-	if (n > 0) {
-		exe[n] = '\0';
-		slash = strrchr(exe, '/');
-		if (slash) {
-			slash[1] = '\0';
-			for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
-				int len = snprintf(path, sizeof(path), "%s%s", exe, rel[i]);
-
-				if (len < (int)sizeof(path) && !access(path, R_OK))
-					return path;
-			}
-		}
-	}
-	return "libnccl-net-gdx.so";
+	return gdx_file_plugin_beside_self(path, sizeof(path)) ? GDX_FILE_PLUGIN : path;
 }
 
 static void bench_usage(void)

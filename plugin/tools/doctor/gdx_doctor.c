@@ -26,10 +26,30 @@ static void doctor_usage(FILE *f)
 	      "       gdx-doctor COMMAND --help\n"
 	      "Checks what libnccl-net-gdx will find on this machine.\n\ncommands:\n",
 	      f);
-	for (int i = 0; i < DOCTOR_NCMDS; i++)
-		fprintf(f, "  %-10s %s\n", doctor_cmds[i]->name, doctor_cmds[i]->summary);
+	for (int i = 0; i < DOCTOR_NCMDS; i++) {
+		fprintf(f, "  %-10s ", doctor_cmds[i]->name);
+		doctor_wrap(f, 13, 13, doctor_cmds[i]->summary, false);
+		fputc('\n', f);
+	}
 	fprintf(f, "  %-10s %s\n  %-10s %s\n\n%s", "help", "this text, or a command's help",
-		"--version", "the version", doctor_exit_help);
+		"-V, --version", "the version", doctor_exit_help);
+}
+
+/* An unknown command: said, escaped, with the one meant when one is near. */
+static void doctor_unknown(const char *what, const char *name)
+{
+	const char *names[DOCTOR_NCMDS + 1], *near;
+
+	for (int i = 0; i < DOCTOR_NCMDS; i++)
+		names[i] = doctor_cmds[i]->name;
+	names[DOCTOR_NCMDS] = "help";
+	near = doctor_nearest(name, strlen(name), names, DOCTOR_NCMDS + 1);
+	fprintf(stderr, "gdx-doctor: %s '", what);
+	gdx_esc_text(stderr, name);
+	fputc('\'', stderr);
+	if (near)
+		fprintf(stderr, "; did you mean '%s'?", near);
+	fputs("\ntry 'gdx-doctor --help'\n", stderr);
 }
 
 static const struct doctor_cmd *doctor_find(const char *name)
@@ -49,7 +69,7 @@ int main(int argc, char **argv)
 	 * before a job (the synopsis's "gdx-doctor [options]"); argv[0] then
 	 * stands in for its name. */
 	if (argc < 2 || (argv[1][0] == '-' && strcmp(argv[1], "--help") && strcmp(argv[1], "-h") &&
-			 strcmp(argv[1], "--version"))) {
+			 strcmp(argv[1], "--version") && strcmp(argv[1], "-V"))) {
 		cmd = doctor_find("check");
 		goto run;
 	}
@@ -59,22 +79,19 @@ int main(int argc, char **argv)
 			return DOCTOR_OK;
 		}
 		if (argc > 2) {
-			fprintf(stderr, "gdx-doctor: no command '%s'; the commands are below\n",
-				argv[2]);
-			doctor_usage(stderr);
+			doctor_unknown("no command", argv[2]);
 			return DOCTOR_USAGE;
 		}
 		doctor_usage(stdout);
 		return DOCTOR_OK;
 	}
-	if (!strcmp(argv[1], "--version")) {
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
 		printf("gdx-doctor %s\n", GDX_VERSION);
 		return DOCTOR_OK;
 	}
 	cmd = doctor_find(argv[1]);
 	if (!cmd) {
-		fprintf(stderr, "gdx-doctor: unknown command '%s'\n", argv[1]);
-		fprintf(stderr, "try 'gdx-doctor --help'\n");
+		doctor_unknown("unknown command", argv[1]);
 		return DOCTOR_USAGE;
 	}
 	/* The subcommand sees its own name as argv[0]. */

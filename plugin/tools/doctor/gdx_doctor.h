@@ -36,9 +36,10 @@
  * are far from the verdicts.
  */
 enum doctor_exit {
-	DOCTOR_OK = GDX_EXIT_OK,	 /* healthy: all found, nothing refused */
-	DOCTOR_DEGRADED = GDX_EXIT_FAIL, /* check, log: it works, slower than it could */
-	DOCTOR_BROKEN = GDX_EXIT_BROKEN, /* check: NCCL would not load the plugin, or it fails */
+	DOCTOR_OK = GDX_EXIT_OK,	     /* healthy: all found, nothing refused */
+	DOCTOR_DEGRADED = GDX_EXIT_FAIL,     /* check, log: it works, slower than it could */
+	DOCTOR_BROKEN = GDX_EXIT_BROKEN,     /* check: NCCL would not load the plugin, or it fails;
+					      * log: the plugin did not start */
 	DOCTOR_NO_INPUT = GDX_EXIT_NO_INPUT, /* --xml, --sysfs-root or the log cannot be read */
 	DOCTOR_NO_GPU = 4,		     /* topo: no NVIDIA GPU found */
 	DOCTOR_NO_NIC = 5,		     /* topo: no RDMA NIC found */
@@ -83,8 +84,26 @@ extern const struct doctor_cmd doctor_cmd_topo, doctor_cmd_env, doctor_cmd_check
  * --help prints it, every command's and gdx-doctor's own. */
 extern const char doctor_exit_help[];
 
-/* A subcommand's --help: its usage line, its options, the exit statuses. */
+/* A subcommand's --help: its usage line, its options, its notes, and where
+ * the exit statuses are (gdx-doctor --help: the table once). */
 void doctor_cmd_usage(const struct doctor_cmd *cmd, FILE *f);
+
+/* What the help and env print fits DOCTOR_COLUMNS columns. */
+#define DOCTOR_COLUMNS 80
+/*
+ * text onto f, which is at column col, wrapped at DOCTOR_COLUMNS with the
+ * lines after the first indented by indent: broken at spaces, a word longer
+ * than a line cut; hard: cut anywhere (a value, every byte of it kept, a
+ * space too). Returns the column it ends at.
+ */
+int doctor_wrap(FILE *f, int col, int indent, const char *text, bool hard);
+/* Lines of text (each ends with a newline; the last may not), each wrapped
+ * at its own indentation. */
+void doctor_text(FILE *f, const char *text);
+/* Of cands[] (n names), the one nearest name's first len bytes, near enough
+ * to be what was meant (1 edit in a name under 5 characters, else 2); NULL
+ * when none is. */
+const char *doctor_nearest(const char *name, size_t len, const char *const *cands, int n);
 
 /*
  * The preamble of every subcommand: getopt_long over cmd's options, calling
@@ -94,6 +113,11 @@ void doctor_cmd_usage(const struct doctor_cmd *cmd, FILE *f);
  */
 int doctor_args(const struct doctor_cmd *cmd, int argc, char **argv,
 		int (*on_opt)(void *ctx, int key, const char *arg), void *ctx);
+
+/* The edit distance of a and b (an insertion, a deletion, a change or two
+ * neighbours swapped each count 1), up to 3: more is 3. Names the user may
+ * have misspelt: commands, options, variables. */
+int doctor_distance(const char *a, size_t la, const char *b, size_t lb);
 
 /* check's fabric part (gdx_doctor_fabric.c): for each active port, what a
  * connection on it gets (QPs, adaptive routing, relaxed ordering, ECE,
@@ -225,6 +249,7 @@ struct live_snap {
 	struct live_proc *procs;
 	int *by_pid; /* procs' indexes by pid */
 	struct gdx_live_scan scan;
+	bool dir_missing; /* the directory does not exist (yet): no process */
 };
 /* top's NIC counters of a process (gdx_doctor_top_nic.c): as text lines,
  * as the JSON member "nic_counters", and every process's as Prometheus
@@ -232,8 +257,9 @@ struct live_snap {
 void top_nic_text(const struct live_proc *p, uint64_t now_ms);
 void top_nic_json(const struct live_proc *p, uint64_t now_ms);
 void top_nic_prometheus(const struct live_snap *s);
-/* DOCTOR_OK; DOCTOR_NO_INPUT (dir unreadable) or DOCTOR_ERROR (out of
- * descriptors or memory), said on stderr. */
+/* DOCTOR_OK (also for a directory not made yet: no process, dir_missing);
+ * DOCTOR_NO_INPUT (dir unreadable) or DOCTOR_ERROR (out of descriptors or
+ * memory), said on stderr. */
 int live_snap_take(const char *dir, struct live_snap *s);
 void live_snap_free(struct live_snap *s);
 /* The same comm in an earlier snapshot, or NULL (it opened since). */

@@ -6,6 +6,7 @@
  */
 #include <getopt.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "tools/doctor/gdx_doctor.h"
 
@@ -20,7 +21,8 @@ const char doctor_exit_help[] =
 	"      elsewhere, a path before NCCL 2.21, an NCCL that tries none of its\n"
 	"      tables, NCCL_NET naming another network), no active RDMA port, memlock\n"
 	"      too low to register, a RoCE port without a RoCE v2 GID, a NCCL_GDX_*\n"
-	"      value init refuses, or NCCL_GDX_GDR=on that cannot be honoured\n"
+	"      value init refuses, or NCCL_GDX_GDR=on that cannot be honoured;\n"
+	"      log: the plugin did not start (its init failed)\n"
 	"  3   an input cannot be read: --xml, --sysfs-root, the log file or a fleet\n"
 	"      report is missing, unreadable or not what it should be, or hwloc cannot\n"
 	"      read this machine\n"
@@ -34,30 +36,178 @@ const char doctor_exit_help[] =
 	"  64  bad command line\n"
 	"  70  internal error (out of memory, cannot write the output)\n";
 
+/* The edit distance of a and b (optimal string alignment: an insertion, a
+ * deletion, a change or two neighbours swapped each count 1), up to 3:
+ * more is reported as 3. */
+int doctor_distance(const char *a, size_t la, const char *b, size_t lb)
+{
+	int d[64][64];
+
+	if (la >= 64 || lb >= 64)
+		return 3;
+	for (size_t i = 0; i <= la; i++)
+		d[i][0] = (int)i;
+	for (size_t j = 0; j <= lb; j++)
+		d[0][j] = (int)j;
+	for (size_t i = 1; i <= la; i++)
+		for (size_t j = 1; j <= lb; j++) {
+			int v = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+
+			if (d[i - 1][j] + 1 < v)
+				v = d[i - 1][j] + 1;
+			if (d[i][j - 1] + 1 < v)
+				v = d[i][j - 1] + 1;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+			    d[i - 2][j - 2] + 1 < v)
+				v = d[i - 2][j - 2] + 1;
+			d[i][j] = v;
+		}
+	return d[la][lb] < 3 ? d[la][lb] : 3;
+}
+
 static const struct doctor_opt doctor_help_opt = {"help", 'h', NULL, "show this help"};
+
+/* The columns of n bytes of UTF-8: its characters. */
+static int doctor_cols(const char *s, size_t n)
+{
+	int cols = 0;
+
+	for (size_t i = 0; i < n; i++)
+		cols += ((unsigned char)s[i] & 0xc0) != 0x80;
+	return cols;
+}
+
+/* n bytes of s as they are, a new line (indented) wherever the next
+ * character would pass the last column: a value, cut anywhere but inside a
+ * character. */
+static int doctor_wrap_hard(FILE *f, int col, int indent, const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (((unsigned char)s[i] & 0xc0) != 0x80) {
+			if (col >= DOCTOR_COLUMNS) {
+				fprintf(f, "\n%*s", indent, "");
+				col = indent;
+			}
+			col++;
+		}
+		fputc(s[i], f);
+	}
+	return col;
+}
+
+int doctor_wrap(FILE *f, int col, int indent, const char *text, bool hard)
+{
+	size_t lead = strspn(text, " ");
+	bool first = true;
+
+	if (hard)
+		return doctor_wrap_hard(f, col, indent, text, strlen(text));
+	/* the spaces it starts with separate it from what is on the line: kept
+	 * when its first word fits after them, else a new line */
+	if (lead) {
+		text += lead;
+		if (col + (int)lead + doctor_cols(text, strcspn(text, " ")) <= DOCTOR_COLUMNS) {
+			col += fprintf(f, "%*s", (int)lead, "");
+		} else {
+			fprintf(f, "\n%*s", indent, "");
+			col = indent;
+		}
+	}
+	while (*text) {
+		size_t n = strcspn(text, " ");
+		int cols = doctor_cols(text, n);
+
+		if (!first && col + 1 + cols <= DOCTOR_COLUMNS) {
+			fputc(' ', f);
+			col++;
+		} else if (!first || (col > indent && col + cols > DOCTOR_COLUMNS)) {
+			fprintf(f, "\n%*s", indent, "");
+			col = indent;
+		}
+		col = doctor_wrap_hard(f, col, indent, text, n);
+		first = false;
+		text += n;
+		text += strspn(text, " ");
+	}
+	return col;
+}
+
+void doctor_text(FILE *f, const char *text)
+{
+	while (*text) {
+		size_t n = strcspn(text, "\n"), indent = strspn(text, " ");
+		char line[1024];
+
+		snprintf(line, sizeof(line), "%.*s", (int)(n - indent), text + indent);
+		fprintf(f, "%*s", (int)indent, "");
+		doctor_wrap(f, (int)indent, (int)indent, line, false);
+		fputc('\n', f);
+		text += n + (text[n] == '\n');
+	}
+}
 
 void doctor_cmd_usage(const struct doctor_cmd *cmd, FILE *f)
 {
-	fprintf(f, "usage: gdx-doctor %s [options]%s%s\n%s\n\noptions:\n", cmd->name,
-		cmd->max_operands ? " " : "",
+	fprintf(f, "usage: gdx-doctor %s [options]%s%s\n", cmd->name, cmd->max_operands ? " " : "",
 		cmd->max_operands > 1 ? "[FILE...]"
 		: cmd->max_operands   ? "FILE"
-				      : "",
-		cmd->summary);
+				      : "");
+	doctor_text(f, cmd->summary);
+	fputs("\noptions:\n", f);
 	for (const struct doctor_opt *o = cmd->opts;; o++) {
 		char left[64];
+		int col;
 
 		if (!o->name)
 			o = &doctor_help_opt;
 		snprintf(left, sizeof(left), "-%c, --%s%s%s", o->key, o->name, o->arg ? " " : "",
 			 o->arg ? o->arg : "");
-		fprintf(f, "  %-22s %s\n", left, o->help);
+		col = fprintf(f, "  %-22s ", left);
+		doctor_wrap(f, col, 2 + 22 + 1, o->help, false);
+		fputc('\n', f);
 		if (o == &doctor_help_opt)
 			break;
 	}
-	if (cmd->notes)
-		fprintf(f, "\n%s", cmd->notes);
-	fprintf(f, "\n%s", doctor_exit_help);
+	if (cmd->notes) {
+		fputc('\n', f);
+		doctor_text(f, cmd->notes);
+	}
+	fputs("\nexit status: one table for every command, in gdx-doctor --help\n", f);
+}
+
+/* The name of cands[] (n of them) nearest name, its first len bytes, close
+ * enough to be a misspelling of it: 1 edit in a short name, 2 in one of 5
+ * or more characters; NULL when none is. */
+const char *doctor_nearest(const char *name, size_t len, const char *const *cands, int n)
+{
+	const char *best = NULL;
+	int best_d = 3;
+
+	for (int i = 0; i < n; i++) {
+		size_t cl = strlen(cands[i]);
+		int d = doctor_distance(name, len, cands[i], cl);
+
+		if (d <= (cl >= 5 ? 2 : 1) && d < best_d) {
+			best = cands[i];
+			best_d = d;
+		}
+	}
+	return best;
+}
+
+/* An unknown --name: the option of the command nearest it, or NULL. */
+static const char *doctor_near_opt(const struct doctor_cmd *cmd, const char *arg)
+{
+	const char *names[18];
+	int n = 0;
+
+	if (strncmp(arg, "--", 2))
+		return NULL;
+	arg += 2;
+	for (const struct doctor_opt *o = cmd->opts; o->name && n < 16; o++)
+		names[n++] = o->name;
+	names[n++] = doctor_help_opt.name;
+	return doctor_nearest(arg, strcspn(arg, "="), names, n);
 }
 
 int doctor_args(const struct doctor_cmd *cmd, int argc, char **argv,
@@ -84,7 +234,7 @@ int doctor_args(const struct doctor_cmd *cmd, int argc, char **argv,
 	optind = 1;
 	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
 		if (c == '?' || c == ':') {
-			const char *what = argv[optind - 1];
+			const char *what = argv[optind - 1], *near;
 			char shortname[4];
 
 			/* An unknown letter may sit inside a cluster such as -jz. */
@@ -92,9 +242,13 @@ int doctor_args(const struct doctor_cmd *cmd, int argc, char **argv,
 				snprintf(shortname, sizeof(shortname), "-%c", optopt);
 				what = shortname;
 			}
-			fprintf(stderr, "gdx-doctor %s: %s option %s\n", cmd->name,
-				c == ':' ? "missing the argument of" : "unknown", what);
-			fprintf(stderr, "try 'gdx-doctor %s --help'\n", cmd->name);
+			fprintf(stderr, "gdx-doctor %s: %s option ", cmd->name,
+				c == ':' ? "missing the argument of" : "unknown");
+			gdx_esc_text(stderr, what);
+			near = c == '?' && !optopt ? doctor_near_opt(cmd, what) : NULL;
+			if (near)
+				fprintf(stderr, "; did you mean --%s?", near);
+			fprintf(stderr, "\ntry 'gdx-doctor %s --help'\n", cmd->name);
 			return DOCTOR_USAGE;
 		}
 		if (c == 'h') {
@@ -109,9 +263,11 @@ int doctor_args(const struct doctor_cmd *cmd, int argc, char **argv,
 	if (operands < cmd->min_operands || operands > cmd->max_operands) {
 		if (cmd->operands_usage)
 			fprintf(stderr, "gdx-doctor %s: %s\n", cmd->name, cmd->operands_usage);
-		else
-			fprintf(stderr, "gdx-doctor %s: unexpected argument '%s'\n", cmd->name,
-				argv[optind]);
+		else {
+			fprintf(stderr, "gdx-doctor %s: unexpected argument '", cmd->name);
+			gdx_esc_text(stderr, argv[optind]);
+			fputs("'\n", stderr);
+		}
 		return DOCTOR_USAGE;
 	}
 	return DOCTOR_OK;

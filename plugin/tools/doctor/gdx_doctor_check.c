@@ -40,6 +40,7 @@ struct check_opts {
 	const char *xml;
 	const char *hostname; /* --hostname */
 	bool json;
+	bool quiet;	     /* the problems alone, on stderr: a gate's */
 	bool allow_degraded; /* a degraded node exits 0 */
 };
 
@@ -51,6 +52,7 @@ static int check_on_opt(void *ctx, int key, const char *arg)
 	case 's': o->sysfs_root = arg; break;
 	case 'x': o->xml = arg; break;
 	case 'j': o->json = true; break;
+	case 'q': o->quiet = true; break;
 	case 'a': o->allow_degraded = true; break;
 	case 'H': o->hostname = arg; break;
 	}
@@ -199,6 +201,16 @@ static int check_run(struct check *c)
 		check_nccl_problems(c);
 		check_rma(c);
 	}
+	/* A login node: neither a GPU nor an RDMA device. Every other problem
+	 * is about them (the ports, the memlock NCCL registers its buffers
+	 * with, the NCCL a job would load there): one line says where to run
+	 * this instead, broken still for a gate. */
+	if (!p->ngpus && !p->nnics) {
+		c->nproblems = 0;
+		c->status = GDX_GDR_LEVEL_OK;
+		check_problem(c, GDX_GDR_LEVEL_BROKEN,
+			      "no GPU and no RDMA device: run this on a compute node");
+	}
 	return 0;
 }
 
@@ -222,6 +234,10 @@ static int doctor_check(const struct doctor_cmd *cmd, int argc, char **argv)
 	ret = doctor_args(cmd, argc, argv, check_on_opt, &o);
 	if (ret != DOCTOR_OK)
 		return ret;
+	if (o.json && o.quiet) {
+		fprintf(stderr, "gdx-doctor check: --json and --quiet: give one\n");
+		return DOCTOR_USAGE;
+	}
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return DOCTOR_ERROR;
@@ -325,6 +341,8 @@ static int doctor_check(const struct doctor_cmd *cmd, int argc, char **argv)
 	} else {
 		if (o.json)
 			check_json(c, stdout);
+		else if (o.quiet)
+			check_quiet(c, stderr);
 		else
 			check_human(c, stdout);
 		ret = c->exit;
@@ -350,6 +368,9 @@ static const struct doctor_opt check_opts[] = {
 	{"xml", 'x', "FILE",
 	 "read an hwloc XML topology (lstopo --of xml) instead of this machine"},
 	{"json", 'j', NULL, "print JSON instead of the tables"},
+	{"quiet", 'q', NULL,
+	 "print only the problems (degraded and broken), one line each on standard error: "
+	 "a gate's, whose output goes to /dev/null"},
 	{"hostname", 'H', "NAME",
 	 "the node's name in --json (default: a saved tree's, from its facts or topo.xml; "
 	 "else this machine's)"},
@@ -364,10 +385,9 @@ const struct doctor_cmd doctor_cmd_check = {
 	.summary = "the node before a job: ports, memlock, peer memory, DMA-BUF, CUDA, paths, NCCL",
 	.opts = check_opts,
 	.run = doctor_check,
-	.notes =
-		"what it loads: to judge this machine's NCCL and the plugin NCCL would open, check\n"
-		"loads libnccl.so.2 and the library NCCL_NET_PLUGIN names, as NCCL does\n"
-		"(dlopen): their constructors, and their dependencies', run in this process.\n"
-		"Run it, as root above all, only where you would load them (NCCL_NET_PLUGIN,\n"
-		"LD_LIBRARY_PATH); a saved tree's (--sysfs-root) NCCL is not judged.\n",
+	.notes = "what it loads: to judge this machine's NCCL and the plugin NCCL would open,\n"
+		 "check loads libnccl.so.2 and the library NCCL_NET_PLUGIN names, as NCCL does\n"
+		 "(dlopen): their constructors, and their dependencies', run in this process.\n"
+		 "Run it, as root above all, only where you would load them (NCCL_NET_PLUGIN,\n"
+		 "LD_LIBRARY_PATH); a saved tree's (--sysfs-root) NCCL is not judged.\n",
 };

@@ -63,6 +63,8 @@ struct check_nccl {
 	unsigned lib_rma;	       /* its ncclRmaPlugin_vN, bit N */
 	char tried[2 * NCCL_NAME_MAX]; /* the names NCCL tries, "gdx, then libnccl-net-gdx.so" */
 	char load_error[512];	       /* a file found that dlopen refuses, and why */
+	bool missing;		       /* NCCL_NET_PLUGIN is a path, and nothing is there */
+	char beside[PATH_MAX];	       /* the plugin beside this gdx-doctor, "" when none */
 	char first_other[PATH_MAX];    /* 2.27+ lists: another plugin listed before this one */
 	bool ours;		       /* lib_path is this plugin */
 	int api;		       /* the ncclNetPlugin_vN NCCL loads of this plugin, 0 none */
@@ -129,6 +131,8 @@ void check_nccl_name(const struct check_nccl *n, char *buf, size_t len);
 
 /* The report (gdx_doctor_check_report.c): the tables, or --json. */
 void check_human(const struct check *c, FILE *f);
+/* --quiet: "gdx-doctor check: [broken] ..." for each problem but the notes. */
+void check_quiet(const struct check *c, FILE *f);
 void check_json(const struct check *c, FILE *f);
 
 #endif

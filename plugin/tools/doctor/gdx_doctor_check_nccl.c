@@ -9,6 +9,7 @@
  * constructors and their dependencies': check --help and gdx-doctor(1) say
  * so, for the user who points NCCL_NET_PLUGIN somewhere.
  */
+#include <ctype.h>
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -244,6 +245,15 @@ void check_nccl(struct check *c)
 	if (n->plugin_env && n->judged->none && !strcmp(n->plugin_env, "none"))
 		return; /* no external plugin at all */
 	check_resolve_env(n, n->judged);
+	/* the plugin this gdx-doctor came with, to name in a fix */
+	gdx_file_plugin_beside_self(n->beside, sizeof(n->beside));
+	if (!n->lib_path[0] && !n->load_error[0] && n->plugin_env) {
+		char first[NCCL_NAME_MAX];
+
+		snprintf(first, sizeof(first), "%.*s", (int)strcspn(n->plugin_env, ","),
+			 n->plugin_env);
+		n->missing = strchr(first, '/') && access(first, F_OK);
+	}
 	if (n->ours) {
 		n->api = nccl_loader_pick(n->judged, n->lib_exported);
 		snprintf(n->plugin_path, sizeof(n->plugin_path), "%s", n->lib_path);
@@ -274,6 +284,8 @@ static void check_not_ours(const struct check_nccl *n, char *buf, size_t len)
 {
 	if (n->load_error[0])
 		snprintf(buf, len, "a file there does not load: %s", n->load_error);
+	else if (n->missing)
+		snprintf(buf, len, "that file does not exist");
 	else if (!n->lib_path[0])
 		snprintf(buf, len, "and finds no such file in the library path");
 	else if (!nccl_loader_pick(n->judged, n->lib_exported))
@@ -281,6 +293,76 @@ static void check_not_ours(const struct check_nccl *n, char *buf, size_t len)
 	else
 		snprintf(buf, len, "%s, another plugin (its network is %s)", n->lib_path,
 			 n->lib_net[0] ? n->lib_net : "unnamed");
+}
+
+/* Whether NCCL_NET_PLUGIN's first entry is near this plugin's name, gdx: the
+ * same in another case (GDX, the network's name), or one edit away. */
+static bool check_near_gdx(const char *v)
+{
+	size_t len = strcspn(v, ",");
+	char lower[8];
+
+	if (len >= sizeof(lower) || (len == 3 && !strncmp(v, "gdx", 3)))
+		return false;
+	for (size_t i = 0; i < len; i++)
+		lower[i] = (char)tolower((unsigned char)v[i]);
+	return doctor_distance(lower, len, "gdx", 3) <= 1;
+}
+
+/* Whether the file name is in a directory of LD_LIBRARY_PATH: the first
+ * such directory into dir. */
+static bool check_in_library_path(const char *name, char *dir, size_t len)
+{
+	const char *v = getenv("LD_LIBRARY_PATH");
+	char path[PATH_MAX];
+
+	for (const char *e = v; e && *e;) {
+		size_t n = strcspn(e, ":");
+
+		if (n &&
+		    (size_t)snprintf(path, sizeof(path), "%.*s/%s", (int)n, e, name) <
+			    sizeof(path) &&
+		    !access(path, R_OK)) {
+			snprintf(dir, len, "%.*s", (int)n, e);
+			return true;
+		}
+		e += n + (e[n] == ':');
+	}
+	return false;
+}
+
+/* The fix when NCCL_NET_PLUGIN leads to no file: the name meant, the path
+ * that is not there, or the directory to add to the library path, named
+ * where this gdx-doctor has the plugin beside it. */
+static void check_fix_not_found(const struct check_nccl *n, char *buf, size_t len)
+{
+	char dir[PATH_MAX];
+
+	if (check_near_gdx(n->plugin_env))
+		snprintf(buf, len,
+			 "NCCL_NET_PLUGIN=gdx (did you mean it? NCCL opens libnccl-net-<value>.so, "
+			 "and file names have a case)");
+	else if (n->missing && n->beside[0])
+		snprintf(buf, len, "NCCL_NET_PLUGIN=%s, the plugin beside this gdx-doctor",
+			 n->beside);
+	else if (n->missing)
+		snprintf(buf, len,
+			 "the full path of libnccl-net-gdx.so, or NCCL_NET_PLUGIN=gdx with its "
+			 "directory in LD_LIBRARY_PATH");
+	else if (check_in_library_path(GDX_FILE_PLUGIN, dir, sizeof(dir)))
+		snprintf(buf, len,
+			 "NCCL_NET_PLUGIN=gdx (" GDX_FILE_PLUGIN " is in %s, in "
+			 "LD_LIBRARY_PATH)",
+			 dir);
+	else if (n->beside[0])
+		snprintf(buf, len,
+			 "add the plugin's directory, %.*s, to LD_LIBRARY_PATH (or give its full "
+			 "path, NCCL 2.21 or later)",
+			 (int)(strrchr(n->beside, '/') - n->beside), n->beside);
+	else
+		snprintf(buf, len,
+			 "add the plugin's directory to LD_LIBRARY_PATH (or give its full path, "
+			 "NCCL 2.21 or later)");
 }
 
 /*
@@ -293,6 +375,7 @@ void check_nccl_problems(struct check *c)
 	const struct check_nccl *n = &c->nccl;
 	const struct nccl_loader *l = n->judged;
 	char nccl[PATH_MAX + 64], why[PATH_MAX + 600], tries[128], has[64];
+	char fix[PATH_MAX + 200];
 
 	check_nccl_name(n, nccl, sizeof(nccl));
 	/* The plugin first: whichever NCCL the job brings opens it the same way. */
@@ -325,16 +408,16 @@ void check_nccl_problems(struct check *c)
 			n->plugin_env, nccl, n->tried);
 	} else if (!n->ours) {
 		check_not_ours(n, why, sizeof(why));
+		check_fix_not_found(n, fix, sizeof(fix));
 		check_problem(
 			c, GDX_GDR_LEVEL_BROKEN,
-			"NCCL_NET_PLUGIN=%s does not lead to this plugin: NCCL %s opens %s %s; "
+			"NCCL_NET_PLUGIN=%s does not lead to this plugin: NCCL %s opens %s%s%s; "
 			"fix: %s",
-			n->plugin_env, nccl, n->tried, why,
+			n->plugin_env, nccl, n->tried, n->missing ? ": " : " ", why,
 			n->load_error[0] ? "install what it needs (ldd shows what is missing)"
 			: n->lib_path[0]
 				? "NCCL_NET_PLUGIN=gdx, or the full path of libnccl-net-gdx.so"
-				: "add the plugin's directory to LD_LIBRARY_PATH (or give its "
-				  "full path, NCCL 2.21 or later)");
+				: fix);
 	} else if (!n->api) {
 		const struct nccl_loader *first =
 			nccl_loader_at(nccl_loader_first_taking(n->lib_exported));

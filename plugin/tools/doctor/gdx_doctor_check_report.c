@@ -95,7 +95,7 @@ static void check_degraded(unsigned d, char *buf, size_t len)
 
 static void check_human_nccl(const struct check_nccl *n, FILE *f)
 {
-	char nccl[PATH_MAX + 64], tries[128], has[64];
+	char nccl[PATH_MAX + 64], tries[128], has[64], esc[GDX_ESCAPE_LEN(512)];
 
 	check_nccl_name(n, nccl, sizeof(nccl));
 	nccl_loader_tries(n->judged, tries, sizeof(tries));
@@ -105,9 +105,14 @@ static void check_human_nccl(const struct check_nccl *n, FILE *f)
 			tries);
 	else
 		fprintf(f, "  %-13s %s: tries %s\n", "NCCL", nccl, tries);
-	fprintf(f, "  %-13s NCCL_NET_PLUGIN=%s, NCCL_NET=%s: NCCL opens %s\n", "plugin",
-		n->plugin_env ? n->plugin_env : "(unset)", n->net_env ? n->net_env : "(unset)",
-		n->tried[0] ? n->tried : "no external plugin");
+	/* the environment's values, and the names made of them, escaped */
+	fprintf(f, "  %-13s NCCL_NET_PLUGIN=", "plugin");
+	gdx_esc_text(f, n->plugin_env ? n->plugin_env : "(unset)");
+	fputs(", NCCL_NET=", f);
+	gdx_esc_text(f, n->net_env ? n->net_env : "(unset)");
+	fputs(": NCCL opens ", f);
+	gdx_esc_text(f, n->tried[0] ? n->tried : "no external plugin");
+	fputc('\n', f);
 	if (n->ours && n->api)
 		fprintf(f, "  %-13s %s (%s): NCCL loads ncclNetPlugin_v%d\n", "", n->plugin_path,
 			has, n->api);
@@ -118,7 +123,10 @@ static void check_human_nccl(const struct check_nccl *n, FILE *f)
 			n->lib_net[0] ? n->lib_net : "unnamed", has);
 	else
 		fprintf(f, "  %-13s not this plugin: %s\n", "",
-			n->load_error[0] ? n->load_error : "no such file in the library path");
+			gdx_esc_text_buf(esc, sizeof(esc),
+					 n->load_error[0] ? n->load_error
+					 : n->missing	  ? "that file does not exist"
+							  : "no such file in the library path"));
 	if (n->ours && n->plugin_version[0])
 		fprintf(f,
 			"  %-13s libnccl-net-gdx %s, wire protocol %d (this gdx-doctor: %s, %d)\n",
@@ -278,13 +286,27 @@ void check_human(const struct check *c, FILE *f)
 	}
 
 	fputs("\nProblems\n", f);
-	for (int i = 0; i < c->nproblems; i++)
-		fprintf(f, "  [%s] %s\n", check_level_names[c->problems[i].level],
-			c->problems[i].text);
+	/* a problem may quote the environment (NCCL_NET_PLUGIN): escaped */
+	for (int i = 0; i < c->nproblems; i++) {
+		fprintf(f, "  [%s] ", check_level_names[c->problems[i].level]);
+		gdx_esc_text(f, c->problems[i].text);
+		fputc('\n', f);
+	}
 	if (!c->nproblems)
 		fputs("  none\n", f);
 	fprintf(f, "\nResult: %s (exit %d%s)\n", check_status_names[c->status], c->exit,
 		c->exit != (int)c->status ? ", --allow-degraded" : "");
+}
+
+void check_quiet(const struct check *c, FILE *f)
+{
+	for (int i = 0; i < c->nproblems; i++) {
+		if (c->problems[i].level == GDX_GDR_LEVEL_OK)
+			continue;
+		fprintf(f, "gdx-doctor check: [%s] ", check_level_names[c->problems[i].level]);
+		gdx_esc_text(f, c->problems[i].text);
+		fputc('\n', f);
+	}
 }
 
 static void check_json_host(const struct check *c, FILE *f)

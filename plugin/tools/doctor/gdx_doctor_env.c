@@ -119,6 +119,49 @@ static void env_twin_refused(const struct gdx_param_info *p, char *buf, size_t l
 		 p->lo, p->hi);
 }
 
+/* A value's continuation lines are indented past its variable's meaning's. */
+#define ENV_VALUE_INDENT 8
+
+/*
+ * A unit of env's lines, at column col after the separator sep: a name, '='
+ * and a value from the environment, quoted and escaped (quote; else the
+ * value as it is), then what follows it. On the line when it fits there,
+ * else on the next one (indented ENV_VALUE_INDENT) when it fits there, else
+ * cut over as many lines as it takes, every byte kept: joining its lines
+ * (less their newline and indentation) gives it back. Returns the column it
+ * ends at.
+ */
+static int env_unit(FILE *f, int col, const char *sep, const char *name, const char *v, bool quote,
+		    const char *after)
+{
+	size_t len = strlen(name) + GDX_ESCAPE_LEN(strlen(v)) + strlen(after) + 3;
+	char *unit = malloc(len);
+	int cols;
+
+	if (!unit) { /* out of memory: on one line, rather than not at all */
+		fprintf(f, "%s%s%s", sep, name, quote ? "\"" : "");
+		gdx_esc_text(f, v);
+		fprintf(f, "%s%s", quote ? "\"" : "", after);
+		return DOCTOR_COLUMNS;
+	}
+	snprintf(unit, len, "%s%s", name, quote ? "\"" : "");
+	gdx_escape(GDX_ESCAPE_TEXT, v, unit + strlen(unit), len - strlen(unit));
+	snprintf(unit + strlen(unit), len - strlen(unit), "%s%s", quote ? "\"" : "", after);
+	cols = 0;
+	for (const char *c = unit; *c; c++)
+		cols += ((unsigned char)*c & 0xc0) != 0x80;
+	if (col + (int)strlen(sep) + cols <= DOCTOR_COLUMNS) {
+		col += fprintf(f, "%s", sep);
+	} else if (ENV_VALUE_INDENT + cols <= DOCTOR_COLUMNS) {
+		col = fprintf(f, "\n%*s", ENV_VALUE_INDENT, "") - 1;
+	} else if (col + (int)strlen(sep) < DOCTOR_COLUMNS) {
+		col += fprintf(f, "%s", sep);
+	}
+	col = doctor_wrap(f, col, ENV_VALUE_INDENT, unit, true);
+	free(unit);
+	return col;
+}
+
 /* NCCL's NCCL_IB_* variables set here, each with what the plugin does with
  * it: the value it takes through its twin, or why it is not applied. */
 static void env_nccl_text(FILE *f)
@@ -129,30 +172,35 @@ static void env_nccl_text(FILE *f)
 		const struct gdx_nccl_var *n = &gdx_nccl_vars[i];
 		const struct gdx_param_info *p = gdx_param_of_twin(n->name);
 		const char *v = getenv(n->name);
-		char val[160];
+		char val[160], what[192];
+		int col;
 
 		if (!v || !*v)
 			continue;
 		if (!any)
 			fputs("\nNCCL's variables set here:\n", f);
 		any = true;
-		fprintf(f, "%s=\"", n->name);
-		gdx_esc_text(f, v);
-		fputs("\"  ", f);
+		snprintf(what, sizeof(what), "%s=", n->name);
+		col = env_unit(f, 0, "", what, v, true, "");
 		if (p && gdx_param_src(p->name) == GDX_PARAM_TWIN) {
 			env_value(p, val, sizeof(val));
-			fprintf(f, "taken: NCCL_GDX_%s=", p->name);
-			gdx_esc_text(f, val);
-			fputc('\n', f);
+			snprintf(what, sizeof(what), "taken: NCCL_GDX_%s=", p->name);
+			col = env_unit(f, col, "  ", what, val, false, "");
 		} else if (p && gdx_param_src(p->name) == GDX_PARAM_TWIN_REFUSED) {
 			env_twin_refused(p, val, sizeof(val));
-			fprintf(f, "refused: %s\n", val);
+			snprintf(what, sizeof(what), "  refused: %s", val);
+			doctor_wrap(f, col, ENV_VALUE_INDENT, what, false);
 		} else if (p) {
-			fprintf(f, "not read: NCCL_GDX_%s is set\n", p->name);
+			snprintf(what, sizeof(what), "  not read: NCCL_GDX_%s is set", p->name);
+			doctor_wrap(f, col, ENV_VALUE_INDENT, what, false);
 		} else {
-			fprintf(f, "%s\n", n->kind == GDX_NCCL_nccl ? "NCCL's own" : "not applied");
+			snprintf(what, sizeof(what), "  %s",
+				 n->kind == GDX_NCCL_nccl ? "NCCL's own" : "not applied");
+			doctor_wrap(f, col, ENV_VALUE_INDENT, what, false);
 		}
-		fprintf(f, "    %s\n", n->what);
+		fputs("\n    ", f);
+		doctor_wrap(f, 4, 4, n->what, false);
+		fputc('\n', f);
 	}
 }
 
@@ -165,32 +213,42 @@ static void env_text(FILE *f)
 			w = (int)strlen(gdx_param_infos[i].name);
 	for (int i = 0; i < gdx_param_count; i++) {
 		const struct gdx_param_info *p = &gdx_param_infos[i];
-		char var[96];
-		const char *v;
+		char var[96], what[128], sep[16], refused[128];
+		const char *v, *def;
+		int col;
 
 		snprintf(var, sizeof(var), "NCCL_GDX_%s", p->name);
 		v = gdx_param_env(p->name);
-		fprintf(f, "%-*s  %s  default %-8s  ", w + 9, var, p->type,
-			p->def[0] ? p->def : "(empty)");
+		def = p->def[0] ? p->def : "(empty)";
+		col = fprintf(f, "%-*s  %s  default %s", w + 9, var, p->type, def);
+		/* the default in 8 columns at least, then two spaces: the
+		 * separator, which a value moved to the next line leaves out */
+		snprintf(sep, sizeof(sep), "%*s", 2 + (strlen(def) < 8 ? 8 - (int)strlen(def) : 0),
+			 "");
 		/* the environment's bytes, escaped: a newline or an escape
-		 * sequence in a value neither adds a line nor acts on the terminal */
+		 * sequence in a value neither adds a line nor acts on the
+		 * terminal; one too long for the line goes on in the next ones */
 		if (v) {
-			fputs("set to \"", f);
-			gdx_esc_text(f, v);
-			fputs("\"\n", f);
+			env_unit(f, col, sep, "set to ", v, true, "");
 		} else if (gdx_param_twin_env(p)) {
-			fprintf(f, "not set; %s=\"", p->twin);
-			gdx_esc_text(f, gdx_param_twin_env(p));
+			snprintf(what, sizeof(what), "not set; %s=", p->twin);
 			/* as init takes it: outside the range, the default */
-			if (gdx_param_src(p->name) == GDX_PARAM_TWIN_REFUSED)
-				fprintf(f,
-					"\" is refused (outside %lld-%lld): its default %s is used\n",
-					p->lo, p->hi, p->def);
-			else
-				fputs("\" is taken\n", f);
-		} else
-			fputs("not set\n", f);
-		fprintf(f, "    %s\n", p->help);
+			if (gdx_param_src(p->name) == GDX_PARAM_TWIN_REFUSED) {
+				snprintf(refused, sizeof(refused),
+					 " is refused (outside %lld-%lld): its default %s is used",
+					 p->lo, p->hi, p->def);
+				col = env_unit(f, col, sep, what, gdx_param_twin_env(p), true, "");
+				doctor_wrap(f, col, ENV_VALUE_INDENT, refused, false);
+			} else {
+				env_unit(f, col, sep, what, gdx_param_twin_env(p), true,
+					 " is taken");
+			}
+		} else {
+			fprintf(f, "%snot set", sep);
+		}
+		fputs("\n    ", f);
+		doctor_wrap(f, 4, 4, p->help, false);
+		fputc('\n', f);
 	}
 }
 
@@ -202,42 +260,13 @@ static const char *const env_nccl_ib_old[] = {
 	"NCCL_IB_GDR_FLUSH_DISABLE",
 };
 
-/* The edit distance of a and b (optimal string alignment: an insertion, a
- * deletion, a change or two neighbours swapped each count 1), up to 3:
- * more is reported as 3. */
-static int env_distance(const char *a, size_t la, const char *b, size_t lb)
-{
-	int d[64][64];
-
-	if (la >= 64 || lb >= 64)
-		return 3;
-	for (size_t i = 0; i <= la; i++)
-		d[i][0] = (int)i;
-	for (size_t j = 0; j <= lb; j++)
-		d[0][j] = (int)j;
-	for (size_t i = 1; i <= la; i++)
-		for (size_t j = 1; j <= lb; j++) {
-			int v = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
-
-			if (d[i - 1][j] + 1 < v)
-				v = d[i - 1][j] + 1;
-			if (d[i][j - 1] + 1 < v)
-				v = d[i][j - 1] + 1;
-			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
-			    d[i - 2][j - 2] + 1 < v)
-				v = d[i - 2][j - 2] + 1;
-			d[i][j] = v;
-		}
-	return d[la][lb] < 3 ? d[la][lb] : 3;
-}
-
 /* Whether name (len bytes, after the common prefix) is near known, close
  * enough to be a misspelling: 1 edit in a short name, 2 in one of 5 or more
  * characters. */
 static bool env_near(const char *name, size_t len, const char *known)
 {
 	size_t kl = strlen(known);
-	int d = env_distance(name, len, known, kl);
+	int d = doctor_distance(name, len, known, kl);
 
 	return d <= (kl >= 5 ? 2 : 1);
 }

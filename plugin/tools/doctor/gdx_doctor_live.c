@@ -23,6 +23,13 @@ int live_snap_take(const char *dir, struct live_snap *s)
 
 	memset(s, 0, sizeof(*s));
 	ret = gdx_live_scan(dir, &s->scan);
+	/* the directory not made yet (NCCL_GDX_LIVE_DIR, before the first job
+	 * with it): no process has the plugin loaded there, which is no error
+	 * (a gate before the first job runs); said in the notes */
+	if (ret == -ENOENT) {
+		s->dir_missing = true;
+		ret = 0;
+	}
 	if (ret) {
 		fprintf(stderr, "gdx-doctor: cannot read the live files in ");
 		gdx_esc_text(stderr, dir ? dir : gdx_live_dir());
@@ -109,6 +116,11 @@ void live_snap_notes_text(FILE *f, const struct live_snap *s, const char *dir)
 {
 	const struct gdx_live_scan *sc = &s->scan;
 
+	if (s->dir_missing) {
+		fputs("note: ", f);
+		gdx_esc_text(f, dir ? dir : gdx_live_dir());
+		fputs(" does not exist yet: no process has loaded the plugin with it\n", f);
+	}
 	for (int i = 0; i < sc->nusers; i++) {
 		const struct gdx_live_user *u = &sc->users[i];
 
@@ -153,7 +165,8 @@ void live_snap_notes_json(FILE *f, const struct live_snap *s)
 		fprintf(f, "\"files_left\": %d, \"processes_cut\": %d}", u->files_left,
 			u->procs_cut);
 	}
-	fprintf(f, "], \"more_users\": %d}", sc->more_users);
+	fprintf(f, "], \"more_users\": %d, \"dir_missing\": %s}", sc->more_users,
+		s->dir_missing ? "true" : "false");
 }
 
 uint64_t live_comm_stalled_ms(const struct live_snap *s, const struct gdx_live_comm *c)

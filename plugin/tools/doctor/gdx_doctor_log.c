@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "tools/doctor/gdx_doctor.h"
@@ -28,7 +29,10 @@
  * holding both counts each byte once. Bytes through host memory on a NIC
  * that advertises GPUDirect RDMA mean NCCL staged them anyway
  * (NCCL_NET_GDR_LEVEL, or host buffers): the silent slowdown this command
- * exists to show.
+ * exists to show. A log where the plugin's init failed ("plugin disabled",
+ * after the WARN that says why) tells that, and the network NCCL says it
+ * used instead ("Using network IB"): a problem found (exit 2), not a log
+ * short of data (8).
  *
  * The plugin's lines start with GDX_LOG_PREFIX; up to 0.3.2 with
  * GDX_LOG_PREFIX_OLD, which NCCL's own lines about the network share
@@ -45,6 +49,10 @@
 /* (process, NIC) pairs whose comm counts wait for the process's summary. */
 #define LOG_MAX_PENDING 1024
 #define LOG_NAME_MAX	64
+/* The networks of NCCL's "Using network X" lines kept, and the bytes kept
+ * of the WARN that says why the plugin did not start. */
+#define LOG_MAX_NETS 4
+#define LOG_WHY_MAX  512
 
 /* The plugin's lines are a few hundred bytes; a longer line is not one of
  * them, and is skipped whole. */
@@ -95,6 +103,14 @@ struct log_scan {
 	unsigned long more_nics;  /* lines about NICs past the table's LOG_MAX_NICS */
 	unsigned long more_rails; /* likewise, rails */
 	unsigned long long_lines; /* lines longer than LOG_MAX_LINE, skipped */
+	/* The plugin's init failed: its "plugin disabled (...)" lines, and the
+	 * WARN before the first, which says why. */
+	unsigned long disabled;
+	char disabled_why[LOG_WHY_MAX];
+	char last_warn[LOG_WHY_MAX], last_warn_proc[LOG_NAME_MAX];
+	/* The networks NCCL says it uses ("Using network IB"). */
+	char nets[LOG_MAX_NETS][LOG_NAME_MAX];
+	int nnets;
 };
 
 static struct log_nic *log_nic(struct log_scan *ls, const char *name, size_t len)
@@ -451,16 +467,62 @@ static void log_init_line(struct log_scan *ls, const char *p)
 	}
 }
 
+/* NCCL's "Using network X" (init.cc): the network a communicator runs on,
+ * each name kept once. */
+static void log_net_line(struct log_scan *ls, const char *line)
+{
+	const char *c = strstr(line, "NCCL INFO Using network ");
+	size_t len;
+
+	if (!c)
+		return;
+	c += strlen("NCCL INFO Using network ");
+	len = strcspn(c, " \r");
+	if (!len || len >= LOG_NAME_MAX)
+		return;
+	for (int i = 0; i < ls->nnets; i++)
+		if (strlen(ls->nets[i]) == len && !strncmp(ls->nets[i], c, len))
+			return;
+	if (ls->nnets < LOG_MAX_NETS) {
+		memcpy(ls->nets[ls->nnets], c, len);
+		ls->nets[ls->nnets++][len] = '\0';
+	}
+}
+
+/* The plugin's own lines about its init: each WARN kept until the next (the
+ * one before "plugin disabled" says why), and the disabled lines counted. */
+static bool log_disabled_line(struct log_scan *ls, const char *line, const char *proc,
+			      const char *p)
+{
+	const char *warn = strstr(line, "NCCL WARN ");
+
+	if (log_after(p, "plugin disabled (")) {
+		ls->disabled++;
+		if (!ls->disabled_why[0] && ls->last_warn[0] && !strcmp(ls->last_warn_proc, proc))
+			memcpy(ls->disabled_why, ls->last_warn, sizeof(ls->disabled_why));
+		return true;
+	}
+	if (warn && warn < p) {
+		snprintf(ls->last_warn, sizeof(ls->last_warn), "%s", p);
+		snprintf(ls->last_warn_proc, sizeof(ls->last_warn_proc), "%s", proc);
+	}
+	return false;
+}
+
 static void log_line(struct log_scan *ls, const char *line)
 {
 	const char *p = log_plugin_text(line), *colon, *space;
 	char proc[LOG_NAME_MAX];
 	struct log_nic *nic;
 
-	if (!p)
+	if (!p) {
+		log_net_line(ls, line);
 		return;
+	}
 	ls->plugin_lines++;
 	log_proc(line, p, proc, sizeof(proc));
+	if (log_disabled_line(ls, line, proc, p))
+		return;
 	if (log_after(p, "connected ") || log_after(p, "accepted "))
 		ls->connections++;
 	if (log_after(p, "libnccl-net-gdx ")) {
@@ -515,6 +577,71 @@ static void log_column(FILE *out, const char *s, int w)
 	fprintf(out, "%-*s", w, gdx_esc_text_buf(buf, sizeof(buf), s));
 }
 
+/* The networks NCCL used, "IB" or "IB, Socket", into buf. */
+static const char *log_nets(const struct log_scan *ls, char *buf, size_t len)
+{
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; i < ls->nnets && used < len; i++)
+		used += (size_t)snprintf(buf + used, len - used, "%s%s", i ? ", " : "",
+					 ls->nets[i]);
+	return buf;
+}
+
+/* The cause in a WARN's words, short: up to its first ';', without what it
+ * says in parentheses ("no RDMA device found (ibv_get_device_list: empty);
+ * is ..." is "no RDMA device found"). */
+static void log_short_cause(const char *why, char *buf, size_t len)
+{
+	size_t n = 0;
+	int depth = 0;
+
+	for (const char *c = why; *c && *c != ';' && n + 1 < len; c++) {
+		if (*c == ' ' && c[1] == '(' && !depth)
+			continue;
+		if (*c == '(')
+			depth++;
+		else if (*c == ')' && depth)
+			depth--;
+		else if (!depth)
+			buf[n++] = *c;
+	}
+	buf[n] = '\0';
+}
+
+/* The plugin's init failed in some process: why, in its words, and the
+ * network NCCL ran on instead. */
+static void log_disabled_report(const struct log_scan *ls, FILE *out)
+{
+	char nets[LOG_MAX_NETS * (LOG_NAME_MAX + 2)], cause[LOG_WHY_MAX];
+	bool gdx = false;
+
+	for (int i = 0; i < ls->nnets; i++)
+		gdx |= !strcasecmp(ls->nets[i], "GDX");
+	log_short_cause(ls->disabled_why, cause, sizeof(cause));
+	fputs("the plugin did not start: ", out);
+	gdx_esc_text(out, cause[0] ? cause : "its init failed (no WARN of it before)");
+	if (ls->nnets) {
+		fputs("; NCCL used ", out);
+		gdx_esc_text(out, log_nets(ls, nets, sizeof(nets)));
+	} else {
+		fputs("; NCCL used no network (no \"Using network\" line: the "
+		      "communicators' init failed?)",
+		      out);
+	}
+	fprintf(out, "\n  its init failed %lu time(s) in this log", ls->disabled);
+	if (gdx)
+		fputs(", and GDX in other processes", out);
+	fputs("\n", out);
+	if (ls->disabled_why[0]) {
+		fputs("  the plugin said: ", out);
+		gdx_esc_text(out, ls->disabled_why);
+		fputc('\n', out);
+	}
+	fputs("  gdx-doctor check on that node says why, with the fix\n", out);
+}
+
 int doctor_log_stream(FILE *in, FILE *out)
 {
 	unsigned long staged_direct = 0;
@@ -539,10 +666,25 @@ int doctor_log_stream(FILE *in, FILE *out)
 		return DOCTOR_NO_INPUT;
 	}
 	if (!ls->plugin_lines) {
+		char nets[LOG_MAX_NETS * (LOG_NAME_MAX + 2)];
+
 		fprintf(out, "no line of the plugin (\"" GDX_LOG_PREFIX "...\"): was it loaded "
-			     "(NCCL_NET_PLUGIN=gdx) and the log written with NCCL_DEBUG=INFO?\n");
+			     "(NCCL_NET_PLUGIN=gdx) and the log written with NCCL_DEBUG=INFO?");
+		if (ls->nnets) {
+			fputs(" (NCCL used ", out);
+			gdx_esc_text(out, log_nets(ls, nets, sizeof(nets)));
+			fputc(')', out);
+		}
+		fputc('\n', out);
 		free(ls);
 		return DOCTOR_LOG_NO_PLUGIN;
+	}
+	/* Its init failed: what the job ran on instead, and why; the problem
+	 * found, not a log short of data. */
+	if (ls->disabled && !ls->counts) {
+		log_disabled_report(ls, out);
+		free(ls);
+		return DOCTOR_BROKEN;
 	}
 	/* The byte counts are the data this report is made of; without them a
 	 * clean table would say nothing about what the job did. */
@@ -613,6 +755,11 @@ int doctor_log_stream(FILE *in, FILE *out)
 	}
 	if (ls->all_down)
 		fprintf(out, "\n%lu connection(s) lost every rail and failed\n", ls->all_down);
+	if (ls->disabled) {
+		fputc('\n', out);
+		log_disabled_report(ls, out);
+		ret = DOCTOR_BROKEN;
+	}
 	if (ls->long_lines)
 		fprintf(out,
 			"\n%lu line(s) longer than %d bytes skipped: none of the plugin's is\n",
