@@ -18,6 +18,7 @@
 #include "sys/gdx_param.h"
 #include "wire/gdx_wire.h"
 
+#include "tools/common/gdx_param_twin.h"
 #include "tools/doctor/gdx_doctor.h"
 
 struct env_opts {
