@@ -413,6 +413,14 @@ static inline struct gdx_recv_comm *gdx_recv_comm_of(struct gdx_comm *c)
 	return (struct gdx_recv_comm *)((char *)c - offsetof(struct gdx_recv_comm, base));
 }
 
+/* The comm fails with err, unless it already has: the first error stays.
+ * Here, beside the comm, as every layer above fails one. */
+static inline void gdx_comm_fail(struct gdx_comm *c, int err)
+{
+	if (!c->err)
+		c->err = err;
+}
+
 /* Debug builds (GDX_DEBUG, gdx_req.h): what a request's work requests did,
  * counted where they are posted and completed. The ways its bytes went, for
  * the invariant's message: */

@@ -10,7 +10,7 @@
 static pthread_mutex_t gdx_registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct gdx_ptrset gdx_registered;
 
-int gdx_comm_register(const void *comm)
+int gdx_registry_add(const void *comm)
 {
 	int ret;
 
@@ -20,7 +20,7 @@ int gdx_comm_register(const void *comm)
 	return ret;
 }
 
-int gdx_comm_unregister(const void *comm)
+int gdx_registry_remove(const void *comm)
 {
 	int ret;
 
@@ -30,7 +30,7 @@ int gdx_comm_unregister(const void *comm)
 	return ret;
 }
 
-bool gdx_comm_registered(const void *comm)
+bool gdx_registry_has(const void *comm)
 {
 	bool found;
 
@@ -40,7 +40,7 @@ bool gdx_comm_registered(const void *comm)
 	return found;
 }
 
-int gdx_comms_open(void)
+int gdx_registry_count(void)
 {
 	int n;
 
@@ -50,7 +50,7 @@ int gdx_comms_open(void)
 	return n;
 }
 
-static bool gdx_comm_owned_by(const void *comm, void *ctx)
+static bool gdx_registry_owned_by(const void *comm, void *ctx)
 {
 	const uint32_t kind = *(const uint32_t *)comm;
 	const struct gdx_ctx *owner;
@@ -65,17 +65,17 @@ static bool gdx_comm_owned_by(const void *comm, void *ctx)
 	return owner == ctx;
 }
 
-const void *gdx_comm_find_owned(struct gdx_ctx *ctx)
+const void *gdx_registry_find_owned(struct gdx_ctx *ctx)
 {
 	const void *comm;
 
 	pthread_mutex_lock(&gdx_registry_lock);
-	comm = gdx_ptrset_first(&gdx_registered, gdx_comm_owned_by, ctx);
+	comm = gdx_ptrset_first(&gdx_registered, gdx_registry_owned_by, ctx);
 	pthread_mutex_unlock(&gdx_registry_lock);
 	return comm;
 }
 
-void gdx_comms_fini(void)
+void gdx_registry_fini(void)
 {
 	gdx_ptrset_free(&gdx_registered);
 }

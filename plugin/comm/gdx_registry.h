@@ -16,20 +16,20 @@
 struct gdx_ctx;
 
 /* 0, -EEXIST when comm is live already, -ENOMEM. */
-int gdx_comm_register(const void *comm);
+int gdx_registry_add(const void *comm);
 /* Returns 0 when comm was live (and is now forgotten), -EBADF otherwise. */
-int gdx_comm_unregister(const void *comm);
+int gdx_registry_remove(const void *comm);
 
 /* Live comms, so a close of something never opened or already closed is an
  * error and not a crash. */
-bool gdx_comm_registered(const void *comm);
-int gdx_comms_open(void);
+bool gdx_registry_has(const void *comm);
+int gdx_registry_count(void);
 
 /* A live comm that ctx owns (its first field says its kind), NULL when there
  * is none. */
-const void *gdx_comm_find_owned(struct gdx_ctx *ctx);
+const void *gdx_registry_find_owned(struct gdx_ctx *ctx);
 
 /* Forgets every comm (unload). */
-void gdx_comms_fini(void);
+void gdx_registry_fini(void);
 
 #endif

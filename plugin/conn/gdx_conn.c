@@ -15,7 +15,7 @@ int gdx_conn_close_owned(struct gdx_ctx *ctx)
 	for (;;) {
 		const void *victim;
 
-		victim = gdx_comm_find_owned(ctx);
+		victim = gdx_registry_find_owned(ctx);
 		if (!victim)
 			break;
 		switch (*(const uint32_t *)victim) {
@@ -31,5 +31,5 @@ int gdx_conn_close_owned(struct gdx_ctx *ctx)
 void gdx_conn_fini(void)
 {
 	gdx_connects_fini();
-	gdx_comms_fini();
+	gdx_registry_fini();
 }

@@ -106,7 +106,7 @@ static void gdx_send_comm_free(struct gdx_send_comm *sc)
 {
 	if (!sc)
 		return;
-	gdx_comm_base_fini(&sc->base);
+	gdx_setup_base_fini(&sc->base);
 	free(sc);
 }
 
@@ -122,13 +122,13 @@ static int gdx_send_comm_create(struct gdx_connect *cs, struct gdx_send_comm **s
 	sc = calloc(1, sizeof(*sc));
 	if (!sc)
 		return -ENOMEM;
-	ret = gdx_comm_base_init(&sc->base, GDX_KIND_SEND, cs->dev, -1, cs->peer, cs->ctx, cs->tc);
+	ret = gdx_setup_base_init(&sc->base, GDX_KIND_SEND, cs->dev, -1, cs->peer, cs->ctx, cs->tc);
 	gdx_rail_qos(sc->base.tc, &sl, &tc);
 	if (!ret) {
-		int nrails = gdx_comm_rails_for(dev->nmembers, cs->remote_members);
+		int nrails = gdx_setup_rails_for(dev->nmembers, cs->remote_members);
 
-		ret = gdx_comm_rails_create(&sc->base, dev, nrails,
-					    gdx_comm_qps_for(nrails, cs->remote_qps), sl, tc);
+		ret = gdx_setup_rails_create(&sc->base, dev, nrails,
+					     gdx_setup_qps_for(nrails, cs->remote_qps), sl, tc);
 	}
 	if (ret)
 		goto err;
@@ -438,7 +438,7 @@ static int gdx_connect_progress(struct gdx_connect *cs)
 					return ret;
 				gdx_wire_hello_pack(&cs->out.hello, cs->nonce,
 						    (uint32_t)cs->sc->base.nmembers);
-				gdx_comm_meta_fill(&cs->reply.meta, &cs->sc->base); /* scratch */
+				gdx_setup_meta_fill(&cs->reply.meta, &cs->sc->base); /* scratch */
 				gdx_wire_meta_pack(&cs->out.meta, &cs->reply.meta);
 			}
 			gdx_xfer_set(&cs->xfer, &cs->out, sizeof(cs->out));
@@ -477,7 +477,7 @@ static int gdx_connect_progress(struct gdx_connect *cs)
 			ret = gdx_conn_reply_meta(&cs->reply, cs->fd, cs->peer);
 			if (ret)
 				return ret;
-			ret = gdx_comm_rails_connect(&cs->sc->base, &cs->reply.meta);
+			ret = gdx_setup_rails_connect(&cs->sc->base, &cs->reply.meta);
 			if (ret)
 				return ret;
 			cs->ready = htole32(GDX_WIRE_READY);
@@ -531,7 +531,7 @@ int gdx_connect(struct gdx_ctx *ctx, int dev, int tc, void *handle, struct gdx_s
 	cs->fd = -1;
 	members = cs->remote_members;
 	gdx_connect_put(cs, true);
-	ret = gdx_comm_register(sc);
+	ret = gdx_registry_add(sc);
 	if (ret) {
 		gdx_send_comm_free(sc);
 		return ret;
@@ -546,7 +546,7 @@ int gdx_connect(struct gdx_ctx *ctx, int dev, int tc, void *handle, struct gdx_s
 
 int gdx_close_send(struct gdx_send_comm *sc)
 {
-	if (gdx_comm_unregister(sc))
+	if (gdx_registry_remove(sc))
 		return -EBADF;
 	gdx_send_drain(sc);
 	gdx_send_comm_free(sc);

@@ -63,7 +63,7 @@ const char *gdx_rails_note(const struct gdx_comm *c, uint32_t peer_members, char
 	char features[160];
 	int off;
 
-	off = snprintf(buf, len, "%s", gdx_comm_features(c, features, sizeof(features)));
+	off = snprintf(buf, len, "%s", gdx_setup_features(c, features, sizeof(features)));
 	if ((uint32_t)c->nmembers != peer_members && off > 0 && (size_t)off < len)
 		off += snprintf(buf + off, len - (size_t)off,
 				" (%d NIC(s) here, %u there: one rail per NIC of the larger end)",

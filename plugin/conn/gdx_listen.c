@@ -160,7 +160,7 @@ int gdx_listen(struct gdx_ctx *ctx, int dev, void *handle, struct gdx_listen_com
 			gdx_vdev_get(dev) ? (uint32_t)gdx_vdev_get(dev)->nmembers : 1,
 			(uint32_t)gdx_params.qps_per_connection);
 	gdx_subnet_fill(handle, dev);
-	ret = gdx_comm_register(lc);
+	ret = gdx_registry_add(lc);
 	if (ret)
 		goto err_close;
 	*comm_p = lc;
@@ -178,7 +178,7 @@ static void gdx_recv_comm_free(struct gdx_recv_comm *rc)
 	if (!rc)
 		return;
 	gdx_flush_destroy(rc);
-	gdx_comm_base_fini(&rc->base);
+	gdx_setup_base_fini(&rc->base);
 	free(rc);
 }
 
@@ -193,28 +193,29 @@ static int gdx_recv_comm_create(struct gdx_listen_comm *lc, struct gdx_accept *a
 	rc = calloc(1, sizeof(*rc));
 	if (!rc)
 		return -ENOMEM;
-	ret = gdx_comm_base_init(&rc->base, GDX_KIND_RECV, lc->dev_index, -1, a->peer, lc->ctx, -1);
+	ret = gdx_setup_base_init(&rc->base, GDX_KIND_RECV, lc->dev_index, -1, a->peer, lc->ctx,
+				  -1);
 	/* the sender's service level and class for both ends, as net_ib; the
 	 * clear-to-sends' own class when NCCL_GDX_FIFO_TC says so */
 	/* the connector's rail and QP counts: the larger of both ends' */
-	if (!ret && (a->meta.nrails != (uint32_t)gdx_comm_rails_for(
+	if (!ret && (a->meta.nrails != (uint32_t)gdx_setup_rails_for(
 					       dev->nmembers, gdx_wire_hello_rails(&a->hello)) ||
-		     (int)a->meta.qps_per_rail < gdx_comm_qps_for((int)a->meta.nrails, 1))) {
+		     (int)a->meta.qps_per_rail < gdx_setup_qps_for((int)a->meta.nrails, 1))) {
 		GDX_WARN("refused connection from %s: it made %u rail(s) of %u QP(s), where %d "
 			 "NIC(s) here and its %u ask for %d of at least %d",
 			 a->peer, a->meta.nrails, a->meta.qps_per_rail, dev->nmembers,
 			 gdx_wire_hello_rails(&a->hello),
-			 gdx_comm_rails_for(dev->nmembers, gdx_wire_hello_rails(&a->hello)),
-			 gdx_comm_qps_for((int)a->meta.nrails, 1));
+			 gdx_setup_rails_for(dev->nmembers, gdx_wire_hello_rails(&a->hello)),
+			 gdx_setup_qps_for((int)a->meta.nrails, 1));
 		ret = -EPROTO;
 	}
 	if (!ret)
-		ret = gdx_comm_rails_create(
+		ret = gdx_setup_rails_create(
 			&rc->base, dev, (int)a->meta.nrails, (int)a->meta.qps_per_rail, a->meta.sl,
 			gdx_params.fifo_tc >= 0 ? (uint8_t)gdx_params.fifo_tc : a->meta.tc);
 	if (ret)
 		goto err;
-	ret = gdx_comm_rails_connect(&rc->base, &a->meta);
+	ret = gdx_setup_rails_connect(&rc->base, &a->meta);
 	if (!ret)
 		ret = gdx_recv_comm_start(rc);
 	if (ret)
@@ -331,7 +332,7 @@ static int gdx_accept_progress(struct gdx_listen_comm *lc, struct gdx_accept *a)
 			}
 			a->rc->base.sock = a->fd;
 			gdx_wire_hello_pack(&a->out.hello, lc->nonce, (uint32_t)nrails);
-			gdx_comm_meta_fill(&a->meta, &a->rc->base);
+			gdx_setup_meta_fill(&a->meta, &a->rc->base);
 			gdx_wire_meta_pack(&a->out.meta, &a->meta);
 			gdx_xfer_set(&a->xfer, &a->out, sizeof(a->out));
 			ret = gdx_accept_set_state(a, GDX_ACC_SEND);
@@ -583,7 +584,7 @@ static int gdx_accept_pending(struct gdx_listen_comm *lc, struct gdx_recv_comm *
 			gdx_accept_free(a);
 			continue;
 		}
-		ret = gdx_comm_register(a->rc);
+		ret = gdx_registry_add(a->rc);
 		if (ret) {
 			gdx_accept_free(a);
 			return ret;
@@ -625,7 +626,7 @@ int gdx_accept(struct gdx_listen_comm *lc, struct gdx_recv_comm **comm_p)
 
 int gdx_close_listen(struct gdx_listen_comm *lc)
 {
-	if (gdx_comm_unregister(lc))
+	if (gdx_registry_remove(lc))
 		return -EBADF;
 	gdx_listen_shed_tell(lc, true);
 	for (int i = 0; i < lc->npending; i++)
@@ -638,7 +639,7 @@ int gdx_close_listen(struct gdx_listen_comm *lc)
 
 int gdx_close_recv(struct gdx_recv_comm *rc)
 {
-	if (gdx_comm_unregister(rc))
+	if (gdx_registry_remove(rc))
 		return -EBADF;
 	gdx_recv_comm_free(rc);
 	return 0;

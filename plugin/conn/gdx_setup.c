@@ -20,21 +20,21 @@
 
 /* A comm's large parts in pages of their own, zeroed: closing the comm gives
  * them back to the system, whatever the heap holds around them. */
-static void *gdx_pages_alloc(size_t len)
+static void *gdx_setup_pages_alloc(size_t len)
 {
 	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
 	return p == MAP_FAILED ? NULL : p;
 }
 
-static void gdx_pages_free(void *p, size_t len)
+static void gdx_setup_pages_free(void *p, size_t len)
 {
 	if (p)
 		munmap(p, len);
 }
 
-int gdx_comm_base_init(struct gdx_comm *c, uint32_t kind, int dev, int fd, const char *peer,
-		       struct gdx_ctx *ctx, int tc)
+int gdx_setup_base_init(struct gdx_comm *c, uint32_t kind, int dev, int fd, const char *peer,
+			struct gdx_ctx *ctx, int tc)
 {
 	c->kind = kind;
 	c->dev_index = dev;
@@ -47,7 +47,7 @@ int gdx_comm_base_init(struct gdx_comm *c, uint32_t kind, int dev, int fd, const
 	snprintf(c->peer, sizeof(c->peer), "%s", peer);
 	/* receive comms: 32 receives plus their flushes */
 	c->max_reqs = kind == GDX_KIND_SEND ? GDX_MAX_SEND_REQUESTS : 2 * GDX_MAX_REQUESTS;
-	c->reqs = gdx_pages_alloc((size_t)c->max_reqs * sizeof(*c->reqs));
+	c->reqs = gdx_setup_pages_alloc((size_t)c->max_reqs * sizeof(*c->reqs));
 	if (!c->reqs)
 		return -ENOMEM;
 	for (int i = 0; i < c->max_reqs; i++)
@@ -58,11 +58,11 @@ int gdx_comm_base_init(struct gdx_comm *c, uint32_t kind, int dev, int fd, const
 /* The control area (gdx_comm.h), registered on every NIC of the device:
  * remote write for what the peer writes into it (the FIFO, the records, the
  * notes); never relaxed ordering, as its entries are read last field first. */
-static int gdx_comm_ctrl_create(struct gdx_comm *c)
+static int gdx_setup_ctrl_create(struct gdx_comm *c)
 {
 	int ret;
 
-	c->ctrl = gdx_pages_alloc(sizeof(*c->ctrl));
+	c->ctrl = gdx_setup_pages_alloc(sizeof(*c->ctrl));
 	if (!c->ctrl)
 		return -ENOMEM;
 	for (int m = 0; m < c->nmembers; m++) {
@@ -81,7 +81,7 @@ static int gdx_comm_ctrl_create(struct gdx_comm *c)
 /* The per-path byte counts of a comm, once it closes: the proof of which path
  * the bytes really took, and what its rails went through. Logged under NET;
  * its NICs add them to their sums (gdx_devs_report(), at finalize). */
-static void gdx_comm_report(const struct gdx_comm *c)
+static void gdx_setup_report(const struct gdx_comm *c)
 {
 	uint64_t gpu = c->live->bytes_gpu, host = c->live->bytes_host;
 	char rails[512] = "";
@@ -121,11 +121,11 @@ static void gdx_comm_report(const struct gdx_comm *c)
 		 (unsigned long long)gpu, (unsigned long long)host, rails);
 }
 
-void gdx_comm_base_fini(struct gdx_comm *c)
+void gdx_setup_base_fini(struct gdx_comm *c)
 {
 	gdx_prof_comm_fini(c); /* requests NCCL left in flight: their events end */
 	gdx_failover_fini(c);
-	gdx_comm_report(c); /* from its live slot, before the slot goes */
+	gdx_setup_report(c); /* from its live slot, before the slot goes */
 	gdx_qpstat_closing(c);
 	gdx_live_comm_close(c);
 	for (int i = 0; i < c->nrails; i++) {
@@ -141,20 +141,20 @@ void gdx_comm_base_fini(struct gdx_comm *c)
 	for (int m = 0; m < GDX_MAX_RAILS; m++)
 		if (c->ctrl_mr[m])
 			ibv_dereg_mr(c->ctrl_mr[m]);
-	gdx_pages_free(c->ctrl, sizeof(*c->ctrl));
-	gdx_pages_free(c->reqs, (size_t)c->max_reqs * sizeof(*c->reqs));
+	gdx_setup_pages_free(c->ctrl, sizeof(*c->ctrl));
+	gdx_setup_pages_free(c->reqs, (size_t)c->max_reqs * sizeof(*c->reqs));
 	if (c->sock >= 0)
 		close(c->sock);
 	c->sock = -1;
 	c->kind = GDX_KIND_DEAD;
 }
 
-int gdx_comm_rails_for(int local, uint32_t remote)
+int gdx_setup_rails_for(int local, uint32_t remote)
 {
 	return (uint32_t)local > remote ? local : (int)remote;
 }
 
-int gdx_comm_qps_for(int nrails, uint32_t remote)
+int gdx_setup_qps_for(int nrails, uint32_t remote)
 {
 	uint32_t want = (uint32_t)gdx_params.qps_per_connection > remote
 				? (uint32_t)gdx_params.qps_per_connection
@@ -164,8 +164,8 @@ int gdx_comm_qps_for(int nrails, uint32_t remote)
 	return (int)(want < max ? want : max);
 }
 
-int gdx_comm_rails_create(struct gdx_comm *c, struct gdx_vdev *v, int nrails, int qps, uint8_t sl,
-			  uint8_t tc)
+int gdx_setup_rails_create(struct gdx_comm *c, struct gdx_vdev *v, int nrails, int qps, uint8_t sl,
+			   uint8_t tc)
 {
 	bool send = c->kind == GDX_KIND_SEND;
 	int ret;
@@ -206,10 +206,10 @@ int gdx_comm_rails_create(struct gdx_comm *c, struct gdx_vdev *v, int nrails, in
 		if (ret)
 			return ret;
 	}
-	return gdx_comm_ctrl_create(c);
+	return gdx_setup_ctrl_create(c);
 }
 
-void gdx_comm_meta_fill(struct gdx_wire_meta *m, const struct gdx_comm *c)
+void gdx_setup_meta_fill(struct gdx_wire_meta *m, const struct gdx_comm *c)
 {
 	memset(m, 0, sizeof(*m));
 	m->nrails = (uint32_t)c->nrails;
@@ -228,7 +228,7 @@ void gdx_comm_meta_fill(struct gdx_wire_meta *m, const struct gdx_comm *c)
 	}
 }
 
-int gdx_comm_rails_connect(struct gdx_comm *c, const struct gdx_wire_meta *remote)
+int gdx_setup_rails_connect(struct gdx_comm *c, const struct gdx_wire_meta *remote)
 {
 	bool acceptor = c->kind == GDX_KIND_RECV;
 
@@ -268,7 +268,7 @@ int gdx_comm_rails_connect(struct gdx_comm *c, const struct gdx_wire_meta *remot
 	return 0;
 }
 
-const char *gdx_comm_features(const struct gdx_comm *c, char *buf, size_t len)
+const char *gdx_setup_features(const struct gdx_comm *c, char *buf, size_t len)
 {
 	char ece[64], standby[48] = "";
 

@@ -14,27 +14,27 @@
 #include "wire/gdx_wire.h"
 
 /* Its requests; rails come later. */
-int gdx_comm_base_init(struct gdx_comm *c, uint32_t kind, int dev, int fd, const char *peer,
-		       struct gdx_ctx *ctx, int tc);
+int gdx_setup_base_init(struct gdx_comm *c, uint32_t kind, int dev, int fd, const char *peer,
+			struct gdx_ctx *ctx, int tc);
 /* Everything the comm holds, its socket too. */
-void gdx_comm_base_fini(struct gdx_comm *c);
+void gdx_setup_base_fini(struct gdx_comm *c);
 /* The connection's rail count: net_ib's max(local, remote) QPs. */
-int gdx_comm_rails_for(int local, uint32_t remote);
+int gdx_setup_rails_for(int local, uint32_t remote);
 /* QPs per rail: the larger of NCCL_GDX_QPS_PER_CONNECTION and the peer's,
  * within GDX_MAX_QPS for the connection. */
-int gdx_comm_qps_for(int nrails, uint32_t remote);
+int gdx_setup_qps_for(int nrails, uint32_t remote);
 /* nrails rails of qps QPs over the members of the (possibly fused) device,
  * rail i on member i % members, each with the connection's service level
  * and class and the queue depths of the comm's kind; its control region. */
-int gdx_comm_rails_create(struct gdx_comm *c, struct gdx_vdev *v, int nrails, int qps, uint8_t sl,
-			  uint8_t tc);
+int gdx_setup_rails_create(struct gdx_comm *c, struct gdx_vdev *v, int nrails, int qps, uint8_t sl,
+			   uint8_t tc);
 /* What this end tells the other in the handshake. */
-void gdx_comm_meta_fill(struct gdx_wire_meta *m, const struct gdx_comm *c);
+void gdx_setup_meta_fill(struct gdx_wire_meta *m, const struct gdx_comm *c);
 /* Every rail to RTS towards the peer's, from its metadata (kept for the
  * restores of failed rails); ECE as net_ib negotiates it. */
-int gdx_comm_rails_connect(struct gdx_comm *c, const struct gdx_wire_meta *remote);
+int gdx_setup_rails_connect(struct gdx_comm *c, const struct gdx_wire_meta *remote);
 /* "2 rail(s) x 4 QP(s), AR off, relaxed ordering on, ECE off", for the INFO
  * lines. */
-const char *gdx_comm_features(const struct gdx_comm *c, char *buf, size_t len);
+const char *gdx_setup_features(const struct gdx_comm *c, char *buf, size_t len);
 
 #endif

@@ -39,7 +39,7 @@
 
 /* A failed completion's status kept on its QP of rail r (none: a flush
  * read's QP), for the line gdx_qpstat_dump writes about it. */
-static void gdx_wc_note(struct gdx_comm *c, int r, const struct ibv_wc *wc)
+static void gdx_cq_wc_note(struct gdx_comm *c, int r, const struct ibv_wc *wc)
 {
 	for (int i = 0; r < c->nrails && i < c->rails[r].nqps; i++) {
 		struct gdx_qp *q = &c->rails[r].qps[i];
@@ -51,7 +51,7 @@ static void gdx_wc_note(struct gdx_comm *c, int r, const struct ibv_wc *wc)
 	}
 }
 
-static void gdx_wc_failed(struct gdx_comm *c, int rail, const struct ibv_wc *wc)
+static void gdx_cq_wc_failed(struct gdx_comm *c, int rail, const struct ibv_wc *wc)
 {
 	bool first = !c->err;
 
@@ -75,7 +75,7 @@ static void gdx_wc_failed(struct gdx_comm *c, int rail, const struct ibv_wc *wc)
 
 /* The record of a slot the sender wrote before the immediate that ended the
  * receive's first piece: a single receive's size, or each buffer's. */
-static void gdx_recv_sizes(struct gdx_recv_comm *rc, struct gdx_request *req)
+static void gdx_cq_recv_sizes(struct gdx_recv_comm *rc, struct gdx_request *req)
 {
 	const uint32_t *rec = rc->base.ctrl->sizes[req->seq % GDX_MAX_REQUESTS];
 
@@ -111,7 +111,7 @@ static void gdx_recv_sizes(struct gdx_recv_comm *rc, struct gdx_request *req)
 	}
 }
 
-static void gdx_recv_bad_imm(struct gdx_recv_comm *rc, uint32_t imm, const char *what)
+static void gdx_cq_recv_bad_imm(struct gdx_recv_comm *rc, uint32_t imm, const char *what)
 {
 	GDX_WARN("%s: peer %s sent immediate 0x%08x: %s", rc->base.dev_name, rc->base.peer, imm,
 		 what);
@@ -120,14 +120,14 @@ static void gdx_recv_bad_imm(struct gdx_recv_comm *rc, uint32_t imm, const char 
 
 /* One immediate, taken on QP q of rail: a piece of the receive it names has
  * arrived. */
-static void gdx_recv_imm(struct gdx_recv_comm *rc, uint32_t imm, int rail, int q)
+static void gdx_cq_recv_imm(struct gdx_recv_comm *rc, uint32_t imm, int rail, int q)
 {
 	struct gdx_comm *c = &rc->base;
 	struct gdx_request *req;
 	struct gdx_imm im;
 
 	if (gdx_imm_decode(imm, &im)) {
-		gdx_recv_bad_imm(rc, imm, "not a form this plugin sends");
+		gdx_cq_recv_bad_imm(rc, imm, "not a form this plugin sends");
 		return;
 	}
 	req = rc->slots[im.seq % GDX_MAX_REQUESTS];
@@ -148,9 +148,9 @@ static void gdx_recv_imm(struct gdx_recv_comm *rc, uint32_t imm, int rail, int q
 		return;
 	}
 	if ((req->n > 1) != !!(im.flags & GDX_IMM_F_GROUP)) {
-		gdx_recv_bad_imm(rc, imm,
-				 req->n > 1 ? "a grouped receive ended without its sizes"
-					    : "a single receive ended as a group");
+		gdx_cq_recv_bad_imm(rc, imm,
+				    req->n > 1 ? "a grouped receive ended without its sizes"
+					       : "a single receive ended as a group");
 		return;
 	}
 	if (!im.chunked) {
@@ -178,8 +178,8 @@ static void gdx_recv_imm(struct gdx_recv_comm *rc, uint32_t imm, int rail, int q
 			req->pieces = im.pieces;
 			memset(req->seen, 0, sizeof(req->seen));
 		} else if (req->pieces != im.pieces || req->small) {
-			gdx_recv_bad_imm(rc, imm,
-					 "the pieces of one message disagree on their count");
+			gdx_cq_recv_bad_imm(rc, imm,
+					    "the pieces of one message disagree on their count");
 			return;
 		}
 		if (req->seen[im.piece / 64] & (1ULL << (im.piece % 64))) {
@@ -193,7 +193,7 @@ static void gdx_recv_imm(struct gdx_recv_comm *rc, uint32_t imm, int rail, int q
 		gdx_req_check_piece(rc, req, im.piece, im.flags & GDX_IMM_F_GROUP, rail, q);
 		if (++req->arrived < req->pieces)
 			return;
-		gdx_recv_sizes(rc, req);
+		gdx_cq_recv_sizes(rc, req);
 	}
 	req->pending = 0;
 	rc->cts_outstanding--;
@@ -202,7 +202,7 @@ static void gdx_recv_imm(struct gdx_recv_comm *rc, uint32_t imm, int rail, int q
 
 /* The flush reads' completions, on their own CQs: an iflush is done once
  * the read through every NIC has returned. */
-static int gdx_flush_poll(struct gdx_recv_comm *rc)
+static int gdx_cq_flush_poll(struct gdx_recv_comm *rc)
 {
 	struct ibv_wc wcs[8];
 	int seen = 0;
@@ -215,7 +215,7 @@ static int gdx_flush_poll(struct gdx_recv_comm *rc)
 
 			rc->flushes_out--; /* back, delivered or not */
 			if (wcs[i].status != IBV_WC_SUCCESS) {
-				gdx_wc_failed(&rc->base, r, &wcs[i]);
+				gdx_cq_wc_failed(&rc->base, r, &wcs[i]);
 			} else {
 				req->pending--;
 				gdx_req_wrs_done(req, 1);
@@ -228,8 +228,8 @@ static int gdx_flush_poll(struct gdx_recv_comm *rc)
 
 /* A failed completion of rail r, state its state: the rail is taken out
  * where failover can (the path failed), else the comm fails. */
-static void gdx_wc_error(struct gdx_comm *c, int r, const struct ibv_wc *wc,
-			 enum gdx_rail_state state)
+static void gdx_cq_wc_error(struct gdx_comm *c, int r, const struct ibv_wc *wc,
+			    enum gdx_rail_state state)
 {
 	char why[160];
 
@@ -239,9 +239,9 @@ static void gdx_wc_error(struct gdx_comm *c, int r, const struct ibv_wc *wc,
 	}
 	if (state != GDX_RAIL_UP)
 		return; /* a flush of a rail already taken out */
-	gdx_wc_note(c, r, wc);
+	gdx_cq_wc_note(c, r, wc);
 	if (!c->failover || !gdx_failover_status(wc->status)) {
-		gdx_wc_failed(c, r, wc);
+		gdx_cq_wc_failed(c, r, wc);
 		return;
 	}
 	snprintf(why, sizeof(why), "completion failed: %s (status %d, vendor error 0x%x, qp 0x%x)",
@@ -253,14 +253,14 @@ static void gdx_wc_error(struct gdx_comm *c, int r, const struct ibv_wc *wc,
 /* A receive of rail r completed: an immediate, or (its QPs in error) a
  * flush. A rail being drained counts every receive back (gdx_failover.c):
  * its counts are final only once none is outstanding. */
-static void gdx_wc_recv(struct gdx_comm *c, int r, const struct ibv_wc *wc,
-			enum gdx_rail_state state)
+static void gdx_cq_wc_recv(struct gdx_comm *c, int r, const struct ibv_wc *wc,
+			   enum gdx_rail_state state)
 {
 	struct gdx_qp *q = &c->rails[r].qps[GDX_WRID_QP(wc->wr_id)];
 
 	q->recvs_out--;
 	if (wc->status != IBV_WC_SUCCESS) {
-		gdx_wc_error(c, r, wc, state);
+		gdx_cq_wc_error(c, r, wc, state);
 		return;
 	}
 	if (state != GDX_RAIL_UP && state != GDX_RAIL_DRAINING) {
@@ -290,13 +290,13 @@ static void gdx_wc_recv(struct gdx_comm *c, int r, const struct ibv_wc *wc,
 	 * (gdx_post_probe): counted, it would shift every ordinal after it. */
 	q->imms++;
 	GDX_LIVE_COUNT(c->live->rails[r].rx_pieces++);
-	gdx_recv_imm(gdx_recv_comm_of(c), be32toh(wc->imm_data), r, GDX_WRID_QP(wc->wr_id));
+	gdx_cq_recv_imm(gdx_recv_comm_of(c), be32toh(wc->imm_data), r, GDX_WRID_QP(wc->wr_id));
 }
 
 /* One completion of rail r. A rail taken out has its QPs in error: what
  * they complete after that is flushes, and (receiver, while it counts) the
  * immediates that had already arrived. */
-static void gdx_wc(struct gdx_comm *c, int r, const struct ibv_wc *wc)
+static void gdx_cq_wc(struct gdx_comm *c, int r, const struct ibv_wc *wc)
 {
 	enum gdx_rail_state state = c->run[r].state;
 	uint32_t kind = GDX_WRID_KIND(wc->wr_id);
@@ -310,11 +310,11 @@ static void gdx_wc(struct gdx_comm *c, int r, const struct ibv_wc *wc)
 		return;
 	}
 	if (kind == GDX_WRID_RECV) {
-		gdx_wc_recv(c, r, wc, state);
+		gdx_cq_wc_recv(c, r, wc, state);
 		return;
 	}
 	if (wc->status != IBV_WC_SUCCESS) {
-		gdx_wc_error(c, r, wc, state);
+		gdx_cq_wc_error(c, r, wc, state);
 		return;
 	}
 	/* A restored rail's probe was delivered: once every QP's has been,
@@ -344,7 +344,7 @@ static inline int gdx_cq_take(struct gdx_comm *c, int r, const struct ibv_wc *wc
 		return -1;
 	}
 	for (int i = 0; i < n; i++)
-		gdx_wc(c, r, &wcs[i]);
+		gdx_cq_wc(c, r, &wcs[i]);
 	/* a drain that waits in vain takes its counts only from a CQ found
 	 * empty (gdx_failover.c) */
 	if (c->run[r].state == GDX_RAIL_DRAINING)
@@ -369,7 +369,7 @@ static inline bool gdx_cts_held_due(const struct gdx_comm *c)
  * the flush reads' CQs while reads are out, and the clear-to-sends that a
  * completion, a stall or a rail taken out lets go. Returns the flush
  * completions seen. */
-static __attribute__((noinline)) int gdx_comm_poll_rest(struct gdx_comm *c)
+static __attribute__((noinline)) int gdx_cq_poll_rest(struct gdx_comm *c)
 {
 	struct gdx_recv_comm *rc;
 	int seen = 0;
@@ -380,7 +380,7 @@ static __attribute__((noinline)) int gdx_comm_poll_rest(struct gdx_comm *c)
 		return 0;
 	rc = gdx_recv_comm_of(c);
 	if (rc->flushes_out)
-		seen += gdx_flush_poll(rc);
+		seen += gdx_cq_flush_poll(rc);
 	if (rc->cts_rewrite)
 		gdx_cts_rewrite(rc);
 	/* The sender runs low with some held back: the batch goes while it still
@@ -391,9 +391,9 @@ static __attribute__((noinline)) int gdx_comm_poll_rest(struct gdx_comm *c)
 	return seen;
 }
 
-/* What a poll does after rail 0's CQ (gdx_comm_poll_inline): the other
+/* What a poll does after rail 0's CQ (gdx_cq_poll_inline): the other
  * rails, what they found, then what is due. */
-int gdx_comm_poll_all(struct gdx_comm *c, struct ibv_wc *wcs, int n0)
+int gdx_cq_poll_all(struct gdx_comm *c, struct ibv_wc *wcs, int n0)
 {
 	int seen = 0;
 
@@ -409,21 +409,21 @@ int gdx_comm_poll_all(struct gdx_comm *c, struct ibv_wc *wcs, int n0)
 	}
 	/* due is asked on every poll: failover counts its polls there; after
 	 * completions, failover's notes and the clear-to-sends they let go */
-	if (gdx_comm_poll_due(c) || (seen && (c->failover || gdx_cts_held_due(c))))
-		seen += gdx_comm_poll_rest(c);
+	if (gdx_cq_poll_due(c) || (seen && (c->failover || gdx_cts_held_due(c))))
+		seen += gdx_cq_poll_rest(c);
 	return seen;
 }
 
-int gdx_comm_poll(struct gdx_comm *c)
+int gdx_cq_poll(struct gdx_comm *c)
 {
-	return gdx_comm_poll_inline(c);
+	return gdx_cq_poll_inline(c);
 }
 
-/* Called every GDX_LIVENESS_POLLS polls without progress (gdx_comm_idle):
+/* Called every GDX_LIVENESS_POLLS polls without progress (gdx_cq_idle):
  * the live slot's wait state, and now and then whether the peer process is
  * still there: verbs says nothing when it is simply gone, but its kernel
  * closes the out-of-band socket. */
-void gdx_comm_check_peer(struct gdx_comm *c)
+void gdx_cq_check_peer(struct gdx_comm *c)
 {
 	uint64_t now = gdx_now_ms();
 
@@ -436,10 +436,10 @@ void gdx_comm_check_peer(struct gdx_comm *c)
 		return;
 	gdx_qpstat_tick(now); /* the NIC's counters, about once a second */
 	gdx_stall_check(c, now);
-	if (gdx_sock_peer_alive(c->sock) == 0)
+	if (!gdx_sock_peer_gone(c->sock))
 		return;
 	/* Anything that arrived before the peer left still counts. */
-	if (gdx_comm_poll(c))
+	if (gdx_cq_poll(c))
 		return;
 	GDX_WARN("%s: peer %s (%s) closed its connection with requests pending: the peer "
 		 "process exited or closed its comm",
@@ -462,7 +462,7 @@ static inline int gdx_cts_rail(struct gdx_recv_comm *rc)
 		return -1;
 	if (gdx_qp_room(&c->rails[rail], &c->rails[rail].qps[0], 1))
 		return rail;
-	gdx_comm_poll(c);
+	gdx_cq_poll(c);
 	rail = gdx_failover_ctrl_rail(c);
 	return rail >= 0 && gdx_qp_room(&c->rails[rail], &c->rails[rail].qps[0], 1) ? rail : -1;
 }

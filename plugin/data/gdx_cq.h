@@ -15,20 +15,20 @@
  * (gdx_failover_due), a receive comm's flush CQs (flush reads out) and the
  * held clear-to-sends that gdx_cts.h's rules let go (after completions, or
  * a flush stopped for room); returns how many completions were seen. */
-int gdx_comm_poll(struct gdx_comm *c);
+int gdx_cq_poll(struct gdx_comm *c);
 
 /* Completions one poll takes per CQ. */
 #define GDX_POLL_BATCH 16
 
 /* The rest of a poll (gdx_cq.c): rail 0's found n0 completions in wcs, or
  * its rail is not up, or there are more rails, or something is due. */
-int gdx_comm_poll_all(struct gdx_comm *c, struct ibv_wc *wcs, int n0);
+int gdx_cq_poll_all(struct gdx_comm *c, struct ibv_wc *wcs, int n0);
 
 /* Whether a poll that took no completion still has work after the CQs.
  * The clear-to-sends keep a flag each: a flush stopped for room retries on
  * every poll (the completions that give room back may have been taken by
  * the flush's own poll), and a rewrite left undone the same. */
-static inline bool gdx_comm_poll_due(struct gdx_comm *c)
+static inline bool gdx_cq_poll_due(struct gdx_comm *c)
 {
 	if (c->kind == GDX_KIND_RECV) {
 		const struct gdx_recv_comm *rc = gdx_recv_comm_of(c);
@@ -39,30 +39,30 @@ static inline bool gdx_comm_poll_due(struct gdx_comm *c)
 	return gdx_failover_due(c);
 }
 
-/* gdx_comm_poll, inline where a proxy spins (test): the case of one rail
+/* gdx_cq_poll, inline where a proxy spins (test): the case of one rail
  * that is up with an empty CQ and nothing due costs the provider's poll and
  * a few compares, and no call of its own. */
-static inline __attribute__((always_inline)) int gdx_comm_poll_inline(struct gdx_comm *c)
+static inline __attribute__((always_inline)) int gdx_cq_poll_inline(struct gdx_comm *c)
 {
 	struct ibv_wc wcs[GDX_POLL_BATCH];
 	int n = ibv_poll_cq(c->rails[0].cq, GDX_POLL_BATCH, wcs);
 
-	if (n == 0 && c->nrails == 1 && c->run[0].state == GDX_RAIL_UP && !gdx_comm_poll_due(c))
+	if (n == 0 && c->nrails == 1 && c->run[0].state == GDX_RAIL_UP && !gdx_cq_poll_due(c))
 		return 0;
-	return gdx_comm_poll_all(c, wcs, n);
+	return gdx_cq_poll_all(c, wcs, n);
 }
 /* Every GDX_LIVENESS_POLLS polls without progress: the live slot's wait
  * state, and (every 100 ms) whether the peer process is still there; fails
  * the comm if not. */
-void gdx_comm_check_peer(struct gdx_comm *c);
+void gdx_cq_check_peer(struct gdx_comm *c);
 
 #define GDX_LIVENESS_POLLS 1024
 
 /* A request waits and a poll saw nothing. */
-static inline void gdx_comm_idle(struct gdx_comm *c)
+static inline void gdx_cq_idle(struct gdx_comm *c)
 {
 	if (!(++c->idle_polls % GDX_LIVENESS_POLLS))
-		gdx_comm_check_peer(c);
+		gdx_cq_check_peer(c);
 }
 /* Writes the held clear-to-sends, receives [cts_sent, tail); 0, or the
  * comm's error. Here rather than in gdx_cts.c: it polls for send queue

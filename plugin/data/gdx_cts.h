@@ -16,7 +16,7 @@
  * - with the receive that fills the batch (irecv);
  * - when a poll finds the sender down to its last one, so that the batch
  *   arrives while it still has a message to send, or finds a write that
- *   had no room in the send queue due again (gdx_comm_poll);
+ *   had no room in the send queue due again (gdx_cq_poll);
  * - when NCCL tests a held receive (gdx_cts_due).
  */
 #ifndef GDX_CTS_H

@@ -9,7 +9,7 @@
  * (diagnostics, and the tests over rxe). The QPs are made when memory that
  * needs them is first registered on the comm (most connections never
  * receive into GPU memory and need none), or at the first iflush that needs
- * them. The reads complete on the QPs' own CQs, which gdx_comm_poll takes
+ * them. The reads complete on the QPs' own CQs, which gdx_cq_poll takes
  * with the rails' (gdx_cq.c).
  */
 #include <errno.h>

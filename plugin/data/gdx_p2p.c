@@ -329,7 +329,7 @@ static int gdx_isend_group(struct gdx_send_comm *sc, struct gdx_cts *const *slot
 			need += gdx_seg_wrs(&c->rails[rail], &seg);
 		}
 		if (!gdx_qp_room(&c->rails[rail], &c->rails[rail].qps[q], need)) {
-			gdx_comm_poll(c);
+			gdx_cq_poll(c);
 			return c->err;
 		}
 	}
@@ -374,8 +374,8 @@ _Static_assert(GDX_LIVENESS_POLLS % GDX_ISEND_POLL_EVERY == 0,
 static __attribute__((noinline)) int gdx_isend_wait(struct gdx_comm *c)
 {
 	GDX_LIVE_COUNT(c->live->want_cts = 1);
-	if (!gdx_comm_poll(c) && !(c->idle_polls % GDX_LIVENESS_POLLS))
-		gdx_comm_check_peer(c);
+	if (!gdx_cq_poll(c) && !(c->idle_polls % GDX_LIVENESS_POLLS))
+		gdx_cq_check_peer(c);
 	return c->err;
 }
 
@@ -412,7 +412,7 @@ static int gdx_isend_one(struct gdx_send_comm *sc, char *data, uint64_t size, st
 	int ret;
 
 	if (!gdx_qp_room(r, &r->qps[qi], gdx_seg_wrs(r, &seg))) {
-		gdx_comm_poll(c); /* completions free the room; NCCL calls again */
+		gdx_cq_poll(c); /* completions free the room; NCCL calls again */
 		return c->err;
 	}
 	req = gdx_req_get(c, true);
@@ -474,7 +474,7 @@ static __attribute__((noinline)) int gdx_isend_pieces(struct gdx_send_comm *sc, 
 			need += gdx_seg_wrs(r, &segs[k][m]);
 		if (!gdx_qp_room(r, &r->qps[pieces[k].q], need)) {
 			gdx_req_put(req);
-			gdx_comm_poll(c); /* completions free the room; NCCL calls again */
+			gdx_cq_poll(c); /* completions free the room; NCCL calls again */
 			return c->err;
 		}
 	}
@@ -550,7 +550,7 @@ static __attribute__((noinline)) int gdx_isend_post(struct gdx_send_comm *sc, vo
 	if (c->nrails == 1 && c->rails[0].nqps == 1
 		    ? !gdx_qp_room(&c->rails[0], &c->rails[0].qps[0], c->rails[0].sq_depth / 2)
 		    : gdx_sq_half_full(c)) {
-		gdx_comm_poll(c);
+		gdx_cq_poll(c);
 		if (c->err)
 			return c->err;
 	}
@@ -619,7 +619,7 @@ int gdx_irecv(struct gdx_recv_comm *rc, int n, void **data, const uint64_t *size
 	 * entry yet, nor its immediates have come. No request: NCCL posts it
 	 * again. 0.4.0 staged the slot over it, which then never completed. */
 	if (rc->slots[s] || (rc->rewrite_rail[s] && gdx_cts_rewrite_unread(rc, s))) {
-		gdx_comm_poll(c);
+		gdx_cq_poll(c);
 		if (rc->slots[s] || (rc->rewrite_rail[s] && gdx_cts_rewrite_unread(rc, s)))
 			return c->err;
 	}
@@ -658,7 +658,7 @@ int gdx_irecv(struct gdx_recv_comm *rc, int n, void **data, const uint64_t *size
 	else
 		/* held back only while the sender really holds two or more: what
 		 * arrived since the last poll may say it does not */
-		ret = gdx_comm_poll(c) >= 0 ? c->err : 0;
+		ret = gdx_cq_poll(c) >= 0 ? c->err : 0;
 	if (ret) {
 		gdx_req_put(req); /* the comm has failed: so do its other requests */
 		return ret;
@@ -715,10 +715,10 @@ int gdx_test(struct gdx_request *req, int *done_p, int *sizes)
 	}
 	*done_p = 0;
 	if (gdx_req_waits(req, c)) {
-		if (gdx_comm_poll_inline(c))
+		if (gdx_cq_poll_inline(c))
 			c->idle_polls = 0;
 		else
-			gdx_comm_idle(c);
+			gdx_cq_idle(c);
 	}
 	if (c->kind == GDX_KIND_RECV && gdx_cts_due(gdx_recv_comm_of(c), req))
 		gdx_cts_flush(gdx_recv_comm_of(c));
@@ -758,8 +758,16 @@ static void gdx_peer_host(const struct gdx_comm *c, char *host, size_t len)
 	snprintf(host, len, "%.*s", colon ? (int)(colon - c->peer) : (int)strlen(c->peer), c->peer);
 }
 
-/* Whether host let a drain run out within GDX_DEAF_MS; deaf sets or clears it. */
-static bool gdx_deaf_host(const char *host, int deaf)
+/* What gdx_deaf_host() does to host's record besides reading it. */
+enum gdx_deaf_op {
+	GDX_DEAF_ASK,	/* only whether it is there */
+	GDX_DEAF_MARK,	/* a drain to it ran out: recorded as of now */
+	GDX_DEAF_CLEAR, /* it answered again: forgotten */
+};
+
+/* Whether host let a drain run out within GDX_DEAF_MS; op then marks or
+ * clears it. */
+static bool gdx_deaf_host(const char *host, enum gdx_deaf_op op)
 {
 	uint64_t now = gdx_now_ms();
 	bool found = false;
@@ -775,10 +783,10 @@ static bool gdx_deaf_host(const char *host, int deaf)
 		if (gdx_deaf[i].since < gdx_deaf[slot].since)
 			slot = i; /* the oldest, to take when host is not there */
 	}
-	if (deaf > 0) {
+	if (op == GDX_DEAF_MARK) {
 		snprintf(gdx_deaf[slot].host, sizeof(gdx_deaf[slot].host), "%s", host);
 		gdx_deaf[slot].since = now;
-	} else if (deaf == 0 && found) {
+	} else if (op == GDX_DEAF_CLEAR && found) {
 		gdx_deaf[slot].host[0] = '\0';
 	}
 	pthread_mutex_unlock(&gdx_deaf_lock);
@@ -814,15 +822,15 @@ void gdx_send_drain(struct gdx_send_comm *sc)
 	if (!busy)
 		return;
 	gdx_peer_host(c, host, sizeof(host));
-	deaf = gdx_deaf_host(host, -1);
+	deaf = gdx_deaf_host(host, GDX_DEAF_ASK);
 	deadline = gdx_now_ms() + (deaf ? 0 : GDX_DRAIN_MS);
 	while (busy && !c->err) {
 		busy = false;
-		gdx_comm_poll(c);
+		gdx_cq_poll(c);
 		for (int r = 0; r < c->nrails; r++)
 			for (int q = 0; q < c->rails[r].nqps && c->run[r].state == GDX_RAIL_UP; q++)
 				busy |= c->rails[r].qps[q].wr_posted != c->rails[r].qps[q].wr_done;
-		if (busy && gdx_sock_peer_alive(c->sock))
+		if (busy && gdx_sock_peer_gone(c->sock))
 			return; /* the peer closed its comm: nothing waits for them */
 		if (busy && gdx_now_ms() > deadline) {
 			if (!deaf)
@@ -832,10 +840,10 @@ void gdx_send_drain(struct gdx_send_comm *sc)
 					 "waiting for %d s",
 					 c->dev_name, c->peer, GDX_DRAIN_MS, host,
 					 GDX_DEAF_MS / 1000);
-			gdx_deaf_host(host, 1);
+			gdx_deaf_host(host, GDX_DEAF_MARK);
 			return;
 		}
 	}
 	if (deaf && !busy)
-		gdx_deaf_host(host, 0); /* it answers again */
+		gdx_deaf_host(host, GDX_DEAF_CLEAR);
 }

@@ -22,12 +22,6 @@ struct gdx_request *gdx_req_none(struct gdx_comm *c, bool is_send)
 	return NULL;
 }
 
-void gdx_comm_fail(struct gdx_comm *c, int err)
-{
-	if (!c->err)
-		c->err = err;
-}
-
 #ifdef GDX_DEBUG
 static const char *const gdx_req_mode_names[] = {
 	"chunked",	  "adaptive routing",

@@ -69,8 +69,6 @@ static inline void gdx_req_put(struct gdx_request *r)
 			rc->slots[s] = NULL;
 	}
 }
-/* The comm fails with err, unless it already has: every call returns it. */
-void gdx_comm_fail(struct gdx_comm *c, int err);
 
 /*
  * The receive side proves bytes, not counts. A debug build's sender puts a

@@ -8,7 +8,7 @@
 
 #include "dev/gdx_dev.h"
 #include "dev/gdx_gid.h"
-#include "sys/gdx_hca.h"
+#include "sys/gdx_name_list.h"
 #include "sys/gdx_log.h"
 #include "sys/gdx_param.h"
 #include "dev/gdx_gdr.h"
@@ -255,7 +255,7 @@ static void gdx_dev_ro(struct gdx_dev *d)
 
 static int gdx_dev_add_port(struct gdx_ibctx *ib, const char *ibdev, int ib_port,
 			    const struct ibv_port_attr *pa, int nports,
-			    const struct gdx_hca_entry *listed)
+			    const struct gdx_name_list_entry *listed)
 {
 	struct gdx_dev *d;
 	char ids[48];
@@ -308,8 +308,8 @@ static int gdx_dev_add_port(struct gdx_ibctx *ib, const char *ibdev, int ib_port
 }
 
 /* Adds the device's usable ports; returns how many were added. */
-static int gdx_dev_scan(struct gdx_ibctx *ib, const char *ibdev,
-			const struct gdx_hca_filter *filter, int *seen_ports)
+static int gdx_dev_scan(struct gdx_ibctx *ib, const char *ibdev, const struct gdx_name_list *filter,
+			int *seen_ports)
 {
 	int added = 0;
 
@@ -324,11 +324,11 @@ static int gdx_dev_scan(struct gdx_ibctx *ib, const char *ibdev,
 		if (pa.link_layer != IBV_LINK_LAYER_ETHERNET &&
 		    pa.link_layer != IBV_LINK_LAYER_INFINIBAND)
 			continue;
-		if (!gdx_hca_filter_match(filter, ibdev, p))
+		if (!gdx_name_list_match(filter, ibdev, p))
 			continue;
 		added += gdx_dev_add_port(ib, ibdev, p, &pa, ib->attr.phys_port_cnt,
 					  filter->exclude ? NULL
-							  : gdx_hca_filter_entry(filter, ibdev, p));
+							  : gdx_name_list_find(filter, ibdev, p));
 	}
 	return added;
 }
@@ -354,7 +354,7 @@ static int gdx_addr_range_check(void)
 
 int gdx_devs_init(void)
 {
-	struct gdx_hca_filter filter;
+	struct gdx_name_list filter;
 	struct ibv_device **list;
 	const char *err;
 	int nlist = 0, seen_ports = 0;
@@ -363,7 +363,7 @@ int gdx_devs_init(void)
 		return gdx_ndevs;
 	if (gdx_addr_range_check())
 		return -EINVAL;
-	if (gdx_hca_filter_parse(gdx_params.hca, true, &filter, &err)) {
+	if (gdx_name_list_parse(gdx_params.hca, true, &filter, &err)) {
 		GDX_WARN("NCCL_GDX_HCA=\"%s\" is malformed: %s", gdx_params.hca, err);
 		return -EINVAL;
 	}

@@ -14,9 +14,6 @@
 #include "dev/gdx_verbs.h"
 #include "wire/gdx_wire.h"
 
-/* The ECE a new RC QP on ctx has: 0, or the errno (EOPNOTSUPP: the provider
- * has none). For gdx-doctor, which has no connection to ask. */
-int gdx_ece_probe(struct ibv_context *ctx, struct ibv_ece *out);
 /* The ECE of the rail's first QP (every QP of a rail gets the same), or
  * supported 0 when it is off or the provider has none. */
 void gdx_ece_query(struct gdx_rail *r, struct gdx_wire_ece *out);

@@ -42,26 +42,6 @@
 
 /* ---- names ---- */
 
-const char *gdx_gdr_acs_name(enum gdx_gdr_acs a)
-{
-	switch (a) {
-	case GDX_GDR_ACS_OFF: return "off";
-	case GDX_GDR_ACS_ON: return "on";
-	case GDX_GDR_ACS_UNKNOWN: return "unknown";
-	default: return "n/a";
-	}
-}
-
-const char *gdx_gdr_iommu_name(enum gdx_gdr_iommu i)
-{
-	switch (i) {
-	case GDX_GDR_IOMMU_IDENTITY: return "identity";
-	case GDX_GDR_IOMMU_TRANSLATING: return "translating";
-	case GDX_GDR_IOMMU_UNKNOWN: return "unknown";
-	default: return "off";
-	}
-}
-
 void gdx_gdr_acs_bits(unsigned ctrl, char *buf, size_t len)
 {
 	static const char *const names[] = {"SrcValid",	   "TransBlk",	 "ReqRedir",   "CmpltRedir",

@@ -123,10 +123,6 @@ struct gdx_gdr_opts {
 	const char *cuda_lib; /* NULL: "libcuda.so.1" */
 };
 
-/* "n/a", "off", "on", "unknown". */
-const char *gdx_gdr_acs_name(enum gdx_gdr_acs a);
-/* "off", "identity", "translating", "unknown". */
-const char *gdx_gdr_iommu_name(enum gdx_gdr_iommu i);
 /* "SrcValid ReqRedir ...", lspci's names of the ACS Control bits set. */
 void gdx_gdr_acs_bits(unsigned ctrl, char *buf, size_t len);
 

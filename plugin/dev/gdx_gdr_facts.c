@@ -11,29 +11,19 @@
 #include "dev/gdx_gdr_facts.h"
 #include "sys/gdx_sysfs.h"
 
-static const struct {
-	const char *name;
-	int value;
-} gdx_gdr_errnos[] = {
+const struct gdx_gdr_errno gdx_gdr_errnos[] = {
 	{"EBADF", EBADF},   {"EOPNOTSUPP", EOPNOTSUPP}, {"EPROTONOSUPPORT", EPROTONOSUPPORT},
 	{"EINVAL", EINVAL}, {"EFAULT", EFAULT},		{"ENOSYS", ENOSYS},
 	{"EACCES", EACCES}, {"ENOMEM", ENOMEM},		{"EPERM", EPERM},
 };
-
-const char *gdx_gdr_errno_name(int err)
-{
-	for (size_t i = 0; i < sizeof(gdx_gdr_errnos) / sizeof(gdx_gdr_errnos[0]); i++)
-		if (gdx_gdr_errnos[i].value == err)
-			return gdx_gdr_errnos[i].name;
-	return NULL;
-}
+const size_t gdx_gdr_nerrnos = sizeof(gdx_gdr_errnos) / sizeof(gdx_gdr_errnos[0]);
 
 static int gdx_gdr_parse_errno(const char *s)
 {
 	char *end;
 	long v;
 
-	for (size_t i = 0; i < sizeof(gdx_gdr_errnos) / sizeof(gdx_gdr_errnos[0]); i++)
+	for (size_t i = 0; i < gdx_gdr_nerrnos; i++)
 		if (!strcmp(s, gdx_gdr_errnos[i].name))
 			return gdx_gdr_errnos[i].value;
 	v = strtol(s, &end, 10);

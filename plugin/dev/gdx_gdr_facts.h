@@ -49,8 +49,13 @@ struct gdx_gdr_fact_ops {
 int gdx_gdr_facts_read(const char *root, const char *file, const struct gdx_gdr_fact_ops *ops,
 		       void *arg, char *why, size_t why_len);
 
-/* "EBADF", "EOPNOTSUPP", ... for the errnos a DMA-BUF probe or registration
- * sees; NULL for others. */
-const char *gdx_gdr_errno_name(int err);
+/* The errnos a DMA-BUF probe or registration sees, by name: the facts
+ * file's, and gdx-doctor's (tools/common/gdx_gdr_names.h). */
+struct gdx_gdr_errno {
+	const char *name; /* "EBADF" */
+	int value;
+};
+extern const struct gdx_gdr_errno gdx_gdr_errnos[];
+extern const size_t gdx_gdr_nerrnos;
 
 #endif

@@ -13,7 +13,7 @@
 #include "dev/gdx_gdr_verdict.h"
 #include <nccl/net_common.h>
 
-/* ---- names ---- */
+/* ---- the policy ---- */
 
 int gdx_gdr_policy_parse(const char *s, enum gdx_gdr_policy *p)
 {
@@ -26,24 +26,6 @@ int gdx_gdr_policy_parse(const char *s, enum gdx_gdr_policy *p)
 	else
 		return -EINVAL;
 	return 0;
-}
-
-const char *gdx_gdr_policy_name(enum gdx_gdr_policy p)
-{
-	switch (p) {
-	case GDX_GDR_POLICY_ON: return "on";
-	case GDX_GDR_POLICY_OFF: return "off";
-	default: return "auto";
-	}
-}
-
-const char *gdx_gdr_mode_name(enum gdx_gdr_mode m)
-{
-	switch (m) {
-	case GDX_GDR_DIRECT: return "direct";
-	case GDX_GDR_STAGED: return "staged";
-	default: return "broken";
-	}
 }
 
 /* ---- verdicts ---- */
@@ -91,7 +73,7 @@ static void gdx_gdr_dmabuf_why(const struct gdx_gdr_probe *p, const struct gdx_g
 		gdx_gdr_setf(buf, len, "dma-buf unsupported (no GPU exports dma-buf)");
 }
 
-static void gdx_gdr_via(const struct gdx_gdr_probe *p, struct gdx_gdr_verdict *v)
+void gdx_gdr_via(const struct gdx_gdr_probe *p, struct gdx_gdr_verdict *v)
 {
 	bool cuda = v->ptr_support & NCCL_PTR_CUDA, dmabuf = v->ptr_support & NCCL_PTR_DMABUF;
 
@@ -104,8 +86,8 @@ static void gdx_gdr_via(const struct gdx_gdr_probe *p, struct gdx_gdr_verdict *v
  * that does not depend on which GPU. Sets ptr_support and via when it can,
  * reason and fix when it cannot.
  */
-static bool gdx_gdr_nic_capable(const struct gdx_gdr_probe *p, const struct gdx_gdr_nic *nic,
-				struct gdx_gdr_verdict *v)
+bool gdx_gdr_nic_capable(const struct gdx_gdr_probe *p, const struct gdx_gdr_nic *nic,
+			 struct gdx_gdr_verdict *v)
 {
 	char dmabuf_why[GDX_GDR_TEXT_LEN];
 
@@ -170,7 +152,7 @@ static bool gdx_gdr_nic_capable(const struct gdx_gdr_probe *p, const struct gdx_
 	return true;
 }
 
-static void gdx_gdr_cat(char *buf, size_t len, const char *s)
+void gdx_gdr_cat(char *buf, size_t len, const char *s)
 {
 	size_t used = strlen(buf);
 
@@ -179,7 +161,7 @@ static void gdx_gdr_cat(char *buf, size_t len, const char *s)
 }
 
 /* What degrades a working path, with why and how to fix it. */
-static void gdx_gdr_degrade(const struct gdx_gdr_probe *p, int g, int n, struct gdx_gdr_verdict *v)
+void gdx_gdr_degrade(const struct gdx_gdr_probe *p, int g, int n, struct gdx_gdr_verdict *v)
 {
 	const struct gdx_gdr_gpu *gpu = &p->gpus[g];
 	const struct gdx_gdr_nic *nic = &p->nics[n];
@@ -219,13 +201,13 @@ static void gdx_gdr_degrade(const struct gdx_gdr_probe *p, int g, int n, struct 
 	}
 }
 
-static const char *gdx_gdr_level_name(enum gdx_path level)
+const char *gdx_gdr_level_name(enum gdx_path level)
 {
 	/* As NCCL_NET_GDR_LEVEL names it; NODE is what NCCL calls PHB. */
 	return level == GDX_PATH_NODE ? "PHB" : level ? gdx_path_name(level) : "LOC";
 }
 
-static void gdx_gdr_verdict_init(struct gdx_gdr_verdict *v)
+void gdx_gdr_verdict_init(struct gdx_gdr_verdict *v)
 {
 	memset(v, 0, sizeof(*v));
 	v->mode = GDX_GDR_STAGED;
@@ -235,8 +217,7 @@ static void gdx_gdr_verdict_init(struct gdx_gdr_verdict *v)
 }
 
 /* The verdict of a NIC that cannot (or may not) use GPU memory. */
-static void gdx_gdr_not_direct(const char *nic, enum gdx_gdr_policy policy,
-			       struct gdx_gdr_verdict *v)
+void gdx_gdr_not_direct(const char *nic, enum gdx_gdr_policy policy, struct gdx_gdr_verdict *v)
 {
 	const char *fix = v->fix[0] ? "; fix: " : "";
 
@@ -314,84 +295,9 @@ int gdx_gdr_nic_verdict(const struct gdx_gdr_probe *p, const char *ibdev,
 	return 0;
 }
 
-int gdx_gdr_pair_verdict(const struct gdx_gdr_probe *p, int g, int n, enum gdx_gdr_policy policy,
-			 struct gdx_gdr_verdict *v)
-{
-	const struct gdx_gdr_gpu *gpu;
-	const char *name;
-
-	gdx_gdr_verdict_init(v);
-	if (g < 0 || g >= p->ngpus || n < 0 || n >= p->nnics)
-		return -EINVAL;
-	gpu = &p->gpus[g];
-	name = p->nics[n].name;
-	v->gpu = g;
-	v->path = gdx_gdr_path(p, g, n)->cls;
-	if (policy == GDX_GDR_POLICY_OFF) {
-		gdx_gdr_setf(v->reason, sizeof(v->reason), "NCCL_GDX_GDR=off");
-		gdx_gdr_not_direct(name, policy, v);
-		return 0;
-	}
-	if (!gdx_gdr_nic_capable(p, &p->nics[n], v)) {
-		gdx_gdr_not_direct(name, policy, v);
-		return 0;
-	}
-	/* The NIC can; can it with this GPU? */
-	if (gpu->cuda_index >= 0 && gpu->dmabuf_attr == 0)
-		v->ptr_support &= ~NCCL_PTR_DMABUF;
-	if (gpu->cuda_index >= 0 && gpu->gdr_attr == 0) {
-		gdx_gdr_setf(v->reason, sizeof(v->reason),
-			     "GPU %s does not support GPUDirect RDMA (CUDA's "
-			     "GPU_DIRECT_RDMA_SUPPORTED is 0)",
-			     gpu->pci);
-		gdx_gdr_setf(v->fix, sizeof(v->fix), "use a data-center GPU for GPUDirect RDMA");
-		gdx_gdr_not_direct(name, GDX_GDR_POLICY_AUTO, v);
-		return 0;
-	}
-	if (v->ptr_support == NCCL_PTR_HOST) {
-		gdx_gdr_setf(v->reason, sizeof(v->reason),
-			     "GPU %s cannot export dma-buf, and %s is not loaded", gpu->pci,
-			     p->peermem_name);
-		gdx_gdr_setf(v->fix, sizeof(v->fix), "modprobe %s", p->peermem_name);
-		gdx_gdr_not_direct(name, GDX_GDR_POLICY_AUTO, v);
-		return 0;
-	}
-	gdx_gdr_via(p, v);
-	gdx_gdr_degrade(p, g, n, v);
-	v->warn = v->degraded != 0;
-	if (v->path != GDX_PATH_UNKNOWN && v->path > p->gdr_level) {
-		char fix[GDX_GDR_TEXT_LEN];
-
-		/* The NIC advertises GPU memory, but NCCL will not use it here. */
-		v->mode = GDX_GDR_STAGED;
-		gdx_gdr_setf(v->reason, sizeof(v->reason),
-			     "the path is %s, beyond NCCL_NET_GDR_LEVEL=%s: NCCL stages this pair "
-			     "through host memory",
-			     gdx_path_name(v->path), gdx_gdr_level_name(p->gdr_level));
-		gdx_gdr_setf(fix, sizeof(fix), "%s", v->fix);
-		if (!(v->degraded & GDX_GDR_DEG_SYS)) {
-			v->fix[0] = '\0';
-			gdx_gdr_cat(v->fix, sizeof(v->fix),
-				    "use a NIC behind the GPU's PCIe switch, or raise "
-				    "NCCL_NET_GDR_LEVEL knowingly");
-			if (fix[0])
-				gdx_gdr_cat(v->fix, sizeof(v->fix), fix);
-		}
-	} else {
-		v->mode = GDX_GDR_DIRECT;
-		gdx_gdr_setf(v->reason, sizeof(v->reason), "GPUDirect RDMA via %s%s", v->via,
-			     v->path == GDX_PATH_UNKNOWN ? " (path class unknown)" : "");
-	}
-	gdx_gdr_setf(v->line, sizeof(v->line), "%s: GPU %s, %s: %s%s%s%s%s", name, gpu->pci,
-		     gdx_path_name(v->path), gdx_gdr_mode_name(v->mode),
-		     v->degraded ? ", degraded: " : "", v->degraded_why, v->fix[0] ? "; fix: " : "",
-		     v->fix);
-	return 0;
-}
-
 /* ---- host-wide checks ---- */
 
-static void gdx_gdr_bytes(uint64_t b, char *buf, size_t len)
+void gdx_gdr_bytes(uint64_t b, char *buf, size_t len)
 {
 	if (b == GDX_GDR_MEMLOCK_INFINITY)
 		gdx_gdr_setf(buf, len, "unlimited");
@@ -422,26 +328,4 @@ enum gdx_gdr_level gdx_gdr_memlock_check(const struct gdx_gdr_probe *p, char *te
 		     "memlock=-1)",
 		     have, GDX_GDR_MEMLOCK_MIN >> 20);
 	return GDX_GDR_LEVEL_BROKEN;
-}
-
-enum gdx_gdr_level gdx_gdr_bar1_check(const struct gdx_gdr_probe *p, int gpu, char *text,
-				      size_t len)
-{
-	char have[32];
-
-	if (gpu < 0 || gpu >= p->ngpus || !p->gpus[gpu].bar1) {
-		gdx_gdr_setf(text, len, "BAR1 unknown");
-		return GDX_GDR_LEVEL_OK;
-	}
-	gdx_gdr_bytes(p->gpus[gpu].bar1, have, sizeof(have));
-	if (p->gpus[gpu].bar1 >= GDX_GDR_BAR1_TINY) {
-		gdx_gdr_setf(text, len, "BAR1 %s", have);
-		return GDX_GDR_LEVEL_OK;
-	}
-	gdx_gdr_setf(text, len,
-		     "GPU %s has a tiny BAR1 (%s, under 256 MiB): CPU mappings of GPU memory "
-		     "(GDRCopy) run out, the NIC's access does not; fix: enable large BAR "
-		     "(Resizable BAR) in the firmware",
-		     p->gpus[gpu].pci, have);
-	return GDX_GDR_LEVEL_DEGRADED;
 }

@@ -63,9 +63,6 @@ struct gdx_gdr_verdict {
 
 /* "auto" (or empty), "on", "off"; -EINVAL for anything else. */
 int gdx_gdr_policy_parse(const char *s, enum gdx_gdr_policy *p);
-const char *gdx_gdr_policy_name(enum gdx_gdr_policy p);
-/* "direct", "staged", "broken". */
-const char *gdx_gdr_mode_name(enum gdx_gdr_mode m);
 
 /*
  * What to advertise for one NIC and the line to log: the NIC's capability
@@ -74,19 +71,34 @@ const char *gdx_gdr_mode_name(enum gdx_gdr_mode m);
  */
 int gdx_gdr_nic_verdict(const struct gdx_gdr_probe *p, const char *ibdev,
 			enum gdx_gdr_policy policy, struct gdx_gdr_verdict *v);
-/* The same for one GPU-NIC pair (indices into p->gpus and p->nics): direct
- * only when NCCL would use the direct path for it too (path class within
- * NCCL_NET_GDR_LEVEL). Returns 0 or -EINVAL. */
-int gdx_gdr_pair_verdict(const struct gdx_gdr_probe *p, int gpu, int nic,
-			 enum gdx_gdr_policy policy, struct gdx_gdr_verdict *v);
 
 /* Levels of the host-wide checks, for gdx-doctor's exit status. */
 enum gdx_gdr_level { GDX_GDR_LEVEL_OK, GDX_GDR_LEVEL_DEGRADED, GDX_GDR_LEVEL_BROKEN };
 
 /* RLIMIT_MEMLOCK: BROKEN below GDX_GDR_MEMLOCK_MIN; text says so and how to fix. */
 enum gdx_gdr_level gdx_gdr_memlock_check(const struct gdx_gdr_probe *p, char *text, size_t len);
-/* A BAR1 under GDX_GDR_BAR1_TINY: DEGRADED, with text; OK when fine or unknown. */
-enum gdx_gdr_level gdx_gdr_bar1_check(const struct gdx_gdr_probe *p, int gpu, char *text,
-				      size_t len);
+
+/*
+ * The pieces a verdict is made of, which gdx_gdr_nic_verdict() uses, and
+ * gdx-doctor's pair verdict too (tools/common/gdx_gdr_pair.h).
+ */
+/* A verdict before any fact: staged, host memory only, no GPU, path unknown. */
+void gdx_gdr_verdict_init(struct gdx_gdr_verdict *v);
+/* Whether the NIC can register GPU memory at all, whichever the GPU: sets
+ * ptr_support and via when it can, reason and fix when it cannot. */
+bool gdx_gdr_nic_capable(const struct gdx_gdr_probe *p, const struct gdx_gdr_nic *nic,
+			 struct gdx_gdr_verdict *v);
+/* v->via and v->ptr_support from what the probe found. */
+void gdx_gdr_via(const struct gdx_gdr_probe *p, struct gdx_gdr_verdict *v);
+/* What degrades a working path (ACS, a translating IOMMU, SYS), with why and how to fix it. */
+void gdx_gdr_degrade(const struct gdx_gdr_probe *p, int g, int n, struct gdx_gdr_verdict *v);
+/* The verdict of a NIC that cannot (or may not) use GPU memory. */
+void gdx_gdr_not_direct(const char *nic, enum gdx_gdr_policy policy, struct gdx_gdr_verdict *v);
+/* Appends s to buf, "; " between. */
+void gdx_gdr_cat(char *buf, size_t len, const char *s);
+/* A path class as NCCL_NET_GDR_LEVEL names it ("LOC", "PIX", ... "PHB" for NODE). */
+const char *gdx_gdr_level_name(enum gdx_path level);
+/* A byte count in words: "unlimited", "N GiB", "N MiB", "N KiB". */
+void gdx_gdr_bytes(uint64_t b, char *buf, size_t len);
 
 #endif

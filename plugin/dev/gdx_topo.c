@@ -22,21 +22,6 @@
 #define GDX_PCI_CLASS_VGA     0x0300
 #define GDX_PCI_CLASS_3D      0x0302
 
-struct gdx_topo {
-	int ngpus, nnics, ngroups;
-	struct gdx_topo_gpu *gpus;
-	struct gdx_topo_nic *nics;
-	enum gdx_path *paths;  /* ngpus x nnics */
-	signed char *same_pkg; /* ngpus x nnics: gdx_topo_same_package() */
-	int *order;	       /* ngpus x nnics: per GPU, NIC indices nearest first */
-	int *group_len;	       /* per GPU: how many leading entries of order[] are its rail group */
-	struct gdx_topo_group *groups;
-	int *group_idx; /* backing store of the groups' nics[] and gpus[] */
-	struct gdx_topo_bridge *bridges;
-	int nbridges;
-	char hostname[256]; /* hwloc's HostName of the machine it was taken on */
-};
-
 /* What load keeps of hwloc until the copy is done. */
 struct gdx_topo_scan {
 	hwloc_topology_t h;
@@ -514,11 +499,6 @@ static void gdx_topo_keep_hostname(struct gdx_topo *t, const struct gdx_topo_sca
 	snprintf(t->hostname, sizeof(t->hostname), "%s", h ? h : "");
 }
 
-const char *gdx_topo_hostname(const struct gdx_topo *t)
-{
-	return t && t->hostname[0] ? t->hostname : NULL;
-}
-
 int gdx_topo_load(const char *xml, struct gdx_topo **topo_p, char *why, size_t why_len)
 {
 	return gdx_topo_load_fd(-1, xml, topo_p, why, why_len);
@@ -601,24 +581,9 @@ const struct gdx_topo_gpu *gdx_topo_gpu(const struct gdx_topo *t, int i)
 	return i >= 0 && i < t->ngpus ? &t->gpus[i] : NULL;
 }
 
-int gdx_topo_nnics(const struct gdx_topo *t)
-{
-	return t->nnics;
-}
-
 const struct gdx_topo_nic *gdx_topo_nic(const struct gdx_topo *t, int i)
 {
 	return i >= 0 && i < t->nnics ? &t->nics[i] : NULL;
-}
-
-int gdx_topo_nbridges(const struct gdx_topo *t)
-{
-	return t->nbridges;
-}
-
-const struct gdx_topo_bridge *gdx_topo_bridge(const struct gdx_topo *t, int i)
-{
-	return i >= 0 && i < t->nbridges ? &t->bridges[i] : NULL;
 }
 
 int gdx_topo_find_gpu(const struct gdx_topo *t, const char *pci)
@@ -649,27 +614,6 @@ int gdx_topo_same_package(const struct gdx_topo *t, int gpu, int nic)
 	if (gpu < 0 || gpu >= t->ngpus || nic < 0 || nic >= t->nnics)
 		return -1;
 	return t->same_pkg[(size_t)gpu * (size_t)t->nnics + (size_t)nic];
-}
-
-static int gdx_topo_copy_order(const struct gdx_topo *t, int gpu, int n, int *nics, int max)
-{
-	if (gpu < 0 || gpu >= t->ngpus)
-		return -EINVAL;
-	for (int i = 0; i < n && i < max; i++)
-		nics[i] = t->order[(size_t)gpu * (size_t)t->nnics + (size_t)i];
-	return n;
-}
-
-int gdx_topo_gpu_nics(const struct gdx_topo *t, int gpu, int *nics, int max)
-{
-	return gdx_topo_copy_order(t, gpu, t->nnics, nics, max);
-}
-
-int gdx_topo_gpu_group(const struct gdx_topo *t, int gpu, int *nics, int max)
-{
-	if (gpu < 0 || gpu >= t->ngpus)
-		return -EINVAL;
-	return gdx_topo_copy_order(t, gpu, t->group_len[gpu], nics, max);
 }
 
 int gdx_topo_ngroups(const struct gdx_topo *t)

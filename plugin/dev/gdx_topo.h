@@ -83,7 +83,25 @@ struct gdx_topo_group {
 	int ngpus;
 };
 
-struct gdx_topo;
+/*
+ * What gdx_topo_load() keeps, read-only once loaded. In the header for the
+ * tools' queries (tools/common/gdx_topo_query.h), which the plugin never
+ * asks; everything else reads it through the functions below.
+ */
+struct gdx_topo {
+	int ngpus, nnics, ngroups;
+	struct gdx_topo_gpu *gpus;
+	struct gdx_topo_nic *nics;
+	enum gdx_path *paths;  /* ngpus x nnics */
+	signed char *same_pkg; /* ngpus x nnics: gdx_topo_same_package() */
+	int *order;	       /* ngpus x nnics: per GPU, NIC indices nearest first */
+	int *group_len;	       /* per GPU: how many leading entries of order[] are its rail group */
+	struct gdx_topo_group *groups;
+	int *group_idx; /* backing store of the groups' nics[] and gpus[] */
+	struct gdx_topo_bridge *bridges;
+	int nbridges;
+	char hostname[256]; /* hwloc's HostName of the machine it was taken on */
+};
 
 /* "PIX", "PXB", "PHB", "NODE", "NUMA-UNKNOWN", "SYS", or "UNKNOWN" for
  * anything else: NCCL's names, and nvidia-smi's, where they have one. */
@@ -108,21 +126,13 @@ int gdx_topo_load(const char *xml, struct gdx_topo **topo_p, char *why, size_t w
 int gdx_topo_load_fd(int fd, const char *xml, struct gdx_topo **topo_p, char *why, size_t why_len);
 void gdx_topo_free(struct gdx_topo *t);
 
-/* The name of the machine the topology was taken on (hwloc's HostName: an
- * XML file's is its dumped machine's); NULL when it has none. */
-const char *gdx_topo_hostname(const struct gdx_topo *t);
-
 /* GPUs (NVIDIA PCI devices of class 3D or VGA) in bus id order, and RDMA
- * NICs (hwloc OpenFabrics devices) in name order, mlx5_9 before mlx5_10.
- * The getters return NULL for an index out of range. */
+ * NICs (hwloc OpenFabrics devices) in name order, mlx5_9 before mlx5_10
+ * (how many: tools/common/gdx_topo_query.h). The getters return NULL for an
+ * index out of range. */
 int gdx_topo_ngpus(const struct gdx_topo *t);
 const struct gdx_topo_gpu *gdx_topo_gpu(const struct gdx_topo *t, int i);
-int gdx_topo_nnics(const struct gdx_topo *t);
 const struct gdx_topo_nic *gdx_topo_nic(const struct gdx_topo *t, int i);
-
-/* The bridges, parents before children; NULL for an index out of range. */
-int gdx_topo_nbridges(const struct gdx_topo *t);
-const struct gdx_topo_bridge *gdx_topo_bridge(const struct gdx_topo *t, int i);
 
 /* Index of the GPU with that bus id ("0000:17:00.0", any case) or of the
  * NIC with that name; -1 when there is none. */
@@ -136,24 +146,6 @@ enum gdx_path gdx_topo_path(const struct gdx_topo *t, int gpu, int nic);
  * (socket): 1 yes, 0 no, -1 unknown (either package not recorded, no PCI
  * device, an index out of range). */
 int gdx_topo_same_package(const struct gdx_topo *t, int gpu, int nic);
-
-/*
- * Every NIC, nearest to the GPU first: by path class; within SYS and
- * NUMA_UNKNOWN, the NICs on the GPU's own package first (crossing the
- * socket interconnect is the longer way); then by name. Fills up to max
- * indices (nics may be NULL when max is 0) and returns how many there are in
- * all (-EINVAL for a bad GPU).
- */
-int gdx_topo_gpu_nics(const struct gdx_topo *t, int gpu, int *nics, int max);
-
-/*
- * The GPU's rail group: the head of gdx_topo_gpu_nics(), the NICs that rank equal
- * to the nearest (same path class and, within SYS, same package or not),
- * ties kept, in name order; NICs without a PCI device never belong to a
- * rail group. Fills up to max indices and returns how many there are in all (0: no
- * PCI NIC; -EINVAL: bad GPU).
- */
-int gdx_topo_gpu_group(const struct gdx_topo *t, int gpu, int *nics, int max);
 
 /*
  * Rail groups: one per distinct GPU rail, in order of the first GPU using it,

@@ -233,7 +233,7 @@ out:
  */
 static void gdx_net_idle(void)
 {
-	if (!gdx_initialized || gdx_nctxs || gdx_holds || gdx_comms_open())
+	if (!gdx_initialized || gdx_nctxs || gdx_holds || gdx_registry_count())
 		return;
 	gdx_devs_report();
 	gdx_qpstat_fini(); /* its slots are in the file */
@@ -529,7 +529,7 @@ ncclResult_t gdx_net_test(void *request, int *done, int *sizes)
 static int gdx_net_closed(int err)
 {
 	pthread_mutex_lock(&gdx_init_lock);
-	if (gdx_initialized && gdx_nctxs == 0 && gdx_comms_open() == 0)
+	if (gdx_initialized && gdx_nctxs == 0 && gdx_registry_count() == 0)
 		gdx_devs_report();
 	pthread_mutex_unlock(&gdx_init_lock);
 	return err;
@@ -539,7 +539,7 @@ ncclResult_t gdx_net_close_send(void *send_comm)
 {
 	struct gdx_send_comm *sc = send_comm;
 
-	if (!sc || !gdx_comm_registered(sc) || sc->base.kind != GDX_KIND_SEND) {
+	if (!sc || !gdx_registry_has(sc) || sc->base.kind != GDX_KIND_SEND) {
 		GDX_WARN("closeSend: %p is not an open send comm (closed twice?)", send_comm);
 		return gdx_net_result(-EINVAL);
 	}
@@ -550,7 +550,7 @@ ncclResult_t gdx_net_close_recv(void *recv_comm)
 {
 	struct gdx_recv_comm *rc = recv_comm;
 
-	if (!rc || !gdx_comm_registered(rc) || rc->base.kind != GDX_KIND_RECV) {
+	if (!rc || !gdx_registry_has(rc) || rc->base.kind != GDX_KIND_RECV) {
 		GDX_WARN("closeRecv: %p is not an open receive comm (closed twice?)", recv_comm);
 		return gdx_net_result(-EINVAL);
 	}
@@ -561,7 +561,7 @@ ncclResult_t gdx_net_close_listen(void *listen_comm)
 {
 	struct gdx_listen_comm *lc = listen_comm;
 
-	if (!lc || !gdx_comm_registered(lc) || lc->kind != GDX_KIND_LISTEN) {
+	if (!lc || !gdx_registry_has(lc) || lc->kind != GDX_KIND_LISTEN) {
 		GDX_WARN("closeListen: %p is not an open listen comm (closed twice?)", listen_comm);
 		return gdx_net_result(-EINVAL);
 	}
@@ -604,7 +604,7 @@ ncclResult_t gdx_net_make_vdevice(int *d, int ndevs, const int *devs, int max_me
 __attribute__((destructor)) static void gdx_net_unload(void)
 {
 	pthread_mutex_lock(&gdx_init_lock);
-	if (gdx_initialized && gdx_comms_open() == 0) {
+	if (gdx_initialized && gdx_registry_count() == 0) {
 		for (int i = 0; i < gdx_nctxs; i++)
 			free(gdx_ctxs[i]);
 		free(gdx_ctxs);
@@ -619,8 +619,8 @@ __attribute__((destructor)) static void gdx_net_unload(void)
 	}
 	/* comms still open (a process exiting under running threads) keep
 	 * writing their slots: the mapping stays for them */
-	if (gdx_comms_open() == 0)
+	if (gdx_registry_count() == 0)
 		gdx_qpstat_fini(); /* its slots are in the file */
-	gdx_live_close(gdx_comms_open() == 0);
+	gdx_live_close(gdx_registry_count() == 0);
 	pthread_mutex_unlock(&gdx_init_lock);
 }

@@ -58,7 +58,7 @@ static int gdx_rma_track(const void *p)
 	pthread_mutex_unlock(&gdx_rma_lock);
 	/* the net's registry too: the devices stay open while it is live */
 	if (!ret && *(const uint32_t *)p != GDX_KIND_RMA_INIT) {
-		ret = gdx_comm_register(p);
+		ret = gdx_registry_add(p);
 		if (ret) {
 			pthread_mutex_lock(&gdx_rma_lock);
 			gdx_ptrset_remove(&gdx_rma_live, p);
@@ -79,7 +79,7 @@ static bool gdx_rma_known(const void *p, uint32_t kind, bool forget)
 		gdx_ptrset_remove(&gdx_rma_live, p);
 	pthread_mutex_unlock(&gdx_rma_lock);
 	if (found && forget && kind != GDX_KIND_RMA_INIT)
-		gdx_comm_unregister(p);
+		gdx_registry_remove(p);
 	return found;
 }
 

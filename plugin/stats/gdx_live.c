@@ -125,17 +125,6 @@ bool gdx_live_name_parse(const char *name, int *pid, unsigned long long *ns)
 	return !strcmp(again, name);
 }
 
-/* The uid in a per-user directory's name, written as gdx_live_open writes it. */
-bool gdx_live_user_dir_parse(const char *name, unsigned *uid)
-{
-	char again[32];
-
-	if (sscanf(name, GDX_LIVE_USER_DIR "%u", uid) != 1)
-		return false;
-	snprintf(again, sizeof(again), GDX_LIVE_USER_DIR "%u", *uid);
-	return !strcmp(again, name);
-}
-
 static unsigned long long gdx_live_random(void)
 {
 	unsigned long long r;

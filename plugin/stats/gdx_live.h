@@ -65,8 +65,6 @@ uint64_t gdx_proc_start(const char *path, char *state);
 unsigned long long gdx_live_pidns(void);
 /* The pid and namespace of a live file's name; false for any other name. */
 bool gdx_live_name_parse(const char *name, int *pid, unsigned long long *ns);
-/* The uid of a per-user directory's name; false for any other name. */
-bool gdx_live_user_dir_parse(const char *name, unsigned *uid);
 /* The directory in use: NCCL_GDX_LIVE_DIR or /dev/shm. */
 const char *gdx_live_dir(void);
 

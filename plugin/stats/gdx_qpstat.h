@@ -9,7 +9,7 @@
  * have no per-QP counters) the port's totals stand in, every process's
  * (`rdma statistic show link DEV/PORT`), else sysfs hw_counters; one INFO
  * line per port says which. They are read about once a second, by a comm
- * that waits (gdx_comm_check_peer), never on the data path, each netlink
+ * that waits (gdx_cq_check_peer), never on the data path, each netlink
  * answer waited for a bounded time, into a live slot per port (role
  * GDX_LIVE_NIC, gdx_live_layout.h) that gdx-doctor top shows. A comm whose
  * QP failed writes one line per QP: its number, state, last completion

@@ -5,7 +5,7 @@
  * does not answer). One WARN per episode, naming the NIC, QP, peer and how
  * long, and one INFO when a completion drains it: a QP that slows before it
  * fails shows in the log before the job's timeout does. The check rides the
- * liveness check (gdx_comm_check_peer: a waiting comm, every
+ * liveness check (gdx_cq_check_peer: a waiting comm, every
  * GDX_LIVENESS_MS), never the data path; the drain is seen where the
  * completion is taken, one flag tested.
  */

@@ -1,11 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Files a user names, read and written by the plugin and the tools alike
- * (gdx_file.c). An input is hostile until checked: the path may be a FIFO
- * (whose open waits for a writer), a device, a socket, a link, a directory,
- * huge, or another user's; a saved tree may hold links that lead out of it.
- * An output is never written through what is at its path: a planted file,
- * FIFO or link stays as it was.
+ * Files a user names, read by the plugin and the tools alike (gdx_file.c;
+ * the tools' outputs: tools/common/gdx_file_out.h). An input is hostile until checked: the path may
+ * be a FIFO (whose open waits for a writer), a device, a socket, a link, a directory, huge, or
+ * another user's; a saved tree may hold links that lead out of it. An output is never written
+ * through what is at its path: a planted file, FIFO or link stays as it was.
  *
  * Every call returns 0 or a descriptor, or a negative errno with one line in
  * why (why_len bytes; NULL or 0 for none) that names the path and the cause.
@@ -73,38 +72,10 @@ int gdx_file_open_in(int rootfd, const char *name, const char *rel, unsigned fla
  * realpath(3) with the tree's root for "/", into out. 0, or -errno. */
 int gdx_file_resolve_in(int rootfd, const char *rel, char *out, size_t len);
 
-/*
- * An output a user names (gdx-bench --plot): made as a new file of its own
- * in the same directory (a name no one can guess, O_EXCL, mode 0666 less
- * the umask), written there, then renamed onto the path in one step. What
- * was at the path (a file of another user's, a FIFO, a link into someone's
- * files) is never opened: it is replaced whole, or the rename fails (a
- * sticky directory keeps other users' names theirs) and nothing is written.
- */
-struct gdx_file_out {
-	int fd;	    /* the new file's, to write; -1 when none is open */
-	char *path; /* where it goes */
-	char *tmp;  /* where it is until then */
-};
-/* Makes the new file; out->fd is it. */
-int gdx_file_out_open(const char *path, struct gdx_file_out *out, char *why, size_t why_len);
-/* Renames it onto the path (after closing out->fd, which may already be
- * closed: -1) and frees what out holds. */
-int gdx_file_out_commit(struct gdx_file_out *out, char *why, size_t why_len);
-/* Removes the new file, the path untouched, and frees what out holds. */
-void gdx_file_out_abandon(struct gdx_file_out *out);
-
-/*
- * The plugin the running program (gdx-bench, gdx-doctor) was built or
- * installed with: GDX_FILE_PLUGIN beside it in a build tree
- * (build/gdx-doctor, build/libnccl-net-gdx.so), in ../lib under an install
- * prefix (bin/, lib/), found from the program's own path (/proc/self/exe),
- * so that a DESTDIR or a moved tree still works. Its path, the directory
- * made absolute without its "..", into out (len bytes); 0, or -ENOENT when
- * neither is there to read.
- */
-#define GDX_FILE_PLUGIN "libnccl-net-gdx.so"
-int gdx_file_plugin_beside_self(char *out, size_t len);
+/* Writes fmt's line into why (len bytes), unless why is NULL or len 0, and
+ * returns err: a failure said and returned in one step. */
+int gdx_file_why(char *why, size_t len, int err, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
 
 /* For the tests only: no other file of the plugin uses what follows. */
 

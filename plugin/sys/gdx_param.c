@@ -47,14 +47,6 @@ const char *gdx_param_twin_env(const struct gdx_param_info *p)
 	return v;
 }
 
-const struct gdx_param_info *gdx_param_of_twin(const char *nccl_var)
-{
-	for (int i = 0; i < gdx_param_count; i++)
-		if (gdx_param_infos[i].twin && !strcmp(gdx_param_infos[i].twin, nccl_var))
-			return &gdx_param_infos[i];
-	return NULL;
-}
-
 /* NCCL's variables that are read only to say, once each load, that they
  * are not applied here and why: a site that set them keeps running. */
 static void gdx_params_noted(void)

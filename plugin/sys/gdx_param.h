@@ -303,9 +303,6 @@ const char *gdx_param_twin_env(const struct gdx_param_info *p);
 /* Where the parameter (name without NCCL_GDX_) got its value. */
 enum gdx_param_src gdx_param_src(const char *name);
 
-/* The NCCL_GDX_* parameter whose twin NCCL's variable is; NULL for none. */
-const struct gdx_param_info *gdx_param_of_twin(const char *nccl_var);
-
 /* Parses the environment into gdx_params. Logs each value set, and which
  * variable set it, at INFO (a twin refused: the default it keeps), and each noted NCCL_IB_*
  * variable set (one INFO saying it is not applied, and why); returns -EINVAL (after a WARN naming

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "sys/gdx_hca.h"
+#include "sys/gdx_name_list.h"
 #include "sys/gdx_log.h"
 #include "sys/gdx_sock.h"
 
@@ -107,13 +107,13 @@ int gdx_sock_list_ifs(const char *family, char *buf, size_t len)
 int gdx_sock_pick_if(const struct ifaddrs *list, const char *spec, const char *family,
 		     struct gdx_sockaddr *addr_p, char *ifname_p)
 {
-	struct gdx_hca_filter filter;
+	struct gdx_name_list filter;
 	const struct ifaddrs *best = NULL;
 	int best_rank = 0;
 	const char *err;
 	bool given = spec && *spec;
 
-	if (gdx_hca_filter_parse(spec, false, &filter, &err)) {
+	if (gdx_name_list_parse(spec, false, &filter, &err)) {
 		GDX_WARN("interface list \"%s\" is malformed: %s", spec, err);
 		return -EINVAL;
 	}
@@ -122,7 +122,7 @@ int gdx_sock_pick_if(const struct ifaddrs *list, const char *spec, const char *f
 
 		if (!gdx_sock_if_usable(ifa, family))
 			continue;
-		if (given && !gdx_hca_filter_match(&filter, ifa->ifa_name, -1))
+		if (given && !gdx_name_list_match(&filter, ifa->ifa_name, -1))
 			continue;
 		/* lower is better: the class (none when named), then IPv4, then order */
 		rank = (given ? 0 : gdx_sock_if_class(ifa)) * 2 +
@@ -276,16 +276,14 @@ int gdx_sock_recv_some(int fd, struct gdx_xfer *x)
 	return 0;
 }
 
-int gdx_sock_peer_alive(int fd)
+bool gdx_sock_peer_gone(int fd)
 {
 	char c;
 	ssize_t n = recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
 
 	if (n == 0)
-		return -ECONNRESET;
-	if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
-		return -ECONNRESET;
-	return 0;
+		return true;
+	return n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR;
 }
 
 void gdx_sock_addr_str(const struct gdx_sockaddr *a, char *buf, size_t len)

@@ -52,9 +52,9 @@ int gdx_sock_accept(int lfd, int *fd_p);
 int gdx_sock_send_some(int fd, struct gdx_xfer *x);
 int gdx_sock_recv_some(int fd, struct gdx_xfer *x);
 
-/* 0 while the peer's end is open, -ECONNRESET once it closed (it died, or
- * closed its comm), without consuming anything. */
-int gdx_sock_peer_alive(int fd);
+/* Whether the peer's end has closed (it died, or closed its comm): false
+ * while it is open. Consumes nothing. */
+bool gdx_sock_peer_gone(int fd);
 
 void gdx_sock_addr_str(const struct gdx_sockaddr *a, char *buf, size_t len);
 

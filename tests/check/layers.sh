@@ -24,7 +24,10 @@
 #    object B defines (nm -u, nm --defined-only) makes A depend on B. The
 #    plugin's objects, then tools/common's, then each tool's own;
 #  - the .so carries no tool's code: none of its objects defines a symbol
-#    that a tools/common object defines.
+#    that a tools/common object defines, nor one that only the tools or the
+#    tests use (every global symbol of its objects is used by the .so itself,
+#    is an NCCL table, or is a test hook marked in its header that no tool
+#    uses), and the linked .so's symbol table names none of tools/common's.
 # Reads the objects of BUILD (default build): make first.
 #
 #   tests/check/layers.sh
@@ -293,17 +296,71 @@ symbol_loops "gdx-doctor's objects" "${doctor_objs[@]}"
 
 # The .so is linked from the plugin's objects (the Makefile's OBJS): none
 # defines what tools/common defines (the tools' code moved there, not
-# copied).
+# copied), and each global symbol they define is the .so's own use: used by
+# another of its objects (nm -u), an NCCL table (exports.map), or used in its
+# own file (a call the compiler resolved in place leaves no undefined symbol
+# and no relocation: the source, comments and struct tags left out, names it
+# past its definition). The one exception, the test hooks a header marks "For
+# the tests only", holds only while no tool uses them: a function only the
+# tools (or the tests) call is tools/common's.
 nm --defined-only "${common_objs[@]}" 2>/dev/null | awk '$2 ~ /^[BDRT]$/ { print $3 }' | sort -u >"$tmp/common-defs"
+awk -v b="$build/" '$1 !~ /\/tools\// && index($1, b "plugin/") == 1 && $3 ~ /^[BDRT]$/ {
+		c = substr($1, length(b) + 1); sub(/\.o$/, ".c", c); print $2, c
+	}' "$tmp/defs" >"$tmp/so-defs"
+awk -v b="$build/" 'index($1, b "plugin/") == 1 && $1 !~ /\/tools\// { print $2 }' "$tmp/uses" | sort -u >"$tmp/so-used"
+: >"$tmp/so-own"
+while read -r sym c; do
+	grep -qx -- "$sym" "$tmp/so-used" && continue
+	for pat in $exported; do
+		# shellcheck disable=SC2053 # the map's entries are glob patterns
+		[[ $sym == $pat ]] && continue 2
+	done
+	n=$(${CC:-cc} -fpreprocessed -dD -E -P "$c" 2>/dev/null |
+		sed -E 's/\<(struct|union|enum)[[:space:]]+[A-Za-z0-9_]+//g' | grep -ow -- "$sym" | wc -l)
+	[ "$n" -ge 2 ] || echo "$sym ${c%.c}" >>"$tmp/so-own"
+done <"$tmp/so-defs"
+# shellcheck disable=SC2046 # one word per header
+awk 'FILENAME == ARGV[1] { want[$2 " " $1] = 1; next }
+	FNR == 1 { after = 0; m = FILENAME; sub(/\.h$/, "", m) }
+	index($0, "For the tests only") { after = 1 }
+	after {
+		n = split($0, w, /[^A-Za-z0-9_]+/)
+		for (i = 1; i <= n; i++)
+			if ((m " " w[i]) in want)
+				print w[i]
+	}' "$tmp/so-own" $(grep '\.h$' <<<"$layer_srcs") | sort -u >"$tmp/so-hooks"
 so_tools=$(awk -v b="$build/plugin/" '
 	FILENAME == ARGV[1] { common[$1] = 1; next }
-	$1 !~ /\/tools\// && $3 ~ /^[BDRT]$/ && ($2 in common) {
-		printf " %s (%s) is also tools/common'"'"'s;", $2, substr($1, length(b) + 1)
-	}' "$tmp/common-defs" "$tmp/defs")
+	FILENAME == ARGV[2] { own[$1] = $2; next }
+	FILENAME == ARGV[3] { hook[$1] = 1; next }
+	FILENAME == ARGV[4] { if ($1 ~ /\/tools\//) tool[$2] = tool[$2] " " substr($1, length(b) + 1); next }
+	$1 !~ /\/tools\// && $3 ~ /^[BDRT]$/ {
+		o = substr($1, length(b) + 1)
+		if ($2 in common)
+			printf " %s (%s) is also tools/common'"'"'s;", $2, o
+		else if (($2 in own) && ($2 in tool))
+			printf " %s (%s) is used only by%s;", $2, o, tool[$2]
+		else if (($2 in own) && !($2 in hook))
+			printf " %s (%s) is used by nothing of the .so;", $2, o
+	}' "$tmp/common-defs" "$tmp/so-own" "$tmp/so-hooks" "$tmp/uses" "$tmp/defs")
 if [ -z "$so_tools" ]; then
-	ok "layers: the .so's objects define none of tools/common's symbols"
+	ok "layers: the .so's objects define none of tools/common's symbols, and none that only the tools or the tests use (bar the marked test hooks)"
 else
 	bad "layers: the .so carries the tools' code:$so_tools"
+fi
+
+# The .so as linked: its symbol table (hidden ones too) names nothing
+# tools/common defines.
+if [ ! -f "$build/libnccl-net-gdx.so" ]; then
+	bad "layers: $build/libnccl-net-gdx.so not built (make first)"
+else
+	in_so=$(nm "$build/libnccl-net-gdx.so" 2>/dev/null | awk '{ print $NF }' | sort -u |
+		comm -12 - "$tmp/common-defs" | tr '\n' ' ')
+	if [ -z "$in_so" ]; then
+		ok "layers: $build/libnccl-net-gdx.so's symbol table names none of tools/common's $(wc -l <"$tmp/common-defs") symbols"
+	else
+		bad "layers: $build/libnccl-net-gdx.so carries tools/common's symbols: $in_so"
+	fi
 fi
 
 # gdx-bench's link: its objects and archives, and nothing of gdx-doctor's.

@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "dev/gdx_topo.h"
+#include "tools/common/gdx_topo_query.h"
 
 #include "check.h"
 

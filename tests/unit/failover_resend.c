@@ -33,8 +33,8 @@
 static void poll_both(struct fake_pair *p)
 {
 	for (int i = 0; i < 2 * GDX_PORT_CHECK_POLLS; i++) {
-		gdx_comm_poll(p->s.c);
-		gdx_comm_poll(p->r.c);
+		gdx_cq_poll(p->s.c);
+		gdx_cq_poll(p->r.c);
 	}
 }
 
@@ -187,7 +187,7 @@ static void scenario(int first)
 		for (int i = 0; i < 3; i++) {
 			any |= fake_run(&p.s.qp[i], 1) > 0;
 			any |= fake_run(&p.r.qp[i], 1) > 0;
-			gdx_comm_poll(p.s.c);
+			gdx_cq_poll(p.s.c);
 			steps++;
 			if (fake_test(r, &size))
 				goto done;

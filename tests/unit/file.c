@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "sys/gdx_file.h"
+#include "tools/common/gdx_file_out.h"
 
 #include "gdx_test.h"
 

@@ -12,6 +12,8 @@
 #include "dev/gdx_gdr.h"
 #include "dev/gdx_gdr_facts.h"
 #include "dev/gdx_gdr_verdict.h"
+#include "tools/common/gdx_gdr_names.h"
+#include "tools/common/gdx_gdr_pair.h"
 #include <nccl/net_common.h>
 
 #include "gdx_test.h"

@@ -54,8 +54,8 @@ static bool drive_until(struct fake_pair *p, enum gdx_rail_state want, int max_m
 {
 	for (int t = 0; t < max_ms; t++) {
 		for (int i = 0; i < 4; i++) {
-			gdx_comm_poll(p->s.c);
-			gdx_comm_poll(p->r.c);
+			gdx_cq_poll(p->s.c);
+			gdx_cq_poll(p->r.c);
 			if (bg_busy(p))
 				continue;
 			for (int k = 0; k < p->o.nrails * p->o.nqps; k++) {

@@ -10,6 +10,7 @@
 #include <hwloc.h>
 
 #include "dev/gdx_topo.h"
+#include "tools/common/gdx_topo_query.h"
 
 #include "gdx_test.h"
 

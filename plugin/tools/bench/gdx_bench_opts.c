@@ -14,9 +14,9 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include "sys/gdx_file.h"
 #include <nccl/net.h>
 
+#include "tools/common/gdx_plugin_path.h"
 #include "tools/bench/gdx_bench_state.h"
 
 #ifndef GDX_VERSION
@@ -78,13 +78,13 @@ range:
 	bench_usage_error("%s %s is more than %lluG", opt, s, BENCH_SIZE_MAX >> 30);
 }
 
-/* The plugin this program was built or installed with (gdx_file.h), else
+/* The plugin this program was built or installed with (gdx_plugin_path.h), else
  * the bare name through the library path, as NCCL opens it. */
 static const char *bench_default_plugin(void)
 {
 	static char path[PATH_MAX];
 
-	return gdx_file_plugin_beside_self(path, sizeof(path)) ? GDX_FILE_PLUGIN : path;
+	return gdx_plugin_beside_self(path, sizeof(path)) ? GDX_PLUGIN_FILE : path;
 }
 
 static void bench_usage(void)

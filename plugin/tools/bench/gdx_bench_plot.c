@@ -22,6 +22,7 @@
 #include "sys/gdx_file.h"
 
 #include "tools/bench/gdx_bench_state.h"
+#include "tools/common/gdx_file_out.h"
 #include "tools/common/gdx_json.h" /* json_parse */
 
 #ifndef GDX_VERSION

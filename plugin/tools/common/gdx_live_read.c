@@ -34,6 +34,17 @@ static bool gdx_live_role_known(uint32_t role)
 	       role == GDX_LIVE_NIC;
 }
 
+/* The uid in a per-user directory's name, written as gdx_live_open writes it. */
+static bool gdx_live_user_dir_parse(const char *name, unsigned *uid)
+{
+	char again[32];
+
+	if (sscanf(name, GDX_LIVE_USER_DIR "%u", uid) != 1)
+		return false;
+	snprintf(again, sizeof(again), GDX_LIVE_USER_DIR "%u", *uid);
+	return !strcmp(again, name);
+}
+
 const char *gdx_live_role_name(uint32_t role)
 {
 	return role == GDX_LIVE_SEND ? "send" : role == GDX_LIVE_RMA ? "rma" : "receive";

@@ -16,6 +16,9 @@
 #include "dev/gdx_gdr_verdict.h"
 #include "dev/gdx_topo.h"
 
+#include "tools/common/gdx_gdr_names.h"
+#include "tools/common/gdx_gdr_pair.h"
+#include "tools/common/gdx_topo_query.h"
 #include "tools/doctor/gdx_doctor.h"
 
 /*

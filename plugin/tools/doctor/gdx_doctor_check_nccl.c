@@ -26,6 +26,7 @@
 #include "dev/gdx_gdr_verdict.h"
 #include "sys/gdx_log.h"
 
+#include "tools/common/gdx_plugin_path.h"
 #include "tools/doctor/gdx_doctor_check.h"
 
 /* Opens a library to read its symbols: nothing of it is called (NCCL is
@@ -246,7 +247,7 @@ void check_nccl(struct check *c)
 		return; /* no external plugin at all */
 	check_resolve_env(n, n->judged);
 	/* the plugin this gdx-doctor came with, to name in a fix */
-	gdx_file_plugin_beside_self(n->beside, sizeof(n->beside));
+	gdx_plugin_beside_self(n->beside, sizeof(n->beside));
 	if (!n->lib_path[0] && !n->load_error[0] && n->plugin_env) {
 		char first[NCCL_NAME_MAX];
 
@@ -349,9 +350,9 @@ static void check_fix_not_found(const struct check_nccl *n, char *buf, size_t le
 		snprintf(buf, len,
 			 "the full path of libnccl-net-gdx.so, or NCCL_NET_PLUGIN=gdx with its "
 			 "directory in LD_LIBRARY_PATH");
-	else if (check_in_library_path(GDX_FILE_PLUGIN, dir, sizeof(dir)))
+	else if (check_in_library_path(GDX_PLUGIN_FILE, dir, sizeof(dir)))
 		snprintf(buf, len,
-			 "NCCL_NET_PLUGIN=gdx (" GDX_FILE_PLUGIN " is in %s, in "
+			 "NCCL_NET_PLUGIN=gdx (" GDX_PLUGIN_FILE " is in %s, in "
 			 "LD_LIBRARY_PATH)",
 			 dir);
 	else if (n->beside[0])

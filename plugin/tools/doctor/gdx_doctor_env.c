@@ -13,11 +13,12 @@
 #include "tools/common/gdx_escape.h"
 #include "dev/gdx_gdr_verdict.h"
 #include "dev/gdx_gid.h"
-#include "sys/gdx_hca.h"
+#include "sys/gdx_name_list.h"
 #include "sys/gdx_log.h"
 #include "sys/gdx_param.h"
 #include "wire/gdx_wire.h"
 
+#include "tools/common/gdx_param_twin.h"
 #include "tools/doctor/gdx_doctor.h"
 
 struct env_opts {
@@ -493,7 +494,7 @@ static const char *env_rails_syntax(const char *spec)
 
 int doctor_env_refusals(struct doctor_refusal *r, int max)
 {
-	struct gdx_hca_filter filter;
+	struct gdx_name_list filter;
 	struct gdx_gid_range range;
 	enum gdx_gdr_policy policy;
 	const char *err;
@@ -505,10 +506,10 @@ int doctor_env_refusals(struct doctor_refusal *r, int max)
 	gdx_log_set(env_logger);
 	gdx_params_load(); /* its WARNs, one per refused value, land in env_logger */
 	gdx_log_set(NULL);
-	if (gdx_hca_filter_parse(gdx_params.hca, true, &filter, &err))
+	if (gdx_name_list_parse(gdx_params.hca, true, &filter, &err))
 		env_refuse(env_var("HCA", buf, sizeof(buf)), "%s=\"%s\" is malformed: %s",
 			   env_var("HCA", buf, sizeof(buf)), gdx_params.hca, err);
-	if (gdx_hca_filter_parse(gdx_params.socket_ifname, false, &filter, &err))
+	if (gdx_name_list_parse(gdx_params.socket_ifname, false, &filter, &err))
 		env_refuse(env_var("SOCKET_IFNAME", buf, sizeof(buf)), "%s=\"%s\" is malformed: %s",
 			   env_var("SOCKET_IFNAME", buf, sizeof(buf)), gdx_params.socket_ifname,
 			   err);

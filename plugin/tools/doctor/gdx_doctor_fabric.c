@@ -16,6 +16,7 @@
 #include "dev/gdx_ece.h"
 #include "sys/gdx_param.h"
 
+#include "tools/common/gdx_ece_probe.h"
 #include "tools/doctor/gdx_doctor.h"
 
 struct fabric_port {

@@ -13,6 +13,7 @@
 
 #include "dev/gdx_topo.h"
 
+#include "tools/common/gdx_topo_query.h"
 #include "tools/doctor/gdx_doctor.h"
 
 struct topo_opts {

@@ -3,10 +3,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sys/gdx_hca.h"
+#include "sys/gdx_name_list.h"
 
 /* One number field of "name:port:rail:plane" ([s, s + len)); empty is -1. */
-static int gdx_hca_field(const char *s, size_t len, long lo, long hi, int *out)
+static int gdx_name_list_field(const char *s, size_t len, long lo, long hi, int *out)
 {
 	long v = 0;
 
@@ -27,8 +27,8 @@ static int gdx_hca_field(const char *s, size_t len, long lo, long hi, int *out)
 	return 0;
 }
 
-static int gdx_hca_entry_parse(const char *s, size_t len, bool with_ports, struct gdx_hca_entry *e,
-			       const char **err_p)
+static int gdx_name_list_entry_parse(const char *s, size_t len, bool with_ports,
+				     struct gdx_name_list_entry *e, const char **err_p)
 {
 	static const struct {
 		long lo, hi;
@@ -46,7 +46,7 @@ static int gdx_hca_entry_parse(const char *s, size_t len, bool with_ports, struc
 		*err_p = "empty device name";
 		return -EINVAL;
 	}
-	if (name_len >= GDX_HCA_NAME_MAX) {
+	if (name_len >= GDX_NAME_LIST_NAME_MAX) {
 		*err_p = "device name too long";
 		return -EINVAL;
 	}
@@ -59,7 +59,7 @@ static int gdx_hca_entry_parse(const char *s, size_t len, bool with_ports, struc
 		const char *next = memchr(p, ':', (size_t)(end - p));
 		size_t flen = (size_t)((next ? next : end) - p);
 
-		if (gdx_hca_field(p, flen, fields[f].lo, fields[f].hi, outs[f])) {
+		if (gdx_name_list_field(p, flen, fields[f].lo, fields[f].hi, outs[f])) {
 			*err_p = fields[f].err;
 			return -EINVAL;
 		}
@@ -72,8 +72,8 @@ static int gdx_hca_entry_parse(const char *s, size_t len, bool with_ports, struc
 	return 0;
 }
 
-int gdx_hca_filter_parse(const char *spec, bool with_ports, struct gdx_hca_filter *f,
-			 const char **err_p)
+int gdx_name_list_parse(const char *spec, bool with_ports, struct gdx_name_list *f,
+			const char **err_p)
 {
 	const char *s = spec ? spec : "";
 
@@ -98,11 +98,11 @@ int gdx_hca_filter_parse(const char *spec, bool with_ports, struct gdx_hca_filte
 		size_t len = comma ? (size_t)(comma - s) : strlen(s);
 		int ret;
 
-		if (f->n == GDX_HCA_MAX_ENTRIES) {
+		if (f->n == GDX_NAME_LIST_MAX) {
 			*err_p = "more than 32 devices listed";
 			return -EINVAL;
 		}
-		ret = gdx_hca_entry_parse(s, len, with_ports, &f->entries[f->n], err_p);
+		ret = gdx_name_list_entry_parse(s, len, with_ports, &f->entries[f->n], err_p);
 		if (ret)
 			return ret;
 		f->n++;
@@ -112,8 +112,8 @@ int gdx_hca_filter_parse(const char *spec, bool with_ports, struct gdx_hca_filte
 	}
 }
 
-static bool gdx_hca_entry_match(const struct gdx_hca_entry *e, bool exact, const char *dev,
-				int port)
+static bool gdx_name_list_entry_match(const struct gdx_name_list_entry *e, bool exact,
+				      const char *dev, int port)
 {
 	bool name_ok =
 		exact ? strcmp(e->name, dev) == 0 : strncmp(e->name, dev, strlen(e->name)) == 0;
@@ -121,21 +121,21 @@ static bool gdx_hca_entry_match(const struct gdx_hca_entry *e, bool exact, const
 	return name_ok && (e->port == -1 || e->port == port);
 }
 
-const struct gdx_hca_entry *gdx_hca_filter_entry(const struct gdx_hca_filter *f, const char *dev,
-						 int port)
+const struct gdx_name_list_entry *gdx_name_list_find(const struct gdx_name_list *f, const char *dev,
+						     int port)
 {
 	for (int i = 0; i < f->n; i++)
-		if (gdx_hca_entry_match(&f->entries[i], f->exact, dev, port))
+		if (gdx_name_list_entry_match(&f->entries[i], f->exact, dev, port))
 			return &f->entries[i];
 	return NULL;
 }
 
-bool gdx_hca_filter_match(const struct gdx_hca_filter *f, const char *dev, int port)
+bool gdx_name_list_match(const struct gdx_name_list *f, const char *dev, int port)
 {
 	bool listed;
 
 	if (f->n == 0)
 		return true;
-	listed = gdx_hca_filter_entry(f, dev, port) != NULL;
+	listed = gdx_name_list_find(f, dev, port) != NULL;
 	return f->exclude ? !listed : listed;
 }
