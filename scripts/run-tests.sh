@@ -24,6 +24,13 @@ case "${1:-}" in
 	*) echo "usage: $0 [--unit|--check|--vm|--fuzz]" >&2; exit 2 ;;
 esac
 
+# python3 as the interpreter itself, not a version manager's shim (pyenv's
+# is a shell script a call): the check scripts call it hundreds of times.
+if py=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null) && [ -x "$py" ]; then
+	PATH="$(dirname "$py"):$PATH"
+	export PATH
+fi
+
 # What a check script may leave to make test (tests/check/bench_server.sh's
 # ten-second wait): check in make check, test otherwise.
 export GDX_TEST_TIER=test
