@@ -289,8 +289,18 @@ ncclResult_t gdx_net_set_attr(void *ctx, const ncclNetAttr_v11_t *attr)
 {
 	if (!gdx_net_ctx(ctx, "setNetAttr") || !attr)
 		return gdx_net_result(-EINVAL);
-	/* Hints for tuning; the transport does not change with them. */
-	GDX_TRACE(NCCL_NET, "setNetAttr op %u algo %u proto %u", attr->op, attr->algo, attr->proto);
+	/* Hints for tuning; the transport does not change with them: what
+	 * the flows per peer could steer (whole messages or split, QPs per
+	 * rail) was measured, and no choice beat today's (libnccl-net-gdx(7),
+	 * PERFORMANCE; scripts/bench-flows.sh). */
+	GDX_TRACE(NCCL_NET,
+		  "setNetAttr send peers %d-%d flows %d-%d, receive peers %d-%d flows %d-%d, op "
+		  "%#x algo %#x proto %#x",
+		  attr->sendCommAttr.minConcurrentPeers, attr->sendCommAttr.maxConcurrentPeers,
+		  attr->sendCommAttr.minFlowsPerPeer, attr->sendCommAttr.maxFlowsPerPeer,
+		  attr->recvCommAttr.minConcurrentPeers, attr->recvCommAttr.maxConcurrentPeers,
+		  attr->recvCommAttr.minFlowsPerPeer, attr->recvCommAttr.maxFlowsPerPeer, attr->op,
+		  attr->algo, attr->proto);
 	return ncclSuccess;
 }
 
