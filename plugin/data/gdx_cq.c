@@ -13,7 +13,8 @@
  * rail out where failover can, else fails the comm. The receiver counts
  * each piece of a receive once, by name, whatever QP it came by, so that a
  * piece a failed rail's successor re-sends (gdx_failover.h) cannot count
- * twice. Polling is also when held clear-to-sends go (gdx_cts.h).
+ * twice. A poll says when held clear-to-sends are due; gdx_cq_poll, the
+ * data path's, then writes them (gdx_cts.h).
  */
 #include <endian.h>
 #include <errno.h>
@@ -352,22 +353,10 @@ static inline int gdx_cq_take(struct gdx_comm *c, int r, const struct ibv_wc *wc
 	return n;
 }
 
-/* A receive comm holds clear-to-sends back, and the sender is down to its
- * last one (only a completion lowers cts_outstanding; irecv applies the
- * rule itself). */
-static inline bool gdx_cts_held_due(const struct gdx_comm *c)
-{
-	const struct gdx_recv_comm *rc;
-
-	if (c->kind != GDX_KIND_RECV)
-		return false;
-	rc = gdx_recv_comm_of((struct gdx_comm *)c);
-	return rc->cts_sent < rc->tail && rc->cts_outstanding < GDX_CTS_DEFER_MIN;
-}
-
 /* After the CQs, what a poll does only when it is due: failover's sweep,
- * the flush reads' CQs while reads are out, and the clear-to-sends that a
- * completion, a stall or a rail taken out lets go. Returns the flush
+ * the flush reads' CQs while reads are out, and saying that clear-to-sends
+ * are due: a completion, a stall or a rail taken out lets them go, and the
+ * data path writes them (gdx_cts_progress), never a poll. Returns the flush
  * completions seen. */
 static __attribute__((noinline)) int gdx_cq_poll_rest(struct gdx_comm *c)
 {
@@ -381,13 +370,8 @@ static __attribute__((noinline)) int gdx_cq_poll_rest(struct gdx_comm *c)
 	rc = gdx_recv_comm_of(c);
 	if (rc->flushes_out)
 		seen += gdx_cq_flush_poll(rc);
-	if (rc->cts_rewrite)
-		gdx_cts_rewrite(rc);
-	/* The sender runs low with some held back: the batch goes while it still
-	 * has a message to send, so that it never waits for one. Only a
-	 * completion lowers cts_outstanding; irecv applies the rule itself. */
-	if (rc->cts_stalled || (rc->cts_sent < rc->tail && rc->cts_outstanding < GDX_CTS_DEFER_MIN))
-		gdx_cts_flush(rc);
+	if (rc->cts_stalled || gdx_cts_held_low(rc))
+		rc->cts_flush_due = true;
 	return seen;
 }
 
@@ -409,14 +393,20 @@ int gdx_cq_poll_all(struct gdx_comm *c, struct ibv_wc *wcs, int n0)
 	}
 	/* due is asked on every poll: failover counts its polls there; after
 	 * completions, failover's notes and the clear-to-sends they let go */
-	if (gdx_cq_poll_due(c) || (seen && (c->failover || gdx_cts_held_due(c))))
+	if (gdx_cq_poll_due(c) ||
+	    (seen &&
+	     (c->failover || (c->kind == GDX_KIND_RECV && gdx_cts_held_low(gdx_recv_comm_of(c))))))
 		seen += gdx_cq_poll_rest(c);
 	return seen;
 }
 
 int gdx_cq_poll(struct gdx_comm *c)
 {
-	return gdx_cq_poll_inline(c);
+	int n = gdx_cq_poll_inline(c);
+
+	if (c->kind == GDX_KIND_RECV)
+		gdx_cts_progress(gdx_recv_comm_of(c));
+	return n;
 }
 
 /* Called every GDX_LIVENESS_POLLS polls without progress (gdx_cq_idle):
@@ -445,117 +435,4 @@ void gdx_cq_check_peer(struct gdx_comm *c)
 		 "process exited or closed its comm",
 		 c->dev_name, c->peer, c->peer_dev);
 	gdx_comm_fail(c, -ECONNRESET);
-}
-
-/* Room for one write on the control rail, polling once to make it; -1 when
- * there is none (or no rail). */
-static inline int gdx_cts_rail(struct gdx_recv_comm *rc)
-{
-	struct gdx_comm *c = &rc->base;
-	int rail;
-
-	/* without failover every rail is up, and the first carries them */
-	if (!c->failover && gdx_qp_room(&c->rails[0], &c->rails[0].qps[0], 1))
-		return 0;
-	rail = gdx_failover_ctrl_rail(c);
-	if (rail < 0)
-		return -1;
-	if (gdx_qp_room(&c->rails[rail], &c->rails[rail].qps[0], 1))
-		return rail;
-	gdx_cq_poll(c);
-	rail = gdx_failover_ctrl_rail(c);
-	return rail >= 0 && gdx_qp_room(&c->rails[rail], &c->rails[rail].qps[0], 1) ? rail : -1;
-}
-
-/* Writes the clear-to-sends of receives [cts_sent, tail) into the sender's
- * FIFO: per run of consecutive slots (two where the ring wraps), one write of
- * their first entries, and one per further entry row that a grouped receive
- * among them uses. */
-/* The common flush: the staged receives are all single buffers, so one
- * write of their entries (two where the ring wraps) says everything. */
-static int gdx_cts_flush_singles(struct gdx_recv_comm *rc)
-{
-	while (rc->cts_sent < rc->tail) {
-		uint32_t first = (uint32_t)(rc->cts_sent % GDX_MAX_REQUESTS);
-		uint64_t count = rc->tail - rc->cts_sent;
-		int rail = gdx_cts_rail(rc), ret;
-
-		if (first + count > GDX_MAX_REQUESTS)
-			count = GDX_MAX_REQUESTS - first;
-		rc->cts_stalled = rail < 0;
-		if (rc->cts_stalled)
-			return rc->base.err;
-		ret = gdx_cts_write(rc, rail, GDX_FIFO_INDEX(first, 0), (uint32_t)count, false);
-		if (ret)
-			return ret;
-		rc->cts_sent += count;
-		rc->cts_outstanding += (uint32_t)count;
-	}
-	rc->cts_stalled = false;
-	return 0;
-}
-
-int gdx_cts_flush(struct gdx_recv_comm *rc)
-{
-	if (rc->base.err)
-		return rc->base.err;
-	if (rc->cts_flushing)
-		return 0; /* polling for room below came back here */
-	/* one single receive to write, as at each receive of 64 KiB or more:
-	 * its entry, now */
-	if (rc->cts_sent + 1 == rc->tail && !rc->cts_groups && !rc->base.failover &&
-	    gdx_qp_room(&rc->base.rails[0], &rc->base.rails[0].qps[0], 1)) {
-		int ret = gdx_cts_write(rc, 0, GDX_FIFO_INDEX(rc->cts_sent % GDX_MAX_REQUESTS, 0),
-					1, false);
-
-		if (ret)
-			return ret;
-		rc->cts_sent++;
-		rc->cts_outstanding++;
-		rc->cts_stalled = false;
-		return 0;
-	}
-	rc->cts_flushing = true;
-	if (!rc->cts_groups) {
-		int ret = gdx_cts_flush_singles(rc);
-
-		rc->cts_flushing = false;
-		return ret;
-	}
-	while (rc->cts_sent < rc->tail) {
-		uint32_t first = (uint32_t)(rc->cts_sent % GDX_MAX_REQUESTS);
-		uint64_t count = rc->tail - rc->cts_sent;
-
-		if (first + count > GDX_MAX_REQUESTS)
-			count = GDX_MAX_REQUESTS - first;
-		for (uint32_t i = 0; i < GDX_MAX_RECVS; i++) {
-			uint32_t lo = GDX_MAX_REQUESTS, hi = 0;
-			int ret, rail;
-
-			for (uint32_t s = first; s < first + count; s++) {
-				if (le32toh(rc->base.ctrl->fifo[GDX_FIFO_INDEX(s, 0)].nreqs) <= i)
-					continue;
-				lo = s < lo ? s : lo;
-				hi = s;
-			}
-			if (lo > hi)
-				break; /* no receive of the run has this many buffers */
-			/* No room: the run is written again, whole, once there is
-			 * (the writes are idempotent); every poll retries it. */
-			rail = gdx_cts_rail(rc);
-			rc->cts_stalled = rail < 0;
-			ret = rc->cts_stalled ? rc->base.err
-					      : gdx_cts_write(rc, rail, GDX_FIFO_INDEX(lo, i),
-							      hi - lo + 1, false);
-			if (ret || rc->cts_stalled) {
-				rc->cts_flushing = false;
-				return ret;
-			}
-		}
-		rc->cts_sent += count;
-		rc->cts_outstanding += (uint32_t)count;
-	}
-	rc->cts_groups = 0; /* every one staged is written */
-	rc->cts_flushing = false;
-	return 0;
 }

@@ -25,9 +25,9 @@ int gdx_cq_poll(struct gdx_comm *c);
 int gdx_cq_poll_all(struct gdx_comm *c, struct ibv_wc *wcs, int n0);
 
 /* Whether a poll that took no completion still has work after the CQs.
- * The clear-to-sends keep a flag each: a flush stopped for room retries on
- * every poll (the completions that give room back may have been taken by
- * the flush's own poll), and a rewrite left undone the same. */
+ * The clear-to-sends keep a flag each: a flush stopped for room is marked
+ * due again by every poll (its completions give the room back), and a
+ * rewrite left undone the same. */
 static inline bool gdx_cq_poll_due(struct gdx_comm *c)
 {
 	if (c->kind == GDX_KIND_RECV) {
@@ -64,9 +64,5 @@ static inline void gdx_cq_idle(struct gdx_comm *c)
 	if (!(++c->idle_polls % GDX_LIVENESS_POLLS))
 		gdx_cq_check_peer(c);
 }
-/* Writes the held clear-to-sends, receives [cts_sent, tail); 0, or the
- * comm's error. Here rather than in gdx_cts.c: it polls for send queue
- * room, and a poll writes held ones, so the two call each other. */
-int gdx_cts_flush(struct gdx_recv_comm *rc);
 
 #endif

@@ -1,11 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Clear-to-sends after a rail was taken out: the entries it may have been
- * carrying are written again, on the rail now used, and a slot whose
- * rewrite the NIC may not have read yet is not staged again. The rules for
- * when clear-to-sends are written are gdx_cts.h's.
+ * A receive comm's clear-to-sends, written (gdx_cts.h has the rules for
+ * when): the held ones in one write, or one per row a grouped receive uses;
+ * after a rail was taken out, the entries it may have been carrying again,
+ * on the rail now used, and a slot whose rewrite the NIC may not have read
+ * yet is not staged again. Nothing here polls: a poll only marks writes
+ * due, and the data path calls here (gdx_cts_progress).
  */
+#include <endian.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "comm/gdx_comm.h"
@@ -13,6 +17,23 @@
 #include "data/gdx_failover.h"
 #include "data/gdx_post.h"
 #include "dev/gdx_verbs.h"
+#include "sys/gdx_param.h"
+
+/* One RDMA WRITE of count FIFO entries from index first on, on the rail the
+ * control writes go on, signaled when must; fails the comm if it cannot. */
+static int gdx_cts_write(struct gdx_recv_comm *rc, int rail, uint32_t first, uint32_t count,
+			 bool must_signal)
+{
+	int ret = gdx_post_ctrl_write(&rc->base, rail, 0, &rc->base.ctrl->fifo[first],
+				      count * (uint32_t)sizeof(struct gdx_cts),
+				      rc->base.remote_ctrl + offsetof(struct gdx_ctrl, fifo) +
+					      first * sizeof(struct gdx_cts),
+				      must_signal);
+
+	if (ret)
+		gdx_comm_fail(&rc->base, ret);
+	return ret;
+}
 
 /* A rail was taken out: the clear-to-sends it may have been carrying are
  * written again, for every receive not yet complete, on the rail now used
@@ -26,7 +47,7 @@
  * and irecv does not restage the slot before it is complete
  * (gdx_cts_rewrite_unread): the NIC would read a half-written entry, the
  * new sequence number with the old address. */
-int gdx_cts_rewrite(struct gdx_recv_comm *rc)
+static int gdx_cts_rewrite(struct gdx_recv_comm *rc)
 {
 	struct gdx_comm *c = &rc->base;
 
@@ -72,4 +93,114 @@ bool gdx_cts_rewrite_unread(struct gdx_recv_comm *rc, uint32_t s)
 		return true;
 	rc->rewrite_rail[s] = 0;
 	return false;
+}
+
+/* Room for one write on the control rail; -1 when there is none (or no
+ * rail). It does not poll for room: the flush stalls, the next poll marks it
+ * due again, and the data path retries it once that poll's completions have
+ * given the room back. */
+static int gdx_cts_rail(struct gdx_recv_comm *rc)
+{
+	struct gdx_comm *c = &rc->base;
+	int rail;
+
+	/* without failover every rail is up, and the first carries them */
+	if (!c->failover && gdx_qp_room(&c->rails[0], &c->rails[0].qps[0], 1))
+		return 0;
+	rail = gdx_failover_ctrl_rail(c);
+	if (rail < 0)
+		return -1;
+	return gdx_qp_room(&c->rails[rail], &c->rails[rail].qps[0], 1) ? rail : -1;
+}
+
+/* Writes the clear-to-sends of receives [cts_sent, tail) into the sender's
+ * FIFO: per run of consecutive slots (two where the ring wraps), one write of
+ * their first entries, and one per further entry row that a grouped receive
+ * among them uses. */
+/* The common flush: the staged receives are all single buffers, so one
+ * write of their entries (two where the ring wraps) says everything. */
+static int gdx_cts_flush_singles(struct gdx_recv_comm *rc)
+{
+	while (rc->cts_sent < rc->tail) {
+		uint32_t first = (uint32_t)(rc->cts_sent % GDX_MAX_REQUESTS);
+		uint64_t count = rc->tail - rc->cts_sent;
+		int rail = gdx_cts_rail(rc), ret;
+
+		if (first + count > GDX_MAX_REQUESTS)
+			count = GDX_MAX_REQUESTS - first;
+		rc->cts_stalled = rail < 0;
+		if (rc->cts_stalled)
+			return rc->base.err;
+		ret = gdx_cts_write(rc, rail, GDX_FIFO_INDEX(first, 0), (uint32_t)count, false);
+		if (ret)
+			return ret;
+		rc->cts_sent += count;
+		rc->cts_outstanding += (uint32_t)count;
+	}
+	rc->cts_stalled = false;
+	return 0;
+}
+
+int gdx_cts_flush(struct gdx_recv_comm *rc)
+{
+	if (rc->base.err)
+		return rc->base.err;
+	rc->cts_flush_due = false;
+	/* one single receive to write, as at each receive of 64 KiB or more:
+	 * its entry, now */
+	if (rc->cts_sent + 1 == rc->tail && !rc->cts_groups && !rc->base.failover &&
+	    gdx_qp_room(&rc->base.rails[0], &rc->base.rails[0].qps[0], 1)) {
+		int ret = gdx_cts_write(rc, 0, GDX_FIFO_INDEX(rc->cts_sent % GDX_MAX_REQUESTS, 0),
+					1, false);
+
+		if (ret)
+			return ret;
+		rc->cts_sent++;
+		rc->cts_outstanding++;
+		rc->cts_stalled = false;
+		return 0;
+	}
+	if (!rc->cts_groups)
+		return gdx_cts_flush_singles(rc);
+	while (rc->cts_sent < rc->tail) {
+		uint32_t first = (uint32_t)(rc->cts_sent % GDX_MAX_REQUESTS);
+		uint64_t count = rc->tail - rc->cts_sent;
+
+		if (first + count > GDX_MAX_REQUESTS)
+			count = GDX_MAX_REQUESTS - first;
+		for (uint32_t i = 0; i < GDX_MAX_RECVS; i++) {
+			uint32_t lo = GDX_MAX_REQUESTS, hi = 0;
+			int ret, rail;
+
+			for (uint32_t s = first; s < first + count; s++) {
+				if (le32toh(rc->base.ctrl->fifo[GDX_FIFO_INDEX(s, 0)].nreqs) <= i)
+					continue;
+				lo = s < lo ? s : lo;
+				hi = s;
+			}
+			if (lo > hi)
+				break; /* no receive of the run has this many buffers */
+			/* No room: the run is written again, whole, once there is
+			 * (the writes are idempotent); every poll retries it. */
+			rail = gdx_cts_rail(rc);
+			rc->cts_stalled = rail < 0;
+			ret = rc->cts_stalled ? rc->base.err
+					      : gdx_cts_write(rc, rail, GDX_FIFO_INDEX(lo, i),
+							      hi - lo + 1, false);
+			if (ret || rc->cts_stalled)
+				return ret;
+		}
+		rc->cts_sent += count;
+		rc->cts_outstanding += (uint32_t)count;
+	}
+	rc->cts_groups = 0; /* every one staged is written */
+	return 0;
+}
+
+void gdx_cts_catch_up(struct gdx_recv_comm *rc)
+{
+	if (rc->cts_rewrite)
+		gdx_cts_rewrite(rc);
+	if (rc->cts_flush_due || rc->cts_stalled)
+		gdx_cts_flush(rc);
 }

@@ -8,7 +8,7 @@
  * ones, up to NCCL_GDX_CTS_BATCH in one write. It is held only while the
  * sender still has GDX_CTS_DEFER_MIN or more clear-to-sends whose receives
  * are not complete: it has work meanwhile. The held ones are written at
- * once (gdx_cts_flush, gdx_cq.h):
+ * once (gdx_cts_flush):
  * - with a receive of GDX_CTS_EAGER_MIN bytes or more (irecv): the receiver
  *   counts messages still on the wire as held by the sender, so holding one
  *   back can leave the sender with none and the link idle, and one small
@@ -16,7 +16,10 @@
  * - with the receive that fills the batch (irecv);
  * - when a poll finds the sender down to its last one, so that the batch
  *   arrives while it still has a message to send, or finds a write that
- *   had no room in the send queue due again (gdx_cq_poll);
+ *   had no room in the send queue due again: the poll marks them due
+ *   (cts_flush_due) and the data path writes them after it
+ *   (gdx_cts_progress, from gdx_cq_poll and test), so that writing never
+ *   polls and polling never writes;
  * - when NCCL tests a held receive (gdx_cts_due).
  */
 #ifndef GDX_CTS_H
@@ -33,22 +36,6 @@
 #define GDX_CTS_DEFER_MIN 2
 #define GDX_CTS_EAGER_MIN (64u << 10)
 
-/* One RDMA WRITE of count FIFO entries from index first on, on the rail the
- * control writes go on, signaled when must. Inline: every batch goes by it. */
-static inline int gdx_cts_write(struct gdx_recv_comm *rc, int rail, uint32_t first, uint32_t count,
-				bool must_signal)
-{
-	int ret = gdx_post_ctrl_write(&rc->base, rail, 0, &rc->base.ctrl->fifo[first],
-				      count * (uint32_t)sizeof(struct gdx_cts),
-				      rc->base.remote_ctrl + offsetof(struct gdx_ctrl, fifo) +
-					      first * sizeof(struct gdx_cts),
-				      must_signal);
-
-	if (ret)
-		gdx_comm_fail(&rc->base, ret);
-	return ret;
-}
-
 /* Whether a test writes the held clear-to-sends (after its poll, so that
  * what had arrived is counted first): only when the tested receive is one
  * of them. NCCL waits for that very message, so holding it longer only adds
@@ -59,9 +46,31 @@ static inline bool gdx_cts_due(const struct gdx_recv_comm *rc, const struct gdx_
 	return rc->cts_sent < rc->tail && !req->flush && req->seq >= rc->cts_sent;
 }
 
-/* A rail was taken out: every receive not yet complete has its entries
- * written again on the rail now used. 0, or the comm's error. */
-int gdx_cts_rewrite(struct gdx_recv_comm *rc);
+/* The sender is down to its last clear-to-send with some held back: the
+ * batch goes while it still has a message to send, so that it never waits
+ * for one. Only a completion lowers cts_outstanding (irecv applies the rule
+ * itself); asked by every poll that took a completion. */
+static inline bool gdx_cts_held_low(const struct gdx_recv_comm *rc)
+{
+	return rc->cts_sent < rc->tail && rc->cts_outstanding < GDX_CTS_DEFER_MIN;
+}
+
+/* Writes the held clear-to-sends, receives [cts_sent, tail); 0, or the
+ * comm's error. A send queue without room stalls it (cts_stalled): the next
+ * poll marks it due again. */
+int gdx_cts_flush(struct gdx_recv_comm *rc);
+
+/* What polls marked due, written: a rewrite after a rail was taken out,
+ * then the held ones. Out of line; gdx_cts_progress asks first. */
+void gdx_cts_catch_up(struct gdx_recv_comm *rc);
+
+/* After a poll, on the data path: what it marked due. */
+static inline void gdx_cts_progress(struct gdx_recv_comm *rc)
+{
+	if (rc->cts_flush_due | rc->cts_rewrite | rc->cts_stalled)
+		gdx_cts_catch_up(rc);
+}
+
 /* Whether slot s may not be staged again yet: the NIC may still read a
  * rewrite of its entries. */
 bool gdx_cts_rewrite_unread(struct gdx_recv_comm *rc, uint32_t s);

@@ -720,8 +720,14 @@ int gdx_test(struct gdx_request *req, int *done_p, int *sizes)
 		else
 			gdx_cq_idle(c);
 	}
-	if (c->kind == GDX_KIND_RECV && gdx_cts_due(gdx_recv_comm_of(c), req))
-		gdx_cts_flush(gdx_recv_comm_of(c));
+	if (c->kind == GDX_KIND_RECV) {
+		struct gdx_recv_comm *rc = gdx_recv_comm_of(c);
+
+		/* what the poll marked due, then the tested receive's own */
+		gdx_cts_progress(rc);
+		if (gdx_cts_due(rc, req))
+			gdx_cts_flush(rc);
+	}
 	if (gdx_req_waits(req, c))
 		return 0; /* the spin's answer */
 	return gdx_test_end(req, done_p, sizes);
