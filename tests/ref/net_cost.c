@@ -40,6 +40,7 @@
 #include <dlfcn.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -303,8 +304,10 @@ static char *buffer(const struct opts *o, size_t *len)
 	return b;
 }
 
-/* Receives DEPTH ahead on each flow, testing each flow's oldest in turn. */
-static void receive_stream(const struct opts *o, int total, struct counts *k)
+/* One side's stream over every flow, served in turn: the receiver keeps
+ * DEPTH receives posted on each; the sender sends each flow's next as soon
+ * as isend takes it, DEPTH in flight; each tests its flow's oldest. */
+static void run_stream(const struct opts *o, int total, struct counts *k, bool send)
 {
 	int left = 0, done_all = 0;
 	double t0 = now_s();
@@ -319,27 +322,36 @@ static void receive_stream(const struct opts *o, int total, struct counts *k)
 			continue;
 		if (w->posted < total && w->posted < w->done + o->depth) {
 			void **rq = &w->req[w->posted % o->depth];
+			char *p = w->buf + (size_t)(w->posted % o->depth) * o->size;
 
 			*rq = NULL;
-			CHECK(cc_irecv(w->comm, w->buf + (size_t)(w->posted % o->depth) * o->size,
-				       o->size, w->mh, rq));
+			CHECK(send ? cc_isend(w->comm, p, o->size, w->mh, rq)
+				   : cc_irecv(w->comm, p, o->size, w->mh, rq));
 			if (*rq) {
 				w->posted++;
-				k->irecv_ok++;
+				(*(send ? &k->isend_ok : &k->irecv_ok))++;
+				if (o->flows == 1)
+					continue;
 			} else {
-				k->irecv_empty++;
-				backoff(o);
+				(*(send ? &k->isend_empty : &k->irecv_empty))++;
+				/* the sender has nothing else to do only with
+				 * nothing in flight; the receiver tries again */
+				if (!send || w->done == w->posted)
+					backoff(o);
+				if (!send)
+					continue;
 			}
-			if (o->flows == 1 || *rq == NULL)
-				continue;
 		}
-		CHECK(cc_test_recv(w->req[w->done % o->depth], &done, &size));
+		if (w->done == w->posted)
+			continue;
+		CHECK(send ? cc_test_send(w->req[w->done % o->depth], &done, &size)
+			   : cc_test_recv(w->req[w->done % o->depth], &done, &size));
 		if (!done) {
 			k->test_empty++;
 			backoff(o);
 			continue;
 		}
-		if ((size_t)size != o->size)
+		if (!send && (size_t)size != o->size)
 			die("receive %d of flow %d: %d bytes, %zu sent", w->done, f, size, o->size);
 		k->test_done++;
 		left -= ++w->done == total;
@@ -347,7 +359,7 @@ static void receive_stream(const struct opts *o, int total, struct counts *k)
 			t0 = now_s();
 	}
 	if (o->rates)
-		report_rate("receiver", o, t0, now_s());
+		report_rate(send ? "sender" : "receiver", o, t0, now_s());
 }
 
 static void receiver(const struct opts *o, const char *dev, int to_sender, int from_sender)
@@ -396,7 +408,7 @@ static void receiver(const struct opts *o, const char *dev, int to_sender, int f
 			total = 1;
 		}
 		hint(o);
-		receive_stream(o, total, &k);
+		run_stream(o, total, &k, false);
 		if (!strcmp(o->mode, "stream"))
 			report("receiver", &k, total * o->flows);
 	}
@@ -406,55 +418,6 @@ static void receiver(const struct opts *o, const char *dev, int to_sender, int f
 		CHECK(net->closeRecv(flows[f].comm));
 		CHECK(net->closeListen(flows[f].listen));
 	}
-}
-
-/* Sends each flow's next as soon as isend takes it, DEPTH in flight on
- * each, testing each flow's oldest in turn. */
-static void send_stream(const struct opts *o, int total, struct counts *k)
-{
-	int left = 0, done_all = 0;
-	double t0 = now_s();
-
-	for (int f = 0; f < o->flows; f++)
-		left += flows[f].done < total;
-	for (int f = 0; left; f = (f + 1) % o->flows) {
-		struct flow *w = &flows[f];
-		int done = 0, size = -1;
-
-		if (w->done == total)
-			continue;
-		if (w->posted < total && w->posted < w->done + o->depth) {
-			void **rq = &w->req[w->posted % o->depth];
-
-			*rq = NULL;
-			CHECK(cc_isend(w->comm, w->buf + (size_t)(w->posted % o->depth) * o->size,
-				       o->size, w->mh, rq));
-			if (*rq) {
-				w->posted++;
-				k->isend_ok++;
-				if (o->flows == 1)
-					continue;
-			} else {
-				k->isend_empty++;
-				if (w->done == w->posted)
-					backoff(o); /* nothing else to do */
-			}
-		}
-		if (w->done == w->posted)
-			continue;
-		CHECK(cc_test_send(w->req[w->done % o->depth], &done, &size));
-		if (!done) {
-			k->test_empty++;
-			backoff(o);
-			continue;
-		}
-		k->test_done++;
-		left -= ++w->done == total;
-		if (++done_all == o->warmup * o->flows)
-			t0 = now_s();
-	}
-	if (o->rates)
-		report_rate("sender", o, t0, now_s());
 }
 
 static void sender(const struct opts *o, const char *dev, int to_receiver, int from_receiver)
@@ -509,7 +472,7 @@ static void sender(const struct opts *o, const char *dev, int to_receiver, int f
 		w->posted = w->done = total = 1;
 	}
 	hint(o);
-	send_stream(o, total, &k);
+	run_stream(o, total, &k, true);
 	if (!strcmp(o->mode, "stream"))
 		report("sender", &k, total * o->flows);
 	xwrite(to_receiver, &go, sizeof(go));
