@@ -30,8 +30,9 @@ exited0() {
 # shows NAME NEEDLE: the last env output holds NEEDLE (a fixed string).
 shows() {
 	# env wraps at 80 columns: the text compared with its lines joined and
-	# its runs of spaces as one
-	if tr -s ' \n' '  ' <"$tmp/out" | grep -qF -- "$(tr -s ' ' <<<"$2")"; then
+	# its runs of spaces as one (grep without -q: stopping at the match
+	# would leave tr a broken pipe, a failure under pipefail)
+	if tr -s ' \n' '  ' <"$tmp/out" | grep -F -- "$(tr -s ' ' <<<"$2")" >/dev/null; then
 		ok "$1"
 	else
 		not_ok "$1" "no '$2' in: $(head -c 400 "$tmp/out" | tr '\n' ' ')"

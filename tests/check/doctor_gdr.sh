@@ -278,7 +278,9 @@ fi
 env "NCCL_GDX_HCA=$(printf 'rxe0\nforged line\033[2J')" "NCCL_IB_TIMEOUT=$(printf '14\r')" \
 	"NCCL_GDX_TIMOUT$(printf '\033')=1" "$doctor" env >"$tmp/out" 2>"$tmp/err"
 # (a value too long for its line goes on in the next ones, indented 8)
-if sed -z 's/\n        //g' "$tmp/out" | grep -qF 'set to "rxe0\x0aforged line\x1b[2J"' &&
+# (grep without -q: one that stops at its match leaves sed a broken pipe,
+# which pipefail takes for a failure)
+if sed -z 's/\n        //g' "$tmp/out" | grep -F 'set to "rxe0\x0aforged line\x1b[2J"' >/dev/null &&
 	grep -qF 'NCCL_IB_TIMEOUT="14\x0d" is taken' "$tmp/out" &&
 	grep -qF 'NCCL_GDX_TIMOUT\x1b is set' "$tmp/err" &&
 	! grep -q '^forged line' "$tmp/out" && ! grep -q "$(printf '\033')" "$tmp/out" "$tmp/err"; then

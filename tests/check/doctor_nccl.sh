@@ -274,7 +274,7 @@ if [ -e "$tmp/constructor-ran" ]; then
 else
 	not_ok "check loads the library NCCL_NET_PLUGIN names: its constructor runs" "no marker"
 fi
-if "$doctor" check --help | grep -q "their constructors, and their dependencies', run in this process" &&
+if "$doctor" check --help | grep "their constructors, and their dependencies', run in this process" >/dev/null &&
 	grep -q 'constructors' plugin/tools/doctor/gdx-doctor.1; then
 	ok "check --help and gdx-doctor(1) say that the libraries' constructors run"
 else
