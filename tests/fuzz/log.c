@@ -9,9 +9,9 @@
  *           NEW_DIR tests/fuzz/corpus/log
  *
  * The input is the log. What must hold: an exit status of log's (0, 1, 2
- * when a process of it says the plugin did not start, 7, 8), and a report that holds no control byte but the newline, no byte
- * that is not UTF-8 and nothing that reorders a line, whatever the log
- * holds.
+ * when a process of it says the plugin did not start, 7, 8), and a report that holds no control
+ * byte but the newline, no byte that is not UTF-8 and nothing that reorders a line, whatever the
+ * log holds.
  */
 #include <stdint.h>
 #include <stdio.h>
