@@ -347,10 +347,10 @@ struct gdx_recv_comm {
 	uint64_t cts_sent;	  /* receives before this one have their clear-to-send out */
 	uint32_t cts_outstanding; /* of those, receives not yet complete */
 	bool cts_stalled;	  /* a flush stopped for want of send queue room */
-	bool cts_flush_due;	  /* a poll found the held ones due (gdx_cts_progress) */
-	bool cts_rewrite;	  /* a rail was taken out: write them again (gdx_cts_rewrite) */
-	uint32_t cts_groups;	  /* grouped receives staged and not yet written: a flush
-				   * writes more than the first entry of each slot */
+	bool cts_flush_due; /* a poll found them due: held, stalled, a rewrite (gdx_cts_progress) */
+	bool cts_rewrite;   /* a rail was taken out: write them again (gdx_cts_rewrite) */
+	uint32_t cts_groups; /* grouped receives staged and not yet written: a flush
+			      * writes more than the first entry of each slot */
 	/* The receive in flight in each slot (sequence % 32), NULL once it is
 	 * complete: irecv stages a slot again only then. */
 	struct gdx_request *slots[GDX_MAX_REQUESTS];

@@ -370,7 +370,7 @@ static __attribute__((noinline)) int gdx_cq_poll_rest(struct gdx_comm *c)
 	rc = gdx_recv_comm_of(c);
 	if (rc->flushes_out)
 		seen += gdx_cq_flush_poll(rc);
-	if (rc->cts_stalled || gdx_cts_held_low(rc))
+	if (rc->cts_rewrite || rc->cts_stalled || gdx_cts_held_low(rc))
 		rc->cts_flush_due = true;
 	return seen;
 }

@@ -64,10 +64,11 @@ int gdx_cts_flush(struct gdx_recv_comm *rc);
  * then the held ones. Out of line; gdx_cts_progress asks first. */
 void gdx_cts_catch_up(struct gdx_recv_comm *rc);
 
-/* After a poll, on the data path: what it marked due. */
+/* After a poll, on the data path: what it marked due. One flag for all of
+ * it (a rewrite and a stalled flush mark it too): an empty test asks it. */
 static inline void gdx_cts_progress(struct gdx_recv_comm *rc)
 {
-	if (rc->cts_flush_due | rc->cts_rewrite | rc->cts_stalled)
+	if (rc->cts_flush_due)
 		gdx_cts_catch_up(rc);
 }
 
