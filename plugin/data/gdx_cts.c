@@ -197,10 +197,11 @@ int gdx_cts_flush(struct gdx_recv_comm *rc)
 	return 0;
 }
 
+/* Only under cts_flush_due, which a rewrite and a stall mark too: the flush
+ * always follows (it clears the flag; nothing held costs it a compare). */
 void gdx_cts_catch_up(struct gdx_recv_comm *rc)
 {
 	if (rc->cts_rewrite)
 		gdx_cts_rewrite(rc);
-	if (rc->cts_flush_due || rc->cts_stalled)
-		gdx_cts_flush(rc);
+	gdx_cts_flush(rc);
 }
