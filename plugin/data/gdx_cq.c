@@ -119,6 +119,26 @@ static void gdx_cq_recv_bad_imm(struct gdx_recv_comm *rc, uint32_t imm, const ch
 	gdx_comm_fail(&rc->base, -EPROTO);
 }
 
+/* Every piece of the receive has arrived: it is complete, and its slot free
+ * for the next lap. */
+static inline void gdx_cq_recv_done(struct gdx_recv_comm *rc, struct gdx_request *req)
+{
+	req->pending = 0;
+	rc->cts_outstanding--;
+	rc->slots[req->seq % GDX_MAX_REQUESTS] = NULL;
+}
+
+/* The whole message in one WRITE_WITH_IMM of the small form, size bytes
+ * (checked against the receive): it is complete. */
+static inline void gdx_cq_recv_whole(struct gdx_recv_comm *rc, struct gdx_request *req,
+				     uint32_t size)
+{
+	req->pieces = req->arrived = 1;
+	req->small = true;
+	req->size = size;
+	gdx_cq_recv_done(rc, req);
+}
+
 /* One immediate, taken on QP q of rail: a piece of the receive it names has
  * arrived. */
 static void gdx_cq_recv_imm(struct gdx_recv_comm *rc, uint32_t imm, int rail, int q)
@@ -171,9 +191,8 @@ static void gdx_cq_recv_imm(struct gdx_recv_comm *rc, uint32_t imm, int rail, in
 			gdx_comm_fail(c, -EPROTO);
 			return;
 		}
-		req->pieces = req->arrived = 1;
-		req->small = true;
-		req->size = im.size;
+		gdx_cq_recv_whole(rc, req, im.size);
+		return;
 	} else {
 		if (req->pieces == 0) {
 			req->pieces = im.pieces;
@@ -196,9 +215,7 @@ static void gdx_cq_recv_imm(struct gdx_recv_comm *rc, uint32_t imm, int rail, in
 			return;
 		gdx_cq_recv_sizes(rc, req);
 	}
-	req->pending = 0;
-	rc->cts_outstanding--;
-	rc->slots[im.seq % GDX_MAX_REQUESTS] = NULL; /* free for the next lap */
+	gdx_cq_recv_done(rc, req);
 }
 
 /* The flush reads' completions, on their own CQs: an iflush is done once
@@ -251,6 +268,28 @@ static void gdx_cq_wc_error(struct gdx_comm *c, int r, const struct ibv_wc *wc,
 		gdx_recv_comm_of(c)->cts_rewrite = true;
 }
 
+/* Receives taken on QP qi of rail r, which is up, go back in batches, one
+ * doorbell each: the receive queue has a batch's room beyond what can be in
+ * flight. */
+static inline void gdx_cq_recv_repost(struct gdx_comm *c, int r, int qi)
+{
+	struct gdx_qp *q = &c->rails[r].qps[qi];
+
+	if (q->recvs_to_post < GDX_RECV_BATCH)
+		return;
+	if (gdx_rail_post_recvs(&c->rails[r], qi, (int)q->recvs_to_post))
+		gdx_comm_fail(c, -EIO);
+	q->recvs_to_post = 0;
+}
+
+/* A piece's immediate taken on QP q of rail r, counted: per QP since it
+ * started (a DOWN note's counts, gdx_failover.c) and in the live slot. */
+static inline void gdx_cq_imm_count(struct gdx_comm *c, int r, struct gdx_qp *q)
+{
+	q->imms++;
+	GDX_LIVE_COUNT(c->live->rails[r].rx_pieces++);
+}
+
 /* A receive of rail r completed: an immediate, or (its QPs in error) a
  * flush. A rail being drained counts every receive back (gdx_failover.c):
  * its counts are final only once none is outstanding. */
@@ -271,14 +310,9 @@ static void gdx_cq_wc_recv(struct gdx_comm *c, int r, const struct ibv_wc *wc,
 			 c->dev_name, r, be32toh(wc->imm_data));
 		return;
 	}
-	/* receives go back in batches, one doorbell each: the receive queue
-	 * has a batch's room beyond what can be in flight */
-	if (++q->recvs_to_post >= GDX_RECV_BATCH && state == GDX_RAIL_UP) {
-		if (gdx_rail_post_recvs(&c->rails[r], GDX_WRID_QP(wc->wr_id),
-					(int)q->recvs_to_post))
-			gdx_comm_fail(c, -EIO);
-		q->recvs_to_post = 0;
-	}
+	q->recvs_to_post++;
+	if (state == GDX_RAIL_UP)
+		gdx_cq_recv_repost(c, r, GDX_WRID_QP(wc->wr_id));
 	c->run[r].unproven = false;
 	if (state == GDX_RAIL_DRAINING) {
 		c->run[r].drain_imms++;
@@ -286,11 +320,9 @@ static void gdx_cq_wc_recv(struct gdx_comm *c, int r, const struct ibv_wc *wc,
 	}
 	if (be32toh(wc->imm_data) == GDX_IMM_PROBE)
 		return; /* a restored rail's probe: it carries again */
-	/* Per QP since it started: a DOWN note's counts (gdx_failover.c). A
-	 * probe is not counted, as the sender neither logs nor counts it
+	/* A probe is not counted, as the sender neither logs nor counts it
 	 * (gdx_post_probe): counted, it would shift every ordinal after it. */
-	q->imms++;
-	GDX_LIVE_COUNT(c->live->rails[r].rx_pieces++);
+	gdx_cq_imm_count(c, r, q);
 	gdx_cq_recv_imm(gdx_recv_comm_of(c), be32toh(wc->imm_data), r, GDX_WRID_QP(wc->wr_id));
 }
 
@@ -335,16 +367,16 @@ static void gdx_cq_wc(struct gdx_comm *c, int r, const struct ibv_wc *wc)
 
 /* What a poll found on rail r beyond an empty CQ of a rail that is up: n
  * completions (or n < 0, the poll failed), or a rail that drains and must
- * know when its CQ is found empty. Returns n, or -1 once the comm has
- * failed. */
-static inline int gdx_cq_take(struct gdx_comm *c, int r, const struct ibv_wc *wcs, int n)
+ * know when its CQ is found empty; those from on not taken yet. Returns n,
+ * or -1 once the comm has failed. */
+static inline int gdx_cq_take(struct gdx_comm *c, int r, const struct ibv_wc *wcs, int from, int n)
 {
 	if (n < 0) {
 		GDX_WARN("%s: ibv_poll_cq failed (%d)", c->dev_name, n);
 		gdx_comm_fail(c, -EIO);
 		return -1;
 	}
-	for (int i = 0; i < n; i++)
+	for (int i = from; i < n; i++)
 		gdx_cq_wc(c, r, &wcs[i]);
 	/* a drain that waits in vain takes its counts only from a CQ found
 	 * empty (gdx_failover.c) */
@@ -375,6 +407,53 @@ static __attribute__((noinline)) int gdx_cq_poll_rest(struct gdx_comm *c)
 	return seen;
 }
 
+/* The immediates of small single receives on rail 0, which is up: what a
+ * receive comm's poll mostly finds, taken with the checks they need and no
+ * more. It stops at the first completion that is anything else (a send's,
+ * a failed one, an earlier incarnation's, a chunked or grouped receive's, a
+ * copy, a bad one), which gdx_cq_wc then takes and names. Returns how many
+ * it took. */
+static int gdx_cq_recv_small(struct gdx_recv_comm *rc, const struct ibv_wc *wcs, int n)
+{
+	struct gdx_comm *c = &rc->base;
+	uint16_t gen = gdx_rail_gen(&c->rails[0]);
+	int i;
+
+	for (i = 0; i < n; i++) {
+		const struct ibv_wc *wc = &wcs[i];
+		uint32_t imm = be32toh(wc->imm_data), seq = (imm >> 24) & GDX_IMM_SEQ_MASK;
+		struct gdx_request *req = rc->slots[seq % GDX_MAX_REQUESTS];
+		struct gdx_qp *q;
+
+		if (wc->status != IBV_WC_SUCCESS || GDX_WRID_KIND(wc->wr_id) != GDX_WRID_RECV ||
+		    GDX_WRID_GEN(wc->wr_id) != gen || imm >> 31 || !req ||
+		    (req->seq & GDX_IMM_SEQ_MASK) != seq || req->n != 1 || req->arrived ||
+		    (imm & GDX_IMM_SMALL_MAX) > req->posted)
+			break;
+		q = &c->rails[0].qps[GDX_WRID_QP(wc->wr_id)];
+		q->recvs_out--;
+		q->recvs_to_post++;
+		gdx_cq_recv_repost(c, 0, GDX_WRID_QP(wc->wr_id));
+		gdx_cq_imm_count(c, 0, q);
+		gdx_cq_recv_whole(rc, req, imm & GDX_IMM_SMALL_MAX);
+	}
+	if (i)
+		c->run[0].unproven = false;
+	return i;
+}
+
+int gdx_cq_poll_recv(struct gdx_comm *c, struct ibv_wc *wcs, int n)
+{
+	struct gdx_recv_comm *rc = gdx_recv_comm_of(c);
+	int i = c->run[0].state == GDX_RAIL_UP ? gdx_cq_recv_small(rc, wcs, n) : 0;
+
+	if (i < n && gdx_cq_take(c, 0, wcs, i, n) < 0)
+		return 0;
+	if (gdx_cq_poll_due(c) || c->failover || gdx_cts_held_low(rc))
+		n += gdx_cq_poll_rest(c);
+	return n;
+}
+
 /* What a poll does after rail 0's CQ (gdx_cq_poll_inline): the other
  * rails, what they found, then what is due. */
 int gdx_cq_poll_all(struct gdx_comm *c, struct ibv_wc *wcs, int n0)
@@ -386,7 +465,7 @@ int gdx_cq_poll_all(struct gdx_comm *c, struct ibv_wc *wcs, int n0)
 
 		if (n == 0 && c->run[r].state == GDX_RAIL_UP)
 			continue;
-		n = gdx_cq_take(c, r, wcs, n);
+		n = gdx_cq_take(c, r, wcs, 0, n);
 		if (n < 0)
 			return seen;
 		seen += n;

@@ -19,22 +19,6 @@
 #include "dev/gdx_verbs.h"
 #include "sys/gdx_param.h"
 
-/* One RDMA WRITE of count FIFO entries from index first on, on the rail the
- * control writes go on, signaled when must; fails the comm if it cannot. */
-static int gdx_cts_write(struct gdx_recv_comm *rc, int rail, uint32_t first, uint32_t count,
-			 bool must_signal)
-{
-	int ret = gdx_post_ctrl_write(&rc->base, rail, 0, &rc->base.ctrl->fifo[first],
-				      count * (uint32_t)sizeof(struct gdx_cts),
-				      rc->base.remote_ctrl + offsetof(struct gdx_ctrl, fifo) +
-					      first * sizeof(struct gdx_cts),
-				      must_signal);
-
-	if (ret)
-		gdx_comm_fail(&rc->base, ret);
-	return ret;
-}
-
 /* A rail was taken out: the clear-to-sends it may have been carrying are
  * written again, for every receive not yet complete, on the rail now used
  * (the sender takes a rewrite of an entry it has as the same entry).
@@ -141,25 +125,13 @@ static int gdx_cts_flush_singles(struct gdx_recv_comm *rc)
 	return 0;
 }
 
-int gdx_cts_flush(struct gdx_recv_comm *rc)
+int gdx_cts_flush_held(struct gdx_recv_comm *rc)
 {
 	if (rc->base.err)
 		return rc->base.err;
+	if (gdx_cts_one(rc))
+		return gdx_cts_write_one(rc);
 	rc->cts_flush_due = false;
-	/* one single receive to write, as at each receive of 64 KiB or more:
-	 * its entry, now */
-	if (rc->cts_sent + 1 == rc->tail && !rc->cts_groups && !rc->base.failover &&
-	    gdx_qp_room(&rc->base.rails[0], &rc->base.rails[0].qps[0], 1)) {
-		int ret = gdx_cts_write(rc, 0, GDX_FIFO_INDEX(rc->cts_sent % GDX_MAX_REQUESTS, 0),
-					1, false);
-
-		if (ret)
-			return ret;
-		rc->cts_sent++;
-		rc->cts_outstanding++;
-		rc->cts_stalled = false;
-		return 0;
-	}
 	if (!rc->cts_groups)
 		return gdx_cts_flush_singles(rc);
 	while (rc->cts_sent < rc->tail) {
@@ -203,5 +175,5 @@ void gdx_cts_catch_up(struct gdx_recv_comm *rc)
 {
 	if (rc->cts_rewrite)
 		gdx_cts_rewrite(rc);
-	gdx_cts_flush(rc);
+	gdx_cts_flush_held(rc);
 }

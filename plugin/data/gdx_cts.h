@@ -55,10 +55,57 @@ static inline bool gdx_cts_held_low(const struct gdx_recv_comm *rc)
 	return rc->cts_sent < rc->tail && rc->cts_outstanding < GDX_CTS_DEFER_MIN;
 }
 
+/* One RDMA WRITE of count FIFO entries from index first on, on the rail the
+ * control writes go on, signaled when must; fails the comm if it cannot. */
+static inline int gdx_cts_write(struct gdx_recv_comm *rc, int rail, uint32_t first, uint32_t count,
+				bool must_signal)
+{
+	int ret = gdx_post_ctrl_write(&rc->base, rail, 0, &rc->base.ctrl->fifo[first],
+				      count * (uint32_t)sizeof(struct gdx_cts),
+				      rc->base.remote_ctrl + offsetof(struct gdx_ctrl, fifo) +
+					      first * sizeof(struct gdx_cts),
+				      must_signal);
+
+	if (ret)
+		gdx_comm_fail(&rc->base, ret);
+	return ret;
+}
+
+/* The flush's common case: one single receive held (each receive of 64 KiB
+ * or more, or one the sender waits for) on a comm that works, whose rail 0
+ * carries them (no failover) and has room. */
+static inline bool gdx_cts_one(const struct gdx_recv_comm *rc)
+{
+	return rc->cts_sent + 1 == rc->tail && !rc->cts_groups && !rc->base.failover &&
+	       !rc->base.err && gdx_qp_room(&rc->base.rails[0], &rc->base.rails[0].qps[0], 1);
+}
+
+/* Its entry, written now: every held one is. */
+static inline int gdx_cts_write_one(struct gdx_recv_comm *rc)
+{
+	int ret;
+
+	rc->cts_flush_due = false;
+	ret = gdx_cts_write(rc, 0, GDX_FIFO_INDEX(rc->cts_sent % GDX_MAX_REQUESTS, 0), 1, false);
+	if (ret)
+		return ret;
+	rc->cts_sent++;
+	rc->cts_outstanding++;
+	rc->cts_stalled = false;
+	return 0;
+}
+
+/* gdx_cts_flush out of line, for every case: several held, grouped
+ * receives, failover's control rail, a send queue without room. */
+int gdx_cts_flush_held(struct gdx_recv_comm *rc);
+
 /* Writes the held clear-to-sends, receives [cts_sent, tail); 0, or the
  * comm's error. A send queue without room stalls it (cts_stalled): the next
  * poll marks it due again. */
-int gdx_cts_flush(struct gdx_recv_comm *rc);
+static inline int gdx_cts_flush(struct gdx_recv_comm *rc)
+{
+	return gdx_cts_one(rc) ? gdx_cts_write_one(rc) : gdx_cts_flush_held(rc);
+}
 
 /* What polls marked due, written: a rewrite after a rail was taken out,
  * then the held ones. Out of line; gdx_cts_progress asks first. */

@@ -581,6 +581,27 @@ int gdx_isend(struct gdx_send_comm *sc, void *data, uint64_t size, int tag, stru
 
 /* ---- the receive side ---- */
 
+/* One buffer of a receive, staged in its clear-to-send entry: every field
+ * written, the sequence number last (the sender reads it first); the rkeys
+ * of rails the comm lacks stay 0. Read into locals first: the entry's
+ * stores could alias the comm and the handle for the compiler. */
+static inline void gdx_cts_stage(const struct gdx_comm *c, struct gdx_cts *cts, const void *data,
+				 uint64_t size, const struct gdx_mr *mr, int tag, int n,
+				 uint64_t seq)
+{
+	const struct gdx_rail *rails = c->rails;
+	const uint32_t *rkey = mr->rkey;
+	int nrails = c->nrails;
+
+	cts->addr = htole64((uintptr_t)data);
+	cts->size = htole64(size);
+	for (int r = 0; r < nrails; r++)
+		cts->rkeys[r] = htole32(rkey[rails[r].member]);
+	cts->tag = htole32((uint32_t)tag);
+	cts->nreqs = htole32((uint32_t)n);
+	cts->seq = htole32((uint32_t)seq);
+}
+
 int gdx_irecv(struct gdx_recv_comm *rc, int n, void **data, const uint64_t *sizes, const int *tags,
 	      struct gdx_mr **mrs, void **phandles, struct gdx_request **req_p)
 {
@@ -635,17 +656,8 @@ int gdx_irecv(struct gdx_recv_comm *rc, int n, void **data, const uint64_t *size
 	req->pieces = req->arrived = 0;
 	req->small = false;
 	for (int i = 0; i < n; i++) {
-		struct gdx_cts *cts = &rc->base.ctrl->fifo[GDX_FIFO_INDEX(s, i)];
-
-		/* every field written, the sequence number last (the sender
-		 * reads it first); the rkeys of rails the comm lacks stay 0 */
-		cts->addr = htole64((uintptr_t)data[i]);
-		cts->size = htole64(sizes[i]);
-		for (int r = 0; r < c->nrails; r++)
-			cts->rkeys[r] = htole32(mrs[i]->rkey[c->rails[r].member]);
-		cts->tag = htole32((uint32_t)tags[i]);
-		cts->nreqs = htole32((uint32_t)n);
-		cts->seq = htole32((uint32_t)(rc->tail + 1));
+		gdx_cts_stage(c, &c->ctrl->fifo[GDX_FIFO_INDEX(s, i)], data[i], sizes[i], mrs[i],
+			      tags[i], n, rc->tail + 1);
 		posted += sizes[i];
 	}
 	rc->cts_groups += n > 1;
@@ -726,7 +738,7 @@ int gdx_test(struct gdx_request *req, int *done_p, int *sizes)
 		/* what the poll marked due, then the tested receive's own */
 		gdx_cts_progress(rc);
 		if (gdx_cts_due(rc, req))
-			gdx_cts_flush(rc);
+			gdx_cts_flush_held(rc);
 	}
 	if (gdx_req_waits(req, c))
 		return 0; /* the spin's answer */
