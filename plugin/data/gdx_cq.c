@@ -442,14 +442,37 @@ static int gdx_cq_recv_small(struct gdx_recv_comm *rc, const struct ibv_wc *wcs,
 	return i;
 }
 
-int gdx_cq_poll_recv(struct gdx_comm *c, struct ibv_wc *wcs, int n)
+/* A send comm's signaled sends on rail 0, which is up: everything before
+ * each on its QP is delivered. Stops, as gdx_cq_recv_small does, at the
+ * first completion that is anything else. Returns how many it took. */
+static int gdx_cq_send_small(struct gdx_comm *c, const struct ibv_wc *wcs, int n)
 {
-	struct gdx_recv_comm *rc = gdx_recv_comm_of(c);
-	int i = c->run[0].state == GDX_RAIL_UP ? gdx_cq_recv_small(rc, wcs, n) : 0;
+	uint16_t gen = gdx_rail_gen(&c->rails[0]);
+	int i;
 
+	for (i = 0; i < n; i++) {
+		uint64_t id = wcs[i].wr_id;
+
+		if (wcs[i].status != IBV_WC_SUCCESS || GDX_WRID_KIND(id) != GDX_WRID_SEND ||
+		    GDX_WRID_GEN(id) != gen)
+			break;
+		/* one rail: no stripe to tell (gdx_stripe_delivered) */
+		gdx_post_delivered(c, 0, GDX_WRID_QP(id), GDX_WRID_WR(id));
+	}
+	return i;
+}
+
+int gdx_cq_poll_one(struct gdx_comm *c, struct ibv_wc *wcs, int n)
+{
+	bool recv = c->kind == GDX_KIND_RECV;
+	int i = 0;
+
+	if (c->run[0].state == GDX_RAIL_UP)
+		i = recv ? gdx_cq_recv_small(gdx_recv_comm_of(c), wcs, n)
+			 : gdx_cq_send_small(c, wcs, n);
 	if (i < n && gdx_cq_take(c, 0, wcs, i, n) < 0)
 		return 0;
-	if (gdx_cq_poll_due(c) || c->failover || gdx_cts_held_low(rc))
+	if (gdx_cq_poll_due(c) || c->failover || (recv && gdx_cts_held_low(gdx_recv_comm_of(c))))
 		n += gdx_cq_poll_rest(c);
 	return n;
 }

@@ -23,10 +23,10 @@ int gdx_cq_poll(struct gdx_comm *c);
 /* The rest of a poll (gdx_cq.c): rail 0's found n0 completions in wcs, or
  * its rail is not up, or there are more rails, or something is due. */
 int gdx_cq_poll_all(struct gdx_comm *c, struct ibv_wc *wcs, int n0);
-/* The rest of a poll of a receive comm with one rail, whose CQ gave n > 0
- * completions in wcs: what gdx_cq_poll_all does, the common immediates
- * taken first on a path of their own. */
-int gdx_cq_poll_recv(struct gdx_comm *c, struct ibv_wc *wcs, int n);
+/* The rest of a poll of a comm with one rail, whose CQ gave n > 0
+ * completions in wcs: what gdx_cq_poll_all does, the common ones (a small
+ * receive's immediate, a signaled send) taken first on a path of their own. */
+int gdx_cq_poll_one(struct gdx_comm *c, struct ibv_wc *wcs, int n);
 
 /* Whether a poll that took no completion still has work after the CQs.
  * The clear-to-sends keep a flag each: a flush stopped for room is marked
@@ -53,8 +53,8 @@ static inline __attribute__((always_inline)) int gdx_cq_poll_inline(struct gdx_c
 
 	if (n == 0 && c->nrails == 1 && c->run[0].state == GDX_RAIL_UP && !gdx_cq_poll_due(c))
 		return 0;
-	if (n > 0 && c->nrails == 1 && c->kind == GDX_KIND_RECV)
-		return gdx_cq_poll_recv(c, wcs, n);
+	if (n > 0 && c->nrails == 1)
+		return gdx_cq_poll_one(c, wcs, n);
 	return gdx_cq_poll_all(c, wcs, n);
 }
 /* Every GDX_LIVENESS_POLLS polls without progress: the live slot's wait

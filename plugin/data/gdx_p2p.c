@@ -408,10 +408,11 @@ static int gdx_isend_one(struct gdx_send_comm *sc, char *data, uint64_t size, st
 			      .key = (uint16_t)GDX_FIFO_INDEX(s, 0),
 			      .flags = GDX_SEG_IMM,
 			      .imm = gdx_imm_small(sc->head, (uint32_t)size)};
+	uint32_t wrs = gdx_seg_wrs(r, &seg);
 	struct gdx_request *req;
 	int ret;
 
-	if (!gdx_qp_room(r, &r->qps[qi], gdx_seg_wrs(r, &seg))) {
+	if (!gdx_qp_room(r, &r->qps[qi], wrs)) {
 		gdx_cq_poll(c); /* completions free the room; NCCL calls again */
 		return c->err;
 	}
@@ -422,7 +423,7 @@ static int gdx_isend_one(struct gdx_send_comm *sc, char *data, uint64_t size, st
 	req->gpu = mr->type == NCCL_PTR_CUDA;
 	seg.req = req;
 	gdx_req_buffer(req, data, size);
-	ret = gdx_post_piece(c, 0, qi, &seg, 1);
+	ret = wrs == 1 ? gdx_post_single(c, 0, qi, &seg) : gdx_post_piece(c, 0, qi, &seg, 1);
 	sc->head++;
 	if (ret) {
 		gdx_req_put(req);

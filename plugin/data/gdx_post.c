@@ -191,9 +191,7 @@ static int gdx_post_seg(struct gdx_comm *c, int rail, int qi, const struct gdx_s
 	return 0;
 }
 
-/* A piece of one segment of one WR: most of what NCCL sends (a message
- * under 16 MiB on one rail's QP), posted with nothing computed twice. */
-static inline int gdx_post_single(struct gdx_comm *c, int rail, int qi, const struct gdx_seg *seg)
+int gdx_post_single(struct gdx_comm *c, int rail, int qi, const struct gdx_seg *seg)
 {
 	struct gdx_rail *r = &c->rails[rail];
 	struct gdx_qp *q = &r->qps[qi];

@@ -124,6 +124,11 @@ static inline void gdx_seg_dbg_moved(const struct gdx_seg *segs, int n, int rail
  * request's segments goes inline (small host-memory sends): then it does
  * not wait for them at all, and its buffer is NCCL's again at once. */
 int gdx_post_piece(struct gdx_comm *c, int rail, int q, const struct gdx_seg *segs, int n);
+/* A piece of one segment of one WR with a request, its buffer registered,
+ * ending with its immediate: most of what NCCL sends (a message under 16
+ * MiB on one rail's QP), posted with nothing computed twice. The caller
+ * checked that it takes one WR (gdx_seg_wrs) and that q has room. */
+int gdx_post_single(struct gdx_comm *c, int rail, int q, const struct gdx_seg *seg);
 
 /* Counts n more WRs on q and says whether the last of them is signaled:
  * always when must, else one in GDX_SIGNAL_EVERY to give the slots back. */
