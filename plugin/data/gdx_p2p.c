@@ -661,7 +661,8 @@ int gdx_irecv(struct gdx_recv_comm *rc, int n, void **data, const uint64_t *size
 			      tags[i], n, rc->tail + 1);
 		posted += sizes[i];
 	}
-	rc->cts_groups += n > 1;
+	if (n > 1)
+		rc->cts_groups++;
 	req->seq = rc->tail++;
 	req->pending = 1; /* until every piece of it has arrived */
 	rc->slots[s] = req;
