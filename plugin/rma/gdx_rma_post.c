@@ -108,47 +108,60 @@ static int gdx_rma_req_new(struct gdx_rma_conn *c, const char *call, enum gdx_rm
 	return 0;
 }
 
-/* The source and destination of a put or get: both windows live, both
- * ranges inside them. */
-static int gdx_rma_data_args(struct gdx_rma_ctx *x, const char *call, uint64_t loff, void *lmh,
-			     uint64_t roff, void *rmh, uint64_t size, uint32_t rank, bool put,
-			     struct gdx_rma_mr **l_p, struct gdx_rma_mr **r_p)
-{
-	int ret = gdx_rma_size_ok(call, size);
+/* The data part of a put or get: local is the put's source or the get's
+ * destination, remote the other; offsets into each window, and the size. */
+struct gdx_rma_data {
+	struct gdx_rma_mr *lmh, *rmh;
+	uint64_t loff, roff, size;
+};
 
+/* The connection to rank on context, then (unless there are no data: size
+ * 0 and NULL handles, a signal alone) both windows live and both ranges
+ * inside them; the windows into d. */
+static int gdx_rma_data_check(struct gdx_rma_ctx *x, const char *call, int context, uint32_t rank,
+			      void *lmh, void *rmh, bool put, struct gdx_rma_data *d,
+			      struct gdx_rma_conn **c_p)
+{
+	int ret = gdx_rma_conn_for(x, call, context, rank, c_p);
+
+	if (ret || !(d->size || lmh || rmh))
+		return ret;
+	ret = gdx_rma_size_ok(call, d->size);
 	if (!ret)
-		ret = gdx_rma_window(x, call, put ? "source" : "local", lmh, l_p);
+		ret = gdx_rma_window(x, call, put ? "source" : "local", lmh, &d->lmh);
 	if (!ret)
-		ret = gdx_rma_window(x, call, put ? "destination" : "remote", rmh, r_p);
+		ret = gdx_rma_window(x, call, put ? "destination" : "remote", rmh, &d->rmh);
 	if (!ret)
-		ret = gdx_rma_range(call, put ? "source" : "local", loff, size,
-				    (*l_p)->ranks[x->coll->rank].size, x->coll->rank);
+		ret = gdx_rma_range(call, put ? "source" : "local", d->loff, d->size,
+				    d->lmh->ranks[x->coll->rank].size, x->coll->rank);
 	if (!ret)
-		ret = gdx_rma_range(call, put ? "destination" : "remote", roff, size,
-				    (*r_p)->ranks[rank].size, (int)rank);
+		ret = gdx_rma_range(call, put ? "destination" : "remote", d->roff, d->size,
+				    d->rmh->ranks[rank].size, (int)rank);
 	return ret;
+}
+
+static void gdx_rma_data_fill(struct gdx_rma_req *r, const struct gdx_rma_data *d)
+{
+	r->size = d->size;
+	r->lmh = d->lmh;
+	r->loff = d->loff;
+	r->rmh = d->rmh;
+	r->roff = d->roff;
 }
 
 int gdx_rma_iput(struct gdx_rma_ctx *x, int context, uint64_t src_off, void *src, uint64_t size,
 		 uint64_t dst_off, void *dst, uint32_t rank, bool hold, struct gdx_rma_req **req_p)
 {
-	struct gdx_rma_mr *s = NULL, *d = NULL;
+	struct gdx_rma_data d = {.loff = src_off, .roff = dst_off, .size = size};
 	struct gdx_rma_conn *c;
 	struct gdx_rma_req *r = NULL;
-	int ret = gdx_rma_conn_for(x, "iput", context, rank, &c);
+	int ret = gdx_rma_data_check(x, "iput", context, rank, src, dst, true, &d, &c);
 
-	if (!ret && (size || src || dst))
-		ret = gdx_rma_data_args(x, "iput", src_off, src, dst_off, dst, size, rank, true, &s,
-					&d);
 	if (!ret)
 		ret = gdx_rma_req_new(c, "iput", GDX_RMA_PUT, size, &r);
 	if (ret)
 		return ret;
-	r->size = size;
-	r->lmh = s;
-	r->loff = src_off;
-	r->rmh = d;
-	r->roff = dst_off;
+	gdx_rma_data_fill(r, &d);
 	gdx_rma_issue(c, r, hold);
 	*req_p = r;
 	return 0;
@@ -159,15 +172,13 @@ int gdx_rma_iput_signal(struct gdx_rma_ctx *x, int context, uint64_t src_off, vo
 			void *sig, uint64_t value, uint32_t op, bool strong, bool hold,
 			struct gdx_rma_req **req_p)
 {
-	struct gdx_rma_mr *s = NULL, *d = NULL, *g = NULL;
+	struct gdx_rma_data d = {.loff = src_off, .roff = dst_off, .size = size};
+	struct gdx_rma_mr *g = NULL;
 	struct gdx_rma_conn *c;
 	struct gdx_rma_req *r = NULL;
-	int ret = gdx_rma_conn_for(x, "iputSignal", context, rank, &c);
-
 	/* the signal alone: size 0, NULL data handles (NCCL's VA signals) */
-	if (!ret && (size || src || dst))
-		ret = gdx_rma_data_args(x, "iputSignal", src_off, src, dst_off, dst, size, rank,
-					true, &s, &d);
+	int ret = gdx_rma_data_check(x, "iputSignal", context, rank, src, dst, true, &d, &c);
+
 	if (!ret && op != NCCL_NET_SIGNAL_OP_INC && op != NCCL_NET_SIGNAL_OP_ADD) {
 		GDX_WARN("RMA iputSignal: signal operation 0x%x is neither INC (0x%x) nor ADD "
 			 "(0x%x)",
@@ -190,11 +201,7 @@ int gdx_rma_iput_signal(struct gdx_rma_ctx *x, int context, uint64_t src_off, vo
 		ret = gdx_rma_req_new(c, "iputSignal", GDX_RMA_PUT_SIGNAL, size, &r);
 	if (ret)
 		return ret;
-	r->size = size;
-	r->lmh = s;
-	r->loff = src_off;
-	r->rmh = d;
-	r->roff = dst_off;
+	gdx_rma_data_fill(r, &d);
 	r->smh = g;
 	r->soff = sig_off;
 	r->add = op == NCCL_NET_SIGNAL_OP_INC ? 1 : value;
@@ -208,23 +215,16 @@ int gdx_rma_iget(struct gdx_rma_ctx *x, int context, uint64_t remote_off, void *
 		 uint64_t size, uint64_t local_off, void *local, uint32_t rank, bool hold,
 		 struct gdx_rma_req **req_p)
 {
-	struct gdx_rma_mr *l = NULL, *rm = NULL;
+	struct gdx_rma_data d = {.loff = local_off, .roff = remote_off, .size = size};
 	struct gdx_rma_conn *c;
 	struct gdx_rma_req *r = NULL;
-	int ret = gdx_rma_conn_for(x, "iget", context, rank, &c);
+	int ret = gdx_rma_data_check(x, "iget", context, rank, local, remote, false, &d, &c);
 
-	if (!ret && (size || local || remote))
-		ret = gdx_rma_data_args(x, "iget", local_off, local, remote_off, remote, size, rank,
-					false, &l, &rm);
 	if (!ret)
 		ret = gdx_rma_req_new(c, "iget", GDX_RMA_GET, size, &r);
 	if (ret)
 		return ret;
-	r->size = size;
-	r->lmh = l;
-	r->loff = local_off;
-	r->rmh = rm;
-	r->roff = remote_off;
+	gdx_rma_data_fill(r, &d);
 	gdx_rma_issue(c, r, hold);
 	*req_p = r;
 	return 0;
