@@ -90,12 +90,11 @@ static int gdx_reg_verbs(void *arg, uintptr_t start, uintptr_t end, uint64_t key
 }
 
 /* DMA-BUF: call is the fd; the object's offset at start is key + start. */
-static int gdx_reg_dmabuf_verbs(void *arg, uintptr_t start, uintptr_t end, uint64_t key,
-				const void *call, void **handle_p)
+static int gdx_reg_dmabuf_access(struct gdx_ibctx *ib, uintptr_t start, uintptr_t end, uint64_t key,
+				 const void *call, int access, void **handle_p)
 {
-	struct gdx_ibctx *ib = arg;
 	struct ibv_mr *mr = ibv_reg_dmabuf_mr(ib->pd, key + start, end - start, start,
-					      *(const int *)call, GDX_MR_ACCESS_OF(ib));
+					      *(const int *)call, access);
 
 	if (!mr) {
 		int err = errno ? errno : ENOMEM;
@@ -108,23 +107,19 @@ static int gdx_reg_dmabuf_verbs(void *arg, uintptr_t start, uintptr_t end, uint6
 	return 0;
 }
 
+static int gdx_reg_dmabuf_verbs(void *arg, uintptr_t start, uintptr_t end, uint64_t key,
+				const void *call, void **handle_p)
+{
+	struct gdx_ibctx *ib = arg;
+
+	return gdx_reg_dmabuf_access(ib, start, end, key, call, GDX_MR_ACCESS_OF(ib), handle_p);
+}
+
 /* RMA's DMA-BUF: the same, strictly ordered, with remote atomics. */
 static int gdx_reg_rma_dmabuf_verbs(void *arg, uintptr_t start, uintptr_t end, uint64_t key,
 				    const void *call, void **handle_p)
 {
-	struct gdx_ibctx *ib = arg;
-	struct ibv_mr *mr = ibv_reg_dmabuf_mr(ib->pd, key + start, end - start, start,
-					      *(const int *)call, GDX_MR_ACCESS_RMA);
-
-	if (!mr) {
-		int err = errno ? errno : ENOMEM;
-
-		gdx_reg_warn("ibv_reg_dmabuf_mr", ibv_get_device_name(ib->ctx->device), start, end,
-			     err);
-		return -err;
-	}
-	*handle_p = mr;
-	return 0;
+	return gdx_reg_dmabuf_access(arg, start, end, key, call, GDX_MR_ACCESS_RMA, handle_p);
 }
 
 static void gdx_dereg_verbs(void *arg, void *handle)
