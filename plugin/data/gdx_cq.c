@@ -367,8 +367,8 @@ static void gdx_cq_wc(struct gdx_comm *c, int r, const struct ibv_wc *wc)
 
 /* What a poll found on rail r beyond an empty CQ of a rail that is up: n
  * completions (or n < 0, the poll failed), or a rail that drains and must
- * know when its CQ is found empty; those from on not taken yet. Returns n,
- * or -1 once the comm has failed. */
+ * know when its CQ is found empty; wcs[from, n) are those not taken yet.
+ * Returns n, or -1 once the comm has failed. */
 static inline int gdx_cq_take(struct gdx_comm *c, int r, const struct ibv_wc *wcs, int from, int n)
 {
 	if (n < 0) {
