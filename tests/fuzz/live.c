@@ -258,12 +258,14 @@ static void fuzz_tidy(struct gdx_live_comm *c)
 
 /* The reader itself: the scan takes one file of the process whole (of two,
  * either: they are as new), its header as written and every claimed slot
- * as written, in slot order, and no other; the first file cut afterwards
- * is a file of another size, left out (its copy taken, when there is one). */
+ * as written, in slot order, and no other: a comm's (send, receive,
+ * one-sided RMA) among the slots, a NIC's among the NICs; the first file
+ * cut afterwards is a file of another size, left out (its copy taken, when
+ * there is one). */
 static void fuzz_reader(int nfiles, off_t cut)
 {
 	struct gdx_live_scan sc;
-	int k = 0;
+	int k = 0, nics = 0;
 
 	FUZZ_CHECK(gdx_live_scan(fuzz_root, &sc) == 0);
 	FUZZ_CHECK(sc.n == 1 && sc.skipped == nfiles - 1 && !sc.nusers);
@@ -280,7 +282,9 @@ static void fuzz_reader(int nfiles, off_t cut)
 		for (int slot = 0; slot < GDX_LIVE_COMMS; slot++) {
 			struct gdx_live_comm w = fuzz_image[0].comms[slot];
 
-			if (w.role != GDX_LIVE_SEND && w.role != GDX_LIVE_RECV)
+			nics += w.role == GDX_LIVE_NIC;
+			if (w.role != GDX_LIVE_SEND && w.role != GDX_LIVE_RECV &&
+			    w.role != GDX_LIVE_RMA)
 				continue;
 			fuzz_tidy(&w);
 			FUZZ_CHECK(k < v->nslots && v->slots[k].slot == slot);
@@ -288,6 +292,7 @@ static void fuzz_reader(int nfiles, off_t cut)
 			k++;
 		}
 		FUZZ_CHECK(k == v->nslots);
+		FUZZ_CHECK(nics == v->nnics);
 	}
 	gdx_live_scan_free(&sc);
 	FUZZ_CHECK(ftruncate(fuzz_fd, cut) == 0);
