@@ -513,7 +513,11 @@ static struct json_value *fuzz_check_json(const char *out, size_t len, const cha
 	size_t pos = 0;
 	char why[256];
 
-	FUZZ_CHECK(json_parse(out, len, &pos, &big, &v, why, sizeof(why)) == 0);
+	if (json_parse(out, len, &pos, &big, &v, why, sizeof(why)) != 0) {
+		fprintf(stderr, "%s --json printed what does not parse (%s, at byte %zu):\n%.*s\n",
+			command, why, pos, (int)len, out);
+		FUZZ_CHECK(!"the report parses");
+	}
 	FUZZ_CHECK(v->type == JSON_OBJECT && pos + 1 == len && out[pos] == '\n');
 	FUZZ_CHECK(json_string(json_get(v, "command")) &&
 		   !strcmp(json_string(json_get(v, "command")), command));

@@ -52,6 +52,18 @@ static void test_invisible_as_json_and_label(void)
 	       "0");
 }
 
+/* In JSON, U+FFFD is spelt as a byte that is not UTF-8 is: two strings
+ * escaped alike are one JSON string, so a writer that compares escaped
+ * names never puts one name twice in an object. */
+static void test_json_one_spelling_per_character(void)
+{
+	expect(GDX_ESCAPE_JSON, "a\xef\xbf\xbd", "a\\ufffd");
+	expect(GDX_ESCAPE_JSON, "a\xff", "a\\ufffd");
+	/* text keeps it as it is, and tells the byte apart */
+	expect(GDX_ESCAPE_TEXT, "a\xef\xbf\xbd", "a\xef\xbf\xbd");
+	expect(GDX_ESCAPE_TEXT, "a\xff", "a\\xff");
+}
+
 /* Two NIC names a terminal shows alike print differently. */
 static void test_lookalikes_differ(void)
 {
@@ -64,4 +76,4 @@ static void test_lookalikes_differ(void)
 }
 
 GDX_TESTS_MAIN(TEST(test_invisible_as_text, 5), TEST(test_invisible_as_json_and_label, 5),
-	       TEST(test_lookalikes_differ, 5))
+	       TEST(test_lookalikes_differ, 5), TEST(test_json_one_spelling_per_character, 5))

@@ -88,7 +88,11 @@ static size_t gdx_escape_one(enum gdx_escape how, const char *s, size_t avail, c
 	out[0] = '\0';
 	if (!avail)
 		return 0;
-	if (n && gdx_shows_as_itself(cp) && cp != '\\' && (cp != '"' || how == GDX_ESCAPE_TEXT)) {
+	/* In JSON, U+FFFD is spelt \ufffd like a byte that is not UTF-8: every
+	 * character has one spelling, so two strings escaped alike are the same
+	 * JSON string (an object's member name once) and others are not. */
+	if (n && gdx_shows_as_itself(cp) && cp != '\\' && (cp != '"' || how == GDX_ESCAPE_TEXT) &&
+	    (cp != 0xfffd || how != GDX_ESCAPE_JSON)) {
 		memcpy(out, s, n);
 		out[n] = '\0';
 		return n;

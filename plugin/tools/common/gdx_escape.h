@@ -27,7 +27,8 @@ enum gdx_escape {
 	 * show as itself as U+FFFD, which the format has no escape for */
 	GDX_ESCAPE_PROM_LABEL,
 	/* \", \\ and the rest as \uXXXX; a byte that is not UTF-8 as \ufffd, so
-	 * that the output is valid UTF-8 and JSON whatever the input */
+	 * that the output is valid UTF-8 and JSON whatever the input (U+FFFD
+	 * itself as \ufffd too: two strings escaped alike decode alike) */
 	GDX_ESCAPE_JSON,
 };
 

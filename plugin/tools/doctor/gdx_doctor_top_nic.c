@@ -26,7 +26,9 @@ static bool top_nic_dup(const struct live_proc *p, int k, enum gdx_escape how)
 	return false;
 }
 
-/* Whether counter i of n has the name (escaped) of one before it. */
+/* Whether counter i of n has the name (escaped as how prints it) of one
+ * before it: two names that differ only in bytes that are not UTF-8 print
+ * alike, and a JSON object holds a name once. */
 static bool top_counter_dup(const struct gdx_live_nic *n, uint32_t i, enum gdx_escape how)
 {
 	char a[GDX_ESCAPE_LEN(GDX_LIVE_NIC_NAME)], b[sizeof(a)];
@@ -97,7 +99,7 @@ void top_nic_json(const struct live_proc *p, uint64_t now_ms)
 		       n->port, gdx_qpstat_source_name(n->source), n->counter_id, n->qps,
 		       n->unbound, top_nic_age_s(n, now_ms));
 		for (uint32_t i = 0, shown = 0; i < n->ncounters; i++) {
-			if (top_counter_dup(n, i, GDX_ESCAPE_TEXT))
+			if (top_counter_dup(n, i, GDX_ESCAPE_JSON))
 				continue;
 			printf("%s", shown++ ? ", " : "");
 			json_str(stdout, n->counters[i].name);
