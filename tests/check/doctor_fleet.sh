@@ -10,7 +10,8 @@
 # hostile inputs (deep nesting, numbers out of range, bytes that are not
 # UTF-8, a name twice, ESC/BEL and injected lines in names and values, a
 # 50 MB value, many keys) are refused by file, line and column or printed
-# escaped, in bounded memory and time; bad usage exits 64. Prints "ok ..." / "not ok ..." lines and
+# escaped, in bounded memory and time; a check run in an environment with a
+# name twice is read (each variable once, getenv's); bad usage exits 64. Prints "ok ..." / "not ok ..." lines and
 # "# tests/check/doctor_fleet.sh: N passed, N failed".
 #
 #   tests/check/doctor_fleet.sh            # runs build/gdx-doctor
@@ -246,6 +247,28 @@ for xml in tests/lib/fixtures/topo/*.xml; do
 done
 "$doctor" check --json >"$tmp/one.json" 2>/dev/null
 run "fleet reads this machine's check" 0 fleet "$tmp/one.json" && ok "fleet reads this machine's check"
+
+# A job's environment as a launcher may build it (execve takes any list): a
+# name twice, names with bytes that are not UTF-8 (alike once escaped), a
+# name that is not one. check --json names each variable once, with the
+# value getenv returns (the first), so fleet reads the report.
+python3 - "$doctor" >"$tmp/env.json" 2>"$tmp/err" <<'EOF'
+import ctypes, sys
+libc = ctypes.CDLL(None, use_errno=True)
+argv = [sys.argv[1].encode(), b"check", b"--json"]
+envp = [b"NCCL_IB_HCA=first", b"NCCL_IB_HCA=second", b"NCCL_IB_X\xff=1",
+        b"NCCL_IB_X\xfe=2", b"NCCL_GDX_A-B=3", b"NCCL_GDX_RAILS=auto", b"PATH=/usr/bin:/bin"]
+a = (ctypes.c_char_p * (len(argv) + 1))(*argv, None)
+e = (ctypes.c_char_p * (len(envp) + 1))(*envp, None)
+libc.execve(argv[0], a, e)
+sys.exit("execve: %d" % ctypes.get_errno())
+EOF
+if run "fleet reads a check run with a name twice in its environment" 0 fleet "$tmp/env.json"; then
+	ok "fleet reads a check run with a name twice in its environment"
+	cp "$tmp/env.json" "$tmp/out"
+	json "check --json: each variable once, the first of a name, names only" \
+		'd["environment"] == {"NCCL_GDX_RAILS": "auto", "NCCL_IB_HCA": "first"}'
+fi
 
 # Inputs that are not reports: exit 3, naming the file and what is wrong.
 head -c 900 "$tmp/same/node1.json" >"$tmp/truncated.json"

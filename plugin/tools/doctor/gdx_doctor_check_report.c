@@ -422,6 +422,22 @@ static int check_cmp_str(const void *a, const void *b)
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
+/* Whether e is NAME=value with a name a program can ask getenv for (letters,
+ * digits, underscores) that is not among the first n of vars: the first of
+ * a name in the environment is the one getenv returns, and a JSON object
+ * holds a name once. */
+static bool check_env_new(const char *e, const char **vars, size_t n)
+{
+	size_t len = strspn(e, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_");
+
+	if (e[len] != '=')
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!strncmp(vars[i], e, len + 1))
+			return false;
+	return true;
+}
+
 /* Every NCCL_GDX_* and NCCL_IB_* variable set here, by name: what fleet
  * compares between nodes (a launcher that drops one on some nodes is a
  * classic). */
@@ -438,18 +454,14 @@ static void check_json_environment(FILE *f)
 	n = 0;
 	for (char **e = environ; vars && *e; e++)
 		if ((!strncmp(*e, "NCCL_GDX_", 9) || !strncmp(*e, "NCCL_IB_", 8)) &&
-		    strchr(*e, '='))
+		    check_env_new(*e, vars, n))
 			vars[n++] = *e;
 	if (vars)
 		qsort(vars, n, sizeof(*vars), check_cmp_str);
 	for (size_t i = 0; i < n; i++) {
 		const char *eq = strchr(vars[i], '=');
-		char name[128];
 
-		snprintf(name, sizeof(name), "%.*s", (int)(eq - vars[i]), vars[i]);
-		fputs(i ? ", " : "", f);
-		json_str(f, name);
-		fputs(": ", f);
+		fprintf(f, "%s\"%.*s\": ", i ? ", " : "", (int)(eq - vars[i]), vars[i]);
 		json_str(f, eq + 1);
 	}
 	fputs("}", f);
