@@ -23,6 +23,14 @@
 # empty calls and an error in what they cost weighs little. Each side, each
 # depth (8 and 1), each size of SIZES.
 #
+# What a waiting comm does on a clock, not per call (the liveness check's
+# timed part, gdx_cq_check_timed, every 100 ms of waiting: events, a stall,
+# the peer's socket, the NIC's counters once a second) is no call's work:
+# under callgrind in an emulator a call takes hundreds of times longer than
+# on a node, so the clock fires that much more often per call, and more in a
+# slower run. It is taken out of every figure and shown on a line of its
+# own, per check (the peer has no such function: nothing is taken out).
+#
 #   scripts/cpu-cost.sh                  # this plugin
 #   PEER=build/peer/libnccl-net-ib.so scripts/cpu-cost.sh   # and another
 #   scripts/cpu-cost.sh --profiler       # with a profiler taking the events
@@ -86,12 +94,30 @@ profiled() {
 	local plugin=$1 f
 	shift
 	rm -f "$out"/cg.*
+	# COLLECT=WRAPPER: only what runs inside that wrapper (a spin run's
+	# other calls, such as the test that ends it, are left out)
 	valgrind --tool=callgrind --trace-children=yes --callgrind-out-file="$out/cg.%p" \
+		${COLLECT:+--toggle-collect="$COLLECT"} \
 		"$client" -p "$plugin" -n "$ITERS" "${prof[@]}" "$@" >/dev/null 2>"$out/log"
 	# shellcheck disable=SC2012 # our own names, cg.PID
 	f=$(ls "$out"/cg.* | sort -t. -k2 -n)
 	cp "$(head -1 <<<"$f")" "$out/r" # the parent: the receiver
 	cp "$(tail -1 <<<"$f")" "$out/s"
+}
+
+# The clock's checks in a profile: how many, their instructions.
+TIMED=gdx_cq_check_timed
+declare -A TIMED_N TIMED_C
+timed() { callstats "$1" "$(fn "$TIMED")"; }
+# a renamed function would take nothing out, silently
+nm "$PLUGIN" | awk -v f="$TIMED" '$3 == f || index($3, f ".") == 1 { n++ } END { exit !n }' || {
+	echo "cpu-cost.sh: $PLUGIN has no function $TIMED (renamed? a stripped build?)" >&2
+	exit 1
+}
+timed_add() { # plugin, profile
+	local n c
+	read -r n c <<<"$(timed "$2")"
+	TIMED_N[$1]=$((${TIMED_N[$1]:-0} + n)) TIMED_C[$1]=$((${TIMED_C[$1]:-0} + c))
 }
 
 # counts SIDE FIELD: a count the client printed ("isend_ok", ...).
@@ -106,16 +132,25 @@ counts() {
 # own where every such call is one: E_TEST (a receive's test), E_TEST_SEND
 # (a send's, while a 64 MiB message is on the wire) and E_ISEND.
 each_call() { # profile, wrapper
+	local n c tc
 	read -r n c <<<"$(callstats "$1" "$(fn "$2")")"
-	awk -v c="$c" -v n="$n" 'BEGIN { printf "%.1f", n ? c / n : 0 }'
+	if ((n == 0)); then
+		echo "cpu-cost.sh: no call of $2 in $1's profile (renamed? see $out/log)" >&2
+		return 1
+	fi
+	read -r _ tc <<<"$(timed "$1")"
+	awk -v c="$c" -v t="$tc" -v n="$n" 'BEGIN { printf "%.1f", n ? (c - t) / n : 0 }'
 }
 empties() {
-	profiled "$1" -m spin-test -n "$SPINS" -s 8
+	COLLECT="cc_spin_test*" profiled "$1" -m spin-test -n "$SPINS" -s 8
 	E_TEST=$(each_call "$out/r" cc_spin_test)
-	profiled "$1" -m spin-test-send -n "$SPINS" -s $((64 << 20)) -d 1
+	timed_add "$1" "$out/r"
+	COLLECT="cc_spin_test*" profiled "$1" -m spin-test-send -n "$SPINS" -s $((64 << 20)) -d 1
 	E_TEST_SEND=$(each_call "$out/s" cc_spin_test)
-	profiled "$1" -m spin-isend -n "$SPINS" -s 8
+	timed_add "$1" "$out/s"
+	COLLECT="cc_spin_isend*" profiled "$1" -m spin-isend -n "$SPINS" -s 8
 	E_ISEND=$(each_call "$out/s" cc_spin_isend)
+	timed_add "$1" "$out/s"
 }
 
 # Per message, each side, at size $2 and depth $3 with plugin $1 (after
@@ -126,18 +161,24 @@ per_message() {
 	profiled "$plugin" -s "$size" -d "$depth" -b "$BACKOFF" "$@"
 	[ -n "${KEEP:-}" ] && cp "$out/s" "$KEEP/$(basename "$plugin").$size.$depth.sender.cg" &&
 		cp "$out/r" "$KEEP/$(basename "$plugin").$size.$depth.receiver.cg"
-	local m ie te re rte
+	local m ie te re rte ts tr
 	m=$(counts sender messages)
+	# every call of the stream is in a wrapper: the clock's checks in the
+	# profile are the wrappers' (none runs in connect, accept or close)
+	read -r _ ts <<<"$(timed "$out/s")"
+	read -r _ tr <<<"$(timed "$out/r")"
+	timed_add "$plugin" "$out/s"
+	timed_add "$plugin" "$out/r"
 	ie=$(counts sender isend_empty) te=$(counts sender test_empty)
 	re=$(counts receiver irecv_empty) rte=$(counts receiver test_empty)
 	SENDER=$(awk -v i="$(incl "$out/s" "$(fn cc_isend)")" -v t="$(incl "$out/s" "$(fn cc_test_send)")" \
-		-v ie="$ie" -v te="$te" -v ei="$E_ISEND" -v et="$E_TEST_SEND" -v m="$m" \
-		'BEGIN { printf "%d", (i + t - ie * ei - te * et) / m + 0.5 }')
+		-v ie="$ie" -v te="$te" -v ei="$E_ISEND" -v et="$E_TEST_SEND" -v m="$m" -v x="$ts" \
+		'BEGIN { printf "%d", (i + t - ie * ei - te * et - x) / m + 0.5 }')
 	# an irecv that gives no request is charged an empty isend's (none at
 	# these depths)
 	RECEIVER=$(awk -v i="$(incl "$out/r" "$(fn cc_irecv)")" -v t="$(incl "$out/r" "$(fn cc_test_recv)")" \
-		-v re="$re" -v te="$rte" -v ei="$E_ISEND" -v et="$E_TEST" -v m="$m" \
-		'BEGIN { printf "%d", (i + t - re * ei - te * et) / m + 0.5 }')
+		-v re="$re" -v te="$rte" -v ei="$E_ISEND" -v et="$E_TEST" -v m="$m" -v x="$tr" \
+		'BEGIN { printf "%d", (i + t - re * ei - te * et - x) / m + 0.5 }')
 	EMPTY=$(awk -v a=$((ie + te)) -v b=$((re + rte)) -v m="$m" 'BEGIN { printf "%.0f+%.0f", a / m, b / m }')
 }
 
@@ -171,6 +212,18 @@ for size in $SIZES; do
 		fi
 	done
 done
+
+# what was taken out above as the clock's, not any call's
+clock_line() { # who, plugin
+	local n=${TIMED_N[$2]:-0} c=${TIMED_C[$2]:-0}
+	if ((n)); then
+		echo "$1: the liveness check's timed part ($TIMED, each 100 ms of waiting) ran $n times in these runs, $((c / n)) instructions each, not counted above"
+	else
+		echo "$1: no $TIMED ran, nothing taken out"
+	fi
+}
+clock_line "this plugin" "$PLUGIN"
+if [ -n "${PEER:-}" ]; then clock_line peer "$PEER"; fi
 
 first=${SIZES%% *}
 if [ -n "${LIVE_OFF:-}" ]; then
