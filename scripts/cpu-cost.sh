@@ -114,10 +114,12 @@ nm "$PLUGIN" | awk -v f="$TIMED" '$3 == f || index($3, f ".") == 1 { n++ } END {
 	echo "cpu-cost.sh: $PLUGIN has no function $TIMED (renamed? a stripped build?)" >&2
 	exit 1
 }
-timed_add() { # plugin, profile
-	local n c
-	read -r n c <<<"$(timed "$2")"
-	TIMED_N[$1]=$((${TIMED_N[$1]:-0} + n)) TIMED_C[$1]=$((${TIMED_C[$1]:-0} + c))
+# timed_add PLUGIN PROFILE: adds them to the plugin's sums; TIMED_LAST is
+# the profile's instructions, for the figure to leave out
+timed_add() {
+	local n
+	read -r n TIMED_LAST <<<"$(timed "$2")"
+	TIMED_N[$1]=$((${TIMED_N[$1]:-0} + n)) TIMED_C[$1]=$((${TIMED_C[$1]:-0} + TIMED_LAST))
 }
 
 # counts SIDE FIELD: a count the client printed ("isend_ok", ...).
@@ -131,26 +133,26 @@ counts() {
 # What an empty call costs with plugin $1, each measured in a run of its
 # own where every such call is one: E_TEST (a receive's test), E_TEST_SEND
 # (a send's, while a 64 MiB message is on the wire) and E_ISEND.
-each_call() { # profile, wrapper
-	local n c tc
-	read -r n c <<<"$(callstats "$1" "$(fn "$2")")"
+each_call() { # plugin, profile, wrapper
+	local n c
+	timed_add "$1" "$2"
+	read -r n c <<<"$(callstats "$2" "$(fn "$3")")"
 	if ((n == 0)); then
-		echo "cpu-cost.sh: no call of $2 in $1's profile (renamed? see $out/log)" >&2
-		return 1
+		echo "cpu-cost.sh: no call of $3 in $2's profile (renamed? see $out/log)" >&2
+		exit 1
 	fi
-	read -r _ tc <<<"$(timed "$1")"
-	awk -v c="$c" -v t="$tc" -v n="$n" 'BEGIN { printf "%.1f", n ? (c - t) / n : 0 }'
+	EACH=$(awk -v c="$c" -v t="$TIMED_LAST" -v n="$n" 'BEGIN { printf "%.1f", (c - t) / n }')
 }
 empties() {
 	COLLECT="cc_spin_test*" profiled "$1" -m spin-test -n "$SPINS" -s 8
-	E_TEST=$(each_call "$out/r" cc_spin_test)
-	timed_add "$1" "$out/r"
+	each_call "$1" "$out/r" cc_spin_test
+	E_TEST=$EACH
 	COLLECT="cc_spin_test*" profiled "$1" -m spin-test-send -n "$SPINS" -s $((64 << 20)) -d 1
-	E_TEST_SEND=$(each_call "$out/s" cc_spin_test)
-	timed_add "$1" "$out/s"
+	each_call "$1" "$out/s" cc_spin_test
+	E_TEST_SEND=$EACH
 	COLLECT="cc_spin_isend*" profiled "$1" -m spin-isend -n "$SPINS" -s 8
-	E_ISEND=$(each_call "$out/s" cc_spin_isend)
-	timed_add "$1" "$out/s"
+	each_call "$1" "$out/s" cc_spin_isend
+	E_ISEND=$EACH
 }
 
 # Per message, each side, at size $2 and depth $3 with plugin $1 (after
@@ -165,10 +167,10 @@ per_message() {
 	m=$(counts sender messages)
 	# every call of the stream is in a wrapper: the clock's checks in the
 	# profile are the wrappers' (none runs in connect, accept or close)
-	read -r _ ts <<<"$(timed "$out/s")"
-	read -r _ tr <<<"$(timed "$out/r")"
 	timed_add "$plugin" "$out/s"
+	ts=$TIMED_LAST
 	timed_add "$plugin" "$out/r"
+	tr=$TIMED_LAST
 	ie=$(counts sender isend_empty) te=$(counts sender test_empty)
 	re=$(counts receiver irecv_empty) rte=$(counts receiver test_empty)
 	SENDER=$(awk -v i="$(incl "$out/s" "$(fn cc_isend)")" -v t="$(incl "$out/s" "$(fn cc_test_send)")" \
