@@ -103,46 +103,58 @@ static bool gdx_topo_xml_needs_sets(const char *type, size_t len)
 	return true;
 }
 
-/* Whether v[0, len) is a bitmap as hwloc writes one: 32-bit words of hex,
- * "0x" each, joined by commas, the first perhaps "0xf...f" (the rest all
- * set). A set hwloc cannot read is a NULL set its import goes on to use. */
-static bool gdx_topo_xml_bitmap(const char *v, size_t len)
+/*
+ * What the tag check learns of the file as it goes: whether its format is
+ * hwloc 2's or later (<topology version="2.0"> or "3.0"; hwloc 1.x wrote no
+ * version), and the first object that lacks a set hwloc needs, with its
+ * line: not a refusal of ours (hwloc refuses such a file itself, cleanly),
+ * but the reason named when hwloc does.
+ */
+struct gdx_topo_scan {
+	bool v2;
+	int lack_line;
+	char lack[160];
+};
+
+/*
+ * Whether a set's value would crash hwloc's own parser. hwloc reads
+ * bitmaps leniently: a word left empty is zero (hwloc writes
+ * "0x00000001,,0x00010000" itself for more than 64 CPUs, or gaps in their
+ * numbering), a word it cannot read ends the set, and the object loses its
+ * CPUs, which it then drops. Only an empty first word (",0x1") trips an
+ * assertion in hwloc_bitmap_sscanf (hwloc 2.9: abort).
+ */
+static bool gdx_topo_xml_bitmap_crashes(const char *v, size_t len)
 {
-	size_t i = 0;
-
-	if (len >= 8 && !memcmp(v, "0xf...f,", 8))
-		i = 8;
-	for (;;) {
-		size_t digits = 0;
-
-		if (len - i < 3 || v[i] != '0' || (v[i + 1] != 'x' && v[i + 1] != 'X'))
-			return false;
-		for (i += 2; i < len && isxdigit((unsigned char)v[i]); i++)
-			digits++;
-		if (!digits || digits > 8)
-			return false;
-		if (i == len)
+	if (!len || v[0] != ',')
+		return false;
+	for (size_t i = 1; i < len; i++)
+		if (v[i] != ',')
 			return true;
-		if (v[i++] != ',')
-			return false;
-	}
+	return false; /* commas alone: an empty set */
 }
 
 /*
  * A start tag at p ('<'), checked before hwloc reads it: its attributes
  * are name="value" (or 'value'), each after white space, then an optional
- * '/' and '>'; an <object> of a CPU or memory type carries a cpuset (and a
- * memory one a nodeset). hwloc's own parser is lenient (it takes
- * type="PU"ci_busid="..." as two attributes, and an object without its
- * sets), and its import then reads a NULL set: a hostile file crashed the
- * doctor and, through NCCL_GDX_TOPO_FILE, the plugin. 0, -EINVAL with
- * why set, or -EPIPE (why untouched) when the tag is cut short.
+ * '/' and '>'. hwloc's own parser is lenient (it takes type="PU"ci_busid=
+ * "..." as two attributes), and its import then dereferences what it did
+ * not get. What is refused here is only what crashes hwloc 2.9, found by
+ * loading each form with libhwloc itself (tests/unit/topo_hwloc.c): a
+ * malformed attribute, a bitmap whose first word is empty, and in the
+ * hwloc 2 format a CPU or memory object with its cpuset or nodeset but not
+ * the complete_ one beside it. An object without its cpuset, or (hwloc 2
+ * format) its nodeset, hwloc refuses cleanly: noted in scan for the reason.
+ * 0, -EINVAL with why set, or -EPIPE (why untouched) when the tag is cut
+ * short.
  */
-static int gdx_topo_xml_tag(const char *p, char *why, size_t why_len)
+static int gdx_topo_xml_tag(const char *p, int line, struct gdx_topo_scan *scan, char *why,
+			    size_t why_len)
 {
 	const char *name = p + 1, *type = NULL;
 	size_t nlen = strcspn(name, " \t\r\n/>"), tlen = 0;
 	bool object = nlen == 6 && !memcmp(name, "object", 6);
+	bool topology = nlen == 8 && !memcmp(name, "topology", 8);
 
 	/* named in a refusal: printable, and short */
 	for (size_t i = 0; i < nlen; i++)
@@ -152,7 +164,7 @@ static int gdx_topo_xml_tag(const char *p, char *why, size_t why_len)
 		snprintf(why, why_len, "a tag's name is not an element name");
 		return -EINVAL;
 	}
-	/* the sets hwloc's import goes on to use, as hwloc 2 writes them */
+	/* the sets hwloc's import goes on to use */
 	bool cpuset = false, complete_cpuset = false, nodeset = false, complete_nodeset = false;
 
 	for (p = name + nlen;;) {
@@ -187,14 +199,18 @@ static int gdx_topo_xml_tag(const char *p, char *why, size_t why_len)
 		p = strchr(v, q);
 		if (!p)
 			return -EPIPE; /* cut short */
+		if (topology && alen == 7 && !memcmp(a, "version", 7))
+			scan->v2 = atoi(v) >= 2;
 		if (object && alen == 4 && !memcmp(a, "type", 4)) {
 			type = v;
 			tlen = (size_t)(p - v);
 		}
 		if (object && alen >= 6 && !memcmp(a + alen - 3, "set", 3) &&
-		    !gdx_topo_xml_bitmap(v, (size_t)(p - v))) {
-			snprintf(why, why_len, "an object's %.*s is not an hwloc bitmap", (int)alen,
-				 a);
+		    gdx_topo_xml_bitmap_crashes(v, (size_t)(p - v))) {
+			snprintf(why, why_len,
+				 "an object's %.*s=\"%.*s\" begins with an empty word, which "
+				 "crashes hwloc's bitmap parser",
+				 (int)alen, a, (int)((size_t)(p - v) < 40 ? p - v : 40), v);
 			return -EINVAL;
 		}
 		cpuset |= alen == 6 && !memcmp(a, "cpuset", 6);
@@ -210,17 +226,21 @@ static int gdx_topo_xml_tag(const char *p, char *why, size_t why_len)
 			snprintf(why, why_len, "an object's type is not a type name");
 			return -EINVAL;
 		}
-	if (gdx_topo_xml_needs_sets(type, tlen) &&
-	    !(cpuset && complete_cpuset && nodeset && complete_nodeset)) {
+	if (!gdx_topo_xml_needs_sets(type, tlen))
+		return 0;
+	if (scan->v2 && ((cpuset && !complete_cpuset) || (nodeset && !complete_nodeset))) {
 		snprintf(why, why_len,
-			 "an object of type %.*s lacks its %s (hwloc 2 writes cpuset, "
-			 "complete_cpuset, nodeset and complete_nodeset for each)",
-			 (int)tlen, type,
-			 !cpuset	    ? "cpuset"
-			 : !complete_cpuset ? "complete_cpuset"
-			 : !nodeset	    ? "nodeset"
-					    : "complete_nodeset");
+			 "an object of type %.*s has its %s but not its %s, which crashes "
+			 "hwloc 2.9's import",
+			 (int)tlen, type, cpuset && !complete_cpuset ? "cpuset" : "nodeset",
+			 cpuset && !complete_cpuset ? "complete_cpuset" : "complete_nodeset");
 		return -EINVAL;
+	}
+	if (!scan->lack[0] && (!cpuset || (scan->v2 && !nodeset))) {
+		scan->lack_line = line;
+		snprintf(scan->lack, sizeof(scan->lack),
+			 "an object of type %.*s lacks its %s (hwloc writes one for each)",
+			 (int)tlen, type, !cpuset ? "cpuset" : "nodeset");
 	}
 	return 0;
 }
@@ -233,9 +253,10 @@ static int gdx_topo_xml_tag(const char *p, char *why, size_t why_len)
  * within max, else -E2BIG with *line set to the line where it went past;
  * -EPIPE when the file ends inside a tag, a comment, a CDATA section or a
  * declaration (hwloc's own parser read past such an end); -EINVAL for a
- * tag gdx_topo_xml_tag refuses, why set.
+ * tag gdx_topo_xml_tag refuses, why set; scan filled as it goes.
  */
-static int gdx_topo_xml_depth(const char *buf, int max, int *line, char *why, size_t why_len)
+static int gdx_topo_xml_depth(const char *buf, int max, int *line, struct gdx_topo_scan *scan,
+			      char *why, size_t why_len)
 {
 	int depth = 0, ln = 1, ret;
 	const char *p = buf;
@@ -278,7 +299,7 @@ static int gdx_topo_xml_depth(const char *buf, int max, int *line, char *why, si
 		}
 		/* a start tag: its attributes' quoted values may hold '>' */
 		*line = ln; /* where a refusal from here on points */
-		ret = gdx_topo_xml_tag(p, why, why_len);
+		ret = gdx_topo_xml_tag(p, ln, scan, why, why_len);
 		if (ret)
 			return ret;
 		for (p++; *p && *p != '>'; p++) {
@@ -477,7 +498,8 @@ static bool gdx_topo_hwloc_has_libxml(void)
 
 /* Why hwloc refused the file, in one line (under 256 bytes but for the
  * path: the plugin's NCCL_GDX_TOPO_FILE warning has no more). */
-static void gdx_topo_xml_refused(const char *xml, const char *buf, char *why, size_t why_len)
+static void gdx_topo_xml_refused(const char *xml, const char *buf,
+				 const struct gdx_topo_scan *scan, char *why, size_t why_len)
 {
 	char version[16], mine[32];
 
@@ -496,6 +518,9 @@ static void gdx_topo_xml_refused(const char *xml, const char *buf, char *why, si
 			"use hwloc %d.0 or later, or have hwloc %d write it again in the 2.x "
 			"format (lstopo -i FILE --export-xml-flags v2 NEW.xml)",
 			xml, version, mine, atoi(version), atoi(version));
+	} else if (scan->lack[0]) {
+		gdx_topo_why(why, why_len, "%s is not an hwloc XML topology hwloc reads: line %d: %s",
+			     xml, scan->lack_line, scan->lack);
 	} else if (!gdx_topo_hwloc_has_libxml()) {
 		gdx_topo_why(
 			why, why_len,
@@ -512,8 +537,9 @@ static void gdx_topo_xml_refused(const char *xml, const char *buf, char *why, si
 
 int gdx_topo_read(hwloc_topology_t *h, int fd, const char *xml, char *why, size_t why_len)
 {
+	struct gdx_topo_scan scan = {0};
 	size_t len = 0;
-	char *buf = NULL, bad[128] = "";
+	char *buf = NULL, bad[160] = "";
 	long tidy = 0;
 	int ret = 0, line = 0;
 
@@ -541,7 +567,8 @@ int gdx_topo_read(hwloc_topology_t *h, int fd, const char *xml, char *why, size_
 			ret = -EINVAL;
 			goto out;
 		}
-		ret = gdx_topo_xml_depth(buf, GDX_TOPO_XML_DEPTH_MAX, &line, bad, sizeof(bad));
+		ret = gdx_topo_xml_depth(buf, GDX_TOPO_XML_DEPTH_MAX, &line, &scan, bad,
+					 sizeof(bad));
 		if (ret == -E2BIG) {
 			gdx_topo_why(why, why_len,
 				     "%s is not an hwloc XML topology: its elements nest deeper "
@@ -586,7 +613,7 @@ int gdx_topo_read(hwloc_topology_t *h, int fd, const char *xml, char *why, size_
 	 * gives it. */
 	if (xml &&
 	    (hwloc_topology_set_xmlbuffer(*h, buf, (int)tidy + 1) || hwloc_topology_load(*h))) {
-		gdx_topo_xml_refused(xml, buf, why, why_len);
+		gdx_topo_xml_refused(xml, buf, &scan, why, why_len);
 		ret = -EINVAL;
 	} else if (!xml && hwloc_topology_load(*h)) {
 		gdx_topo_why(why, why_len, "hwloc could not read this machine's topology: %s",
