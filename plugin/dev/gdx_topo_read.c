@@ -498,8 +498,8 @@ static bool gdx_topo_hwloc_has_libxml(void)
 
 /* Why hwloc refused the file, in one line (under 256 bytes but for the
  * path: the plugin's NCCL_GDX_TOPO_FILE warning has no more). */
-static void gdx_topo_xml_refused(const char *xml, const char *buf,
-				 const struct gdx_topo_scan *scan, char *why, size_t why_len)
+static void gdx_topo_xml_refused(const char *xml, const char *buf, const struct gdx_topo_scan *scan,
+				 char *why, size_t why_len)
 {
 	char version[16], mine[32];
 
@@ -519,8 +519,9 @@ static void gdx_topo_xml_refused(const char *xml, const char *buf,
 			"format (lstopo -i FILE --export-xml-flags v2 NEW.xml)",
 			xml, version, mine, atoi(version), atoi(version));
 	} else if (scan->lack[0]) {
-		gdx_topo_why(why, why_len, "%s is not an hwloc XML topology hwloc reads: line %d: %s",
-			     xml, scan->lack_line, scan->lack);
+		gdx_topo_why(why, why_len,
+			     "%s is not an hwloc XML topology hwloc reads: line %d: %s", xml,
+			     scan->lack_line, scan->lack);
 	} else if (!gdx_topo_hwloc_has_libxml()) {
 		gdx_topo_why(
 			why, why_len,

@@ -61,7 +61,8 @@ static size_t untidy_to_plain(char *buf, size_t len)
 			/* the line the comment stood alone on goes too */
 			while (o && buf[o - 1] == ' ')
 				o--;
-			if (o && buf[o - 1] == '\n' && i < len && (buf[i] == '\n' || buf[i] == '\r'))
+			if (o && buf[o - 1] == '\n' && i < len &&
+			    (buf[i] == '\n' || buf[i] == '\r'))
 				i += buf[i] == '\r' ? 2 : 1;
 		} else if (buf[i] == '\r') {
 			i++;
@@ -129,8 +130,8 @@ static void agree(const char *name, const char *text, size_t len)
 	}
 	if (theirs == CRASHED) {
 		if (ours != REFUSED)
-			gdx_test_fail(__FILE__, __LINE__, "%s: hwloc crashes on it, the reader reads it",
-				      name);
+			gdx_test_fail(__FILE__, __LINE__,
+				      "%s: hwloc crashes on it, the reader reads it", name);
 	} else if ((ours == READ) != (theirs == READ)) {
 		gdx_test_fail(__FILE__, __LINE__, "%s: hwloc %s%s, the reader %s (%s)", name,
 			      verdict_names[theirs], tidied ? " (comments and CRs taken out)" : "",
@@ -266,13 +267,27 @@ static char *with_attr(const char *text, const char *attr, const char *value, bo
 /* The forms each set can take, in both formats, through both. */
 static void test_set_forms(void)
 {
-	static const char *const sets[] = {"cpuset",	 "complete_cpuset", "nodeset",
-					   "complete_nodeset", "allowed_cpuset", "allowed_nodeset"};
+	static const char *const sets[] = {"cpuset",	     "complete_cpuset",
+					   "nodeset",	     "complete_nodeset",
+					   "allowed_cpuset", "allowed_nodeset"};
 	static const char *const bitmaps[] = {
-		"0x00000003",	"0x00000003,,", ",0x00000003", ",,0x00000003", "0x0,,0x00000003",
-		"00000003",	"0x3",		"0x,0x3",      "zz",	       "",
-		"0xf...f",	"0xf...f,,0x3", "0xf...f,",    "0x00000003,zz", ",",
-		"0xffffffffff", "0x3 ",
+		"0x00000003",
+		"0x00000003,,",
+		",0x00000003",
+		",,0x00000003",
+		"0x0,,0x00000003",
+		"00000003",
+		"0x3",
+		"0x,0x3",
+		"zz",
+		"",
+		"0xf...f",
+		"0xf...f,,0x3",
+		"0xf...f,",
+		"0x00000003,zz",
+		",",
+		"0xffffffffff",
+		"0x3 ",
 	};
 	static const char *const files[] = {FIXTURES "cloud-vm.xml", FIXTURES "hwloc1-no-numa.xml"};
 
