@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "dev/gdx_dev.h"
+#include "dev/gdx_dev_seen.h"
+#include "dev/gdx_dev_speed.h"
 #include "dev/gdx_gid.h"
 #include "sys/gdx_name_list.h"
 #include "sys/gdx_log.h"
@@ -35,74 +37,6 @@ static pthread_mutex_t gdx_vdev_lock = PTHREAD_MUTEX_INITIALIZER;
  * load when the first is made (gdx_dev_topology). */
 static struct gdx_topo *gdx_dev_topo;
 static bool gdx_dev_topo_tried;
-
-int gdx_dev_speed_mbps(unsigned active_speed, unsigned active_width)
-{
-	int lane, width;
-
-	switch (active_speed) {
-	case 1: lane = 2500; break;	/* SDR */
-	case 2: lane = 5000; break;	/* DDR */
-	case 4: lane = 10000; break;	/* QDR */
-	case 8: lane = 10000; break;	/* FDR10 */
-	case 16: lane = 14000; break;	/* FDR */
-	case 32: lane = 25000; break;	/* EDR */
-	case 64: lane = 50000; break;	/* HDR */
-	case 128: lane = 100000; break; /* NDR */
-	case 256: lane = 200000; break; /* XDR */
-	default: return 0;
-	}
-	switch (active_width) {
-	case 1: width = 1; break;
-	case 2: width = 4; break;
-	case 4: width = 8; break;
-	case 8: width = 12; break;
-	case 16: width = 2; break;
-	default: return 0;
-	}
-	return lane * width;
-}
-
-int gdx_dev_rate_mbps(const char *rate)
-{
-	double gbps;
-	char unit[8];
-
-	if (!rate || sscanf(rate, "%lf %7s", &gbps, unit) != 2 || strcmp(unit, "Gb/sec") ||
-	    gbps <= 0 || gbps > 1e6)
-		return 0;
-	return (int)(gbps * 1000 + 0.5);
-}
-
-/* rdma-core 57 and later (IBVERBS_1.16): the port's effective bandwidth in
- * 100 Mb/s units, the one speed that follows a LAG or multi-port function
- * losing a member. Weak: the plugin loads on an older libibverbs, where it
- * is NULL. */
-int ibv_query_port_speed(struct ibv_context *context, uint32_t port_num, uint64_t *port_speed)
-	__attribute__((weak));
-
-/* The port's speed: ibv_query_port_speed where the library has it; else
- * NCCL's table of active_speed x width, or where the 8-bit active_speed
- * cannot say it (XDR and later are only in active_speed_ex, which this
- * rdma-core may not have), the kernel's sysfs rate ("800 Gb/sec (4X XDR)"). */
-int gdx_dev_port_speed(struct ibv_context *ctx, const char *ibdev, int port,
-		       const struct ibv_port_attr *pa)
-{
-	char path[PATH_MAX], rate[64];
-	uint64_t speed = 0;
-	int mbps;
-
-	if (gdx_params.query_port_speed && ibv_query_port_speed &&
-	    !ibv_query_port_speed(ctx, (uint32_t)port, &speed) && speed)
-		return speed * 100 > INT_MAX ? INT_MAX : (int)(speed * 100);
-	mbps = gdx_dev_speed_mbps(pa->active_speed, pa->active_width);
-	if (mbps)
-		return mbps;
-	snprintf(path, sizeof(path), "class/infiniband/%s/ports/%d/rate", ibdev, port);
-	return gdx_sysfs_read_line_in(gdx_sysfs_root(), path, rate, sizeof(rate))
-		       ? 0
-		       : gdx_dev_rate_mbps(rate);
-}
 
 /* Under gdx_vdev_lock: each fused device's speed, the sum of its members'. */
 static void gdx_vdevs_speed_sum(void)
@@ -315,20 +249,29 @@ static int gdx_dev_scan(struct gdx_ibctx *ib, const char *ibdev, const struct gd
 
 	for (int p = 1; p <= ib->attr.phys_port_cnt; p++) {
 		struct ibv_port_attr pa;
+		enum gdx_seen_fate fate = GDX_SEEN_TAKEN;
 
-		if (ibv_query_port(ib->ctx, (uint8_t)p, &pa))
+		if (ibv_query_port(ib->ctx, (uint8_t)p, &pa)) {
+			gdx_seen_add(ibdev, p, NULL, GDX_SEEN_QUERY, -1);
 			continue;
+		}
 		(*seen_ports)++;
-		if (pa.state != IBV_PORT_ACTIVE)
-			continue;
-		if (pa.link_layer != IBV_LINK_LAYER_ETHERNET &&
-		    pa.link_layer != IBV_LINK_LAYER_INFINIBAND)
-			continue;
+		/* the user's filter first: a port it leaves out is not a rail
+		 * lost, whatever its state */
 		if (!gdx_name_list_match(filter, ibdev, p))
-			continue;
-		added += gdx_dev_add_port(ib, ibdev, p, &pa, ib->attr.phys_port_cnt,
-					  filter->exclude ? NULL
-							  : gdx_name_list_find(filter, ibdev, p));
+			fate = GDX_SEEN_FILTERED;
+		else if (pa.state != IBV_PORT_ACTIVE)
+			fate = GDX_SEEN_NOT_ACTIVE;
+		else if (pa.link_layer != IBV_LINK_LAYER_ETHERNET &&
+			 pa.link_layer != IBV_LINK_LAYER_INFINIBAND)
+			fate = GDX_SEEN_LINK;
+		else if (!gdx_dev_add_port(ib, ibdev, p, &pa, ib->attr.phys_port_cnt,
+					   filter->exclude ? NULL
+							   : gdx_name_list_find(filter, ibdev, p)))
+			fate = GDX_SEEN_FULL;
+		else
+			added++;
+		gdx_seen_add(ibdev, p, &pa, fate, fate == GDX_SEEN_TAKEN ? gdx_ndevs - 1 : -1);
 	}
 	return added;
 }
@@ -361,6 +304,7 @@ int gdx_devs_init(void)
 
 	if (gdx_ndevs)
 		return gdx_ndevs;
+	gdx_seen_reset();
 	if (gdx_addr_range_check())
 		return -EINVAL;
 	if (gdx_name_list_parse(gdx_params.hca, true, &filter, &err)) {
@@ -389,13 +333,19 @@ int gdx_devs_init(void)
 		if (!ib->ctx) {
 			GDX_WARN("ibv_open_device(%s) failed: %s; skipping it", ibdev,
 				 strerror(errno));
+			gdx_seen_add(ibdev, 0, NULL, GDX_SEEN_OPEN, -1);
 			continue;
 		}
 		/* Async events are read without a thread, from comms that wait
 		 * (gdx_event.c), so the descriptor must never block. */
 		fcntl(ib->ctx->async_fd, F_SETFL, fcntl(ib->ctx->async_fd, F_GETFL) | O_NONBLOCK);
-		if (ibv_query_device(ib->ctx, &ib->attr) ||
-		    gdx_dev_scan(ib, ibdev, &filter, &seen_ports) == 0) {
+		if (ibv_query_device(ib->ctx, &ib->attr)) {
+			gdx_seen_add(ibdev, 0, NULL, GDX_SEEN_OPEN, -1);
+			ibv_close_device(ib->ctx);
+			ib->ctx = NULL;
+			continue;
+		}
+		if (gdx_dev_scan(ib, ibdev, &filter, &seen_ports) == 0) {
 			ibv_close_device(ib->ctx);
 			ib->ctx = NULL;
 			continue;
@@ -418,9 +368,7 @@ int gdx_devs_init(void)
 	}
 	gdx_nvdevs = gdx_nview = gdx_ndevs;
 	if (gdx_ndevs == 0) {
-		GDX_WARN("none of %d RDMA devices (%d ports) has an active port%s%s%s", nlist,
-			 seen_ports, filter.n ? " passing NCCL_GDX_HCA=\"" : "",
-			 filter.n ? gdx_params.hca : "", filter.n ? "\"" : "");
+		gdx_seen_none(nlist, seen_ports, &filter);
 		gdx_devs_fini();
 		return -ENODEV;
 	}
@@ -885,6 +833,13 @@ int gdx_devs_gdr(void)
 		GDX_WARN("GPUDirect RDMA probe failed (%s): host memory only", why);
 		return policy == GDX_GDR_POLICY_ON ? -ENODEV : 0;
 	}
+	/* A topology asked for and not read leaves the GPUs unknown: every
+	 * NIC would stage without a word of why. */
+	if (file && !probe->have_topo)
+		GDX_WARN("NCCL_GDX_TOPO_FILE=%s cannot be read: %s; the GPUs and their paths are "
+			 "unknown, so every NIC stages through host memory; fix: the file (lstopo "
+			 "--of xml FILE), or unset it to read this machine's",
+			 GDX_LOG_QUOTED(file), probe->topo_why);
 	if (gdx_gdr_memlock_check(probe, text, sizeof(text)) != GDX_GDR_LEVEL_OK)
 		GDX_WARN("%s", text);
 	for (int i = 0; i < gdx_ndevs; i++) {

@@ -156,17 +156,7 @@ bool gdx_dev_ar_default(uint8_t link_layer);
  * for each that changed. Comms follow at their next event poll. */
 void gdx_dev_speed_changed(struct gdx_dev *dev, int port);
 
-/* For the tests only: no other file of the plugin uses what follows. */
-
+/* The physical device of the table at index (0 .. gdx_devs_count() - 1). */
 struct gdx_dev *gdx_dev_get(int index);
-/* Mb/s of a port (ibv_query_port_speed, else active_speed x width, else
- * sysfs); 0 when unknown. */
-int gdx_dev_port_speed(struct ibv_context *ctx, const char *ibdev, int port,
-		       const struct ibv_port_attr *pa);
-/* Mbps for an active_speed (or active_speed_ex) / active_width pair, 0 when
- * unknown. */
-int gdx_dev_speed_mbps(unsigned active_speed, unsigned active_width);
-/* Mbps of sysfs's port rate, "400 Gb/sec (4X NDR)"; 0 when it is not one. */
-int gdx_dev_rate_mbps(const char *rate);
 
 #endif

@@ -3,6 +3,7 @@
  * width table, and sysfs's rate where the 8-bit active_speed cannot say it
  * (XDR is only in active_speed_ex). */
 #include "dev/gdx_dev.h"
+#include "dev/gdx_dev_speed.h"
 
 #include "gdx_test.h"
 

@@ -8,6 +8,7 @@
  * share scaled as the speed was.
  */
 #include "dev/gdx_dev.h"
+#include "dev/gdx_dev_speed.h"
 #include "data/gdx_event.h"
 #include "data/gdx_stripe.h"
 
