@@ -23,6 +23,7 @@
 #include "stats/gdx_live.h"
 #include "sys/gdx_log.h"
 #include "net/gdx_net.h"
+#include "net/gdx_start.h"
 #include "data/gdx_p2p.h"
 #include "sys/gdx_param.h"
 #include "data/gdx_prof.h"
@@ -72,28 +73,28 @@ ncclResult_t gdx_net_error(int err)
  * another, NCCL would not have used this plugin anyway. The cause was the
  * one WARN before; this says what follows from it.
  */
-static void gdx_net_disabled(int err)
+static void gdx_net_disabled(int err, enum gdx_start_step step)
 {
-	const char *net = gdx_env(GDX_ENV_NET);
+	const char *net = gdx_env(GDX_ENV_NET), *at = gdx_start_step_name(step);
 
 	if (!net)
 		GDX_INFO(NCCL_INIT | NCCL_NET,
-			 "plugin disabled (%s); NCCL_NET is unset, so NCCL falls back to its next "
-			 "network (the next plugin of NCCL_NET_PLUGIN, else its own IB, else "
+			 "plugin disabled (%s: %s); NCCL_NET is unset, so NCCL falls back to its "
+			 "next network (the next plugin of NCCL_NET_PLUGIN, else its own IB, else "
 			 "sockets)",
-			 strerror(-err));
+			 at, strerror(-err));
 	else if (!strcasecmp(net, GDX_NET_NAME))
-		GDX_WARN("plugin disabled (%s); NCCL_NET=%s names this plugin's network, so NCCL "
-			 "does not fall back: the communicator's init fails (NCCL: \"Failed to "
-			 "initialize any NET plugin\", or in older releases \"network %s not "
+		GDX_WARN("plugin disabled (%s: %s); NCCL_NET=%s names this plugin's network, so "
+			 "NCCL does not fall back: the communicator's init fails (NCCL: \"Failed "
+			 "to initialize any NET plugin\", or in older releases \"network %s not "
 			 "found\"); "
 			 "fix the cause above, or unset NCCL_NET to run on NCCL's own transport",
-			 strerror(-err), net, net);
+			 at, strerror(-err), net, net);
 	else
 		GDX_INFO(NCCL_INIT | NCCL_NET,
-			 "plugin disabled (%s); NCCL_NET=%s selects another network, so NCCL does "
-			 "not use this plugin anyway",
-			 strerror(-err), net);
+			 "plugin disabled (%s: %s); NCCL_NET=%s selects another network, so NCCL "
+			 "does not use this plugin anyway",
+			 at, strerror(-err), net);
 }
 
 /*
@@ -115,11 +116,12 @@ static void gdx_net_say_version(void)
 		 gdx_log_quote(quoted, sizeof(quoted), path));
 }
 
-/* Once per load: parameters, the out-of-band interface, the devices as the
- * loading table's NCCL numbers them; then the one INIT line. */
+/* Once per load: the start-up (gdx_start.c: parameters, the out-of-band
+ * interface, the devices as the loading table's NCCL numbers them); then
+ * the one INIT line. */
 static int gdx_net_setup(ncclDebugLogger_t logger, enum gdx_view view)
 {
-	char oob[GDX_IFNAME_MAX + 64] = "", using[1024];
+	struct gdx_start_report *r;
 	int ret;
 
 	gdx_log_set(logger);
@@ -133,20 +135,15 @@ static int gdx_net_setup(ncclDebugLogger_t logger, enum gdx_view view)
 		return ret == -EBUSY ? -EDOM : ret;
 	}
 	gdx_net_say_version();
-	ret = gdx_params_load();
-	if (!ret)
-		ret = gdx_oob_check(oob, sizeof(oob));
-	if (!ret)
-		ret = gdx_devs_init();
-	if (ret >= 0)
-		ret = gdx_devs_gdr();
-	if (ret >= 0)
-		ret = gdx_devs_view(view);
+	r = malloc(sizeof(*r));
+	if (!r) {
+		gdx_net_disabled(-ENOMEM, GDX_START_PARAMS);
+		return -ENOMEM;
+	}
+	ret = gdx_start(view, r);
 	if (ret < 0) {
-		/* Devices opened before the failure go too: NCCL may retry the
-		 * load, and nothing may stay behind (tests/vm/lifecycle.c). */
-		gdx_devs_fini();
-		gdx_net_disabled(ret);
+		gdx_net_disabled(ret, r->step);
+		free(r);
 		/* Every -EINVAL of these steps is a value of the user's they
 		 * refused, each after a WARN naming it (NCCL passes them
 		 * nothing): ncclInvalidUsage, not an internal error that NCCL
@@ -159,11 +156,11 @@ static int gdx_net_setup(ncclDebugLogger_t logger, enum gdx_view view)
 	 * verdict, and the out-of-band interface. The versions sit in the format
 	 * string itself: gdx-doctor check reads them from the library file, as
 	 * the plugin NCCL would load says them. */
-	gdx_devs_using(using, sizeof(using));
 	GDX_INFO(NCCL_INIT | NCCL_NET,
 		 "libnccl-net-gdx " GDX_VERSION ", wire protocol " GDX_NET_STR(
 			 GDX_WIRE_VERSION) ", net API v6 to v12; using%s; OOB %s",
-		 using, oob);
+		 r->using, r->oob);
+	free(r);
 #ifdef GDX_DEBUG
 	GDX_INFO(NCCL_NET, "debug build: a request that completes while a work request "
 			   "still reads its buffer aborts, and so does a piece counted before its "

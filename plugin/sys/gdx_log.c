@@ -10,10 +10,18 @@
 #include "sys/gdx_log.h"
 
 static ncclDebugLogger_t gdx_logger;
+static __thread gdx_log_tee_fn gdx_tee_fn;
+static __thread void *gdx_tee_arg;
 
 void gdx_log_set(ncclDebugLogger_t fn)
 {
 	gdx_logger = fn;
+}
+
+void gdx_log_tee(gdx_log_tee_fn fn, void *arg)
+{
+	gdx_tee_fn = fn;
+	gdx_tee_arg = arg;
 }
 
 /* Without NCCL's logger, follow NCCL_DEBUG so the programs print what NCCL would. */
@@ -48,6 +56,8 @@ void gdx_log(ncclDebugLogLevel level, unsigned long flags, const char *where, in
 	 * plugin's own words are printable ASCII and stay as they are. */
 	gdx_log_sanitize(line_out, sizeof(line_out), buf, sizeof(buf));
 
+	if (gdx_tee_fn)
+		gdx_tee_fn(gdx_tee_arg, level, line_out);
 	if (gdx_logger)
 		gdx_logger(level, flags, where, line, "%s", line_out);
 	else if ((int)level <= gdx_log_stderr_level())

@@ -26,6 +26,15 @@
  * NCCL_DEBUG is INFO or TRACE. */
 void gdx_log_set(ncclDebugLogger_t fn);
 
+/*
+ * A copy of every line this thread logs goes to fn as well (after the
+ * escaping below), until gdx_log_tee(NULL, NULL): how the plugin's
+ * start-up keeps its own account of what it said (net/gdx_start.c),
+ * whatever NCCL's logger and level do with the lines. One per thread.
+ */
+typedef void (*gdx_log_tee_fn)(void *arg, ncclDebugLogLevel level, const char *text);
+void gdx_log_tee(gdx_log_tee_fn fn, void *arg);
+
 /* Saves and restores errno, so "GDX_WARN(...); return -errno;" stays correct.
  * The line is one of printable ASCII: every other byte of it (of a value
  * from the environment, a path, a name) is written as \xNN, as

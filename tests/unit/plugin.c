@@ -52,11 +52,12 @@ static void test_init_without_devices_fails_cleanly(void)
 		ASSERT_NE(p.v7->init(gdx_test_logger), ncclSuccess);
 		ASSERT_STR_CONTAINS(gdx_test_warnings(), "no RDMA device found");
 		ASSERT_EQ(gdx_test_warning_count(), 1);
-		ASSERT_EQ(gdx_test_log_count(
-				  NCCL_LOG_INFO, NCCL_INIT,
-				  "plugin disabled (No such device); NCCL_NET is unset, so "
-				  "NCCL falls back to its next network"),
-			  1);
+		ASSERT_EQ(
+			gdx_test_log_count(
+				NCCL_LOG_INFO, NCCL_INIT,
+				"plugin disabled (the RDMA devices: No such device); NCCL_NET is unset, so "
+				"NCCL falls back to its next network"),
+			1);
 		ASSERT_EQ(p.v7->devices(&ndev), ncclSuccess);
 		ASSERT_EQ(ndev, 0);
 		gdx_plugin_unload(&p);
