@@ -128,37 +128,60 @@ PY
 prints "env: a long value without spaces, its lines joined, is the value" "$hca" value "$tmp/env" NCCL_GDX_HCA
 prints "env: a long value with spaces, its lines joined, is the value" "$ifname" value "$tmp/env" NCCL_GDX_SOCKET_IFNAME
 
-# A login node: no GPU and no RDMA device. Every other check (the memlock
-# NCCL registers with, the NCCL a job loads) is about them: one line says
-# where to run it instead, still broken (2) for a gate. A saved node whose
-# facts say so, with a stub NCCL and NCCL_NET_PLUGIN unset (which alone
-# would be broken too).
+# A login node: no GPU and no RDMA device. What is about them (the ports,
+# the memlock NCCL registers with, GPUDirect, the plugin's start-up) needs a
+# compute node: one line says so, broken (2) for a gate; everything else is
+# judged there as anywhere (the NCCL a job loads, NCCL_NET_PLUGIN, the
+# environment's names), since job scripts are written there. A saved node
+# whose facts say so (memlock 8M, which a compute node would be broken
+# for), with a stub NCCL.
 mkdir -p "$tmp/login" "$tmp/nccl"
 printf 'kernel 6.8.0-45-generic\nmemlock 8M\ncuda none\nnccl this-machine\n' >"$tmp/login/facts"
 printf 'int ncclGetVersion(int *v) { *v = 22809; return 0; }\n' |
 	cc -shared -fPIC -o "$tmp/nccl/libnccl.so.2" -x c -
-# login NAME ARGS...: gdx-doctor check ARGS exits 2, and its one problem is
-# the login node's line.
+login_line="[broken] no GPU and no RDMA device here: not a compute node; judged: NCCL, the plugin file and the environment"
+# login NAME NEEDLE... -- ARGS...: gdx-doctor check ARGS exits 2, its
+# problems hold the login node's line and each NEEDLE, and none of memlock
+# or the ports.
 login() {
-	local name=$1 rc problems
+	local name=$1 rc problems miss=""
+	shift
+	local needles=("$login_line")
+	while [ "$1" != -- ]; do
+		needles+=("$1")
+		shift
+	done
 	shift
 	"$doctor" check "$@" >"$tmp/out" 2>"$tmp/err"
 	rc=$?
 	problems=$(sed -n '/^Problems$/,/^$/p' "$tmp/out" | sed '1d;/^$/d')
-	if [ "$rc" -eq 2 ] && [ "$problems" = "  [broken] no GPU and no RDMA device: run this on a compute node" ]; then
+	for n in "${needles[@]}"; do
+		case "$problems" in *"$n"*) ;; *) miss="$miss [$n]" ;; esac
+	done
+	case "$problems" in *"memlock limit"* | *"active RDMA port"* | *"no RDMA device in"*) miss="$miss (a compute node's problem)" ;; esac
+	if [ "$rc" -eq 2 ] && [ -z "$miss" ]; then
 		ok "$name"
 	else
-		not_ok "$name" "exit $rc; problems: $problems"
+		not_ok "$name" "exit $rc; missing:$miss; problems: $problems"
 	fi
 }
-LD_LIBRARY_PATH="$tmp/nccl" login "a login node: one line, run this on a compute node, exit 2" \
-	--sysfs-root "$tmp/login"
+LD_LIBRARY_PATH="$tmp/nccl" login "a login node: its line, and NCCL_NET_PLUGIN unset judged, exit 2" \
+	"NCCL_NET_PLUGIN is not set" -- --sysfs-root "$tmp/login"
+LD_LIBRARY_PATH="$tmp/nccl" NCCL_NET_PLUGIN=GDX NCCL_GDX_TIMOUT=3 login \
+	"a login node: NCCL_NET_PLUGIN=GDX gets its did-you-mean, a misspelt NCCL_GDX_TIMOUT is named" \
+	"NCCL_NET_PLUGIN=GDX does not lead to this plugin" "did you mean it?" \
+	"NCCL_GDX_TIMOUT is set, but the plugin has no such variable" "misspelt NCCL_GDX_TIMEOUT?" \
+	-- --sysfs-root "$tmp/login"
+LD_LIBRARY_PATH="$tmp/nccl" NCCL_NET_PLUGIN=gdx NCCL_GDX_TIMEOUT=99 login \
+	"a login node: a refused value is named" "NCCL_GDX_TIMEOUT=99 is out of range 0-31" \
+	-- --sysfs-root "$tmp/login"
 LD_LIBRARY_PATH="$tmp/nccl" "$doctor" check --json --sysfs-root "$tmp/login" >"$tmp/out" 2>"$tmp/err"
-json "a login node --json: that one problem, broken, exit 2" \
-	"[p['text'] for p in d['problems']] == ['no GPU and no RDMA device: run this on a compute node'] and d['status'] == 'broken' and d['exit'] == 2"
+json "a login node --json: its line, broken, exit 2" \
+	"[p['level'] for p in d['problems'] if p['text'].startswith('no GPU and no RDMA device here')] == ['broken'] and d['status'] == 'broken' and d['exit'] == 2"
 # This machine, as it is, when it has neither (a build machine, a login node).
 if [ -z "$(ls /sys/class/infiniband 2>/dev/null)" ] && ! ls /dev/nvidia[0-9]* >/dev/null 2>&1; then
-	login "this machine, without GPU or RDMA device: the one line, exit 2"
+	NCCL_NET_PLUGIN=GDX NCCL_GDX_TIMOUT=3 login "this machine, without GPU or RDMA device: its line, and the rest judged, exit 2" \
+		"did you mean it?" "misspelt NCCL_GDX_TIMEOUT?" --
 else
 	ok "this machine has a GPU or an RDMA device: the login node is the saved one above"
 fi
@@ -189,13 +212,13 @@ else
 fi
 # check --quiet: nothing on standard output; the problems, notes left out,
 # one line each on standard error; a healthy node prints nothing.
-LD_LIBRARY_PATH="$tmp/nccl" "$doctor" check --quiet --sysfs-root "$tmp/login" >"$tmp/out" 2>"$tmp/err"
+LD_LIBRARY_PATH="$tmp/nccl" NCCL_NET_PLUGIN=gdx "$doctor" check --quiet --sysfs-root "$tmp/login" >"$tmp/out" 2>"$tmp/err"
 rc=$?
-if [ "$rc" -eq 2 ] && [ ! -s "$tmp/out" ] &&
-	[ "$(cat "$tmp/err")" = "gdx-doctor check: [broken] no GPU and no RDMA device: run this on a compute node" ]; then
-	ok "check --quiet: the problem on standard error, nothing on standard output, exit 2"
+if [ "$rc" -eq 2 ] && [ ! -s "$tmp/out" ] && grep -qF "gdx-doctor check: $login_line" "$tmp/err" &&
+	! grep -qv '^gdx-doctor check: \[\(broken\|degraded\)\] ' "$tmp/err"; then
+	ok "check --quiet: the problems on standard error, nothing on standard output, exit 2"
 else
-	not_ok "check --quiet: the problem on standard error, nothing on standard output, exit 2" \
+	not_ok "check --quiet: the problems on standard error, nothing on standard output, exit 2" \
 		"exit $rc; stderr '$(head -c 300 "$tmp/err")'; stdout '$(head -c 300 "$tmp/out")'"
 fi
 fx=tests/lib/fixtures/sysfs-gdr

@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* The GPUDirect probe's facts in words (gdx_gdr_names.h). */
 #include <stddef.h>
+#include <stdio.h>
+
+#include <nccl/net_common.h>
 
 #include "dev/gdx_gdr_facts.h"
 #include "tools/common/gdx_gdr_names.h"
@@ -49,4 +52,10 @@ const char *gdx_gdr_mode_name(enum gdx_gdr_mode m)
 	case GDX_GDR_STAGED: return "staged";
 	default: return "broken";
 	}
+}
+
+void gdx_gdr_ptr_name(int ptr, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s%s%s", ptr & NCCL_PTR_HOST ? "HOST" : "",
+		 ptr & NCCL_PTR_CUDA ? ",CUDA" : "", ptr & NCCL_PTR_DMABUF ? ",DMABUF" : "");
 }

@@ -18,6 +18,8 @@ const char *gdx_gdr_iommu_name(enum gdx_gdr_iommu i);
 const char *gdx_gdr_errno_name(int err);
 /* "auto", "on", "off". */
 const char *gdx_gdr_policy_name(enum gdx_gdr_policy p);
+/* "HOST,CUDA,DMABUF" of NCCL_PTR_* bits, into buf. */
+void gdx_gdr_ptr_name(int ptr, char *buf, size_t len);
 /* "direct", "staged", "broken". */
 const char *gdx_gdr_mode_name(enum gdx_gdr_mode m);
 

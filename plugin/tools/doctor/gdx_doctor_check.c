@@ -177,15 +177,35 @@ static int check_run(struct check *c)
 {
 	struct gdx_gdr_probe *p = c->p;
 	char text[GDX_GDR_TEXT_LEN];
+	/* A login node: neither a GPU nor an RDMA device. What is about them
+	 * (the ports, the memlock NCCL registers its buffers with, GPUDirect,
+	 * the plugin's start-up) needs a compute node; the rest is judged
+	 * here as anywhere: NCCL, the plugin file, the environment. */
+	bool login = !p->ngpus && !p->nnics;
 
 	c->nic_v = calloc((size_t)p->nnics + 1, sizeof(*c->nic_v));
 	c->pair_v = calloc((size_t)p->ngpus * (size_t)p->nnics + 1, sizeof(*c->pair_v));
 	if (!c->nic_v || !c->pair_v)
 		return -ENOMEM;
 	check_ports(c);
-	check_port_problems(c);
-	if (gdx_gdr_memlock_check(p, text, sizeof(text)) != GDX_GDR_LEVEL_OK)
-		check_problem(c, GDX_GDR_LEVEL_BROKEN, "%s", text);
+	if (c->live)
+		check_probe_devices(c); /* the MTU of the ports just read */
+	/* The library NCCL would load is this machine's, never a saved tree's
+	 * (but a test's, whose facts file says "nccl this-machine"). */
+	if (c->live || p->nccl_here)
+		check_nccl(c);
+	if (login)
+		check_problem(c, GDX_GDR_LEVEL_BROKEN,
+			      "no GPU and no RDMA device here: not a compute node; judged: NCCL, "
+			      "the plugin file and the environment; the ports, memlock, GPUDirect "
+			      "RDMA and the plugin's start-up need a compute node");
+	else if (c->live)
+		check_start(c);
+	if (!login) {
+		check_port_problems(c);
+		if (gdx_gdr_memlock_check(p, text, sizeof(text)) != GDX_GDR_LEVEL_OK)
+			check_problem(c, GDX_GDR_LEVEL_BROKEN, "%s", text);
+	}
 	for (int n = 0; n < p->nnics; n++) {
 		gdx_gdr_nic_verdict(p, p->nics[n].name, c->policy, &c->nic_v[n]);
 		if (c->nic_v[n].mode == GDX_GDR_BROKEN)
@@ -194,22 +214,11 @@ static int check_run(struct check *c)
 			gdx_gdr_pair_verdict(p, g, n, c->policy, &c->pair_v[g * p->nnics + n]);
 	}
 	check_gpu_problems(c);
-	/* The library NCCL would load is this machine's, never a saved tree's
-	 * (but a test's, whose facts file says "nccl this-machine"). */
+	if (c->live && !login)
+		check_start_problems(c);
 	if (c->live || p->nccl_here) {
-		check_nccl(c);
 		check_nccl_problems(c);
 		check_rma(c);
-	}
-	/* A login node: neither a GPU nor an RDMA device. Every other problem
-	 * is about them (the ports, the memlock NCCL registers its buffers
-	 * with, the NCCL a job would load there): one line says where to run
-	 * this instead, broken still for a gate. */
-	if (!p->ngpus && !p->nnics) {
-		c->nproblems = 0;
-		c->status = GDX_GDR_LEVEL_OK;
-		check_problem(c, GDX_GDR_LEVEL_BROKEN,
-			      "no GPU and no RDMA device: run this on a compute node");
 	}
 	return 0;
 }
@@ -222,6 +231,7 @@ static int doctor_check(const struct doctor_cmd *cmd, int argc, char **argv)
 	struct doctor_refusal refused[CHECK_MAX_REFUSALS];
 	struct doctor_unknown unknown[CHECK_MAX_UNKNOWN];
 	struct check_opts o = {0};
+	const char *topo_file;
 	int nunknown;
 	int nrefused, root = -1, xml_fd = -1;
 	struct gdx_gdr_opts go = {0};
@@ -311,6 +321,13 @@ static int doctor_check(const struct doctor_cmd *cmd, int argc, char **argv)
 		close(root);
 	go.sysfs_root = o.sysfs_root ? o.sysfs_root : "/sys";
 	go.topo = t;
+	/* This machine's topology is what the plugin reads: NCCL_GDX_TOPO_FILE
+	 * when set. One it cannot read is the plugin's problem too (its
+	 * start-up says so), not a reason to stop. */
+	if (c->live && !t && (topo_file = gdx_param_env("TOPO_FILE")) && *topo_file)
+		go.xml = topo_file;
+	else
+		topo_file = NULL;
 	ret = gdx_gdr_probe_init(&go, &c->p, why, sizeof(why));
 	if (ret) {
 		fprintf(stderr, "gdx-doctor check: %s\n", why);
@@ -322,6 +339,9 @@ static int doctor_check(const struct doctor_cmd *cmd, int argc, char **argv)
 	if (!c->p->have_topo)
 		check_problem(c, GDX_GDR_LEVEL_OK, "no topology (%s): path classes unknown",
 			      c->p->topo_why);
+	else if (topo_file)
+		check_problem(c, GDX_GDR_LEVEL_OK,
+			      "the topology is NCCL_GDX_TOPO_FILE's, as the plugin reads it");
 	if (o.hostname)
 		c->hostname = o.hostname;
 	else if (!go.saved)
@@ -330,8 +350,6 @@ static int doctor_check(const struct doctor_cmd *cmd, int argc, char **argv)
 		c->hostname = c->p->hostname;
 	else
 		c->hostname = gdx_topo_hostname(t);
-	if (c->live)
-		check_probe_devices(c);
 	ret = check_run(c);
 	c->exit = c->status == GDX_GDR_LEVEL_DEGRADED && o.allow_degraded ? DOCTOR_OK
 									  : (int)c->status;
@@ -349,6 +367,7 @@ static int doctor_check(const struct doctor_cmd *cmd, int argc, char **argv)
 	}
 	free(c->nic_v);
 	free(c->pair_v);
+	free(c->start);
 	gdx_gdr_probe_free(c->p);
 	gdx_topo_free(t);
 	free(c);

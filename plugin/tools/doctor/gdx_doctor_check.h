@@ -15,6 +15,7 @@
 #include "dev/gdx_gdr.h"
 #include "dev/gdx_gdr_verdict.h"
 #include "dev/gdx_topo.h"
+#include "net/gdx_start.h"
 
 #include "tools/common/gdx_gdr_names.h"
 #include "tools/common/gdx_gdr_pair.h"
@@ -105,6 +106,10 @@ struct check {
 	/* This machine, live: its devices probed, its NCCL judged. A saved
 	 * tree (--sysfs-root) or a facts file stands for another node. */
 	bool live;
+	/* The plugin's own start-up, run here (gdx_doctor_check_start.c):
+	 * NULL on a saved tree, and on a node with neither GPU nor RDMA
+	 * device. */
+	struct gdx_start_report *start;
 	const char *hostname; /* the node's name, NULL when unknown */
 	char host_buf[256];
 };
@@ -117,6 +122,20 @@ void check_problem(struct check *c, enum gdx_gdr_level level, const char *fmt, .
 void check_gpu_problems(struct check *c);
 /* No RDMA device, no active port, a RoCE port without a RoCE v2 GID. */
 void check_port_problems(struct check *c);
+
+/* The plugin's start-up, as init runs it, for the view of the table NCCL
+ * loads (after check_nccl()): c->start, NULL when out of memory. */
+void check_start(struct check *c);
+/* What the start-up refused (broken, in its own words), warned of, and
+ * each port it left out: a rail lost (degraded), naming the GPUs whose
+ * nearest NIC it was. */
+void check_start_problems(struct check *c);
+/* The start-up's account of a device's port (port 0 matches a device that
+ * would not open), NULL when not run or not seen. */
+const struct gdx_start_port *check_start_port(const struct check *c, const char *dev, int port);
+/* Why the started plugin uses no port of NIC nic ("down", "left out by the
+ * HCA filter"), NULL when it uses one or did not start here. */
+const char *check_nic_unused(const struct check *c, int nic);
 
 /* The NCCL that would load the plugin, and how it loads it
  * (gdx_doctor_check_nccl.c): c->nccl filled. */

@@ -2,9 +2,10 @@
 /*
  * gdx-doctor check's problems: each said with its level (a note, degraded,
  * broken), the worst of them the node's status; the GPUs' paths to their
- * nearest NICs and the RDMA ports judged here, NCCL's in
- * gdx_doctor_check_nccl.c.
+ * nearest NICs, the RDMA ports and the plugin's own start-up
+ * (gdx_doctor_check_start.c) judged here, NCCL's in gdx_doctor_check_nccl.c.
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -13,6 +14,8 @@
 #include "dev/gdx_gdr.h"
 #include "dev/gdx_gdr_verdict.h"
 #include "dev/gdx_topo.h"
+#include "net/gdx_start.h"
+#include "sys/gdx_param.h"
 
 #include "tools/doctor/gdx_doctor_check.h"
 
@@ -51,13 +54,15 @@ void check_gpu_problems(struct check *c)
 
 		if (gdx_gdr_bar1_check(p, g, text, sizeof(text)) != GDX_GDR_LEVEL_OK)
 			check_problem(c, GDX_GDR_LEVEL_DEGRADED, "%s", text);
+		/* among the NICs the plugin uses, where it started here: one
+		 * it left out is a rail lost (check_start_problems) */
 		for (int n = 0; n < p->nnics; n++)
-			if (gdx_gdr_path(p, g, n)->cls < best)
+			if (gdx_gdr_path(p, g, n)->cls < best && !check_nic_unused(c, n))
 				best = gdx_gdr_path(p, g, n)->cls;
 		for (int n = 0; n < p->nnics; n++) {
 			const struct gdx_gdr_verdict *v = &c->pair_v[g * p->nnics + n];
 
-			if (gdx_gdr_path(p, g, n)->cls != best)
+			if (gdx_gdr_path(p, g, n)->cls != best || check_nic_unused(c, n))
 				continue;
 			if (check_pair_ok(v))
 				ok = true;
@@ -116,4 +121,125 @@ void check_port_problems(struct check *c)
 		check_problem(c, GDX_GDR_LEVEL_BROKEN,
 			      "no active RDMA port; fix: check the cable and the subnet manager "
 			      "(InfiniBand) or the netdev's link (RoCE)");
+}
+
+/* Whether text says what a problem already there says. */
+static bool check_said(const struct check *c, const char *text)
+{
+	for (int i = 0; i < c->nproblems; i++)
+		if (strstr(c->problems[i].text, text) || strstr(text, c->problems[i].text))
+			return true;
+	return false;
+}
+
+/* The GPUs whose nearest NICs (by path class) the plugin uses none of,
+ * where nic is one of those nearest: "GPU 0000:17:00.0 (its nearest NIC
+ * now ..., PHB)". */
+static void check_gpus_losing(const struct check *c, int nic, char *buf, size_t len)
+{
+	const struct gdx_gdr_probe *p = c->p;
+	size_t off = 0;
+
+	buf[0] = '\0';
+	for (int g = 0; g < p->ngpus; g++) {
+		enum gdx_path best = GDX_PATH_UNKNOWN, used_best = GDX_PATH_UNKNOWN;
+		int used_nic = -1;
+
+		for (int n = 0; n < p->nnics; n++) {
+			enum gdx_path cls = gdx_gdr_path(p, g, n)->cls;
+
+			if (cls < best)
+				best = cls;
+			if (!check_nic_unused(c, n) && cls < used_best)
+				used_best = cls, used_nic = n;
+		}
+		char now[96];
+
+		if (best == GDX_PATH_UNKNOWN || gdx_gdr_path(p, g, nic)->cls != best ||
+		    used_best == best || off + 160 > len)
+			continue;
+		if (used_nic >= 0)
+			snprintf(now, sizeof(now), "now %s, %s", p->nics[used_nic].name,
+				 gdx_path_name(used_best));
+		else
+			snprintf(now, sizeof(now), "no NIC left");
+		off += (size_t)snprintf(buf + off, len - off, "%s GPU %s (%s)",
+					off ? "," : "; it was the nearest NIC of", p->gpus[g].pci,
+					now);
+	}
+}
+
+void check_start_problems(struct check *c)
+{
+	const struct gdx_start_report *r = c->start;
+	const char *hca = gdx_param_src("HCA") == GDX_PARAM_TWIN ? "NCCL_IB_HCA" : "NCCL_GDX_HCA";
+
+	if (!r) {
+		if (c->live)
+			check_problem(c, GDX_GDR_LEVEL_BROKEN, "out of memory for the start-up");
+		return;
+	}
+	if (r->result == -ENODEV && r->step == GDX_START_DEVICES && !c->p->nnics)
+		return; /* "no RDMA device", said with the ports */
+	if (r->result) {
+		/* The plugin's own reasons, each already with its fix; one line
+		 * saying that it does not start when they do not say so. */
+		for (int i = 0; i < r->nwarns && i < GDX_START_WARNS; i++)
+			if (!check_said(c, r->warns[i]))
+				check_problem(c, GDX_GDR_LEVEL_BROKEN,
+					      "the plugin does not start here (%s): %s",
+					      gdx_start_step_name(r->step), r->warns[i]);
+		if (!r->nwarns)
+			check_problem(c, GDX_GDR_LEVEL_BROKEN,
+				      "the plugin does not start here (%s: %s)",
+				      gdx_start_step_name(r->step), strerror(-r->result));
+		return;
+	}
+	for (int i = 0; i < r->nwarns && i < GDX_START_WARNS; i++)
+		if (!check_said(c, r->warns[i]))
+			check_problem(c, GDX_GDR_LEVEL_DEGRADED, "the plugin starts, but: %s",
+				      r->warns[i]);
+	/* Each port left out: a rail lost, but for what the user asked. */
+	for (int i = 0; i < r->nports; i++) {
+		const struct gdx_dev_seen *s = &r->ports[i].seen;
+		int nic = gdx_gdr_find_nic(c->p, s->ibdev);
+		char gpus[1024] = "", mine[32], its[32];
+
+		if (s->fate == GDX_SEEN_TAKEN) {
+			/* what NCCL is told is the plugin's: a verdict of this
+			 * check's that differs is this check's mistake */
+			if (nic >= 0 && c->nic_v[nic].ptr_support != r->ports[i].ptr_support) {
+				gdx_gdr_ptr_name(c->nic_v[nic].ptr_support, mine, sizeof(mine));
+				gdx_gdr_ptr_name(r->ports[i].ptr_support, its, sizeof(its));
+				check_problem(c, GDX_GDR_LEVEL_OK,
+					      "%s port %d: the plugin advertises %s, where this "
+					      "check's own probe found %s: the plugin's is what "
+					      "NCCL gets",
+					      s->ibdev, s->port, its, mine);
+			}
+			continue;
+		}
+		if (nic >= 0)
+			check_gpus_losing(c, nic, gpus, sizeof(gpus));
+		if (s->fate == GDX_SEEN_FILTERED)
+			check_problem(c, gpus[0] ? GDX_GDR_LEVEL_DEGRADED : GDX_GDR_LEVEL_OK,
+				      "%s port %d: left out by %s=\"%s\"%s%s", s->ibdev, s->port,
+				      hca, gdx_params.hca, gpus,
+				      gpus[0] ? "; fix: keep it in the filter" : " (as asked)");
+		else if (s->fate == GDX_SEEN_NOT_ACTIVE)
+			check_problem(c, GDX_GDR_LEVEL_DEGRADED,
+				      "%s port %d is %s: the plugin leaves it out, a rail fewer%s; "
+				      "fix: bring its link up (the cable, the switch port, on "
+				      "InfiniBand the subnet manager; ibv_devinfo -d %s)",
+				      s->ibdev, s->port, gdx_port_state_name(s->state), gpus,
+				      s->ibdev);
+		else if (s->port)
+			check_problem(c, GDX_GDR_LEVEL_DEGRADED,
+				      "%s port %d: the plugin leaves it out (%s)%s", s->ibdev,
+				      s->port, gdx_seen_fate_name(s->fate), gpus);
+		else
+			check_problem(c, GDX_GDR_LEVEL_DEGRADED,
+				      "%s: the plugin leaves it out (%s)%s", s->ibdev,
+				      gdx_seen_fate_name(s->fate), gpus);
+	}
 }

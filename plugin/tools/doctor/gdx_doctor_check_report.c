@@ -38,14 +38,25 @@ static void check_fabric(const struct check *c, FILE *f, bool json)
 	doctor_fabric_report(f, json, fp, n, c->live);
 }
 
+/* What the plugin's start-up made of the port: "device 0", "left out: not
+ * active"; "-" where it did not run here (a saved tree) or did not start. */
+static void check_port_plugin(const struct check *c, const struct check_port *cp, char *buf,
+			      size_t len)
+{
+	const struct gdx_start_port *sp = check_start_port(c, cp->dev, cp->port);
+
+	if (!sp || !c->start)
+		snprintf(buf, len, "%s", c->start && !c->start->result ? "not seen" : "-");
+	else if (sp->seen.fate == GDX_SEEN_TAKEN && !c->start->result)
+		snprintf(buf, len, "device %d", sp->seen.dev);
+	else if (sp->seen.fate == GDX_SEEN_TAKEN)
+		snprintf(buf, len, "-");
+	else
+		snprintf(buf, len, "left out: %s", gdx_seen_fate_name(sp->seen.fate));
+}
+
 static const char *const check_status_names[] = {"healthy", "degraded", "broken"};
 static const char *const check_level_names[] = {"note", "degraded", "broken"};
-
-static void check_ptr(int ptr, char *buf, size_t len)
-{
-	snprintf(buf, len, "%s%s%s", ptr & NCCL_PTR_HOST ? "HOST" : "",
-		 ptr & NCCL_PTR_CUDA ? ",CUDA" : "", ptr & NCCL_PTR_DMABUF ? ",DMABUF" : "");
-}
 
 static void check_attr(int v, char *buf, size_t len)
 {
@@ -210,16 +221,19 @@ void check_human(const struct check *c, FILE *f)
 	if (!c->nports)
 		fputs("  none\n", f);
 	else
-		fprintf(f, "  %-10s %-4s %-8s %-10s %-22s %-5s %-7s %s\n", "DEVICE", "PORT",
-			"STATE", "LINK", "RATE", "GIDS", "ROCEv2", "GID");
+		fprintf(f, "  %-10s %-4s %-8s %-10s %-22s %-5s %-7s %-*s%s\n", "DEVICE", "PORT",
+			"STATE", "LINK", "RATE", "GIDS", "ROCEv2", c->start ? 24 : 0, "GID",
+			c->start ? " PLUGIN" : "");
 	for (int i = 0; i < c->nports; i++) {
 		const struct check_port *cp = &c->ports[i];
 		bool roce = !strcmp(cp->link, "Ethernet");
+		char plugin[64];
 
 		snprintf(a, sizeof(a), "%d", cp->nv2);
-		fprintf(f, "  %-10s %-4d %-8s %-10s %-22s %-5d %-7s %s\n", cp->dev, cp->port,
-			cp->state, cp->link, cp->rate, cp->ngids, roce ? a : "-",
-			cp->gid[0] ? cp->gid : "-");
+		check_port_plugin(c, cp, plugin, sizeof(plugin));
+		fprintf(f, "  %-10s %-4d %-8s %-10s %-22s %-5d %-7s %-*s%s%s\n", cp->dev, cp->port,
+			cp->state, cp->link, cp->rate, cp->ngids, roce ? a : "-", c->start ? 24 : 0,
+			cp->gid[0] ? cp->gid : "-", c->start ? " " : "", c->start ? plugin : "");
 	}
 	check_human_host(c, f);
 	check_fabric(c, f, false);
@@ -255,7 +269,7 @@ void check_human(const struct check *c, FILE *f)
 		const struct gdx_gdr_verdict *v = &c->nic_v[n];
 		const char *why = v->line + strlen(p->nics[n].name) + 2;
 
-		check_ptr(v->ptr_support, a, sizeof(a));
+		gdx_gdr_ptr_name(v->ptr_support, a, sizeof(a));
 		check_dmabuf_probe(&p->nics[n], d, sizeof(d));
 		fprintf(f, "  %-10s %-13s %-8s %-16s %-21s %s\n", p->nics[n].name,
 			p->nics[n].pci[0] ? p->nics[n].pci : "(none)", gdx_gdr_mode_name(v->mode),
@@ -273,6 +287,14 @@ void check_human(const struct check *c, FILE *f)
 			const struct gdx_gdr_path *path = gdx_gdr_path(p, g, n);
 
 			check_degraded(v->degraded, d, sizeof(d));
+			if (check_nic_unused(c, n)) {
+				fprintf(f, "  %-13s %-10s %-7s %-8s %-12s not used: %s\n",
+					p->gpus[g].pci, p->nics[n].name, gdx_path_name(path->cls),
+					gdx_gdr_acs_name(path->acs),
+					check_pair_iommu(&p->gpus[g], &p->nics[n]),
+					check_nic_unused(c, n));
+				continue;
+			}
 			fprintf(f, "  %-13s %-10s %-7s %-8s %-12s %s%s%s%s\n", p->gpus[g].pci,
 				p->nics[n].name, gdx_path_name(path->cls),
 				gdx_gdr_acs_name(path->acs),
@@ -480,6 +502,7 @@ void check_json(const struct check *c, FILE *f)
 		gdx_gdr_policy_name(c->policy), check_status_names[c->status], c->exit);
 	for (int i = 0; i < c->nports; i++) {
 		const struct check_port *cp = &c->ports[i];
+		char plugin[64];
 
 		fprintf(f, "%s\n  {", i ? "," : "");
 		json_key_str(f, "device", cp->dev);
@@ -498,6 +521,9 @@ void check_json(const struct check *c, FILE *f)
 			fprintf(f, "%d", cp->mtu);
 		else
 			fputs("null", f);
+		check_port_plugin(c, cp, plugin, sizeof(plugin));
+		fputs(", ", f);
+		json_key_str(f, "plugin", strcmp(plugin, "-") ? plugin : NULL);
 		fputs("}", f);
 	}
 	fputs("]", f);
@@ -563,6 +589,8 @@ void check_json(const struct check *c, FILE *f)
 			json_key_str(f, "acs_bridge", path->acs_bridge);
 			fprintf(f, ", \"bridges\": %d, \"iommu\": ", path->nbridges);
 			json_str(f, check_pair_iommu(&p->gpus[g], &p->nics[n]));
+			fputs(", ", f);
+			json_key_str(f, "not_used", check_nic_unused(c, n));
 			fputs(",\n   ", f);
 			check_json_verdict(f, &c->pair_v[g * p->nnics + n]);
 			fputs("}", f);
