@@ -36,6 +36,19 @@ exits "log: the plugin's own WARN, whole, and where to look" 2 \
 	"the plugin said: no RDMA device found (ibv_get_device_list: empty); is a verbs provider installed and the kernel driver loaded?" \
 	"$doctor" log "$logs/no-device-ib.log"
 prints "log: nothing of it on standard error" "" sh -c "$doctor log $logs/no-device-ib.log 2>&1 >/dev/null"
+# NCCL's default level (NCCL_DEBUG=WARN): the plugin's WARNs are all there
+# is of it, and they say why it did not start: that, not "rerun with INFO".
+exits "log: a log of the plugin's WARNs alone says them, exit 2" 2 \
+	"node1:2001 and others, 2 lines: NCCL_IB_HCA=\"mlx5_9\" keeps none of the 2 port(s)" \
+	"$doctor" log "$logs/warn-only.log"
+exits "log: and that one at init is why it did not start" 2 \
+	"one said at init is why the plugin did not start in that process" "$doctor" log "$logs/warn-only.log"
+grep -v 'NCCL INFO NET/GDX plugin: plugin disabled' "$logs/no-device-ib.log" | grep -v 'NCCL INFO' >"$tmp/no-device-warn.log"
+exits "log: the no-device log at WARN level names its cause" 2 \
+	"no RDMA device found (ibv_get_device_list: empty)" "$doctor" log "$tmp/no-device-warn.log"
+sed 's/no RDMA device found (ibv/no \x1b[2JRDMA device found (ibv/' "$tmp/no-device-warn.log" >"$tmp/warn-hostile.log"
+"$doctor" log "$tmp/warn-hostile.log" >"$tmp/out" 2>&1
+printable "log: a WARN-only log's lines escaped" "$tmp/out"
 # A disabled plugin with NCCL_NET=GDX: no network used, the job failed.
 grep -v 'Using network\|Init COMPLETE\|Channel' "$logs/no-device-ib.log" >"$tmp/no-net.log"
 exits "log: the plugin did not start and no network was used" 2 \

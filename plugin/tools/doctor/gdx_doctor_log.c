@@ -53,6 +53,9 @@
  * of the WARN that says why the plugin did not start. */
 #define LOG_MAX_NETS 4
 #define LOG_WHY_MAX  512
+/* The distinct WARNs kept of a log that holds nothing else of the plugin
+ * (NCCL_DEBUG=WARN, NCCL's default), each with a process that said it. */
+#define LOG_MAX_WARNS 4
 
 /* The plugin's lines are a few hundred bytes; a longer line is not one of
  * them, and is skipped whole. */
@@ -111,6 +114,12 @@ struct log_scan {
 	/* The networks NCCL says it uses ("Using network IB"). */
 	char nets[LOG_MAX_NETS][LOG_NAME_MAX];
 	int nnets;
+	/* The plugin's lines by level, and its first distinct WARNs. */
+	unsigned long warn_lines, info_lines;
+	char warns[LOG_MAX_WARNS][LOG_WHY_MAX], warn_procs[LOG_MAX_WARNS][LOG_NAME_MAX];
+	unsigned long warn_times[LOG_MAX_WARNS]; /* the lines that said it */
+	int nwarns;
+	unsigned long more_warns; /* distinct ones past LOG_MAX_WARNS */
 };
 
 static struct log_nic *log_nic(struct log_scan *ls, const char *name, size_t len)
@@ -509,6 +518,32 @@ static bool log_disabled_line(struct log_scan *ls, const char *line, const char 
 	return false;
 }
 
+/* The plugin's line p counted by its level (NCCL's "NCCL WARN " before it),
+ * a WARN kept when it is new. */
+static void log_level_line(struct log_scan *ls, const char *line, const char *proc, const char *p)
+{
+	const char *warn = strstr(line, "NCCL WARN ");
+	int i;
+
+	if (!warn || warn > p) {
+		ls->info_lines++;
+		return;
+	}
+	ls->warn_lines++;
+	for (i = 0; i < ls->nwarns; i++)
+		if (!strncmp(ls->warns[i], p, sizeof(ls->warns[i]) - 1)) {
+			ls->warn_times[i]++;
+			return;
+		}
+	if (ls->nwarns == LOG_MAX_WARNS) {
+		ls->more_warns++;
+		return;
+	}
+	snprintf(ls->warns[ls->nwarns], sizeof(ls->warns[0]), "%s", p);
+	snprintf(ls->warn_procs[ls->nwarns], sizeof(ls->warn_procs[0]), "%s", proc);
+	ls->warn_times[ls->nwarns++] = 1;
+}
+
 static void log_line(struct log_scan *ls, const char *line)
 {
 	const char *p = log_plugin_text(line), *colon, *space;
@@ -521,6 +556,7 @@ static void log_line(struct log_scan *ls, const char *line)
 	}
 	ls->plugin_lines++;
 	log_proc(line, p, proc, sizeof(proc));
+	log_level_line(ls, line, proc, p);
 	if (log_disabled_line(ls, line, proc, p))
 		return;
 	if (log_after(p, "connected ") || log_after(p, "accepted "))
@@ -610,6 +646,34 @@ static void log_short_cause(const char *why, char *buf, size_t len)
 	buf[n] = '\0';
 }
 
+/* A log at NCCL's default level: the plugin's WARN lines and nothing else
+ * of it, which say what went wrong; one at init is why it did not start. */
+static void log_warn_report(const struct log_scan *ls, FILE *out)
+{
+	fprintf(out,
+		"the plugin said only WARN lines here (%lu; a log at NCCL_DEBUG=WARN, NCCL's "
+		"default): each is a problem it found\n",
+		ls->warn_lines);
+	for (int i = 0; i < ls->nwarns; i++) {
+		fputs("  ", out);
+		if (ls->warn_procs[i][0])
+			gdx_esc_text(out, ls->warn_procs[i]);
+		if (ls->warn_times[i] > 1)
+			fprintf(out, "%s%lu lines", ls->warn_procs[i][0] ? " and others, " : "",
+				ls->warn_times[i]);
+		if (ls->warn_procs[i][0] || ls->warn_times[i] > 1)
+			fputs(": ", out);
+		gdx_esc_text(out, ls->warns[i]);
+		fputc('\n', out);
+	}
+	if (ls->more_warns)
+		fprintf(out, "  (and %lu more)\n", ls->more_warns);
+	fputs("  one said at init is why the plugin did not start in that process: NCCL ran on "
+	      "its next network, or with NCCL_NET=GDX failed; gdx-doctor check on that node "
+	      "says the same, with the fix; NCCL_DEBUG=INFO gives this command the rest\n",
+	      out);
+}
+
 /* The plugin's init failed in some process: why, in its words, and the
  * network NCCL ran on instead. */
 static void log_disabled_report(const struct log_scan *ls, FILE *out)
@@ -683,6 +747,13 @@ int doctor_log_stream(FILE *in, FILE *out)
 	 * found, not a log short of data. */
 	if (ls->disabled && !ls->counts) {
 		log_disabled_report(ls, out);
+		free(ls);
+		return DOCTOR_BROKEN;
+	}
+	/* Its WARNs alone: what they say is the report (a log at NCCL's
+	 * default level holds nothing else of the plugin). */
+	if (!ls->counts && ls->warn_lines && !ls->info_lines) {
+		log_warn_report(ls, out);
 		free(ls);
 		return DOCTOR_BROKEN;
 	}
