@@ -60,9 +60,8 @@ void gdx_seen_add(const char *ibdev, int port, const struct ibv_port_attr *pa,
 	/* what gdx-doctor check calls a rail lost, in the plugin's log too */
 	if (port)
 		GDX_INFO(fate == GDX_SEEN_FILTERED ? NCCL_NET : NCCL_INIT | NCCL_NET,
-			 "%s port %d left out: %s%s%s%s", ibdev, port,
-			 gdx_seen_fate_name(fate), pa ? " (" : "",
-			 pa ? gdx_port_state_name(pa->state) : "", pa ? ")" : "");
+			 "%s port %d left out: %s%s%s%s", ibdev, port, gdx_seen_fate_name(fate),
+			 pa ? " (" : "", pa ? gdx_port_state_name(pa->state) : "", pa ? ")" : "");
 	else
 		GDX_INFO(NCCL_INIT | NCCL_NET, "%s left out: %s", ibdev, gdx_seen_fate_name(fate));
 }
@@ -120,18 +119,19 @@ void gdx_seen_none(int nlist, int seen_ports, const struct gdx_name_list *filter
 			 "one of them, or unset %s",
 			 var, GDX_LOG_QUOTED(gdx_params.hca), seen_ports, nlist, ports, var);
 	else if (filter->n && down[0])
-		GDX_WARN("%s=%s keeps only ports that are not active: %s; fix: bring the link up "
-			 "(the cable, the switch port, on InfiniBand the subnet manager), or name an "
-			 "active port",
-			 var, GDX_LOG_QUOTED(gdx_params.hca), down);
+		GDX_WARN(
+			"%s=%s keeps only ports that are not active: %s; fix: bring the link up "
+			"(the cable, the switch port, on InfiniBand the subnet manager), or name an "
+			"active port",
+			var, GDX_LOG_QUOTED(gdx_params.hca), down);
 	else if (down[0])
-		GDX_WARN("none of %d RDMA device(s) (%d port(s)) has an active port: %s; fix: bring "
-			 "a link up (the cable, the switch port, on InfiniBand the subnet manager, "
-			 "on RoCE the netdev's link)",
-			 nlist, seen_ports, down);
+		GDX_WARN(
+			"none of %d RDMA device(s) (%d port(s)) has an active port: %s; fix: bring "
+			"a link up (the cable, the switch port, on InfiniBand the subnet manager, "
+			"on RoCE the netdev's link)",
+			nlist, seen_ports, down);
 	else
 		GDX_WARN("none of %d RDMA device(s) (%d port(s)) has an active port%s%s%s", nlist,
 			 seen_ports, filter->n ? " passing NCCL_GDX_HCA=\"" : "",
 			 filter->n ? gdx_params.hca : "", filter->n ? "\"" : "");
 }
-

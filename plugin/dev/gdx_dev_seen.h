@@ -44,5 +44,4 @@ void gdx_seen_add(const char *ibdev, int port, const struct ibv_port_attr *pa,
 		  enum gdx_seen_fate fate, int dev);
 void gdx_seen_none(int nlist, int seen_ports, const struct gdx_name_list *filter);
 
-
 #endif

@@ -79,4 +79,3 @@ int gdx_dev_port_speed(struct ibv_context *ctx, const char *ibdev, int port,
 		       ? 0
 		       : gdx_dev_rate_mbps(rate);
 }
-

@@ -41,8 +41,8 @@ struct gdx_start_port {
 };
 
 struct gdx_start_report {
-	int result;		  /* 0: started; else the failed step's -errno */
-	enum gdx_start_step step; /* the step that failed, GDX_START_DONE once started */
+	int result;		       /* 0: started; else the failed step's -errno */
+	enum gdx_start_step step;      /* the step that failed, GDX_START_DONE once started */
 	char oob[GDX_IFNAME_MAX + 64]; /* "eth0 10.0.0.5" once found */
 	char using[1024];	       /* the devices NCCL sees, as the INIT line says them */
 	int nwarns;		       /* WARN lines said, past GDX_START_WARNS counted only */

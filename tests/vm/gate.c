@@ -113,6 +113,26 @@ static const struct row rows[] = {
 	 NULL,
 	 true,
 	 "GPU 0000:00:05.0 is staged through host memory on its nearest NIC"},
+	/* GPUs the facts file stands for (tests/lib/fixtures/facts), each
+	 * with its NIC on its PCIe switch and another through the host bridge
+	 * (topo/vm-far-rail.xml); the ports are the VM's own */
+	{"GPUs with a near NIC each, every port up",
+	 {"GDX_GDR_FACTS=tests/lib/fixtures/facts/vm-far-rail",
+	  "NCCL_GDX_TOPO_FILE=" TOPO "vm-far-rail.xml"},
+	 NULL,
+	 STARTS,
+	 4,
+	 NULL,
+	 true},
+	{"the GPUs' near NICs down: each GPU named with the NIC it has now",
+	 {"GDX_GDR_FACTS=tests/lib/fixtures/facts/vm-far-rail",
+	  "NCCL_GDX_TOPO_FILE=" TOPO "vm-far-rail.xml"},
+	 "veth1",
+	 STARTS,
+	 2,
+	 "rxe0 port 1,rxe1 port 1",
+	 true,
+	 "it was the nearest NIC of GPU 0000:19:00.0 (now rxe2, PHB)"},
 	{"a topology file that is not one",
 	 {"NCCL_GDX_TOPO_FILE=" TOPO "gen_fixtures.py"},
 	 NULL,
@@ -205,6 +225,9 @@ static void run_row(const struct row *r)
 	ncclResult_t rc;
 
 	printf("  row: %s\n", r->name);
+	/* every link up, whatever a row before left (a failed one exits
+	 * without its clean-up) */
+	ASSERT_EQ(system("for v in veth0 veth1 veth2 veth3; do ip link set $v up; done"), 0);
 	ASSERT(ports_wait(true));
 	for (int i = 0; i < 3 && r->env[i]; i++)
 		ASSERT_EQ(putenv((char *)r->env[i]), 0);
@@ -296,11 +319,13 @@ ROW(19)
 ROW(20)
 ROW(21)
 ROW(22)
-_Static_assert(NROWS == 23, "a ROW() and a TEST() for every row");
+ROW(23)
+ROW(24)
+_Static_assert(NROWS == 25, "a ROW() and a TEST() for every row");
 
 GDX_TESTS_MAIN(TEST(row_0, 60), TEST(row_1, 60), TEST(row_2, 60), TEST(row_3, 60), TEST(row_4, 60),
 	       TEST(row_5, 60), TEST(row_6, 60), TEST(row_7, 60), TEST(row_8, 60), TEST(row_9, 60),
 	       TEST(row_10, 60), TEST(row_11, 60), TEST(row_12, 60), TEST(row_13, 60),
 	       TEST(row_14, 60), TEST(row_15, 60), TEST(row_16, 60), TEST(row_17, 60),
 	       TEST(row_18, 60), TEST(row_19, 60), TEST(row_20, 60), TEST(row_21, 60),
-	       TEST(row_22, 60))
+	       TEST(row_22, 60), TEST(row_23, 60), TEST(row_24, 60))

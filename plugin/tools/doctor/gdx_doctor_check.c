@@ -199,7 +199,7 @@ static int check_run(struct check *c)
 			      "no GPU and no RDMA device here: not a compute node; judged: NCCL, "
 			      "the plugin file and the environment; the ports, memlock, GPUDirect "
 			      "RDMA and the plugin's start-up need a compute node");
-	else if (c->live)
+	else if (c->here)
 		check_start(c);
 	if (!login) {
 		check_port_problems(c);
@@ -214,7 +214,7 @@ static int check_run(struct check *c)
 			gdx_gdr_pair_verdict(p, g, n, c->policy, &c->pair_v[g * p->nnics + n]);
 	}
 	check_gpu_problems(c);
-	if (c->live && !login)
+	if (c->here && !login)
 		check_start_problems(c);
 	if (c->live || p->nccl_here) {
 		check_nccl_problems(c);
@@ -302,6 +302,7 @@ static int doctor_check(const struct doctor_cmd *cmd, int argc, char **argv)
 	}
 	go.saved = o.sysfs_root != NULL;
 	c->live = !go.saved && !go.facts;
+	c->here = !go.saved;
 	/* An explicit topology must load; this machine's may be missing (a note). */
 	if (o.xml) {
 		ret = gdx_topo_load_fd(xml_fd, o.xml, &t, why, sizeof(why));
@@ -324,7 +325,7 @@ static int doctor_check(const struct doctor_cmd *cmd, int argc, char **argv)
 	/* This machine's topology is what the plugin reads: NCCL_GDX_TOPO_FILE
 	 * when set. One it cannot read is the plugin's problem too (its
 	 * start-up says so), not a reason to stop. */
-	if (c->live && !t && (topo_file = gdx_param_env("TOPO_FILE")) && *topo_file)
+	if (c->here && !t && (topo_file = gdx_param_env("TOPO_FILE")) && *topo_file)
 		go.xml = topo_file;
 	else
 		topo_file = NULL;

@@ -106,9 +106,11 @@ struct check {
 	/* This machine, live: its devices probed, its NCCL judged. A saved
 	 * tree (--sysfs-root) or a facts file stands for another node. */
 	bool live;
-	/* The plugin's own start-up, run here (gdx_doctor_check_start.c):
-	 * NULL on a saved tree, and on a node with neither GPU nor RDMA
-	 * device. */
+	/* The node is this machine, facts file or not: its devices open here,
+	 * and the plugin's own start-up runs (gdx_doctor_check_start.c), into
+	 * start: NULL on a saved tree, and on a node with neither GPU nor
+	 * RDMA device. */
+	bool here;
 	struct gdx_start_report *start;
 	const char *hostname; /* the node's name, NULL when unknown */
 	char host_buf[256];

@@ -175,7 +175,7 @@ void check_start_problems(struct check *c)
 	const char *hca = gdx_param_src("HCA") == GDX_PARAM_TWIN ? "NCCL_IB_HCA" : "NCCL_GDX_HCA";
 
 	if (!r) {
-		if (c->live)
+		if (c->here)
 			check_problem(c, GDX_GDR_LEVEL_BROKEN, "out of memory for the start-up");
 		return;
 	}

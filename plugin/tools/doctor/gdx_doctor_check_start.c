@@ -49,8 +49,7 @@ void check_start(struct check *c)
 {
 	/* The view of the table NCCL would load: v9+ numbers every physical
 	 * port, v6-v8 the plugin's own fused devices (gdx_dev.h). */
-	enum gdx_view view =
-		c->nccl.api && c->nccl.api < 9 ? GDX_VIEW_FUSED : GDX_VIEW_PHYSICAL;
+	enum gdx_view view = c->nccl.api && c->nccl.api < 9 ? GDX_VIEW_FUSED : GDX_VIEW_PHYSICAL;
 
 	c->start = malloc(sizeof(*c->start));
 	if (!c->start)
@@ -108,4 +107,3 @@ const char *check_nic_unused(const struct check *c, int nic)
 	}
 	return why ? why : "not seen by the plugin";
 }
-
