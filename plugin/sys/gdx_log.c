@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,8 +11,13 @@
 #include "sys/gdx_log.h"
 
 static ncclDebugLogger_t gdx_logger;
-static __thread gdx_log_tee_fn gdx_tee_fn;
-static __thread void *gdx_tee_arg;
+/* The tee and the one thread whose lines it takes. Not thread-local
+ * storage: __thread in a module needs __tls_get_addr, a dependency on the
+ * dynamic loader the plugin has no other use for. Set and cleared by that
+ * thread alone; other threads only read them, atomically. */
+static gdx_log_tee_fn gdx_tee_fn;
+static void *gdx_tee_arg;
+static pthread_t gdx_tee_thread;
 
 void gdx_log_set(ncclDebugLogger_t fn)
 {
@@ -20,8 +26,13 @@ void gdx_log_set(ncclDebugLogger_t fn)
 
 void gdx_log_tee(gdx_log_tee_fn fn, void *arg)
 {
-	gdx_tee_fn = fn;
-	gdx_tee_arg = arg;
+	if (!fn) {
+		__atomic_store_n(&gdx_tee_fn, NULL, __ATOMIC_RELEASE);
+		return;
+	}
+	__atomic_store_n(&gdx_tee_thread, pthread_self(), __ATOMIC_RELAXED);
+	__atomic_store_n(&gdx_tee_arg, arg, __ATOMIC_RELAXED);
+	__atomic_store_n(&gdx_tee_fn, fn, __ATOMIC_RELEASE);
 }
 
 /* Without NCCL's logger, follow NCCL_DEBUG so the programs print what NCCL would. */
@@ -45,6 +56,7 @@ void gdx_log(ncclDebugLogLevel level, unsigned long flags, const char *where, in
 {
 	int saved = errno;
 	char buf[1024], line_out[2048];
+	gdx_log_tee_fn tee;
 	va_list ap;
 
 	va_start(ap, fmt);
@@ -56,8 +68,10 @@ void gdx_log(ncclDebugLogLevel level, unsigned long flags, const char *where, in
 	 * plugin's own words are printable ASCII and stay as they are. */
 	gdx_log_sanitize(line_out, sizeof(line_out), buf, sizeof(buf));
 
-	if (gdx_tee_fn)
-		gdx_tee_fn(gdx_tee_arg, level, line_out);
+	tee = __atomic_load_n(&gdx_tee_fn, __ATOMIC_ACQUIRE);
+	if (tee &&
+	    pthread_equal(__atomic_load_n(&gdx_tee_thread, __ATOMIC_RELAXED), pthread_self()))
+		tee(__atomic_load_n(&gdx_tee_arg, __ATOMIC_RELAXED), level, line_out);
 	if (gdx_logger)
 		gdx_logger(level, flags, where, line, "%s", line_out);
 	else if ((int)level <= gdx_log_stderr_level())

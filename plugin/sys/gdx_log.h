@@ -27,10 +27,12 @@
 void gdx_log_set(ncclDebugLogger_t fn);
 
 /*
- * A copy of every line this thread logs goes to fn as well (after the
- * escaping below), until gdx_log_tee(NULL, NULL): how the plugin's
- * start-up keeps its own account of what it said (net/gdx_start.c),
- * whatever NCCL's logger and level do with the lines. One per thread.
+ * A copy of every line the calling thread logs goes to fn as well (after
+ * the escaping below), until that thread calls gdx_log_tee(NULL, NULL):
+ * how the plugin's start-up keeps its own account of what it said
+ * (net/gdx_start.c), whatever NCCL's logger and level do with the lines.
+ * One tee at a time in the process (the start-up runs under init's lock);
+ * other threads' lines are not taken.
  */
 typedef void (*gdx_log_tee_fn)(void *arg, ncclDebugLogLevel level, const char *text);
 void gdx_log_tee(gdx_log_tee_fn fn, void *arg);
