@@ -34,6 +34,36 @@ holds "relaxed ordering off when asked" \
 	NCCL_GDX_PCI_RELAXED_ORDERING=0
 holds "ECE off when asked" "${rxe0}['ece'] == 'off (NCCL_GDX_ECE_ENABLE=0)'" NCCL_GDX_ECE_ENABLE=0
 
+# check's account of the plugin's start-up, run on this node: what NCCL is
+# given (the INIT line's devices), the interface, and each port's device
+out=$(build/gdx-doctor check --json 2>/dev/null)
+if python3 -c "
+import json, sys
+j = json.loads(sys.argv[1])
+s = j['start']
+assert s['started'] is True and s['step'] is None and s['warns'] == [], s
+assert all('rxe%d:1/RoCE/' % i in s['using'] for i in range(4)), s['using']
+assert s['oob'] and s['oob'].split()[0] in ('lo', 'veth0', 'veth1', 'veth2', 'veth3'), s['oob']
+devs = sorted(p['plugin'] for p in j['ports'])
+assert devs == ['device 0', 'device 1', 'device 2', 'device 3'], devs
+assert all(p['active_mtu'] == 1024 for p in j['ports']), [p['active_mtu'] for p in j['ports']]
+" "$out" 2>"$tmp/err"; then
+	ok "check --json: the plugin's start-up, every port a device of it, their MTU"
+else
+	not_ok "check --json: the plugin's start-up, every port a device of it, their MTU" "$(tail -1 "$tmp/err")"
+fi
+out=$(NCCL_IB_HCA=mlx5 build/gdx-doctor check --json 2>/dev/null)
+if python3 -c "
+import json, sys
+s = json.loads(sys.argv[1])['start']
+assert s['started'] is False and s['step'] == 'the RDMA devices', s
+assert s['warns'][0].startswith('NCCL_IB_HCA=\"mlx5\" keeps none of the 4 port(s)'), s
+" "$out" 2>"$tmp/err"; then
+	ok "check --json: a start-up refused, its step and WARN"
+else
+	not_ok "check --json: a start-up refused, its step and WARN" "$(tail -1 "$tmp/err")"
+fi
+
 # the plugin's own init line on rxe0 says the same
 line=$(NCCL_DEBUG=INFO build/gdx-bench -m lat -n 10 -w 2 2>&1 | grep -m1 'device [0-9]*: rxe0 port 1')
 case "$line" in

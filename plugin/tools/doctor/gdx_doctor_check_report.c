@@ -166,6 +166,51 @@ static void check_human_rma(const struct check *c, FILE *f)
 		fprintf(f, "  %-13s NCCL's one-sided traffic goes over this plugin's rails\n", "");
 }
 
+/* The plugin's start-up as it went here: what NCCL would be given, or the
+ * step that refused and its first word of why. */
+static void check_human_start(const struct check *c, FILE *f)
+{
+	const struct gdx_start_report *r = c->start;
+
+	if (!r)
+		return;
+	if (!r->result) {
+		fprintf(f, "  %-13s the plugin starts here: using%s; OOB %s\n", "start-up",
+			r->using, r->oob);
+		return;
+	}
+	fprintf(f, "  %-13s the plugin does not start here (%s)%s", "start-up",
+		gdx_start_step_name(r->step), r->nwarns ? ": " : "\n");
+	if (r->nwarns) {
+		gdx_esc_text(f, r->warns[0]);
+		fputc('\n', f);
+	}
+}
+
+/* The start-up's report in --json: null where it did not run. */
+static void check_json_start(const struct check *c, FILE *f)
+{
+	const struct gdx_start_report *r = c->start;
+
+	fputs(",\n \"start\": ", f);
+	if (!r) {
+		fputs("null", f);
+		return;
+	}
+	fprintf(f, "{\"started\": %s, ", r->result ? "false" : "true");
+	json_key_str(f, "step", r->result ? gdx_start_step_name(r->step) : NULL);
+	fputs(", ", f);
+	json_key_str(f, "oob", r->oob[0] ? r->oob : NULL);
+	fputs(", ", f);
+	json_key_str(f, "using", r->result ? NULL : r->using);
+	fputs(", \"warns\": [", f);
+	for (int i = 0; i < r->nwarns && i < GDX_START_WARNS; i++) {
+		fputs(i ? ", " : "", f);
+		json_str(f, r->warns[i]);
+	}
+	fputs("]}", f);
+}
+
 static void check_human_host(const struct check *c, FILE *f)
 {
 	const struct gdx_gdr_probe *p = c->p;
@@ -201,6 +246,7 @@ static void check_human_host(const struct check *c, FILE *f)
 			p->cuda == GDX_GDR_CUDA_NONE ? "none" : "not working", p->cuda_why);
 	fprintf(f, "  %-13s NCCL_NET_GDR_LEVEL=%s\n", "GDR level",
 		p->gdr_level == GDX_PATH_NODE ? "PHB" : gdx_path_name(p->gdr_level));
+	check_human_start(c, f);
 	if (!c->nccl_checked) {
 		fprintf(f, "  %-13s not checked: a saved tree holds no NCCL or plugin files\n",
 			"NCCL");
@@ -528,6 +574,7 @@ void check_json(const struct check *c, FILE *f)
 	}
 	fputs("]", f);
 	check_json_host(c, f);
+	check_json_start(c, f);
 	check_fabric(c, f, true);
 	check_json_environment(f);
 	fputs(",\n \"gpus\": [", f);
