@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The gate says what the plugin will do: each row sets up a node (NCCL_*
- * settings, a link taken down), starts the plugin as NCCL does (the v7
- * table's init, then devices and getProperties) and runs `gdx-doctor check
- * --quiet` with the same environment, on the same node. Check must be
+ * settings, a link taken down), starts the plugin as NCCL does (init, then
+ * devices: through v11, as the VM's NCCL 2.28 loads it, and through v7 in
+ * a process of its own, which must agree but where its view differs) and
+ * runs `gdx-doctor check --quiet` with the same environment, on the same
+ * node. Check must be
  * broken exactly where the plugin does not start, naming the plugin's own
  * reason; degraded where it starts having lost a rail, naming each port;
  * healthy only where it starts on every rail it was given. Each row also
@@ -13,6 +15,7 @@
  *
  * A new refusal in the plugin is a new row here.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -37,6 +40,7 @@ struct row {
 	/* what only the tool sees and degrades the node for, beside what the
 	 * plugin does (a topology's GPUs without a CUDA driver) */
 	const char *tool_only;
+	int v7_ndev; /* the devices v7 numbers where its view differs, else 0 */
 };
 
 #define TOPO "tests/lib/fixtures/topo/"
@@ -133,6 +137,17 @@ static const struct row rows[] = {
 	 "rxe0 port 1,rxe1 port 1",
 	 true,
 	 "it was the nearest NIC of GPU 0000:19:00.0 (now rxe2, PHB)"},
+	/* v6-v8 fuse the groups; v9+ leave that to NCCL (NCCL_NET_FORCE_MERGE)
+	 * and say the setting is not applied: check judges for this NCCL */
+	{"NCCL_GDX_RAILS groups, which NCCL 2.28 fuses itself",
+	 {"NCCL_GDX_RAILS=rxe0+rxe2"},
+	 NULL,
+	 STARTS,
+	 4,
+	 NULL,
+	 false,
+	 NULL,
+	 3},
 	{"a topology file that is not one",
 	 {"NCCL_GDX_TOPO_FILE=" TOPO "gen_fixtures.py"},
 	 NULL,
@@ -216,12 +231,36 @@ static int doctor_check(char *out, size_t len)
 	return WEXITSTATUS(status);
 }
 
+/* The devices the v7 table numbers once its init has run, in a child
+ * (a load sets the plugin up for one table's view); -1 when init fails. */
+static int v7_start(void)
+{
+	int status;
+	pid_t pid = fork();
+
+	ASSERT(pid >= 0);
+	if (pid == 0) {
+		struct gdx_plugin p;
+		int n = -1;
+
+		gdx_plugin_load(&p);
+		if (p.v7->init(gdx_test_logger) != ncclSuccess || p.v7->devices(&n) != ncclSuccess)
+			_exit(255);
+		_exit(n);
+	}
+	ASSERT_EQ(waitpid(pid, &status, 0), pid);
+	ASSERT(WIFEXITED(status));
+	return WEXITSTATUS(status) == 255 ? -1 : WEXITSTATUS(status);
+}
+
 static void run_row(const struct row *r)
 {
 	static char out[65536];
 	char plugin[PATH_MAX], first[1024] = "";
+	const ncclNet_v11_t *v11;
 	struct gdx_plugin p;
-	int ndev = -1, exit_status, want;
+	int ndev = -1, v7_ndev, exit_status, want;
+	void *ctx = NULL;
 	ncclResult_t rc;
 
 	printf("  row: %s\n", r->name);
@@ -244,11 +283,23 @@ static void run_row(const struct row *r)
 		ASSERT(ports_wait(false));
 	}
 
-	/* the plugin, as NCCL starts it */
+	/* the plugin, as NCCL 2.13-2.19 starts it (v7, which fuses
+	 * NCCL_GDX_RAILS's groups itself) in a process of its own, then as
+	 * this VM's NCCL 2.28 does (v11, every port a device): check judges
+	 * for the NCCL it finds */
+	v7_ndev = v7_start();
 	gdx_plugin_load(&p);
-	rc = p.v7->init(gdx_test_logger);
+	v11 = dlsym(p.lib, "ncclNetPlugin_v11");
+	ASSERT(v11);
+	rc = v11->init(&ctx, 1, NULL, gdx_test_logger, NULL);
 	if (rc == ncclSuccess)
-		ASSERT_EQ(p.v7->devices(&ndev), ncclSuccess);
+		ASSERT_EQ(v11->devices(&ndev), ncclSuccess);
+	printf("    through v7: %s, %d device(s)\n", v7_ndev < 0 ? "fails" : "starts", v7_ndev);
+	ASSERT_EQ(v7_ndev >= 0, rc == ncclSuccess);
+	if (r->v7_ndev)
+		ASSERT_EQ(v7_ndev, r->v7_ndev);
+	else if (rc == ncclSuccess)
+		ASSERT_EQ(v7_ndev, ndev);
 	if (gdx_test_warning_count()) {
 		const char *w = strstr(gdx_test_warnings(), "NET/GDX plugin: ");
 
@@ -321,11 +372,12 @@ ROW(21)
 ROW(22)
 ROW(23)
 ROW(24)
-_Static_assert(NROWS == 25, "a ROW() and a TEST() for every row");
+ROW(25)
+_Static_assert(NROWS == 26, "a ROW() and a TEST() for every row");
 
 GDX_TESTS_MAIN(TEST(row_0, 60), TEST(row_1, 60), TEST(row_2, 60), TEST(row_3, 60), TEST(row_4, 60),
 	       TEST(row_5, 60), TEST(row_6, 60), TEST(row_7, 60), TEST(row_8, 60), TEST(row_9, 60),
 	       TEST(row_10, 60), TEST(row_11, 60), TEST(row_12, 60), TEST(row_13, 60),
 	       TEST(row_14, 60), TEST(row_15, 60), TEST(row_16, 60), TEST(row_17, 60),
 	       TEST(row_18, 60), TEST(row_19, 60), TEST(row_20, 60), TEST(row_21, 60),
-	       TEST(row_22, 60), TEST(row_23, 60), TEST(row_24, 60))
+	       TEST(row_22, 60), TEST(row_23, 60), TEST(row_24, 60), TEST(row_25, 60))
