@@ -132,9 +132,9 @@ static bool check_said(const struct check *c, const char *text)
 	return false;
 }
 
-/* The GPUs whose nearest NICs (by path class) the plugin uses none of,
- * where nic is one of those nearest: "GPU 0000:17:00.0 (its nearest NIC
- * now ..., PHB)". */
+/* The GPUs that nic was a nearest NIC of (by path class) and whose best
+ * NIC left in use is farther: "; it was the nearest NIC of GPU
+ * 0000:17:00.0 (now mlx5_2, PHB)". */
 static void check_gpus_losing(const struct check *c, int nic, char *buf, size_t len)
 {
 	const struct gdx_gdr_probe *p = c->p;
@@ -144,6 +144,7 @@ static void check_gpus_losing(const struct check *c, int nic, char *buf, size_t 
 	for (int g = 0; g < p->ngpus; g++) {
 		enum gdx_path best = GDX_PATH_UNKNOWN, used_best = GDX_PATH_UNKNOWN;
 		int used_nic = -1;
+		char now[96];
 
 		for (int n = 0; n < p->nnics; n++) {
 			enum gdx_path cls = gdx_gdr_path(p, g, n)->cls;
@@ -153,8 +154,6 @@ static void check_gpus_losing(const struct check *c, int nic, char *buf, size_t 
 			if (!check_nic_unused(c, n) && cls < used_best)
 				used_best = cls, used_nic = n;
 		}
-		char now[96];
-
 		if (best == GDX_PATH_UNKNOWN || gdx_gdr_path(p, g, nic)->cls != best ||
 		    used_best == best || off + 160 > len)
 			continue;
