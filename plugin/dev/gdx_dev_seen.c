@@ -131,7 +131,7 @@ void gdx_seen_none(int nlist, int seen_ports, const struct gdx_name_list *filter
 			"on RoCE the netdev's link)",
 			nlist, seen_ports, down);
 	else
-		GDX_WARN("none of %d RDMA device(s) (%d port(s)) has an active port%s%s%s", nlist,
-			 seen_ports, filter->n ? " passing NCCL_GDX_HCA=\"" : "",
-			 filter->n ? gdx_params.hca : "", filter->n ? "\"" : "");
+		GDX_WARN("none of %d RDMA device(s) (%d port(s)) has an active port%s%s%s%s", nlist,
+			 seen_ports, filter->n ? " passing " : "", filter->n ? var : "",
+			 filter->n ? "=" : "", filter->n ? GDX_LOG_QUOTED(gdx_params.hca) : "");
 }

@@ -54,7 +54,6 @@ static void gdx_start_ports(struct gdx_start_report *r, bool started)
 	r->nports = n < GDX_SEEN_MAX ? n : GDX_SEEN_MAX;
 	for (int i = 0; i < r->nports; i++) {
 		struct gdx_dev *d = started && seen[i].dev >= 0 ? gdx_dev_get(seen[i].dev) : NULL;
-
 		struct gdx_start_port *sp = &r->ports[i];
 		union ibv_gid gid;
 

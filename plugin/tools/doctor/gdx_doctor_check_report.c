@@ -45,12 +45,10 @@ static void check_port_plugin(const struct check *c, const struct check_port *cp
 {
 	const struct gdx_start_port *sp = check_start_port(c, cp->dev, cp->port);
 
-	if (!sp || !c->start)
+	if (!sp)
 		snprintf(buf, len, "%s", c->start && !c->start->result ? "not seen" : "-");
-	else if (sp->seen.fate == GDX_SEEN_TAKEN && !c->start->result)
-		snprintf(buf, len, "device %d", sp->seen.dev);
 	else if (sp->seen.fate == GDX_SEEN_TAKEN)
-		snprintf(buf, len, "-");
+		snprintf(buf, len, c->start->result ? "-" : "device %d", sp->seen.dev);
 	else
 		snprintf(buf, len, "left out: %s", gdx_seen_fate_name(sp->seen.fate));
 }
@@ -174,9 +172,13 @@ static void check_human_start(const struct check *c, FILE *f)
 
 	if (!r)
 		return;
+	/* names the system chose (devices, an interface): escaped */
 	if (!r->result) {
-		fprintf(f, "  %-13s the plugin starts here: using%s; OOB %s\n", "start-up",
-			r->using, r->oob);
+		fprintf(f, "  %-13s the plugin starts here: using", "start-up");
+		gdx_esc_text(f, r->using);
+		fputs("; OOB ", f);
+		gdx_esc_text(f, r->oob);
+		fputc('\n', f);
 		return;
 	}
 	fprintf(f, "  %-13s the plugin does not start here (%s)%s", "start-up",

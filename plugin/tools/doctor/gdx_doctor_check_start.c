@@ -102,7 +102,6 @@ const char *check_nic_unused(const struct check *c, int nic)
 		if (sp->seen.fate == GDX_SEEN_TAKEN)
 			return NULL;
 		why = sp->seen.fate == GDX_SEEN_NOT_ACTIVE ? "down"
-		      : sp->seen.fate == GDX_SEEN_FILTERED ? "left out by the HCA filter"
 							   : gdx_seen_fate_name(sp->seen.fate);
 	}
 	return why ? why : "not seen by the plugin";
