@@ -218,6 +218,9 @@ int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask)
 		q->sq_head = q->sq_tail;
 		q->rq_head = q->rq_tail;
 		q->error = false;
+		q->reset = true;
+	} else if (attr->qp_state == IBV_QPS_RTR) {
+		q->reset = false;
 	}
 	return 0;
 }
@@ -333,7 +336,7 @@ static void fake_exec(struct fake_qp *q)
 	struct fake_qp *peer = q->peer;
 	const struct fake_reg *g = NULL;
 
-	if (peer->error) {
+	if (peer->error || peer->reset) {
 		/* nobody answers: the requester's retries run out */
 		q->sq_head++;
 		fake_complete(q, w, IBV_WC_RETRY_EXC_ERR);

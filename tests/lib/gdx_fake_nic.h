@@ -14,7 +14,9 @@
  *   the local buffer (one-sided RMA's gets and signals);
  * - a signaled WR, once carried out, completes on its own CQ;
  * - a QP in error flushes whatever it holds and is posted: every WR
- *   completes, with an error, signaled or not, as the verbs spec says.
+ *   completes, with an error, signaled or not, as the verbs spec says;
+ * - a WR towards a QP in error, or reset and not yet at RTR again, is never
+ *   answered: its retries run out (IBV_WC_RETRY_EXC_ERR).
  * It keeps, per QP, every WR in the order it was carried out, for tests
  * that check what crossed the wire.
  *
@@ -64,7 +66,8 @@ struct fake_qp {
 	struct fake_qp *peer;
 	int rail, q;
 	bool error;
-	int drop; /* data WRITEs still to carry out without placing their bytes */
+	bool reset; /* reset and not yet at RTR: what arrives is dropped, unanswered */
+	int drop;   /* data WRITEs still to carry out without placing their bytes */
 	struct fake_wr sq[FAKE_SQ];
 	unsigned sq_head, sq_tail;
 	uint64_t rq[FAKE_RQ]; /* posted receives' wr_ids */
