@@ -39,6 +39,39 @@
  * - the QPs' gen (gdx_rail), one more at each reset of this end's QPs: every
  *   wr_id carries it, so a completion from before a reset is dropped
  *   (gdx_cq.c), and a WR count is compared only with those of the same QPs.
+ *
+ * The model, per rail (tests/unit/failover_notes.c takes each note in each
+ * state, the other end not polling):
+ *
+ *   sender    UP --fail--> DRAINING --receiver's DOWN (counts), or log empty-->
+ *             DOWN --wait over, port up: reset, RESTORE--> RESTORING
+ *             --READY: RTS--> PROBING --every probe delivered--> UP
+ *             (a step that fails or times out: DRAINING again, log empty)
+ *   receiver  UP --fail, or the sender's DOWN or RESTORE--> DRAINING
+ *             --every receive back out of the CQ: DOWN (counts)--> DOWN
+ *             --RESTORE: reset, RTS towards it, READY--> UP (unproven)
+ *
+ * Invariant: every immediate the receiver's NIC acknowledged is taken by the
+ * receiver (counted once, gdx_cq.c) or posted again by the sender. The
+ * sender forgets a logged piece only when a count covers it or when it is
+ * posted again; the receiver counts only its current QPs' immediates, and
+ * resets them only once they are all out of the CQ (DRAINING, then DOWN).
+ *
+ * A note is one slot per rail and direction, so a newer note overwrites one
+ * not yet read (the reader may not poll for a while: an idle receive comm is
+ * not called by NCCL). Its epoch says how many came before (gdx_fo_note
+ * traces those skipped), and each note's meaning includes what an
+ * overwritten one said: the sender writes RESTORE only from DOWN, so a
+ * RESTORE read in UP is the DOWN never read, and the receiver takes the rail
+ * out first (drains, and writes again the clear-to-sends the rail carried)
+ * before it restores; the receiver writes READY only after a RESTORE, so a
+ * sender that reads READY needs no counts (its log was empty when it wrote
+ * RESTORE, gdx_fo_try), and a DOWN it reads after its RESTORE, of the
+ * incarnation before, only closes that outage. A DOWN overwritten by a newer
+ * DOWN loses nothing: the newer counts cover the older.
+ *
+ * Both ends must run failover (gdx_setup.c: the handshake's
+ * GDX_META_F_FAILOVER): one end alone would wait for counts that never come.
  */
 #include <endian.h>
 #include <errno.h>
@@ -696,14 +729,22 @@ static void gdx_fo_restored(struct gdx_comm *c, int r, int ret, uint64_t now)
 
 /* ---- the peer's notes ---- */
 
-static int gdx_fo_note(struct gdx_comm *c, int r, const struct gdx_note *n, uint64_t now)
+/* Acts on the peer's note about rail r; returns GDX_FO_* actions, and sets
+ * *again where the note is to be read again at a later poll (what it asks
+ * must wait for this end's state to move on). */
+static int gdx_fo_note(struct gdx_comm *c, int r, const struct gdx_note *n, uint64_t now,
+		       bool *again)
 {
 	struct gdx_rail_run *run = &c->run[r];
 	int act = 0;
 	char why[96];
 
-	GDX_TRACE(NCCL_NET, "%s: rail %d: note kind %u epoch %u answers 0x%x read in state %s",
-		  c->dev_name, r, n->kind, n->epoch, n->answers, gdx_rail_state_name(run->state));
+	GDX_TRACE(NCCL_NET,
+		  "%s: rail %d: note kind %u epoch %u (%u skipped) answers 0x%x read in state %s",
+		  c->dev_name, r, n->kind, n->epoch,
+		  run->peer_epoch && n->epoch > run->peer_epoch ? n->epoch - run->peer_epoch - 1
+								: 0,
+		  n->answers, gdx_rail_state_name(run->state));
 	if (gdx_fo_sender(c)) {
 		switch (n->kind) {
 		case GDX_NOTE_DOWN:
@@ -716,14 +757,22 @@ static int gdx_fo_note(struct gdx_comm *c, int r, const struct gdx_note *n, uint
 					  c->dev_name, r, n->answers, run->incarnation);
 				break;
 			}
+			/* the receiver's answer to an outage this end had already
+			 * closed with an empty log (the restore that follows asked
+			 * for nothing it counted): nothing to post again */
+			if (run->state == GDX_RAIL_DOWN ||
+			    (run->state == GDX_RAIL_RESTORING && run->incarnation != run->my_epoch))
+				break;
 			if (run->state != GDX_RAIL_DRAINING) {
 				snprintf(why, sizeof(why), "the receiver saw: %.70s", n->why);
 				gdx_rail_failed(c, r, why);
 			}
 			if (run->state != GDX_RAIL_DRAINING)
 				break; /* the comm failed */
-			if (!gdx_fo_resend(c, r, n->counts))
-				return -EAGAIN; /* room first; the note is read again */
+			if (!gdx_fo_resend(c, r, n->counts)) {
+				*again = true; /* room first */
+				break;
+			}
 			gdx_fo_down(c, r, now);
 			break;
 		case GDX_NOTE_READY:
@@ -748,8 +797,24 @@ static int gdx_fo_note(struct gdx_comm *c, int r, const struct gdx_note *n, uint
 		}
 		break;
 	case GDX_NOTE_RESTORE:
-		if (run->state == GDX_RAIL_DRAINING || run->state == GDX_RAIL_RESTORING)
-			return -EAGAIN; /* after the counts, or the restore under way */
+		/* A RESTORE says the sender took the rail out first: the DOWN
+		 * it wrote into the same slot may never have been read (this
+		 * end did not poll between the two). Still up here, the rail
+		 * goes out now as for that DOWN: every immediate of its QPs'
+		 * life is taken from the CQ before the QPs are reset, and the
+		 * clear-to-sends it may have carried go again on another rail.
+		 * The RESTORE is read again once the counts are final. */
+		if (run->state == GDX_RAIL_UP) {
+			act |= gdx_rail_failed(c, r,
+					       "the sender took it out: its RESTORE note came "
+					       "before its DOWN note was read");
+			*again = !c->err;
+			break;
+		}
+		if (run->state == GDX_RAIL_DRAINING || run->state == GDX_RAIL_RESTORING) {
+			*again = true; /* after the counts, or the restore under way */
+			break;
+		}
 		gdx_fo_restore(c, r, n, now);
 		break;
 	default: break;
@@ -877,17 +942,15 @@ int gdx_failover_poll(struct gdx_comm *c)
 		return 0;
 	for (int r = 0; r < c->nrails; r++) {
 		struct gdx_note n;
-		int ret;
+		bool again = false;
 
 		if (!gdx_note_read(c, r, &n))
 			continue;
 		if (!now)
 			now = gdx_now_ms();
-		ret = gdx_fo_note(c, r, &n, now);
-		if (ret == -EAGAIN)
-			continue; /* read again at the next poll */
-		act |= ret;
-		c->run[r].peer_epoch = n.epoch;
+		act |= gdx_fo_note(c, r, &n, now, &again);
+		if (!again)
+			c->run[r].peer_epoch = n.epoch; /* else read again at the next poll */
 	}
 	async = __atomic_exchange_n(&c->async_failed, 0, __ATOMIC_RELAXED);
 	for (int r = 0; async && r < c->nrails; r++)
