@@ -220,12 +220,40 @@ void gdx_setup_meta_fill(struct gdx_wire_meta *m, const struct gdx_comm *c)
 #ifdef GDX_DEBUG
 	m->flags = GDX_META_F_RECORDS;
 #endif
+	if (c->failover)
+		m->flags |= GDX_META_F_FAILOVER;
 	m->ctrl_addr = (uintptr_t)c->ctrl;
 	snprintf(m->dev_name, sizeof(m->dev_name), "%.63s", c->dev_name);
 	for (int i = 0; i < c->nrails; i++) {
 		gdx_rail_local(&c->rails[i], &m->rails[i], &m->qpn[i * c->qps_per_rail]);
 		m->rails[i].ctrl_rkey = c->ctrl_mr[c->rails[i].member]->rkey;
 	}
+}
+
+/* Failover runs only where both ends run it: an end that takes a rail out
+ * alone waits for counts the other never sends, then fails the comm; the
+ * other, which never took it out, posts on QPs in error. Said once per
+ * process at WARN (every connection of a misconfigured node would say it),
+ * then at INFO. */
+static void gdx_setup_failover_agree(struct gdx_comm *c, const struct gdx_wire_meta *remote)
+{
+	static int warned;
+	bool theirs = remote->flags & GDX_META_F_FAILOVER;
+
+	if (c->nrails < 2 || c->failover == theirs)
+		return;
+	if (!__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED))
+		GDX_WARN("%s: failover is %s here and %s at peer %s (%s): it is off for the "
+			 "connection, so a rail that fails fails it; set NCCL_GDX_FAILOVER (or "
+			 "NCCL_IB_RESILIENCY_PORT_FAILOVER) the same on every node, with "
+			 "libnccl-net-gdx 0.4.3 or later on each",
+			 c->dev_name, c->failover ? "on" : "off", theirs ? "on" : "off", c->peer,
+			 GDX_LOG_QUOTED(remote->dev_name));
+	else
+		GDX_INFO(NCCL_INIT | NCCL_NET,
+			 "%s: failover is %s here and %s at peer %s: off for the connection",
+			 c->dev_name, c->failover ? "on" : "off", theirs ? "on" : "off", c->peer);
+	c->failover = false;
 }
 
 int gdx_setup_rails_connect(struct gdx_comm *c, const struct gdx_wire_meta *remote)
@@ -240,6 +268,7 @@ int gdx_setup_rails_connect(struct gdx_comm *c, const struct gdx_wire_meta *remo
 		return -EPROTO;
 	}
 	snprintf(c->peer_dev, sizeof(c->peer_dev), "%s", remote->dev_name);
+	gdx_setup_failover_agree(c, remote);
 	c->remote_ctrl = remote->ctrl_addr;
 #ifdef GDX_DEBUG
 	c->dbg_records = remote->flags & GDX_META_F_RECORDS;

@@ -115,6 +115,9 @@ struct gdx_wire_meta {
  * record, and its sender writes them. Records go only between two ends that
  * both say so, so that a debug build and a release build still talk. */
 #define GDX_META_F_RECORDS 0x1
+/* The end runs failover on the connection (gdx_failover.h): only where both
+ * say so (0.4.3 on; an older peer says nothing, so the two stay off). */
+#define GDX_META_F_FAILOVER 0x2
 
 _Static_assert(sizeof(struct gdx_wire_hello) % 8 == 0 && sizeof(struct gdx_wire_meta) % 8 == 0,
 	       "hello and meta are sent back to back without padding");
