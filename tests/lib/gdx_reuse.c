@@ -222,7 +222,9 @@ struct round {
 	int qlen;
 	int sleft[MAX_WINDOW];
 	uint64_t bytes, messages, completions;
-	uint64_t refused; /* irecv calls that gave no request (the slot's receive in flight) */
+	uint64_t refused;      /* irecv calls that gave no request (the slot's receive in flight) */
+	bool idle_wait;	       /* REUSE_IDLE: the receives in flight finish, none posted */
+	uint64_t paused_turns; /* turns the receive side was not called */
 };
 
 static void side_open(struct round *rd, struct side *s, void *comm, size_t part, int fill)
@@ -255,7 +257,7 @@ static bool recv_post(struct round *rd)
 	size_t sizes[MAX_GROUP];
 	int tags[MAX_GROUP], b;
 
-	if (i >= rd->want || rd->rlen == rd->window)
+	if (i >= rd->want || rd->rlen == rd->window || rd->idle_wait)
 		return false;
 	b = slot_take(&rd->r);
 	ASSERT(b >= 0);
@@ -538,6 +540,12 @@ static void send_test(struct round *rd)
 /* ---- wires under rails, down and up during a round ---- */
 
 static volatile int flap_done;
+/* The receive side is not to be called (a pause, reuse_pause): asked by the
+ * flapper (1), and once every receive is done in REUSE_IDLE (2). */
+static volatile int recv_paused;
+/* and the main loop has stopped calling it (REUSE_IDLE: once its receives
+ * are done), so that the wire goes down only then */
+static volatile int recv_quiet;
 
 static void link_set(int veth, const char *state)
 {
@@ -547,33 +555,70 @@ static void link_set(int veth, const char *state)
 	ASSERT_EQ(system(cmd), 0);
 }
 
-/* One flap: veth1 (rail 0) down for a second. Two: veth1 down, veth3
- * (rail 1) down half a second later, veth1 back, then veth3: a while with
- * one rail left, each drop met by the other's failover. */
+struct flap_plan {
+	int flaps;
+	int veth;   /* of the first flap: 1 (rail 0) or 3 (rail 1) */
+	bool pause; /* the receive side not called across it */
+};
+
+/* One flap: the wire of a rail down for a second (with a pause, the receive
+ * side not called from before it goes until a second after both ports are
+ * active again: time for the sender to restore the rail and note it). Two: veth1 down, veth3 (rail
+ * 1) down half a second later, veth1 back, then veth3: a while with one rail left, each drop met by
+ * the other's failover. */
 static void *flapper(void *arg)
 {
-	int flaps = *(const int *)arg;
+	const struct flap_plan *f = arg;
 
-	usleep(300000);
-	link_set(1, "down");
-	if (flaps > 1) {
+	usleep(200000);
+	if (f->pause) {
+		__atomic_store_n(&recv_paused, 1, __ATOMIC_RELEASE);
+		for (int t = 0; t < 2000 && !__atomic_load_n(&recv_quiet, __ATOMIC_ACQUIRE); t++)
+			usleep(10000);
+		ASSERT(__atomic_load_n(&recv_quiet, __ATOMIC_ACQUIRE));
+	}
+	usleep(100000);
+	link_set(f->veth, "down");
+	if (f->flaps > 1) {
 		usleep(500000);
 		link_set(3, "down");
 	}
-	usleep(flaps > 1 ? 500000 : 1000000);
-	link_set(1, "up");
-	if (flaps > 1) {
+	usleep(f->flaps > 1 ? 500000 : 1000000);
+	link_set(f->veth, "up");
+	if (f->flaps > 1) {
 		usleep(500000);
 		link_set(3, "up");
 	}
-	for (int v = 0; v < 2 * flaps; v++) {
+	for (int v = 0; v < 2 * f->flaps; v++) {
 		char dev[16];
 
-		snprintf(dev, sizeof(dev), "rxe%d", v);
+		snprintf(dev, sizeof(dev), "rxe%d", f->flaps == 1 ? f->veth - 1 + v : v);
 		gdx_port_wait_active(dev);
+	}
+	if (f->pause) {
+		usleep(1000000);
+		__atomic_store_n(&recv_quiet, 0, __ATOMIC_RELEASE);
+		__atomic_store_n(&recv_paused, 0, __ATOMIC_RELEASE);
 	}
 	__atomic_store_n(&flap_done, 1, __ATOMIC_RELEASE);
 	return NULL;
+}
+
+/* Whether the receive side is called this turn; REUSE_IDLE goes on until
+ * every receive in flight is done, then stops too. */
+static bool recv_runs(struct round *rd)
+{
+	if (!__atomic_load_n(&recv_paused, __ATOMIC_ACQUIRE)) {
+		rd->idle_wait = false;
+		return true;
+	}
+	if (rd->m->pause == REUSE_IDLE && rd->rlen) {
+		rd->idle_wait = true; /* no new receive meanwhile */
+		return true;
+	}
+	rd->paused_turns++;
+	__atomic_store_n(&recv_quiet, 1, __ATOMIC_RELEASE);
+	return false;
 }
 
 static int count_of(const char *hay, const char *needle)
@@ -591,7 +636,8 @@ static void round_run(struct gdx_drv *d, const struct reuse_mode *m, int ldev, i
 	struct round *rd = calloc(1, sizeof(*rd));
 	const uint64_t base = 48;
 	pthread_t flap;
-	double t0;
+	struct flap_plan plan = {m->flaps, m->flap_rail ? 3 : 1, m->pause != REUSE_RUNS};
+	double t0, flap_seen_at = 0;
 
 	ASSERT(rd != NULL);
 	rd->m = m;
@@ -609,15 +655,28 @@ static void round_run(struct gdx_drv *d, const struct reuse_mode *m, int ldev, i
 	if (m->flaps) {
 		gdx_test_log_clear();
 		flap_done = 0;
-		ASSERT_EQ(pthread_create(&flap, NULL, flapper, (void *)&m->flaps), 0);
+		recv_paused = recv_quiet = 0;
+		ASSERT_EQ(pthread_create(&flap, NULL, flapper, &plan), 0);
 	}
 	t0 = gdx_now_s();
 	while (rd->rposted < rd->want || rd->rlen || rd->qlen || rd->snext < rd->want) {
-		/* with flaps: on until every rail is back and carries again */
-		if (m->flaps && rd->want < rd->messages + (uint64_t)rd->window &&
+		/* with flaps: on until every rail is back and carries again; the
+		 * sender always has a message to send meanwhile, so that it is
+		 * called (and sees the flap) while the receive side is not */
+		if (m->flaps && rd->want < rd->snext + (uint64_t)rd->window &&
 		    (!__atomic_load_n(&flap_done, __ATOMIC_ACQUIRE) ||
 		     count_of(gdx_test_infos(), "back in the connection") < m->flaps))
-			rd->want = rd->messages + (uint64_t)rd->window;
+			rd->want = rd->snext + (uint64_t)rd->window;
+		if (m->flaps && __atomic_load_n(&flap_done, __ATOMIC_ACQUIRE) && !flap_seen_at)
+			flap_seen_at = gdx_now_s();
+		if (flap_seen_at && gdx_now_s() - flap_seen_at > 30 &&
+		    count_of(gdx_test_warnings(), "taken out of the connection") < m->flaps)
+			gdx_test_fail(__FILE__, __LINE__,
+				      "round %d: 30 s after the wires came back, %d rail(s) of %d "
+				      "taken out: the plugin never saw the flap",
+				      round,
+				      count_of(gdx_test_warnings(), "taken out of the connection"),
+				      m->flaps);
 		if (gdx_now_s() - t0 > 180)
 			gdx_test_fail(__FILE__, __LINE__,
 				      "round %d: after 180 s, %llu of %llu messages received, %llu "
@@ -625,11 +684,13 @@ static void round_run(struct gdx_drv *d, const struct reuse_mode *m, int ldev, i
 				      round, (unsigned long long)rd->messages,
 				      (unsigned long long)rd->want, (unsigned long long)rd->snext,
 				      rd->qlen);
-		while (recv_post(rd))
-			;
+		if (recv_runs(rd))
+			while (recv_post(rd))
+				;
 		send_post(rd);
 		send_test(rd);
-		recv_test(rd);
+		if (recv_runs(rd))
+			recv_test(rd);
 	}
 	if (m->flaps) {
 		ASSERT_EQ(pthread_join(flap, NULL), 0);
@@ -639,9 +700,16 @@ static void round_run(struct gdx_drv *d, const struct reuse_mode *m, int ldev, i
 	/* every receive completed exactly once */
 	ASSERT_EQ(rd->completions, rd->want);
 	printf("  round %d: %llu messages, %.1f MiB, every byte checked after reuse, 0 corrupted, "
-	       "0 lost; irecv said not now %llu time(s) (%.1f s)\n",
+	       "0 lost; irecv said not now %llu time(s)%s (%.1f s)\n",
 	       round, (unsigned long long)rd->messages, (double)rd->bytes / 1048576.0,
-	       (unsigned long long)rd->refused, gdx_now_s() - t0);
+	       (unsigned long long)rd->refused,
+	       m->pause == REUSE_STOPPED ? "; the receive side stopped across the flap"
+	       : m->pause == REUSE_IDLE	 ? "; the receive side idle across the flap"
+					 : "",
+	       gdx_now_s() - t0);
+	/* the pause happened: the sender went on alone for a while */
+	if (m->pause)
+		ASSERT(rd->paused_turns > 0);
 	fflush(stdout);
 	side_close(rd, &rd->s, rd->p.s);
 	side_close(rd, &rd->r, rd->p.r);
@@ -692,9 +760,10 @@ void reuse_run_mode(const struct reuse_mode *m, int rounds)
 	       : m->fused == 2 ? ", fused rxe1+rxe3 -> rxe0+rxe2"
 			       : "",
 	       m->group > 1 ? ", grouped receives" : "",
-	       m->flaps == 2   ? ", two rails down and up, staggered"
-	       : m->flaps == 1 ? ", a rail down and up"
-			       : "",
+	       m->flaps == 2		       ? ", two rails down and up, staggered"
+	       : m->flaps == 1 && m->flap_rail ? ", rail 1 down and up"
+	       : m->flaps == 1		       ? ", rail 0 (the control rail) down and up"
+					       : "",
 	       m->flush ? ", iflush after each receive" : "", window_of(m),
 	       senders_of(m) > 1 ? "each sender's oldest" : order_names[m->order], senders,
 	       m->big_first ? ", one 4 MiB message per window" : "", rounds,

@@ -27,6 +27,17 @@ enum reuse_order {
 	REUSE_RANDOM,	  /* every request in flight each turn, in a random order */
 };
 
+/* What the receive side does across a flap (flaps == 1): NCCL calls a
+ * receive comm only while it has work on it. */
+enum reuse_pause {
+	REUSE_RUNS = 0, /* called throughout */
+	REUSE_STOPPED,	/* not called from before the wire goes down until the
+			 * sender has restored the rail, its receives posted:
+			 * their immediates wait in its CQ (a process stopped) */
+	REUSE_IDLE,	/* every receive done first, then not called: nothing
+			 * posted while the sender spins in isend */
+};
+
 struct reuse_mode {
 	const char *env; /* "VAR=value VAR=value", set before the plugin loads */
 	int v;		 /* the table NCCL uses (0: the newest) */
@@ -41,6 +52,9 @@ struct reuse_mode {
 	int senders;		/* ranks sharing the comms, each with its tag: 1 when 0 */
 	bool big_first;		/* every window-th message 4 MiB, the others small */
 	size_t max_msg;		/* the largest message: 16 MiB when 0 */
+	enum reuse_pause pause; /* with flaps == 1 */
+	int flap_rail;		/* with flaps == 1: the rail whose wire goes (0: the
+				 * control rail, veth1; 1: veth3) */
 };
 
 /* Runs the mode: its environment, the plugin loaded, each round on a new

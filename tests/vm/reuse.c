@@ -54,6 +54,27 @@ MODE(test_fused_adaptive_routing_qps_2_split,
 MODE(test_fused_failover_rail_down_and_up, .env = FO, .fused = 2, .group = 1, .flaps = 1)
 MODE(test_fused_failover_adaptive_routing_rail_down_and_up, .env = FO " " AR0, .fused = 2,
      .group = 1, .flaps = 1)
+/* A receive side not called across a flap and the restore after it (issue
+ * 46): stopped with its receives posted (32, so that its CQs hold more than
+ * a poll takes), or idle with none; 20 rounds, a flap each
+ * (GDX_REUSE_ROUNDS=N runs N). */
+#define PAUSE_ROUNDS 20
+#define PAUSE_MODE(fn, ...)                                                            \
+	static void fn(void)                                                           \
+	{                                                                              \
+		reuse_run_mode(&(const struct reuse_mode){__VA_ARGS__}, PAUSE_ROUNDS); \
+	}
+#define UNSTRIPED "NCCL_GDX_STRIPE_MIN=1073741824"
+
+PAUSE_MODE(test_fused_failover_receiver_stopped_control_rail, .env = FO, .fused = 2, .group = 1,
+	   .flaps = 1, .pause = REUSE_STOPPED, .window = 32, .max_msg = 256 << 10)
+PAUSE_MODE(test_fused_failover_receiver_stopped_rail_1_unstriped, .env = FO " " UNSTRIPED,
+	   .fused = 2, .group = 1, .flaps = 1, .pause = REUSE_STOPPED, .flap_rail = 1, .window = 32,
+	   .max_msg = 256 << 10)
+PAUSE_MODE(test_fused_failover_receiver_stopped_grouped, .env = FO, .fused = 2, .group = MAX_GROUP,
+	   .flaps = 1, .pause = REUSE_STOPPED, .window = 16, .max_msg = 256 << 10)
+PAUSE_MODE(test_fused_failover_receiver_idle_control_rail, .env = FO, .fused = 2, .group = 1,
+	   .flaps = 1, .pause = REUSE_IDLE)
 MODE(test_grouped, .group = MAX_GROUP)
 MODE(test_grouped_fused_adaptive_routing, .env = AR0, .fused = 2, .group = MAX_GROUP)
 MODE(test_flush_forced_host_memory, .env = "NCCL_GDX_GDR_FLUSH=2", .group = 1, .flush = true)
@@ -111,7 +132,11 @@ GDX_TESTS_MAIN(TEST(test_default, 300), TEST(test_default_v7, 300),
 	       TEST(test_fused_even, 300), TEST(test_fused_adaptive_routing_qps_2_split, 300),
 	       TEST(test_fused_failover_rail_down_and_up, 300),
 	       TEST(test_fused_failover_adaptive_routing_rail_down_and_up, 300),
-	       TEST(test_grouped, 300), TEST(test_grouped_fused_adaptive_routing, 300),
+	       TEST(test_fused_failover_receiver_stopped_control_rail, 600),
+	       TEST(test_fused_failover_receiver_stopped_rail_1_unstriped, 600),
+	       TEST(test_fused_failover_receiver_stopped_grouped, 600),
+	       TEST(test_fused_failover_receiver_idle_control_rail, 600), TEST(test_grouped, 300),
+	       TEST(test_grouped_fused_adaptive_routing, 300),
 	       TEST(test_flush_forced_host_memory, 300),
 	       TEST(test_flush_forced_grouped_adaptive_routing, 300),
 	       TEST_BY_NAME(test_debug_invariant_catches_ar_done_at_post, 120,

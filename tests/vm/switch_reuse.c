@@ -43,6 +43,20 @@ MODE(test_three_rails_failover_two_drops_grouped_8, .env = FO, .fused = 3, .grou
 MODE(test_three_rails_failover_two_drops_qps_2_split,
      .env = FO " NCCL_GDX_QPS_PER_CONNECTION=2 NCCL_GDX_SPLIT_DATA_ON_QPS=1", .fused = 3,
      .group = 1, .flaps = 2)
+/* A receive side not called across a flap of the control rail and the
+ * restore after it (issue 46), 20 rounds of a flap each. */
+#define PAUSE_ROUNDS 20
+#define PAUSE_MODE(fn, ...)                                                            \
+	static void fn(void)                                                           \
+	{                                                                              \
+		reuse_run_mode(&(const struct reuse_mode){__VA_ARGS__}, PAUSE_ROUNDS); \
+	}
+
+PAUSE_MODE(test_three_rails_failover_receiver_stopped_grouped_8, .env = FO, .fused = 3, .group = 8,
+	   .flaps = 1, .pause = REUSE_STOPPED, .window = 16, .max_msg = 256 << 10)
+PAUSE_MODE(test_three_rails_failover_receiver_idle_unstriped,
+	   .env = FO " NCCL_GDX_STRIPE_MIN=1073741824", .fused = 3, .group = 1, .flaps = 1,
+	   .pause = REUSE_IDLE)
 MODE(test_three_rails_32_in_flight_newest_first, .fused = 3, .group = 1, .window = 32,
      .order = REUSE_NEWEST, .max_msg = 4 * MiB)
 MODE(test_three_rails_32_in_flight_random_order, .env = AR0, .fused = 3, .group = 1, .window = 32,
@@ -56,6 +70,8 @@ GDX_TESTS_MAIN(TEST(test_three_rails_weighted, 600),
 	       TEST(test_three_rails_failover_two_drops_adaptive_routing, 900),
 	       TEST(test_three_rails_failover_two_drops_grouped_8, 900),
 	       TEST(test_three_rails_failover_two_drops_qps_2_split, 900),
+	       TEST(test_three_rails_failover_receiver_stopped_grouped_8, 900),
+	       TEST(test_three_rails_failover_receiver_idle_unstriped, 900),
 	       TEST(test_three_rails_32_in_flight_newest_first, 600),
 	       TEST(test_three_rails_32_in_flight_random_order, 600),
 	       TEST(test_three_rails_one_4_mib_then_31_small, 600),
