@@ -235,6 +235,21 @@ uint32_t gdx_rma_req_wrs(const struct gdx_rma_conn *c, enum gdx_rma_op op, uint6
 	return (uint32_t)((size + most - 1) / most) + (uint32_t)c->nqps;
 }
 
+/* Connection to itself: NIC r's rail is out, so a flush cannot read through
+ * it; what it wrote into windows before it failed is ordered by no flush
+ * from now on. Once per NIC, at WARN: the GPU may see those bytes late. */
+static void gdx_rma_unflushed(struct gdx_rma_conn *c, int r)
+{
+	if (c->unflushed_told & (1u << r))
+		return;
+	c->unflushed_told |= 1u << r;
+	GDX_WARN("RMA: rank %d, context %d: iflush cannot read through %s, its rail to itself "
+		 "is out (taken out after a failure): what %s wrote into this rank's windows "
+		 "before then is not ordered by this flush or any later one; the other NICs "
+		 "are flushed (the job goes on, failover on; a restart brings the NIC back)",
+		 c->ctx->coll->rank, c->context, c->rails[r].dev->ibdev, c->rails[r].dev->ibdev);
+}
+
 /* The request's work requests, in its QPs' FIFOs; -EAGAIN while the pool
  * has no room for them all. */
 static int gdx_rma_expand(struct gdx_rma_conn *c, struct gdx_rma_req *req)
@@ -248,13 +263,17 @@ static int gdx_rma_expand(struct gdx_rma_conn *c, struct gdx_rma_req *req)
 			return -EAGAIN;
 		req->expanded = true;
 		/* through the connection to itself: an 8-byte read on each NIC
-		 * that may have written the window, the first QP of its rail */
+		 * that may have written the window, the first QP of its rail. A
+		 * read through another NIC orders nothing this one wrote, so a
+		 * NIC whose rail is out gets none, and that is said. */
 		for (int r = 0; r < c->nlocal && req->size; r++) {
 			uint16_t i;
 			int q = r * c->qps_per_rail;
 
-			if (!gdx_rma_qp_live(c, q))
-				q = c->home;
+			if (!gdx_rma_qp_live(c, q)) {
+				gdx_rma_unflushed(c, r);
+				continue;
+			}
 			i = gdx_rma_wr_get(c);
 			c->wrs[i].req = req->index;
 			c->wrs[i].op = GDX_RMA_WR_FLUSH;

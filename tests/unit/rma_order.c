@@ -448,6 +448,41 @@ static void test_failover_carries_on(void)
 	unsetenv("NCCL_GDX_FAILOVER");
 }
 
+/* A flush reads through each NIC whose rail of the connection to itself is
+ * in; a NIC whose rail is out gets no read through another NIC's QP (it
+ * would order nothing that NIC wrote), and a WARN says what is not ordered.
+ * The rig has no connection to itself: the one to rank 1 stands for it. */
+static void test_flush_reads_through_no_other_nic(void)
+{
+	struct rig g;
+	struct gdx_rma_req *r;
+	struct gdx_rma_conn *conn;
+	unsigned before;
+
+	setenv("NCCL_GDX_FAILOVER", "1", 1);
+	setenv("NCCL_GDX_GDR_FLUSH", "2", 1); /* host memory: flushed anyway */
+	rig_make(&g, 2, 1);
+	gdx_fill(g.mem[0], 300000, 3);
+	r = put(&g, 0, 300000, 1, 0, true, false);
+	fake_fail(fake_rma_qp(&g.f, 0, 1, 0), IBV_WC_RETRY_EXC_ERR);
+	drain(&g, r);
+	ASSERT_STR_CONTAINS(gdx_test_warnings(), "rail 1 taken out of the connection");
+	conn = gdx_rma_conn_of(X(&g), 0, 1);
+	X(&g)->conns[0] = conn;
+	before = fake_pending(fake_rma_qp(&g.f, 0, 0, 0));
+	ASSERT_EQ(gdx_rma_iflush(X(&g), 0, &g.data.mh[0], 1, &r), 0);
+	printf("  a flush with rail 1 out: %u read(s) through fake0's QP\n",
+	       fake_pending(fake_rma_qp(&g.f, 0, 0, 0)) - before);
+	ASSERT_EQ(fake_pending(fake_rma_qp(&g.f, 0, 0, 0)) - before, 1);
+	ASSERT_STR_CONTAINS(gdx_test_warnings(), "iflush cannot read through fake1, its rail to "
+						 "itself is out");
+	drain(&g, r);
+	X(&g)->conns[0] = NULL;
+	rig_free(&g);
+	unsetenv("NCCL_GDX_FAILOVER");
+	unsetenv("NCCL_GDX_GDR_FLUSH");
+}
+
 /* Without failover the failure is the request's error and queryLastError's,
  * with a WARN that names the rail and its QP. */
 static void test_failure_is_reported(void)
@@ -525,6 +560,7 @@ GDX_TESTS_MAIN(TEST(test_strong_signal_waits_for_the_other_rail, 30),
 	       TEST(test_random_order_never_signals_early, 60),
 	       TEST(test_random_order_never_signals_early_failover, 60),
 	       TEST(test_aggregate_hint_holds_the_doorbell, 30), TEST(test_backlog_keeps_order, 60),
-	       TEST(test_failover_carries_on, 30), TEST(test_failure_is_reported, 30),
+	       TEST(test_failover_carries_on, 30),
+	       TEST(test_flush_reads_through_no_other_nic, 30), TEST(test_failure_is_reported, 30),
 	       TEST(test_atomic_in_doubt_is_not_sent_twice, 30),
 	       TEST(test_get_reads_every_byte, 30))

@@ -52,6 +52,10 @@ MODE(test_fused_adaptive_routing_qps_2_split,
      .env = AR0 " NCCL_GDX_QPS_PER_CONNECTION=2 NCCL_GDX_SPLIT_DATA_ON_QPS=1", .fused = 2,
      .group = 1)
 MODE(test_fused_failover_rail_down_and_up, .env = FO, .fused = 2, .group = 1, .flaps = 1)
+/* iflush through every NIC while one's wire is down: its read must not fail
+ * the comm, and the bytes it wrote before are still ordered */
+MODE(test_fused_failover_flush_rail_down_and_up, .env = FO " NCCL_GDX_GDR_FLUSH=2", .fused = 2,
+     .group = 1, .flaps = 1, .flush = true)
 MODE(test_fused_failover_adaptive_routing_rail_down_and_up, .env = FO " " AR0, .fused = 2,
      .group = 1, .flaps = 1)
 /* A receive side not called across a flap and the restore after it (issue
@@ -131,6 +135,7 @@ GDX_TESTS_MAIN(TEST(test_default, 300), TEST(test_default_v7, 300),
 	       TEST(test_qps_4_split_adaptive_routing, 300), TEST(test_fused_weighted, 300),
 	       TEST(test_fused_even, 300), TEST(test_fused_adaptive_routing_qps_2_split, 300),
 	       TEST(test_fused_failover_rail_down_and_up, 300),
+	       TEST(test_fused_failover_flush_rail_down_and_up, 300),
 	       TEST(test_fused_failover_adaptive_routing_rail_down_and_up, 300),
 	       TEST(test_fused_failover_receiver_stopped_control_rail, 600),
 	       TEST(test_fused_failover_receiver_stopped_rail_1_unstriped, 600),
