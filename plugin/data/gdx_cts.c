@@ -99,8 +99,8 @@ static int gdx_cts_rail(struct gdx_recv_comm *rc)
 
 /* Writes the clear-to-sends of receives [cts_sent, tail) into the sender's
  * FIFO: per run of consecutive slots (two where the ring wraps), one write of
- * their first entries, and one per further entry row that a grouped receive
- * among them uses. */
+ * their first entries, and in each further row one per run of slots whose
+ * grouped receive uses it (gdx_cts_flush_row). */
 /* The common flush: the staged receives are all single buffers, so one
  * write of their entries (two where the ring wraps) says everything. */
 static int gdx_cts_flush_singles(struct gdx_recv_comm *rc)
@@ -125,6 +125,44 @@ static int gdx_cts_flush_singles(struct gdx_recv_comm *rc)
 	return 0;
 }
 
+static uint32_t gdx_cts_nreqs(const struct gdx_recv_comm *rc, uint32_t s)
+{
+	return le32toh(rc->base.ctrl->fifo[GDX_FIFO_INDEX(s, 0)].nreqs);
+}
+
+/* Row i of slots [first, first + count): one write per run of slots whose
+ * receive has more than i buffers (*any: there was one). A write across a
+ * slot with fewer would carry that slot's row i as an earlier lap staged
+ * it, and the NIC may read it (or read it again, to retransmit) after the
+ * slot is staged anew: a half-written entry at the sender. No room: the
+ * whole run is written again once there is (the writes are idempotent);
+ * every poll retries it. */
+static int gdx_cts_flush_row(struct gdx_recv_comm *rc, uint32_t first, uint32_t count, uint32_t i,
+			     bool *any)
+{
+	for (uint32_t lo = first; lo < first + count;) {
+		uint32_t hi = lo;
+		int rail, ret;
+
+		if (gdx_cts_nreqs(rc, lo) <= i) {
+			lo++;
+			continue;
+		}
+		while (hi + 1 < first + count && gdx_cts_nreqs(rc, hi + 1) > i)
+			hi++;
+		*any = true;
+		rail = gdx_cts_rail(rc);
+		rc->cts_stalled = rail < 0;
+		if (rc->cts_stalled)
+			return rc->base.err;
+		ret = gdx_cts_write(rc, rail, GDX_FIFO_INDEX(lo, i), hi - lo + 1, false);
+		if (ret)
+			return ret;
+		lo = hi + 1;
+	}
+	return 0;
+}
+
 int gdx_cts_flush_held(struct gdx_recv_comm *rc)
 {
 	if (rc->base.err)
@@ -141,26 +179,13 @@ int gdx_cts_flush_held(struct gdx_recv_comm *rc)
 		if (first + count > GDX_MAX_REQUESTS)
 			count = GDX_MAX_REQUESTS - first;
 		for (uint32_t i = 0; i < GDX_MAX_RECVS; i++) {
-			uint32_t lo = GDX_MAX_REQUESTS, hi = 0;
-			int ret, rail;
+			bool any = false;
+			int ret = gdx_cts_flush_row(rc, first, (uint32_t)count, i, &any);
 
-			for (uint32_t s = first; s < first + count; s++) {
-				if (le32toh(rc->base.ctrl->fifo[GDX_FIFO_INDEX(s, 0)].nreqs) <= i)
-					continue;
-				lo = s < lo ? s : lo;
-				hi = s;
-			}
-			if (lo > hi)
-				break; /* no receive of the run has this many buffers */
-			/* No room: the run is written again, whole, once there is
-			 * (the writes are idempotent); every poll retries it. */
-			rail = gdx_cts_rail(rc);
-			rc->cts_stalled = rail < 0;
-			ret = rc->cts_stalled ? rc->base.err
-					      : gdx_cts_write(rc, rail, GDX_FIFO_INDEX(lo, i),
-							      hi - lo + 1, false);
 			if (ret || rc->cts_stalled)
 				return ret;
+			if (!any)
+				break; /* no receive of the run has this many buffers */
 		}
 		rc->cts_sent += count;
 		rc->cts_outstanding += (uint32_t)count;

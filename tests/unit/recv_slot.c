@@ -192,5 +192,56 @@ static void test_random_test_order_many_laps(void)
 	free(rbuf);
 }
 
+/* A write of a grouped receive's further entries covers only slots whose
+ * receive uses that row: slots 2 and 4 grouped (2 buffers), slot 3 single,
+ * held (the sender has slots 0 and 1's) and written in one flush. 0.4.2
+ * wrote row 1 of slots 2..4 in one write, slot 3's as an earlier lap left
+ * it. */
+static void test_grouped_rows_cover_only_their_slots(void)
+{
+	struct fake_pair p;
+	struct gdx_mr mr;
+	static char buf[5][2][SMALL];
+	struct gdx_request *req[5];
+	uint64_t row1 =
+		offsetof(struct gdx_ctrl, fifo) + GDX_FIFO_INDEX(2, 1) * sizeof(struct gdx_cts);
+	int covered[3] = {0};
+
+	fake_init();
+	fake_pair_make(&p, &(struct fake_opts){.nrails = 1, .nqps = 1});
+	fake_mr(&p, buf, sizeof(buf), &mr);
+	for (int s = 0; s < 5; s++) {
+		int n = s == 2 || s == 4 ? 2 : 1, tags[2] = {5, 6};
+		void *data[2] = {buf[s][0], buf[s][1]};
+		uint64_t sizes[2] = {SMALL, SMALL};
+		struct gdx_mr *mrs[2] = {&mr, &mr};
+
+		req[s] = NULL;
+		ASSERT_EQ(gdx_irecv(p.r.rc, n, data, sizes, tags, mrs, NULL, &req[s]), 0);
+		ASSERT(req[s] != NULL);
+		if (s == 1)
+			fake_run(fake_qp_of(&p.r, 0, 0), FAKE_SQ); /* the sender has 0, 1 */
+	}
+	ASSERT_EQ(fake_qp_of(&p.r, 0, 0)->nlog, 2); /* 2, 3, 4 held */
+	ASSERT_EQ(fake_test(req[4], NULL), 0);	    /* a held receive tested: they go */
+	fake_run(fake_qp_of(&p.r, 0, 0), FAKE_SQ);
+	for (unsigned k = 0; k < fake_qp_of(&p.r, 0, 0)->nlog; k++) {
+		const struct fake_wr *w = &fake_qp_of(&p.r, 0, 0)->log[k];
+		uint64_t at = w->raddr - p.r.c->remote_ctrl;
+
+		for (int s = 0; s < 3; s++)
+			if (at <= row1 + s * sizeof(struct gdx_cts) &&
+			    row1 + (s + 1) * sizeof(struct gdx_cts) <= at + w->len)
+				covered[s]++;
+	}
+	printf("  row 1 written for slot 2: %d time(s), slot 3 (single): %d, slot 4: %d\n",
+	       covered[0], covered[1], covered[2]);
+	ASSERT_EQ(covered[0], 1);
+	ASSERT_EQ(covered[1], 0);
+	ASSERT_EQ(covered[2], 1);
+	fake_pair_free(&p);
+}
+
 GDX_TESTS_MAIN(TEST(test_irecv_waits_for_a_busy_slot, 60),
+	       TEST(test_grouped_rows_cover_only_their_slots, 30),
 	       TEST(test_random_test_order_many_laps, 120))
