@@ -9,8 +9,16 @@
  * port is looked at in the background for as long as it takes; only the
  * sender keeps time) and the stream's rate returns to what both rails gave
  * before, within 15 s. The long test is run by name (tests/README.md).
+ *
+ * Failover on at one end only (the receiver's node lacks the setting): the
+ * ends agree on off at the handshake, and the end that asked says so in a
+ * WARN naming the setting; a wire that goes down then fails the stream in
+ * bounded time, where 0.4.2's sender waited for counts that never came.
  */
+#include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "gdx_pair.h"
@@ -97,6 +105,42 @@ static void test_outage_five_minutes(void)
 	outage(300);
 }
 
-GDX_TESTS_MAIN(TEST(test_outage_one_minute, 240),
+static void test_failover_at_one_end_only(void)
+{
+	struct gdx_stream st;
+	double t_down, t_failed = 0;
+
+	gdx_vm_links_up();
+	setenv("NCCL_GDX_RAILS", "rxe0+rxe2,rxe1+rxe3", 1);
+	unsetenv("NCCL_GDX_FAILOVER");
+	gdx_stream_fork(&st, FUSED_LISTEN, MSG); /* its plugin without failover */
+	setenv("NCCL_GDX_FAILOVER", "1", 1);
+	gdx_stream_connect(&st, FUSED_CONNECT);
+	ASSERT(gdx_stream_moves(&st, 4, 60));
+	ASSERT_STR_CONTAINS(gdx_test_warnings(), "failover is on here and off at peer");
+	ASSERT_STR_CONTAINS(gdx_test_warnings(),
+			    "set NCCL_GDX_FAILOVER (or "
+			    "NCCL_IB_RESILIENCY_PORT_FAILOVER) the same on every "
+			    "node");
+	sh("ip link set veth3 down");
+	t_down = gdx_now_s();
+	while (gdx_now_s() - t_down < 60 && st.res == ncclSuccess)
+		usleep(100000);
+	if (st.res != ncclSuccess)
+		t_failed = gdx_now_s() - t_down;
+	sh("ip link set veth3 up");
+	gdx_vm_links_up();
+	printf("  failover on at the sender only: off for the connection (WARN said); rxe3's wire "
+	       "down: the stream failed %.1f s later (result %d)\n",
+	       t_failed, st.res);
+	ASSERT_NE(st.res, ncclSuccess);
+	ASSERT(t_failed > 0 && t_failed < 60);
+	st.stop = 1;
+	ASSERT_EQ(pthread_join(st.thread, NULL), 0);
+	kill(st.child, SIGKILL);
+	waitpid(st.child, NULL, 0);
+}
+
+GDX_TESTS_MAIN(TEST(test_failover_at_one_end_only, 120), TEST(test_outage_one_minute, 240),
 	       TEST_BY_NAME(test_outage_five_minutes, 600,
 			    "a five-minute outage: run by name for the long figure"))
