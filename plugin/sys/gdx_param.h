@@ -109,7 +109,8 @@
 	X(bool, failover, "FAILOVER", "0", "NCCL_IB_RESILIENCY_PORT_FAILOVER", 0, 1,              \
 	  "1: on a device of two or more rails, take a rail that fails out of the connection "    \
 	  "and re-send its traffic on the others, instead of failing the connection (off by "     \
-	  "default, as net_ib)")                                                                  \
+	  "default, as net_ib); only where both ends run it (0.4.3 on): one alone is a WARN "     \
+	  "and off")                                                                              \
 	X(bool, recovery, "RECOVERY", "1", "NCCL_IB_RESILIENCY_PORT_RECOVERY", 0, 1,              \
 	  "1: a rail taken out comes back once its port is up, probed in the background for as "  \
 	  "long as it takes (see RECOVERY_ATTEMPTS); 0: it stays out")                            \
