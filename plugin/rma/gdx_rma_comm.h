@@ -147,13 +147,13 @@ struct gdx_rma_conn {
 	struct gdx_rail rails[GDX_MAX_RAILS];
 	struct gdx_qp qp_store[GDX_RMA_MAX_QPS];
 	struct gdx_rma_qp qs[GDX_RMA_MAX_QPS];
-	uint32_t rail_out; /* rails taken out after a failure (bit per rail) */
+	uint32_t rail_out;	 /* rails taken out after a failure (bit per rail) */
 	uint32_t unflushed_told; /* connection to itself: NICs whose flush read is
 				  * no longer possible, said once each */
-	int home;	   /* the QP small puts and signals take: rail 0's first, or
-			    * the first of the first rail still in */
-	int rr;		   /* where spreading over QPs starts next */
-	int err;	   /* sticky: every request fails with it */
+	int home;		 /* the QP small puts and signals take: rail 0's first, or
+				  * the first of the first rail still in */
+	int rr;			 /* where spreading over QPs starts next */
+	int err;		 /* sticky: every request fails with it */
 	uint64_t tick;
 	int active;	  /* requests in flight */
 	bool held;	  /* work made and not given to the NIC (the aggregate hint) */
