@@ -431,6 +431,15 @@ void fake_fail(struct fake_qp *q, enum ibv_wc_status status)
 	fake_qp_error(q);
 }
 
+bool fake_restoring(const struct fake_pair *p)
+{
+	for (int r = 0; r < p->o.nrails; r++)
+		if (__atomic_load_n(&p->s.c->run[r].bg_busy, __ATOMIC_ACQUIRE) ||
+		    __atomic_load_n(&p->r.c->run[r].bg_busy, __ATOMIC_ACQUIRE))
+			return true;
+	return false;
+}
+
 struct fake_qp *fake_qp_of(struct fake_end *e, int rail, int q)
 {
 	return &e->qp[rail * e->c->qps_per_rail + q];

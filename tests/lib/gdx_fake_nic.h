@@ -141,6 +141,10 @@ void fake_async_event(enum ibv_event_type type, int port);
  * (ibv_query_port), so without it a port's speed is unknown. */
 void fake_port_speed(uint64_t units_of_100mbps);
 
+/* Whether a restore's thread (gdx_failover.c) works on a QP of either end:
+ * a test carries out no WR meanwhile, as the thread owns the QPs. */
+bool fake_restoring(const struct fake_pair *p);
+
 /* QP q of rail r of an end. */
 struct fake_qp *fake_qp_of(struct fake_end *e, int rail, int q);
 

@@ -50,19 +50,10 @@ static void pause_ms(int ms)
 	nanosleep(&(struct timespec){0, ms * 1000000L}, NULL);
 }
 
-static bool bg_busy(const struct fake_pair *p)
-{
-	for (int r = 0; r < p->o.nrails; r++)
-		if (__atomic_load_n(&p->s.c->run[r].bg_busy, __ATOMIC_ACQUIRE) ||
-		    __atomic_load_n(&p->r.c->run[r].bg_busy, __ATOMIC_ACQUIRE))
-			return true;
-	return false;
-}
-
 /* Carries out what one end posted (not while a restore's thread owns a QP). */
 static void run_end(struct fake_pair *p, struct fake_end *e)
 {
-	if (bg_busy(p))
+	if (fake_restoring(p))
 		return;
 	for (int k = 0; k < p->o.nrails * p->o.nqps; k++)
 		fake_run(&e->qp[k], FAKE_SQ);
@@ -83,7 +74,7 @@ static bool sender_alone(struct fake_pair *p, enum gdx_rail_state want, int ms)
 		if (p->s.c->run[0].state >= want) {
 			seen = true;
 			/* the note that took it there lands too */
-			for (int i = 0; i < 100 && bg_busy(p); i++)
+			for (int i = 0; i < 100 && fake_restoring(p); i++)
 				pause_ms(1);
 			run_end(p, &p->s);
 			return true;

@@ -31,15 +31,6 @@ static void setup(const char *probes, const char *attempts, const char *recovery
 	fake_init();
 }
 
-static bool bg_busy(const struct fake_pair *p)
-{
-	for (int r = 0; r < p->o.nrails; r++)
-		if (__atomic_load_n(&p->s.c->run[r].bg_busy, __ATOMIC_ACQUIRE) ||
-		    __atomic_load_n(&p->r.c->run[r].bg_busy, __ATOMIC_ACQUIRE))
-			return true;
-	return false;
-}
-
 static void pause_ms(int ms)
 {
 	nanosleep(&(struct timespec){0, ms * 1000000L}, NULL);
@@ -56,7 +47,7 @@ static bool drive_until(struct fake_pair *p, enum gdx_rail_state want, int max_m
 		for (int i = 0; i < 4; i++) {
 			gdx_cq_poll(p->s.c);
 			gdx_cq_poll(p->r.c);
-			if (bg_busy(p))
+			if (fake_restoring(p))
 				continue;
 			for (int k = 0; k < p->o.nrails * p->o.nqps; k++) {
 				if (k > 0 || deliver_probes ||
