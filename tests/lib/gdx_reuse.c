@@ -113,7 +113,9 @@ static int senders_of(const struct reuse_mode *m)
 
 static size_t max_msg_of(const struct reuse_mode *m)
 {
-	return m->group > 1 ? GROUP_MAX : m->max_msg ? m->max_msg : MAX_MSG;
+	if (m->group > 1)
+		return m->max_msg && m->max_msg < GROUP_MAX ? m->max_msg : GROUP_MAX;
+	return m->max_msg ? m->max_msg : MAX_MSG;
 }
 
 static void msg_of(const struct reuse_mode *m, uint64_t i, struct msg *out)

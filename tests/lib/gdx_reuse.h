@@ -51,7 +51,8 @@ struct reuse_mode {
 	enum reuse_order order; /* which requests are tested, both sides */
 	int senders;		/* ranks sharing the comms, each with its tag: 1 when 0 */
 	bool big_first;		/* every window-th message 4 MiB, the others small */
-	size_t max_msg;		/* the largest message: 16 MiB when 0 */
+	size_t max_msg;		/* the largest message (a grouped receive's buffer: at most
+				 * 2 MiB): 16 MiB when 0 */
 	enum reuse_pause pause; /* with flaps == 1 */
 	int flap_rail;		/* with flaps == 1: the rail whose wire goes (0: the
 				 * control rail, veth1; 1: veth3) */

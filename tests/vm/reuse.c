@@ -78,7 +78,7 @@ PAUSE_MODE(test_fused_failover_receiver_stopped_rail_1_unstriped, .env = FO " " 
 PAUSE_MODE(test_fused_failover_receiver_stopped_grouped, .env = FO, .fused = 2, .group = MAX_GROUP,
 	   .flaps = 1, .pause = REUSE_STOPPED, .window = 16, .max_msg = 256 << 10)
 PAUSE_MODE(test_fused_failover_receiver_idle_control_rail, .env = FO, .fused = 2, .group = 1,
-	   .flaps = 1, .pause = REUSE_IDLE)
+	   .flaps = 1, .pause = REUSE_IDLE, .max_msg = 1 << 20)
 MODE(test_grouped, .group = MAX_GROUP)
 MODE(test_grouped_fused_adaptive_routing, .env = AR0, .fused = 2, .group = MAX_GROUP)
 MODE(test_flush_forced_host_memory, .env = "NCCL_GDX_GDR_FLUSH=2", .group = 1, .flush = true)

@@ -56,7 +56,7 @@ PAUSE_MODE(test_three_rails_failover_receiver_stopped_grouped_8, .env = FO, .fus
 	   .flaps = 1, .pause = REUSE_STOPPED, .window = 16, .max_msg = 256 << 10)
 PAUSE_MODE(test_three_rails_failover_receiver_idle_unstriped,
 	   .env = FO " NCCL_GDX_STRIPE_MIN=1073741824", .fused = 3, .group = 1, .flaps = 1,
-	   .pause = REUSE_IDLE)
+	   .pause = REUSE_IDLE, .max_msg = 1 << 20)
 MODE(test_three_rails_32_in_flight_newest_first, .fused = 3, .group = 1, .window = 32,
      .order = REUSE_NEWEST, .max_msg = 4 * MiB)
 MODE(test_three_rails_32_in_flight_random_order, .env = AR0, .fused = 3, .group = 1, .window = 32,
