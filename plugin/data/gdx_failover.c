@@ -757,11 +757,10 @@ static int gdx_fo_note(struct gdx_comm *c, int r, const struct gdx_note *n, uint
 					  c->dev_name, r, n->answers, run->incarnation);
 				break;
 			}
-			/* the receiver's answer to an outage this end had already
-			 * closed with an empty log (the restore that follows asked
-			 * for nothing it counted): nothing to post again */
-			if (run->state == GDX_RAIL_DOWN ||
-			    (run->state == GDX_RAIL_RESTORING && run->incarnation != run->my_epoch))
+			/* before READY: the receiver's answer to the outage this end
+			 * closed with an empty log (its RESTORE asked for nothing it
+			 * counted), not a failure of this attempt */
+			if (run->state == GDX_RAIL_RESTORING && run->incarnation != run->my_epoch)
 				break;
 			if (run->state != GDX_RAIL_DRAINING) {
 				snprintf(why, sizeof(why), "the receiver saw: %.70s", n->why);

@@ -158,6 +158,13 @@ static int tag_of(const struct reuse_mode *m, uint64_t i, int j)
 
 /* ---- a round ---- */
 
+/* The receive side is not to be called (a pause, reuse_pause): set by the
+ * flapper around a flap. */
+static volatile int recv_paused;
+/* and the main loop has stopped calling it (REUSE_IDLE: once its receives
+ * in flight are done), so that the wire goes down only then */
+static volatile int recv_quiet;
+
 /* Each side's buffers: window slots of a message each (its group's parts),
  * taken by a message as it is posted and free again once it is done, in
  * whatever order that is: NCCL keeps up to 32 requests in flight on a comm
@@ -225,7 +232,6 @@ struct round {
 	int sleft[MAX_WINDOW];
 	uint64_t bytes, messages, completions;
 	uint64_t refused;      /* irecv calls that gave no request (the slot's receive in flight) */
-	bool idle_wait;	       /* REUSE_IDLE: the receives in flight finish, none posted */
 	uint64_t paused_turns; /* turns the receive side was not called */
 };
 
@@ -259,7 +265,9 @@ static bool recv_post(struct round *rd)
 	size_t sizes[MAX_GROUP];
 	int tags[MAX_GROUP], b;
 
-	if (i >= rd->want || rd->rlen == rd->window || rd->idle_wait)
+	/* paused (REUSE_IDLE finishing what is in flight): nothing new */
+	if (i >= rd->want || rd->rlen == rd->window ||
+	    __atomic_load_n(&recv_paused, __ATOMIC_ACQUIRE))
 		return false;
 	b = slot_take(&rd->r);
 	ASSERT(b >= 0);
@@ -542,12 +550,6 @@ static void send_test(struct round *rd)
 /* ---- wires under rails, down and up during a round ---- */
 
 static volatile int flap_done;
-/* The receive side is not to be called (a pause, reuse_pause): asked by the
- * flapper (1), and once every receive is done in REUSE_IDLE (2). */
-static volatile int recv_paused;
-/* and the main loop has stopped calling it (REUSE_IDLE: once its receives
- * are done), so that the wire goes down only then */
-static volatile int recv_quiet;
 
 static void link_set(int veth, const char *state)
 {
@@ -565,9 +567,9 @@ struct flap_plan {
 
 /* One flap: the wire of a rail down for a second (with a pause, the receive
  * side not called from before it goes until a second after both ports are
- * active again: time for the sender to restore the rail and note it). Two: veth1 down, veth3 (rail
- * 1) down half a second later, veth1 back, then veth3: a while with one rail left, each drop met by
- * the other's failover. */
+ * active again: time for the sender to restore the rail and note it). Two:
+ * veth1 down, veth3 (rail 1) down half a second later, veth1 back, then
+ * veth3: a while with one rail left, each drop met by the other's failover. */
 static void *flapper(void *arg)
 {
 	const struct flap_plan *f = arg;
@@ -610,14 +612,10 @@ static void *flapper(void *arg)
  * every receive in flight is done, then stops too. */
 static bool recv_runs(struct round *rd)
 {
-	if (!__atomic_load_n(&recv_paused, __ATOMIC_ACQUIRE)) {
-		rd->idle_wait = false;
+	if (!__atomic_load_n(&recv_paused, __ATOMIC_ACQUIRE))
 		return true;
-	}
-	if (rd->m->pause == REUSE_IDLE && rd->rlen) {
-		rd->idle_wait = true; /* no new receive meanwhile */
-		return true;
-	}
+	if (rd->m->pause == REUSE_IDLE && rd->rlen)
+		return true; /* recv_post posts nothing meanwhile */
 	rd->paused_turns++;
 	__atomic_store_n(&recv_quiet, 1, __ATOMIC_RELEASE);
 	return false;
@@ -662,6 +660,8 @@ static void round_run(struct gdx_drv *d, const struct reuse_mode *m, int ldev, i
 	}
 	t0 = gdx_now_s();
 	while (rd->rposted < rd->want || rd->rlen || rd->qlen || rd->snext < rd->want) {
+		bool recv_called;
+
 		/* with flaps: on until every rail is back and carries again; the
 		 * sender always has a message to send meanwhile, so that it is
 		 * called (and sees the flap) while the receive side is not */
@@ -686,12 +686,13 @@ static void round_run(struct gdx_drv *d, const struct reuse_mode *m, int ldev, i
 				      round, (unsigned long long)rd->messages,
 				      (unsigned long long)rd->want, (unsigned long long)rd->snext,
 				      rd->qlen);
-		if (recv_runs(rd))
+		recv_called = recv_runs(rd);
+		if (recv_called)
 			while (recv_post(rd))
 				;
 		send_post(rd);
 		send_test(rd);
-		if (recv_runs(rd))
+		if (recv_called)
 			recv_test(rd);
 	}
 	if (m->flaps) {
