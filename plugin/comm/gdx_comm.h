@@ -123,18 +123,32 @@ struct gdx_dbg_piece {
 };
 #endif
 
-/* The registered control area of a comm: the FIFO (a sender's, which the
- * receiver RDMA-writes; a receiver's staging, which it writes from), the
- * records of a slot's sizes ([slot][buffer], written by the sender into the
- * receiver's; a single receive's size in the first two words), and the rail
- * notes (gdx_failover.c): the peer's, and ours as they are written from. One
- * region, one registration per NIC of the device. Debug builds add each
- * piece's record ([slot][piece], or [slot][buffer] for a group), written
- * only where both ends are debug builds (GDX_META_F_RECORDS). */
+/* What the peer writes into a comm, at the offsets its writes name (the wire's
+ * layout: the peer adds them to the ctrl_addr of the handshake). Registered
+ * remote-writable on every NIC of the device, each kind only over the part
+ * its peer writes (gdx_ctrl_span): a send comm's FIFO, which the receiver's
+ * clear-to-sends fill, and its notes; a receive comm's records of a slot's
+ * sizes ([slot][buffer]; a single receive's size in the first two words),
+ * its notes, and in debug builds each piece's record ([slot][piece], or
+ * [slot][buffer] for a group; only where both ends are debug builds,
+ * GDX_META_F_RECORDS). Nothing the receiver trusts is kept here: what it
+ * reads back is checked against its own copy. */
 struct gdx_ctrl {
 	struct gdx_cts fifo[GDX_FIFO_ENTRIES];
 	uint32_t sizes[GDX_MAX_REQUESTS][GDX_MAX_RECVS];
 	struct gdx_note notes_in[GDX_MAX_RAILS];
+#ifdef GDX_DEBUG
+	struct gdx_dbg_piece dbg[GDX_MAX_REQUESTS][GDX_IMM_MAX_PIECES];
+#endif
+};
+
+/* What a comm writes from into the peer's gdx_ctrl, laid out as it: a
+ * receive comm's clear-to-sends, a send comm's size records (and debug
+ * records), either's notes. Registered for local access only, so that no
+ * peer can change what this end staged, and reads back (gdx_cts.c). */
+struct gdx_stage {
+	struct gdx_cts fifo[GDX_FIFO_ENTRIES];
+	uint32_t sizes[GDX_MAX_REQUESTS][GDX_MAX_RECVS];
 	struct gdx_note notes_out[GDX_MAX_RAILS];
 #ifdef GDX_DEBUG
 	struct gdx_dbg_piece dbg[GDX_MAX_REQUESTS][GDX_IMM_MAX_PIECES];
@@ -220,6 +234,23 @@ enum gdx_kind {
 	GDX_KIND_DEAD = 0x44454144,   /* "DEAD": closed */
 };
 
+/* The part of a comm's gdx_ctrl that its peer writes, [*off, *off + *len):
+ * the only part registered remote-writable (gdx_setup.c). A send comm's
+ * sizes, between its FIFO and its notes, are never read. */
+static inline void gdx_ctrl_span(uint32_t kind, size_t *off, size_t *len)
+{
+	size_t end = sizeof(struct gdx_ctrl);
+
+	if (kind == GDX_KIND_SEND) {
+		*off = offsetof(struct gdx_ctrl, fifo);
+		end = offsetof(struct gdx_ctrl, notes_in) +
+		      sizeof(((struct gdx_ctrl *)0)->notes_in);
+	} else {
+		*off = offsetof(struct gdx_ctrl, sizes);
+	}
+	*len = end - *off;
+}
+
 /* Profiler events one request holds at most: a QP piece or a buffer each,
  * as many as net_ib's (MAX_QPS_PER_REQ). */
 #define GDX_PROF_MAX_EVENTS 8
@@ -249,9 +280,13 @@ struct gdx_request {
 	uint64_t posted;	       /* receive: size of the (first) posted buffer */
 	int n;			       /* receive: buffers of a grouped receive */
 	uint32_t sizes[GDX_MAX_RECVS]; /* receive: bytes arrived per buffer (n > 1) */
-	bool gpu;		       /* GPU memory: counted as GPU-direct bytes */
-	bool flush;		       /* an iflush: completes on the flush QPs */
-	uint64_t seq;		       /* receive: its clear-to-send's sequence number */
+	/* receive: each buffer's size as posted (n > 1), our own copy: what the
+	 * sender claims is checked against it, never against what sits where a
+	 * peer can write */
+	uint64_t posted_n[GDX_MAX_RECVS];
+	bool gpu;     /* GPU memory: counted as GPU-direct bytes */
+	bool flush;   /* an iflush: completes on the flush QPs */
+	uint64_t seq; /* receive: its clear-to-send's sequence number */
 	/* receive: the pieces its sender cut the message into (0 before the
 	 * first arrives), how many arrived, and which (each counts once) */
 	uint32_t pieces, arrived;
@@ -315,10 +350,12 @@ struct gdx_comm {
 	uint32_t next_req;	/* where the search for a free request starts */
 	int max_reqs; /* 2 x GDX_MAX_REQUESTS (flushes too), GDX_MAX_SEND_REQUESTS to send */
 	int active;   /* requests in flight */
-	struct gdx_request *reqs; /* max_reqs */
-	struct gdx_ctrl *ctrl;
-	struct ibv_mr *ctrl_mr[GDX_MAX_RAILS]; /* per NIC of the device */
-	char peer[64];			       /* peer's out-of-band address, for messages */
+	struct gdx_request *reqs;		/* max_reqs */
+	struct gdx_ctrl *ctrl;			/* the peer writes it */
+	struct ibv_mr *ctrl_mr[GDX_MAX_RAILS];	/* per NIC of the device */
+	struct gdx_stage *stage;		/* we write from it */
+	struct ibv_mr *stage_mr[GDX_MAX_RAILS]; /* per NIC, local access only */
+	char peer[64];				/* peer's out-of-band address, for messages */
 	char peer_dev[GDX_DEV_NAME_MAX];
 	/* Its live counters (gdx_live.h): a slot of the process's file, or
 	 * live_own when there is none; never NULL once initialised. */
@@ -327,7 +364,7 @@ struct gdx_comm {
 };
 
 /* A send comm's FIFO is base.ctrl->fifo, a slot's sizes go out from
- * base.ctrl->sizes into the receiver's. */
+ * base.stage->sizes into the receiver's. */
 struct gdx_send_comm {
 	struct gdx_comm base;
 	uint64_t head; /* sequence number of the slot being matched */
@@ -339,7 +376,7 @@ struct gdx_send_comm {
 	int nmatched;
 };
 
-/* A receive comm stages its clear-to-sends in base.ctrl->fifo, laid out as
+/* A receive comm stages its clear-to-sends in base.stage->fifo, laid out as
  * the sender's FIFO, and takes slots' sizes in base.ctrl->sizes. */
 struct gdx_recv_comm {
 	struct gdx_comm base;

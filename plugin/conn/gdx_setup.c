@@ -55,23 +55,34 @@ int gdx_setup_base_init(struct gdx_comm *c, uint32_t kind, int dev, int fd, cons
 	return 0;
 }
 
-/* The control area (gdx_comm.h), registered on every NIC of the device:
- * remote write for what the peer writes into it (the FIFO, the records, the
- * notes); never relaxed ordering, as its entries are read last field first. */
+/* The control area and the staging (gdx_comm.h), registered on every NIC of
+ * the device: remote write over only the part of the control area the peer
+ * writes (gdx_ctrl_span), local access for the staging we write from; never
+ * relaxed ordering, as the entries are read last field first. */
 static int gdx_setup_ctrl_create(struct gdx_comm *c)
 {
+	size_t off, len;
 	int ret;
 
 	c->ctrl = gdx_setup_pages_alloc(sizeof(*c->ctrl));
-	if (!c->ctrl)
+	c->stage = gdx_setup_pages_alloc(sizeof(*c->stage));
+	if (!c->ctrl || !c->stage)
 		return -ENOMEM;
+	gdx_ctrl_span(c->kind, &off, &len);
 	for (int m = 0; m < c->nmembers; m++) {
-		c->ctrl_mr[m] = ibv_reg_mr(c->rails[m].pd, c->ctrl, sizeof(*c->ctrl),
+		const char *what = "the comm's control region";
+
+		c->ctrl_mr[m] = ibv_reg_mr(c->rails[m].pd, (char *)c->ctrl + off, len,
 					   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
-		if (!c->ctrl_mr[m]) {
+		if (c->ctrl_mr[m]) {
+			what = "the comm's staging";
+			c->stage_mr[m] = ibv_reg_mr(c->rails[m].pd, c->stage, sizeof(*c->stage),
+						    IBV_ACCESS_LOCAL_WRITE);
+		}
+		if (!c->ctrl_mr[m] || !c->stage_mr[m]) {
 			ret = errno ? -errno : -ENOMEM;
-			GDX_WARN("ibv_reg_mr(%s, the comm's control region) failed: %s",
-				 c->rails[m].dev->ibdev, strerror(-ret));
+			GDX_WARN("ibv_reg_mr(%s, %s) failed: %s", c->rails[m].dev->ibdev, what,
+				 strerror(-ret));
 			return ret;
 		}
 	}
@@ -138,10 +149,14 @@ void gdx_setup_base_fini(struct gdx_comm *c)
 	c->nrails = 0;
 	free(c->qps);
 	c->qps = NULL;
-	for (int m = 0; m < GDX_MAX_RAILS; m++)
+	for (int m = 0; m < GDX_MAX_RAILS; m++) {
 		if (c->ctrl_mr[m])
 			ibv_dereg_mr(c->ctrl_mr[m]);
+		if (c->stage_mr[m])
+			ibv_dereg_mr(c->stage_mr[m]);
+	}
 	gdx_setup_pages_free(c->ctrl, sizeof(*c->ctrl));
+	gdx_setup_pages_free(c->stage, sizeof(*c->stage));
 	gdx_setup_pages_free(c->reqs, (size_t)c->max_reqs * sizeof(*c->reqs));
 	if (c->sock >= 0)
 		close(c->sock);

@@ -96,9 +96,7 @@ static void gdx_cq_recv_sizes(struct gdx_recv_comm *rc, struct gdx_request *req)
 		return;
 	}
 	for (int i = 0; i < req->n; i++) {
-		/* the posted size, in this receive's clear-to-send, still staged */
-		uint64_t posted = le64toh(
-			rc->base.ctrl->fifo[GDX_FIFO_INDEX(req->seq % GDX_MAX_REQUESTS, i)].size);
+		uint64_t posted = req->posted_n[i];
 
 		req->sizes[i] = le32toh(__atomic_load_n(&rec[i], __ATOMIC_RELAXED));
 		if (req->sizes[i] > posted) {

@@ -127,7 +127,7 @@ static int gdx_cts_flush_singles(struct gdx_recv_comm *rc)
 
 static uint32_t gdx_cts_nreqs(const struct gdx_recv_comm *rc, uint32_t s)
 {
-	return le32toh(rc->base.ctrl->fifo[GDX_FIFO_INDEX(s, 0)].nreqs);
+	return le32toh(rc->base.stage->fifo[GDX_FIFO_INDEX(s, 0)].nreqs);
 }
 
 /* Row i of slots [first, first + count): one write per run of slots whose

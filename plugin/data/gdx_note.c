@@ -67,8 +67,9 @@ void gdx_note_flush(struct gdx_comm *c, int lane)
 				  c->dev_name, r, lane);
 			return; /* the next poll, once completions give room back */
 		}
-		c->ctrl->notes_out[r] = run->note_next;
-		if (gdx_post_ctrl_write(c, lane, 0, &c->ctrl->notes_out[r], sizeof(struct gdx_note),
+		c->stage->notes_out[r] = run->note_next;
+		if (gdx_post_ctrl_write(c, lane, 0, &c->stage->notes_out[r],
+					sizeof(struct gdx_note),
 					c->remote_ctrl + offsetof(struct gdx_ctrl, notes_in) +
 						(uint64_t)r * sizeof(struct gdx_note),
 					true))

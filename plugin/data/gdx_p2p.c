@@ -158,7 +158,7 @@ static int gdx_piece_segs(struct gdx_send_comm *sc, const struct gdx_piece *p, i
 	int m = 0;
 
 	if (chunked && k == 0)
-		segs[m++] = (struct gdx_seg){.data = (char *)c->ctrl->sizes[s],
+		segs[m++] = (struct gdx_seg){.data = (char *)c->stage->sizes[s],
 					     .raddr = gdx_remote_record(c, s),
 					     .len = 2 * sizeof(uint32_t),
 					     .key = GDX_SEG_KEY_CTRL,
@@ -234,7 +234,7 @@ static int gdx_group_post(struct gdx_send_comm *sc, struct gdx_cts *const *slot,
 {
 	struct gdx_comm *c = &sc->base;
 	uint32_t s = (uint32_t)(sc->head % GDX_MAX_REQUESTS);
-	struct gdx_seg sizes = {.data = (char *)c->ctrl->sizes[s],
+	struct gdx_seg sizes = {.data = (char *)c->stage->sizes[s],
 				.raddr = gdx_remote_record(c, s),
 				.len = (uint32_t)n * (uint32_t)sizeof(uint32_t),
 				.key = GDX_SEG_KEY_CTRL,
@@ -258,7 +258,7 @@ static int gdx_group_post(struct gdx_send_comm *sc, struct gdx_cts *const *slot,
 			return ret;
 		req->pending--; /* posted now: its own completion, if any, is what is left */
 		gdx_prof_grouped(c, req, rail, q);
-		c->ctrl->sizes[s][i] = htole32((uint32_t)req->size);
+		c->stage->sizes[s][i] = htole32((uint32_t)req->size);
 	}
 #ifdef GDX_DEBUG
 	if (c->dbg_records) { /* what each buffer holds, for the receiver's check (gdx_req.h) */
@@ -484,8 +484,8 @@ static __attribute__((noinline)) int gdx_isend_pieces(struct gdx_send_comm *sc, 
 	if (chunked) {
 		uint32_t s = (uint32_t)(sc->head % GDX_MAX_REQUESTS);
 
-		c->ctrl->sizes[s][0] = htole32((uint32_t)size);
-		c->ctrl->sizes[s][1] = htole32((uint32_t)(size >> 32));
+		c->stage->sizes[s][0] = htole32((uint32_t)size);
+		c->stage->sizes[s][1] = htole32((uint32_t)(size >> 32));
 	}
 	gdx_req_buffer(req, data, size);
 	gdx_req_mode(req, gdx_send_mode(c, pieces, np, chunked, ar));
@@ -657,8 +657,9 @@ int gdx_irecv(struct gdx_recv_comm *rc, int n, void **data, const uint64_t *size
 	req->pieces = req->arrived = 0;
 	req->small = false;
 	for (int i = 0; i < n; i++) {
-		gdx_cts_stage(c, &c->ctrl->fifo[GDX_FIFO_INDEX(s, i)], data[i], sizes[i], mrs[i],
+		gdx_cts_stage(c, &c->stage->fifo[GDX_FIFO_INDEX(s, i)], data[i], sizes[i], mrs[i],
 			      tags[i], n, rc->tail + 1);
+		req->posted_n[i] = sizes[i];
 		posted += sizes[i];
 	}
 	if (n > 1)

@@ -39,7 +39,7 @@ static uint32_t gdx_seg_lkey(const struct gdx_comm *c, const struct gdx_rail *r,
 			     const struct gdx_seg *seg)
 {
 	if (seg->flags & GDX_SEG_CTRL)
-		return c->ctrl_mr[r->member]->lkey;
+		return c->stage_mr[r->member]->lkey;
 	if (!seg->mr)
 		return 0; /* no bytes */
 	return seg->mr->lkey[r->member];

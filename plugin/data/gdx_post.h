@@ -177,7 +177,7 @@ static inline int gdx_post_one(struct gdx_comm *c, int rail, int qi, const void 
 	int ret;
 
 	gdx_wr_set(&wr, &sge, GDX_WRID(kind, gdx_rail_gen(r), qi, q->wr_posted + 1), local, len,
-		   c->ctrl_mr[r->member]->lkey, raddr, c->remote_ctrl_rkey[rail],
+		   c->stage_mr[r->member]->lkey, raddr, c->remote_ctrl_rkey[rail],
 		   kind == GDX_WRID_PROBE, htobe32(GDX_IMM_PROBE),
 		   len && len <= r->max_inline ? IBV_SEND_INLINE : 0);
 	if (gdx_qp_signal(q, 1, must_signal))

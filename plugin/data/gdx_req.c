@@ -129,7 +129,7 @@ uint64_t gdx_req_sum(const void *p, uint64_t len)
 void gdx_req_dbg_fill(struct gdx_comm *c, uint32_t s, uint32_t i, uint64_t seq, const char *data,
 		      uint64_t off, uint64_t len, bool gpu, int rail, int q)
 {
-	struct gdx_dbg_piece *d = &c->ctrl->dbg[s][i];
+	struct gdx_dbg_piece *d = &c->stage->dbg[s][i];
 
 	d->seq = seq + 1;
 	d->off = off;
@@ -142,7 +142,7 @@ void gdx_req_dbg_fill(struct gdx_comm *c, uint32_t s, uint32_t i, uint64_t seq, 
 
 struct gdx_seg gdx_req_dbg_seg(const struct gdx_comm *c, uint32_t s, uint32_t first, uint32_t n)
 {
-	return (struct gdx_seg){.data = (char *)&c->ctrl->dbg[s][first],
+	return (struct gdx_seg){.data = (char *)&c->stage->dbg[s][first],
 				.raddr = c->remote_ctrl + offsetof(struct gdx_ctrl, dbg) +
 					 ((uint64_t)s * GDX_IMM_MAX_PIECES + first) *
 						 sizeof(struct gdx_dbg_piece),
@@ -170,7 +170,7 @@ static void gdx_req_check_record(struct gdx_recv_comm *rc, const struct gdx_requ
 {
 	uint32_t s = (uint32_t)(req->seq % GDX_MAX_REQUESTS);
 	const struct gdx_dbg_piece *d = &rc->base.ctrl->dbg[s][i];
-	const struct gdx_cts *e = &rc->base.ctrl->fifo[GDX_FIFO_INDEX(s, buf)];
+	const struct gdx_cts *e = &rc->base.stage->fifo[GDX_FIFO_INDEX(s, buf)];
 	char why[256];
 
 	if (d->seq != req->seq + 1) {

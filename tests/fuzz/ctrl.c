@@ -75,6 +75,7 @@ static struct gdx_ibctx fuzz_ib;
 static struct gdx_dev fuzz_devs[2];
 static struct ibv_pd fuzz_pd;
 static struct ibv_mr fuzz_mr = {.lkey = 0x11, .rkey = 0x22};
+static struct ibv_mr fuzz_stage_mr = {.lkey = 0x12};
 static char *fuzz_sbuf, *fuzz_rbuf;
 
 /* One comm under test with its made-up objects. */
@@ -109,9 +110,11 @@ static void fuzz_cq_push(struct fuzz_cq *cq, const struct ibv_wc *wc)
 static bool fuzz_readable(const struct fuzz_qp *fq, uint64_t addr, uint32_t len)
 {
 	const struct gdx_comm *c = fq->c;
-	uint64_t ctrl = (uintptr_t)c->ctrl, sbuf = (uintptr_t)fuzz_sbuf;
+	uint64_t stage = (uintptr_t)c->stage, sbuf = (uintptr_t)fuzz_sbuf;
 
-	if (addr >= ctrl && addr + len <= ctrl + sizeof(*c->ctrl))
+	/* every control write goes from the staging, never from what the
+	 * peer writes */
+	if (addr >= stage && addr + len <= stage + sizeof(*c->stage))
 		return true;
 	if (addr >= sbuf && addr + len <= sbuf + FUZZ_BUF)
 		return true;
@@ -294,6 +297,8 @@ static void fuzz_comm_make(struct fuzz_comm *f, bool send, uint8_t setup)
 		c->reqs[i].comm = c;
 	FUZZ_CHECK(posix_memalign((void **)&c->ctrl, 4096, sizeof(*c->ctrl)) == 0);
 	memset(c->ctrl, 0, sizeof(*c->ctrl));
+	FUZZ_CHECK(posix_memalign((void **)&c->stage, 4096, sizeof(*c->stage)) == 0);
+	memset(c->stage, 0, sizeof(*c->stage));
 	c->remote_ctrl = 0x100000;
 	FUZZ_CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, f->sock) == 0);
 	c->sock = f->sock[0]; /* the peer's end stays open: it is alive */
@@ -312,6 +317,7 @@ static void fuzz_comm_make(struct fuzz_comm *f, bool send, uint8_t setup)
 		rail->sq_depth = send ? GDX_SEND_SQ : GDX_RECV_SQ;
 		rail->rq_depth = send ? 0 : gdx_recvs_ahead(nrails);
 		c->ctrl_mr[r] = &fuzz_mr;
+		c->stage_mr[r] = &fuzz_stage_mr;
 		c->remote_ctrl_rkey[r] = 0x33;
 		for (int q = 0; q < nqps; q++) {
 			struct fuzz_qp *fq = &f->qp[r * nqps + q];
@@ -354,6 +360,7 @@ static void fuzz_comm_free(struct fuzz_comm *f)
 	close(f->sock[0]);
 	close(f->sock[1]);
 	free(c->ctrl);
+	free(c->stage);
 	free(c->reqs);
 	free(f->sc);
 	free(f->rc);
@@ -489,11 +496,20 @@ static void fuzz_run(struct fuzz_in *in)
 			fuzz_cq_push(&fuzz_r.cq[rail], &wc);
 			break;
 		}
-		case 6: { /* the peer writes a slot's size record */
-			uint32_t s = fuzz_take(in, 1) % GDX_MAX_REQUESTS;
+		case 6: { /* the receiver's peer writes anywhere it may (gdx_ctrl_span):
+			   * a slot's size record most often, else any bytes of it */
+			uint32_t s = fuzz_take(in, 1) % GDX_MAX_REQUESTS, at = fuzz_take(in, 3);
+			size_t off, len;
 
-			fuzz_take_bytes(in, fuzz_r.c->ctrl->sizes[s],
-					sizeof(fuzz_r.c->ctrl->sizes[s]));
+			gdx_ctrl_span(GDX_KIND_RECV, &off, &len);
+			if (s & 1) {
+				fuzz_take_bytes(in, fuzz_r.c->ctrl->sizes[s],
+						sizeof(fuzz_r.c->ctrl->sizes[s]));
+				break;
+			}
+			at %= (uint32_t)len;
+			fuzz_take_bytes(in, (char *)fuzz_r.c->ctrl + off + at,
+					len - at < 64 ? len - at : 64);
 			break;
 		}
 		case 7: { /* the peer writes a failover note, whole or not */

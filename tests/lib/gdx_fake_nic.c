@@ -65,6 +65,14 @@ static const struct fake_reg *fake_reg_find(uint32_t rkey, uint64_t addr, uint32
 	return NULL;
 }
 
+bool fake_peer_write(struct fake_end *to, uint64_t raddr, const void *src, uint32_t len)
+{
+	if (!fake_reg_find(to->ctrl_mr.rkey, raddr, len))
+		return false;
+	memcpy((void *)(uintptr_t)raddr, src, len);
+	return true;
+}
+
 /* ---- completions ---- */
 
 static void fake_cq_push(struct fake_qp *q, const struct ibv_wc *wc)
@@ -516,8 +524,16 @@ static void fake_end_make(struct fake_end *e, bool send, const struct fake_opts 
 		c->reqs[i].comm = c;
 	ASSERT_EQ(posix_memalign((void **)&c->ctrl, 4096, sizeof(*c->ctrl)), 0);
 	memset(c->ctrl, 0, sizeof(*c->ctrl));
+	ASSERT_EQ(posix_memalign((void **)&c->stage, 4096, sizeof(*c->stage)), 0);
+	memset(c->stage, 0, sizeof(*c->stage));
 	e->ctrl_mr.lkey = e->ctrl_mr.rkey = fake_next_key++;
-	fake_reg_add((uintptr_t)c->ctrl, sizeof(*c->ctrl), &e->ctrl_mr.rkey, 1, false);
+	e->stage_mr.lkey = fake_next_key++; /* local access only: no remote key */
+	{
+		size_t at, len; /* the plugin's own rule of what the peer may write */
+
+		gdx_ctrl_span(c->kind, &at, &len);
+		fake_reg_add((uintptr_t)c->ctrl + at, len, &e->ctrl_mr.rkey, 1, false);
+	}
 	ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, e->sock), 0);
 	c->sock = e->sock[0]; /* the peer's end stays open: it is alive */
 	for (int r = 0; r < nrails; r++) {
@@ -535,6 +551,7 @@ static void fake_end_make(struct fake_end *e, bool send, const struct fake_opts 
 		rail->sq_depth = send ? GDX_SEND_SQ : GDX_RECV_SQ;
 		rail->rq_depth = send ? 0 : gdx_recvs_ahead(nrails);
 		c->ctrl_mr[r] = &e->ctrl_mr;
+		c->stage_mr[r] = &e->stage_mr;
 		for (int q = 0; q < nqps; q++) {
 			struct fake_qp *fq = &e->qp[r * nqps + q];
 
@@ -605,6 +622,7 @@ static void fake_end_free(struct fake_end *e)
 	close(e->sock[0]);
 	close(e->sock[1]);
 	free(c->ctrl);
+	free(c->stage);
 	free(c->reqs);
 	free(e->sc);
 	free(e->rc);

@@ -90,7 +90,7 @@ struct fake_end {
 	struct fake_cq cq[FAKE_MAX_RAILS];
 	struct fake_qp qp[FAKE_MAX_RAILS * FAKE_MAX_QPS];
 	struct gdx_qp gqp[FAKE_MAX_RAILS * FAKE_MAX_QPS];
-	struct ibv_mr ctrl_mr;
+	struct ibv_mr ctrl_mr, stage_mr;
 	int sock[2];
 };
 
@@ -127,6 +127,11 @@ int fake_run_all(struct fake_pair *p);
 /* The QP's next n WRITEs into a data buffer complete as if their bytes had
  * landed, and place none: a piece whose bytes went astray. */
 void fake_drop_bytes(struct fake_qp *q, int n);
+/* An RDMA WRITE the peer of `to` makes on its own, with the key it was
+ * given for to's control region, as a NIC carries it out: the bytes land
+ * only where that registration covers them. false: a remote access error,
+ * nothing written. */
+bool fake_peer_write(struct fake_end *to, uint64_t raddr, const void *src, uint32_t len);
 /* WRs the QP holds not yet carried out. */
 unsigned fake_pending(const struct fake_qp *q);
 
