@@ -200,11 +200,13 @@ flood() {
 	flooders=
 	for _ in 1 2; do
 		python3 - "$port" "$1" <<'EOF' &
-import collections, socket, sys, time
+import collections, socket, struct, sys, time
 port, until = int(sys.argv[1]), time.time() + float(sys.argv[2])
 held = collections.deque()
 while time.time() < until:
     s = socket.socket()
+    # closed by a reset: no TIME_WAIT holds the port for a later test's bind
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
     s.setblocking(False)
     s.connect_ex(("127.0.0.1", port))
     held.append(s)
