@@ -159,6 +159,8 @@ $(BUILD)/gdx-doctor: $(DOCTOR_OBJS) $(TOOLS_ARCHIVE) $(ARCHIVE)
 #   wire     every parser of bytes from the network and the acceptor's
 #            handshake (the plugin's objects)
 #   connect  the connector against hostile answers
+#   ring     the RMA ring's listen socket and its door against hostile
+#            hellos (the plugin's objects)
 #   ctrl     the control data a peer writes by RDMA (clear-to-sends, size
 #            records, immediates, failover notes) into made-up comms over a
 #            made-up NIC
@@ -176,7 +178,7 @@ $(BUILD)/gdx-doctor: $(DOCTOR_OBJS) $(TOOLS_ARCHIVE) $(ARCHIVE)
 # the debug invariants (GDX_DEBUG).
 FUZZ_CC      ?= clang
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
-FUZZ_PLUGIN  := wire connect ctrl topo_xml tree_walk
+FUZZ_PLUGIN  := wire connect ring ctrl topo_xml tree_walk
 FUZZ_DOCTOR  := json log live hang_scale
 FUZZ_TARGETS := $(FUZZ_PLUGIN:%=$(BUILD)/tests/fuzz/%) $(FUZZ_DOCTOR:%=$(BUILD)/tests/fuzz/%)
 FUZZ_LIB     := $(patsubst %.c,$(BUILD)/fuzz/%.o,$(SRCS))

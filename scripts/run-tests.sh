@@ -114,7 +114,7 @@ run_fuzz() {
 }
 
 # wire: the network's bytes and the acceptor; connect: the connector against
-# hostile answers; ctrl: what a peer writes by RDMA; json and log:
+# hostile answers; ring: the RMA ring's listen socket and its door; ctrl: what a peer writes by RDMA; json and log:
 # gdx-doctor's readers of other nodes' reports and of NCCL logs; live: top
 # and hang on a live file its owner wrote; topo_xml: the hwloc XML reader
 # (deep, huge); tree_walk: the saved-tree walker against openat2; hang_scale:
@@ -122,8 +122,9 @@ run_fuzz() {
 # in all, make test's share: mostly the kept corpus replayed, as a
 # regression test; to search, make fuzz FUZZ_SECONDS=3600.
 run_fuzzers() {
-	timed fuzz:wire run_fuzz wire 30
+	timed fuzz:wire run_fuzz wire 25
 	timed fuzz:connect run_fuzz connect 15
+	timed fuzz:ring run_fuzz ring 5
 	timed fuzz:ctrl run_fuzz ctrl 15
 	timed fuzz:json run_fuzz json 10 -timeout=10
 	timed fuzz:log run_fuzz log 10 -timeout=10

@@ -20,6 +20,7 @@
 #include "dev/gdx_dev.h"
 #include <gdx/gdx_live_layout.h>
 #include "dev/gdx_regcache.h"
+#include "sys/gdx_door.h"
 #include "sys/gdx_sock.h"
 #include "dev/gdx_verbs.h"
 #include "wire/gdx_wire.h"
@@ -40,7 +41,7 @@
 #define GDX_FIFO_INDEX(s, i) ((uint32_t)(i)*GDX_MAX_REQUESTS + (uint32_t)(s))
 /* Incoming handshakes a listener holds at once, and of those the ones that
  * have not sent their whole hello from one address: over either bound the
- * oldest of those is closed, unread (gdx_listen.c). */
+ * oldest of those is closed, unread (sys/gdx_door.h). */
 #define GDX_MAX_PENDING_ACCEPTS	  64
 #define GDX_MAX_UNPROVEN_PER_ADDR 16
 
@@ -431,17 +432,11 @@ struct gdx_listen_comm {
 	int fd;
 	uint64_t nonce;
 	bool accept_warned; /* accept(2) failed for another reason than none waiting */
-	int npending;
+	/* Connections until their hello has shown the nonce (sys/gdx_door.h):
+	 * silent ones are closed unread, and told in one line at most a second. */
+	struct gdx_door door;
+	int npending; /* handshakes past the hello: the door's kept ones */
 	struct gdx_accept *pending[GDX_MAX_PENDING_ACCEPTS];
-	uint64_t taken; /* connections taken from the backlog: each one's age */
-	/* Connections closed unread (gdx_listen.c), told in one line at most a
-	 * second: how many since the last line, and why: no hello by the
-	 * deadline, the oldest unproven one over a bound, or the newest while
-	 * every handshake held had shown the nonce (the queue full). */
-	uint32_t shed_silent, shed_busy, shed_full;
-	bool shed_told;
-	uint64_t shed_told_ms;
-	char shed_last[64], full_last[64];
 };
 
 /* The receive comm behind a comm known to be one (kind GDX_KIND_RECV). */

@@ -38,6 +38,13 @@ uint64_t gdx_conn_now(void)
 	return now_ms ? now_ms() : gdx_now_ms();
 }
 
+int gdx_hello_ms(void)
+{
+	return gdx_params.hello_timeout_ms < gdx_params.handshake_timeout_ms
+		       ? gdx_params.hello_timeout_ms
+		       : gdx_params.handshake_timeout_ms;
+}
+
 const char *gdx_fd_hint(int err, char *buf, size_t len)
 {
 	struct rlimit rl;

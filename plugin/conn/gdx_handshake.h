@@ -33,6 +33,10 @@ bool gdx_conn_state_step(const char *machine, const char *const *names, int n, i
  * abandoned connects): gdx_now_ms(), or a test's (gdx_conn_test_clock). */
 uint64_t gdx_conn_now(void);
 
+/* The hello deadline of an incoming out-of-band connection, the listener's
+ * and the RMA ring's: NCCL_GDX_HELLO_TIMEOUT_MS, within the handshake's. */
+int gdx_hello_ms(void);
+
 /* Sets x to move len bytes at buf, from the first. */
 void gdx_xfer_set(struct gdx_xfer *x, void *buf, size_t len);
 

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The listener (gdx_listen.h): its socket on the out-of-band interface and
- * the handle that names it, and the acceptor, one resumable handshake per
- * connection taken from its backlog (gdx_handshake.h), with the shedding of
- * connections that never show the handle's nonce.
+ * the handle that names it, and the acceptor: connections taken through
+ * the door (sys/gdx_door.h), which sheds those that never send their hello,
+ * and one resumable handshake (gdx_handshake.h) for each whose hello shows
+ * the handle's nonce.
  */
 #include <endian.h>
 #include <errno.h>
@@ -28,7 +29,7 @@
 #include "sys/gdx_time.h"
 
 enum gdx_accept_state {
-	GDX_ACC_RECV_HELLO, /* reading the connector's hello */
+	GDX_ACC_RECV_HELLO, /* the door reads the connector's hello */
 	GDX_ACC_RECV_META,  /* reading its rails and FIFO */
 	GDX_ACC_SEND,	    /* our QPs are at RTS; sending our hello and rails */
 	GDX_ACC_RECV_READY, /* waiting for the connector's QPs to reach RTS */
@@ -51,10 +52,7 @@ _Static_assert(sizeof(gdx_accept_state_names) / sizeof(gdx_accept_state_names[0]
 struct gdx_accept {
 	enum gdx_accept_state state;
 	int fd;
-	uint64_t seq;		    /* its place in the order connections were taken */
-	uint64_t hello_deadline_ms; /* its whole hello by then, or it is closed unread */
-	uint64_t deadline_ms;	    /* the whole handshake by then */
-	struct gdx_sockaddr from;
+	uint64_t deadline_ms; /* the whole handshake by then */
 	struct gdx_xfer xfer;
 	struct gdx_wire_hello hello;
 	struct gdx_wire_meta meta; /* in: the connector's; then out: ours */
@@ -66,6 +64,8 @@ struct gdx_accept {
 	struct gdx_recv_comm *rc;
 	char peer[64];
 };
+
+static void gdx_listen_door_open(struct gdx_listen_comm *lc);
 
 static int gdx_accept_set_state(struct gdx_accept *a, enum gdx_accept_state to)
 {
@@ -160,6 +160,7 @@ int gdx_listen(struct gdx_ctx *ctx, int dev, void *handle, struct gdx_listen_com
 			gdx_vdev_get(dev) ? (uint32_t)gdx_vdev_get(dev)->nmembers : 1,
 			(uint32_t)gdx_params.qps_per_connection);
 	gdx_subnet_fill(handle, dev);
+	gdx_listen_door_open(lc);
 	ret = gdx_registry_add(lc);
 	if (ret)
 		goto err_close;
@@ -237,14 +238,6 @@ static void gdx_accept_free(struct gdx_accept *a)
 	free(a);
 }
 
-/* The hello deadline: NCCL_GDX_HELLO_TIMEOUT_MS, within the handshake's. */
-static int gdx_accept_hello_ms(void)
-{
-	return gdx_params.hello_timeout_ms < gdx_params.handshake_timeout_ms
-		       ? gdx_params.hello_timeout_ms
-		       : gdx_params.handshake_timeout_ms;
-}
-
 /* Tells a peer why it is refused (gdx_wire.h): the socket is closed next, so
  * this is all it gets, and it never holds the nonce. */
 static void gdx_conn_refuse(int fd, uint32_t why)
@@ -256,46 +249,22 @@ static void gdx_conn_refuse(int fd, uint32_t why)
 	gdx_sock_send_some(fd, &x);
 }
 
-/* The log line for a handshake's socket failing (-EAGAIN: none). */
-static int gdx_accept_io_err(const struct gdx_accept *a, int ret)
+/* The log line for a handshake's socket failing (-EAGAIN: none); off and
+ * len: how far the part being moved came. */
+static int gdx_accept_io_err(const char *peer, bool hello, const struct gdx_xfer *x, int ret)
 {
 	if (ret == -EAGAIN)
 		return ret;
-	if (ret == -ECONNRESET && a->state == GDX_ACC_RECV_HELLO && a->xfer.off == 0)
+	if (ret == -ECONNRESET && hello && x->off == 0)
 		GDX_INFO(NCCL_NET, "connection from %s closed before any byte (a port probe?)",
-			 a->peer);
+			 peer);
 	else if (ret == -ECONNRESET)
 		GDX_WARN("connection from %s closed during the handshake after %zu of %zu bytes",
-			 a->peer, a->xfer.off, a->xfer.len);
+			 peer, x->off, x->len);
 	else
-		GDX_WARN("connection from %s failed during the handshake: %s", a->peer,
+		GDX_WARN("connection from %s failed during the handshake: %s", peer,
 			 strerror(-ret));
 	return ret;
-}
-
-/* Reads what has come of the connector's hello: 0 once it is whole and
- * carries the nonce (the connection is then proven, in recv-meta), -EAGAIN,
- * or an error after the refusal and one log line. Nothing else is read
- * before the hello is checked, and nothing is answered but a refusal. */
-static int gdx_accept_recv_hello(struct gdx_listen_comm *lc, struct gdx_accept *a)
-{
-	char why[256];
-	int ret = gdx_sock_recv_some(a->fd, &a->xfer);
-
-	if (ret)
-		return gdx_accept_io_err(a, ret);
-	ret = gdx_wire_hello_check(&a->hello, sizeof(a->hello), lc->nonce, why, sizeof(why));
-	if (ret) {
-		/* It has not shown the nonce: it learns why, and our version so
-		 * that it can name both, nothing more. */
-		gdx_conn_refuse(a->fd, ret == -EPROTONOSUPPORT ? GDX_REFUSED_VERSION
-				       : ret == -EACCES	       ? GDX_REFUSED_NONCE
-							       : GDX_REFUSED_HELLO);
-		GDX_WARN("refused connection from %s: %s", a->peer, why);
-		return ret;
-	}
-	gdx_xfer_set(&a->xfer, &a->meta, sizeof(a->meta));
-	return gdx_accept_set_state(a, GDX_ACC_RECV_META);
 }
 
 /* One pass of one incoming handshake: 0 when done, -EAGAIN, or an error. */
@@ -308,11 +277,7 @@ static int gdx_accept_progress(struct gdx_listen_comm *lc, struct gdx_accept *a)
 
 	for (;;) {
 		switch (a->state) {
-		case GDX_ACC_RECV_HELLO:
-			ret = gdx_accept_recv_hello(lc, a);
-			if (ret)
-				return ret;
-			break;
+		case GDX_ACC_RECV_HELLO: return -ENOTRECOVERABLE; /* the door's, never here */
 		case GDX_ACC_RECV_META:
 			ret = gdx_sock_recv_some(a->fd, &a->xfer);
 			if (ret)
@@ -363,101 +328,91 @@ static int gdx_accept_progress(struct gdx_listen_comm *lc, struct gdx_accept *a)
 	}
 
 io_err:
-	return gdx_accept_io_err(a, ret);
+	return gdx_accept_io_err(a->peer, false, &a->xfer, ret);
 }
 
 /*
  * Silent clients. A connection counts as proven once its hello has shown the
- * handle's nonce; before that it is anybody's, and what such connections can
- * hold is bounded: GDX_MAX_UNPROVEN_PER_ADDR from one address, and
- * GDX_MAX_PENDING_ACCEPTS handshakes in all. Over either bound the oldest
- * unproven one (from that address, or any) is closed unread; so is one that
- * has not sent its whole hello by the hello deadline. Each gets a refusal
- * that says why, and the connector of a real peer closed so connects again.
- * The closing is told in one line at most a second.
+ * handle's nonce; before that it is anybody's, and the door holds it
+ * (sys/gdx_door.h), within GDX_MAX_UNPROVEN_PER_ADDR from one address and
+ * GDX_MAX_PENDING_ACCEPTS handshakes in all, proven ones included, until
+ * the hello deadline. Each one shed gets a refusal that says why, and the
+ * connector of a real peer closed so connects again.
  */
-#define GDX_SHED_TELL_MS 1000
 
-static bool gdx_accept_proven(const struct gdx_accept *a)
+/* The door's check: a whole hello that carries the nonce is kept as a
+ * handshake in recv-meta; any other is refused with one log line. Nothing
+ * else is read before the hello is checked, and nothing is answered but a
+ * refusal. */
+static int gdx_listen_check(void *arg, struct gdx_door_conn *c)
 {
-	return a->state != GDX_ACC_RECV_HELLO;
-}
+	struct gdx_listen_comm *lc = arg;
+	struct gdx_accept *a;
+	char why[256];
+	int ret;
 
-static bool gdx_addr_same(const struct gdx_sockaddr *x, const struct gdx_sockaddr *y)
-{
-	if (x->u.sa.sa_family != y->u.sa.sa_family)
-		return false;
-	if (x->u.sa.sa_family == AF_INET)
-		return x->u.in.sin_addr.s_addr == y->u.in.sin_addr.s_addr;
-	if (x->u.sa.sa_family == AF_INET6)
-		return !memcmp(&x->u.in6.sin6_addr, &y->u.in6.sin6_addr, 16);
-	return true; /* unknown peers count as one */
-}
-
-/* Unproven handshakes held, from that address or (NULL) in all. */
-static int gdx_listen_unproven(const struct gdx_listen_comm *lc, const struct gdx_sockaddr *from)
-{
-	int n = 0;
-
-	for (int i = 0; i < lc->npending; i++)
-		n += !gdx_accept_proven(lc->pending[i]) &&
-		     (!from || gdx_addr_same(&lc->pending[i]->from, from));
-	return n;
-}
-
-/* Forgets pending handshake i (the last takes its place) and frees it. */
-static void gdx_listen_drop(struct gdx_listen_comm *lc, int i)
-{
-	struct gdx_accept *a = lc->pending[i];
-
-	lc->pending[i] = lc->pending[--lc->npending];
-	gdx_accept_free(a);
-}
-
-/* Closes unproven handshake i unread, telling it why, and counts it for the
- * next line. */
-static void gdx_listen_shed(struct gdx_listen_comm *lc, int i, uint32_t why)
-{
-	struct gdx_accept *a = lc->pending[i];
-
-	gdx_conn_refuse(a->fd, why);
-	if (why == GDX_REFUSED_SILENT)
-		lc->shed_silent++;
-	else
-		lc->shed_busy++;
-	snprintf(lc->shed_last, sizeof(lc->shed_last), "%s", a->peer);
-	gdx_listen_drop(lc, i);
-}
-
-/* Makes room: closes the oldest unproven handshake (from that address, or
- * any). One whose hello has come meanwhile is read first, and kept when it
- * carries the nonce. Returns false when no unproven one is left. */
-static bool gdx_listen_shed_oldest(struct gdx_listen_comm *lc, const struct gdx_sockaddr *from)
-{
-	for (;;) {
-		int victim = -1, ret;
-
-		for (int i = 0; i < lc->npending; i++) {
-			const struct gdx_accept *a = lc->pending[i];
-
-			if (gdx_accept_proven(a) || (from && !gdx_addr_same(&a->from, from)))
-				continue;
-			if (victim < 0 || a->seq < lc->pending[victim]->seq)
-				victim = i;
-		}
-		if (victim < 0)
-			return false;
-		ret = gdx_accept_recv_hello(lc, lc->pending[victim]);
-		if (ret == -EAGAIN) {
-			gdx_listen_shed(lc, victim, GDX_REFUSED_BUSY);
-			return true;
-		}
-		if (ret) {
-			gdx_listen_drop(lc, victim); /* refused on its own */
-			return true;
-		}
-		/* its hello had come and carries the nonce: kept, look again */
+	_Static_assert(sizeof(a->hello) <= GDX_DOOR_HELLO_MAX, "the door reads a hello whole");
+	ret = gdx_wire_hello_check(c->hello, sizeof(a->hello), lc->nonce, why, sizeof(why));
+	if (ret) {
+		/* It has not shown the nonce: it learns why, and our version so
+		 * that it can name both, nothing more. */
+		gdx_conn_refuse(c->fd, ret == -EPROTONOSUPPORT ? GDX_REFUSED_VERSION
+				       : ret == -EACCES	       ? GDX_REFUSED_NONCE
+							       : GDX_REFUSED_HELLO);
+		GDX_WARN("refused connection from %s: %s", c->peer, why);
+		return ret;
 	}
+	if (lc->npending == GDX_MAX_PENDING_ACCEPTS)
+		return -ENOSPC; /* the door counts these: never */
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	a->fd = c->fd;
+	a->state = GDX_ACC_RECV_HELLO;
+	a->deadline_ms = c->taken_ms + (uint64_t)gdx_params.handshake_timeout_ms;
+	memcpy(&a->hello, c->hello, sizeof(a->hello));
+	snprintf(a->peer, sizeof(a->peer), "%s", c->peer);
+	gdx_xfer_set(&a->xfer, &a->meta, sizeof(a->meta));
+	ret = gdx_accept_set_state(a, GDX_ACC_RECV_META);
+	if (ret) {
+		free(a);
+		return ret;
+	}
+	lc->pending[lc->npending++] = a;
+	return 0;
+}
+
+static void gdx_listen_refuse(void *arg, int fd, enum gdx_door_why why)
+{
+	(void)arg;
+	gdx_conn_refuse(fd, why == GDX_DOOR_SILENT ? GDX_REFUSED_SILENT : GDX_REFUSED_BUSY);
+}
+
+static void gdx_listen_lost(void *arg, const struct gdx_door_conn *c, int err)
+{
+	(void)arg;
+	gdx_accept_io_err(c->peer, true, &c->xfer, err);
+}
+
+static void gdx_listen_door_open(struct gdx_listen_comm *lc)
+{
+	const struct gdx_door_ops ops = {
+		.hello_len = sizeof(struct gdx_wire_hello),
+		.hello_ms = gdx_hello_ms(),
+		.max_held = GDX_MAX_PENDING_ACCEPTS,
+		.max_per_addr = GDX_MAX_UNPROVEN_PER_ADDR,
+		.check = gdx_listen_check,
+		.refuse = gdx_listen_refuse,
+		.lost = gdx_listen_lost,
+		.arg = lc,
+	};
+
+	gdx_door_init(&lc->door, lc->fd, &ops);
+}
+
+int gdx_listen_held(const struct gdx_listen_comm *lc)
+{
+	return lc->door.n + lc->npending;
 }
 
 /* The lines about connections closed unread: at once the first time,
@@ -467,108 +422,69 @@ static bool gdx_listen_shed_oldest(struct gdx_listen_comm *lc, const struct gdx_
  * nonce. */
 static void gdx_listen_shed_tell(struct gdx_listen_comm *lc, bool closing)
 {
-	uint32_t n = lc->shed_silent + lc->shed_busy;
-	uint64_t now;
+	struct gdx_door_shed s;
+	uint32_t n;
 
-	if (!n && !lc->shed_full)
+	if (!gdx_door_tell(&lc->door, gdx_conn_now(), closing, &s))
 		return;
-	now = gdx_conn_now();
-	if (!closing && lc->shed_told && now < lc->shed_told_ms + GDX_SHED_TELL_MS)
-		return;
+	n = s.silent + s.busy;
 	if (n)
 		GDX_WARN("closed %u incoming connection(s) that sent no hello: %u past the %d ms "
 			 "hello deadline, %u over the bound of %d unproven per address and %d "
 			 "handshakes in all (the last from %s)%s",
-			 n, lc->shed_silent, gdx_accept_hello_ms(), lc->shed_busy,
-			 GDX_MAX_UNPROVEN_PER_ADDR, GDX_MAX_PENDING_ACCEPTS, lc->shed_last,
+			 n, s.silent, lc->door.ops.hello_ms, s.busy, GDX_MAX_UNPROVEN_PER_ADDR,
+			 GDX_MAX_PENDING_ACCEPTS, s.last,
 			 closing ? ", before the listener closed" : "");
-	if (lc->shed_full)
+	if (s.full)
 		GDX_WARN("refused %u incoming connection(s) unread: the %d handshakes held had all "
 			 "shown the nonce, so none could make room (the last from %s; a real peer "
 			 "connects again)%s",
-			 lc->shed_full, GDX_MAX_PENDING_ACCEPTS, lc->full_last,
+			 s.full, GDX_MAX_PENDING_ACCEPTS, s.full_last,
 			 closing ? ", before the listener closed" : "");
-	lc->shed_silent = 0;
-	lc->shed_busy = 0;
-	lc->shed_full = 0;
-	lc->shed_told = true;
-	lc->shed_told_ms = now;
 }
 
 /* Connections taken from the backlog in one accept call, at most: a client
  * that connects faster than they are taken cannot keep the call going. */
 #define GDX_TAKE_MAX (2 * GDX_MAX_PENDING_ACCEPTS)
 
-/* Takes connections from the backlog, making room over the bounds above.
- * Returns true when some may still wait there (every handshake held is
- * proven, or this call took its share), false when the backlog is empty. */
+/* Takes connections through the door. Returns true when some may still
+ * wait in the backlog, false when it is empty. */
 static bool gdx_listen_take(struct gdx_listen_comm *lc, int *budget)
 {
-	while (*budget > 0) {
-		struct gdx_accept *a;
-		char hint[128];
-		uint64_t now;
-		int fd, ret;
+	char hint[128];
+	int ret = gdx_door_take(&lc->door, budget, gdx_conn_now());
 
-		if (lc->npending == GDX_MAX_PENDING_ACCEPTS && !gdx_listen_unproven(lc, NULL))
-			return true; /* all have shown the nonce: the rest wait */
-		ret = gdx_sock_accept(lc->fd, &fd);
-		if (ret) {
-			/* a peer waits in the backlog: say why it is not taken, once */
-			if (ret != -EAGAIN && !lc->accept_warned)
-				GDX_WARN("accept on device %d failed: %s%s", lc->dev_index,
-					 strerror(-ret), gdx_fd_hint(ret, hint, sizeof(hint)));
-			lc->accept_warned |= ret != -EAGAIN;
-			return false;
-		}
-		(*budget)--;
-		a = calloc(1, sizeof(*a));
-		if (!a) {
-			close(fd);
-			return false;
-		}
-		a->fd = fd;
-		a->state = GDX_ACC_RECV_HELLO;
-		a->seq = lc->taken++;
-		now = gdx_conn_now();
-		a->hello_deadline_ms = now + (uint64_t)gdx_accept_hello_ms();
-		a->deadline_ms = now + (uint64_t)gdx_params.handshake_timeout_ms;
-		a->from.len = sizeof(a->from.u);
-		if (getpeername(fd, &a->from.u.sa, &a->from.len))
-			a->from.u.sa.sa_family = AF_UNSPEC;
-		gdx_sock_addr_str(&a->from, a->peer, sizeof(a->peer));
-		gdx_xfer_set(&a->xfer, &a->hello, sizeof(a->hello));
-		if (lc->npending == GDX_MAX_PENDING_ACCEPTS && !gdx_listen_shed_oldest(lc, NULL)) {
-			/* Those held proved themselves meanwhile, and the queue has
-			 * no room: this one is refused and closed, never stored. */
-			gdx_conn_refuse(a->fd, GDX_REFUSED_BUSY);
-			lc->shed_full++;
-			snprintf(lc->full_last, sizeof(lc->full_last), "%s", a->peer);
-			gdx_accept_free(a);
-			continue;
-		}
-		lc->pending[lc->npending++] = a;
-		if (gdx_listen_unproven(lc, &a->from) > GDX_MAX_UNPROVEN_PER_ADDR)
-			gdx_listen_shed_oldest(lc, &a->from);
-	}
-	return true;
+	/* a peer waits in the backlog: say why it is not taken, once */
+	if (ret < 0 && !lc->accept_warned)
+		GDX_WARN("accept on device %d failed: %s%s", lc->dev_index, strerror(-ret),
+			 gdx_fd_hint(ret, hint, sizeof(hint)));
+	lc->accept_warned |= ret < 0;
+	return ret > 0;
 }
 
-/* Progresses every pending handshake once, dropping failed ones; hands back
- * the first that completes. */
+/* Forgets handshake i (the last takes its place): the door counts it no
+ * more. */
+static struct gdx_accept *gdx_listen_forget(struct gdx_listen_comm *lc, int i)
+{
+	struct gdx_accept *a = lc->pending[i];
+
+	lc->pending[i] = lc->pending[--lc->npending];
+	gdx_door_release(&lc->door);
+	return a;
+}
+
+/* Reads what has come of every hello, then progresses every handshake past
+ * it once, dropping failed ones; hands back the first that completes. */
 static int gdx_accept_pending(struct gdx_listen_comm *lc, struct gdx_recv_comm **comm_p)
 {
 	uint64_t now = gdx_conn_now();
 	char note[320];
 
+	gdx_door_sweep(&lc->door, now);
 	for (int i = 0; i < lc->npending; i++) {
 		struct gdx_accept *a = lc->pending[i];
 		int ret = gdx_accept_progress(lc, a);
 
-		if (ret == -EAGAIN && !gdx_accept_proven(a) && now > a->hello_deadline_ms) {
-			gdx_listen_shed(lc, i--, GDX_REFUSED_SILENT);
-			continue;
-		}
 		if (ret == -EAGAIN && now > a->deadline_ms) {
 			GDX_WARN(
 				"dropped connection from %s: no handshake within %d ms (%zu of %zu "
@@ -578,7 +494,7 @@ static int gdx_accept_pending(struct gdx_listen_comm *lc, struct gdx_recv_comm *
 		}
 		if (ret == -EAGAIN)
 			continue;
-		lc->pending[i--] = lc->pending[--lc->npending];
+		gdx_listen_forget(lc, i--);
 		if (ret) {
 			/* One bad peer must not take the listener down. */
 			gdx_accept_free(a);
@@ -631,6 +547,7 @@ int gdx_close_listen(struct gdx_listen_comm *lc)
 	gdx_listen_shed_tell(lc, true);
 	for (int i = 0; i < lc->npending; i++)
 		gdx_accept_free(lc->pending[i]);
+	gdx_door_close(&lc->door);
 	close(lc->fd);
 	lc->kind = GDX_KIND_DEAD;
 	free(lc);

@@ -26,4 +26,9 @@ int gdx_accept(struct gdx_listen_comm *lc, struct gdx_recv_comm **comm_p);
 int gdx_close_listen(struct gdx_listen_comm *lc);
 int gdx_close_recv(struct gdx_recv_comm *rc);
 
+/* For the tests only: no other file of the plugin uses what follows. */
+
+/* Incoming connections lc holds, whether their hello has come or not. */
+int gdx_listen_held(const struct gdx_listen_comm *lc);
+
 #endif

@@ -9,25 +9,15 @@
 #include <sys/random.h>
 #include <unistd.h>
 
+#include "comm/gdx_comm.h"
 #include "conn/gdx_handshake.h"
 #include "conn/gdx_listen.h"
+#include "sys/gdx_door.h"
 #include "sys/gdx_log.h"
 #include "sys/gdx_param.h"
 #include "rma/gdx_rma_boot.h"
 #include "sys/gdx_sock.h"
 #include "sys/gdx_time.h"
-
-/* The first bytes each way on a ring socket: the connector's proves it
- * holds the listener's handle (its nonce) and says who it is; the
- * listener's answer says it was taken. */
-struct gdx_rma_hello {
-	uint64_t magic;
-	uint32_t version;
-	uint32_t rank;
-	uint32_t nranks;
-	uint32_t reserved;
-	uint64_t nonce;
-};
 
 /* Every collective call waits at most this long for its neighbours. */
 static uint64_t gdx_rma_boot_deadline(void)
@@ -143,10 +133,9 @@ struct gdx_rma_ring {
 	struct gdx_sockaddr to;
 	uint64_t next_nonce;
 	int next_state; /* 0 connecting, 1 hello out, 2 answer in, 3 done */
-	struct gdx_rma_hello out, next_ack, prev_in, prev_ack;
-	struct gdx_xfer x_next, x_prev;
-	int cand;	/* an accepted connection whose hello is being read */
-	int prev_state; /* 0 accepting, 1 hello in, 2 answer out, 3 done */
+	struct gdx_rma_hello out, next_ack;
+	struct gdx_xfer x_next;
+	struct gdx_rma_prev prev;
 	uint64_t retry_ms;
 };
 
@@ -205,58 +194,123 @@ static int gdx_rma_ring_next(struct gdx_rma_boot *b, struct gdx_rma_ring *r)
 	}
 }
 
-static int gdx_rma_ring_prev(struct gdx_rma_boot *b, struct gdx_rma_ring *r, int lfd,
-			     uint64_t nonce)
+/*
+ * The previous side. Anybody may connect to the ring's listen socket, so its
+ * connections come through the door (sys/gdx_door.h): each must send the
+ * ring's hello within the hello deadline, silent ones are shed oldest
+ * first, and none holds up another. The first whose hello names the
+ * previous rank and carries this rank's nonce is the previous rank's; a
+ * second such claim while the ring is made means one of them is not (every
+ * rank holds every rank's handle), and the ring is refused rather than
+ * made with either.
+ */
+static int gdx_rma_prev_check(void *arg, struct gdx_door_conn *c)
 {
-	int prev = (b->rank + b->nranks - 1) % b->nranks, ret;
+	struct gdx_rma_prev *p = arg;
+	struct gdx_rma_hello h;
+	int prev = (p->rank + p->nranks - 1) % p->nranks;
 
-	for (;;) {
-		switch (r->prev_state) {
-		case 0:
-			ret = gdx_sock_accept(lfd, &r->cand);
-			if (ret)
-				return ret;
-			gdx_xfer_set(&r->x_prev, &r->prev_in, sizeof(r->prev_in));
-			r->prev_state = 1;
-			break;
-		case 1:
-			ret = gdx_sock_recv_some(r->cand, &r->x_prev);
-			if (ret == -EAGAIN)
-				return ret;
-			if (ret || !gdx_rma_hello_ok(&r->prev_in, prev, b->nranks, nonce)) {
-				/* not the ring's: someone else found the port */
-				GDX_INFO(NCCL_NET,
-					 "RMA connect: a connection to the ring's listen "
-					 "socket that is not rank %d's, closed",
-					 prev);
-				close(r->cand);
-				r->cand = -1;
-				r->prev_state = 0;
-				break;
-			}
-			gdx_rma_hello_pack(&r->prev_ack, b->rank, b->nranks, nonce);
-			gdx_xfer_set(&r->x_prev, &r->prev_ack, sizeof(r->prev_ack));
-			r->prev_state = 2;
-			break;
-		case 2:
-			ret = gdx_sock_send_some(r->cand, &r->x_prev);
-			if (ret)
-				return ret;
-			b->prev_fd = r->cand;
-			r->cand = -1;
-			r->prev_state = 3;
-			return 0;
-		default: return 0;
-		}
+	memcpy(&h, c->hello, sizeof(h));
+	if (!gdx_rma_hello_ok(&h, prev, p->nranks, p->nonce)) {
+		GDX_INFO(NCCL_NET,
+			 "RMA connect: a connection to the ring's listen socket from %s that is "
+			 "not rank %d's, closed",
+			 c->peer, prev);
+		return -EPROTO;
 	}
+	if (p->fd >= 0) {
+		p->rival = true;
+		snprintf(p->rival_from, sizeof(p->rival_from), "%s", c->peer);
+		return -EEXIST;
+	}
+	p->fd = c->fd;
+	snprintf(p->from, sizeof(p->from), "%s", c->peer);
+	gdx_rma_hello_pack(&p->ack, p->rank, p->nranks, p->nonce);
+	gdx_xfer_set(&p->x_ack, &p->ack, sizeof(p->ack));
+	return 0;
+}
+
+void gdx_rma_prev_open(struct gdx_rma_prev *p, int lfd, int rank, int nranks, uint64_t nonce,
+		       int hello_ms)
+{
+	const struct gdx_door_ops ops = {
+		.hello_len = sizeof(struct gdx_rma_hello),
+		.hello_ms = hello_ms,
+		.max_held = GDX_MAX_PENDING_ACCEPTS,
+		.max_per_addr = GDX_MAX_UNPROVEN_PER_ADDR,
+		.check = gdx_rma_prev_check,
+		.arg = p,
+	};
+
+	_Static_assert(sizeof(struct gdx_rma_hello) <= GDX_DOOR_HELLO_MAX,
+		       "the door reads the ring's hello whole");
+	memset(p, 0, sizeof(*p));
+	p->rank = rank;
+	p->nranks = nranks;
+	p->nonce = nonce;
+	p->fd = -1;
+	gdx_door_init(&p->door, lfd, &ops);
+}
+
+/* What the door shed: at once the first time, then at most a second. */
+static void gdx_rma_prev_tell(struct gdx_rma_prev *p, uint64_t now, bool closing)
+{
+	struct gdx_door_shed s;
+
+	if (!gdx_door_tell(&p->door, now, closing, &s))
+		return;
+	GDX_WARN("RMA connect: rank %d closed %u connection(s) to the ring's listen socket that "
+		 "sent no ring hello: %u past the %d ms hello deadline, %u over the bound of %d "
+		 "unproven per address and %d in all (the last from %s)",
+		 p->rank, s.silent + s.busy + s.full, s.silent, p->door.ops.hello_ms,
+		 s.busy + s.full, GDX_MAX_UNPROVEN_PER_ADDR, GDX_MAX_PENDING_ACCEPTS,
+		 s.full ? s.full_last : s.last);
+}
+
+int gdx_rma_prev_step(struct gdx_rma_prev *p, uint64_t now)
+{
+	int budget = 2 * GDX_DOOR_MAX, more, ret;
+
+	do {
+		more = gdx_door_take(&p->door, &budget, now);
+		gdx_door_sweep(&p->door, now);
+	} while (more > 0 && budget > 0 && !p->rival);
+	gdx_rma_prev_tell(p, now, false);
+	if (more < 0)
+		return more;
+	if (p->rival)
+		return -EEXIST;
+	if (p->fd < 0)
+		return -EAGAIN;
+	ret = gdx_sock_send_some(p->fd, &p->x_ack);
+	return ret;
+}
+
+int gdx_rma_prev_pollfds(const struct gdx_rma_prev *p, struct pollfd *fds)
+{
+	int n = gdx_door_pollfds(&p->door, fds);
+
+	if (p->fd >= 0 && p->x_ack.off < p->x_ack.len)
+		fds[n++] = (struct pollfd){.fd = p->fd, .events = POLLOUT};
+	return n;
+}
+
+void gdx_rma_prev_close(struct gdx_rma_prev *p, bool keep_fd)
+{
+	gdx_rma_prev_tell(p, gdx_now_ms(), true);
+	gdx_door_close(&p->door);
+	if (!keep_fd && p->fd >= 0)
+		close(p->fd);
+	p->fd = -1;
 }
 
 int gdx_rma_boot_ring(struct gdx_rma_boot *b, int lfd, uint64_t nonce, void *const *handles,
 		      int nranks, int rank)
 {
-	struct gdx_rma_ring r = {.cand = -1};
+	struct gdx_rma_ring r = {0};
 	uint64_t deadline = gdx_rma_boot_deadline();
-	int next = (rank + 1) % nranks, ret = 0, rn = -EAGAIN, rp = -EAGAIN;
+	int next = (rank + 1) % nranks, prev = (rank + nranks - 1) % nranks;
+	int ret = 0, rn = -EAGAIN, rp = -EAGAIN;
 
 	b->nranks = nranks;
 	b->rank = rank;
@@ -267,25 +321,39 @@ int gdx_rma_boot_ring(struct gdx_rma_boot *b, int lfd, uint64_t nonce, void *con
 	if (ret)
 		return ret;
 	gdx_sock_addr_str(&r.to, b->next_addr, sizeof(b->next_addr));
-	while (rn == -EAGAIN || rp == -EAGAIN) {
-		struct pollfd p[3];
+	gdx_rma_prev_open(&r.prev, lfd, rank, nranks, nonce, gdx_hello_ms());
+	for (;;) {
+		struct pollfd p[2 + 1 + GDX_DOOR_MAX];
 		int n = 0;
 
 		if (rn == -EAGAIN)
 			rn = gdx_rma_ring_next(b, &r);
-		if (rp == -EAGAIN)
-			rp = gdx_rma_ring_prev(b, &r, lfd, nonce);
+		/* Still taken while the next side is not done: a second claim
+		 * to be the previous rank is seen. */
+		if (rp == -EAGAIN || (rp == 0 && rn == -EAGAIN)) {
+			ret = gdx_rma_prev_step(&r.prev, gdx_now_ms());
+			rp = rp == 0 && ret == -EAGAIN ? 0 : ret;
+		}
 		if (rn && rn != -EAGAIN) {
 			ret = rn;
 			GDX_WARN("RMA connect: rank %d could not join the ring at rank %d (%s): %s",
 				 rank, next, b->next_addr, strerror(-ret));
 			break;
 		}
+		if (rp == -EEXIST) {
+			ret = rp;
+			GDX_WARN("RMA connect: rank %d: two connections claimed to be rank %d with "
+				 "this rank's handle (from %s, then from %s): one of them is not "
+				 "rank %d, so the ring is not made (every rank holds every rank's "
+				 "handle: see SECURITY in libnccl-net-gdx(7))",
+				 rank, prev, r.prev.from, r.prev.rival_from, prev);
+			break;
+		}
 		if (rp && rp != -EAGAIN) {
 			ret = rp;
 			GDX_WARN(
 				"RMA connect: rank %d could not take rank %d's ring connection: %s",
-				rank, (rank + nranks - 1) % nranks, strerror(-ret));
+				rank, prev, strerror(-ret));
 			break;
 		}
 		if (rn != -EAGAIN && rp != -EAGAIN)
@@ -293,31 +361,26 @@ int gdx_rma_boot_ring(struct gdx_rma_boot *b, int lfd, uint64_t nonce, void *con
 		if (b->next_fd >= 0 && rn == -EAGAIN)
 			p[n++] = (struct pollfd){.fd = b->next_fd,
 						 .events = r.next_state == 2 ? POLLIN : POLLOUT};
-		p[n++] = (struct pollfd){.fd = r.cand >= 0 ? r.cand : lfd,
-					 .events = r.prev_state == 2 ? POLLOUT : POLLIN};
+		n += gdx_rma_prev_pollfds(&r.prev, p + n);
 		ret = gdx_rma_boot_wait(p, n, deadline);
 		if (ret) {
 			GDX_WARN("RMA connect: rank %d of %d: the ring is not whole after %llu ms "
 				 "(rank %d at %s %s, rank %d %s): is every rank calling connect?",
 				 rank, nranks,
 				 10ULL * (unsigned long long)gdx_params.handshake_timeout_ms, next,
-				 b->next_addr, rn ? "not reached" : "reached",
-				 (rank + nranks - 1) % nranks,
+				 b->next_addr, rn ? "not reached" : "reached", prev,
 				 rp ? "not heard from" : "heard from");
 			break;
 		}
 	}
-	if (r.cand >= 0)
-		close(r.cand);
+	if (!ret) {
+		b->prev_fd = r.prev.fd;
+		snprintf(b->prev_addr, sizeof(b->prev_addr), "%s", r.prev.from);
+	}
+	gdx_rma_prev_close(&r.prev, !ret);
 	if (ret) {
 		gdx_rma_boot_close(b);
 		return ret;
-	}
-	{
-		struct gdx_sockaddr a = {.len = sizeof(a.u)};
-
-		if (!getpeername(b->prev_fd, &a.u.sa, &a.len))
-			gdx_sock_addr_str(&a, b->prev_addr, sizeof(b->prev_addr));
 	}
 	return 0;
 }

@@ -12,10 +12,14 @@
 #ifndef GDX_RMA_BOOT_H
 #define GDX_RMA_BOOT_H
 
+#include <poll.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "rma/gdx_rma_comm.h"
+#include "sys/gdx_door.h"
+#include "sys/gdx_sock.h"
 
 #define GDX_RMA_MAGIC	0x31306172786467ULL /* "gdxrma01" */
 #define GDX_RMA_VERSION 1
@@ -34,6 +38,18 @@ struct gdx_rma_handle {
 _Static_assert(sizeof(struct gdx_rma_handle) <= NCCL_NET_HANDLE_MAXSIZE,
 	       "the RMA handle fits NCCL's buffer");
 
+/* The first bytes each way on a ring socket: the connector's proves it
+ * holds the listener's handle (its nonce) and says who it is; the
+ * listener's answer says it was taken. */
+struct gdx_rma_hello {
+	uint64_t magic;
+	uint32_t version;
+	uint32_t rank;
+	uint32_t nranks;
+	uint32_t reserved;
+	uint64_t nonce;
+};
+
 /* A listen socket on the out-of-band interface, and its handle. addr gets
  * "ip:port" for messages. */
 int gdx_rma_boot_listen(void *handle, int *fd_p, uint64_t *nonce_p, char *addr, size_t len);
@@ -46,6 +62,33 @@ int gdx_rma_boot_ring(struct gdx_rma_boot *b, int lfd, uint64_t nonce, void *con
  * rank's fills the others'. what names the call in messages. */
 int gdx_rma_boot_allgather(struct gdx_rma_boot *b, void *buf, size_t block, const char *what);
 void gdx_rma_boot_close(struct gdx_rma_boot *b);
+
+/* For the tests only: no other file of the plugin uses what follows. */
+
+/* The ring's previous side (gdx_rma_boot_ring makes it), one step at a
+ * time: what comes to the listen socket, through the door. */
+struct gdx_rma_prev {
+	struct gdx_door door;
+	int rank, nranks; /* this rank's */
+	uint64_t nonce;	  /* this rank's handle's */
+	int fd;		  /* the previous rank's connection, once its hello is checked */
+	char from[64];
+	struct gdx_rma_hello ack; /* the answer, sent on fd */
+	struct gdx_xfer x_ack;
+	bool rival; /* a second connection claimed to be the previous rank */
+	char rival_from[64];
+};
+
+void gdx_rma_prev_open(struct gdx_rma_prev *p, int lfd, int rank, int nranks, uint64_t nonce,
+		       int hello_ms);
+/* Takes and reads what has come: 0 once the previous rank's connection is
+ * taken and answered (p->fd), -EAGAIN, -EEXIST when a second one claimed
+ * to be it, or a negative errno. */
+int gdx_rma_prev_step(struct gdx_rma_prev *p, uint64_t now);
+/* What to poll for the next step; at most 2 + GDX_DOOR_MAX. */
+int gdx_rma_prev_pollfds(const struct gdx_rma_prev *p, struct pollfd *fds);
+/* Closes what the door holds, and p->fd unless keep_fd. */
+void gdx_rma_prev_close(struct gdx_rma_prev *p, bool keep_fd);
 
 /* Little-endian fields of the exchanged records. */
 static inline void gdx_rma_put32(uint8_t *p, uint32_t v)

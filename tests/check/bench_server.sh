@@ -13,7 +13,11 @@
 #  - a silent client connected first does not keep the real one out (0.4.0
 #    blocked on it, and sent the first to connect the plugin's handles);
 #  - the real client, with the token (given on its command line or on
-#    standard input), proves it and gets the run's options.
+#    standard input), proves it and gets the run's options;
+#  - amid a flood of silent connections, the real client gets in every
+#    time, five servers out of five (0.4.3 shed the wrong one: after its
+#    first, each new connection closed the newest, and the real client was
+#    told "a wrong --token" three times in five).
 # Prints "ok ..." / "not ok ..." lines and
 # "# tests/check/bench_server.sh: N passed, N failed".
 set -uo pipefail
@@ -187,6 +191,66 @@ for who in wrong garbage; do
 			"read $(stat -c %s "$tmp/$who.read" 2>/dev/null) bytes: $(head -c 400 "$tmp/first.err")"
 	fi
 done
+
+# flood SECONDS: silent connections to the server from two processes, each
+# connect started and never waited for, as fast as they go, for SECONDS at
+# most, each process holding its newest 300; in the background (flooders:
+# their pids).
+flood() {
+	flooders=
+	for _ in 1 2; do
+		python3 - "$port" "$1" <<'EOF' &
+import collections, socket, struct, sys, time
+port, until = int(sys.argv[1]), time.time() + float(sys.argv[2])
+held = collections.deque()
+while time.time() < until:
+    s = socket.socket()
+    # closed by a reset: no TIME_WAIT holds the port for a later test's bind
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    s.setblocking(False)
+    s.connect_ex(("127.0.0.1", port))
+    held.append(s)
+    if len(held) > 300:
+        held.popleft().close()
+    time.sleep(0.0001)
+EOF
+		flooders+=" $!"
+	done
+}
+got_in=0
+for run in 1 2 3 4 5; do
+	if ! start_server "flood$run"; then
+		not_ok "a flooded server prints its token" "$(head -c 300 "$tmp/flood$run.err")"
+		break
+	fi
+	flood 20
+	sleep 0.3
+	timeout 30 "$bench" -C 127.0.0.1 -p "$port" --token "$token" --plugin "$tmp/libstub.so" \
+		>"$tmp/flood$run.cout" 2>"$tmp/flood$run.cerr"
+	kill "$server" 2>/dev/null # one that never took its client
+	wait "$server"
+	# shellcheck disable=SC2086 # one pid a word
+	kill $flooders 2>/dev/null
+	# shellcheck disable=SC2086
+	wait $flooders 2>/dev/null
+	if grep -q "the client at 127.0.0.1:[0-9]* proved the token" "$tmp/flood$run.err" &&
+		! grep -q 'token' "$tmp/flood$run.cerr"; then
+		got_in=$((got_in + 1))
+	else
+		echo "# run $run: $(grep -v '^gdx-bench: closed' "$tmp/flood$run.err" | tail -n 3 | head -c 300) / $(head -c 300 "$tmp/flood$run.cerr")"
+	fi
+	port=$((port + 1))
+done
+if [ "$got_in" -eq 5 ]; then
+	ok "amid a flood of silent connections the real client gets in, 5 servers of 5"
+else
+	not_ok "amid a flood of silent connections the real client gets in every time" "$got_in of 5"
+fi
+if [ "$(grep -c '^gdx-bench: closed' "$tmp/flood1.err")" -le 40 ]; then
+	ok "a flood costs a line a second, not one a connection ($(grep -c '^gdx-bench: closed' "$tmp/flood1.err") lines)"
+else
+	not_ok "a flood costs a line a second" "$(grep -c '^gdx-bench: closed' "$tmp/flood1.err") lines"
+fi
 
 # A silent client alone: closed after 10 s, the server still listening; a
 # real client then gets through, its token on standard input. Ten seconds of

@@ -191,7 +191,7 @@ static void test_nobody_learns_the_nonce(void)
 		ASSERT_EQ(le32toh(h.refused), GDX_REFUSED_NONCE);
 		close(fd);
 	}
-	ASSERT_EQ(l.lc->npending, 0);
+	ASSERT_EQ(gdx_listen_held(l.lc), 0);
 	ASSERT_EQ(gdx_close_listen(l.lc), 0);
 }
 
@@ -209,7 +209,7 @@ static void test_garbage_is_refused(void)
 	accept_until_warned(&l, 2);
 	ASSERT_EQ(gdx_test_warning_count(), 1);
 	ASSERT_STR_CONTAINS(gdx_test_warnings(), "refused connection from 127.0.0.1");
-	ASSERT_EQ(l.lc->npending, 0);
+	ASSERT_EQ(gdx_listen_held(l.lc), 0);
 	close(fd);
 	ASSERT_EQ(gdx_close_listen(l.lc), 0);
 }
@@ -273,7 +273,7 @@ static void test_truncated_hello(void)
 	close(fd);
 	accept_until_warned(&l, 2);
 	ASSERT_STR_CONTAINS(gdx_test_warnings(), "after 10 of 32 bytes");
-	ASSERT_EQ(l.lc->npending, 0);
+	ASSERT_EQ(gdx_listen_held(l.lc), 0);
 	ASSERT_EQ(gdx_close_listen(l.lc), 0);
 }
 
@@ -312,11 +312,11 @@ static void test_port_probe_is_quiet(void)
 		struct gdx_recv_comm *rc;
 
 		ASSERT_EQ(gdx_accept(l.lc, &rc), 0);
-		if (i > 2 && l.lc->npending == 0)
+		if (i > 2 && gdx_listen_held(l.lc) == 0)
 			break;
 		usleep(2000);
 	}
-	ASSERT_EQ(l.lc->npending, 0);
+	ASSERT_EQ(gdx_listen_held(l.lc), 0);
 	ASSERT_EQ(gdx_test_warning_count(), 0);
 	ASSERT_STR_CONTAINS(gdx_test_infos(), "closed before any byte");
 	ASSERT_EQ(gdx_close_listen(l.lc), 0);
@@ -416,11 +416,11 @@ static void close_all(struct listener *l, int *fds, int n, int fds_before)
 {
 	for (int i = 0; i < n; i++)
 		close(fds[i]);
-	for (int i = 0; i < 200 && l->lc->npending; i++) {
+	for (int i = 0; i < 200 && gdx_listen_held(l->lc); i++) {
 		accept_a_few(l);
 		usleep(1000);
 	}
-	ASSERT_EQ(l->lc->npending, 0);
+	ASSERT_EQ(gdx_listen_held(l->lc), 0);
 	ASSERT_EQ(gdx_close_listen(l->lc), 0);
 	ASSERT_EQ(count_fds(), fds_before - 1); /* the listener's own socket too */
 }
@@ -444,7 +444,7 @@ static void test_silent_flood_from_one_address(void)
 	for (int i = 0; i < FLOOD; i++)
 		fds[n++] = client_connect(&l);
 	accept_a_few(&l);
-	ASSERT_EQ(l.lc->npending, GDX_MAX_UNPROVEN_PER_ADDR);
+	ASSERT_EQ(gdx_listen_held(l.lc), GDX_MAX_UNPROVEN_PER_ADDR);
 	ASSERT_EQ(gdx_test_warning_count(), 1);
 	snprintf(line, sizeof(line), "closed %d incoming connection(s) that sent no hello",
 		 FLOOD - GDX_MAX_UNPROVEN_PER_ADDR);
@@ -461,7 +461,7 @@ static void test_silent_flood_from_one_address(void)
 		fds[n++] = client_connect(&l);
 	accept_until_answered(&l, real, 2);
 	ASSERT_EQ(refusal_of(real), GDX_REFUSED_LOCAL);
-	ASSERT(l.lc->npending <= GDX_MAX_UNPROVEN_PER_ADDR);
+	ASSERT(gdx_listen_held(l.lc) <= GDX_MAX_UNPROVEN_PER_ADDR);
 	close_all(&l, fds, n, before);
 }
 
@@ -482,7 +482,7 @@ static void test_silent_flood_from_many_addresses(void)
 			fds[n++] = client_connect_from(&l, src);
 		}
 	accept_a_few(&l);
-	ASSERT_EQ(l.lc->npending, GDX_MAX_PENDING_ACCEPTS);
+	ASSERT_EQ(gdx_listen_held(l.lc), GDX_MAX_PENDING_ACCEPTS);
 	ASSERT_EQ(gdx_test_warning_count(), 1);
 	snprintf(line, sizeof(line), "closed %d incoming connection(s)",
 		 ADDRS * EACH - GDX_MAX_PENDING_ACCEPTS);
@@ -520,8 +520,8 @@ static void test_full_queue_of_proven_refuses_the_next(void)
 	}
 	usleep(100000); /* every hello in the listener's socket buffers */
 	accept_a_few(&l);
-	ASSERT_EQ(l.lc->taken, N);
-	ASSERT(l.lc->npending <= GDX_MAX_PENDING_ACCEPTS);
+	ASSERT_EQ(l.lc->door.taken, N);
+	ASSERT(gdx_listen_held(l.lc) <= GDX_MAX_PENDING_ACCEPTS);
 	for (int i = 0; i < N; i++) {
 		int why = refusal_of(fds[i]);
 
@@ -563,18 +563,18 @@ static void test_hello_deadline(void)
 	ASSERT_EQ(write(fds[1], &h, sizeof(h)), (ssize_t)sizeof(h));
 	accept_until_warned(&l, 0.1);
 	ASSERT_EQ(gdx_test_warning_count(), 0);
-	ASSERT_EQ(l.lc->npending, 2);
+	ASSERT_EQ(gdx_listen_held(l.lc), 2);
 	accept_until_warned(&l, 3);
 	ASSERT(now_s() - t0 < 0.6);
 	ASSERT_STR_CONTAINS(gdx_test_warnings(),
 			    "closed 1 incoming connection(s) that sent no hello: 1 past the 200 ms "
 			    "hello deadline");
 	ASSERT_EQ(refusal_of(fds[0]), GDX_REFUSED_SILENT);
-	ASSERT_EQ(l.lc->npending, 1);
+	ASSERT_EQ(gdx_listen_held(l.lc), 1);
 	gdx_test_log_clear();
 	accept_until_warned(&l, 3);
 	ASSERT_STR_CONTAINS(gdx_test_warnings(), "no handshake within 800 ms");
-	ASSERT_EQ(l.lc->npending, 0);
+	ASSERT_EQ(gdx_listen_held(l.lc), 0);
 	close_all(&l, fds, 2, before);
 }
 
@@ -598,7 +598,7 @@ static void test_shed_lines_are_rate_limited(void)
 	ASSERT_STR_CONTAINS(gdx_test_warnings(), "closed 4 incoming");
 	for (int i = 0; i < n; i++)
 		close(fds[i]);
-	for (int i = 0; i < 200 && l.lc->npending; i++) {
+	for (int i = 0; i < 200 && gdx_listen_held(l.lc); i++) {
 		accept_a_few(&l);
 		usleep(1000);
 	}

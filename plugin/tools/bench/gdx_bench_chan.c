@@ -29,7 +29,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "sys/gdx_door.h"
 #include "sys/gdx_sock.h"
+#include "sys/gdx_time.h"
 #include "tools/common/gdx_escape.h"
 
 #include "tools/bench/gdx_bench_state.h"
@@ -44,7 +46,9 @@
  * many are being proven at once (the oldest closed for a new one): a client
  * that says nothing, or many, hold the server no longer. */
 #define BENCH_PROOF_S	10
-#define BENCH_PROOF_MAX 16
+#define BENCH_PROOF_MAX 64
+/* Connections the kernel queues before they are taken. */
+#define BENCH_BACKLOG 128
 
 /* What each side mixes into its proof, so that one side's proof is never
  * the other's. */
@@ -162,59 +166,140 @@ static void bench_chan_addr(int port, struct gdx_sockaddr *addr, char *ifname)
 		addr->u.in6.sin6_port = htons((uint16_t)port);
 }
 
-/* A connection being proven. */
-struct bench_pending {
-	int fd;
-	time_t deadline;
-	struct bench_challenge ch;
-	struct bench_proof proof;
-	size_t got;
+/*
+ * The server's door (sys/gdx_door.h), as the plugin's listeners have it: a
+ * connection gets the challenge as it is taken and has BENCH_PROOF_S to
+ * send its proof; BENCH_PROOF_MAX are proven at once, and the oldest
+ * unproven one is closed for a new one, so no silent connection, nor a
+ * flood of them, holds up the client that proves the token. What is closed
+ * costs a few lines a second, however many connections come.
+ */
+struct bench_serve {
+	const uint8_t *token;
+	int fd; /* the client, once it proved the token */
+	uint8_t nonces[32];
 	char from[80];
+	time_t said_s; /* the second lines were said in, and how many */
+	int said;
+	uint32_t unsaid; /* closed for what they sent, past the lines' limit */
 };
 
-static void bench_pending_close(struct bench_pending *p, int *n, int i, const char *why)
+/* Lines about single connections, in one second at most. */
+#define BENCH_SAY_MAX 5
+
+static void bench_said(struct bench_serve *s, const char *from, const char *why)
 {
-	fprintf(stderr, "gdx-bench: closed the connection from %s: %s; still waiting\n", p[i].from,
-		why);
-	close(p[i].fd);
-	p[i] = p[--*n];
+	time_t now = time(NULL);
+
+	if (now != s->said_s) {
+		s->said_s = now;
+		s->said = 0;
+	}
+	if (s->said++ >= BENCH_SAY_MAX) {
+		s->unsaid++;
+		return;
+	}
+	fprintf(stderr, "gdx-bench: closed the connection from %s: %s; still waiting\n", from, why);
 }
 
-/* Reads what has come of pending connection i's proof: 1 when it proves
- * the token, 0 when it may yet, -1 when it was closed for what it sent. */
-static int bench_pending_read(struct bench_pending *p, int *n, int i, const uint8_t token[16])
+/* The challenge, fresh for each connection. */
+static int bench_greet(void *arg, struct gdx_door_conn *c)
 {
-	struct bench_pending *c = &p[i];
-	ssize_t r = read(c->fd, (char *)&c->proof + c->got, sizeof(c->proof) - c->got);
+	struct bench_challenge ch = {.magic = htobe32(BENCH_CHAN_MAGIC),
+				     .version = htobe32(BENCH_CHAN_VERSION)};
 
-	if (r < 0 && (errno == EAGAIN || errno == EINTR))
-		return 0;
-	if (r <= 0) {
-		bench_pending_close(p, n, i, "it closed before proving the token");
-		return -1;
+	(void)arg;
+	_Static_assert(sizeof(ch) <= GDX_DOOR_GREETING_MAX, "the door writes the challenge");
+	bench_random(ch.nonce, sizeof(ch.nonce));
+	memcpy(c->greeting, &ch, sizeof(ch));
+	c->greeting_len = sizeof(ch);
+	return 0;
+}
+
+/* A whole proof: kept when it proves the token under c's challenge. */
+static int bench_check(void *arg, struct gdx_door_conn *c)
+{
+	struct bench_serve *s = arg;
+	struct bench_challenge ch;
+	struct bench_proof proof;
+
+	_Static_assert(sizeof(proof) <= GDX_DOOR_HELLO_MAX, "the door reads a proof whole");
+	memcpy(&ch, c->greeting, sizeof(ch));
+	memcpy(&proof, c->hello, sizeof(proof));
+	if (be32toh(proof.magic) != BENCH_CHAN_MAGIC ||
+	    be32toh(proof.version) != BENCH_CHAN_VERSION) {
+		bench_said(s, c->peer, "not gdx-bench side-channel version 2");
+		return -EPROTO;
 	}
-	c->got += (size_t)r;
-	if (c->got < sizeof(c->proof))
-		return 0;
-	if (be32toh(c->proof.magic) != BENCH_CHAN_MAGIC ||
-	    be32toh(c->proof.version) != BENCH_CHAN_VERSION) {
-		bench_pending_close(p, n, i, "not gdx-bench side-channel version 2");
-		return -1;
+	if (!bench_same(proof.tag,
+			bench_tag(s->token, bench_client_words, ch.nonce, proof.nonce, NULL, 0))) {
+		bench_said(s, c->peer, "it did not prove the token (a wrong --token)");
+		return -EACCES;
 	}
-	if (!bench_same(c->proof.tag, bench_tag(token, bench_client_words, c->ch.nonce,
-						c->proof.nonce, NULL, 0))) {
-		bench_pending_close(p, n, i, "it did not prove the token (a wrong --token)");
-		return -1;
+	if (s->fd >= 0) {
+		bench_said(s, c->peer, "another client proved the token first");
+		return -EEXIST;
 	}
-	return 1;
+	s->fd = c->fd;
+	memcpy(s->nonces, ch.nonce, 16);
+	memcpy(s->nonces + 16, proof.nonce, 16);
+	snprintf(s->from, sizeof(s->from), "%s", c->peer);
+	return 0;
+}
+
+static void bench_lost(void *arg, const struct gdx_door_conn *c, int err)
+{
+	(void)err;
+	bench_said(arg, c->peer, "it closed before proving the token");
+}
+
+/* What the door closed unread since the last line: one connection in the
+ * words of one, more in one line. */
+static void bench_tell_shed(struct bench_serve *s, const struct gdx_door_shed *d)
+{
+	uint32_t n = d->silent + d->busy + d->full;
+
+	if (!n) {
+		fprintf(stderr,
+			"gdx-bench: closed %u more connection(s) that closed or sent no proof of "
+			"the token; still waiting\n",
+			s->unsaid);
+		s->unsaid = 0;
+		return;
+	}
+	if (n == 1 && !s->unsaid) {
+		fprintf(stderr, "gdx-bench: closed the connection from %s: %s; still waiting\n",
+			d->full ? d->full_last : d->last,
+			d->silent ? "no proof of the token within 10 s"
+				  : "more connections came than are proven at once");
+		return;
+	}
+	fprintf(stderr,
+		"gdx-bench: closed %u connection(s) that proved nothing: %u without a proof "
+		"within %d s, %u the oldest of more than %d being proven at once (the last from "
+		"%s), %u more that closed or sent no proof of the token; still waiting\n",
+		n, d->silent, BENCH_PROOF_S, d->busy + d->full, BENCH_PROOF_MAX,
+		d->full ? d->full_last : d->last, s->unsaid);
+	s->unsaid = 0;
 }
 
 int bench_chan_serve(int port, const uint8_t token[16], uint8_t nonces[32])
 {
-	struct bench_pending p[BENCH_PROOF_MAX];
+	struct bench_serve s = {.token = token, .fd = -1};
+	const struct gdx_door_ops ops = {
+		.hello_len = sizeof(struct bench_proof),
+		.hello_ms = BENCH_PROOF_S * 1000,
+		.max_held = BENCH_PROOF_MAX,
+		.max_per_addr = BENCH_PROOF_MAX,
+		.greet = bench_greet,
+		.check = bench_check,
+		.lost = bench_lost,
+		.arg = &s,
+	};
 	struct gdx_sockaddr addr;
+	struct gdx_door door;
 	char ifname[GDX_IFNAME_MAX], shown[80], hex[33];
-	int one = 1, lfd, n = 0;
+	int one = 1, lfd;
 
 	bench_chan_addr(port, &addr, ifname);
 	gdx_sock_addr_str(&addr, shown, sizeof(shown));
@@ -222,7 +307,7 @@ int bench_chan_serve(int port, const uint8_t token[16], uint8_t nonces[32])
 	if (lfd < 0)
 		bench_die("socket: %s", strerror(errno));
 	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(lfd, &addr.u.sa, addr.len) || listen(lfd, BENCH_PROOF_MAX))
+	if (bind(lfd, &addr.u.sa, addr.len) || listen(lfd, BENCH_BACKLOG))
 		bench_die("cannot listen on %s (%s): %s", shown, ifname, strerror(errno));
 	for (int i = 0; i < 16; i++)
 		snprintf(hex + 2 * i, 3, "%02x", token[i]);
@@ -230,61 +315,35 @@ int bench_chan_serve(int port, const uint8_t token[16], uint8_t nonces[32])
 		"gdx-bench: waiting for a client on %s (%s); this run's token: %s\n"
 		"gdx-bench: the client: gdx-bench -C HOST -p %d --token %s\n",
 		shown, ifname, hex, port, hex);
-	for (;;) {
-		struct pollfd fds[1 + BENCH_PROOF_MAX];
-		time_t now = time(NULL);
+	gdx_door_init(&door, lfd, &ops);
+	while (s.fd < 0) {
+		struct pollfd fds[1 + GDX_DOOR_MAX];
+		struct gdx_door_shed shed;
+		bool due;
+		int budget = 2 * BENCH_PROOF_MAX, n = gdx_door_pollfds(&door, fds);
 
-		for (int i = 0; i < n; i++)
-			if (now >= p[i].deadline)
-				bench_pending_close(p, &n, i--,
-						    "no proof of the token within 10 s");
-		fds[0] = (struct pollfd){.fd = lfd, .events = POLLIN};
-		for (int i = 0; i < n; i++)
-			fds[1 + i] = (struct pollfd){.fd = p[i].fd, .events = POLLIN};
-		if (poll(fds, (nfds_t)(1 + n), 1000) < 0 && errno != EINTR)
+		if (poll(fds, (nfds_t)n, 1000) < 0 && errno != EINTR)
 			bench_die("poll: %s", strerror(errno));
-		for (int i = n - 1; i >= 0; i--) {
-			if (!fds[1 + i].revents || bench_pending_read(p, &n, i, token) != 1)
-				continue;
-			/* the client: the others go, and so does the listening socket */
-			memcpy(nonces, p[i].ch.nonce, 16);
-			memcpy(nonces + 16, p[i].proof.nonce, 16);
-			for (int k = 0; k < n; k++)
-				if (k != i)
-					close(p[k].fd);
-			close(lfd);
-			fprintf(stderr, "gdx-bench: the client at %s proved the token\n",
-				p[i].from);
-			one = fcntl(p[i].fd, F_GETFL);
-			fcntl(p[i].fd, F_SETFL, one & ~O_NONBLOCK);
-			setsockopt(p[i].fd, IPPROTO_TCP, TCP_NODELAY, &(int){1}, sizeof(int));
-			return p[i].fd;
+		/* out of descriptors: those held go by their deadline */
+		gdx_door_take(&door, &budget, gdx_now_ms());
+		gdx_door_sweep(&door, gdx_now_ms());
+		due = gdx_door_tell(&door, gdx_now_ms(), false, &shed);
+		if (!due && s.unsaid && time(NULL) != s.said_s) {
+			memset(&shed, 0, sizeof(shed));
+			due = true; /* those past the lines' limit, a second later */
 		}
-		if (fds[0].revents & POLLIN) {
-			struct gdx_sockaddr from = {.len = sizeof(from.u)};
-			int fd = accept4(lfd, &from.u.sa, &from.len, SOCK_CLOEXEC | SOCK_NONBLOCK);
-			struct bench_pending *c;
-
-			if (fd < 0)
-				continue;
-			if (n == BENCH_PROOF_MAX)
-				bench_pending_close(
-					p, &n, 0, "more connections came than are proven at once");
-			c = &p[n];
-			*c = (struct bench_pending){.fd = fd,
-						    .deadline = time(NULL) + BENCH_PROOF_S};
-			gdx_sock_addr_str(&from, c->from, sizeof(c->from));
-			c->ch.magic = htobe32(BENCH_CHAN_MAGIC);
-			c->ch.version = htobe32(BENCH_CHAN_VERSION);
-			bench_random(c->ch.nonce, sizeof(c->ch.nonce));
-			/* a fresh socket's buffer takes 24 bytes whole */
-			if (write(fd, &c->ch, sizeof(c->ch)) != (ssize_t)sizeof(c->ch)) {
-				close(fd);
-				continue;
-			}
-			n++;
-		}
+		if (due)
+			bench_tell_shed(&s, &shed);
 	}
+	/* the client: the others go, and so does the listening socket */
+	gdx_door_close(&door);
+	close(lfd);
+	memcpy(nonces, s.nonces, 32);
+	fprintf(stderr, "gdx-bench: the client at %s proved the token\n", s.from);
+	one = fcntl(s.fd, F_GETFL);
+	fcntl(s.fd, F_SETFL, one & ~O_NONBLOCK);
+	setsockopt(s.fd, IPPROTO_TCP, TCP_NODELAY, &(int){1}, sizeof(int));
+	return s.fd;
 }
 
 int bench_chan_dial(const char *host, int port, int wait)
