@@ -62,8 +62,9 @@ static void gdx_cq_wc_failed(struct gdx_comm *c, int rail, const struct ibv_wc *
 	if (!c->err)
 		GDX_WARN("%s rail %d (%s), peer %s (%s): completion failed: %s (status %d, "
 			 "vendor error 0x%x, qp 0x%x, %s); %s",
-			 c->dev_name, rail, c->rails[rail].dev->ibdev, c->peer, c->peer_dev,
-			 ibv_wc_status_str(wc->status), wc->status, wc->vendor_err, wc->qp_num,
+			 c->dev_name, rail, c->rails[rail].dev->ibdev, c->peer,
+			 GDX_LOG_QUOTED(c->peer_dev), ibv_wc_status_str(wc->status), wc->status,
+			 wc->vendor_err, wc->qp_num,
 			 c->kind == GDX_KIND_SEND ? "send side" : "receive side",
 			 gdx_wc_hint(wc->status));
 	gdx_comm_fail(c, -EREMOTEIO);
@@ -531,7 +532,7 @@ static __attribute__((noinline)) void gdx_cq_check_timed(struct gdx_comm *c, uin
 		return;
 	GDX_WARN("%s: peer %s (%s) closed its connection with requests pending: the peer "
 		 "process exited or closed its comm",
-		 c->dev_name, c->peer, c->peer_dev);
+		 c->dev_name, c->peer, GDX_LOG_QUOTED(c->peer_dev));
 	gdx_comm_fail(c, -ECONNRESET);
 }
 

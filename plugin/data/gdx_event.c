@@ -53,7 +53,8 @@ static void gdx_event_fail(struct gdx_comm *c, const struct ibv_async_event *ev,
 	}
 	if (!__atomic_load_n(&c->err, __ATOMIC_RELAXED))
 		GDX_WARN("%s: async event %s on the comm with peer %s (%s): the QP is in error",
-			 c->dev_name, ibv_event_type_str(ev->event_type), c->peer, c->peer_dev);
+			 c->dev_name, ibv_event_type_str(ev->event_type), c->peer,
+			 GDX_LOG_QUOTED(c->peer_dev));
 	__atomic_store_n(&c->err, -EREMOTEIO, __ATOMIC_RELAXED);
 }
 

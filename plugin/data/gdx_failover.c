@@ -621,12 +621,32 @@ static void gdx_fo_back(struct gdx_comm *c, int r, uint64_t now)
 		 (double)(now - run->down_ms) / 1e3, run->attempts, run->rate * 8e-3);
 }
 
+/* The peer's words (a note's why) after lead, this end's own, into why
+ * (len at most a run's why, so that it is kept whole): quoted, as every
+ * string of the peer's in a log line, so that a log reader (gdx-doctor log)
+ * tells the plugin's words from what the peer wrote, whatever it holds; the
+ * closing quote kept however long the peer's words. */
+static const char *gdx_fo_peer_why(char *why, size_t len, const char *lead, const char *theirs)
+{
+	size_t n = strlen(lead);
+
+	snprintf(why, len, "%s", lead);
+	if (n + 3 <= len)
+		gdx_log_quote(why + n, len - n, theirs);
+	return why;
+}
+
 /* Sender: the receiver's answer to our RESTORE: its QPs are at RTS; ours
  * go there in the background, then the probes (gdx_fo_connected). */
 static void gdx_fo_ready(struct gdx_comm *c, int r, const struct gdx_note *n, uint64_t now)
 {
 	if (n->kind == GDX_NOTE_REFUSE) {
-		gdx_fo_attempt_failed(c, r, now, n->why[0] ? n->why : "the receiver refused",
+		char why[sizeof(c->run[r].why)];
+
+		gdx_fo_attempt_failed(c, r, now,
+				      n->why[0] ? gdx_fo_peer_why(why, sizeof(why),
+								  "the receiver refused: ", n->why)
+						: "the receiver refused",
 				      n->answers & GDX_NOTE_PORT_DOWN);
 		return;
 	}
@@ -737,7 +757,7 @@ static int gdx_fo_note(struct gdx_comm *c, int r, const struct gdx_note *n, uint
 {
 	struct gdx_rail_run *run = &c->run[r];
 	int act = 0;
-	char why[96];
+	char why[sizeof(run->why)];
 
 	GDX_TRACE(NCCL_NET,
 		  "%s: rail %d: note kind %u epoch %u (%u skipped) answers 0x%x read in state %s",
@@ -763,8 +783,9 @@ static int gdx_fo_note(struct gdx_comm *c, int r, const struct gdx_note *n, uint
 			if (run->state == GDX_RAIL_RESTORING && run->incarnation != run->my_epoch)
 				break;
 			if (run->state != GDX_RAIL_DRAINING) {
-				snprintf(why, sizeof(why), "the receiver saw: %.70s", n->why);
-				gdx_rail_failed(c, r, why);
+				gdx_rail_failed(c, r,
+						gdx_fo_peer_why(why, sizeof(why),
+								"the receiver saw: ", n->why));
 			}
 			if (run->state != GDX_RAIL_DRAINING)
 				break; /* the comm failed */
@@ -787,8 +808,9 @@ static int gdx_fo_note(struct gdx_comm *c, int r, const struct gdx_note *n, uint
 	switch (n->kind) {
 	case GDX_NOTE_DOWN:
 		if (run->state == GDX_RAIL_UP) {
-			snprintf(why, sizeof(why), "the sender saw: %.70s", n->why);
-			act |= gdx_rail_failed(c, r, why);
+			act |= gdx_rail_failed(
+				c, r,
+				gdx_fo_peer_why(why, sizeof(why), "the sender saw: ", n->why));
 		} else if (run->state == GDX_RAIL_DOWN) {
 			/* asked again: our answer was lost; the counts are final
 			 * until the sender asks for the rail back */

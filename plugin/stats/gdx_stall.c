@@ -47,7 +47,8 @@ void gdx_stall_check(struct gdx_comm *c, uint64_t now)
 				"the path is congested or broken, or the peer's NIC does not answer; "
 				"ibv_devinfo -d %s and the switch's counters for that port say which",
 				c->dev_name, q->qp->qp_num, rail->dev->ibdev, rail->dev->ib_port, r,
-				c->peer, c->peer_dev, (unsigned long long)(now - q->stall_since_ms),
+				c->peer, GDX_LOG_QUOTED(c->peer_dev),
+				(unsigned long long)(now - q->stall_since_ms),
 				q->wr_posted - q->wr_done, gdx_params.stall_ms, rail->dev->ibdev);
 		}
 	}

@@ -101,7 +101,7 @@ exits "log: an unknown option is a usage error (64)" 64 "unknown option --bogus"
 # Hostile logs: a log is what other processes wrote. ESC, BEL, a C1 CSI, a
 # right-to-left override and an injected line in NIC names, verdicts and
 # causes come out escaped; counts that do not fit 64 bits are not counts,
-# sums saturate; NUL bytes and bytes that are not UTF-8 change nothing; a
+# a line whose sum would not either is refused (and said), never saturated; NUL bytes and bytes that are not UTF-8 change nothing; a
 # 50 MB line is skipped whole; the memory taken is the same whatever the
 # log's size.
 {
@@ -131,8 +131,9 @@ holds() {
 		not_ok "$1" "no line holds '$3' in: $(head -c 900 "$2")"
 	fi
 }
-holds "log: the NIC's name and verdict escaped, the sum saturated, the count past 2^64-1 not counted" "$tmp/out" \
-	'mlx5\x1b[31m_0      2 18446744073709551615                  7  GPUDirect RDMA via nvidia_peermem\x07\x1b]0;title\x07'
+holds "log: the NIC's name and verdict escaped, the sum past 2^64-1 refused, the count past 2^64-1 not counted" "$tmp/out" \
+	'mlx5\x1b[31m_0      1 18446744073709551615                  7  GPUDirect RDMA via nvidia_peermem\x07\x1b]0;title\x07'
+holds "log: the refused line is said" "$tmp/out" "1 line(s) of byte counts refused: their sums would pass 2^64-1 bytes"
 holds "log: the rail's NIC and cause escaped, nan seconds not added" "$tmp/out" \
 	'rxe\xc2\x9b1      1      2      2.5  down\xe2\x80\xae\x0d\x1b[2J# TYPE gdx_up gauge'
 prints "log: the rail past 2^64-1 not counted, the line after a NUL not either" 0 grep -c '^rxe9 \|^a  *[0-9]' "$tmp/out"
@@ -188,6 +189,82 @@ holds "log: a bare peer name holding the line's own words: its cause unknown" "$
 	"rxe1              1      0      0.0  unknown: the peer's device name in this line is not quoted"
 prints "log: no forged cause in any of the three tables" 0 \
 	sh -c "cat '$tmp/forged-bare.out' '$tmp/forged-quoted.out' '$tmp/forged-ambiguous.out' | grep -c FORGED"
+
+# Issue 47 rows 4 and 4b, S1 and S2: a peer's words in the plugin's lines
+# (its device name, its failover note's text, its refusal of a restore),
+# each in the line's real shape, quoted as the plugin now writes them and
+# bare as 0.4.3 and earlier did. gdx-doctor log reads each line by its
+# shape from the start of its message: the words can add no byte count nor
+# add or hide a rail's events, however they read. On a GPUDirect node's
+# clean log (healthy.log, exit 0) a forged count of host bytes would make it
+# "staged bytes on a GPUDirect NIC" (exit 1).
+count='x closed: 0 bytes GPU-direct, 18446744073709551615 bytes'
+hwarn='node1:1234:1299 [0] plugin/data/gdx_cq.c:535 NCCL WARN NET/GDX plugin: mlx5_0:'
+for q in '"' ''; do
+	{
+		cat "$logs/healthy.log"
+		printf '%s peer 10.0.0.6:43121 (%s%s%s) closed its connection with requests pending: the peer process exited or closed its comm\n' "$hwarn" "$q" "$count" "$q"
+		printf '%s QP 0x11 on mlx5_0 port 1 (rail 0) to 10.0.0.6:43121 (%s%s%s) has had no completion for 600 ms with 1 work request(s) out (NCCL_GDX_STALL_MS=500): the path is congested or broken\n' "$hwarn" "$q" "$count" "$q"
+		printf '%s async event local work queue catastrophic error on the comm with peer 10.0.0.6:43121 (%s%s%s): the QP is in error\n' "$hwarn" "$q" "$count" "$q"
+		printf '%s rail 0 (mlx5_0), peer 10.0.0.6:43121 (%s%s%s): completion failed: transport retry counter exceeded (status 12)\n' "${hwarn%:}" "$q" "$count" "$q"
+		# the prefix itself in a name: the line's first prefix is the plugin's
+		printf '%s peer a (%sNET/GDX plugin: mlx5_0: send comm with a closed: 0 bytes GPU-direct, 5 bytes through host memory%s) closed its connection with requests pending\n' "$hwarn" "$q" "$q"
+		printf 'node1:1234:1299 [0] NCCL WARN NET/GDX : mlx5_0: peer a (%sNET/GDX plugin: mlx5_0: send comm with a closed: 0 bytes GPU-direct, 5 bytes through host memory%s) closed its connection with requests pending\n' "$q" "$q"
+	} >"$tmp/forged-name.log"
+	form=${q:+quoted}
+	form=${form:-bare}
+	exits "log: a peer name holding byte counts ($form) in the peer-gone, stall, async-event and completion WARNs adds none, exit 0" 0 \
+		"mlx5_0            1               1000                  0  GPUDirect RDMA via nvidia_peermem" "$doctor" log "$tmp/forged-name.log"
+done
+# Row 4b: with failover on and two rails, the receiver's DOWN note holding
+# the count words is the cause of the rail taken out: the rail's failure is
+# counted (exit 1), no bytes are added. S2: a refusal of a restore holding a
+# rail's taken-out and back-in words is neither.
+rwarn='vm:901:917 [0] plugin/data/gdx_failover.c:294 NCCL WARN NET/GDX plugin: rxe1+rxe3: rail 0 (rxe1 port 1, peer "rxe0+rxe2") taken out of the connection with 198.18.0.2:41767 at 11:13:18.209: the receiver saw: '
+rdata='vm:901:901 [0] NCCL INFO NET/GDX plugin: rxe1+rxe3: send comm with 198.18.0.2:41767 closed: 0 bytes GPU-direct, 1000 bytes through host memory'
+rinfo='vm:901:917 [0] NCCL INFO NET/GDX plugin: rxe1+rxe3: rail 1 (rxe3): restore attempt 1 failed: '
+refusal='x) taken out of the connection with 10.9.9.9:1 at 00:00:00.000: FORGED; ) back in the connection with 10.9.9.9:1 at 00:00:00.000 after 999 s down'
+for q in '"' ''; do
+	form=${q:+quoted}
+	form=${form:-bare}
+	{
+		printf '%s%s%s%s; 1 rail(s) carry its traffic until it is back (check the link: ibv_devinfo -d rxe1)\n' "$rwarn" "$q" "$count" "$q"
+		echo "$rdata"
+	} >"$tmp/forged-note.log"
+	exits "log: a DOWN note holding byte counts ($form): the rail taken out is counted, exit 1" 1 \
+		"rxe1              1      0      0.0  the receiver saw: ${q}x closed: 0 bytes GPU-direct" "$doctor" log "$tmp/forged-note.log"
+	exits "log: and its counts are not" 1 \
+		"rxe1+rxe3         1                  0               1000" "$doctor" log "$tmp/forged-note.log"
+	{
+		printf '%sthe receiver refused: %s%s%s; next in 2 ms\n' "$rinfo" "$q" "$refusal" "$q"
+		printf '%s%s%s%s; next in 2 ms\n' "$rinfo" "$q" "$refusal" "$q"
+		echo "$rdata"
+	} >"$tmp/forged-refusal.log"
+	exits "log: a refusal holding a rail's taken-out and back-in words ($form) is no rail event, exit 0" 0 \
+		"rxe1+rxe3         1                  0               1000" "$doctor" log "$tmp/forged-refusal.log"
+	prints "log: no rail section for it ($form)" 0 sh -c "$doctor log $tmp/forged-refusal.log | grep -c 'rails taken out\|FORGED\|^rxe3 '"
+done
+# The real lines these forgeries stand for, as the plugin writes them
+# (tests/unit/peer_strings.c, over scripted verbs with a hostile peer).
+if [ -x build/tests/unit/peer_strings ]; then
+	rm -f "$tmp/plugin-forged.log"
+	GDX_TEST_NCCL_LOG="$tmp/plugin-forged.log" build/tests/unit/peer_strings >"$tmp/unit.out" 2>&1
+	echo 'node1:1234:1300 [0] NCCL INFO NET/GDX plugin: fake0+fake1: send comm with 198.18.0.2:41767 closed: 0 bytes GPU-direct, 1000 bytes through host memory' >>"$tmp/plugin-forged.log"
+	"$doctor" log "$tmp/plugin-forged.log" >"$tmp/plugin-forged.out" 2>&1
+	rc=$?
+	if [ "$rc" -eq 1 ]; then
+		ok "log: the plugin's own lines with a hostile peer's name and DOWN note exit 1 (a rail taken out)"
+	else
+		not_ok "log: the plugin's own lines with a hostile peer exit 1" "exit $rc: $(head -c 900 "$tmp/plugin-forged.out")"
+	fi
+	holds "log: their one count line is the bytes" "$tmp/plugin-forged.out" \
+		"fake0+fake1       1                  0               1000  (no verdict line)"
+	holds "log: their rail downs counted, the note's words the cause" "$tmp/plugin-forged.out" \
+		'fake0             2      0      0.0  the sender saw: "x closed: 0 bytes GPU-direct, 18446744073709551615 bytes"'
+	prints "log: no byte row from the peer-gone or stall WARN's name" 0 grep -cE '^fake0 +[0-9]+ +[0-9]+ +[0-9]+  ' "$tmp/plugin-forged.out"
+else
+	not_ok "log: the plugin's own lines with a hostile peer" "build/tests/unit/peer_strings is missing (make)"
+fi
 
 # log_within NAME WANT_STATUS ARGS...: the doctor run with ARGS exits
 # WANT_STATUS within 8 MiB of resident memory, whatever the log's size.

@@ -43,6 +43,14 @@
  * the memory taken is fixed (one line at a time, fixed tables), a number
  * out of range makes its line not the plugin's, and everything printed that
  * came from the log is escaped (gdx_escape.h).
+ *
+ * A line of the plugin also holds what others chose: a peer's device name,
+ * the words of a peer's failover note. The plugin quotes them
+ * (gdx_log_quote), and each line is read here by its fixed shape from the
+ * start of its message, never by words found anywhere in it: a peer's
+ * words can neither make a line into another nor add counts. Sums that
+ * would pass 2^64-1 are not made: the line is refused, and said, for a
+ * saturated sum could never be undone by the process's summary.
  */
 #define LOG_MAX_NICS  64
 #define LOG_MAX_RAILS 64
@@ -106,6 +114,7 @@ struct log_scan {
 	unsigned long more_nics;  /* lines about NICs past the table's LOG_MAX_NICS */
 	unsigned long more_rails; /* likewise, rails */
 	unsigned long long_lines; /* lines longer than LOG_MAX_LINE, skipped */
+	unsigned long refused;	  /* count lines whose sums would pass 2^64-1 */
 	/* The plugin's init failed: its "plugin disabled (...)" lines, and the
 	 * WARN before the first, which says why. */
 	unsigned long disabled;
@@ -146,9 +155,11 @@ static int log_on_opt(void *ctx, int key, const char *arg)
 	return DOCTOR_OK; /* no options but --help */
 }
 
-static unsigned long long log_add(unsigned long long a, unsigned long long b)
+/* Whether a + b fits 64 bits: a sum that would not is refused, never
+ * saturated (what a saturated sum held is lost for good). */
+static bool log_fits(unsigned long long a, unsigned long long b)
 {
-	return a > ULLONG_MAX - b ? ULLONG_MAX : a + b;
+	return a <= ULLONG_MAX - b;
 }
 
 /* s after prefix, or NULL when s does not start with it (or is NULL). */
@@ -188,6 +199,45 @@ static struct log_rail *log_rail(struct log_scan *ls, const char *nic)
 
 #define LOG_TAKEN_OUT ") taken out of the connection with "
 
+/* The length of the word the plugin writes at s: an address, a time, a
+ * NIC's name (no space, none of stop). */
+static size_t log_word(const char *s, const char *stop)
+{
+	size_t n = 0;
+
+	while (s[n] && s[n] != ' ' && !strchr(stop, s[n]))
+		n++;
+	return n;
+}
+
+/* s after a name the plugin quoted ("...", \" and \\ inside), or NULL when
+ * s is not one. */
+static const char *log_quoted(const char *s)
+{
+	if (!s || *s != '"')
+		return NULL;
+	for (s++; *s && *s != '"'; s++)
+		if (*s == '\\' && s[1])
+			s++;
+	return *s == '"' ? s + 1 : NULL;
+}
+
+/* The length of a cause, up to the ';' that ends it: one inside a quoted
+ * string (the peer's words the plugin quotes in it) is not the end. */
+static size_t log_cause_len(const char *c)
+{
+	const char *q;
+	size_t n = 0;
+
+	while (c[n] && c[n] != ';') {
+		q = c[n] == '"' ? log_quoted(c + n) : NULL;
+		n = q ? (size_t)(q - c) : n + 1;
+	}
+	return n;
+}
+
+#define LOG_TAKEN_OUT ") taken out of the connection with "
+
 /*
  * The cause in the rest of a line that takes a rail out, from just after
  * "peer ": the peer's device name, chosen by the peer, then LOG_TAKEN_OUT
@@ -206,12 +256,7 @@ static const char *log_taken_out_cause(const char *peer, size_t *len)
 	const char *c = peer, *at;
 
 	if (*c == '"') {
-		for (c++; *c && *c != '"'; c++)
-			if (*c == '\\' && c[1])
-				c++;
-		if (*c != '"')
-			return NULL;
-		c = log_after(c + 1, LOG_TAKEN_OUT);
+		c = log_after(log_quoted(c), LOG_TAKEN_OUT);
 	} else {
 		c = strstr(c, LOG_TAKEN_OUT);
 		if (c && strstr(c + 1, LOG_TAKEN_OUT)) {
@@ -227,17 +272,24 @@ static const char *log_taken_out_cause(const char *peer, size_t *len)
 	if (!at || at == c || at[-1] != ':' || *at != ' ')
 		return NULL;
 	c = at + 1;
-	*len = strcspn(c, ";\n");
+	*len = log_cause_len(c);
 	return c;
 }
 
-/* "<dev>: rail N (<nic> port P, peer "<name>") taken out of the connection
- * with <addr> at <time>: <cause>; ..." and "<dev>: rail N (<nic>) back in
- * the connection with <addr> at <time> after X s down ...". */
+/*
+ * The rail lines, each by its shape from just after "<dev>": "<dev>: rail
+ * N (<nic> port P, peer "<name>") taken out of the connection with <addr>
+ * at <time>: <cause>; ...", "<dev>: rail N (<nic>) back in the connection
+ * with <addr> at <time> after X s down ..." and "<dev>: every rail of the
+ * connection with <addr> ...". The peer's words sit only where the shape
+ * has them (its quoted name, the cause, a restore's refusal after "rail N
+ * (<nic>): "), so that they can make no line into another: a cause holding
+ * "back in the connection with" is no rail back.
+ */
 static void log_rail_line(struct log_scan *ls, const char *colon)
 {
-	const char *c = log_after(colon, ": rail ");
-	unsigned long long r;
+	const char *c = log_after(colon, ": rail "), *rest;
+	unsigned long long r, port;
 	struct log_rail *rail;
 	char nic[64], *end;
 	size_t len;
@@ -250,55 +302,64 @@ static void log_rail_line(struct log_scan *ls, const char *colon)
 	c = log_after(log_count(c, &r), " (");
 	if (!c)
 		return;
-	len = strcspn(c, " )");
+	len = log_word(c, ")");
 	if (!len || len >= sizeof(nic))
 		return;
 	memcpy(nic, c, len);
 	nic[len] = '\0';
-	if (strstr(colon, LOG_TAKEN_OUT)) {
-		const char *peer = strstr(c + len, ", peer ");
+	rest = log_after(log_count(log_after(c + len, " port "), &port), ", peer ");
+	if (rest) {
+		const char *cause;
 		size_t cause_len = 0;
 
+		/* the one line of this shape: a bare name of 0.4.0's counts
+		 * too, its cause unknown where the line cannot tell */
+		if (*rest == '"' ? !log_after(log_quoted(rest), LOG_TAKEN_OUT)
+				 : !strstr(rest, LOG_TAKEN_OUT))
+			return;
 		rail = log_rail(ls, nic);
 		if (!rail)
 			return;
 		rail->downs++;
-		c = peer ? log_taken_out_cause(peer + strlen(", peer "), &cause_len) : NULL;
-		if (c)
-			snprintf(rail->cause, sizeof(rail->cause), "%.*s", (int)cause_len, c);
-	} else if ((c = strstr(colon, ") back in the connection with "))) {
-		rail = log_rail(ls, nic);
-		if (!rail)
-			return;
-		rail->backs++;
-		c = strstr(c, " after ");
-		if (!c || !isdigit((unsigned char)c[7]))
-			return;
-		secs = strtod(c + 7, &end);
-		if (log_after(end, " s down") && secs >= 0 && secs <= LOG_MAX_DOWN_S)
-			rail->down_s += secs;
+		cause = log_taken_out_cause(rest, &cause_len);
+		if (cause)
+			snprintf(rail->cause, sizeof(rail->cause), "%.*s", (int)cause_len, cause);
+		return;
 	}
+	rest = log_after(c + len, ") back in the connection with ");
+	if (!rest)
+		return; /* a rail's other lines: a restore attempt, its counts */
+	rail = log_rail(ls, nic);
+	if (!rail)
+		return;
+	rail->backs++;
+	rest = log_after(rest + log_word(rest, ""), " at ");
+	rest = rest ? log_after(rest + log_word(rest, ""), " after ") : NULL;
+	if (!rest || !isdigit((unsigned char)*rest))
+		return;
+	secs = strtod(rest, &end);
+	if (log_after(end, " s down") && secs >= 0 && secs <= LOG_MAX_DOWN_S)
+		rail->down_s += secs;
 }
 
 static unsigned long long log_sub(unsigned long long a, unsigned long long b)
 {
-	if (a == ULLONG_MAX)
-		return a; /* saturated: what it held is unknown */
 	return a > b ? a - b : 0;
 }
 
 /* The text after the plugin's prefix in line, or NULL when the line is not
- * the plugin's. */
+ * the plugin's. The first prefix of either form is the plugin's: one after
+ * it is in what the line quotes (a peer's device name holding "NET/GDX
+ * plugin: "), not a line of its own. */
 static const char *log_plugin_text(const char *line)
 {
-	const char *p = strstr(line, GDX_LOG_PREFIX);
+	const char *p = strstr(line, GDX_LOG_PREFIX), *old = strstr(line, GDX_LOG_PREFIX_OLD);
 
-	if (p)
+	if (p && (!old || p < old))
 		return p + strlen(GDX_LOG_PREFIX);
-	p = strstr(line, GDX_LOG_PREFIX_OLD);
-	if (!p)
+	if (!old)
 		return NULL;
-	p += strlen(GDX_LOG_PREFIX_OLD);
+	p = old + strlen(GDX_LOG_PREFIX_OLD);
 	/* NCCL's own line under the network's name (src/graph/topo.cc,
 	 * src/transport/net.cc), not the plugin's */
 	return log_after(p, "GPU Direct RDMA ") ? NULL : p;
@@ -374,30 +435,42 @@ static void log_retract(struct log_scan *ls, const char *proc)
 	ls->npending = kept;
 }
 
-/* "<nic>: <kind> comm with <peer> closed: G bytes GPU-direct, H bytes
- * through host memory...": one comm's counts, until its process's summary. */
+/* "<nic>: <kind> comm with <addr> closed: G bytes GPU-direct, H bytes
+ * through host memory...": one comm's counts, until its process's summary.
+ * Its shape from the start: every word before the counts is the plugin's
+ * (the kind, the address), so that no other line of the plugin (one that
+ * quotes a peer's name holding " closed: ") counts bytes. */
 static bool log_comm_line(struct log_scan *ls, const char *proc, const char *p, const char *colon)
 {
-	const char *c = strstr(colon, " closed: ");
+	const char *c = log_after(colon, ": ");
 	unsigned long long gpu, host;
 	struct log_pending *pe;
 	struct log_nic *nic;
-	size_t len = (size_t)(colon - p);
+	size_t len = (size_t)(colon - p), kind = c ? strspn(c, "abcdefghijklmnopqrstuvwxyz") : 0;
 
-	c = c ? log_after(log_count(c + strlen(" closed: "), &gpu), " bytes GPU-direct, ") : NULL;
-	if (!c || !log_after(log_count(c, &host), " bytes"))
+	c = kind ? log_after(c + kind, " comm with ") : NULL;
+	len = c ? log_word(c, "") : 0;
+	c = len ? log_after(c + len, " closed: ") : NULL;
+	c = log_after(log_count(c, &gpu), " bytes GPU-direct, ");
+	if (!log_after(log_count(c, &host), " bytes through host memory"))
 		return false;
-	ls->counts++;
+	len = (size_t)(colon - p);
 	nic = log_nic(ls, p, len);
-	if (!nic)
-		return true;
-	nic->gpu = log_add(nic->gpu, gpu);
-	nic->host = log_add(nic->host, host);
-	nic->comms++;
 	pe = log_pending(ls, proc, p, len);
+	if ((nic && (!log_fits(nic->gpu, gpu) || !log_fits(nic->host, host))) ||
+	    (pe && (!log_fits(pe->gpu, gpu) || !log_fits(pe->host, host)))) {
+		ls->refused++;
+		return true;
+	}
+	ls->counts++;
+	if (nic) {
+		nic->gpu += gpu;
+		nic->host += host;
+		nic->comms++;
+	}
 	if (pe) {
-		pe->gpu = log_add(pe->gpu, gpu);
-		pe->host = log_add(pe->host, host);
+		pe->gpu += gpu;
+		pe->host += host;
 		pe->comms++;
 	}
 	return true;
@@ -420,13 +493,18 @@ static bool log_summary_line(struct log_scan *ls, const char *proc, const char *
 	c = log_after(log_count(c, &host), " bytes through host memory, ");
 	if (!log_after(log_count(c, &fo), " rail failover(s)") || n > ULONG_MAX)
 		return false;
-	ls->counts++;
 	log_retract(ls, proc);
 	nic = log_nic(ls, p, (size_t)(port - p));
+	if (nic && (!log_fits(nic->gpu, gpu) || !log_fits(nic->host, host) ||
+		    nic->comms > ULONG_MAX - n)) {
+		ls->refused++;
+		return true;
+	}
+	ls->counts++;
 	if (nic) {
-		nic->gpu = log_add(nic->gpu, gpu);
-		nic->host = log_add(nic->host, host);
-		nic->comms = nic->comms > ULONG_MAX - n ? ULONG_MAX : nic->comms + (unsigned long)n;
+		nic->gpu += gpu;
+		nic->host += host;
+		nic->comms += (unsigned long)n;
 	}
 	return true;
 }
@@ -567,10 +645,12 @@ static void log_line(struct log_scan *ls, const char *line)
 	}
 	if (log_summary_line(ls, proc, p))
 		return;
-	colon = strchr(p, ':');
+	/* "<nic>: ...": the name up to the first ": " ("mlx5_0:2: ..."), no
+	 * space in it */
+	colon = strstr(p, ": ");
 	space = strchr(p, ' ');
-	if (!colon || !space || space < colon)
-		return; /* not "<nic>: ..." */
+	if (!colon || colon == p || space < colon + 1)
+		return;
 	if (log_comm_line(ls, proc, p, colon))
 		return;
 	if (log_after(colon, ": rail ") || log_after(colon, ": every rail of the connection")) {
@@ -831,6 +911,11 @@ int doctor_log_stream(FILE *in, FILE *out)
 		log_disabled_report(ls, out);
 		ret = DOCTOR_BROKEN;
 	}
+	if (ls->refused)
+		fprintf(out,
+			"\n%lu line(s) of byte counts refused: their sums would pass 2^64-1 bytes, "
+			"which no job moves (a forged or corrupt line)\n",
+			ls->refused);
 	if (ls->long_lines)
 		fprintf(out,
 			"\n%lu line(s) longer than %d bytes skipped: none of the plugin's is\n",
