@@ -403,19 +403,23 @@ static int gdx_rma_ctx_connect(struct gdx_rma_ctx *x, const uint8_t *all, size_t
 
 /* Whether every rank's status word (the first 8 bytes of its block) is 0;
  * the first that is not is said. */
-static int gdx_rma_all_ok(const struct gdx_rma_coll *c, const uint8_t *all, size_t block,
-			  const char *what)
+int gdx_rma_all_ok(const struct gdx_rma_coll *c, const uint8_t *all, size_t block, const char *what)
 {
 	for (int p = 0; p < c->nranks; p++) {
 		uint32_t st = gdx_rma_get32(all + (size_t)p * block);
+		int err = gdx_rma_peer_status(st);
 
-		if (st) {
-			if (p != c->rank)
-				GDX_WARN("RMA %s: rank %d (%s) could not make its part (%s): the "
-					 "call fails on every rank",
-					 what, p, c->ranks[p].addr, strerror((int)st));
-			return -(int)st;
-		}
+		if (!st)
+			continue;
+		if (st > GDX_RMA_ERRNO_MAX)
+			GDX_WARN("RMA %s: rank %d (%s) sent status 0x%x, which is no errno: a "
+				 "malformed record, the call fails on every rank",
+				 what, p, c->ranks[p].addr, st);
+		else if (p != c->rank)
+			GDX_WARN("RMA %s: rank %d (%s) could not make its part (%s): the "
+				 "call fails on every rank",
+				 what, p, c->ranks[p].addr, strerror(-err));
+		return err;
 	}
 	return 0;
 }
