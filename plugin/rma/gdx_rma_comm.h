@@ -233,6 +233,7 @@ struct gdx_rma_coll {
 	struct gdx_rma_rank *ranks;
 	pthread_mutex_t lock; /* the registries below */
 	struct gdx_ptrset mrs;
+	struct gdx_ptrset reqs; /* requests handed to NCCL, not yet done or failed in test */
 	struct gdx_rma_ctx *ctxs;
 	int nctxs;
 	struct gdx_live_comm *live;

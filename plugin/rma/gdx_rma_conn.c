@@ -542,15 +542,19 @@ int gdx_rma_close_coll(struct gdx_rma_coll *c)
 		ctxs++;
 	}
 	mrs = gdx_rma_mrs_drop(c);
+	/* NCCL's order is destroyContext, deregMrSym, then closeColl: what is
+	 * left is released all the same, and the call says it was out of order */
 	if (ctxs || mrs)
-		GDX_WARN("RMA closeColl: %d context(s) and %d window(s) NCCL left open closed with "
-			 "it",
-			 ctxs, mrs);
+		GDX_WARN("RMA closeColl of %p: %d context(s) not destroyed and %d window(s) not "
+			 "deregistered first (NCCL destroys its contexts, then deregisters, then "
+			 "closes): released with it, and the call fails",
+			 (void *)c, ctxs, mrs);
+	gdx_ptrset_free(&c->reqs);
 	gdx_live_rma_close(c->live, &c->live_own);
 	gdx_rma_boot_close(&c->boot);
 	free(c->ranks);
 	pthread_mutex_destroy(&c->lock);
 	c->kind = GDX_KIND_DEAD;
 	free(c);
-	return 0;
+	return ctxs || mrs ? -EBUSY : 0;
 }

@@ -20,7 +20,8 @@ int gdx_rma_close_listen(struct gdx_rma_listen *lc);
 /* Every rank of the group at once; handles[i] is rank i's listen handle. */
 int gdx_rma_connect(struct gdx_rma_listen *lc, void *const *handles, int nranks, int rank,
 		    struct gdx_rma_coll **coll_p);
-/* What is left open of it (contexts, windows) goes too, each said in a WARN. */
+/* What is left open of it (contexts, windows) goes too, said in a WARN, and
+ * then -EBUSY: NCCL destroys and deregisters those first. */
 int gdx_rma_close_coll(struct gdx_rma_coll *coll);
 /* Collective: n contexts, each with a connection to every rank at a distance
  * that is a multiple of stride (itself included); tc NCCL's traffic class or
