@@ -23,8 +23,11 @@
 #include "rma/gdx_rma_progress.h"
 #include "rma/gdx_rma_reg.h"
 
-/* The init contexts, listen comms and collective comms handed out and not
- * yet finalized or closed. */
+/* Every handle handed out and not yet given back: init contexts, listen
+ * comms, collective comms and blocks of contexts (each collective comm
+ * keeps its windows and requests in sets of its own, under its lock). A
+ * handle is looked up here before it is read, so that a stale or foreign
+ * one is refused and never dereferenced. */
 static pthread_mutex_t gdx_rma_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct gdx_ptrset gdx_rma_live;
 static bool gdx_rma_said_off, gdx_rma_said_on;
@@ -36,6 +39,7 @@ static ncclResult_t gdx_rma_error(int err)
 	case -ENOSPC:				  /* more requests than NCCL keeps */
 	case -ENOTRECOVERABLE: return ncclInternalError;
 	case -EDOM:
+	case -EBUSY: /* torn down out of NCCL's order */
 	case -EMSGSIZE: return ncclInvalidUsage;
 	case -ECONNRESET: /* a rank's process went */
 	case -EREMOTEIO:  /* a completion error */
@@ -49,6 +53,13 @@ static inline ncclResult_t gdx_rma_result(int err)
 	return err ? gdx_rma_error(err) : ncclSuccess;
 }
 
+/* The comms the net's registry holds too (a context lives within its
+ * collective comm, an init is the net's hold). */
+static bool gdx_rma_net_held(uint32_t kind)
+{
+	return kind == GDX_KIND_RMA_LISTEN || kind == GDX_KIND_RMA_COLL;
+}
+
 static int gdx_rma_track(const void *p)
 {
 	int ret;
@@ -57,7 +68,7 @@ static int gdx_rma_track(const void *p)
 	ret = gdx_ptrset_add(&gdx_rma_live, p);
 	pthread_mutex_unlock(&gdx_rma_lock);
 	/* the net's registry too: the devices stay open while it is live */
-	if (!ret && *(const uint32_t *)p != GDX_KIND_RMA_INIT) {
+	if (!ret && gdx_rma_net_held(*(const uint32_t *)p)) {
 		ret = gdx_registry_add(p);
 		if (ret) {
 			pthread_mutex_lock(&gdx_rma_lock);
@@ -78,7 +89,7 @@ static bool gdx_rma_known(const void *p, uint32_t kind, bool forget)
 	if (found && forget)
 		gdx_ptrset_remove(&gdx_rma_live, p);
 	pthread_mutex_unlock(&gdx_rma_lock);
-	if (found && forget && kind != GDX_KIND_RMA_INIT)
+	if (found && forget && gdx_rma_net_held(kind))
 		gdx_registry_remove(p);
 	return found;
 }
@@ -241,24 +252,26 @@ ncclResult_t gdx_rma_api_props(int dev, ncclNetProperties_v12_t *out)
 
 static struct gdx_rma_coll *gdx_rma_coll_of(void *p, const char *call)
 {
-	struct gdx_rma_coll *c = p;
-
-	if (!c || c->kind != GDX_KIND_RMA_COLL) {
-		GDX_WARN("RMA %s: %p is not an open collective comm", call, p);
+	if (!gdx_rma_known(p, GDX_KIND_RMA_COLL, false)) {
+		GDX_WARN("RMA %s: %p is not an open collective comm (closed, or not from "
+			 "connect)",
+			 call, p);
 		return NULL;
 	}
-	return c;
+	return p;
 }
 
+/* A block's collective comm is open while the block is live: closeColl
+ * forgets its blocks first. */
 static struct gdx_rma_ctx *gdx_rma_ctx_of(void *p, const char *call)
 {
-	struct gdx_rma_ctx *x = p;
-
-	if (!x || x->kind != GDX_KIND_RMA_CTX || !x->coll || x->coll->kind != GDX_KIND_RMA_COLL) {
-		GDX_WARN("RMA %s: %p is not a live RMA context from createContext", call, p);
+	if (!gdx_rma_known(p, GDX_KIND_RMA_CTX, false)) {
+		GDX_WARN("RMA %s: %p is not a live RMA context from createContext (destroyed, "
+			 "its collective comm closed, or not from createContext)",
+			 call, p);
 		return NULL;
 	}
-	return x;
+	return p;
 }
 
 ncclResult_t gdx_rma_api_rma_props(void *coll, ncclRmaProperties_v16_t *props)
@@ -358,6 +371,11 @@ ncclResult_t gdx_rma_api_create_context(void *coll, const ncclRmaConfig_v14_t *c
 		return gdx_rma_result(-EINVAL);
 	}
 	ret = gdx_rma_ctx_create(c, config->nContexts, config->trafficClass, stride, &x);
+	if (!ret) {
+		ret = gdx_rma_track(x);
+		if (ret)
+			gdx_rma_ctx_destroy(x);
+	}
 	if (!ret)
 		*rma_ctx = x;
 	return gdx_rma_result(ret);
@@ -403,29 +421,47 @@ ncclResult_t gdx_rma_api_dereg_mr_sym(void *coll, void *mhandle)
 	return gdx_rma_result(gdx_rma_dereg_sym(c, mhandle));
 }
 
+/* The requests of block x NCCL still holds forgotten: they go with it. */
+static void gdx_rma_reqs_forget(struct gdx_rma_ctx *x)
+{
+	struct gdx_rma_coll *c = x->coll;
+
+	pthread_mutex_lock(&c->lock);
+	for (int k = 0; k < x->ncontexts; k++)
+		for (int p = 0; p < c->nranks; p++) {
+			struct gdx_rma_conn *conn = gdx_rma_conn_of(x, k, p);
+
+			for (int i = 0; conn && conn->active && i < GDX_RMA_MAX_REQS; i++)
+				gdx_ptrset_remove(&c->reqs, &conn->reqs[i]);
+		}
+	pthread_mutex_unlock(&c->lock);
+}
+
 ncclResult_t gdx_rma_api_destroy_context(void *rma_ctx)
 {
-	struct gdx_rma_ctx *x = gdx_rma_ctx_of(rma_ctx, "destroyContext");
-	bool found = false;
-
-	if (!x)
-		return gdx_rma_result(-EINVAL);
-	pthread_mutex_lock(&x->coll->lock);
-	for (struct gdx_rma_ctx *k = x->coll->ctxs; k && !found; k = k->next)
-		found = k == x;
-	pthread_mutex_unlock(&x->coll->lock);
-	if (!found) {
-		GDX_WARN("RMA destroyContext: %p is not a live context of its comm", rma_ctx);
+	if (!gdx_rma_known(rma_ctx, GDX_KIND_RMA_CTX, true)) {
+		GDX_WARN("RMA destroyContext: %p is not a live RMA context (destroyed already, its "
+			 "collective comm closed, or not from createContext)",
+			 rma_ctx);
 		return gdx_rma_result(-EINVAL);
 	}
-	return gdx_rma_result(gdx_rma_ctx_destroy(x));
+	gdx_rma_reqs_forget(rma_ctx);
+	return gdx_rma_result(gdx_rma_ctx_destroy(rma_ctx));
 }
 
 ncclResult_t gdx_rma_api_close_coll(void *coll)
 {
+	struct gdx_rma_coll *c = coll;
+
 	if (!gdx_rma_known(coll, GDX_KIND_RMA_COLL, true)) {
 		GDX_WARN("RMA closeColl: %p is not an open collective comm (closed twice?)", coll);
 		return gdx_rma_result(-EINVAL);
+	}
+	/* blocks NCCL did not destroy go with it: forgotten first, so that a
+	 * later call on one is refused */
+	for (struct gdx_rma_ctx *x = c->ctxs; x; x = x->next) {
+		gdx_rma_known(x, GDX_KIND_RMA_CTX, true);
+		gdx_rma_reqs_forget(x);
 	}
 	return gdx_rma_result(gdx_rma_close_coll(coll));
 }
@@ -448,6 +484,21 @@ static bool gdx_rma_req_p(void **request, const char *call)
 	return false;
 }
 
+/* r, just issued on x, handed to NCCL: test takes only what is here. r
+ * stays in flight if this fails (destroyContext drops it). */
+static int gdx_rma_req_track(struct gdx_rma_ctx *x, struct gdx_rma_req *r, const char *call)
+{
+	int ret;
+
+	pthread_mutex_lock(&x->coll->lock);
+	ret = gdx_ptrset_add(&x->coll->reqs, r);
+	pthread_mutex_unlock(&x->coll->lock);
+	if (ret)
+		GDX_WARN("RMA %s: the request could not be kept for test: %s", call,
+			 strerror(-ret));
+	return ret;
+}
+
 ncclResult_t gdx_rma_api_iput(void *rma_ctx, int context, uint64_t src_off, void *src, size_t size,
 			      uint64_t dst_off, void *dst, uint32_t rank, uint32_t flags,
 			      void **request)
@@ -460,6 +511,8 @@ ncclResult_t gdx_rma_api_iput(void *rma_ctx, int context, uint64_t src_off, void
 		return gdx_rma_result(-EINVAL);
 	ret = gdx_rma_iput(x, context, src_off, src, size, dst_off, dst, rank,
 			   flags & ncclRmaOptFlagsAggregateRequests, &r);
+	if (!ret)
+		ret = gdx_rma_req_track(x, r, "iput");
 	if (!ret)
 		*request = r;
 	return gdx_rma_result(ret);
@@ -479,6 +532,8 @@ ncclResult_t gdx_rma_api_iput_signal(void *rma_ctx, int context, uint64_t src_of
 	ret = gdx_rma_iput_signal(x, context, src_off, src, size, dst_off, dst, rank, sig_off, sig,
 				  value, op, strong, flags & ncclRmaOptFlagsAggregateRequests, &r);
 	if (!ret)
+		ret = gdx_rma_req_track(x, r, "iputSignal");
+	if (!ret)
 		*request = r;
 	return gdx_rma_result(ret);
 }
@@ -496,6 +551,8 @@ ncclResult_t gdx_rma_api_iget(void *rma_ctx, int context, uint64_t remote_off, v
 	ret = gdx_rma_iget(x, context, remote_off, remote, size, local_off, local, rank,
 			   flags & ncclRmaOptFlagsAggregateRequests, &r);
 	if (!ret)
+		ret = gdx_rma_req_track(x, r, "iget");
+	if (!ret)
 		*request = r;
 	return gdx_rma_result(ret);
 }
@@ -511,6 +568,8 @@ ncclResult_t gdx_rma_api_iflush(void *rma_ctx, int context, void *mhandle, uint3
 		return gdx_rma_result(-EINVAL);
 	ret = gdx_rma_iflush(x, context, mhandle, rank, &r);
 	if (!ret)
+		ret = gdx_rma_req_track(x, r, "iflush");
+	if (!ret)
 		*request = r;
 	return gdx_rma_result(ret);
 }
@@ -518,17 +577,29 @@ ncclResult_t gdx_rma_api_iflush(void *rma_ctx, int context, void *mhandle, uint3
 ncclResult_t gdx_rma_api_test(void *coll, void *request, int *done)
 {
 	struct gdx_rma_coll *c = gdx_rma_coll_of(coll, "test");
-	struct gdx_rma_req *r = request;
+	bool live;
+	int ret;
 
 	if (!c || !done)
 		return gdx_rma_result(-EINVAL);
-	if (!r || r->kind != GDX_KIND_RMA_REQ || r->conn->ctx->coll != c) {
+	/* looked up before it is read: a request's memory goes with its block */
+	pthread_mutex_lock(&c->lock);
+	live = request && gdx_ptrset_has(&c->reqs, request);
+	pthread_mutex_unlock(&c->lock);
+	if (!live) {
 		GDX_WARN("RMA test: %p is not a request in flight on collective comm %p (completed "
-			 "and tested already?)",
+			 "and tested already, its context destroyed, or another comm's)",
 			 request, coll);
 		return gdx_rma_result(-EINVAL);
 	}
-	return gdx_rma_result(gdx_rma_test(r, done));
+	ret = gdx_rma_test(request, done);
+	/* done or failed, NCCL tests it no more: its slot may be reused */
+	if (ret || *done) {
+		pthread_mutex_lock(&c->lock);
+		gdx_ptrset_remove(&c->reqs, request);
+		pthread_mutex_unlock(&c->lock);
+	}
+	return gdx_rma_result(ret);
 }
 
 ncclResult_t gdx_rma_api_progress(void *rma_ctx)

@@ -27,6 +27,7 @@
 #ifndef GDX_RMA_COMM_H
 #define GDX_RMA_COMM_H
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -232,6 +233,7 @@ struct gdx_rma_coll {
 	struct gdx_rma_rank *ranks;
 	pthread_mutex_t lock; /* the registries below */
 	struct gdx_ptrset mrs;
+	struct gdx_ptrset reqs; /* requests handed to NCCL, not yet done or failed in test */
 	struct gdx_rma_ctx *ctxs;
 	int nctxs;
 	struct gdx_live_comm *live;
@@ -254,6 +256,18 @@ struct gdx_rma_mr {
 	bool strict;
 	struct gdx_rma_mr_rank *ranks; /* [nranks] */
 };
+
+/* The largest errno a rank's status word may carry: Linux's are below it. */
+#define GDX_RMA_ERRNO_MAX 4095
+
+/* A rank's status word from an exchange (0, or the errno its part failed
+ * with) as 0 or a negative errno, in unsigned arithmetic: the word is the
+ * peer's to choose, and one no errno could be (0x80000000, whose negation
+ * as an int overflows) is -EPROTO. */
+static inline int gdx_rma_peer_status(uint32_t st)
+{
+	return st <= GDX_RMA_ERRNO_MAX ? -(int)st : -EPROTO;
+}
 
 /* wr_id of an RMA work request: the peer, the entry and its use. The CQ
  * names the context. */

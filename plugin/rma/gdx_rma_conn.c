@@ -403,19 +403,23 @@ static int gdx_rma_ctx_connect(struct gdx_rma_ctx *x, const uint8_t *all, size_t
 
 /* Whether every rank's status word (the first 8 bytes of its block) is 0;
  * the first that is not is said. */
-static int gdx_rma_all_ok(const struct gdx_rma_coll *c, const uint8_t *all, size_t block,
-			  const char *what)
+int gdx_rma_all_ok(const struct gdx_rma_coll *c, const uint8_t *all, size_t block, const char *what)
 {
 	for (int p = 0; p < c->nranks; p++) {
 		uint32_t st = gdx_rma_get32(all + (size_t)p * block);
+		int err = gdx_rma_peer_status(st);
 
-		if (st) {
-			if (p != c->rank)
-				GDX_WARN("RMA %s: rank %d (%s) could not make its part (%s): the "
-					 "call fails on every rank",
-					 what, p, c->ranks[p].addr, strerror((int)st));
-			return -(int)st;
-		}
+		if (!st)
+			continue;
+		if (st > GDX_RMA_ERRNO_MAX)
+			GDX_WARN("RMA %s: rank %d (%s) sent status 0x%x, which is no errno: a "
+				 "malformed record, the call fails on every rank",
+				 what, p, c->ranks[p].addr, st);
+		else if (p != c->rank)
+			GDX_WARN("RMA %s: rank %d (%s) could not make its part (%s): the "
+				 "call fails on every rank",
+				 what, p, c->ranks[p].addr, strerror(-err));
+		return err;
 	}
 	return 0;
 }
@@ -538,15 +542,19 @@ int gdx_rma_close_coll(struct gdx_rma_coll *c)
 		ctxs++;
 	}
 	mrs = gdx_rma_mrs_drop(c);
+	/* NCCL's order is destroyContext, deregMrSym, then closeColl: what is
+	 * left is released all the same, and the call says it was out of order */
 	if (ctxs || mrs)
-		GDX_WARN("RMA closeColl: %d context(s) and %d window(s) NCCL left open closed with "
-			 "it",
-			 ctxs, mrs);
+		GDX_WARN("RMA closeColl of %p: %d context(s) not destroyed and %d window(s) not "
+			 "deregistered first (NCCL destroys its contexts, then deregisters, then "
+			 "closes): released with it, and the call fails",
+			 (void *)c, ctxs, mrs);
+	gdx_ptrset_free(&c->reqs);
 	gdx_live_rma_close(c->live, &c->live_own);
 	gdx_rma_boot_close(&c->boot);
 	free(c->ranks);
 	pthread_mutex_destroy(&c->lock);
 	c->kind = GDX_KIND_DEAD;
 	free(c);
-	return 0;
+	return ctxs || mrs ? -EBUSY : 0;
 }

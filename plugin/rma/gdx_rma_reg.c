@@ -29,19 +29,25 @@ static void gdx_rma_mr_pack(uint8_t *p, int status, const struct gdx_mr *mr, int
 }
 
 /* Every rank's part into mh; the first rank that failed makes it fail. */
-static int gdx_rma_mr_unpack(struct gdx_rma_coll *c, const uint8_t *all, struct gdx_rma_mr *mh)
+int gdx_rma_mr_unpack(struct gdx_rma_coll *c, const uint8_t *all, struct gdx_rma_mr *mh)
 {
 	for (int i = 0; i < c->nranks; i++) {
 		const uint8_t *p = all + (size_t)i * GDX_RMA_MR_REC;
 		struct gdx_rma_mr_rank *r = &mh->ranks[i];
 		uint32_t st = gdx_rma_get32(p);
 
+		if (st > GDX_RMA_ERRNO_MAX) {
+			GDX_WARN("RMA regMrSym: rank %d (%s) sent status 0x%x, which is no errno: "
+				 "a malformed window, the registration fails on every rank",
+				 i, c->ranks[i].addr, st);
+			return -EPROTO;
+		}
 		if (st) {
 			if (i != c->rank)
 				GDX_WARN("RMA regMrSym: rank %d (%s) could not register its buffer "
 					 "(%s): the registration fails on every rank",
 					 i, c->ranks[i].addr, strerror((int)st));
-			return -(int)st;
+			return gdx_rma_peer_status(st);
 		}
 		r->base = gdx_rma_get64(p + 8);
 		r->size = gdx_rma_get64(p + 16);

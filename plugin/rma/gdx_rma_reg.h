@@ -29,4 +29,10 @@ bool gdx_rma_mr_live(struct gdx_rma_coll *c, const void *mh);
 /* Every handle of c released (closeColl); returns how many there were. */
 int gdx_rma_mrs_drop(struct gdx_rma_coll *c);
 
+/* For the tests only: no other file of the plugin uses what follows. */
+
+/* regMrSym's exchanged records (every rank's, in rank order) into mh's
+ * ranks, checked: 0, a rank's errno, -EPROTO for a malformed one. */
+int gdx_rma_mr_unpack(struct gdx_rma_coll *c, const uint8_t *all, struct gdx_rma_mr *mh);
+
 #endif

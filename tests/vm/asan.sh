@@ -5,7 +5,9 @@
 # in build-san); any report fails the test it comes from. Shorter runs of
 # stress and lifecycle than the plain ones: ASan costs time, not coverage.
 # And the burst of 65 connects at one listener, one past the handshakes it
-# holds (tests/vm/listen_burst.c): where the 65th was once stored.
+# holds (tests/vm/listen_burst.c): where the 65th was once stored; and the
+# RMA tables given back stale and foreign handles (tests/vm/rma_handles.c):
+# where a second destroyContext once read freed memory.
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
 
@@ -35,3 +37,4 @@ run "$san/tests/vm/transfer"
 run GDX_STRESS_MESSAGES=1000 "$san/tests/vm/stress"
 run GDX_LIFECYCLE_CYCLES=100 GDX_LIFECYCLE_RELOADS=10 "$san/tests/vm/lifecycle"
 run "$san/tests/vm/listen_burst"
+run "$san/tests/vm/rma_handles"
