@@ -539,7 +539,8 @@ int gdx_connect(struct gdx_ctx *ctx, int dev, int tc, void *handle, struct gdx_s
 	gdx_live_comm_open(&sc->base);
 	sc->base.handed = true;
 	GDX_INFO(NCCL_NET, "connected %s to %s (%s), %s", sc->base.dev_name, sc->base.peer,
-		 sc->base.peer_dev, gdx_rails_note(&sc->base, members, note, sizeof(note)));
+		 GDX_LOG_QUOTED(sc->base.peer_dev),
+		 gdx_rails_note(&sc->base, members, note, sizeof(note)));
 	*comm_p = sc;
 	return 0;
 }

@@ -509,7 +509,7 @@ static int gdx_accept_pending(struct gdx_listen_comm *lc, struct gdx_recv_comm *
 		a->rc->base.handed = true;
 		*comm_p = a->rc;
 		GDX_INFO(NCCL_NET, "accepted %s (%s) on %s, %s", a->rc->base.peer,
-			 a->rc->base.peer_dev, a->rc->base.dev_name,
+			 GDX_LOG_QUOTED(a->rc->base.peer_dev), a->rc->base.dev_name,
 			 gdx_rails_note(&a->rc->base, gdx_wire_hello_rails(&a->hello), note,
 					sizeof(note)));
 		a->rc = NULL;

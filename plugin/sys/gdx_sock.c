@@ -114,7 +114,7 @@ int gdx_sock_pick_if(const struct ifaddrs *list, const char *spec, const char *f
 	bool given = spec && *spec;
 
 	if (gdx_name_list_parse(spec, false, &filter, &err)) {
-		GDX_WARN("interface list \"%s\" is malformed: %s", spec, err);
+		GDX_WARN("interface list %s is malformed: %s", GDX_LOG_QUOTED(spec), err);
 		return -EINVAL;
 	}
 	for (const struct ifaddrs *ifa = list; ifa; ifa = ifa->ifa_next) {

@@ -67,7 +67,8 @@ else
 	not_ok "-S with NCCL_GDX_SOCKET_IFNAME=nope lists the interfaces there are" "exit $rc: $(head -c 300 "$tmp/noif.err")"
 fi
 
-port=$((20000 + RANDOM % 20000))
+# below the ephemeral range (32768 on): the flood's own connections never hold it
+port=$((20000 + RANDOM % 10000))
 # start_server NAME: a server in the background, its streams in $tmp/NAME.*;
 # waits for its token line. Sets server (its pid) and token.
 start_server() {
