@@ -2,6 +2,8 @@
 #ifndef GDX_TESTS_FUZZ_CHECK_H
 #define GDX_TESTS_FUZZ_CHECK_H
 
+#include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -13,5 +15,16 @@
 			abort();                                                                 \
 		}                                                                                \
 	} while (0)
+
+/* The common part of the fuzzers' loggers: formats the line into msg (so
+ * that every logged value goes through vsnprintf) and prints it when the
+ * environment variable env is set. */
+static inline void fuzz_log_format(char *msg, size_t len, const char *env, bool warn,
+				   const char *file, int line, const char *fmt, va_list ap)
+{
+	vsnprintf(msg, len, fmt, ap);
+	if (getenv(env))
+		fprintf(stderr, "[%s %s:%d] %s\n", warn ? "WARN" : "INFO", file, line, msg);
+}
 
 #endif

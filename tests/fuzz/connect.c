@@ -75,15 +75,13 @@ __attribute__((format(printf, 5, 6))) static void fuzz_logger(ncclDebugLogLevel 
 
 	(void)flags;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	fuzz_log_format(msg, sizeof(msg), "FUZZ_CONNECT_VERBOSE", level == NCCL_LOG_WARN, file,
+			line, fmt, ap);
 	va_end(ap);
 	if (level == NCCL_LOG_WARN)
 		fuzz_warns++;
 	snprintf(hex, sizeof(hex), "%llx", (unsigned long long)FUZZ_HANDLE_NONCE);
 	FUZZ_CHECK(fuzz_echo || !strstr(msg, hex));
-	if (getenv("FUZZ_CONNECT_VERBOSE"))
-		fprintf(stderr, "[%s %s:%d] %s\n", level == NCCL_LOG_WARN ? "WARN" : "INFO", file,
-			line, msg);
 }
 
 static int fuzz_lowest_free_fd(void)

@@ -65,11 +65,9 @@ __attribute__((format(printf, 5, 6))) static void fuzz_logger(ncclDebugLogLevel 
 
 	(void)flags;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	fuzz_log_format(msg, sizeof(msg), "FUZZ_RING_VERBOSE", level == NCCL_LOG_WARN, file, line,
+			fmt, ap);
 	va_end(ap);
-	if (getenv("FUZZ_RING_VERBOSE"))
-		fprintf(stderr, "[%s %s:%d] %s\n", level == NCCL_LOG_WARN ? "WARN" : "INFO", file,
-			line, msg);
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)

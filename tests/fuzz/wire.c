@@ -64,13 +64,11 @@ __attribute__((format(printf, 5, 6))) static void fuzz_logger(ncclDebugLogLevel 
 
 	(void)flags;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	fuzz_log_format(msg, sizeof(msg), "FUZZ_WIRE_VERBOSE", level == NCCL_LOG_WARN, file, line,
+			fmt, ap);
 	va_end(ap);
 	if (level == NCCL_LOG_WARN)
 		fuzz_warns++;
-	if (getenv("FUZZ_WIRE_VERBOSE"))
-		fprintf(stderr, "[%s %s:%d] %s\n", level == NCCL_LOG_WARN ? "WARN" : "INFO", file,
-			line, msg);
 }
 
 static void fuzz_listen(void)

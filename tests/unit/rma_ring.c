@@ -302,6 +302,19 @@ static bool answered(int fd, double limit_s)
 	return got == sizeof(ack);
 }
 
+/* A connection to rank's door that holds its handle (every rank does:
+ * NCCL gathers them) and says rank 1's whole hello: the previous rank's
+ * claim, made by someone else. */
+static int impostor(const struct rank *rank)
+{
+	struct ring_hello h;
+	int fd = stranger(&rank->handle, "127.0.0.1");
+
+	hello_pack(&h, 1, 2, rank->nonce);
+	ASSERT_EQ(write(fd, &h, sizeof(h)), (ssize_t)sizeof(h));
+	return fd;
+}
+
 /*
  * A connection that holds rank 0's handle (every rank does: NCCL gathers
  * them) and claims to be rank 1, its previous rank, before rank 1 comes.
@@ -316,15 +329,12 @@ static void test_impostor_first_fails_the_real_rank(void)
 {
 	struct rank r[2];
 	void *handles[2];
-	struct ring_hello h;
 	int fd;
 
 	setup();
 	ranks_listen(r, 2, handles);
 	r[0].gather = r[1].gather = false;
-	fd = stranger(&r[0].handle, "127.0.0.1");
-	hello_pack(&h, 1, 2, r[0].nonce);
-	ASSERT_EQ(write(fd, &h, sizeof(h)), (ssize_t)sizeof(h));
+	fd = impostor(&r[0]);
 	rank_start(&r[0]);
 	ASSERT(answered(fd, 1.0));
 	rank_start(&r[1]);
@@ -350,15 +360,12 @@ static void test_two_claims_refuse_the_ring(void)
 {
 	struct rank r[2];
 	void *handles[2];
-	struct ring_hello h;
 	int fd;
 
 	setup();
 	ranks_listen(r, 2, handles);
 	r[0].gather = r[1].gather = false;
-	fd = stranger(&r[0].handle, "127.0.0.1");
-	hello_pack(&h, 1, 2, r[0].nonce);
-	ASSERT_EQ(write(fd, &h, sizeof(h)), (ssize_t)sizeof(h));
+	fd = impostor(&r[0]);
 	rank_start(&r[1]);
 	usleep(200000); /* rank 1's hello waits at rank 0's door too */
 	rank_start(&r[0]);
@@ -382,7 +389,6 @@ static void test_late_claimant_is_refused(void)
 {
 	struct rank r[2];
 	void *handles[2];
-	struct ring_hello h;
 	int fd;
 
 	setup();
@@ -394,9 +400,7 @@ static void test_late_claimant_is_refused(void)
 		pthread_join(r[i].thread, NULL);
 	ASSERT_EQ(r[0].ret, 0);
 	ASSERT_EQ(r[1].ret, 0);
-	fd = stranger(&r[0].handle, "127.0.0.1");
-	hello_pack(&h, 1, 2, r[0].nonce);
-	ASSERT_EQ(write(fd, &h, sizeof(h)), (ssize_t)sizeof(h));
+	fd = impostor(&r[0]);
 	for (int i = 0; i < 2; i++) {
 		gdx_rma_boot_close(&r[i].boot);
 		close(r[i].lfd);

@@ -162,6 +162,16 @@ static bool log_fits(unsigned long long a, unsigned long long b)
 	return a <= ULLONG_MAX - b;
 }
 
+/* Adds a line's counts to a NIC's or a process's sums (checked with
+ * log_fits first). */
+static void log_add(unsigned long long *gpu_sum, unsigned long long *host_sum, unsigned long *comms,
+		    unsigned long long gpu, unsigned long long host, unsigned long n)
+{
+	*gpu_sum += gpu;
+	*host_sum += host;
+	*comms += n;
+}
+
 /* s after prefix, or NULL when s does not start with it (or is NULL). */
 static const char *log_after(const char *s, const char *prefix)
 {
@@ -463,16 +473,10 @@ static bool log_comm_line(struct log_scan *ls, const char *proc, const char *p, 
 		return true;
 	}
 	ls->counts++;
-	if (nic) {
-		nic->gpu += gpu;
-		nic->host += host;
-		nic->comms++;
-	}
-	if (pe) {
-		pe->gpu += gpu;
-		pe->host += host;
-		pe->comms++;
-	}
+	if (nic)
+		log_add(&nic->gpu, &nic->host, &nic->comms, gpu, host, 1);
+	if (pe)
+		log_add(&pe->gpu, &pe->host, &pe->comms, gpu, host, 1);
 	return true;
 }
 
@@ -501,11 +505,8 @@ static bool log_summary_line(struct log_scan *ls, const char *proc, const char *
 		return true;
 	}
 	ls->counts++;
-	if (nic) {
-		nic->gpu += gpu;
-		nic->host += host;
-		nic->comms += (unsigned long)n;
-	}
+	if (nic)
+		log_add(&nic->gpu, &nic->host, &nic->comms, gpu, host, (unsigned long)n);
 	return true;
 }
 
