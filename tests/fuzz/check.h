@@ -19,8 +19,9 @@
 /* The common part of the fuzzers' loggers: formats the line into msg (so
  * that every logged value goes through vsnprintf) and prints it when the
  * environment variable env is set. */
-static inline void fuzz_log_format(char *msg, size_t len, const char *env, bool warn,
-				   const char *file, int line, const char *fmt, va_list ap)
+__attribute__((format(printf, 7, 0))) static inline void
+fuzz_log_format(char *msg, size_t len, const char *env, bool warn, const char *file, int line,
+		const char *fmt, va_list ap)
 {
 	vsnprintf(msg, len, fmt, ap);
 	if (getenv(env))

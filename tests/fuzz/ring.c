@@ -244,8 +244,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 	}
 	gdx_rma_prev_close(&p, false);
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < n; i++) {
+		/* closed by a reset: no TIME_WAIT, so that a long run does not
+		 * use up loopback's ports (a connect then fails) */
+		setsockopt(fds[i], SOL_SOCKET, SO_LINGER, &(struct linger){1, 0},
+			   sizeof(struct linger));
 		close(fds[i]);
+	}
 	/* connections the steps never took */
 	for (int fd; gdx_sock_accept(fuzz_lfd, &fd) == 0;)
 		close(fd);
