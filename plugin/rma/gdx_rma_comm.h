@@ -250,12 +250,25 @@ struct gdx_rma_mr_rank {
 
 struct gdx_rma_mr {
 	uint32_t kind;
+	uint32_t inflight; /* requests that name it and are not freed yet: it is
+			    * not deregistered while any is (gdx_rma_req_hold) */
 	struct gdx_rma_coll *coll;
 	struct gdx_mr *local;
 	int type;
 	bool strict;
 	struct gdx_rma_mr_rank *ranks; /* [nranks] */
 };
+
+/* A request names its windows (held: +1) or lets them go (-1), so that a
+ * window is never freed under a request still in flight. */
+static inline void gdx_rma_req_hold(struct gdx_rma_req *r, int delta)
+{
+	struct gdx_rma_mr *w[3] = {r->lmh, r->rmh, r->smh};
+
+	for (int i = 0; i < 3; i++)
+		if (w[i] && (i == 0 || w[i] != w[0]) && (i < 2 || w[i] != w[1]))
+			__atomic_add_fetch(&w[i]->inflight, (uint32_t)delta, __ATOMIC_RELAXED);
+}
 
 /* The largest errno a rank's status word may carry: Linux's are below it. */
 #define GDX_RMA_ERRNO_MAX 4095

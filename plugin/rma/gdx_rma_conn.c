@@ -235,6 +235,9 @@ static void gdx_rma_conn_free(struct gdx_rma_conn *conn)
 {
 	if (!conn)
 		return;
+	for (int i = 0; i < GDX_RMA_MAX_REQS; i++)
+		if (conn->reqs[i].kind == GDX_KIND_RMA_REQ) /* in flight: its windows go free */
+			gdx_rma_req_hold(&conn->reqs[i], -1);
 	for (int r = 0; r < conn->nrails; r++)
 		gdx_rail_destroy(&conn->rails[r]);
 	free(conn);

@@ -147,6 +147,7 @@ static void gdx_rma_data_fill(struct gdx_rma_req *r, const struct gdx_rma_data *
 	r->loff = d->loff;
 	r->rmh = d->rmh;
 	r->roff = d->roff;
+	gdx_rma_req_hold(r, 1);
 }
 
 int gdx_rma_iput(struct gdx_rma_ctx *x, int context, uint64_t src_off, void *src, uint64_t size,
@@ -201,8 +202,8 @@ int gdx_rma_iput_signal(struct gdx_rma_ctx *x, int context, uint64_t src_off, vo
 		ret = gdx_rma_req_new(c, "iputSignal", GDX_RMA_PUT_SIGNAL, size, &r);
 	if (ret)
 		return ret;
+	r->smh = g; /* before the fill, which holds the windows */
 	gdx_rma_data_fill(r, &d);
-	r->smh = g;
 	r->soff = sig_off;
 	r->add = op == NCCL_NET_SIGNAL_OP_INC ? 1 : value;
 	r->strong = strong;
@@ -252,6 +253,7 @@ int gdx_rma_iflush(struct gdx_rma_ctx *x, int context, void *mh, uint32_t rank,
 		return ret;
 	(void)c;
 	r->lmh = w;
+	gdx_rma_req_hold(r, 1);
 	r->size = (w->type == NCCL_PTR_CUDA && gdx_params.gdr_flush) || gdx_params.gdr_flush == 2
 			  ? (w->ranks[x->coll->rank].size < 8 ? w->ranks[x->coll->rank].size : 8)
 			  : 0;

@@ -164,6 +164,7 @@ static void gdx_rma_req_free(struct gdx_rma_req *r)
 {
 	struct gdx_rma_conn *c = r->conn;
 
+	gdx_rma_req_hold(r, -1);
 	r->kind = GDX_KIND_DEAD;
 	r->next = c->free_req;
 	c->free_req = r->index;

@@ -128,14 +128,27 @@ int gdx_rma_dereg_sym(struct gdx_rma_coll *c, struct gdx_rma_mr *mh)
 {
 	int ret;
 
+	uint32_t inflight = 0;
+
 	pthread_mutex_lock(&c->lock);
-	ret = gdx_ptrset_remove(&c->mrs, mh);
+	ret = gdx_ptrset_has(&c->mrs, mh) ? 0 : -EINVAL;
+	if (!ret)
+		inflight = __atomic_load_n(&mh->inflight, __ATOMIC_RELAXED);
+	if (!ret && !inflight)
+		gdx_ptrset_remove(&c->mrs, mh);
 	pthread_mutex_unlock(&c->lock);
 	if (ret) {
 		GDX_WARN("RMA deregMrSym: %p is not a live window of collective comm %p "
 			 "(deregistered already, or another comm's)",
 			 (void *)mh, (void *)c);
 		return -EINVAL;
+	}
+	if (inflight) {
+		GDX_WARN("RMA deregMrSym: window %p is named by %u request(s) still in flight: "
+			 "it stays registered (test them to completion, or destroy their "
+			 "context, then deregister)",
+			 (void *)mh, inflight);
+		return -EBUSY;
 	}
 	gdx_rma_mr_free(mh);
 	return 0;

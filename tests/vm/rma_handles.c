@@ -174,6 +174,28 @@ static void test_windows(void)
 	one_down(&o);
 }
 
+/* A window a request in flight names stays registered: deregMrSym is
+ * refused, and works once test has seen the request done (0.4.3 freed it
+ * under the request, which then read it: no test caught it). */
+static void test_window_of_a_request_in_flight(void)
+{
+	struct one o;
+	void *req;
+	int done = 0;
+
+	one_up(&o);
+	req = put(&o, o.x, o.mh);
+	refused_as(gdx_rdrv_dereg(&o.d, o.coll, o.mh), ncclInvalidUsage,
+		   "is named by 1 request(s) still in flight");
+	for (double t0 = gdx_now_s(); !done && gdx_now_s() - t0 < 30;)
+		ASSERT_EQ(gdx_rdrv_test(&o.d, o.coll, req, &done), ncclSuccess);
+	ASSERT(done);
+	ASSERT_EQ(gdx_rdrv_dereg(&o.d, o.coll, o.mh), ncclSuccess);
+	ASSERT_EQ(gdx_rdrv_destroy_context(&o.d, o.x), ncclSuccess);
+	ASSERT_EQ(gdx_rdrv_close_coll(&o.d, o.coll), ncclSuccess);
+	one_down(&o);
+}
+
 static void test_closed_coll(void)
 {
 	struct one o;
@@ -221,4 +243,5 @@ static void test_finalized(void)
 }
 
 GDX_TESTS_MAIN(TEST(test_destroyed_context, 60), TEST(test_requests, 60), TEST(test_windows, 60),
-	       TEST(test_closed_coll, 60), TEST(test_finalized, 60))
+	       TEST(test_window_of_a_request_in_flight, 60), TEST(test_closed_coll, 60),
+	       TEST(test_finalized, 60))
