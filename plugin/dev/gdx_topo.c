@@ -242,6 +242,7 @@ static int gdx_topo_collect(struct gdx_topo *t, struct gdx_topo_scan *scan)
 		gdx_topo_busid(scan->gpu_objs[i], t->gpus[i].pci);
 		t->gpus[i].numa = gdx_topo_numa_of(scan->h, scan->gpu_objs[i]);
 		t->gpus[i].package = gdx_topo_package_of(scan->h, scan->gpu_objs[i]);
+		t->gpus[i].c2c = -1; /* hwloc cannot see NVLink-C2C */
 	}
 	for (int i = 0; i < t->nnics; i++) {
 		struct gdx_topo_nic *nic = &t->nics[i];
@@ -506,18 +507,28 @@ int gdx_topo_load(const char *xml, struct gdx_topo **topo_p, char *why, size_t w
 
 int gdx_topo_load_fd(int fd, const char *xml, struct gdx_topo **topo_p, char *why, size_t why_len)
 {
+	struct gdx_topo_opts o = {.xml = xml, .fd = fd};
+
+	return gdx_topo_load_opts(&o, topo_p, why, why_len);
+}
+
+int gdx_topo_load_opts(const struct gdx_topo_opts *o, struct gdx_topo **topo_p, char *why,
+		       size_t why_len)
+{
+	static const struct gdx_topo_opts none = {.fd = -1};
 	struct gdx_topo_scan scan = {0};
 	struct gdx_topo *t = NULL;
 	size_t cells;
 	int ret;
 
+	o = o ? o : &none;
 	gdx_topo_why(why, why_len, "%s", "");
 	t = calloc(1, sizeof(*t));
 	if (!t) {
 		gdx_topo_why(why, why_len, "out of memory");
 		return -ENOMEM;
 	}
-	ret = gdx_topo_read(&scan.h, fd, xml, why, why_len);
+	ret = gdx_topo_read(&scan.h, o->fd, o->xml, why, why_len);
 	if (ret)
 		goto out;
 	ret = gdx_topo_collect(t, &scan);

@@ -37,6 +37,8 @@ enum gdx_path {
 
 struct gdx_topo_gpu {
 	char pci[GDX_TOPO_PCI_LEN]; /* bus id, "0000:17:00.0" */
+	int c2c; /* attached to its CPU over NVLink-C2C: 1, 0, or -1 when the source
+		  * cannot say (hwloc never can; NCCL's topology file can) */
 	int numa;		    /* NUMA node, -1 when unknown */
 	int package;		    /* CPU package (socket), hwloc's logical index; -1 unknown */
 	int bridge;		    /* the gdx_topo_bridge it hangs off, -1 when none */
@@ -124,6 +126,15 @@ int gdx_topo_load(const char *xml, struct gdx_topo **topo_p, char *why, size_t w
 /* The same from fd, the file xml names opened and checked by the caller (a
  * saved tree's topo.xml, resolved inside the tree); fd stays the caller's. */
 int gdx_topo_load_fd(int fd, const char *xml, struct gdx_topo **topo_p, char *why, size_t why_len);
+
+/* What a load reads besides hwloc's tree: gdx_topo_load_opts(). */
+struct gdx_topo_opts {
+	const char *xml; /* hwloc XML; NULL: this machine */
+	int fd;		 /* the file xml names, opened by the caller; -1: open xml here */
+};
+/* gdx_topo_load_fd() with everything the options name; o NULL is none. */
+int gdx_topo_load_opts(const struct gdx_topo_opts *o, struct gdx_topo **topo_p, char *why,
+		       size_t why_len);
 void gdx_topo_free(struct gdx_topo *t);
 
 /* GPUs (NVIDIA PCI devices of class 3D or VGA) in bus id order, and RDMA
