@@ -37,11 +37,11 @@ enum gdx_path {
 
 struct gdx_topo_gpu {
 	char pci[GDX_TOPO_PCI_LEN]; /* bus id, "0000:17:00.0" */
-	int c2c; /* attached to its CPU over NVLink-C2C: 1, 0, or -1 when the source
-		  * cannot say (hwloc never can; NCCL's topology file can) */
-	int numa;		    /* NUMA node, -1 when unknown */
-	int package;		    /* CPU package (socket), hwloc's logical index; -1 unknown */
-	int bridge;		    /* the gdx_topo_bridge it hangs off, -1 when none */
+	int c2c;     /* attached to its CPU over NVLink-C2C: 1, 0, or -1 when the source
+		      * cannot say (hwloc never can; NCCL's topology file can) */
+	int numa;    /* NUMA node, -1 when unknown */
+	int package; /* CPU package (socket), hwloc's logical index; -1 unknown */
+	int bridge;  /* the gdx_topo_bridge it hangs off, -1 when none */
 };
 
 struct gdx_topo_nic {
