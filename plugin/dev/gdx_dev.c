@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "dev/gdx_dev.h"
+#include "sys/gdx_nccl_version.h"
 #include "dev/gdx_dev_seen.h"
 #include "dev/gdx_dev_speed.h"
 #include "dev/gdx_gid.h"
@@ -812,7 +813,7 @@ int gdx_devs_gdr(void)
 {
 	const char *file =
 		gdx_params.topo_file && *gdx_params.topo_file ? gdx_params.topo_file : NULL;
-	struct gdx_gdr_opts o = {.xml = file};
+	struct gdx_gdr_opts o = {.xml = file, .nccl_version = gdx_nccl_version()};
 	enum gdx_gdr_policy policy;
 	struct gdx_gdr_probe *probe;
 	char why[256] = "", text[GDX_GDR_LINE_LEN];
@@ -861,7 +862,7 @@ int gdx_devs_gdr(void)
 		if (v.warn)
 			GDX_WARN("%s", v.line);
 		else if (v.fix[0] || (v.mode == GDX_GDR_DIRECT && v.path != GDX_PATH_UNKNOWN &&
-				      v.path > probe->gdr_level))
+				      v.nccl_within != 1))
 			GDX_INFO(NCCL_INIT | NCCL_NET, "%s", v.line);
 		else
 			GDX_INFO(NCCL_NET, "%s", v.line);

@@ -25,6 +25,7 @@
 
 #include "sys/gdx_env.h"
 #include "dev/gdx_gdr.h"
+#include "dev/gdx_gdr_c2c.h"
 #include "dev/gdx_gdr_facts.h"
 #include "sys/gdx_sysfs.h"
 #include <nccl/net_common.h>
@@ -150,27 +151,6 @@ bool gdx_gdr_kernel_dmabuf(const struct gdx_gdr_probe *p)
 	       (p->kernel_major == 5 && p->kernel_minor >= 12);
 }
 
-/* NCCL_NET_GDR_LEVEL as NCCL reads it: a name or one of the old numerals. */
-static enum gdx_path gdx_gdr_level_from_env(void)
-{
-	const char *s = gdx_env(GDX_ENV_NET_GDR_LEVEL);
-
-	if (!s)
-		return GDX_PATH_PXB;
-	if (!strcasecmp(s, "LOC") || !strcmp(s, "0"))
-		return (enum gdx_path)0; /* nothing qualifies */
-	if (!strcasecmp(s, "PIX") || !strcmp(s, "1"))
-		return GDX_PATH_PIX;
-	if (!strcasecmp(s, "PXB") || !strcmp(s, "2"))
-		return GDX_PATH_PXB;
-	/* NCCL has no NODE class: a path between host bridges of one node is PHB. */
-	if (!strcasecmp(s, "PHB") || !strcmp(s, "3"))
-		return GDX_PATH_NODE;
-	if (!strcasecmp(s, "SYS") || !strcmp(s, "4") || !strcmp(s, "5"))
-		return GDX_PATH_SYS;
-	return GDX_PATH_PXB; /* NVL, C2C, P2C, PXN: PCIe paths as at the default */
-}
-
 /* ---- CUDA through the driver library ---- */
 
 typedef int (*gdx_cu_init_fn)(unsigned flags);
@@ -275,6 +255,7 @@ static void gdx_gdr_gpu_init(struct gdx_gdr_gpu *g, const char *pci)
 	g->gdr_attr = -1;
 	g->dmabuf_attr = -1;
 	g->vmm_gdr_attr = -1;
+	g->c2c = -1;
 	g->topo = -1;
 }
 
@@ -609,7 +590,7 @@ static void gdx_gdr_fact_cuda(void *arg, int version, int err)
 	}
 }
 
-static int gdx_gdr_fact_gpu(void *arg, const char *busid, int gdr, int dmabuf)
+static int gdx_gdr_fact_gpu(void *arg, const char *busid, int gdr, int dmabuf, int c2c)
 {
 	struct gdx_gdr_fact_ctx *fc = arg;
 	char pci[GDX_TOPO_PCI_LEN];
@@ -622,6 +603,8 @@ static int gdx_gdr_fact_gpu(void *arg, const char *busid, int gdr, int dmabuf)
 		fc->p->gpus[i].gdr_attr = gdr;
 	if (dmabuf >= 0)
 		fc->p->gpus[i].dmabuf_attr = dmabuf;
+	if (c2c >= 0)
+		fc->p->gpus[i].c2c = c2c;
 	return 0;
 }
 
@@ -649,6 +632,11 @@ static void gdx_gdr_fact_nccl_here(void *arg)
 	((struct gdx_gdr_fact_ctx *)arg)->p->nccl_here = true;
 }
 
+static void gdx_gdr_fact_nccl_version(void *arg, int code)
+{
+	((struct gdx_gdr_fact_ctx *)arg)->p->rule.version = code;
+}
+
 static int gdx_gdr_read_facts(struct gdx_gdr_probe *p, const char *file, bool in_tree, char *why,
 			      size_t why_len)
 {
@@ -660,6 +648,7 @@ static int gdx_gdr_read_facts(struct gdx_gdr_probe *p, const char *file, bool in
 		.dmabuf = gdx_gdr_fact_dmabuf,
 		.hostname = gdx_gdr_fact_hostname,
 		.nccl_here = gdx_gdr_fact_nccl_here,
+		.nccl_version = gdx_gdr_fact_nccl_version,
 	};
 	struct gdx_gdr_fact_ctx fc = {p, 0};
 
@@ -677,7 +666,22 @@ static int gdx_gdr_read_facts(struct gdx_gdr_probe *p, const char *file, bool in
 
 /* ---- init ---- */
 
-static void gdx_gdr_probe_live(struct gdx_gdr_probe *p, const char *cuda_lib)
+/* Each GPU's NVLink-C2C attachment, from NVML (gdx_gdr_c2c.h). */
+static void gdx_gdr_probe_c2c(struct gdx_gdr_probe *p, const char *lib)
+{
+	const char *pci[GDX_GDR_MAX_GPUS];
+	int c2c[GDX_GDR_MAX_GPUS];
+
+	for (int g = 0; g < p->ngpus; g++) {
+		pci[g] = p->gpus[g].pci;
+		c2c[g] = p->gpus[g].c2c;
+	}
+	gdx_gdr_c2c_probe(lib, pci, p->ngpus, c2c);
+	for (int g = 0; g < p->ngpus; g++)
+		p->gpus[g].c2c = c2c[g];
+}
+
+static void gdx_gdr_probe_live(struct gdx_gdr_probe *p, const struct gdx_gdr_opts *o)
 {
 	struct utsname u;
 	struct rlimit rl;
@@ -686,19 +690,22 @@ static void gdx_gdr_probe_live(struct gdx_gdr_probe *p, const char *cuda_lib)
 		gdx_gdr_set_kernel(p, u.release);
 	if (getrlimit(RLIMIT_MEMLOCK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
 		p->memlock = rl.rlim_cur;
-	gdx_gdr_probe_cuda(p, cuda_lib ? cuda_lib : "libcuda.so.1");
+	gdx_gdr_probe_cuda(p, o->cuda_lib ? o->cuda_lib : "libcuda.so.1");
+	gdx_gdr_probe_c2c(p, o->nvml_lib);
 }
 
 int gdx_gdr_probe_init(const struct gdx_gdr_opts *o, struct gdx_gdr_probe **p_out, char *why,
 		       size_t why_len)
 {
 	static const struct gdx_gdr_opts none;
+	struct gdx_topo_opts to = {.fd = -1};
 	struct gdx_topo *owned = NULL;
 	const struct gdx_topo *t;
 	struct gdx_gdr_probe *p;
 	int ret = 0;
 
 	o = o ? o : &none;
+	to.xml = o->xml;
 	gdx_gdr_setf(why, why_len, "%s", "");
 	p = calloc(1, sizeof(*p));
 	if (!p) {
@@ -709,14 +716,14 @@ int gdx_gdr_probe_init(const struct gdx_gdr_opts *o, struct gdx_gdr_probe **p_ou
 		 o->sysfs_root ? o->sysfs_root : gdx_sysfs_root());
 	p->memlock = GDX_GDR_MEMLOCK_INFINITY;
 	p->saved = o->saved;
-	p->gdr_level = gdx_gdr_level_from_env();
+	gdx_gdr_rule_init(&p->rule, o->nccl_version);
 	gdx_gdr_probe_peermem(p);
 
 	t = o->topo;
 	if (!t && o->saved && !o->xml)
 		gdx_gdr_setf(p->topo_why, sizeof(p->topo_why),
 			     "a saved tree without topo.xml; give its hwloc XML");
-	else if (!t && gdx_topo_load(o->xml, &owned, p->topo_why, sizeof(p->topo_why)) == 0)
+	else if (!t && gdx_topo_load_opts(&to, &owned, p->topo_why, sizeof(p->topo_why)) == 0)
 		t = owned;
 	p->have_topo = t != NULL;
 	for (int i = 0; t && i < gdx_topo_ngpus(t); i++)
@@ -731,7 +738,7 @@ int gdx_gdr_probe_init(const struct gdx_gdr_opts *o, struct gdx_gdr_probe **p_ou
 		gdx_gdr_setf(p->cuda_why, sizeof(p->cuda_why), "a saved tree without facts");
 		p->memlock_unknown = true;
 	} else {
-		gdx_gdr_probe_live(p, o->cuda_lib);
+		gdx_gdr_probe_live(p, o);
 	}
 	if (ret)
 		goto out;
@@ -746,6 +753,9 @@ int gdx_gdr_probe_init(const struct gdx_gdr_opts *o, struct gdx_gdr_probe **p_ou
 		struct gdx_gdr_gpu *gpu = &p->gpus[g];
 
 		gpu->topo = t ? gdx_topo_find_gpu(t, gpu->pci) : -1;
+		/* NCCL's topology file can say C2C where the driver did not */
+		if (gpu->c2c < 0 && gpu->topo >= 0)
+			gpu->c2c = gdx_topo_gpu(t, gpu->topo)->c2c;
 		gpu->iommu =
 			gdx_gdr_iommu_of(p, gpu->pci, gpu->iommu_type, sizeof(gpu->iommu_type));
 		gpu->bar1 = gdx_gdr_bar1_of(p, gpu->pci);

@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "dev/gdx_gdr_rule.h"
 #include "dev/gdx_topo.h"
 
 struct ibv_pd;
@@ -61,6 +62,8 @@ struct gdx_gdr_gpu {
 	int vmm_gdr_attr; /* CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED: NCCL's
 			   * RMA needs it; -1 unknown (a facts file does not say) */
 	uint64_t bar1;	  /* bytes; 0 when unknown */
+	int c2c;	  /* on NVLink-C2C to its CPU (NVML, the facts, NCCL's topology file):
+			   * 1, 0, -1 unknown */
 	enum gdx_gdr_iommu iommu;
 	char iommu_type[24]; /* iommu_group/type as read, "" when none */
 	int topo;	     /* index in the topology, -1 when it is not there */
@@ -102,7 +105,7 @@ struct gdx_gdr_probe {
 	int cuda_version; /* cuDriverGetVersion: 12040 for 12.4 */
 	int cuda_err;	  /* CUresult of the failing call when cuda == ERROR */
 	char cuda_why[160];
-	enum gdx_path gdr_level; /* NCCL_NET_GDR_LEVEL as NCCL applies it (PXB by default) */
+	struct gdx_gdr_rule rule; /* NCCL's GPUDirect distance rule, for the NCCL judged */
 	bool have_topo;
 	char topo_why[256]; /* why there is no topology */
 	int ngpus, nnics;
@@ -121,6 +124,8 @@ struct gdx_gdr_opts {
 	 * facts say is unknown (kernel, memlock, CUDA), never this machine's. */
 	bool saved;
 	const char *cuda_lib; /* NULL: "libcuda.so.1" */
+	const char *nvml_lib; /* NULL: "libnvidia-ml.so.1" */
+	int nccl_version;     /* the NCCL judged (gdx_nccl_version()); 0 unknown */
 };
 
 /* "SrcValid ReqRedir ...", lspci's names of the ACS Control bits set. */

@@ -57,11 +57,11 @@ static int gdx_gdr_parse_bytes(const char *s, uint64_t *out)
 }
 
 /* "gdr=1 dmabuf=0" after a gpu line's bus id. */
-static int gdx_gdr_parse_gpu_attrs(char **save, int *gdr, int *dmabuf)
+static int gdx_gdr_parse_gpu_attrs(char **save, int *gdr, int *dmabuf, int *c2c)
 {
 	char *tok;
 
-	*gdr = *dmabuf = -1;
+	*gdr = *dmabuf = *c2c = -1;
 	while ((tok = strtok_r(NULL, " \t", save))) {
 		int v;
 
@@ -69,6 +69,8 @@ static int gdx_gdr_parse_gpu_attrs(char **save, int *gdr, int *dmabuf)
 			*gdr = !!v;
 		else if (sscanf(tok, "dmabuf=%d", &v) == 1)
 			*dmabuf = !!v;
+		else if (sscanf(tok, "c2c=%d", &v) == 1)
+			*c2c = !!v;
 		else
 			return -EINVAL;
 	}
@@ -103,15 +105,24 @@ static int gdx_gdr_fact(char *line, const struct gdx_gdr_fact_ops *ops, void *ar
 		else
 			return -EINVAL;
 	} else if (!strcmp(key, "gpu")) {
-		int gdr, dmabuf;
+		int gdr, dmabuf, c2c;
 
-		if (gdx_gdr_parse_gpu_attrs(&save, &gdr, &dmabuf))
+		if (gdx_gdr_parse_gpu_attrs(&save, &gdr, &dmabuf, &c2c))
 			return -EINVAL;
-		return ops->gpu(arg, a, gdr, dmabuf);
+		return ops->gpu(arg, a, gdr, dmabuf, c2c);
 	} else if (!strcmp(key, "hostname") && ops->hostname) {
 		ops->hostname(arg, a);
 	} else if (!strcmp(key, "nccl") && !strcmp(a, "this-machine") && ops->nccl_here) {
 		ops->nccl_here(arg);
+	} else if (!strcmp(key, "nccl") && ops->nccl_version) {
+		unsigned major, minor, patch;
+		char end;
+
+		/* 2.9 on: major * 10000 + minor * 100 + patch */
+		if (sscanf(a, "%u.%u.%u%c", &major, &minor, &patch, &end) != 3 || major != 2 ||
+		    minor < 9 || minor > 99 || patch > 99)
+			return -EINVAL;
+		ops->nccl_version(arg, (int)(major * 10000 + minor * 100 + patch));
 	} else if (!strcmp(key, "dmabuf")) {
 		char *e = strtok_r(NULL, " \t", &save);
 		int err = e ? gdx_gdr_parse_errno(e) : -1;

@@ -8,11 +8,13 @@
  *   kernel 6.8.0-45-generic       uname's release
  *   memlock unlimited | 8M | 65536 RLIMIT_MEMLOCK (bytes, K/M/G suffixes)
  *   cuda none | 12040 | error 100 no libcuda.so.1 / driver version / cuInit error
- *   gpu 0000:1b:00.0 gdr=1 dmabuf=1   one CUDA device, in CUDA's order
+ *   gpu 0000:1b:00.0 gdr=1 dmabuf=1 c2c=1   one CUDA device, in CUDA's order;
+ *                                 c2c: on NVLink-C2C to its CPU (NVML's C2C links)
  *   dmabuf mlx5_0 EBADF           errno of the NIC's DMA-BUF probe (name or number)
  *   hostname node17               the name of the node the facts are of
  *   nccl this-machine             check judges this machine's NCCL and plugin files
  *                                 with the tree (a test's stand-in node)
+ *   nccl 2.28.9                   the NCCL the node's jobs load, whose rules judge it
  * The parser only reads; what each fact means is the probe's (gdx_gdr.c),
  * which takes them through these callbacks.
  */
@@ -29,13 +31,15 @@ struct gdx_gdr_fact_ops {
 	void (*memlock)(void *arg, uint64_t bytes);
 	/* version 0: "cuda none"; err != 0: "cuda error ERR". */
 	void (*cuda)(void *arg, int version, int err);
-	/* gdr and dmabuf: 1, 0, or -1 when the line leaves them out. Returns 0,
-	 * or -EINVAL for a bus id the probe does not take. */
-	int (*gpu)(void *arg, const char *busid, int gdr, int dmabuf);
+	/* gdr, dmabuf and c2c: 1, 0, or -1 when the line leaves them out.
+	 * Returns 0, or -EINVAL for a bus id the probe does not take. */
+	int (*gpu)(void *arg, const char *busid, int gdr, int dmabuf, int c2c);
 	int (*dmabuf)(void *arg, const char *nic, int err);
 	/* Optional (NULL: the fact is refused as unknown). */
 	void (*hostname)(void *arg, const char *name);
 	void (*nccl_here)(void *arg);
+	/* "nccl 2.28.9": NCCL's version code, 22809. */
+	void (*nccl_version)(void *arg, int code);
 };
 
 /* A facts file is a few lines; a larger file is not one. */

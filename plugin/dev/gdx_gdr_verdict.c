@@ -201,10 +201,46 @@ void gdx_gdr_degrade(const struct gdx_gdr_probe *p, int g, int n, struct gdx_gdr
 	}
 }
 
-const char *gdx_gdr_level_name(enum gdx_path level)
+/* Whether NIC n is among GPU g's nearest (NCCL 2.29 types only those P2C;
+ * it also weighs bandwidth, which the probe does not know). */
+static bool gdx_gdr_nearest_nic(const struct gdx_gdr_probe *p, int g, int n)
 {
-	/* As NCCL_NET_GDR_LEVEL names it; NODE is what NCCL calls PHB. */
-	return level == GDX_PATH_NODE ? "PHB" : level ? gdx_path_name(level) : "LOC";
+	enum gdx_path best = GDX_PATH_UNKNOWN;
+
+	for (int i = 0; i < p->nnics; i++)
+		if (gdx_gdr_path(p, g, i)->cls < best)
+			best = gdx_gdr_path(p, g, i)->cls;
+	return gdx_gdr_path(p, g, n)->cls == best;
+}
+
+int gdx_gdr_distance(const struct gdx_gdr_probe *p, int g, int n, struct gdx_gdr_verdict *v,
+		     char *text, size_t len)
+{
+	enum gdx_path cls = gdx_gdr_path(p, g, n)->cls;
+	bool nearest = gdx_gdr_nearest_nic(p, g, n);
+	enum gdx_nccl_path with, level = gdx_gdr_rule_level(&p->rule);
+	char nccl[64], why[160];
+
+	v->nccl_within = gdx_gdr_rule_within(&p->rule, cls, p->gpus[g].c2c, nearest, &v->nccl_path);
+	gdx_gdr_rule_nccl(&p->rule, nccl, sizeof(nccl));
+	gdx_gdr_rule_level_why(&p->rule, why, sizeof(why));
+	if (v->nccl_within < 0) {
+		gdx_gdr_rule_within(&p->rule, cls, 1, nearest, &with);
+		gdx_gdr_setf(text, len,
+			     "%s: direct if this GPU is C2C-attached, as on Grace (%s, within %s); "
+			     "staged otherwise (%s); C2C is unknown here",
+			     nccl, gdx_nccl_path_name(with), why, gdx_nccl_path_name(v->nccl_path));
+	} else if (v->nccl_within) {
+		gdx_gdr_setf(text, len, "%s uses it at %s, within %s", nccl,
+			     gdx_nccl_path_name(v->nccl_path), why);
+	} else {
+		gdx_gdr_setf(text, len, "%s stages it through host memory: %s is beyond %s%s", nccl,
+			     gdx_nccl_path_name(v->nccl_path), why,
+			     v->nccl_path == GDX_NCCL_P2C && level == GDX_NCCL_PXB
+				     ? " (NCCL_NET_GDR_C2C=1 lets it use this C2C path)"
+				     : "");
+	}
+	return v->nccl_within;
 }
 
 void gdx_gdr_verdict_init(struct gdx_gdr_verdict *v)
@@ -214,6 +250,8 @@ void gdx_gdr_verdict_init(struct gdx_gdr_verdict *v)
 	v->ptr_support = NCCL_PTR_HOST;
 	v->gpu = -1;
 	v->path = GDX_PATH_UNKNOWN;
+	v->nccl_path = GDX_NCCL_UNKNOWN;
+	v->nccl_within = -1;
 }
 
 /* The verdict of a NIC that cannot (or may not) use GPU memory. */
@@ -254,7 +292,7 @@ int gdx_gdr_nic_verdict(const struct gdx_gdr_probe *p, const char *ibdev,
 			enum gdx_gdr_policy policy, struct gdx_gdr_verdict *v)
 {
 	int n = gdx_gdr_find_nic(p, ibdev), g;
-	char where[160];
+	char where[GDX_GDR_TEXT_LEN], distance[GDX_GDR_TEXT_LEN];
 
 	gdx_gdr_verdict_init(v);
 	if (n < 0)
@@ -281,10 +319,11 @@ int gdx_gdr_nic_verdict(const struct gdx_gdr_probe *p, const char *ibdev,
 	v->path = gdx_gdr_path(p, g, n)->cls;
 	gdx_gdr_degrade(p, g, n, v);
 	gdx_gdr_setf(where, sizeof(where), "GPU %s, %s", p->gpus[g].pci, gdx_path_name(v->path));
-	if (v->path > p->gdr_level)
-		gdx_gdr_setf(where + strlen(where), sizeof(where) - strlen(where),
-			     "; NCCL stages it: %s is beyond NCCL_NET_GDR_LEVEL=%s",
-			     gdx_path_name(v->path), gdx_gdr_level_name(p->gdr_level));
+	/* Said when it is news: NCCL stages it, it may, or C2C lets it in. */
+	if (gdx_gdr_distance(p, g, n, v, distance, sizeof(distance)) != 1 ||
+	    v->nccl_path == GDX_NCCL_P2C)
+		gdx_gdr_setf(where + strlen(where), sizeof(where) - strlen(where), "; %s",
+			     distance);
 	if (v->degraded) {
 		v->warn = true;
 		gdx_gdr_setf(v->line, sizeof(v->line), "%s: %s (%s), degraded: %s; fix: %s", ibdev,

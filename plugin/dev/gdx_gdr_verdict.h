@@ -54,7 +54,10 @@ struct gdx_gdr_verdict {
 	int gpu;	    /* the GPU the verdict is about (nearest for a NIC); -1 none */
 	enum gdx_path path; /* its path class */
 	unsigned degraded;  /* GDX_GDR_DEG_* of that path */
-	bool warn;	    /* log at WARN: broken, or degraded */
+	enum gdx_nccl_path nccl_path; /* the path type NCCL computes for it */
+	int nccl_within;	      /* NCCL uses GPUDirect RDMA at that distance: 1, 0, -1 when it
+				       * depends on a C2C attachment not known (a saved file) */
+	bool warn;		      /* log at WARN: broken, or degraded */
 	char reason[GDX_GDR_TEXT_LEN];	     /* one sentence */
 	char fix[GDX_GDR_TEXT_LEN];	     /* one sentence; "" when nothing to fix */
 	char degraded_why[GDX_GDR_TEXT_LEN]; /* "" when not degraded */
@@ -96,8 +99,14 @@ void gdx_gdr_degrade(const struct gdx_gdr_probe *p, int g, int n, struct gdx_gdr
 void gdx_gdr_not_direct(const char *nic, enum gdx_gdr_policy policy, struct gdx_gdr_verdict *v);
 /* Appends s to buf, "; " between. */
 void gdx_gdr_cat(char *buf, size_t len, const char *s);
-/* A path class as NCCL_NET_GDR_LEVEL names it ("LOC", "PIX", ... "PHB" for NODE). */
-const char *gdx_gdr_level_name(enum gdx_path level);
+/*
+ * NCCL's judgement of the distance of pair (gpu, nic) (gdx_gdr_rule.h): sets
+ * v->nccl_path and v->nccl_within, and text to one clause that says it in
+ * NCCL's words ("NCCL 2.28.9 uses it at P2C, within NCCL_NET_GDR_LEVEL=PXB, ...").
+ * Returns v->nccl_within.
+ */
+int gdx_gdr_distance(const struct gdx_gdr_probe *p, int gpu, int nic, struct gdx_gdr_verdict *v,
+		     char *text, size_t len);
 /* A byte count in words: "unlimited", "N GiB", "N MiB", "N KiB". */
 void gdx_gdr_bytes(uint64_t b, char *buf, size_t len);
 

@@ -206,6 +206,17 @@ static bool gdx_topo_is_rdma(hwloc_obj_t o)
 
 /* Finds the GPUs and NICs: t->gpus and t->nics, and in scan their PCI
  * objects, which the path classes are computed from. */
+/* Whether a GPU of this machine may be on NVLink-C2C, which hwloc cannot
+ * show: only an NVIDIA Grace CPU has it, so an x86 or POWER machine's GPUs
+ * are not; an Arm one's (or one hwloc does not name) may be. */
+static bool gdx_topo_c2c_possible(hwloc_topology_t h)
+{
+	const char *arch = hwloc_obj_get_info_by_name(hwloc_get_root_obj(h), "Architecture");
+
+	return !arch ||
+	       !(!strncmp(arch, "x86", 3) || !strcmp(arch, "i686") || !strncmp(arch, "ppc", 3));
+}
+
 static int gdx_topo_collect(struct gdx_topo *t, struct gdx_topo_scan *scan)
 {
 	hwloc_obj_t o, *nic_osdevs;
@@ -242,7 +253,7 @@ static int gdx_topo_collect(struct gdx_topo *t, struct gdx_topo_scan *scan)
 		gdx_topo_busid(scan->gpu_objs[i], t->gpus[i].pci);
 		t->gpus[i].numa = gdx_topo_numa_of(scan->h, scan->gpu_objs[i]);
 		t->gpus[i].package = gdx_topo_package_of(scan->h, scan->gpu_objs[i]);
-		t->gpus[i].c2c = -1; /* hwloc cannot see NVLink-C2C */
+		t->gpus[i].c2c = gdx_topo_c2c_possible(scan->h) ? -1 : 0;
 	}
 	for (int i = 0; i < t->nnics; i++) {
 		struct gdx_topo_nic *nic = &t->nics[i];

@@ -17,6 +17,8 @@
 	  "the out-of-band address family, AF_INET or AF_INET6, as NCCL picks its own")         \
 	X(NET_GDR_LEVEL, "NCCL_NET_GDR_LEVEL", "NCCL",                                          \
 	  "the GPU-NIC distance up to which NCCL uses GPUDirect RDMA: the verdicts predict it") \
+	X(NET_GDR_C2C, "NCCL_NET_GDR_C2C", "NCCL",                                              \
+	  "whether NCCL uses GPUDirect RDMA from a GPU on NVLink-C2C to its CPU's NICs (P2C)")  \
 	X(DEBUG, "NCCL_DEBUG", "NCCL", "the log level when there is no NCCL logger (programs)") \
 	X(NET_PLUGIN, "NCCL_NET_PLUGIN", "NCCL", "gdx-doctor: which plugin NCCL would load")    \
 	X(NET, "NCCL_NET", "NCCL",                                                              \

@@ -90,8 +90,8 @@ fi
 if fixture healthy 0; then
 	has "check healthy: mlx5_0 direct" "$tmp/out" '^  mlx5_0 +0000:18:00\.0 +direct +HOST,CUDA,DMABUF +ok \(EBADF\) +GPUDirect RDMA via dma-buf and nvidia_peermem \(GPU 0000:1b:00\.0, PIX\)$'
 	has "check healthy: RoCE v2 GIDs" "$tmp/out" '^  mlx5_1 +1 +ACTIVE +Ethernet +100 Gb/sec \(4X EDR\) +4 +2 +::ffff:10\.0\.0\.5$'
-	has "check healthy: PIX pair direct, ACS off" "$tmp/out" '^  0000:1b:00\.0 +mlx5_0 +PIX +off +identity +direct$'
-	has "check healthy: NODE pair staged by NCCL's level" "$tmp/out" '^  0000:1b:00\.0 +mlx5_1 +NODE +off +identity +staged \(beyond NCCL_NET_GDR_LEVEL\)$'
+	has "check healthy: PIX pair direct, ACS off" "$tmp/out" '^  0000:1b:00\.0 +mlx5_0 +PIX +PIX +off +identity +direct$'
+	has "check healthy: NODE pair staged by NCCL's level" "$tmp/out" '^  0000:1b:00\.0 +mlx5_1 +NODE +PHB +off +identity +staged \(beyond NCCL_NET_GDR_LEVEL\)$'
 	has "check healthy: no problems" "$tmp/out" '^Result: healthy \(exit 0\)$'
 fi
 if fixture_json healthy; then
@@ -129,17 +129,17 @@ if fixture legacy-peermem 0; then
 fi
 if fixture acs 1; then
 	has "check acs: the bridge and its bits" "$tmp/out" '^  \[degraded\] GPU 0000:1b:00\.0 and mlx5_0 \(PIX\): degraded: ACS on bridge 0000:17:01\.0 \(ReqRedir CmpltRedir\) sends peer-to-peer traffic up to the root complex; fix: disable it \(setpci -s 0000:17:01\.0 ECAP_ACS\+6\.w=0'
-	has "check acs: the pair" "$tmp/out" '^  0000:1b:00\.0 +mlx5_0 +PIX +on +identity +direct, degraded: ACS$'
+	has "check acs: the pair" "$tmp/out" '^  0000:1b:00\.0 +mlx5_0 +PIX +PIX +on +identity +direct, degraded: ACS$'
 fi
 if fixture acs-unreadable 0; then
 	has "check acs-unreadable: unknown, as a note" "$tmp/out" '^  \[note\] ACS between GPU 0000:1b:00\.0 and mlx5_0 unknown: .*run as root$'
 fi
 if fixture iommu-translating 1; then
 	has "check iommu-translating: why and fix" "$tmp/out" 'degraded: the IOMMU translates DMA addresses of 0000:1b:00\.0 and 0000:18:00\.0 \(DMA-FQ\); fix: boot with iommu=pt'
-	has "check iommu-translating: the pair" "$tmp/out" '^  0000:1b:00\.0 +mlx5_0 +PIX +off +DMA-FQ +direct, degraded: IOMMU$'
+	has "check iommu-translating: the pair" "$tmp/out" '^  0000:1b:00\.0 +mlx5_0 +PIX +PIX +off +DMA-FQ +direct, degraded: IOMMU$'
 fi
 if fixture remote-nic 1; then
-	has "check remote-nic: SYS staged" "$tmp/out" '^  0000:17:00\.0 +mlx5_0 +SYS +off +identity +staged \(beyond NCCL_NET_GDR_LEVEL\), degraded: SYS$'
+	has "check remote-nic: SYS staged" "$tmp/out" '^  0000:17:00\.0 +mlx5_0 +SYS +SYS +off +identity +staged \(beyond NCCL_NET_GDR_LEVEL\), degraded: SYS$'
 	has "check remote-nic: across sockets" "$tmp/out" 'GPU and NIC are on different sockets \(SYS\): traffic crosses the CPU interconnect; fix: use a NIC on the GPU.s socket$'
 fi
 if fixture bar1-tiny 1; then
@@ -175,7 +175,7 @@ if run "check a saved tree without facts: healthy (exit 0), nothing of this mach
 	has "check a saved tree without facts: CUDA unknown, not \"no CUDA driver\"" "$tmp/out" '^  CUDA driver +unknown \(a saved tree without facts\)$'
 	has "check a saved tree without facts: the kernel unknown" "$tmp/out" '^  dma-buf +kernel version unknown '
 	has "check a saved tree without facts: NCCL not judged" "$tmp/out" '^  NCCL +not checked: a saved tree holds no NCCL or plugin files$'
-	has "check a saved tree without facts: its GPUs reach their NICs by its peer memory" "$tmp/out" '^  0000:1b:00\.0 +mlx5_0 +PIX +off +identity +direct$'
+	has "check a saved tree without facts: its GPUs reach their NICs by its peer memory" "$tmp/out" '^  0000:1b:00\.0 +mlx5_0 +PIX +PIX +off +identity +direct$'
 	if grep -Eq 'no CUDA driver|memlock limit [0-9]' "$tmp/out"; then
 		not_ok "check a saved tree without facts: no fact of this machine" "$(grep -E 'no CUDA driver|memlock limit' "$tmp/out")"
 	else

@@ -171,7 +171,7 @@ if run "topo dgx-h100 --json" 0 topo --xml "$fx/dgx-h100.xml" --json; then
 	json "topo dgx-h100 --json: names the command and the XML's host (its HostName), not this one" \
 		"d['command'] == 'topo' and d['hostname'] == 'dgx-h100'"
 	json "topo dgx-h100 --json: GPU 1b nearest first" \
-		'd["gpus"][0]["pci"] == "0000:1b:00.0" and d["gpus"][0]["numa"] == 0 and d["gpus"][0]["nics"][0] == {"name": "mlx5_0", "pci": "0000:18:00.0", "path": "PIX", "same_package": True} and d["gpus"][0]["nics"][-1]["path"] == "SYS"'
+		'd["gpus"][0]["pci"] == "0000:1b:00.0" and d["gpus"][0]["numa"] == 0 and d["gpus"][0]["nics"][0] == {"name": "mlx5_0", "pci": "0000:18:00.0", "path": "PIX", "same_package": True, "nccl_path": "PIX", "nccl_direct": True} and d["gpus"][0]["nics"][-1]["path"] == "SYS"'
 fi
 
 # The node a report is of: --hostname over the XML's HostName; this
@@ -217,7 +217,7 @@ if run "topo epyc-nps4" 0 topo --xml "$fx/epyc-nps4.xml"; then
 fi
 if run "topo epyc-nps4 --json" 0 topo --xml "$fx/epyc-nps4.xml" --json; then
 	json "topo epyc-nps4 --json: SYS both, the own socket's NIC first and alone in the rail" \
-		'd["gpus"][2]["nics"] == [{"name": "mlx5_1", "pci": "0000:c1:00.0", "path": "SYS", "same_package": True}, {"name": "mlx5_0", "pci": "0000:41:00.0", "path": "SYS", "same_package": False}] and d["gpus"][2]["rail"] == ["mlx5_1"] and d["gpus"][2]["package"] == 1 and d["nics"][0]["package"] == 0 and len(d["groups"]) == 2'
+		'd["gpus"][2]["nics"] == [{"name": "mlx5_1", "pci": "0000:c1:00.0", "path": "SYS", "same_package": True, "nccl_path": "SYS", "nccl_direct": False}, {"name": "mlx5_0", "pci": "0000:41:00.0", "path": "SYS", "same_package": False, "nccl_path": "SYS", "nccl_direct": False}] and d["gpus"][2]["rail"] == ["mlx5_1"] and d["gpus"][2]["package"] == 1 and d["nics"][0]["package"] == 0 and len(d["groups"]) == 2'
 fi
 if run "topo spr-snc2" 0 topo --xml "$fx/spr-snc2.xml"; then
 	has "topo spr-snc2: GPU 39 (NUMA 1) is SYS* to NUMA 0's NIC" "$tmp/out" '^0000:39:00\.0 +SYS\* +SYS +1$'

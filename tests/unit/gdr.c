@@ -180,8 +180,9 @@ static void test_healthy(void)
 	v = pair(p, "0000:1b:00.0", "mlx5_1", GDX_GDR_POLICY_AUTO);
 	ASSERT_EQ(v.mode, GDX_GDR_STAGED);
 	ASSERT_EQ(v.degraded, 0);
-	ASSERT_STR_EQ(v.reason, "the path is NODE, beyond NCCL_NET_GDR_LEVEL=PXB: NCCL stages this "
-				"pair through host memory");
+	ASSERT_STR_EQ(v.reason, "NCCL of unknown version (judged as 2.30) stages it through host "
+				"memory: PHB is beyond NCCL_NET_GDR_LEVEL=P2C (NCCL's default with "
+				"NCCL_NET_GDR_C2C=1)");
 	ASSERT_STR_CONTAINS(v.fix, "use a NIC behind the GPU's PCIe switch");
 	ASSERT_EQ(v.ptr_support, NCCL_PTR_HOST | NCCL_PTR_CUDA | NCCL_PTR_DMABUF);
 	gdx_gdr_probe_free(p);
@@ -199,10 +200,19 @@ static void test_gdr_level_env(void)
 	gdx_gdr_probe_free(p);
 	setenv("NCCL_NET_GDR_LEVEL", "PIX", 1);
 	p = load("healthy");
-	ASSERT_EQ(p->gdr_level, GDX_PATH_PIX);
+	ASSERT_EQ(gdx_gdr_rule_level(&p->rule), GDX_NCCL_PIX);
 	ASSERT_EQ(pair(p, "0000:1b:00.0", "mlx5_0", GDX_GDR_POLICY_AUTO).mode, GDX_GDR_DIRECT);
 	ASSERT_EQ(pair(p, "0000:1b:00.0", "mlx5_1", GDX_GDR_POLICY_AUTO).mode, GDX_GDR_STAGED);
 	gdx_gdr_probe_free(p);
+	/* NCCL compares the names exactly: "phb" is no level, the default holds */
+	setenv("NCCL_NET_GDR_LEVEL", "phb", 1);
+	p = load("healthy");
+	v = pair(p, "0000:1b:00.0", "mlx5_1", GDX_GDR_POLICY_AUTO);
+	ASSERT_EQ(v.mode, GDX_GDR_STAGED);
+	ASSERT_STR_CONTAINS(v.reason, "NCCL's default with NCCL_NET_GDR_C2C=1; it ignores "
+				      "NCCL_NET_GDR_LEVEL=phb");
+	gdx_gdr_probe_free(p);
+	unsetenv("NCCL_NET_GDR_LEVEL");
 }
 
 static void test_no_peermem(void)
@@ -368,14 +378,16 @@ static void test_remote_nic(void)
 	ASSERT_EQ(v.degraded, GDX_GDR_DEG_SYS);
 	ASSERT(v.warn);
 	ASSERT_STR_EQ(v.line, "mlx5_0: GPUDirect RDMA via dma-buf and nvidia_peermem (GPU "
-			      "0000:17:00.0, SYS; NCCL stages it: SYS is beyond "
-			      "NCCL_NET_GDR_LEVEL=PXB), degraded: GPU and NIC are on different "
+			      "0000:17:00.0, SYS; NCCL of unknown version (judged as 2.30) stages "
+			      "it through host memory: SYS is beyond NCCL_NET_GDR_LEVEL=P2C "
+			      "(NCCL's default with NCCL_NET_GDR_C2C=1)), degraded: GPU and NIC "
+			      "are on different "
 			      "sockets (SYS): traffic crosses the CPU interconnect; fix: use a NIC "
 			      "on the GPU's socket");
 	v = pair(p, "0000:17:00.0", "mlx5_0", GDX_GDR_POLICY_AUTO);
 	ASSERT_EQ(v.mode, GDX_GDR_STAGED);
 	ASSERT_EQ(v.degraded, GDX_GDR_DEG_SYS);
-	ASSERT_STR_CONTAINS(v.reason, "the path is SYS, beyond NCCL_NET_GDR_LEVEL=PXB");
+	ASSERT_STR_CONTAINS(v.reason, "through host memory: SYS is beyond NCCL_NET_GDR_LEVEL=P2C");
 	ASSERT_STR_EQ(v.fix, "use a NIC on the GPU's socket");
 	gdx_gdr_probe_free(p);
 

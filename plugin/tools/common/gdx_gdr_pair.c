@@ -10,11 +10,27 @@
 #include "tools/common/gdx_gdr_names.h"
 #include "tools/common/gdx_gdr_pair.h"
 
+/* How to get the direct path back on a pair NCCL stages by distance. */
+static const char *gdx_gdr_pair_fix(const struct gdx_gdr_probe *p, int g,
+				    const struct gdx_gdr_verdict *v)
+{
+	if (v->nccl_path == GDX_NCCL_P2C)
+		return "unset NCCL_NET_GDR_C2C (NCCL 2.27 and later use this C2C path), or set "
+		       "NCCL_NET_GDR_LEVEL=P2C";
+	if (v->nccl_path == GDX_NCCL_PHB && p->gpus[g].c2c == 1 &&
+	    (p->rule.version ? p->rule.version : GDX_GDR_RULE_NEWEST) < 22700)
+		return "NCCL 2.27 and later use GPUDirect RDMA over NVLink-C2C here (P2C); with "
+		       "2.26, set NCCL_NET_GDR_C2C=1";
+	return "use a NIC behind the GPU's PCIe switch, or raise NCCL_NET_GDR_LEVEL knowingly";
+}
+
 int gdx_gdr_pair_verdict(const struct gdx_gdr_probe *p, int g, int n, enum gdx_gdr_policy policy,
 			 struct gdx_gdr_verdict *v)
 {
+	char distance[GDX_GDR_TEXT_LEN];
 	const struct gdx_gdr_gpu *gpu;
 	const char *name;
+	int within;
 
 	gdx_gdr_verdict_init(v);
 	if (g < 0 || g >= p->ngpus || n < 0 || n >= p->nnics)
@@ -55,33 +71,39 @@ int gdx_gdr_pair_verdict(const struct gdx_gdr_probe *p, int g, int n, enum gdx_g
 	gdx_gdr_via(p, v);
 	gdx_gdr_degrade(p, g, n, v);
 	v->warn = v->degraded != 0;
-	if (v->path != GDX_PATH_UNKNOWN && v->path > p->gdr_level) {
+	within = v->path == GDX_PATH_UNKNOWN
+			 ? 1
+			 : gdx_gdr_distance(p, g, n, v, distance, sizeof(distance));
+	if (!within) {
 		char fix[GDX_GDR_TEXT_LEN];
 
 		/* The NIC advertises GPU memory, but NCCL will not use it here. */
 		v->mode = GDX_GDR_STAGED;
-		gdx_gdr_setf(v->reason, sizeof(v->reason),
-			     "the path is %s, beyond NCCL_NET_GDR_LEVEL=%s: NCCL stages this pair "
-			     "through host memory",
-			     gdx_path_name(v->path), gdx_gdr_level_name(p->gdr_level));
+		gdx_gdr_setf(v->reason, sizeof(v->reason), "%s", distance);
 		gdx_gdr_setf(fix, sizeof(fix), "%s", v->fix);
 		if (!(v->degraded & GDX_GDR_DEG_SYS)) {
 			v->fix[0] = '\0';
-			gdx_gdr_cat(v->fix, sizeof(v->fix),
-				    "use a NIC behind the GPU's PCIe switch, or raise "
-				    "NCCL_NET_GDR_LEVEL knowingly");
+			gdx_gdr_cat(v->fix, sizeof(v->fix), gdx_gdr_pair_fix(p, g, v));
 			if (fix[0])
 				gdx_gdr_cat(v->fix, sizeof(v->fix), fix);
 		}
 	} else {
+		/* Direct, or direct where the GPU is C2C-attached, which a saved
+		 * file cannot say: not counted as degraded. */
 		v->mode = GDX_GDR_DIRECT;
-		gdx_gdr_setf(v->reason, sizeof(v->reason), "GPUDirect RDMA via %s%s", v->via,
-			     v->path == GDX_PATH_UNKNOWN ? " (path class unknown)" : "");
+		bool news = within < 0 || v->nccl_path == GDX_NCCL_P2C;
+
+		gdx_gdr_setf(v->reason, sizeof(v->reason), "GPUDirect RDMA via %s%s%s", v->via,
+			     v->path == GDX_PATH_UNKNOWN ? " (path class unknown)"
+			     : news			 ? "; "
+							 : "",
+			     v->path != GDX_PATH_UNKNOWN && news ? distance : "");
 	}
-	gdx_gdr_setf(v->line, sizeof(v->line), "%s: GPU %s, %s: %s%s%s%s%s", name, gpu->pci,
+	gdx_gdr_setf(v->line, sizeof(v->line), "%s: GPU %s, %s: %s%s%s%s%s%s%s", name, gpu->pci,
 		     gdx_path_name(v->path), gdx_gdr_mode_name(v->mode),
-		     v->degraded ? ", degraded: " : "", v->degraded_why, v->fix[0] ? "; fix: " : "",
-		     v->fix);
+		     within < 0 ? " if C2C-attached" : "", v->degraded ? ", degraded: " : "",
+		     v->degraded_why, v->fix[0] ? "; fix: " : "", v->fix,
+		     within < 0 ? "; staged otherwise" : "");
 	return 0;
 }
 

@@ -153,6 +153,10 @@ struct nccl_loader {
 
 /* 22809 is 2.28.9; 2803, before 2.9, is 2.8.3. */
 void nccl_version_split(int code, int *major, int *minor, int *patch);
+/* The libnccl.so.2 a job would load (the library path, then the usual
+ * directories), loaded: its path, whether the library path found it, and
+ * its version code (0 when it does not say). NULL when there is none. */
+void *nccl_open(char *path, size_t len, bool *in_path, int *version);
 /* The row of a release (the newest row past it); NULL for code 0 (unknown). */
 const struct nccl_loader *nccl_loader_of(int code);
 const struct nccl_loader *nccl_loader_newest(void);

@@ -194,6 +194,10 @@ static int check_run(struct check *c)
 	 * (but a test's, whose facts file says "nccl this-machine"). */
 	if (c->live || p->nccl_here)
 		check_nccl(c);
+	/* GPUDirect is judged by the rules of the NCCL that will load the
+	 * plugin: this machine's, or the one a saved tree's facts name. */
+	if (!p->rule.version && c->nccl_checked)
+		p->rule.version = c->nccl.version;
 	if (login)
 		check_problem(c, GDX_GDR_LEVEL_BROKEN,
 			      "no GPU and no RDMA device here: not a compute node; judged: NCCL, "

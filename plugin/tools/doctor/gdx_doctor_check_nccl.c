@@ -207,7 +207,7 @@ static void check_resolve_env(struct check_nccl *n, const struct nccl_loader *l)
 	n->ours = false;
 }
 
-void check_nccl(struct check *c)
+void *nccl_open(char *path, size_t len, bool *in_path, int *version)
 {
 	static const char *const dirs[] = {"/usr/local/cuda/lib64",
 					   "/usr/local/cuda/lib",
@@ -215,26 +215,33 @@ void check_nccl(struct check *c)
 					   "/usr/lib64",
 					   "/usr/local/lib",
 					   "/opt/nccl/lib"};
-	struct check_nccl *n = &c->nccl;
 	int (*get_version)(int *);
 	char name[PATH_MAX];
 	void *h;
 
-	c->nccl_checked = true;
-	h = check_dlopen("libnccl.so.2", n->path, sizeof(n->path));
-	n->in_path = h != NULL;
+	*version = 0;
+	h = check_dlopen("libnccl.so.2", path, len);
+	*in_path = h != NULL;
 	for (size_t i = 0; !h && i < sizeof(dirs) / sizeof(dirs[0]); i++) {
 		snprintf(name, sizeof(name), "%s/libnccl.so.2", dirs[i]);
 		if (access(name, F_OK) == 0)
-			h = check_dlopen(name, n->path, sizeof(n->path));
+			h = check_dlopen(name, path, len);
 	}
-	n->found = h != NULL;
 	if (h) {
 		*(void **)&get_version = dlsym(h, "ncclGetVersion");
-		if (get_version && get_version(&n->version) != 0)
-			n->version = 0;
+		if (get_version && get_version(version) != 0)
+			*version = 0;
 		/* Never dlclose: a C++ library may not unload cleanly. */
 	}
+	return h;
+}
+
+void check_nccl(struct check *c)
+{
+	struct check_nccl *n = &c->nccl;
+
+	c->nccl_checked = true;
+	n->found = nccl_open(n->path, sizeof(n->path), &n->in_path, &n->version) != NULL;
 	n->loader = nccl_loader_of(n->version);
 	n->judged = n->loader ? n->loader : nccl_loader_newest();
 	n->plugin_env = gdx_env(GDX_ENV_NET_PLUGIN);

@@ -216,7 +216,7 @@ static void check_json_start(const struct check *c, FILE *f)
 static void check_human_host(const struct check *c, FILE *f)
 {
 	const struct gdx_gdr_probe *p = c->p;
-	char text[GDX_GDR_TEXT_LEN], have[32];
+	char text[GDX_GDR_TEXT_LEN], have[32], level[160], nccl[64];
 
 	fputs("\nHost\n", f);
 	check_bytes(p->memlock, have, sizeof(have));
@@ -246,8 +246,9 @@ static void check_human_host(const struct check *c, FILE *f)
 	else
 		fprintf(f, "  %-13s %s (%s)\n", "CUDA driver",
 			p->cuda == GDX_GDR_CUDA_NONE ? "none" : "not working", p->cuda_why);
-	fprintf(f, "  %-13s NCCL_NET_GDR_LEVEL=%s\n", "GDR level",
-		p->gdr_level == GDX_PATH_NODE ? "PHB" : gdx_path_name(p->gdr_level));
+	gdx_gdr_rule_level_why(&p->rule, level, sizeof(level));
+	gdx_gdr_rule_nccl(&p->rule, nccl, sizeof(nccl));
+	fprintf(f, "  %-13s %s, as %s applies it\n", "GDR level", level, nccl);
 	check_human_start(c, f);
 	if (!c->nccl_checked) {
 		fprintf(f, "  %-13s not checked: a saved tree holds no NCCL or plugin files\n",
@@ -326,8 +327,8 @@ void check_human(const struct check *c, FILE *f)
 
 	if (p->ngpus && p->nnics) {
 		fputs("\nGPU-NIC pairs\n", f);
-		fprintf(f, "  %-13s %-10s %-7s %-8s %-12s %s\n", "GPU", "NIC", "PATH", "ACS",
-			"IOMMU", "VERDICT");
+		fprintf(f, "  %-13s %-10s %-7s %-4s %-8s %-12s %s\n", "GPU", "NIC", "PATH", "NCCL",
+			"ACS", "IOMMU", "VERDICT");
 	}
 	for (int g = 0; g < p->ngpus && p->nnics; g++) {
 		for (int n = 0; n < p->nnics; n++) {
@@ -336,20 +337,23 @@ void check_human(const struct check *c, FILE *f)
 
 			check_degraded(v->degraded, d, sizeof(d));
 			if (check_nic_unused(c, n)) {
-				fprintf(f, "  %-13s %-10s %-7s %-8s %-12s not used: %s\n",
+				fprintf(f, "  %-13s %-10s %-7s %-4s %-8s %-12s not used: %s\n",
 					p->gpus[g].pci, p->nics[n].name, gdx_path_name(path->cls),
+					gdx_nccl_path_name(v->nccl_path),
 					gdx_gdr_acs_name(path->acs),
 					check_pair_iommu(&p->gpus[g], &p->nics[n]),
 					check_nic_unused(c, n));
 				continue;
 			}
-			fprintf(f, "  %-13s %-10s %-7s %-8s %-12s %s%s%s%s\n", p->gpus[g].pci,
+			fprintf(f, "  %-13s %-10s %-7s %-4s %-8s %-12s %s%s%s%s\n", p->gpus[g].pci,
 				p->nics[n].name, gdx_path_name(path->cls),
-				gdx_gdr_acs_name(path->acs),
+				gdx_nccl_path_name(v->nccl_path), gdx_gdr_acs_name(path->acs),
 				check_pair_iommu(&p->gpus[g], &p->nics[n]),
 				gdx_gdr_mode_name(v->mode),
 				v->mode == GDX_GDR_STAGED && v->ptr_support != NCCL_PTR_HOST
 					? " (beyond NCCL_NET_GDR_LEVEL)"
+				: v->mode == GDX_GDR_DIRECT && v->nccl_within < 0
+					? " if C2C-attached, staged otherwise"
 					: "",
 				v->degraded ? ", degraded:" : "", d);
 		}
@@ -379,9 +383,25 @@ void check_quiet(const struct check *c, FILE *f)
 	}
 }
 
+/* The path type NCCL computes and whether it goes direct there (null: it
+ * depends on a C2C attachment this source cannot show). */
+static void check_json_nccl_path(FILE *f, const struct gdx_gdr_verdict *v)
+{
+	fprintf(f, "\"nccl_path\": ");
+	if (v->nccl_path == GDX_NCCL_UNKNOWN)
+		fputs("null", f);
+	else
+		fprintf(f, "\"%s\"", gdx_nccl_path_name(v->nccl_path));
+	fprintf(f, ", \"nccl_direct\": %s",
+		v->nccl_within < 0 ? "null"
+		: v->nccl_within   ? "true"
+				   : "false");
+}
+
 static void check_json_host(const struct check *c, FILE *f)
 {
 	const struct gdx_gdr_probe *p = c->p;
+	char why[256];
 	static const char *const cuda[] = {"none", "error", "ok", "unknown"};
 
 	fputs(",\n \"host\": {", f);
@@ -399,8 +419,17 @@ static void check_json_host(const struct check *c, FILE *f)
 	fprintf(f, "},\n  \"cuda\": {\"state\": \"%s\", \"version\": %d, ", cuda[p->cuda],
 		p->cuda_version);
 	json_key_str(f, "why", p->cuda == GDX_GDR_CUDA_OK ? NULL : p->cuda_why);
-	fprintf(f, "},\n  \"gdr_level\": \"%s\"}",
-		p->gdr_level == GDX_PATH_NODE ? "PHB" : gdx_path_name(p->gdr_level));
+	gdx_gdr_rule_level_why(&p->rule, why, sizeof(why));
+	fprintf(f, "},\n  \"gdr_level\": \"%s\", \"gdr_c2c\": %s, \"gdr_nccl_version\": ",
+		gdx_nccl_path_name(gdx_gdr_rule_level(&p->rule)),
+		gdx_gdr_rule_c2c(&p->rule) ? "true" : "false");
+	if (p->rule.version)
+		fprintf(f, "%d", p->rule.version);
+	else
+		fputs("null", f);
+	fputs(", ", f);
+	json_key_str(f, "gdr_level_why", why);
+	fputs("}", f);
 	if (!c->nccl_checked) {
 		fputs(",\n \"nccl\": null", f);
 		return;
@@ -640,6 +669,8 @@ void check_json(const struct check *c, FILE *f)
 			json_str(f, check_pair_iommu(&p->gpus[g], &p->nics[n]));
 			fputs(", ", f);
 			json_key_str(f, "not_used", check_nic_unused(c, n));
+			fputs(", ", f);
+			check_json_nccl_path(f, &c->pair_v[g * p->nnics + n]);
 			fputs(",\n   ", f);
 			check_json_verdict(f, &c->pair_v[g * p->nnics + n]);
 			fputs("}", f);

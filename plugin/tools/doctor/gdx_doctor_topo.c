@@ -6,11 +6,13 @@
  * --dot, the PCIe tree they come from, drawn for graphviz.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "dev/gdx_gdr_rule.h"
 #include "dev/gdx_topo.h"
 
 #include "tools/common/gdx_topo_query.h"
@@ -87,7 +89,21 @@ static void topo_origin(const struct gdx_topo *t, const struct topo_opts *o, FIL
 		json_report_origin(f, "topo");
 }
 
-static int topo_json(const struct gdx_topo *t, const struct topo_opts *o, FILE *f)
+/* NCCL's path type for pair (g, nic) and whether it goes direct there:
+ * 1, 0, -1 when that depends on a C2C attachment the topology cannot show. */
+static int topo_nccl(const struct gdx_topo *t, const struct gdx_gdr_rule *rule, int g, int nic,
+		     enum gdx_nccl_path *type)
+{
+	int best;
+	bool nearest = gdx_topo_gpu_group(t, g, &best, 1) < 1 ||
+		       gdx_topo_path(t, g, nic) == gdx_topo_path(t, g, best);
+
+	return gdx_gdr_rule_within(rule, gdx_topo_path(t, g, nic), gdx_topo_gpu(t, g)->c2c, nearest,
+				   type);
+}
+
+static int topo_json(const struct gdx_topo *t, const struct topo_opts *o,
+		     const struct gdx_gdr_rule *rule, FILE *f)
 {
 	const char *source = o->xml;
 	int nn = gdx_topo_nnics(t);
@@ -103,7 +119,8 @@ static int topo_json(const struct gdx_topo *t, const struct topo_opts *o, FILE *
 	for (int g = 0; g < gdx_topo_ngpus(t); g++) {
 		const struct gdx_topo_gpu *gpu = gdx_topo_gpu(t, g);
 		int n = gdx_topo_gpu_nics(t, g, order, nn);
-		int r = gdx_topo_gpu_group(t, g, NULL, 0);
+		int r = gdx_topo_gpu_group(t, g, NULL, 0), within;
+		enum gdx_nccl_path type;
 
 		fprintf(f, "%s\n  {\"pci\": ", g ? "," : "");
 		json_str(f, gpu->pci);
@@ -122,6 +139,12 @@ static int topo_json(const struct gdx_topo *t, const struct topo_opts *o, FILE *
 			fprintf(f, ", \"path\": \"%s\", \"same_package\": ",
 				gdx_path_name(gdx_topo_path(t, g, order[i])));
 			json_tristate(f, gdx_topo_same_package(t, g, order[i]));
+			within = topo_nccl(t, rule, g, order[i], &type);
+			fputs(", \"nccl_path\": ", f);
+			json_str_or_null(f, type == GDX_NCCL_UNKNOWN ? NULL
+								     : gdx_nccl_path_name(type));
+			fputs(", \"nccl_direct\": ", f);
+			json_tristate(f, within);
 			fputc('}', f);
 		}
 		fputs("],\n   \"rail\": [", f);
@@ -471,29 +494,46 @@ static void topo_nics(const struct gdx_topo *t, FILE *f)
 	}
 }
 
-/* GPUs whose nearest NIC is beyond NCCL's default NCCL_NET_GDR_LEVEL (PXB):
- * NCCL will stage their traffic through host memory. */
-static void topo_notes(const struct gdx_topo *t, FILE *f)
+/* GPUs whose nearest NIC NCCL will not use GPUDirect RDMA with (it stages
+ * their traffic through host memory), or will only if the GPU is on
+ * NVLink-C2C, which hwloc cannot show: in NCCL's words, for its version. */
+static void topo_notes(const struct gdx_topo *t, const struct gdx_gdr_rule *rule, FILE *f)
 {
+	char nccl[64], level[160];
 	bool header = false;
 
+	gdx_gdr_rule_nccl(rule, nccl, sizeof(nccl));
+	gdx_gdr_rule_level_why(rule, level, sizeof(level));
 	for (int g = 0; g < gdx_topo_ngpus(t); g++) {
-		int nic;
+		enum gdx_nccl_path type, with;
+		int nic, within;
 
-		if (gdx_topo_gpu_group(t, g, &nic, 1) < 1 ||
-		    gdx_topo_path(t, g, nic) <= GDX_PATH_PXB)
+		if (gdx_topo_gpu_group(t, g, &nic, 1) < 1)
+			continue;
+		within = topo_nccl(t, rule, g, nic, &type);
+		if (within == 1)
 			continue;
 		if (!header)
 			fputs("\nNotes:\n", f);
 		header = true;
-		fprintf(f,
-			"  GPU %s: nearest NIC %s is %s; NCCL uses GPUDirect RDMA only up to\n"
-			"    NCCL_NET_GDR_LEVEL (default PXB), so this GPU's traffic is staged\n",
-			gdx_topo_gpu(t, g)->pci, gdx_topo_nic(t, nic)->name, topo_label(t, g, nic));
+		fprintf(f, "  GPU %s: nearest NIC %s is %s, NCCL's %s\n", gdx_topo_gpu(t, g)->pci,
+			gdx_topo_nic(t, nic)->name, topo_label(t, g, nic),
+			gdx_nccl_path_name(type));
+		if (within < 0) {
+			gdx_gdr_rule_within(rule, gdx_topo_path(t, g, nic), 1, true, &with);
+			fprintf(f,
+				"    direct (%s) if the GPU is on NVLink-C2C, as on Grace; staged otherwise\n"
+				"    (hwloc cannot show C2C: gdx-doctor check asks the driver)\n",
+				gdx_nccl_path_name(with));
+		} else {
+			fprintf(f, "    staged: beyond %s\n", level);
+		}
+		fprintf(f, "    as %s judges it\n", nccl);
 	}
 }
 
-static void topo_human(const struct gdx_topo *t, const char *source, FILE *f)
+static void topo_human(const struct gdx_topo *t, const char *source,
+		       const struct gdx_gdr_rule *rule, FILE *f)
 {
 	fprintf(f, "Topology of %s: %d GPU(s), %d RDMA NIC(s)\n", source ? source : "this machine",
 		gdx_topo_ngpus(t), gdx_topo_nnics(t));
@@ -503,15 +543,17 @@ static void topo_human(const struct gdx_topo *t, const char *source, FILE *f)
 		topo_groups(t, f);
 	if (gdx_topo_nnics(t))
 		topo_nics(t, f);
-	topo_notes(t, f);
+	topo_notes(t, rule, f);
 }
 
 static int doctor_topo(const struct doctor_cmd *cmd, int argc, char **argv)
 {
 	struct topo_opts o = {0};
+	struct gdx_gdr_rule rule;
 	struct gdx_topo *t;
-	char why[512];
-	int ret;
+	char why[512], lib[PATH_MAX];
+	int ret, version = 0;
+	bool in_path;
 
 	ret = doctor_args(cmd, argc, argv, topo_on_opt, &o);
 	if (ret != DOCTOR_OK)
@@ -522,14 +564,18 @@ static int doctor_topo(const struct doctor_cmd *cmd, int argc, char **argv)
 		fprintf(stderr, "gdx-doctor topo: %s\n", why);
 		return ret == -ENOMEM ? DOCTOR_ERROR : DOCTOR_NO_INPUT;
 	}
+	/* This machine's NCCL judges this machine; a saved file, the newest. */
+	if (!o.xml)
+		nccl_open(lib, sizeof(lib), &in_path, &version);
+	gdx_gdr_rule_init(&rule, version);
 	/* The report is printed even when a GPU or NIC is missing: it shows
 	 * what was found; the exit status says what was not. */
 	if (o.json)
-		ret = topo_json(t, &o, stdout);
+		ret = topo_json(t, &o, &rule, stdout);
 	else if (o.dot)
 		topo_dot(t, o.xml, stdout);
 	else
-		topo_human(t, o.xml, stdout);
+		topo_human(t, o.xml, &rule, stdout);
 	/* The report first, then what is missing, in that order on a terminal. */
 	fflush(stdout);
 	if (ret) {
