@@ -129,6 +129,13 @@ $(BUILD)/tests/%: $(BUILD)/tests/%.o $(TEST_LIB) $(TOOLS_ARCHIVE) $(ARCHIVE)
 $(FAKE_NIC_TESTS): $(BUILD)/tests/%: $(BUILD)/tests/%.o $(FAKE_NIC) $(TEST_LIB) $(TOOLS_ARCHIVE) $(ARCHIVE)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
+# A made-up NVML (tests/lib/fake/nvml.c), which the C2C probe's test loads.
+FAKE_NVML := $(BUILD)/tests/lib/fake/libnvidia-ml.so
+$(FAKE_NVML): tests/lib/fake/nvml.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -shared -fPIC -o $@ $<
+$(BUILD)/tests/unit/gdr_c2c: $(FAKE_NVML)
+
 $(REF_TOOLS): $(BUILD)/tests/ref/verbs_pingpong.o $(ARCHIVE)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
