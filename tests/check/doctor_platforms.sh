@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # The machines sites buy now, as gdx-doctor check judges them for the NCCL
 # that will load the plugin: the Grace fixtures of tests/lib/fixtures/sysfs-gdr
-# (gh200, gb200-tray, gb300: constructed from the published shapes, see
+# (gh200, gb200-tray, gb300, dgx-h100-bf3: constructed from the published shapes, see
 # ../lib/fixtures/topo/gen_fixtures.py), each GPU's rail (its nearest NICs),
 # the class this plugin's topology gives it, the path type NCCL computes and
 # whether NCCL goes direct there, by NCCL version and setting (NCCL's
@@ -36,6 +36,9 @@ gb200-tray 2.25.1  -                    0018:01:00.0  mlx5_2,mlx5_3,mlx5_5 NODE 
 gb200-tray 2.28.9  NCCL_NET_GDR_C2C=0   0008:01:00.0  mlx5_0,mlx5_1,mlx5_4 NODE P2C false 1
 gb300      2.28.9  -                    0008:03:00.0  mlx5_0,mlx5_1  NODE  P2C    true   0
 gb300      2.25.1  -                    0018:03:00.0  mlx5_2,mlx5_3  NODE  PHB    false  1
+dgx-h100-bf3 2.28.9 -                   0000:16:00.0  mlx5_0         PIX   PIX    true   0
+dgx-h100-bf3 2.25.1 -                   0000:ba:00.0  mlx5_7         PIX   PIX    true   0
+dgx-h100-bf3 2.28.9 NCCL_NET_GDR_LEVEL=PIX 0000:36:00.0 mlx5_2       PIX   PIX    true   0
 '
 
 # One row: check --json with that NCCL (the facts' "nccl" line) and setting,
