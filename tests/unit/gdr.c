@@ -215,6 +215,36 @@ static void test_gdr_level_env(void)
 	unsetenv("NCCL_NET_GDR_LEVEL");
 }
 
+/* The plugin's line on a GH200 (the GPU on NVLink-C2C to its Grace, the NIC
+ * on another root port) names what the NCCL that loaded it does there. */
+static void test_grace_line_by_nccl(void)
+{
+	struct gdx_gdr_probe *p = load("gh200");
+	struct gdx_gdr_verdict v;
+
+	ASSERT_EQ(p->rule.version, 22809); /* the fixture's facts: nccl 2.28.9 */
+	ASSERT_EQ(p->gpus[0].c2c, 1);
+	v = nic(p, "mlx5_0", GDX_GDR_POLICY_AUTO);
+	ASSERT_EQ(v.mode, GDX_GDR_DIRECT);
+	ASSERT_EQ(v.nccl_path, GDX_NCCL_P2C);
+	ASSERT_EQ(v.nccl_within, 1);
+	ASSERT(!v.warn);
+	ASSERT_STR_CONTAINS(v.line,
+			    "NODE; NCCL 2.28.9 uses it at P2C, within NCCL_NET_GDR_LEVEL=PXB");
+	p->rule.version = 22503;
+	v = nic(p, "mlx5_0", GDX_GDR_POLICY_AUTO);
+	ASSERT_EQ(v.nccl_path, GDX_NCCL_PHB);
+	ASSERT_EQ(v.nccl_within, 0);
+	ASSERT_STR_CONTAINS(v.line, "NCCL 2.25.3 stages it through host memory: PHB is beyond");
+	/* C2C unknown (a driver without the fields): either way, said so */
+	p->rule.version = 22809;
+	p->gpus[0].c2c = -1;
+	v = nic(p, "mlx5_0", GDX_GDR_POLICY_AUTO);
+	ASSERT_EQ(v.nccl_within, -1);
+	ASSERT_STR_CONTAINS(v.line, "direct if this GPU is C2C-attached, as on Grace (P2C");
+	gdx_gdr_probe_free(p);
+}
+
 static void test_no_peermem(void)
 {
 	struct gdx_gdr_probe *p = load("no-peermem");
@@ -529,9 +559,10 @@ static void test_facts_errors(void)
 }
 
 GDX_TESTS_MAIN(TEST(test_names, 10), TEST(test_healthy, 10), TEST(test_gdr_level_env, 10),
-	       TEST(test_no_peermem, 10), TEST(test_dmabuf_unsupported, 10),
-	       TEST(test_dmabuf_only, 10), TEST(test_legacy_peermem, 10), TEST(test_acs, 10),
-	       TEST(test_acs_unreadable, 10), TEST(test_iommu_translating, 10),
-	       TEST(test_remote_nic, 10), TEST(test_bar1_tiny, 10), TEST(test_memlock_low, 10),
-	       TEST(test_port_cases, 10), TEST(test_no_cuda, 10), TEST(test_rxe_vm, 10),
-	       TEST(test_live_without_cuda, 10), TEST(test_facts_errors, 10))
+	       TEST(test_grace_line_by_nccl, 10), TEST(test_no_peermem, 10),
+	       TEST(test_dmabuf_unsupported, 10), TEST(test_dmabuf_only, 10),
+	       TEST(test_legacy_peermem, 10), TEST(test_acs, 10), TEST(test_acs_unreadable, 10),
+	       TEST(test_iommu_translating, 10), TEST(test_remote_nic, 10),
+	       TEST(test_bar1_tiny, 10), TEST(test_memlock_low, 10), TEST(test_port_cases, 10),
+	       TEST(test_no_cuda, 10), TEST(test_rxe_vm, 10), TEST(test_live_without_cuda, 10),
+	       TEST(test_facts_errors, 10))

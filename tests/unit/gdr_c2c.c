@@ -57,4 +57,5 @@ static void test_old_driver_or_none(void)
 	ASSERT_EQ(c2c[0], -1);
 }
 
-GDX_TESTS_MAIN(TEST(test_grace_gpus, 10), TEST(test_pcie_gpu, 10), TEST(test_old_driver_or_none, 10))
+GDX_TESTS_MAIN(TEST(test_grace_gpus, 10), TEST(test_pcie_gpu, 10),
+	       TEST(test_old_driver_or_none, 10))
