@@ -42,8 +42,8 @@ int gdx_dd_path(struct ibv_device *dev, struct ibv_context *ctx, char *path, siz
 	size_t rl = strlen(root);
 	int ret;
 
-	if (gdx_params.data_direct == GDX_DD_OFF || !(dv = gdx_mlx5dv()) || !dv->is_supported(dev) ||
-	    !gdx_dd_dmabuf_takes(dv, ctx))
+	if (gdx_params.data_direct == GDX_DD_OFF || !(dv = gdx_mlx5dv()) ||
+	    !dv->is_supported(dev) || !gdx_dd_dmabuf_takes(dv, ctx))
 		return 0;
 	ret = dv->get_data_direct_sysfs_path(ctx, rel, sizeof(rel));
 	ret = ret < 0 ? -ret : ret; /* an errno, whichever sign the library gives it */
@@ -58,8 +58,8 @@ int gdx_dd_path(struct ibv_device *dev, struct ibv_context *ctx, char *path, siz
 	if (rl && root[rl - 1] == '/')
 		rl--;
 	snprintf(path, len, "%.*s%s", (int)rl, root, rel);
-	GDX_INFO(NCCL_INIT | NCCL_NET, "%s: Data Direct DMA function at %s", ibv_get_device_name(dev),
-		 path);
+	GDX_INFO(NCCL_INIT | NCCL_NET, "%s: Data Direct DMA function at %s",
+		 ibv_get_device_name(dev), path);
 	return 1;
 }
 

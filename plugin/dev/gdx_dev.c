@@ -177,7 +177,8 @@ static int gdx_dev_add_port(struct gdx_ibctx *ib, const char *ibdev, int ib_port
 	memset(d, 0, sizeof(*d));
 	snprintf(d->ibdev, sizeof(d->ibdev), "%s", ibdev);
 	if (nports > 1)
-		snprintf(d->name, sizeof(d->name), "%s%s:%d", ibdev, dd_path ? "_dma" : "", ib_port);
+		snprintf(d->name, sizeof(d->name), "%s%s:%d", ibdev, dd_path ? "_dma" : "",
+			 ib_port);
 	else
 		snprintf(d->name, sizeof(d->name), "%s%s", ibdev, dd_path ? "_dma" : "");
 	d->data_direct = dd_path != NULL;
@@ -211,7 +212,8 @@ static int gdx_dev_add_port(struct gdx_ibctx *ib, const char *ibdev, int ib_port
 		 gdx_ndevs, d->name, ib_port,
 		 pa->link_layer == IBV_LINK_LAYER_ETHERNET ? "RoCE" : "IB", d->speed_mbps,
 		 d->pci_path ? d->pci_path : "none (virtual device)",
-		 d->data_direct ? " (Data Direct DMA function)" : "", gdx_dev_ids(d->rail_id, d->plane_id, ids, sizeof(ids)), d->ar ? "on" : "off",
+		 d->data_direct ? " (Data Direct DMA function)" : "",
+		 gdx_dev_ids(d->rail_id, d->plane_id, ids, sizeof(ids)), d->ar ? "on" : "off",
 		 d->ro ? "on" : "off", d->ro_why);
 	gdx_ndevs++;
 	return 1;
@@ -367,8 +369,8 @@ int gdx_devs_init(void)
 		}
 		dd = gdx_dd_path(list[i], ib->ctx, dd_path, sizeof(dd_path));
 		ib->data_direct = dd && gdx_params.data_direct == GDX_DD_ONLY;
-		if (gdx_dev_scan(ib, ibdev, &filter, &seen_ports, ib->data_direct ? dd_path : NULL) ==
-		    0) {
+		if (gdx_dev_scan(ib, ibdev, &filter, &seen_ports,
+				 ib->data_direct ? dd_path : NULL) == 0) {
 			ibv_close_device(ib->ctx);
 			ib->ctx = NULL;
 			continue;
@@ -470,7 +472,8 @@ static int gdx_dev_topo_homes(struct gdx_topo_home *homes)
 		const char *bus = gdx_devs[i].pci_path ? strrchr(gdx_devs[i].pci_path, '/') : NULL;
 
 		if (gdx_devs[i].data_direct && bus)
-			homes[n++] = (struct gdx_topo_home){.nic = gdx_devs[i].ibdev, .pci = bus + 1};
+			homes[n++] =
+				(struct gdx_topo_home){.nic = gdx_devs[i].ibdev, .pci = bus + 1};
 	}
 	return n;
 }

@@ -30,9 +30,10 @@ struct gdx_mlx5dv {
  * any of them (why, said once at INFO under NET). */
 const struct gdx_mlx5dv *gdx_mlx5dv(void);
 
-/* The seam: a symbol of libmlx5.so.1, or NULL. The plugin's opens the
- * library; the unit tests' scripted NIC (tests/lib/gdx_fake_nic.c) links
- * its own in place of it, to play an mlx5 device or a machine without one. */
+/* For the tests only: no other file of the plugin uses what follows. The
+ * seam: a symbol of libmlx5.so.1, or NULL. The plugin's opens the library;
+ * the unit tests' scripted NIC (tests/lib/gdx_fake_nic.c) links its own in
+ * place of it, to play an mlx5 device or a machine without one. */
 void *gdx_mlx5dv_sym(const char *name);
 
 #endif

@@ -106,7 +106,7 @@
 	  "always (registration fails where it cannot), 0 never")                                 \
 	X(int, data_direct, "DATA_DIRECT", "1", "NCCL_IB_DATA_DIRECT", 0, 2,                      \
 	  "an mlx5 NIC with a Data Direct DMA function (ConnectX-8), as net_ib: 1 advertises "    \
-	  "it as <dev>_dma at that function's PCI path in place of the NIC's own, 2 both, 0 "    \
+	  "it as <dev>_dma at that function's PCI path in place of the NIC's own, 2 both, 0 "     \
 	  "only the NIC's own")                                                                   \
 	X(int, ece_enable, "ECE_ENABLE", "1", "NCCL_IB_ECE_ENABLE", 0, 1,                         \
 	  "negotiate Enhanced Connection Establishment options where both providers have them")   \
@@ -225,11 +225,11 @@
 	  "failed attempts of one outage before the rail stays out; NCCL's values up to 1 mean "  \
 	  "1; unset, never (NCCL: 5); attempts while its port is down do not count")              \
 	X("NCCL_IB_OOO_RQ", "0", noted,                                                           \
-	  "an out-of-order receive queue (mlx5's OOO data placement) would break what this "     \
+	  "an out-of-order receive queue (mlx5's OOO data placement) would break what this "      \
 	  "protocol's receiver relies on: a WRITE_WITH_IMM's completion meaning the WRITEs "      \
 	  "before it on its QP have landed (adaptive routing's zero-byte last write, a split "    \
 	  "message's sizes sent ahead); the receives it consumes are alike and the immediate "    \
-	  "names the receive, so completion order needs nothing from it")                        \
+	  "names the receive, so completion order needs nothing from it")                         \
 	X("NCCL_IB_DATA_DIRECT", "1", twin,                                                       \
 	  "the same: 0, 1 or 2, the Data Direct device named <dev>_dma; a DMA-BUF registration "  \
 	  "on it goes through mlx5dv_reg_dmabuf_mr, and NCCL is asked to flush its receives")     \

@@ -885,13 +885,13 @@ static bool fake_mlx5_ctx(const struct ibv_context *ctx)
 	return ctx && fake_mlx5_index(ctx->device) >= 0;
 }
 
-#define FAKE_NEXT(ret, name, ...)                            \
-	do {                                                 \
-		__typeof__(&name) next;                      \
-                                                             \
-		*(void **)&next = dlsym(RTLD_NEXT, #name);   \
-		ASSERT(next != NULL);                        \
-		return next(__VA_ARGS__);                    \
+#define FAKE_NEXT(ret, name, ...)                          \
+	do {                                               \
+		__typeof__(&name) next;                    \
+                                                           \
+		*(void **)&next = dlsym(RTLD_NEXT, #name); \
+		ASSERT(next != NULL);                      \
+		return next(__VA_ARGS__);                  \
 	} while (0)
 
 struct ibv_device **ibv_get_device_list(int *n)
