@@ -20,6 +20,7 @@
 #include "dev/gdx_dev.h"
 #include "dev/gdx_topo.h"
 #include "net/gdx_net.h"
+#include "net/gdx_start.h"
 #include "sys/gdx_log.h"
 #include "sys/gdx_param.h"
 
@@ -226,11 +227,36 @@ static void test_no_dmabuf_as_today(void)
 
 static void test_no_libmlx5_as_today(void)
 {
-	ASSERT_EQ(discover(&(struct fake_mlx5){.ndevs = 1, .no_lib = true, .dd_path = DMA_FN},
-			   NULL),
-		  1);
+	ASSERT_EQ(
+		discover(&(struct fake_mlx5){.ndevs = 1, .no_lib = true, .dd_path = DMA_FN}, NULL),
+		1);
 	ASSERT_STR_CONTAINS(gdx_test_infos(), "libmlx5.so.1 is not there: no Data Direct DMA");
 	expect_as_today();
+}
+
+/* The start-up's report, which gdx-doctor check prints: which device of
+ * the port does its DMA through the Data Direct function, and its bus id. */
+static void test_start_report_names_the_function(void)
+{
+	static struct gdx_start_report r;
+
+	sysfs_tree();
+	setenv("NCCL_IB_DATA_DIRECT", "2", 1);
+	setenv("NCCL_GDX_SOCKET_IFNAME", "lo", 1);
+	setenv("NCCL_GDX_GDR", "off", 1);
+	fake_init();
+	fake_mlx5_devices(&cx8);
+	ASSERT_EQ(gdx_start(GDX_VIEW_PHYSICAL, &r), 0);
+	ASSERT_EQ(r.nports, 1);
+	ASSERT_EQ(r.ports[0].seen.dev, 0);
+	ASSERT_EQ(r.ports[0].dd_dev, 1);
+	ASSERT_EQ(strcmp(r.ports[0].dd_fn, "0000:02:00.1"), 0);
+	gdx_devs_fini();
+	setenv("NCCL_IB_DATA_DIRECT", "0", 1);
+	ASSERT_EQ(gdx_start(GDX_VIEW_PHYSICAL, &r), 0);
+	ASSERT_EQ(r.ports[0].dd_dev, -1);
+	gdx_devs_fini();
+	sysfs_tree_free();
 }
 
 /* Ours malformed or out of range fails init, as every NCCL_GDX_*; NCCL's
@@ -290,4 +316,5 @@ static void test_topo_home(void)
 GDX_TESTS_MAIN(TEST(test_default_dma_only, 20), TEST(test_off_as_today, 20), TEST(test_both, 20),
 	       TEST(test_no_data_direct_as_today, 20), TEST(test_not_mlx5_as_today, 20),
 	       TEST(test_no_dmabuf_as_today, 20), TEST(test_no_libmlx5_as_today, 20),
-	       TEST(test_bogus_values, 20), TEST(test_topo_home, 20))
+	       TEST(test_bogus_values, 20), TEST(test_topo_home, 20),
+	       TEST(test_start_report_names_the_function, 20))
