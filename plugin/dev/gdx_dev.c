@@ -207,9 +207,9 @@ static int gdx_dev_add_port(struct gdx_ibctx *ib, const char *ibdev, int ib_port
 	d->ar = gdx_dev_ar_default(pa->link_layer);
 	gdx_dev_ro(d);
 	GDX_INFO(NCCL_NET,
-		 "device %d: %s port %d, %s, %d Mbps, pci %s%s%s, adaptive routing %s, relaxed "
+		 "device %d: %s%s port %d, %s, %d Mbps, pci %s%s%s, adaptive routing %s, relaxed "
 		 "ordering %s (%s)",
-		 gdx_ndevs, d->name, ib_port,
+		 gdx_ndevs, ibdev, d->data_direct ? "_dma" : "", ib_port,
 		 pa->link_layer == IBV_LINK_LAYER_ETHERNET ? "RoCE" : "IB", d->speed_mbps,
 		 d->pci_path ? d->pci_path : "none (virtual device)",
 		 d->data_direct ? " (Data Direct DMA function)" : "",

@@ -962,13 +962,17 @@ struct ibv_pd *ibv_alloc_pd(struct ibv_context *ctx)
 	return pd;
 }
 
-int ibv_dealloc_pd(struct ibv_pd *pd)
-{
-	if (!fake_mlx5_ctx(pd->context))
-		FAKE_NEXT(int, ibv_dealloc_pd, pd);
-	free(pd);
-	return 0;
-}
+/* A PD or MR of the made-up devices is only freed. */
+#define FAKE_RELEASE(name, type)                 \
+	int name(type *o)                        \
+	{                                        \
+		if (!fake_mlx5_ctx(o->context))  \
+			FAKE_NEXT(int, name, o); \
+		free(o);                         \
+		return 0;                        \
+	}
+FAKE_RELEASE(ibv_dealloc_pd, struct ibv_pd)
+FAKE_RELEASE(ibv_dereg_mr, struct ibv_mr)
 
 /* fd -1 is net_ib's probe: EBADF where DMA-BUF is supported. */
 static struct ibv_mr *fake_mlx5_reg(struct ibv_pd *pd, size_t length, uint64_t iova, int fd)
@@ -1000,14 +1004,6 @@ struct ibv_mr *ibv_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset, size_t leng
 	mr = fake_mlx5_reg(pd, length, iova, fd);
 	fake_dmabuf_seen.ibv_calls += mr != NULL;
 	return mr;
-}
-
-int ibv_dereg_mr(struct ibv_mr *mr)
-{
-	if (!fake_mlx5_ctx(mr->context))
-		FAKE_NEXT(int, ibv_dereg_mr, mr);
-	free(mr);
-	return 0;
 }
 
 static bool fake_mlx5dv_is_supported(struct ibv_device *dev)
