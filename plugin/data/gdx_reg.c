@@ -15,6 +15,7 @@
 #include <sys/resource.h>
 
 #include "comm/gdx_comm.h"
+#include "dev/gdx_data_direct.h"
 #include "dev/gdx_dev.h"
 #include "data/gdx_flush.h"
 #include "sys/gdx_log.h"
@@ -89,18 +90,23 @@ static int gdx_reg_verbs(void *arg, uintptr_t start, uintptr_t end, uint64_t key
 	return 0;
 }
 
-/* DMA-BUF: call is the fd; the object's offset at start is key + start. */
+/* DMA-BUF: call is the fd; the object's offset at start is key + start. A
+ * Data Direct device's goes through mlx5 for its DMA function (net_ib's
+ * reg.cc does the same). */
 static int gdx_reg_dmabuf_access(struct gdx_ibctx *ib, uintptr_t start, uintptr_t end, uint64_t key,
 				 const void *call, int access, void **handle_p)
 {
-	struct ibv_mr *mr = ibv_reg_dmabuf_mr(ib->pd, key + start, end - start, start,
-					      *(const int *)call, access);
+	int fd = *(const int *)call;
+	struct ibv_mr *mr =
+		ib->data_direct
+			? gdx_dd_reg_dmabuf(ib->pd, key + start, end - start, start, fd, access)
+			: ibv_reg_dmabuf_mr(ib->pd, key + start, end - start, start, fd, access);
 
 	if (!mr) {
 		int err = errno ? errno : ENOMEM;
 
-		gdx_reg_warn("ibv_reg_dmabuf_mr", ibv_get_device_name(ib->ctx->device), start, end,
-			     err);
+		gdx_reg_warn(ib->data_direct ? "mlx5dv_reg_dmabuf_mr" : "ibv_reg_dmabuf_mr",
+			     ibv_get_device_name(ib->ctx->device), start, end, err);
 		return -err;
 	}
 	*handle_p = mr;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dev/gdx_data_direct.h"
 #include "dev/gdx_dev.h"
 #include "sys/gdx_nccl_version.h"
 #include "dev/gdx_dev_seen.h"
@@ -88,34 +89,6 @@ void gdx_dev_speed_changed(struct gdx_dev *dev, int port)
 	pthread_mutex_unlock(&gdx_vdev_lock);
 }
 
-/* The realpath of the device's PCI function ("/sys/devices/pci..."), or
- * NULL for a virtual device such as rxe, whose "device" link is missing or
- * not on the PCI bus. Its links resolved inside the sysfs root. */
-static char *gdx_dev_pci_path(const char *ibdev)
-{
-	const char *root = gdx_sysfs_root();
-	char link[PATH_MAX + 32], real[PATH_MAX], subsys[PATH_MAX], *path;
-	const char *base;
-	size_t rl;
-
-	snprintf(link, sizeof(link), "class/infiniband/%s/device", ibdev);
-	if (gdx_sysfs_realpath_in(root, link, real, sizeof(real)))
-		return NULL;
-	snprintf(link, sizeof(link), "%s/subsystem", real);
-	if (gdx_sysfs_realpath_in(root, link, subsys, sizeof(subsys)))
-		return NULL;
-	base = strrchr(subsys, '/');
-	if (!base || strcmp(base, "/pci") != 0)
-		return NULL;
-	/* the path NCCL reads: the tree's root in front of the path inside it */
-	rl = strlen(root);
-	if (rl && root[rl - 1] == '/')
-		rl--;
-	if (asprintf(&path, "%.*s%s", (int)rl, root, real) < 0)
-		return NULL;
-	return path;
-}
-
 /* ", rail R plane P" for the INFO line, "" when the user gave neither. */
 static const char *gdx_dev_ids(int rail, int plane, char *buf, size_t len)
 {
@@ -188,9 +161,11 @@ static void gdx_dev_ro(struct gdx_dev *d)
 			 strerror(-probe));
 }
 
+/* dd_path: the device is the NIC seen through its Data Direct function
+ * there, named as net_ib names it ("mlx5_0_dma"); NULL: its own function. */
 static int gdx_dev_add_port(struct gdx_ibctx *ib, const char *ibdev, int ib_port,
 			    const struct ibv_port_attr *pa, int nports,
-			    const struct gdx_name_list_entry *listed)
+			    const struct gdx_name_list_entry *listed, const char *dd_path)
 {
 	struct gdx_dev *d;
 	char ids[48];
@@ -203,9 +178,11 @@ static int gdx_dev_add_port(struct gdx_ibctx *ib, const char *ibdev, int ib_port
 	memset(d, 0, sizeof(*d));
 	snprintf(d->ibdev, sizeof(d->ibdev), "%s", ibdev);
 	if (nports > 1)
-		snprintf(d->name, sizeof(d->name), "%s:%d", ibdev, ib_port);
+		snprintf(d->name, sizeof(d->name), "%s%s:%d", ibdev, dd_path ? "_dma" : "",
+			 ib_port);
 	else
-		snprintf(d->name, sizeof(d->name), "%s", ibdev);
+		snprintf(d->name, sizeof(d->name), "%s%s", ibdev, dd_path ? "_dma" : "");
+	d->data_direct = dd_path != NULL;
 	d->ib_port = ib_port;
 	d->guid = be64toh(ib->attr.sys_image_guid);
 	/* Ports of one ASIC seen through several functions share a guid; NCCL
@@ -214,7 +191,7 @@ static int gdx_dev_add_port(struct gdx_ibctx *ib, const char *ibdev, int ib_port
 	for (int i = 0; i < gdx_ndevs; i++)
 		if (gdx_devs[i].guid == d->guid && gdx_devs[i].port >= d->port)
 			d->port = gdx_devs[i].port + 1;
-	d->pci_path = gdx_dev_pci_path(ibdev);
+	d->pci_path = dd_path ? strdup(dd_path) : gdx_sysfs_ib_pci_path(ibdev);
 	d->speed_mbps = gdx_dev_port_speed(ib->ctx, ibdev, ib_port, pa);
 	d->link_layer = pa->link_layer;
 	d->max_qp = ib->attr.max_qp;
@@ -231,11 +208,12 @@ static int gdx_dev_add_port(struct gdx_ibctx *ib, const char *ibdev, int ib_port
 	d->ar = gdx_dev_ar_default(pa->link_layer);
 	gdx_dev_ro(d);
 	GDX_INFO(NCCL_NET,
-		 "device %d: %s port %d, %s, %d Mbps, pci %s%s, adaptive routing %s, relaxed "
+		 "device %d: %s%s port %d, %s, %d Mbps, pci %s%s%s, adaptive routing %s, relaxed "
 		 "ordering %s (%s)",
-		 gdx_ndevs, ibdev, ib_port,
+		 gdx_ndevs, ibdev, d->data_direct ? "_dma" : "", ib_port,
 		 pa->link_layer == IBV_LINK_LAYER_ETHERNET ? "RoCE" : "IB", d->speed_mbps,
 		 d->pci_path ? d->pci_path : "none (virtual device)",
+		 d->data_direct ? " (Data Direct DMA function)" : "",
 		 gdx_dev_ids(d->rail_id, d->plane_id, ids, sizeof(ids)), d->ar ? "on" : "off",
 		 d->ro ? "on" : "off", d->ro_why);
 	gdx_ndevs++;
@@ -244,7 +222,7 @@ static int gdx_dev_add_port(struct gdx_ibctx *ib, const char *ibdev, int ib_port
 
 /* Adds the device's usable ports; returns how many were added. */
 static int gdx_dev_scan(struct gdx_ibctx *ib, const char *ibdev, const struct gdx_name_list *filter,
-			int *seen_ports)
+			int *seen_ports, const char *dd_path)
 {
 	int added = 0;
 
@@ -268,13 +246,54 @@ static int gdx_dev_scan(struct gdx_ibctx *ib, const char *ibdev, const struct gd
 			fate = GDX_SEEN_LINK;
 		else if (!gdx_dev_add_port(ib, ibdev, p, &pa, ib->attr.phys_port_cnt,
 					   filter->exclude ? NULL
-							   : gdx_name_list_find(filter, ibdev, p)))
+							   : gdx_name_list_find(filter, ibdev, p),
+					   dd_path))
 			fate = GDX_SEEN_FULL;
 		else
 			added++;
 		gdx_seen_add(ibdev, p, &pa, fate, fate == GDX_SEEN_TAKEN ? gdx_ndevs - 1 : -1);
 	}
 	return added;
+}
+
+/* NCCL_GDX_DATA_DIRECT=2: devices first.. of ib (its own function) again,
+ * as "<ibdev>_dma" on a context of their own whose DMA-BUF registrations are
+ * for the Data Direct function. Each keeps its sibling's (guid, port), as in
+ * net_ib: one physical port, whose bandwidth NCCL's search counts once. */
+static void gdx_dev_dd_twins(struct ibv_device *dev, const struct gdx_ibctx *ib, int first,
+			     const char *dd_path)
+{
+	struct gdx_ibctx *dd = &gdx_ibctxs[gdx_nibctxs];
+	int last = gdx_ndevs, added = 0;
+
+	dd->ctx = ibv_open_device(dev);
+	if (!dd->ctx) {
+		GDX_WARN("ibv_open_device(%s) for its Data Direct device failed: %s",
+			 ibv_get_device_name(dev), strerror(errno));
+		return;
+	}
+	fcntl(dd->ctx->async_fd, F_SETFL, fcntl(dd->ctx->async_fd, F_GETFL) | O_NONBLOCK);
+	dd->attr = ib->attr;
+	dd->data_direct = true;
+	for (int i = first; i < last; i++) {
+		const struct gdx_dev *own = &gdx_devs[i];
+		struct gdx_name_list_entry ids = {.rail = own->rail_id, .plane = own->plane_id};
+		struct ibv_port_attr pa;
+
+		if (ibv_query_port(dd->ctx, (uint8_t)own->ib_port, &pa) ||
+		    !gdx_dev_add_port(dd, own->ibdev, own->ib_port, &pa, dd->attr.phys_port_cnt,
+				      &ids, dd_path))
+			continue;
+		gdx_devs[gdx_ndevs - 1].port = own->port;
+		added++;
+	}
+	if (!added) {
+		ibv_close_device(dd->ctx);
+		dd->ctx = NULL;
+		return;
+	}
+	pthread_mutex_init(&dd->lock, NULL);
+	gdx_nibctxs++;
 }
 
 /* NCCL_GDX_ADDR_RANGE must parse; its twin, as NCCL does, is ignored with a
@@ -321,7 +340,8 @@ int gdx_devs_init(void)
 			ibv_free_device_list(list);
 		return -ENODEV;
 	}
-	gdx_ibctxs = calloc((size_t)nlist, sizeof(*gdx_ibctxs));
+	/* twice: each device's Data Direct twin may need a context of its own */
+	gdx_ibctxs = calloc(2 * (size_t)nlist, sizeof(*gdx_ibctxs));
 	if (!gdx_ibctxs) {
 		ibv_free_device_list(list);
 		return -ENOMEM;
@@ -329,6 +349,8 @@ int gdx_devs_init(void)
 	for (int i = 0; i < nlist; i++) {
 		struct gdx_ibctx *ib = &gdx_ibctxs[gdx_nibctxs];
 		const char *ibdev = ibv_get_device_name(list[i]);
+		char dd_path[PATH_MAX];
+		int dd, first = gdx_ndevs;
 
 		ib->ctx = ibv_open_device(list[i]);
 		if (!ib->ctx) {
@@ -346,13 +368,18 @@ int gdx_devs_init(void)
 			ib->ctx = NULL;
 			continue;
 		}
-		if (gdx_dev_scan(ib, ibdev, &filter, &seen_ports) == 0) {
+		dd = gdx_dd_path(list[i], ib->ctx, dd_path, sizeof(dd_path));
+		ib->data_direct = dd && gdx_params.data_direct == GDX_DD_ONLY;
+		if (gdx_dev_scan(ib, ibdev, &filter, &seen_ports,
+				 ib->data_direct ? dd_path : NULL) == 0) {
 			ibv_close_device(ib->ctx);
 			ib->ctx = NULL;
 			continue;
 		}
 		pthread_mutex_init(&ib->lock, NULL);
 		gdx_nibctxs++;
+		if (dd && gdx_params.data_direct == GDX_DD_BOTH)
+			gdx_dev_dd_twins(list[i], ib, first, dd_path);
 	}
 	ibv_free_device_list(list);
 	for (int i = 0; i < gdx_ndevs; i++) {
@@ -434,19 +461,40 @@ static int gdx_vdev_common_id(const struct gdx_vdev *v, bool plane)
 	return id;
 }
 
+/* Where the topology places this table's NICs that are not where hwloc
+ * hangs them: a Data Direct device's at its DMA function. With
+ * NCCL_GDX_DATA_DIRECT=2 the NIC's one name stands for both of its devices,
+ * which stay at its own function. */
+static int gdx_dev_topo_homes(struct gdx_topo_home *homes)
+{
+	int n = 0;
+
+	for (int i = 0; i < gdx_ndevs && gdx_params.data_direct == GDX_DD_ONLY; i++) {
+		const char *bus = gdx_devs[i].pci_path ? strrchr(gdx_devs[i].pci_path, '/') : NULL;
+
+		if (gdx_devs[i].data_direct && bus)
+			homes[n++] =
+				(struct gdx_topo_home){.nic = gdx_devs[i].ibdev, .pci = bus + 1};
+	}
+	return n;
+}
+
 /* NCCL_GDX_TOPO_FILE's topology or this machine's, once per load; NULL
  * when there is none (said in one INFO line). */
 static const struct gdx_topo *gdx_dev_topology(void)
 {
 	const char *file =
 		gdx_params.topo_file && *gdx_params.topo_file ? gdx_params.topo_file : NULL;
+	struct gdx_topo_home homes[GDX_MAX_DEVS];
+	struct gdx_topo_opts o = {.xml = file, .fd = -1, .homes = homes};
 	char why[256] = "";
 	int ret;
 
 	if (gdx_dev_topo_tried)
 		return gdx_dev_topo;
 	gdx_dev_topo_tried = true;
-	ret = gdx_topo_load(file, &gdx_dev_topo, why, sizeof(why));
+	o.nhomes = gdx_dev_topo_homes(homes);
+	ret = gdx_topo_load_opts(&o, &gdx_dev_topo, why, sizeof(why));
 	if (ret) {
 		gdx_dev_topo = NULL;
 		GDX_INFO(NCCL_INIT | NCCL_NET,
@@ -688,11 +736,14 @@ static int gdx_rails_gpu(struct gdx_rail_groups *g)
 		gdx_params.topo_file && *gdx_params.topo_file ? gdx_params.topo_file : NULL;
 	const char *names[GDX_MAX_DEVS];
 	int members[GDX_MAX_DEVS][8];
+	struct gdx_topo_home homes[GDX_MAX_DEVS];
+	struct gdx_topo_opts o = {.xml = file, .fd = -1, .homes = homes};
 	struct gdx_topo *t;
 	char why[256] = "";
 	int ret, n;
 
-	ret = gdx_topo_load(file, &t, why, sizeof(why));
+	o.nhomes = gdx_dev_topo_homes(homes);
+	ret = gdx_topo_load_opts(&o, &t, why, sizeof(why));
 	if (ret) {
 		if (file) {
 			GDX_WARN("NCCL_GDX_TOPO_FILE=%s: %s", file, why[0] ? why : strerror(-ret));

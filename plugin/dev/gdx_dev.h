@@ -30,17 +30,20 @@ struct gdx_ibctx {
 	uint64_t events_ms;		       /* when its async events were last read (ms) */
 	int ro_probe;			       /* relaxed ordering: 0 not tried, 1 taken, -errno */
 	bool ro;			       /* data registrations ask for it (gdx_reg.c) */
+	bool data_direct; /* its DMA-BUF registrations are for the Data Direct function */
 	pthread_mutex_t lock;
 	struct ibv_device_attr attr;
 };
 
 struct gdx_dev {
-	char name[GDX_DEV_NAME_MAX]; /* what NCCL sees: "mlx5_0", or "mlx5_0:2" */
+	char name[GDX_DEV_NAME_MAX]; /* what NCCL sees: "mlx5_0", "mlx5_0:2", "mlx5_0_dma" */
 	char ibdev[IBV_SYSFS_NAME_MAX];
 	int ib_port;
-	int port;	/* ib_port, made distinct among devices of one guid */
-	char *pci_path; /* sysfs realpath of the PCI function, or NULL */
-	uint64_t guid;	/* sys_image_guid, host order */
+	int port;	  /* ib_port, made distinct among devices of one guid */
+	char *pci_path;	  /* sysfs realpath of the PCI function, or NULL; a Data
+			   * Direct device's: the DMA function's (gdx_data_direct.h) */
+	bool data_direct; /* "<ibdev>_dma": the NIC seen through its Data Direct function */
+	uint64_t guid;	  /* sys_image_guid, host order */
 	int speed_mbps;
 	int link_layer; /* IBV_LINK_LAYER_* */
 	int max_qp;

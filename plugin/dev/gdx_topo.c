@@ -17,6 +17,7 @@
 
 #include "dev/gdx_topo.h"
 #include "dev/gdx_topo_read.h"
+#include "sys/gdx_log.h"
 
 #define GDX_PCI_VENDOR_NVIDIA 0x10de
 #define GDX_PCI_CLASS_VGA     0x0300
@@ -273,6 +274,30 @@ static int gdx_topo_collect(struct gdx_topo *t, struct gdx_topo_scan *scan)
 	}
 	free(nic_osdevs);
 	return 0;
+}
+
+/* The options' homes: each NIC named there placed at that PCI device (its
+ * path classes, NUMA node and package then follow from it). */
+static void gdx_topo_rehome(struct gdx_topo *t, struct gdx_topo_scan *scan,
+			    const struct gdx_topo_opts *o)
+{
+	for (int k = 0; k < o->nhomes; k++) {
+		int i = gdx_topo_find_nic(t, o->homes[k].nic);
+		hwloc_obj_t pci = hwloc_get_pcidev_by_busidstring(scan->h, o->homes[k].pci);
+
+		if (i < 0)
+			continue;
+		if (!pci) {
+			GDX_INFO(NCCL_INIT | NCCL_NET,
+				 "%s: no PCI device %s in the topology: placed at its own, %s",
+				 o->homes[k].nic, o->homes[k].pci, t->nics[i].pci);
+			continue;
+		}
+		scan->nic_objs[i] = pci;
+		gdx_topo_busid(pci, t->nics[i].pci);
+		t->nics[i].numa = gdx_topo_numa_of(scan->h, pci);
+		t->nics[i].package = gdx_topo_package_of(scan->h, pci);
+	}
 }
 
 /* The bridge of hwloc object o in t->bridges, appended (below bridge up) when
@@ -545,6 +570,7 @@ int gdx_topo_load_opts(const struct gdx_topo_opts *o, struct gdx_topo **topo_p, 
 	ret = gdx_topo_collect(t, &scan);
 	if (ret)
 		goto nomem;
+	gdx_topo_rehome(t, &scan, o);
 	gdx_topo_keep_hostname(t, &scan);
 	cells = (size_t)t->ngpus * (size_t)t->nnics + 1;
 	t->paths = calloc(cells, sizeof(*t->paths));

@@ -127,10 +127,21 @@ int gdx_topo_load(const char *xml, struct gdx_topo **topo_p, char *why, size_t w
  * saved tree's topo.xml, resolved inside the tree); fd stays the caller's. */
 int gdx_topo_load_fd(int fd, const char *xml, struct gdx_topo **topo_p, char *why, size_t why_len);
 
+/* A NIC that does its DMA through another PCI device than the one hwloc
+ * hangs it off: a Data Direct device, at its DMA function. */
+struct gdx_topo_home {
+	const char *nic; /* hwloc's name, "mlx5_0" */
+	const char *pci; /* the bus id it is placed at, "0000:17:00.1" */
+};
+
 /* What a load reads besides hwloc's tree: gdx_topo_load_opts(). */
 struct gdx_topo_opts {
 	const char *xml; /* hwloc XML; NULL: this machine */
 	int fd;		 /* the file xml names, opened by the caller; -1: open xml here */
+	/* NICs placed at these PCI devices instead of hwloc's, where hwloc
+	 * has the device (else kept where they are, said at INFO) */
+	const struct gdx_topo_home *homes;
+	int nhomes;
 };
 /* gdx_topo_load_fd() with everything the options name; o NULL is none. */
 int gdx_topo_load_opts(const struct gdx_topo_opts *o, struct gdx_topo **topo_p, char *why,

@@ -339,6 +339,9 @@ ncclResult_t gdx_net_props(int dev, struct gdx_net_props *p)
 	p->reg_is_global = 1;
 	p->speed = v->speed_mbps;
 	p->port = lead->port;
+	/* as net_ib: a Data Direct device's data goes by PCIe while its
+	 * completions come by the NIC's own path, so NCCL flushes its receives */
+	p->force_flush = lead->data_direct;
 	p->max_comms = lead->max_qp;
 	p->max_recvs = GDX_MAX_RECVS;
 	p->ndevs = v->nmembers;

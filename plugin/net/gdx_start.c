@@ -46,6 +46,23 @@ static void gdx_start_keep(void *arg, ncclDebugLogLevel level, const char *text)
 	r->nwarns++;
 }
 
+/* The device of the port's NIC seen through its Data Direct DMA function,
+ * for gdx-doctor check to say which function each port uses. */
+static void gdx_start_dd(struct gdx_start_port *sp, const struct gdx_dev *taken)
+{
+	for (int i = 0; i < gdx_devs_count(); i++) {
+		const struct gdx_dev *d = gdx_dev_get(i);
+		const char *bus = d->pci_path ? strrchr(d->pci_path, '/') : NULL;
+
+		if (d->data_direct && bus && d->ib_port == taken->ib_port &&
+		    !strcmp(d->ibdev, taken->ibdev)) {
+			sp->dd_dev = i;
+			snprintf(sp->dd_fn, sizeof(sp->dd_fn), "%s", bus + 1);
+			return;
+		}
+	}
+}
+
 static void gdx_start_ports(struct gdx_start_report *r, bool started)
 {
 	int n;
@@ -59,8 +76,10 @@ static void gdx_start_ports(struct gdx_start_report *r, bool started)
 
 		sp->seen = seen[i];
 		sp->gid_index = -1;
+		sp->dd_dev = -1;
 		if (!d)
 			continue;
+		gdx_start_dd(sp, d);
 		sp->ptr_support = d->ptr_support;
 		sp->mtu = d->active_mtu >= IBV_MTU_256 && d->active_mtu <= IBV_MTU_4096
 				  ? 128 << d->active_mtu

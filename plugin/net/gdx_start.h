@@ -38,6 +38,11 @@ struct gdx_start_port {
 	int gid_index;
 	char gid[48];
 	int mtu;
+	/* the device NCCL sees through the NIC's Data Direct DMA function
+	 * (NCCL_GDX_DATA_DIRECT), -1 none: seen.dev itself, or with both
+	 * advertised the one after it; and that function's bus id */
+	int dd_dev;
+	char dd_fn[16];
 };
 
 struct gdx_start_report {

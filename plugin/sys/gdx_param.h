@@ -104,6 +104,10 @@
 	  0, 2,                                                                                   \
 	  "PCIe relaxed ordering on data registrations: 2 where the NIC's provider takes it, 1 "  \
 	  "always (registration fails where it cannot), 0 never")                                 \
+	X(int, data_direct, "DATA_DIRECT", "1", "NCCL_IB_DATA_DIRECT", 0, 2,                      \
+	  "an mlx5 NIC with a Data Direct DMA function (ConnectX-8), as net_ib: 1 advertises "    \
+	  "it as <dev>_dma at that function's PCI path in place of the NIC's own, 2 both, 0 "     \
+	  "only the NIC's own")                                                                   \
 	X(int, ece_enable, "ECE_ENABLE", "1", "NCCL_IB_ECE_ENABLE", 0, 1,                         \
 	  "negotiate Enhanced Connection Establishment options where both providers have them")   \
 	X(bool, failover, "FAILOVER", "0", "NCCL_IB_RESILIENCY_PORT_FAILOVER", 0, 1,              \
@@ -221,11 +225,14 @@
 	  "failed attempts of one outage before the rail stays out; NCCL's values up to 1 mean "  \
 	  "1; unset, never (NCCL: 5); attempts while its port is down do not count")              \
 	X("NCCL_IB_OOO_RQ", "0", noted,                                                           \
-	  "an out-of-order receive queue is an mlx5 device capability (mlx5dv) this plugin "      \
-	  "does not use: adaptive routing's last WRITE_WITH_IMM keeps the receive in order")      \
-	X("NCCL_IB_DATA_DIRECT", "1", noted,                                                      \
-	  "the Data Direct DMA path is an mlx5 device's second PCI function (mlx5dv), which "     \
-	  "this plugin does not open: the NIC's own function is used")                            \
+	  "an out-of-order receive queue (mlx5's OOO data placement) would break what this "      \
+	  "protocol's receiver relies on: a WRITE_WITH_IMM's completion meaning the WRITEs "      \
+	  "before it on its QP have landed (adaptive routing's zero-byte last write, a split "    \
+	  "message's sizes sent ahead); the receives it consumes are alike and the immediate "    \
+	  "names the receive, so completion order needs nothing from it")                         \
+	X("NCCL_IB_DATA_DIRECT", "1", twin,                                                       \
+	  "the same: 0, 1 or 2, the Data Direct device named <dev>_dma; a DMA-BUF registration "  \
+	  "on it goes through mlx5dv_reg_dmabuf_mr, and NCCL is asked to flush its receives")     \
 	X("NCCL_IB_USE_INLINE", "0", noted,                                                       \
 	  "small sends and the clear-to-sends go inline wherever the provider takes it")          \
 	X("NCCL_IB_PREPOST_RECEIVE_WORK_REQUESTS", "-2", noted,                                   \

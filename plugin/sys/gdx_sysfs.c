@@ -139,3 +139,31 @@ int gdx_sysfs_realpath_in(const char *root, const char *rel, char *out, size_t l
 	close(rootfd);
 	return ret;
 }
+
+/* The realpath of the device's PCI function ("/sys/devices/pci..."), or
+ * NULL for a virtual device such as rxe, whose "device" link is missing or
+ * not on the PCI bus. Its links resolved inside the sysfs root. */
+char *gdx_sysfs_ib_pci_path(const char *ibdev)
+{
+	const char *root = gdx_sysfs_root();
+	char link[PATH_MAX + 32], real[PATH_MAX], subsys[PATH_MAX], *path;
+	const char *base;
+	size_t rl;
+
+	snprintf(link, sizeof(link), "class/infiniband/%s/device", ibdev);
+	if (gdx_sysfs_realpath_in(root, link, real, sizeof(real)))
+		return NULL;
+	snprintf(link, sizeof(link), "%s/subsystem", real);
+	if (gdx_sysfs_realpath_in(root, link, subsys, sizeof(subsys)))
+		return NULL;
+	base = strrchr(subsys, '/');
+	if (!base || strcmp(base, "/pci") != 0)
+		return NULL;
+	/* the path NCCL reads: the tree's root in front of the path inside it */
+	rl = strlen(root);
+	if (rl && root[rl - 1] == '/')
+		rl--;
+	if (asprintf(&path, "%.*s%s", (int)rl, root, real) < 0)
+		return NULL;
+	return path;
+}

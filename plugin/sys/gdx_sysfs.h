@@ -42,5 +42,9 @@ DIR *gdx_sysfs_opendir_in(const char *root, const char *rel);
 /* The path rel resolves to inside root, from the tree's own root
  * ("/devices/pci0000:15/0000:15:01.0"): 0, or -errno. */
 int gdx_sysfs_realpath_in(const char *root, const char *rel, char *out, size_t len);
+/* The realpath of RDMA device ibdev's PCI function, the tree's root in
+ * front ("/sys/devices/pci..."), malloc'd; NULL for a virtual device such as
+ * rxe, whose "device" link is missing or not on the PCI bus. */
+char *gdx_sysfs_ib_pci_path(const char *ibdev);
 
 #endif

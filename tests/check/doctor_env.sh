@@ -5,7 +5,8 @@
 # unset shows the value taken, as NCCL's value domain maps it (any value but
 # 0 turns a switch on; an attempts maximum up to 1 is 1); one not read for
 # that reason says so; one NCCL's transport applies and this plugin does not
-# says why (NCCL_IB_OOO_RQ, NCCL_IB_DATA_DIRECT need mlx5 hardware). None of
+# says why (NCCL_IB_OOO_RQ: its out-of-order placement breaks an ordering
+# the protocol relies on); NCCL_IB_DATA_DIRECT is a twin. None of
 # them is refused, nor taken for a misspelling. --json says the same, and
 # --markdown carries the NCCL compatibility table, one row per variable.
 #
@@ -61,10 +62,10 @@ shows "a twin's effect is shown with it" \
 	'NCCL_IB_TIMEOUT="22"  taken: NCCL_GDX_TIMEOUT=22'
 shows "NCCL_IB_OOO_RQ is not applied, and why" \
 	'NCCL_IB_OOO_RQ="1"  not applied'
-shows "NCCL_IB_OOO_RQ's reason: mlx5" \
-	'an out-of-order receive queue is an mlx5 device capability'
-shows "NCCL_IB_DATA_DIRECT is not applied, and why" \
-	'NCCL_IB_DATA_DIRECT="2"  not applied'
+shows "NCCL_IB_OOO_RQ's reason: the ordering it would break" \
+	'an out-of-order receive queue (mlx5'"'"'s OOO data placement) would break'
+shows "NCCL_IB_DATA_DIRECT is applied, as NCCL reads it" \
+	'NCCL_IB_DATA_DIRECT="2"  taken: NCCL_GDX_DATA_DIRECT=2'
 shows "net_ib's failed-request probing is not applied, and why" \
 	'NCCL_IB_RESILIENCY_PORT_FAILOVER_PROBE_DELAY="20"  not applied'
 shows "NCCL's own variables are NCCL's" 'NCCL_IB_DISABLE="0"  NCCL'"'"'s own'

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* Scripted verbs under the plugin's own comms (gdx_fake_nic.h). */
+#include <dlfcn.h>
 #include <endian.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +16,7 @@
 #include "sys/gdx_param.h"
 #include "data/gdx_post.h"
 #include "comm/gdx_ptrset.h"
+#include "dev/gdx_mlx5dv.h"
 #include "rma/gdx_rma_progress.h"
 
 #include "gdx_fake_nic.h"
@@ -244,13 +247,19 @@ int ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask,
 	return 0;
 }
 
+static bool fake_mlx5_ctx(const struct ibv_context *ctx);
+
 /* in parentheses: verbs.h makes the name a macro */
 int(ibv_query_port)(struct ibv_context *ctx, uint8_t port, struct _compat_ibv_port_attr *attr)
 {
-	(void)ctx;
 	(void)port;
 	memset(attr, 0, sizeof(struct ibv_port_attr));
 	((struct ibv_port_attr *)attr)->state = IBV_PORT_ACTIVE;
+	if (fake_mlx5_ctx(ctx)) {
+		((struct ibv_port_attr *)attr)->link_layer = IBV_LINK_LAYER_INFINIBAND;
+		((struct ibv_port_attr *)attr)->active_mtu = IBV_MTU_4096;
+		((struct ibv_port_attr *)attr)->max_msg_sz = 1u << 30;
+	}
 	return 0;
 }
 
@@ -839,4 +848,208 @@ int fake_rma_run_all(struct fake_rma *f)
 struct fake_qp *fake_rma_qp(struct fake_rma *f, int rank, int rail, int q)
 {
 	return &f->r[rank].e.qp[rail * f->o.nqps + q];
+}
+
+/* ---- a list of mlx5 devices, and libmlx5's Data Direct calls ---- */
+
+#define FAKE_MLX5_MAX 4
+
+static struct fake_mlx5 fake_m = {.no_lib = true};
+static struct ibv_device fake_mlx5_devs[FAKE_MLX5_MAX];
+static struct ibv_device *fake_mlx5_list[FAKE_MLX5_MAX + 1];
+struct fake_dmabuf_seen fake_dmabuf_seen;
+
+void fake_mlx5_devices(const struct fake_mlx5 *m)
+{
+	ASSERT(m->ndevs >= 1 && m->ndevs <= FAKE_MLX5_MAX);
+	fake_m = *m;
+	for (int i = 0; i < m->ndevs; i++) {
+		snprintf(fake_mlx5_devs[i].name, sizeof(fake_mlx5_devs[i].name), "mlx5_%d", i);
+		fake_mlx5_list[i] = &fake_mlx5_devs[i];
+	}
+	fake_mlx5_list[m->ndevs] = NULL;
+}
+
+static int fake_mlx5_index(const struct ibv_device *dev)
+{
+	for (int i = 0; i < fake_m.ndevs; i++)
+		if (dev == &fake_mlx5_devs[i])
+			return i;
+	return -1;
+}
+
+/* A context, PD or MR of the made-up devices: its context's device is one
+ * of them. Anything else goes to libibverbs' own call. */
+static bool fake_mlx5_ctx(const struct ibv_context *ctx)
+{
+	return ctx && fake_mlx5_index(ctx->device) >= 0;
+}
+
+#define FAKE_NEXT(ret, name, ...)                          \
+	do {                                               \
+		__typeof__(&name) next;                    \
+                                                           \
+		*(void **)&next = dlsym(RTLD_NEXT, #name); \
+		ASSERT(next != NULL);                      \
+		return next(__VA_ARGS__);                  \
+	} while (0)
+
+struct ibv_device **ibv_get_device_list(int *n)
+{
+	if (fake_m.ndevs == 0)
+		FAKE_NEXT(struct ibv_device **, ibv_get_device_list, n);
+	if (n)
+		*n = fake_m.ndevs;
+	return fake_mlx5_list;
+}
+
+void ibv_free_device_list(struct ibv_device **list)
+{
+	if (list != fake_mlx5_list)
+		FAKE_NEXT(void, ibv_free_device_list, list);
+}
+
+const char *ibv_get_device_name(struct ibv_device *dev)
+{
+	if (fake_mlx5_index(dev) < 0)
+		FAKE_NEXT(const char *, ibv_get_device_name, dev);
+	return dev->name;
+}
+
+struct ibv_context *ibv_open_device(struct ibv_device *dev)
+{
+	struct ibv_context *ctx;
+
+	if (fake_mlx5_index(dev) < 0)
+		FAKE_NEXT(struct ibv_context *, ibv_open_device, dev);
+	ctx = calloc(1, sizeof(*ctx));
+	ASSERT(ctx != NULL);
+	ctx->device = dev;
+	ctx->async_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	ASSERT(ctx->async_fd >= 0);
+	return ctx;
+}
+
+int ibv_close_device(struct ibv_context *ctx)
+{
+	if (!fake_mlx5_ctx(ctx))
+		FAKE_NEXT(int, ibv_close_device, ctx);
+	close(ctx->async_fd);
+	free(ctx);
+	return 0;
+}
+
+int ibv_query_device(struct ibv_context *ctx, struct ibv_device_attr *attr)
+{
+	if (!fake_mlx5_ctx(ctx))
+		FAKE_NEXT(int, ibv_query_device, ctx, attr);
+	memset(attr, 0, sizeof(*attr));
+	attr->phys_port_cnt = 1;
+	attr->max_qp = 1024;
+	attr->sys_image_guid = htobe64(0x1000 + (uint64_t)fake_mlx5_index(ctx->device));
+	return 0;
+}
+
+struct ibv_pd *ibv_alloc_pd(struct ibv_context *ctx)
+{
+	struct ibv_pd *pd;
+
+	if (!fake_mlx5_ctx(ctx))
+		FAKE_NEXT(struct ibv_pd *, ibv_alloc_pd, ctx);
+	pd = calloc(1, sizeof(*pd));
+	ASSERT(pd != NULL);
+	pd->context = ctx;
+	return pd;
+}
+
+/* A PD or MR of the made-up devices is only freed. */
+#define FAKE_RELEASE(name, type)                 \
+	int name(type *o)                        \
+	{                                        \
+		if (!fake_mlx5_ctx(o->context))  \
+			FAKE_NEXT(int, name, o); \
+		free(o);                         \
+		return 0;                        \
+	}
+FAKE_RELEASE(ibv_dealloc_pd, struct ibv_pd)
+FAKE_RELEASE(ibv_dereg_mr, struct ibv_mr)
+
+/* fd -1 is net_ib's probe: EBADF where DMA-BUF is supported. */
+static struct ibv_mr *fake_mlx5_reg(struct ibv_pd *pd, size_t length, uint64_t iova, int fd)
+{
+	struct ibv_mr *mr;
+
+	if (fd < 0 || fake_m.no_dmabuf) {
+		fake_dmabuf_seen.probes += fd < 0;
+		errno = fake_m.no_dmabuf ? EOPNOTSUPP : EBADF;
+		return NULL;
+	}
+	mr = calloc(1, sizeof(*mr));
+	ASSERT(mr != NULL);
+	mr->context = pd->context;
+	mr->pd = pd;
+	mr->addr = (void *)(uintptr_t)iova;
+	mr->length = length;
+	mr->lkey = mr->rkey = fake_next_key++;
+	return mr;
+}
+
+struct ibv_mr *ibv_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset, size_t length, uint64_t iova,
+				 int fd, int access)
+{
+	struct ibv_mr *mr;
+
+	if (!fake_mlx5_ctx(pd->context))
+		FAKE_NEXT(struct ibv_mr *, ibv_reg_dmabuf_mr, pd, offset, length, iova, fd, access);
+	mr = fake_mlx5_reg(pd, length, iova, fd);
+	fake_dmabuf_seen.ibv_calls += mr != NULL;
+	return mr;
+}
+
+static bool fake_mlx5dv_is_supported(struct ibv_device *dev)
+{
+	return fake_mlx5_index(dev) >= 0 && !fake_m.not_mlx5;
+}
+
+static int fake_mlx5dv_dd_path(struct ibv_context *ctx, char *buf, size_t len)
+{
+	ASSERT(fake_mlx5_ctx(ctx));
+	if (!fake_m.dd_path)
+		return ENODEV;
+	snprintf(buf, len, "%s", fake_m.dd_path);
+	return 0;
+}
+
+static struct ibv_mr *fake_mlx5dv_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset, size_t length,
+						uint64_t iova, int fd, int access, int mlx5_access)
+{
+	struct ibv_mr *mr;
+
+	(void)offset;
+	(void)access;
+	ASSERT(fake_mlx5_ctx(pd->context));
+	mr = fake_mlx5_reg(pd, length, iova, fd);
+	if (mr) {
+		fake_dmabuf_seen.mlx5dv_calls++;
+		fake_dmabuf_seen.mlx5_access = mlx5_access;
+	}
+	return mr;
+}
+
+/* The plugin's seam (gdx_mlx5dv.h): libmlx5.so.1 as the test plays it. */
+void *gdx_mlx5dv_sym(const char *name)
+{
+	static const struct {
+		const char *name;
+		void *fn;
+	} syms[] = {
+		{"mlx5dv_is_supported", (void *)fake_mlx5dv_is_supported},
+		{"mlx5dv_get_data_direct_sysfs_path", (void *)fake_mlx5dv_dd_path},
+		{"mlx5dv_reg_dmabuf_mr", (void *)fake_mlx5dv_reg_dmabuf_mr},
+	};
+
+	for (size_t i = 0; !fake_m.no_lib && i < sizeof(syms) / sizeof(syms[0]); i++)
+		if (!strcmp(syms[i].name, name))
+			return syms[i].fn;
+	return NULL;
 }

@@ -25,6 +25,11 @@
  * ibv_modify_qp, ibv_query_port, ibv_query_port_speed, ibv_query_gid and the
  * async event calls
  * for the whole program: the VM tests must not link it.
+ *
+ * It also plays a list of mlx5 devices for discovery (gdx_devs_init():
+ * ibv_get_device_list and the calls on what it opens) and libmlx5.so.1's
+ * Data Direct calls (the plugin's gdx_mlx5dv_sym() seam), absent until a
+ * test calls fake_mlx5_devices().
  */
 #ifndef GDX_FAKE_NIC_H
 #define GDX_FAKE_NIC_H
@@ -145,6 +150,28 @@ void fake_async_event(enum ibv_event_type type, int port);
  * library has no such call (EOPNOTSUPP). Ports report active_speed 0
  * (ibv_query_port), so without it a port's speed is unknown. */
 void fake_port_speed(uint64_t units_of_100mbps);
+
+/* The machine discovery sees (fake_mlx5_devices()): ndevs devices
+ * "mlx5_0".., one active InfiniBand port each, guid 0x1000 + index. */
+struct fake_mlx5 {
+	int ndevs;	     /* 1..4 */
+	bool no_lib;	     /* libmlx5.so.1 absent: the seam finds no symbol */
+	bool not_mlx5;	     /* mlx5dv_is_supported says no (rxe, say) */
+	bool no_dmabuf;	     /* DMA-BUF registration unsupported (EOPNOTSUPP) */
+	const char *dd_path; /* mlx5dv_get_data_direct_sysfs_path's (below /sys);
+			      * NULL: ENODEV, a device without Data Direct */
+};
+void fake_mlx5_devices(const struct fake_mlx5 *m);
+
+/* DMA-BUF registrations the made-up devices took (fd >= 0; the fd -1
+ * probes are not counted), by call, and the mlx5_access of the last
+ * mlx5dv_reg_dmabuf_mr. */
+struct fake_dmabuf_seen {
+	int ibv_calls, mlx5dv_calls;
+	int mlx5_access;
+	int probes; /* fd -1 registrations, either call */
+};
+extern struct fake_dmabuf_seen fake_dmabuf_seen;
 
 /* Whether a restore's thread (gdx_failover.c) works on a QP of either end:
  * a test carries out no WR meanwhile, as the thread owns the QPs. */

@@ -38,6 +38,21 @@ static void check_fabric(const struct check *c, FILE *f, bool json)
 	doctor_fabric_report(f, json, fp, n, c->live);
 }
 
+/* The NCCL device(s) a port the plugin took is, and the PCI function each
+ * does its DMA through: the NIC's own, or its Data Direct DMA function. */
+static void check_port_function(const struct gdx_start_port *sp, char *buf, size_t len)
+{
+	if (sp->dd_dev < 0)
+		snprintf(buf, len, "device %d, its own function", sp->seen.dev);
+	else if (sp->dd_dev == sp->seen.dev)
+		snprintf(buf, len, "device %d, Data Direct DMA function %s", sp->seen.dev,
+			 sp->dd_fn);
+	else
+		snprintf(buf, len,
+			 "device %d, its own function; device %d, Data Direct DMA function %s",
+			 sp->seen.dev, sp->dd_dev, sp->dd_fn);
+}
+
 /* What the plugin's start-up made of the port: "device 0", "left out: not
  * active"; "-" where it did not run here (a saved tree) or did not start. */
 static void check_port_plugin(const struct check *c, const struct check_port *cp, char *buf,
@@ -47,8 +62,10 @@ static void check_port_plugin(const struct check *c, const struct check_port *cp
 
 	if (!sp)
 		snprintf(buf, len, "%s", c->start && !c->start->result ? "not seen" : "-");
+	else if (sp->seen.fate == GDX_SEEN_TAKEN && !c->start->result)
+		check_port_function(sp, buf, len);
 	else if (sp->seen.fate == GDX_SEEN_TAKEN)
-		snprintf(buf, len, c->start->result ? "-" : "device %d", sp->seen.dev);
+		snprintf(buf, len, "-");
 	else
 		snprintf(buf, len, "left out: %s", gdx_seen_fate_name(sp->seen.fate));
 }
@@ -190,6 +207,18 @@ static void check_human_start(const struct check *c, FILE *f)
 }
 
 /* The start-up's report in --json: null where it did not run. */
+/* The port's Data Direct DMA function where a device of the plugin uses
+ * it ("data_direct_function": bus id), else null: its own function, or the
+ * plugin did not take it. */
+static void check_json_dma_function(const struct check *c, const struct check_port *cp, FILE *f)
+{
+	const struct gdx_start_port *sp = check_start_port(c, cp->dev, cp->port);
+	bool dd = sp && !c->start->result && sp->seen.fate == GDX_SEEN_TAKEN && sp->dd_dev >= 0;
+
+	fputs(", ", f);
+	json_key_str(f, "data_direct_function", dd ? sp->dd_fn : NULL);
+}
+
 static void check_json_start(const struct check *c, FILE *f)
 {
 	const struct gdx_start_report *r = c->start;
@@ -276,7 +305,7 @@ void check_human(const struct check *c, FILE *f)
 	for (int i = 0; i < c->nports; i++) {
 		const struct check_port *cp = &c->ports[i];
 		bool roce = !strcmp(cp->link, "Ethernet");
-		char plugin[64];
+		char plugin[128];
 
 		snprintf(a, sizeof(a), "%d", cp->nv2);
 		check_port_plugin(c, cp, plugin, sizeof(plugin));
@@ -579,7 +608,7 @@ void check_json(const struct check *c, FILE *f)
 		gdx_gdr_policy_name(c->policy), check_status_names[c->status], c->exit);
 	for (int i = 0; i < c->nports; i++) {
 		const struct check_port *cp = &c->ports[i];
-		char plugin[64];
+		char plugin[128];
 
 		fprintf(f, "%s\n  {", i ? "," : "");
 		json_key_str(f, "device", cp->dev);
@@ -601,6 +630,7 @@ void check_json(const struct check *c, FILE *f)
 		check_port_plugin(c, cp, plugin, sizeof(plugin));
 		fputs(", ", f);
 		json_key_str(f, "plugin", strcmp(plugin, "-") ? plugin : NULL);
+		check_json_dma_function(c, cp, f);
 		fputs("}", f);
 	}
 	fputs("]", f);
