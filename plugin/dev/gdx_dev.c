@@ -864,7 +864,8 @@ int gdx_devs_gdr(void)
 {
 	const char *file =
 		gdx_params.topo_file && *gdx_params.topo_file ? gdx_params.topo_file : NULL;
-	struct gdx_gdr_opts o = {.xml = file, .nccl_version = gdx_nccl_version()};
+	struct gdx_topo_home homes[GDX_MAX_DEVS];
+	struct gdx_gdr_opts o = {.xml = file, .nccl_version = gdx_nccl_version(), .homes = homes};
 	enum gdx_gdr_policy policy;
 	struct gdx_gdr_probe *probe;
 	char why[256] = "", text[GDX_GDR_LINE_LEN];
@@ -881,6 +882,7 @@ int gdx_devs_gdr(void)
 		GDX_INFO(NCCL_INIT | NCCL_NET, "NCCL_GDX_GDR=off: host memory only on every NIC");
 		return 0;
 	}
+	o.nhomes = gdx_dev_topo_homes(homes);
 	if (gdx_gdr_probe_init(&o, &probe, why, sizeof(why))) {
 		GDX_WARN("GPUDirect RDMA probe failed (%s): host memory only", why);
 		return policy == GDX_GDR_POLICY_ON ? -ENODEV : 0;

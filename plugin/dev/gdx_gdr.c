@@ -706,6 +706,8 @@ int gdx_gdr_probe_init(const struct gdx_gdr_opts *o, struct gdx_gdr_probe **p_ou
 
 	o = o ? o : &none;
 	to.xml = o->xml;
+	to.homes = o->homes;
+	to.nhomes = o->nhomes;
 	gdx_gdr_setf(why, why_len, "%s", "");
 	p = calloc(1, sizeof(*p));
 	if (!p) {

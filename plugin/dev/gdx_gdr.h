@@ -126,6 +126,10 @@ struct gdx_gdr_opts {
 	const char *cuda_lib; /* NULL: "libcuda.so.1" */
 	const char *nvml_lib; /* NULL: "libnvidia-ml.so.1" */
 	int nccl_version;     /* the NCCL judged (gdx_nccl_version()); 0 unknown */
+	/* NICs placed at another PCI device (a Data Direct device at its DMA
+	 * function): their paths are judged from there (gdx_topo_opts) */
+	const struct gdx_topo_home *homes;
+	int nhomes;
 };
 
 /* "SrcValid ReqRedir ...", lspci's names of the ACS Control bits set. */

@@ -123,6 +123,15 @@ static int gdx_gdr_fact(char *line, const struct gdx_gdr_fact_ops *ops, void *ar
 		    minor < 9 || minor > 99 || patch > 99)
 			return -EINVAL;
 		ops->nccl_version(arg, (int)(major * 10000 + minor * 100 + patch));
+	} else if (!strcmp(key, "datadirect")) {
+		char *pci = strtok_r(NULL, " \t", &save);
+		unsigned dom, bus, dev, fn;
+		char end;
+
+		if (!pci || sscanf(pci, "%x:%x:%x.%x%c", &dom, &bus, &dev, &fn, &end) != 4 ||
+		    strlen(pci) >= 16 || strlen(a) >= 64)
+			return -EINVAL;
+		return ops->data_direct ? ops->data_direct(arg, a, pci) : 0;
 	} else if (!strcmp(key, "dmabuf")) {
 		char *e = strtok_r(NULL, " \t", &save);
 		int err = e ? gdx_gdr_parse_errno(e) : -1;

@@ -15,6 +15,8 @@
  *   nccl this-machine             check judges this machine's NCCL and plugin files
  *                                 with the tree (a test's stand-in node)
  *   nccl 2.28.9                   the NCCL the node's jobs load, whose rules judge it
+ *   datadirect mlx5_0 0008:04:00.0  the NIC's Data Direct DMA function (mlx5dv), where
+ *                                 NCCL and the plugin place it (NCCL_IB_DATA_DIRECT)
  * The parser only reads; what each fact means is the probe's (gdx_gdr.c),
  * which takes them through these callbacks.
  */
@@ -40,6 +42,8 @@ struct gdx_gdr_fact_ops {
 	void (*nccl_here)(void *arg);
 	/* "nccl 2.28.9": NCCL's version code, 22809. */
 	void (*nccl_version)(void *arg, int code);
+	/* Optional (NULL: the line is checked, then skipped). 0 or -EINVAL. */
+	int (*data_direct)(void *arg, const char *nic, const char *pci);
 };
 
 /* A facts file is a few lines; a larger file is not one. */

@@ -538,12 +538,7 @@ static void gdx_topo_keep_hostname(struct gdx_topo *t, const struct gdx_topo_sca
 
 int gdx_topo_load(const char *xml, struct gdx_topo **topo_p, char *why, size_t why_len)
 {
-	return gdx_topo_load_fd(-1, xml, topo_p, why, why_len);
-}
-
-int gdx_topo_load_fd(int fd, const char *xml, struct gdx_topo **topo_p, char *why, size_t why_len)
-{
-	struct gdx_topo_opts o = {.xml = xml, .fd = fd};
+	struct gdx_topo_opts o = {.xml = xml, .fd = -1};
 
 	return gdx_topo_load_opts(&o, topo_p, why, why_len);
 }

@@ -109,24 +109,6 @@ struct gdx_topo {
  * anything else: NCCL's names, and nvidia-smi's, where they have one. */
 const char *gdx_path_name(enum gdx_path p);
 
-/*
- * Loads the topology of this machine (xml NULL) or of an hwloc XML file, with
- * I/O objects. The file is read here and handed to hwloc as a buffer,
- * without what hwloc's built-in XML parser (hwloc without libxml2) refuses in
- * files lstopo wrote and people then published or edited: comments, CRs, a
- * byte order mark, blank space and other declarations before <topology>.
- * Returns 0 and *topo_p, -ENOENT when xml does not exist, -EINVAL when it is
- * not an hwloc XML topology this hwloc reads (or hwloc cannot read this
- * machine), -EFBIG past 64 MiB, -ENOMEM, or another -errno when the file
- * cannot be read; on failure why (when not NULL) says what went wrong in one
- * line: for a newer hwloc's format, which one and the hwloc that reads it;
- * for XML only libxml2 reads, that and where to get it.
- */
-int gdx_topo_load(const char *xml, struct gdx_topo **topo_p, char *why, size_t why_len);
-/* The same from fd, the file xml names opened and checked by the caller (a
- * saved tree's topo.xml, resolved inside the tree); fd stays the caller's. */
-int gdx_topo_load_fd(int fd, const char *xml, struct gdx_topo **topo_p, char *why, size_t why_len);
-
 /* A NIC that does its DMA through another PCI device than the one hwloc
  * hangs it off: a Data Direct device, at its DMA function. */
 struct gdx_topo_home {
@@ -134,16 +116,32 @@ struct gdx_topo_home {
 	const char *pci; /* the bus id it is placed at, "0000:17:00.1" */
 };
 
-/* What a load reads besides hwloc's tree: gdx_topo_load_opts(). */
+/* What a load reads besides hwloc's tree. */
 struct gdx_topo_opts {
 	const char *xml; /* hwloc XML; NULL: this machine */
-	int fd;		 /* the file xml names, opened by the caller; -1: open xml here */
+	int fd;		 /* the file xml names, opened and checked by the caller (a saved
+			  * tree's topo.xml, resolved inside the tree; it stays the
+			  * caller's); -1: open xml here */
 	/* NICs placed at these PCI devices instead of hwloc's, where hwloc
 	 * has the device (else kept where they are, said at INFO) */
 	const struct gdx_topo_home *homes;
 	int nhomes;
 };
-/* gdx_topo_load_fd() with everything the options name; o NULL is none. */
+
+/*
+ * Loads the topology of this machine (xml NULL) or of an hwloc XML file, with
+ * I/O objects; o NULL is none of the options. The file is read here and
+ * handed to hwloc as a buffer, without what hwloc's built-in XML parser
+ * (hwloc without libxml2) refuses in files lstopo wrote and people then
+ * published or edited: comments, CRs, a byte order mark, blank space and
+ * other declarations before <topology>. Returns 0 and *topo_p, -ENOENT when
+ * xml does not exist, -EINVAL when it is not an hwloc XML topology this hwloc
+ * reads (or hwloc cannot read this machine), -EFBIG past 64 MiB, -ENOMEM, or
+ * another -errno when the file cannot be read; on failure why (when not
+ * NULL) says what went wrong in one line: for a newer hwloc's format, which
+ * one and the hwloc that reads it; for XML only libxml2 reads, that and where
+ * to get it.
+ */
 int gdx_topo_load_opts(const struct gdx_topo_opts *o, struct gdx_topo **topo_p, char *why,
 		       size_t why_len);
 void gdx_topo_free(struct gdx_topo *t);
@@ -196,5 +194,10 @@ int gdx_topo_auto_groups(const struct gdx_topo *t, const char *const *names, int
  */
 uint32_t gdx_topo_far_members(const struct gdx_topo *t, const char *const *names, int n, int *gpu_p,
 			      enum gdx_path *classes);
+
+/* For the tests only: no other file of the plugin uses what follows. */
+
+/* gdx_topo_load_opts() of xml alone. */
+int gdx_topo_load(const char *xml, struct gdx_topo **topo_p, char *why, size_t why_len);
 
 #endif

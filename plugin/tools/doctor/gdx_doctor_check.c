@@ -227,6 +227,27 @@ static int check_run(struct check *c)
 	return 0;
 }
 
+/* The facts' Data Direct functions (NCCL_GDX_DATA_DIRECT=1, the default,
+ * places a NIC there; 0 and 2 leave it at its own), into go's homes. */
+static int check_dd_homes(struct check *c, struct gdx_gdr_opts *go, const char *root, char *why,
+			  size_t len)
+{
+	const char *mode = gdx_param_env("DATA_DIRECT");
+	int ret = gdx_gdr_facts_homes(go->facts_in_tree ? root : NULL, go->facts, &c->homes, why,
+				      len);
+
+	if (ret)
+		return ret;
+	for (int i = 0; !mode && i < gdx_param_count; i++)
+		if (!strcmp(gdx_param_infos[i].name, "DATA_DIRECT"))
+			mode = gdx_param_twin_env(&gdx_param_infos[i]); /* NCCL_IB_DATA_DIRECT */
+	if (mode && *mode && strcmp(mode, "1"))
+		c->homes.n = 0;
+	go->homes = c->homes.home;
+	go->nhomes = c->homes.n;
+	return 0;
+}
+
 #define CHECK_MAX_REFUSALS 32
 #define CHECK_MAX_UNKNOWN  32
 
@@ -307,9 +328,17 @@ static int doctor_check(const struct doctor_cmd *cmd, int argc, char **argv)
 	go.saved = o.sysfs_root != NULL;
 	c->live = !go.saved && !go.facts;
 	c->here = !go.saved;
+	/* A Data Direct NIC is placed at its DMA function, as the plugin and
+	 * NCCL place it: the facts say which (a live machine's plugin start
+	 * names them, below). */
+	if (go.facts && check_dd_homes(c, &go, o.sysfs_root, why, sizeof(why)))
+		goto err_input;
 	/* An explicit topology must load; this machine's may be missing (a note). */
 	if (o.xml) {
-		ret = gdx_topo_load_fd(xml_fd, o.xml, &t, why, sizeof(why));
+		struct gdx_topo_opts to = {
+			.xml = o.xml, .fd = xml_fd, .homes = go.homes, .nhomes = go.nhomes};
+
+		ret = gdx_topo_load_opts(&to, &t, why, sizeof(why));
 		if (ret) {
 			fprintf(stderr, "gdx-doctor check: %s\n", why);
 			if (xml_fd >= 0)
@@ -380,6 +409,8 @@ static int doctor_check(const struct doctor_cmd *cmd, int argc, char **argv)
 
 err_input:
 	fprintf(stderr, "gdx-doctor check: %s\n", why);
+	if (xml_fd >= 0)
+		close(xml_fd);
 	close(root);
 	free(c);
 	return DOCTOR_NO_INPUT;

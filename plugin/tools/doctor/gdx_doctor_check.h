@@ -17,6 +17,7 @@
 #include "dev/gdx_topo.h"
 #include "net/gdx_start.h"
 
+#include "tools/common/gdx_gdr_homes.h"
 #include "tools/common/gdx_gdr_names.h"
 #include "tools/common/gdx_gdr_pair.h"
 #include "tools/common/gdx_topo_query.h"
@@ -101,6 +102,7 @@ struct check {
 	struct check_rma rma; /* once the NCCL is checked */
 	struct check_problem problems[CHECK_MAX_PROBLEMS];
 	int nproblems;
+	struct gdx_gdr_homes homes; /* the Data Direct functions the facts name */
 	enum gdx_gdr_level status;
 	int exit; /* the exit status: status's, 0 for degraded with --allow-degraded */
 	/* This machine, live: its devices probed, its NCCL judged. A saved

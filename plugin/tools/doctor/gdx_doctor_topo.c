@@ -549,6 +549,7 @@ static void topo_human(const struct gdx_topo *t, const char *source,
 static int doctor_topo(const struct doctor_cmd *cmd, int argc, char **argv)
 {
 	struct topo_opts o = {0};
+	struct gdx_topo_opts to = {.fd = -1};
 	struct gdx_gdr_rule rule;
 	struct gdx_topo *t;
 	char why[512], lib[PATH_MAX];
@@ -559,7 +560,8 @@ static int doctor_topo(const struct doctor_cmd *cmd, int argc, char **argv)
 	if (ret != DOCTOR_OK)
 		return ret;
 
-	ret = gdx_topo_load(o.xml, &t, why, sizeof(why));
+	to.xml = o.xml;
+	ret = gdx_topo_load_opts(&to, &t, why, sizeof(why));
 	if (ret) {
 		fprintf(stderr, "gdx-doctor topo: %s\n", why);
 		return ret == -ENOMEM ? DOCTOR_ERROR : DOCTOR_NO_INPUT;
