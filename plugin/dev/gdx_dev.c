@@ -17,6 +17,7 @@
 #include "dev/gdx_gdr_verdict.h"
 #include "sys/gdx_sysfs.h"
 #include "dev/gdx_topo.h"
+#include "dev/gdx_topo_nccl.h"
 
 static struct gdx_dev gdx_devs[GDX_MAX_DEVS];
 static int gdx_ndevs;
@@ -433,6 +434,28 @@ static int gdx_vdev_common_id(const struct gdx_vdev *v, bool plane)
 	return id;
 }
 
+/* The topology as NCCL sees it: hwloc's (file, NCCL_GDX_TOPO_FILE's, or
+ * this machine's) with NCCL_TOPO_FILE's pairing over it when the plugin has
+ * no file of its own; said in one line either way. */
+static int gdx_dev_topo_load(const char *file, struct gdx_topo **t_p, char *why, size_t len)
+{
+	struct gdx_topo_opts o = {.xml = file, .fd = -1, .nccl_file = gdx_topo_nccl_file(file)};
+	int ret = gdx_topo_load_opts(&o, t_p, why, len);
+
+	if (ret || !o.nccl_file)
+		return ret;
+	if ((*t_p)->nccl_err)
+		GDX_WARN("NCCL_TOPO_FILE=%s: %s; the GPU-NIC pairing is hwloc's, where NCCL's "
+			 "differs",
+			 GDX_LOG_QUOTED(o.nccl_file), why);
+	else
+		GDX_INFO(NCCL_INIT | NCCL_NET,
+			 "the GPU-NIC pairing is NCCL's topology file's (NCCL_TOPO_FILE=%s): %d "
+			 "pairs from it",
+			 GDX_LOG_QUOTED(o.nccl_file), (*t_p)->nccl_pairs);
+	return 0;
+}
+
 /* NCCL_GDX_TOPO_FILE's topology or this machine's, once per load; NULL
  * when there is none (said in one INFO line). */
 static const struct gdx_topo *gdx_dev_topology(void)
@@ -445,7 +468,7 @@ static const struct gdx_topo *gdx_dev_topology(void)
 	if (gdx_dev_topo_tried)
 		return gdx_dev_topo;
 	gdx_dev_topo_tried = true;
-	ret = gdx_topo_load(file, &gdx_dev_topo, why, sizeof(why));
+	ret = gdx_dev_topo_load(file, &gdx_dev_topo, why, sizeof(why));
 	if (ret) {
 		gdx_dev_topo = NULL;
 		GDX_INFO(NCCL_INIT | NCCL_NET,
@@ -691,7 +714,7 @@ static int gdx_rails_gpu(struct gdx_rail_groups *g)
 	char why[256] = "";
 	int ret, n;
 
-	ret = gdx_topo_load(file, &t, why, sizeof(why));
+	ret = gdx_dev_topo_load(file, &t, why, sizeof(why));
 	if (ret) {
 		if (file) {
 			GDX_WARN("NCCL_GDX_TOPO_FILE=%s: %s", file, why[0] ? why : strerror(-ret));

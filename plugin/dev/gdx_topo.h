@@ -103,6 +103,8 @@ struct gdx_topo {
 	struct gdx_topo_bridge *bridges;
 	int nbridges;
 	char hostname[256]; /* hwloc's HostName of the machine it was taken on */
+	int nccl_pairs;	    /* GPU-NIC pairs whose class NCCL's topology file set */
+	int nccl_err;	    /* that file named and not read: -errno; else 0 */
 };
 
 /* "PIX", "PXB", "PHB", "NODE", "NUMA-UNKNOWN", "SYS", or "UNKNOWN" for
@@ -131,6 +133,13 @@ int gdx_topo_load_fd(int fd, const char *xml, struct gdx_topo **topo_p, char *wh
 struct gdx_topo_opts {
 	const char *xml; /* hwloc XML; NULL: this machine */
 	int fd;		 /* the file xml names, opened by the caller; -1: open xml here */
+	/* NCCL's topology file (NCCL_TOPO_FILE; gdx_topo_nccl.h), NULL none: after
+	 * hwloc's classes, the file's replace them for every GPU-NIC pair both
+	 * name (GPUs by bus id, NICs by net name or else bus id), and a GPU's
+	 * <c2c> sets its c2c; then the order and groups follow them, as NCCL's
+	 * do. One that cannot be read leaves hwloc's: the load succeeds, with
+	 * t->nccl_err and why saying so. */
+	const char *nccl_file;
 };
 /* gdx_topo_load_fd() with everything the options name; o NULL is none. */
 int gdx_topo_load_opts(const struct gdx_topo_opts *o, struct gdx_topo **topo_p, char *why,
