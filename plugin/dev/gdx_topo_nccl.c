@@ -482,13 +482,19 @@ enum gdx_path gdx_topo_nccl_path(const struct gdx_topo_nccl *t, int gpu, int nic
 	return t->paths[(size_t)gpu * (size_t)t->nnics + (size_t)nic];
 }
 
-/* The file's NIC that is t's NIC i: by net name when the file gives one,
- * else by bus id; -1 none. */
-static int nccl_find_nic(const struct gdx_topo_nccl *n, const struct gdx_topo_nic *nic)
+int gdx_topo_nccl_find_nic(const struct gdx_topo_nccl *n, const char *name, const char *pci)
 {
 	for (int k = 0; k < n->nnics; k++)
-		if (n->nics[k].name[0] ? !strcmp(n->nics[k].name, nic->name)
-				       : nic->pci[0] && !strcasecmp(n->nics[k].pci, nic->pci))
+		if (n->nics[k].name[0] ? name && !strcmp(n->nics[k].name, name)
+				       : pci && pci[0] && !strcasecmp(n->nics[k].pci, pci))
+			return k;
+	return -1;
+}
+
+int gdx_topo_nccl_find_gpu(const struct gdx_topo_nccl *n, const char *pci)
+{
+	for (int k = 0; pci && k < n->ngpus; k++)
+		if (!strcasecmp(n->gpus[k].pci, pci))
 			return k;
 	return -1;
 }
@@ -496,16 +502,13 @@ static int nccl_find_nic(const struct gdx_topo_nccl *n, const struct gdx_topo_ni
 void gdx_topo_nccl_apply(struct gdx_topo *t, const struct gdx_topo_nccl *n)
 {
 	for (int g = 0; g < t->ngpus; g++) {
-		int fg = -1;
+		int fg = gdx_topo_nccl_find_gpu(n, t->gpus[g].pci);
 
-		for (int k = 0; k < n->ngpus && fg < 0; k++)
-			if (!strcasecmp(n->gpus[k].pci, t->gpus[g].pci))
-				fg = k;
 		if (fg < 0)
 			continue;
 		t->gpus[g].c2c = n->gpus[fg].c2c;
 		for (int i = 0; i < t->nnics; i++) {
-			int fn = nccl_find_nic(n, &t->nics[i]);
+			int fn = gdx_topo_nccl_find_nic(n, t->nics[i].name, t->nics[i].pci);
 
 			if (fn < 0)
 				continue;

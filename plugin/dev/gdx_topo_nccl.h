@@ -70,6 +70,12 @@ const char *gdx_topo_nccl_file(const char *gdx_file);
  * pair both name, and t's GPUs' c2c from n's; t->nccl_pairs counts them. */
 void gdx_topo_nccl_apply(struct gdx_topo *t, const struct gdx_topo_nccl *n);
 
+/* The file's NIC that is the NIC of that verbs name and bus id: by net
+ * name when the file gives one, else by bus id; and its GPU of that bus id
+ * (any case). -1 when none. */
+int gdx_topo_nccl_find_nic(const struct gdx_topo_nccl *n, const char *name, const char *pci);
+int gdx_topo_nccl_find_gpu(const struct gdx_topo_nccl *n, const char *pci);
+
 enum gdx_path gdx_topo_nccl_path(const struct gdx_topo_nccl *t, int gpu, int nic);
 
 #endif
