@@ -37,8 +37,9 @@ void doctor_nccl_topo_read(struct doctor_nccl_topo *nt)
 	if (!nt->file)
 		return;
 	nt->plugin_own = own && *own;
-	if (!doctor_conf_source("NCCL_TOPO_FILE", nt->from, sizeof(nt->from)))
-		snprintf(nt->from, sizeof(nt->from), "environment");
+	if (!doctor_conf_source("NCCL_TOPO_FILE", nt->from, sizeof(nt->from)) ||
+	    !strcmp(nt->from, "environment"))
+		snprintf(nt->from, sizeof(nt->from), "the environment");
 	fd = gdx_file_open(AT_FDCWD, nt->file, 0, GDX_TOPO_NCCL_MAX, why, sizeof(why));
 	if (fd == -EINVAL) {
 		/* a FIFO, a device, a socket: NCCL's fopen takes it as it is */
@@ -270,4 +271,78 @@ int doctor_nccl_topo_rails(const struct doctor_nccl_topo *nt, const struct gdx_t
 		s += len + (s[len] == ',');
 	}
 	return found;
+}
+
+/* A NIC's label in the matrix: its net name, else its bus id. */
+static const char *nt_label(const struct gdx_topo_nccl *n, int k)
+{
+	return n->nics[k].name[0]  ? n->nics[k].name
+	       : n->nics[k].pci[0] ? n->nics[k].pci
+				   : "(no PCI)";
+}
+
+static void nt_matrix_json(const char *path, const struct gdx_topo_nccl *n, FILE *f)
+{
+	fputs("{\"format\": \"nccl\", ", f);
+	json_key_str(f, "source", path);
+	fputs(",\n \"gpus\": [", f);
+	for (int g = 0; g < n->ngpus; g++) {
+		fprintf(f, "%s{", g ? ", " : "");
+		json_key_str(f, "pci", n->gpus[g].pci);
+		fprintf(f, ", \"c2c\": %s, \"paths\": [", n->gpus[g].c2c ? "true" : "false");
+		for (int k = 0; k < n->nnics; k++)
+			fprintf(f, "%s\"%s\"", k ? ", " : "",
+				gdx_path_name(gdx_topo_nccl_path(n, g, k)));
+		fputs("]}", f);
+	}
+	fputs("],\n \"nics\": [", f);
+	for (int k = 0; k < n->nnics; k++) {
+		fprintf(f, "%s{", k ? ", " : "");
+		json_key_str(f, "pci", n->nics[k].pci[0] ? n->nics[k].pci : NULL);
+		fputs(", ", f);
+		json_key_str(f, "name", n->nics[k].name[0] ? n->nics[k].name : NULL);
+		fputs("}", f);
+	}
+	fputs("]}\n", f);
+}
+
+int doctor_nccl_topo_as_xml(const char *path, bool json, FILE *f)
+{
+	struct gdx_topo_nccl *n;
+	char why[256];
+
+	if (gdx_topo_nccl_read(-1, path, &n, why, sizeof(why)))
+		return -1;
+	if (json) {
+		nt_matrix_json(path, n, f);
+	} else {
+		gdx_esc_text(f, path);
+		fprintf(f,
+			" is NCCL's topology format (what NCCL_TOPO_FILE names and "
+			"NCCL_TOPO_DUMP_FILE writes), not hwloc's: %d GPU(s), %d NIC(s), with "
+			"NCCL's classes from its tree. For the PCIe tree and the plugin's rail groups, "
+			"give hwloc's XML (lstopo --of xml FILE); to see what NCCL_TOPO_FILE does to "
+			"them, set it and run gdx-doctor topo or check.\n",
+			n->ngpus, n->nnics);
+		for (int k = 0; k < n->nnics; k++) {
+			fprintf(f, "%s  NIC%-2d ", k ? "" : "\n", k);
+			gdx_esc_text(f, nt_label(n, k));
+			fputc('\n', f);
+		}
+		fprintf(f, "\n  %-13s", "GPU");
+		for (int k = 0; k < n->nnics; k++)
+			fprintf(f, k + 1 < n->nnics ? " NIC%-3d" : " NIC%d", k);
+		fputc('\n', f);
+		for (int g = 0; g < n->ngpus; g++) {
+			fprintf(f, "  %-13s", n->gpus[g].pci);
+			for (int k = 0; k < n->nnics; k++)
+				fprintf(f, k + 1 < n->nnics ? " %-6s" : " %s",
+					gdx_path_name(gdx_topo_nccl_path(n, g, k)));
+			fputs(n->gpus[g].c2c ? "  C2C\n" : "\n", f);
+		}
+	}
+	int ret = !n->ngpus ? DOCTOR_NO_GPU : !n->nnics ? DOCTOR_NO_NIC : DOCTOR_OK;
+
+	gdx_topo_nccl_free(n);
+	return ret;
 }

@@ -39,6 +39,12 @@ void doctor_nccl_topo_human(const struct doctor_nccl_topo *nt, const struct gdx_
 /* "\"nccl_topo\": null" or the same as an object. */
 void doctor_nccl_topo_json(const struct doctor_nccl_topo *nt, const struct gdx_topo *t, FILE *f);
 
+/* A file given where hwloc's XML was asked for (topo --xml) that is NCCL's
+ * format: what it is, and every GPU-NIC class in it as NCCL reads it, as
+ * text or JSON. Returns the exit status, or -1 when path is not NCCL's
+ * format either (the caller's error stands). */
+int doctor_nccl_topo_as_xml(const char *path, bool json, FILE *f);
+
 /*
  * The plugin's fused devices that the file disagrees with: NCCL_GDX_RAILS's
  * groups (rails as given; auto and gpu: t's rail groups) with two members
