@@ -439,20 +439,20 @@ static int gdx_vdev_common_id(const struct gdx_vdev *v, bool plane)
  * no file of its own; said in one line either way. */
 static int gdx_dev_topo_load(const char *file, struct gdx_topo **t_p, char *why, size_t len)
 {
-	struct gdx_topo_opts o = {.xml = file, .fd = -1, .nccl_file = gdx_topo_nccl_file(file)};
-	int ret = gdx_topo_load_opts(&o, t_p, why, len);
+	const char *nccl = gdx_topo_nccl_file(file); /* what gdx_topo_load() follows */
+	int ret = gdx_topo_load(file, t_p, why, len);
 
-	if (ret || !o.nccl_file)
+	if (ret || !nccl)
 		return ret;
 	if ((*t_p)->nccl_err)
 		GDX_WARN("NCCL_TOPO_FILE=%s: %s; the GPU-NIC pairing is hwloc's, where NCCL's "
 			 "differs",
-			 GDX_LOG_QUOTED(o.nccl_file), why);
+			 GDX_LOG_QUOTED(nccl), why);
 	else
 		GDX_INFO(NCCL_INIT | NCCL_NET,
 			 "the GPU-NIC pairing is NCCL's topology file's (NCCL_TOPO_FILE=%s): %d "
 			 "pairs from it",
-			 GDX_LOG_QUOTED(o.nccl_file), (*t_p)->nccl_pairs);
+			 GDX_LOG_QUOTED(nccl), (*t_p)->nccl_pairs);
 	return 0;
 }
 

@@ -26,7 +26,6 @@
 #include "sys/gdx_env.h"
 #include "dev/gdx_gdr.h"
 #include "dev/gdx_gdr_facts.h"
-#include "dev/gdx_topo_nccl.h"
 #include "sys/gdx_sysfs.h"
 #include <nccl/net_common.h>
 
@@ -717,11 +716,7 @@ int gdx_gdr_probe_init(const struct gdx_gdr_opts *o, struct gdx_gdr_probe **p_ou
 	if (!t && o->saved && !o->xml)
 		gdx_gdr_setf(p->topo_why, sizeof(p->topo_why),
 			     "a saved tree without topo.xml; give its hwloc XML");
-	else if (!t &&
-		 gdx_topo_load_opts(
-			 &(struct gdx_topo_opts){
-				 .xml = o->xml, .fd = -1, .nccl_file = gdx_topo_nccl_file(o->xml)},
-			 &owned, p->topo_why, sizeof(p->topo_why)) == 0)
+	else if (!t && gdx_topo_load(o->xml, &owned, p->topo_why, sizeof(p->topo_why)) == 0)
 		t = owned;
 	p->have_topo = t != NULL;
 	for (int i = 0; t && i < gdx_topo_ngpus(t); i++)

@@ -427,6 +427,35 @@ static void gdx_topo_rank(struct gdx_topo *t)
 	}
 }
 
+/* NCCL's classes are gdx_path's values (gdx_topo_nccl.h). */
+_Static_assert((int)GDX_NCCL_PIX == (int)GDX_PATH_PIX && (int)GDX_NCCL_PXB == (int)GDX_PATH_PXB &&
+		       (int)GDX_NCCL_PHB == (int)GDX_PATH_PHB &&
+		       (int)GDX_NCCL_SYS == (int)GDX_PATH_SYS &&
+		       (int)GDX_NCCL_UNKNOWN == (int)GDX_PATH_UNKNOWN,
+	       "NCCL's path classes are gdx_path's");
+
+/* n's classes over t's for every pair both name, and t's GPUs' c2c from
+ * n's; t->nccl_pairs counts them. */
+static void gdx_topo_nccl_apply(struct gdx_topo *t, const struct gdx_topo_nccl *n)
+{
+	for (int g = 0; g < t->ngpus; g++) {
+		int fg = gdx_topo_nccl_find_gpu(n, t->gpus[g].pci);
+
+		if (fg < 0)
+			continue;
+		t->gpus[g].c2c = n->gpus[fg].c2c;
+		for (int i = 0; i < t->nnics; i++) {
+			int fn = gdx_topo_nccl_find_nic(n, t->nics[i].name, t->nics[i].pci);
+
+			if (fn < 0)
+				continue;
+			t->paths[(size_t)g * (size_t)t->nnics + (size_t)i] =
+				(enum gdx_path)gdx_topo_nccl_path(n, fg, fn);
+			t->nccl_pairs++;
+		}
+	}
+}
+
 /* NCCL's topology file, when named: its classes over hwloc's for the pairs
  * both name. One that cannot be read leaves hwloc's, said in why. */
 static int gdx_topo_follow_nccl(struct gdx_topo *t, const char *file, char *why, size_t why_len)
@@ -537,7 +566,9 @@ int gdx_topo_load(const char *xml, struct gdx_topo **topo_p, char *why, size_t w
 
 int gdx_topo_load_fd(int fd, const char *xml, struct gdx_topo **topo_p, char *why, size_t why_len)
 {
-	struct gdx_topo_opts o = {.xml = xml, .fd = fd};
+	/* this machine's, as NCCL sees it: with NCCL_TOPO_FILE's pairing */
+	struct gdx_topo_opts o = {
+		.xml = xml, .fd = fd, .nccl_file = fd < 0 ? gdx_topo_nccl_file(xml) : NULL};
 
 	return gdx_topo_load_opts(&o, topo_p, why, why_len);
 }

@@ -112,8 +112,9 @@ struct gdx_topo {
 const char *gdx_path_name(enum gdx_path p);
 
 /*
- * Loads the topology of this machine (xml NULL) or of an hwloc XML file, with
- * I/O objects. The file is read here and handed to hwloc as a buffer,
+ * Loads the topology of this machine (xml NULL: with NCCL_TOPO_FILE's
+ * pairing over it, as NCCL sees it; see gdx_topo_opts) or of an hwloc XML
+ * file, with I/O objects. The file is read here and handed to hwloc as a buffer,
  * without what hwloc's built-in XML parser (hwloc without libxml2) refuses in
  * files lstopo wrote and people then published or edited: comments, CRs, a
  * byte order mark, blank space and other declarations before <topology>.

@@ -29,7 +29,7 @@ enum nccl_kind { EL_OTHER, EL_SYSTEM, EL_CPU, EL_PCI, EL_GPU, EL_C2C, EL_NIC, EL
 struct nccl_el {
 	enum nccl_kind kind; /* EL_OTHER: not where NCCL's handlers take it */
 	int parent, nsubs;
-	char tag[32], busid[GDX_TOPO_PCI_LEN], cls[16], name[GDX_TOPO_NAME_LEN];
+	char tag[32], busid[GDX_NCCL_PCI_LEN], cls[16], name[GDX_NCCL_NAME_LEN];
 	int version; /* <system version=>; -1 none */
 };
 
@@ -271,17 +271,17 @@ static int nccl_tree(struct nccl_parse *p)
 
 /* "0001:00:00.0" from what NCCL's busIdToInt64 would read: lower case, a
  * domain when the file leaves it out. */
-static void nccl_busid(const char *in, char out[GDX_TOPO_PCI_LEN])
+static void nccl_busid(const char *in, char out[GDX_NCCL_PCI_LEN])
 {
 	unsigned d, b, s, f;
 
 	if (sscanf(in, "%x:%x:%x.%x", &d, &b, &s, &f) == 4 && d <= 0xffff && b <= 0xff &&
 	    s <= 0x1f && f <= 7)
-		snprintf(out, GDX_TOPO_PCI_LEN, "%04x:%02x:%02x.%x", d, b, s, f);
+		snprintf(out, GDX_NCCL_PCI_LEN, "%04x:%02x:%02x.%x", d, b, s, f);
 	else if (sscanf(in, "%x:%x.%x", &b, &s, &f) == 3 && b <= 0xff && s <= 0x1f && f <= 7)
-		snprintf(out, GDX_TOPO_PCI_LEN, "0000:%02x:%02x.%x", b, s, f);
+		snprintf(out, GDX_NCCL_PCI_LEN, "0000:%02x:%02x.%x", b, s, f);
 	else
-		snprintf(out, GDX_TOPO_PCI_LEN, "%s", in);
+		snprintf(out, GDX_NCCL_PCI_LEN, "%s", in);
 	for (char *c = out; *c; c++)
 		*c = (char)tolower((unsigned char)*c);
 }
@@ -319,20 +319,20 @@ static int nccl_cpu_of(const struct nccl_parse *p, int i)
 }
 
 /* NCCL's class between a GPU's and a NIC's elements (see the header). */
-static enum gdx_path nccl_classify(const struct nccl_parse *p, int g, int n)
+static enum gdx_nccl_path nccl_classify(const struct nccl_parse *p, int g, int n)
 {
 	int cpu = nccl_cpu_of(p, g);
 
 	if (cpu < 0 || cpu != nccl_cpu_of(p, n))
-		return GDX_PATH_SYS;
+		return GDX_NCCL_SYS;
 	for (int a = p->el[n].parent; a >= 0; a = p->el[a].parent)
 		for (int b = p->el[g].parent; b >= 0; b = p->el[b].parent)
 			if (a == b)
-				return a == cpu ? GDX_PATH_PHB
+				return a == cpu ? GDX_NCCL_PHB
 				       : a == p->el[g].parent && a == p->el[n].parent
-					       ? GDX_PATH_PIX
-					       : GDX_PATH_PXB;
-	return GDX_PATH_SYS;
+					       ? GDX_NCCL_PIX
+					       : GDX_NCCL_PXB;
+	return GDX_NCCL_SYS;
 }
 
 /* The GPUs and NICs, and their classes; anchors[] gets each one's element. */
@@ -368,7 +368,7 @@ static int nccl_devices(struct nccl_parse *p, struct gdx_topo_nccl *t)
 		for (int k = nic + 1; nic >= 0 && k < p->nel; k++) {
 			if (p->el[k].parent != nic || p->el[k].kind != EL_NET)
 				continue;
-			snprintf(t->nics[t->nnics].name, GDX_TOPO_NAME_LEN, "%s", p->el[k].name);
+			snprintf(t->nics[t->nnics].name, GDX_NCCL_NAME_LEN, "%s", p->el[k].name);
 			if (e->kind == EL_PCI)
 				nccl_busid(e->busid, t->nics[t->nnics].pci);
 			nel[t->nnics++] = i;
@@ -475,10 +475,10 @@ void gdx_topo_nccl_free(struct gdx_topo_nccl *t)
 	free(t);
 }
 
-enum gdx_path gdx_topo_nccl_path(const struct gdx_topo_nccl *t, int gpu, int nic)
+enum gdx_nccl_path gdx_topo_nccl_path(const struct gdx_topo_nccl *t, int gpu, int nic)
 {
 	if (gpu < 0 || gpu >= t->ngpus || nic < 0 || nic >= t->nnics)
-		return GDX_PATH_UNKNOWN;
+		return GDX_NCCL_UNKNOWN;
 	return t->paths[(size_t)gpu * (size_t)t->nnics + (size_t)nic];
 }
 
@@ -497,26 +497,6 @@ int gdx_topo_nccl_find_gpu(const struct gdx_topo_nccl *n, const char *pci)
 		if (!strcasecmp(n->gpus[k].pci, pci))
 			return k;
 	return -1;
-}
-
-void gdx_topo_nccl_apply(struct gdx_topo *t, const struct gdx_topo_nccl *n)
-{
-	for (int g = 0; g < t->ngpus; g++) {
-		int fg = gdx_topo_nccl_find_gpu(n, t->gpus[g].pci);
-
-		if (fg < 0)
-			continue;
-		t->gpus[g].c2c = n->gpus[fg].c2c;
-		for (int i = 0; i < t->nnics; i++) {
-			int fn = gdx_topo_nccl_find_nic(n, t->nics[i].name, t->nics[i].pci);
-
-			if (fn < 0)
-				continue;
-			t->paths[(size_t)g * (size_t)t->nnics + (size_t)i] =
-				gdx_topo_nccl_path(n, fg, fn);
-			t->nccl_pairs++;
-		}
-	}
 }
 
 const char *gdx_topo_nccl_file(const char *gdx_file)

@@ -23,27 +23,38 @@
 
 #include <stddef.h>
 
-#include "dev/gdx_topo.h"
-
 #define GDX_TOPO_NCCL_MAX   ((size_t)1 << 20)
 #define GDX_TOPO_NCCL_DEPTH 32
+#define GDX_NCCL_PCI_LEN    16 /* "0000:17:00.0" and its NUL */
+#define GDX_NCCL_NAME_LEN   64
+
+/* NCCL's path classes, with gdx_path's values (gdx_topo.h), which the
+ * topology takes them as; NCCL has no NODE: between host bridges of one CPU
+ * is PHB to it. */
+enum gdx_nccl_path {
+	GDX_NCCL_PIX = 1,     /* under the same bridge */
+	GDX_NCCL_PXB = 2,     /* bridges that meet further up */
+	GDX_NCCL_PHB = 3,     /* through their <cpu> */
+	GDX_NCCL_SYS = 6,     /* across <cpu>s */
+	GDX_NCCL_UNKNOWN = 7, /* an index out of range */
+};
 
 struct gdx_topo_nccl_gpu {
-	char pci[GDX_TOPO_PCI_LEN]; /* "0001:00:00.0", lower case */
+	char pci[GDX_NCCL_PCI_LEN]; /* "0001:00:00.0", lower case */
 	int c2c;		    /* 1: a <c2c> under its <gpu>; 0 none */
 };
 
 /* One per port (<net>), or one for a NIC without any. */
 struct gdx_topo_nccl_nic {
-	char pci[GDX_TOPO_PCI_LEN];   /* "" for a <nic> without a <pci> */
-	char name[GDX_TOPO_NAME_LEN]; /* <net name=>, "" when not given */
+	char pci[GDX_NCCL_PCI_LEN];   /* "" for a <nic> without a <pci> */
+	char name[GDX_NCCL_NAME_LEN]; /* <net name=>, "" when not given */
 };
 
 struct gdx_topo_nccl {
 	int ngpus, nnics;
 	struct gdx_topo_nccl_gpu *gpus; /* in file order */
 	struct gdx_topo_nccl_nic *nics;
-	enum gdx_path *paths; /* ngpus x nnics: PIX, PXB, PHB or SYS, as NCCL counts */
+	enum gdx_nccl_path *paths; /* ngpus x nnics: PIX, PXB, PHB or SYS, as NCCL counts */
 };
 
 /*
@@ -56,9 +67,6 @@ struct gdx_topo_nccl {
  */
 int gdx_topo_nccl_read(int fd, const char *path, struct gdx_topo_nccl **t_p, char *why,
 		       size_t why_len);
-/* The same from a buffer of len bytes (the fuzz target's). */
-int gdx_topo_nccl_parse(const char *buf, size_t len, struct gdx_topo_nccl **t_p, char *why,
-			size_t why_len);
 void gdx_topo_nccl_free(struct gdx_topo_nccl *t);
 
 /* The NCCL topology file the plugin follows: NCCL_TOPO_FILE, unless the
@@ -66,16 +74,19 @@ void gdx_topo_nccl_free(struct gdx_topo_nccl *t);
  * not NULL), which is then the whole story; NULL when none. */
 const char *gdx_topo_nccl_file(const char *gdx_file);
 
-/* For gdx_topo_load_opts(), before it ranks: n's classes over t's for every
- * pair both name, and t's GPUs' c2c from n's; t->nccl_pairs counts them. */
-void gdx_topo_nccl_apply(struct gdx_topo *t, const struct gdx_topo_nccl *n);
-
 /* The file's NIC that is the NIC of that verbs name and bus id: by net
  * name when the file gives one, else by bus id; and its GPU of that bus id
  * (any case). -1 when none. */
 int gdx_topo_nccl_find_nic(const struct gdx_topo_nccl *n, const char *name, const char *pci);
 int gdx_topo_nccl_find_gpu(const struct gdx_topo_nccl *n, const char *pci);
 
-enum gdx_path gdx_topo_nccl_path(const struct gdx_topo_nccl *t, int gpu, int nic);
+enum gdx_nccl_path gdx_topo_nccl_path(const struct gdx_topo_nccl *t, int gpu, int nic);
+
+/* For the tests only: no other file of the plugin uses what follows. */
+
+/* gdx_topo_nccl_read() from a buffer of len bytes (the unit tests', and a
+ * fuzz target's). */
+int gdx_topo_nccl_parse(const char *buf, size_t len, struct gdx_topo_nccl **t_p, char *why,
+			size_t why_len);
 
 #endif

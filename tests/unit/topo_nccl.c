@@ -48,11 +48,11 @@ static void test_ndv5_pairs(void)
 		ASSERT_EQ(strcmp(t->gpus[g].pci, pci), 0);
 		ASSERT_EQ(t->gpus[g].c2c, 0);
 		for (int n = 0; n < 8; n++)
-			ASSERT_EQ(gdx_topo_nccl_path(t, g, n), n == g		? GDX_PATH_PIX
-							       : n / 4 == g / 4 ? GDX_PATH_PHB
-										: GDX_PATH_SYS);
+			ASSERT_EQ(gdx_topo_nccl_path(t, g, n), n == g		? GDX_NCCL_PIX
+							       : n / 4 == g / 4 ? GDX_NCCL_PHB
+										: GDX_NCCL_SYS);
 	}
-	ASSERT_EQ(gdx_topo_nccl_path(t, 8, 0), GDX_PATH_UNKNOWN);
+	ASSERT_EQ(gdx_topo_nccl_path(t, 8, 0), GDX_NCCL_UNKNOWN);
 	gdx_topo_nccl_free(t);
 }
 
@@ -85,12 +85,12 @@ static void test_classes_names_c2c(void)
 	ASSERT_EQ(t->gpus[0].c2c, 1);
 	ASSERT_EQ(t->nnics, 5);
 	ASSERT_EQ(strcmp(t->nics[nic_of(t, "mlx5_1")].pci, "0000:13:00.0"), 0);
-	ASSERT_EQ(gdx_topo_nccl_path(t, 0, nic_of(t, "mlx5_0")), GDX_PATH_PIX);
-	ASSERT_EQ(gdx_topo_nccl_path(t, 0, nic_of(t, "mlx5_1")), GDX_PATH_PIX);
-	ASSERT_EQ(gdx_topo_nccl_path(t, 0, nic_of(t, "0000:14:00.0")), GDX_PATH_PXB);
-	ASSERT_EQ(gdx_topo_nccl_path(t, 0, nic_of(t, "rxe0")), GDX_PATH_PHB);
+	ASSERT_EQ(gdx_topo_nccl_path(t, 0, nic_of(t, "mlx5_0")), GDX_NCCL_PIX);
+	ASSERT_EQ(gdx_topo_nccl_path(t, 0, nic_of(t, "mlx5_1")), GDX_NCCL_PIX);
+	ASSERT_EQ(gdx_topo_nccl_path(t, 0, nic_of(t, "0000:14:00.0")), GDX_NCCL_PXB);
+	ASSERT_EQ(gdx_topo_nccl_path(t, 0, nic_of(t, "rxe0")), GDX_NCCL_PHB);
 	ASSERT_EQ(t->nics[nic_of(t, "rxe0")].pci[0], '\0');
-	ASSERT_EQ(gdx_topo_nccl_path(t, 0, nic_of(t, "0000:80:00.0")), GDX_PATH_SYS);
+	ASSERT_EQ(gdx_topo_nccl_path(t, 0, nic_of(t, "0000:80:00.0")), GDX_NCCL_SYS);
 	gdx_topo_nccl_free(t);
 }
 

@@ -72,12 +72,15 @@ struct gdx_nccl_conf_paths {
  * a file that cannot be read is in files[] and the notes, not an error.
  */
 int gdx_nccl_conf_load(const struct gdx_nccl_conf_paths *p, struct gdx_nccl_conf *c);
-void gdx_nccl_conf_free(struct gdx_nccl_conf *c);
 
 /* Where name's value comes from, for "(from ...)": the file's path (and
  * line) that set it, "environment" when it was set before the files, NULL
  * when it is not set at all. buf holds the text. */
 const char *gdx_nccl_conf_source(const struct gdx_nccl_conf *c, const char *name, char *buf,
 				 size_t len);
+
+/* For the tests only: gdx-doctor keeps what it loaded to its end. */
+
+void gdx_nccl_conf_free(struct gdx_nccl_conf *c);
 
 #endif

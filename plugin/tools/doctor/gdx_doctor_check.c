@@ -311,7 +311,8 @@ static int doctor_check(const struct doctor_cmd *cmd, int argc, char **argv)
 					   .fd = xml_fd,
 					   .nccl_file = doctor_nccl_topo_follow(&c->ntopo)};
 
-		ret = gdx_topo_load_opts(&to, &t, why, sizeof(why));
+		ret = to.nccl_file ? gdx_topo_load_opts(&to, &t, why, sizeof(why))
+				   : gdx_topo_load_fd(xml_fd, o.xml, &t, why, sizeof(why));
 		if (ret) {
 			doctor_nccl_topo_free(&c->ntopo);
 			fprintf(stderr, "gdx-doctor check: %s\n", why);

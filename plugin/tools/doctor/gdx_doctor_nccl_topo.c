@@ -80,6 +80,12 @@ const char *doctor_nccl_topo_follow(const struct doctor_nccl_topo *nt)
 	return nt->n && !nt->plugin_own ? nt->file : NULL;
 }
 
+/* NCCL's classes have gdx_path's values (gdx_topo_nccl.h), and names. */
+static const char *nt_path_name(enum gdx_nccl_path p)
+{
+	return gdx_path_name((enum gdx_path)p);
+}
+
 /* A file NIC's name as t knows it (its verbs name), else the file's. */
 static const char *nt_nic_name(const struct gdx_topo_nccl *n, int k, const struct gdx_topo *t)
 {
@@ -92,10 +98,10 @@ static const char *nt_nic_name(const struct gdx_topo_nccl *n, int k, const struc
 	return n->nics[k].name[0] ? n->nics[k].name : n->nics[k].pci;
 }
 
-/* GPU g's nearest class in the file, GDX_PATH_UNKNOWN when it has no NIC. */
-static enum gdx_path nt_best(const struct gdx_topo_nccl *n, int g)
+/* GPU g's nearest class in the file, GDX_NCCL_UNKNOWN when it has no NIC. */
+static enum gdx_nccl_path nt_best(const struct gdx_topo_nccl *n, int g)
 {
-	enum gdx_path best = GDX_PATH_UNKNOWN;
+	enum gdx_nccl_path best = GDX_NCCL_UNKNOWN;
 
 	for (int k = 0; k < n->nnics; k++)
 		if (gdx_topo_nccl_path(n, g, k) < best)
@@ -137,7 +143,7 @@ void doctor_nccl_topo_human(const struct doctor_nccl_topo *nt, const struct gdx_
 			       : "the plugin follows it");
 	fprintf(f, "  %-13s %-10s %s\n", "GPU", "NIC", "PATH (NCCL's, from the file)");
 	for (int g = 0; g < n->ngpus; g++) {
-		enum gdx_path best = nt_best(n, g);
+		enum gdx_nccl_path best = nt_best(n, g);
 
 		for (int k = 0; k < n->nnics; k++) {
 			if (gdx_topo_nccl_path(n, g, k) != best)
@@ -148,7 +154,7 @@ void doctor_nccl_topo_human(const struct doctor_nccl_topo *nt, const struct gdx_
 				(int)(strlen(nt_nic_name(n, k, t)) < 10
 					      ? 10 - strlen(nt_nic_name(n, k, t))
 					      : 0),
-				"", gdx_path_name(best), n->gpus[g].c2c ? ", C2C" : "");
+				"", nt_path_name(best), n->gpus[g].c2c ? ", C2C" : "");
 		}
 	}
 }
@@ -170,7 +176,7 @@ void doctor_nccl_topo_json(const struct doctor_nccl_topo *nt, const struct gdx_t
 	json_key_str(f, "error", n ? NULL : nt->why);
 	fputs(", \"pairs\": [", f);
 	for (int g = 0; n && g < n->ngpus; g++) {
-		enum gdx_path best = nt_best(n, g);
+		enum gdx_nccl_path best = nt_best(n, g);
 
 		for (int k = 0; k < n->nnics; k++) {
 			if (gdx_topo_nccl_path(n, g, k) != best)
@@ -180,7 +186,7 @@ void doctor_nccl_topo_json(const struct doctor_nccl_topo *nt, const struct gdx_t
 			json_key_str(f, "gpu", n->gpus[g].pci);
 			fputs(", ", f);
 			json_key_str(f, "nic", nt_nic_name(n, k, t));
-			fprintf(f, ", \"path\": \"%s\", \"c2c\": %s}", gdx_path_name(best),
+			fprintf(f, ", \"path\": \"%s\", \"c2c\": %s}", nt_path_name(best),
 				n->gpus[g].c2c ? "true" : "false");
 		}
 	}
@@ -195,7 +201,7 @@ static int nt_gpu_of(const struct gdx_topo_nccl *n, const struct gdx_topo *t, co
 
 	k = gdx_topo_nccl_find_nic(n, name, i >= 0 ? gdx_topo_nic(t, i)->pci : NULL);
 	for (int g = 0; k >= 0 && g < n->ngpus; g++)
-		if (gdx_topo_nccl_path(n, g, k) <= GDX_PATH_PXB &&
+		if (gdx_topo_nccl_path(n, g, k) <= GDX_NCCL_PXB &&
 		    (best < 0 || gdx_topo_nccl_path(n, g, k) < gdx_topo_nccl_path(n, best, k)))
 			best = g;
 	return best;
@@ -292,7 +298,7 @@ static void nt_matrix_json(const char *path, const struct gdx_topo_nccl *n, FILE
 		fprintf(f, ", \"c2c\": %s, \"paths\": [", n->gpus[g].c2c ? "true" : "false");
 		for (int k = 0; k < n->nnics; k++)
 			fprintf(f, "%s\"%s\"", k ? ", " : "",
-				gdx_path_name(gdx_topo_nccl_path(n, g, k)));
+				nt_path_name(gdx_topo_nccl_path(n, g, k)));
 		fputs("]}", f);
 	}
 	fputs("],\n \"nics\": [", f);
@@ -337,7 +343,7 @@ int doctor_nccl_topo_as_xml(const char *path, bool json, FILE *f)
 			fprintf(f, "  %-13s", n->gpus[g].pci);
 			for (int k = 0; k < n->nnics; k++)
 				fprintf(f, k + 1 < n->nnics ? " %-6s" : " %s",
-					gdx_path_name(gdx_topo_nccl_path(n, g, k)));
+					nt_path_name(gdx_topo_nccl_path(n, g, k)));
 			fputs(n->gpus[g].c2c ? "  C2C\n" : "\n", f);
 		}
 	}
