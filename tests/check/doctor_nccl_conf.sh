@@ -140,6 +140,12 @@ if run "env: each setting with its file" 0 GDX_NCCL_CONF_SYSTEM="$conf" NCCL_TOP
 		"set to \"2\" \(from $tmp/home/.nccl.conf:2\)"
 	has "  the system file's line the environment shadows" "$tmp/out" \
 		"NCCL_TOPO_FILE=\"$ncclxml\" \(from $conf:5\): not applied"
+	has "  NCCL_TOPO_FILE itself, from the environment" "$tmp/out" \
+		"^  NCCL_TOPO_FILE=\"$ncclxml\" \(from environment\)"
+fi
+if run "env: NCCL_TOPO_FILE from the user's file, over the system's" 0 GDX_NCCL_CONF_SYSTEM="$conf" -- env; then
+	count "  once, with its file and line" "$tmp/out" "NCCL_TOPO_FILE=\"$tmp/none.xml\" \(from $tmp/home/.nccl.conf:1\)$" 1
+	has "  the system's line shadowed" "$tmp/out" "NCCL_TOPO_FILE=\"$ncclxml\" \(from $conf:5\): not applied"
 fi
 if run "env --json: from" 0 GDX_NCCL_CONF_SYSTEM="$conf" -- env --json; then
 	json "  the variable's from is the user's file" \

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* NCCL's configuration files in gdx-doctor (gdx_doctor_conf.h). */
 #include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -44,6 +46,17 @@ static const char *conf_file_state(const struct gdx_nccl_conf_file *cf)
 	return !cf->err ? "read" : cf->err == -ENOENT ? "not there" : cf->why;
 }
 
+/* NCCL's variables on where NCCL reads from, which env's tables do not list. */
+static const char *const conf_steering[] = {"NCCL_CONF_FILE", "NCCL_TOPO_FILE"};
+
+static bool conf_is_steering(const char *name)
+{
+	for (size_t i = 0; i < sizeof(conf_steering) / sizeof(conf_steering[0]); i++)
+		if (!strcmp(name, conf_steering[i]))
+			return true;
+	return false;
+}
+
 void doctor_conf_text(FILE *f, const char *header)
 {
 	const struct gdx_nccl_conf *c = &doctor_conf;
@@ -56,9 +69,24 @@ void doctor_conf_text(FILE *f, const char *header)
 		gdx_esc_text(f, conf_file_state(&c->files[i]));
 		fputc('\n', f);
 	}
+	/* the variables that steer NCCL's own reading, wherever they came from */
+	for (size_t i = 0; i < sizeof(conf_steering) / sizeof(conf_steering[0]); i++) {
+		const char *v = getenv(conf_steering[i]);
+		char src[1100];
+
+		if (!v)
+			continue;
+		fprintf(f, "  %s=\"", conf_steering[i]);
+		gdx_esc_text(f, v);
+		fputs("\" (from ", f);
+		gdx_esc_text(f, doctor_conf_source(conf_steering[i], src, sizeof(src)));
+		fputs(")\n", f);
+	}
 	for (int i = 0; i < c->nvars; i++) {
 		const struct gdx_nccl_conf_var *v = &c->vars[i];
 
+		if (v->applied && conf_is_steering(v->name))
+			continue; /* said above */
 		fputs("  ", f);
 		gdx_esc_text(f, v->name);
 		fputs("=\"", f);
