@@ -225,12 +225,27 @@ static void test_topo_follows_file(void)
 	gdx_topo_free(t);
 }
 
-/* The plugin's own file wins over NCCL's. */
+/* The plugin's own file wins over NCCL's; this machine's topology
+ * (gdx_topo_load(NULL), the plugin's) reads NCCL's. */
 static void test_which_file(void)
 {
+	struct gdx_topo *t;
+	char why[256];
+
 	setenv("NCCL_TOPO_FILE", NDV5_NCCL, 1);
 	ASSERT_EQ(strcmp(gdx_topo_nccl_file(NULL), NDV5_NCCL), 0);
 	ASSERT(gdx_topo_nccl_file(NDV5_HWLOC) == NULL);
+	ASSERT_EQ(gdx_topo_load(NULL, &t, why, sizeof(why)), 0);
+	ASSERT_EQ(t->nccl_err, 0); /* read; none of its GPUs is this machine's */
+	gdx_topo_free(t);
+	ASSERT_EQ(gdx_topo_load(NDV5_HWLOC, &t, why, sizeof(why)), 0);
+	ASSERT_EQ(t->nccl_pairs, 0); /* an hwloc file of the plugin's own: the whole story */
+	ASSERT_EQ(gdx_topo_ngroups(t), 2);
+	gdx_topo_free(t);
+	setenv("NCCL_TOPO_FILE", "tests/lib/fixtures/nccl-topo/none.xml", 1);
+	ASSERT_EQ(gdx_topo_load(NULL, &t, why, sizeof(why)), 0);
+	ASSERT_EQ(t->nccl_err, -ENOENT);
+	gdx_topo_free(t);
 	unsetenv("NCCL_TOPO_FILE");
 	ASSERT(gdx_topo_nccl_file(NULL) == NULL);
 }

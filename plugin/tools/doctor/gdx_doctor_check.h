@@ -2,8 +2,8 @@
 /*
  * What the files of gdx-doctor check share (gdx_doctor_check.c, the
  * command; _problems.c, what it finds wrong; _nccl.c, the NCCL that would
- * load the plugin; _report.c, its tables and its JSON): the node's facts as
- * the check gathers them, and the problems found in them.
+ * load the plugin; _nccl_topo.c, NCCL's configuration and topology files; _report.c, its tables and
+ * its JSON): the node's facts as the check gathers them, and the problems found in them.
  */
 #ifndef GDX_DOCTOR_CHECK_H
 #define GDX_DOCTOR_CHECK_H
