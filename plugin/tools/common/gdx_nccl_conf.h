@@ -8,6 +8,11 @@
  * after, untrimmed, each cut at 1023 bytes; a line without '=' is skipped;
  * each is applied with setenv(name, value, 0), so the environment wins, then
  * the first file, then the system's, and within a file its first line.
+ * NCCL's master after 2.29 differs in three ways this follows only in notes:
+ * it reads $HOME (2.29 and earlier the password database's home: $HOME here,
+ * with a note when the two differ), drops a line's trailing CR (a note on
+ * each such line), and reads lines through a 4096-byte fgets, so that a
+ * longer line's rest is read as a line of its own (no such file is real).
  * gdx-doctor applies them at its start so that every later read (the
  * plugin's parameters, gdx_env()) sees what NCCL would, and keeps where
  * each value came from.
