@@ -62,9 +62,11 @@ static enum nccl_kind nccl_kind_of(const char *name, enum nccl_kind parent, bool
 	return EL_OTHER;
 }
 
+/* What NCCL's parser skips between elements, and ends a name at: a tab is
+ * none of these to it (before a '<', its parse fails). */
 static bool nccl_space(char c)
 {
-	return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+	return c == ' ' || c == '\n' || c == '\r';
 }
 
 static void nccl_skip_space(struct nccl_parse *p)
@@ -148,9 +150,14 @@ static int nccl_attrs(struct nccl_parse *p, struct nccl_el *e, bool *single)
 		char key[32], val[NCCL_STR_MAX + 1];
 		int ret;
 
-		nccl_skip_space(p);
+		/* NCCL reads attributes only while a space follows: a line break in
+		 * a tag, or blanks around '=', fail its parse */
+		while (p->at < p->len && p->s[p->at] == ' ')
+			p->at++;
 		if (p->at >= p->len)
 			return nccl_fail(p, "an unterminated tag");
+		if (p->s[p->at] == '\n' || p->s[p->at] == '\r')
+			return nccl_fail(p, "a line break inside a tag (NCCL's parser refuses it)");
 		if (p->s[p->at] == '>') {
 			p->at++;
 			return 0;
@@ -166,11 +173,9 @@ static int nccl_attrs(struct nccl_parse *p, struct nccl_el *e, bool *single)
 		ret = nccl_name(p, key, sizeof(key));
 		if (ret)
 			return ret;
-		nccl_skip_space(p);
 		if (p->at >= p->len || p->s[p->at] != '=')
-			return nccl_fail(p, "'=' expected after an attribute's name");
+			return nccl_fail(p, "'=' expected right after an attribute's name");
 		p->at++;
-		nccl_skip_space(p);
 		ret = nccl_value(p, val, sizeof(val));
 		if (ret)
 			return ret;
@@ -232,9 +237,8 @@ static int nccl_close(struct nccl_parse *p, int *stack, int *depth)
 
 	if (ret)
 		return ret;
-	nccl_skip_space(p);
 	if (p->at >= p->len || p->s[p->at] != '>')
-		return nccl_fail(p, "'>' expected in a closing tag");
+		return nccl_fail(p, "'>' expected right after a closing tag's name");
 	p->at++;
 	if (!*depth)
 		return nccl_fail(p, "a closing tag with nothing open");
@@ -257,10 +261,10 @@ static int nccl_tree(struct nccl_parse *p)
 		p->at++;
 		if (p->len - p->at >= 3 && !memcmp(p->s + p->at, "!--", 3))
 			ret = nccl_skip_to(p, "-->", "an unterminated comment");
-		else if (p->at < p->len && p->s[p->at] == '?')
-			ret = nccl_skip_to(p, "?>", "an unterminated declaration");
-		else if (p->at < p->len && p->s[p->at] == '!')
-			ret = nccl_skip_to(p, ">", "an unterminated declaration");
+		else if (p->at < p->len && (p->s[p->at] == '?' || p->s[p->at] == '!'))
+			/* NCCL takes "<?xml ...?>" for an element it never sees closed */
+			ret = nccl_fail(p, "an XML declaration (<?...> or <!...>): NCCL's parser "
+					   "fails on it");
 		else if (p->at < p->len && p->s[p->at] == '/')
 			p->at++, ret = nccl_close(p, stack, &depth);
 		else
@@ -409,6 +413,14 @@ int gdx_topo_nccl_parse(const char *buf, size_t len, struct gdx_topo_nccl **t_p,
 		goto out;
 	}
 	ret = nccl_tree(&p);
+	if (ret && memmem(buf, len, "<topology", 9)) {
+		char inner[256];
+
+		/* the commonest mix-up: lstopo's file where NCCL's is meant */
+		snprintf(inner, sizeof(inner), "%s", why ? why : "");
+		gdx_file_why(why, why_len, ret, "hwloc's XML, not NCCL's topology format (%s)",
+			     inner);
+	}
 	if (ret)
 		goto out;
 	for (int i = 0; i < p.nel && sys < 0; i++)

@@ -14,9 +14,10 @@
  *
  * The file is hostile input: read through gdx_file_open(), at most
  * GDX_TOPO_NCCL_MAX bytes, nested at most GDX_TOPO_NCCL_DEPTH deep. What
- * NCCL's parser refuses (a wrong version, a value over 255 bytes, more than
- * 256 elements NCCL keeps, or 128 under one) is refused here too, with
- * NCCL's reason.
+ * NCCL's parser refuses (src/graph/xml.cc: an XML declaration, a tab
+ * between elements, a line break in a tag, blanks around '=', a wrong
+ * version, a value over 255 bytes, more than 256 elements NCCL keeps, or
+ * 128 under one) is refused here too, with NCCL's reason.
  */
 #ifndef GDX_TOPO_NCCL_H
 #define GDX_TOPO_NCCL_H

@@ -57,18 +57,18 @@ static void test_ndv5_pairs(void)
 }
 
 /* Nested switches (PXB), a NIC's ports by <net> name, a <nic> without PCI,
- * a GPU's <c2c>, comments, single quotes, tabs, a bus id without domain. */
+ * a GPU's <c2c>, comments, single quotes, two spaces, a bus id without domain. */
 static void test_classes_names_c2c(void)
 {
 	static const char text[] =
-		"<?xml version=\"1.0\"?>\n<!-- a comment -->\n<system version=\"1\">\n"
+		"<!-- a comment -->\n<system version=\"1\">\n"
 		" <cpu numaid=\"0\">\n"
 		"  <pci busid=\"0000:10:00.0\" class=\"0x060400\">\n"
 		"   <pci busid=\"0000:11:00.0\" class=\"0x060400\">\n"
 		"    <pci busid=\"0000:12:00.0\" class=\"0x030200\"><gpu dev=\"0\" sm=\"90\">"
 		"<c2c bw=\"40\" count=\"10\"/></gpu></pci>\n"
 		"    <pci busid=\"0000:13:00.0\" class=\"0x020700\"><nic>"
-		"<net name=\"mlx5_0\" dev=\"0\"/><net name='mlx5_1'\tdev=\"1\"/></nic></pci>\n"
+		"<net name=\"mlx5_0\" dev=\"0\"/><net name='mlx5_1'  dev=\"1\"/></nic></pci>\n"
 		"   </pci>\n"
 		"   <pci busid=\"14:00.0\" class=\"0x020000\"/>\n"
 		"  </pci>\n"
@@ -119,6 +119,12 @@ static void test_refusals(void)
 	refused("<system version=\"1\"><!-- never closed", "unterminated comment");
 	refused("", "no <system> element");
 	refused("<system version=1></system>", "quoted value");
+	/* what NCCL's own parser fails on (src/graph/xml.cc) */
+	refused("<?xml version=\"1.0\"?>\n<system version=\"1\"></system>", "XML declaration");
+	refused("<system version=\"1\">\n\t<cpu/>\n</system>", "'<' expected");
+	refused("<system\nversion=\"1\"></system>", "line break inside a tag");
+	refused("<system version = \"1\"></system>", "'=' expected right after");
+	refused("<system version=\"1\"></system >", "right after a closing tag's name");
 
 	deep = malloc(64 * 16 + 64);
 	ASSERT(deep != NULL);
