@@ -8,6 +8,7 @@
 
 #include "dev/gdx_data_direct.h"
 #include "dev/gdx_dev.h"
+#include "dev/gdx_dev_topo.h"
 #include "sys/gdx_nccl_version.h"
 #include "dev/gdx_dev_seen.h"
 #include "dev/gdx_dev_speed.h"
@@ -19,6 +20,7 @@
 #include "dev/gdx_gdr_verdict.h"
 #include "sys/gdx_sysfs.h"
 #include "dev/gdx_topo.h"
+#include "dev/gdx_topo_nccl.h"
 
 static struct gdx_dev gdx_devs[GDX_MAX_DEVS];
 static int gdx_ndevs;
@@ -486,15 +488,14 @@ static const struct gdx_topo *gdx_dev_topology(void)
 	const char *file =
 		gdx_params.topo_file && *gdx_params.topo_file ? gdx_params.topo_file : NULL;
 	struct gdx_topo_home homes[GDX_MAX_DEVS];
-	struct gdx_topo_opts o = {.xml = file, .fd = -1, .homes = homes};
 	char why[256] = "";
 	int ret;
 
 	if (gdx_dev_topo_tried)
 		return gdx_dev_topo;
 	gdx_dev_topo_tried = true;
-	o.nhomes = gdx_dev_topo_homes(homes);
-	ret = gdx_topo_load_opts(&o, &gdx_dev_topo, why, sizeof(why));
+	ret = gdx_dev_topo_load(file, homes, gdx_dev_topo_homes(homes), &gdx_dev_topo, why,
+				sizeof(why));
 	if (ret) {
 		gdx_dev_topo = NULL;
 		GDX_INFO(NCCL_INIT | NCCL_NET,
@@ -737,13 +738,11 @@ static int gdx_rails_gpu(struct gdx_rail_groups *g)
 	const char *names[GDX_MAX_DEVS];
 	int members[GDX_MAX_DEVS][8];
 	struct gdx_topo_home homes[GDX_MAX_DEVS];
-	struct gdx_topo_opts o = {.xml = file, .fd = -1, .homes = homes};
 	struct gdx_topo *t;
 	char why[256] = "";
 	int ret, n;
 
-	o.nhomes = gdx_dev_topo_homes(homes);
-	ret = gdx_topo_load_opts(&o, &t, why, sizeof(why));
+	ret = gdx_dev_topo_load(file, homes, gdx_dev_topo_homes(homes), &t, why, sizeof(why));
 	if (ret) {
 		if (file) {
 			GDX_WARN("NCCL_GDX_TOPO_FILE=%s: %s", file, why[0] ? why : strerror(-ret));

@@ -27,6 +27,7 @@
 #include "dev/gdx_gdr.h"
 #include "dev/gdx_gdr_c2c.h"
 #include "dev/gdx_gdr_facts.h"
+#include "dev/gdx_topo_nccl.h"
 #include "sys/gdx_sysfs.h"
 #include <nccl/net_common.h>
 
@@ -708,6 +709,7 @@ int gdx_gdr_probe_init(const struct gdx_gdr_opts *o, struct gdx_gdr_probe **p_ou
 	to.xml = o->xml;
 	to.homes = o->homes;
 	to.nhomes = o->nhomes;
+	to.nccl_file = gdx_topo_nccl_file(o->xml); /* this machine's, as NCCL sees it */
 	gdx_gdr_setf(why, why_len, "%s", "");
 	p = calloc(1, sizeof(*p));
 	if (!p) {

@@ -16,6 +16,7 @@
 #include <hwloc.h>
 
 #include "dev/gdx_topo.h"
+#include "dev/gdx_topo_nccl.h"
 #include "dev/gdx_topo_read.h"
 #include "sys/gdx_log.h"
 
@@ -413,19 +414,13 @@ static int gdx_topo_rank_of(enum gdx_path p, int same_pkg)
 	return 2 * (int)p + (split && same_pkg != 1);
 }
 
-/* Paths, then each GPU's NICs nearest first; the rail group is the head of that
- * list at the best rank. NICs are in name order already, so walking the
- * ranks in order and the NICs in index order sorts by (rank, name). */
-static void gdx_topo_rank(struct gdx_topo *t, const struct gdx_topo_scan *scan)
+/* Every GPU-NIC pair's path class, and whether they share a package. */
+static void gdx_topo_classify_all(struct gdx_topo *t, const struct gdx_topo_scan *scan)
 {
-	int max_rank = gdx_topo_rank_of(GDX_PATH_UNKNOWN, 0);
-
 	for (int g = 0; g < t->ngpus; g++) {
 		enum gdx_path *row = &t->paths[(size_t)g * (size_t)t->nnics];
 		signed char *pkg = &t->same_pkg[(size_t)g * (size_t)t->nnics];
-		int *order = &t->order[(size_t)g * (size_t)t->nnics];
 		const struct gdx_topo_gpu *gpu = &t->gpus[g];
-		int n = 0, best;
 
 		for (int i = 0; i < t->nnics; i++) {
 			const struct gdx_topo_nic *nic = &t->nics[i];
@@ -437,6 +432,22 @@ static void gdx_topo_rank(struct gdx_topo *t, const struct gdx_topo_scan *scan)
 					 ? gpu->package == nic->package
 					 : -1;
 		}
+	}
+}
+
+/* Each GPU's NICs nearest first; the rail group is the head of that
+ * list at the best rank. NICs are in name order already, so walking the
+ * ranks in order and the NICs in index order sorts by (rank, name). */
+static void gdx_topo_rank(struct gdx_topo *t)
+{
+	int max_rank = gdx_topo_rank_of(GDX_PATH_UNKNOWN, 0);
+
+	for (int g = 0; g < t->ngpus; g++) {
+		const enum gdx_path *row = &t->paths[(size_t)g * (size_t)t->nnics];
+		const signed char *pkg = &t->same_pkg[(size_t)g * (size_t)t->nnics];
+		int *order = &t->order[(size_t)g * (size_t)t->nnics];
+		int n = 0, best;
+
 		for (int r = 0; r <= max_rank; r++)
 			for (int i = 0; i < t->nnics; i++)
 				if (gdx_topo_rank_of(row[i], pkg[i]) == r)
@@ -450,6 +461,54 @@ static void gdx_topo_rank(struct gdx_topo *t, const struct gdx_topo_scan *scan)
 		for (int i = 0; i < t->group_len[g]; i++)
 			t->nics[order[i]].group_gpus++;
 	}
+}
+
+/* NCCL's classes are gdx_path's values (gdx_topo_nccl.h). */
+_Static_assert((int)GDX_TNC_PIX == (int)GDX_PATH_PIX && (int)GDX_TNC_PXB == (int)GDX_PATH_PXB &&
+		       (int)GDX_TNC_PHB == (int)GDX_PATH_PHB &&
+		       (int)GDX_TNC_SYS == (int)GDX_PATH_SYS &&
+		       (int)GDX_TNC_UNKNOWN == (int)GDX_PATH_UNKNOWN,
+	       "NCCL's path classes are gdx_path's");
+
+/* n's classes over t's for every pair both name, and t's GPUs' c2c from
+ * n's; t->nccl_pairs counts them. */
+static void gdx_topo_nccl_apply(struct gdx_topo *t, const struct gdx_topo_nccl *n)
+{
+	for (int g = 0; g < t->ngpus; g++) {
+		int fg = gdx_topo_nccl_find_gpu(n, t->gpus[g].pci);
+
+		if (fg < 0)
+			continue;
+		t->gpus[g].c2c = n->gpus[fg].c2c;
+		for (int i = 0; i < t->nnics; i++) {
+			int fn = gdx_topo_nccl_find_nic(n, t->nics[i].name, t->nics[i].pci);
+
+			if (fn < 0)
+				continue;
+			t->paths[(size_t)g * (size_t)t->nnics + (size_t)i] =
+				(enum gdx_path)gdx_topo_nccl_path(n, fg, fn);
+			t->nccl_pairs++;
+		}
+	}
+}
+
+/* NCCL's topology file, when named: its classes over hwloc's for the pairs
+ * both name. One that cannot be read leaves hwloc's, said in why. */
+static int gdx_topo_follow_nccl(struct gdx_topo *t, const char *file, char *why, size_t why_len)
+{
+	struct gdx_topo_nccl *n;
+	int ret;
+
+	if (!file)
+		return 0;
+	ret = gdx_topo_nccl_read(-1, file, &n, why, why_len);
+	if (ret) {
+		t->nccl_err = ret;
+		return ret == -ENOMEM ? ret : 0;
+	}
+	gdx_topo_nccl_apply(t, n);
+	gdx_topo_nccl_free(n);
+	return 0;
 }
 
 static bool gdx_topo_same_group(const struct gdx_topo *t, int g, const struct gdx_topo_group *grp)
@@ -538,7 +597,8 @@ static void gdx_topo_keep_hostname(struct gdx_topo *t, const struct gdx_topo_sca
 
 int gdx_topo_load(const char *xml, struct gdx_topo **topo_p, char *why, size_t why_len)
 {
-	struct gdx_topo_opts o = {.xml = xml, .fd = -1};
+	/* this machine's, as NCCL sees it: with NCCL_TOPO_FILE's pairing */
+	struct gdx_topo_opts o = {.xml = xml, .fd = -1, .nccl_file = gdx_topo_nccl_file(xml)};
 
 	return gdx_topo_load_opts(&o, topo_p, why, why_len);
 }
@@ -576,7 +636,11 @@ int gdx_topo_load_opts(const struct gdx_topo_opts *o, struct gdx_topo **topo_p, 
 		ret = -ENOMEM;
 		goto nomem;
 	}
-	gdx_topo_rank(t, &scan);
+	gdx_topo_classify_all(t, &scan);
+	ret = gdx_topo_follow_nccl(t, o->nccl_file, why, why_len);
+	if (ret)
+		goto nomem;
+	gdx_topo_rank(t);
 	ret = gdx_topo_tree(t, &scan);
 	if (ret)
 		goto nomem;

@@ -103,6 +103,8 @@ struct gdx_topo {
 	struct gdx_topo_bridge *bridges;
 	int nbridges;
 	char hostname[256]; /* hwloc's HostName of the machine it was taken on */
+	int nccl_pairs;	    /* GPU-NIC pairs whose class NCCL's topology file set */
+	int nccl_err;	    /* that file named and not read: -errno; else 0 */
 };
 
 /* "PIX", "PXB", "PHB", "NODE", "NUMA-UNKNOWN", "SYS", or "UNKNOWN" for
@@ -126,6 +128,13 @@ struct gdx_topo_opts {
 	 * has the device (else kept where they are, said at INFO) */
 	const struct gdx_topo_home *homes;
 	int nhomes;
+	/* NCCL's topology file (NCCL_TOPO_FILE; gdx_topo_nccl.h), NULL none: after
+	 * hwloc's classes, the file's replace them for every GPU-NIC pair both
+	 * name (GPUs by bus id, NICs by net name or else bus id), and a GPU's
+	 * <c2c> sets its c2c; then the order and groups follow them, as NCCL's
+	 * do. One that cannot be read leaves hwloc's: the load succeeds, with
+	 * t->nccl_err and why saying so. */
+	const char *nccl_file;
 };
 
 /*

@@ -38,6 +38,13 @@
 	X(SLURM_LOCALID, "SLURM_LOCALID", "Slurm", "the rank on its node, in the live file")    \
 	X(OMPI_LOCAL_RANK, "OMPI_COMM_WORLD_LOCAL_RANK", "Open MPI", "likewise")                \
 	X(LOCAL_RANK, "LOCAL_RANK", "torchrun", "likewise")                                     \
+	X(TOPO_FILE, "NCCL_TOPO_FILE", "NCCL",                                                  \
+	  "NCCL's topology XML: the GPU-NIC pairing NCCL takes from it, the plugin follows")    \
+	X(CONF_FILE, "NCCL_CONF_FILE", "NCCL",                                                  \
+	  "gdx-doctor: the configuration file NCCL reads instead of ~/.nccl.conf")              \
+	X(HOME, "HOME", "the user", "gdx-doctor: where ~/.nccl.conf is")                        \
+	X(NCCL_CONF_SYSTEM, "GDX_NCCL_CONF_SYSTEM", "tests",                                    \
+	  "tests only: a file gdx-doctor reads instead of /etc/nccl.conf")                      \
 	X(SYSFS_ROOT, "GDX_SYSFS_ROOT", "tests",                                                \
 	  "tests only: a fixture tree read instead of /sys")                                    \
 	X(GDR_FACTS, "GDX_GDR_FACTS", "tests",                                                  \

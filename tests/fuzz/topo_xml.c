@@ -2,7 +2,9 @@
 /*
  * libFuzzer target for the hwloc XML reader (gdx_topo_read.c, through
  * gdx_topo_load()): what topo --xml, check and the plugin's
- * NCCL_GDX_TOPO_FILE read, a file anyone may have written. The input's
+ * NCCL_GDX_TOPO_FILE read, a file anyone may have written; and the same
+ * file through the reader of NCCL's own format (gdx_topo_nccl.c), what
+ * NCCL_TOPO_FILE names. The input's
  * first byte chooses its form; the rest is the file:
  *
  *   0  the rest as it is;
@@ -18,10 +20,12 @@
  * (-EFBIG) without being read; a file nesting deeper than the reader's
  * bound is refused before hwloc reads it, the bound in the reason, and
  * never crashes (hwloc's import recurses once per level). A topology that
- * loads has every path class within its range.
+ * loads has every path class within its range. NCCL's reader returns 0 or
+ * its errors with a reason, and only NCCL's classes.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +33,7 @@
 #include <unistd.h>
 
 #include "dev/gdx_topo.h"
+#include "dev/gdx_topo_nccl.h"
 #include "tools/common/gdx_topo_query.h"
 
 #include "check.h"
@@ -77,6 +82,26 @@ static void fuzz_write(int fd, const uint8_t *data, size_t size)
 	FUZZ_CHECK(write(fd, tail + 1, (size_t)(end - tail - 1)) == (ssize_t)(end - tail - 1));
 }
 
+/* The same file as NCCL's format. */
+static void fuzz_nccl(bool huge)
+{
+	struct gdx_topo_nccl *n;
+	char why[256] = "";
+	int ret = gdx_topo_nccl_read(-1, fuzz_path, &n, why, sizeof(why));
+
+	FUZZ_CHECK(ret == 0 || ret == -EINVAL || ret == -EFBIG || ret == -ENOMEM);
+	FUZZ_CHECK(!ret || why[0]);
+	FUZZ_CHECK(!huge || ret == -EFBIG);
+	for (int g = 0; !ret && g < n->ngpus; g++)
+		for (int k = 0; k < n->nnics; k++) {
+			enum gdx_tnc_class p = gdx_topo_nccl_path(n, g, k);
+
+			FUZZ_CHECK(p == GDX_TNC_PIX || p == GDX_TNC_PXB || p == GDX_TNC_PHB ||
+				   p == GDX_TNC_SYS);
+		}
+	gdx_topo_nccl_free(n);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct gdx_topo *t = NULL;
@@ -108,5 +133,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			FUZZ_CHECK(gdx_topo_path(t, g, n) >= GDX_PATH_PIX &&
 				   gdx_topo_path(t, g, n) <= GDX_PATH_UNKNOWN);
 	gdx_topo_free(t);
+	fuzz_nccl(size && data[0] == 2);
 	return 0;
 }

@@ -54,6 +54,18 @@ exits() {
 	fi
 }
 
+# json_holds NAME FILE PYTHON_EXPR: FILE is JSON and the expression over
+# it, d, is true.
+json_holds() {
+	if python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+sys.exit(0 if eval(sys.argv[2]) else 1)' "$2" "$3" 2>"$tmp/json-err"; then
+		ok "$1"
+	else
+		not_ok "$1" "JSON does not satisfy: $3 $(head -c 300 "$tmp/json-err") $(head -c 300 "$2")"
+	fi
+}
+
 report_end() {
 	echo "# $1: $passed passed, $failed failed"
 	[ "$failed" -eq 0 ]

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "tools/doctor/gdx_doctor.h"
+#include "tools/doctor/gdx_doctor_conf.h"
 
 /* The fuzz targets (make fuzz) link the commands with libFuzzer's main. */
 #ifndef GDX_DOCTOR_NO_MAIN
@@ -98,6 +99,9 @@ int main(int argc, char **argv)
 	argc--;
 	argv++;
 run:
+	/* NCCL's configuration files, as NCCL applies them: every command then
+	 * reads the environment NCCL would see. */
+	doctor_conf_load();
 	ret = cmd->run(cmd, argc, argv);
 	if (ret == DOCTOR_HELP)
 		ret = DOCTOR_OK;

@@ -7,7 +7,9 @@
  * processes' live counters for top and hang; gdx_doctor_nccl.c is how each
  * NCCL release loads a net plugin, which check judges NCCL by;
  * gdx_doctor.c has main and the command table, and nothing calls back into
- * it; gdx_doctor_args.c what the subcommands' command lines share: the
+ * it; gdx_doctor_conf.c applies NCCL's configuration files before any
+ * command runs, and gdx_doctor_nccl_topo.c says what NCCL_TOPO_FILE does
+ * (topo, check); gdx_doctor_args.c what the subcommands' command lines share: the
  * argument parsing with its --help, and the exit statuses;
  * tools/common/: the JSON writers they print with and the reader fleet
  * reads the other commands' output with (gdx_json.h), the escaping of what

@@ -333,13 +333,19 @@ static int doctor_check(const struct doctor_cmd *cmd, int argc, char **argv)
 	 * names them, below). */
 	if (go.facts && check_dd_homes(c, &go, o.sysfs_root, why, sizeof(why)))
 		goto err_input;
-	/* An explicit topology must load; this machine's may be missing (a note). */
+	/* An explicit topology must load; this machine's may be missing (a note).
+	 * NCCL's topology file, when it names one, is the pairing NCCL sees. */
+	doctor_nccl_topo_read(&c->ntopo);
 	if (o.xml) {
-		struct gdx_topo_opts to = {
-			.xml = o.xml, .fd = xml_fd, .homes = go.homes, .nhomes = go.nhomes};
+		struct gdx_topo_opts to = {.xml = o.xml,
+					   .fd = xml_fd,
+					   .homes = go.homes,
+					   .nhomes = go.nhomes,
+					   .nccl_file = doctor_nccl_topo_follow(&c->ntopo)};
 
 		ret = gdx_topo_load_opts(&to, &t, why, sizeof(why));
 		if (ret) {
+			doctor_nccl_topo_free(&c->ntopo);
 			fprintf(stderr, "gdx-doctor check: %s\n", why);
 			if (xml_fd >= 0)
 				close(xml_fd);
@@ -365,6 +371,7 @@ static int doctor_check(const struct doctor_cmd *cmd, int argc, char **argv)
 	ret = gdx_gdr_probe_init(&go, &c->p, why, sizeof(why));
 	if (ret) {
 		fprintf(stderr, "gdx-doctor check: %s\n", why);
+		doctor_nccl_topo_free(&c->ntopo);
 		gdx_topo_free(t);
 		free(c);
 		return ret == -ENOMEM ? DOCTOR_ERROR : DOCTOR_NO_INPUT;
@@ -376,6 +383,8 @@ static int doctor_check(const struct doctor_cmd *cmd, int argc, char **argv)
 	else if (topo_file)
 		check_problem(c, GDX_GDR_LEVEL_OK,
 			      "the topology is NCCL_GDX_TOPO_FILE's, as the plugin reads it");
+	check_nccl_topo(c, t, go.xml);
+	c->topo = t;
 	if (o.hostname)
 		c->hostname = o.hostname;
 	else if (!go.saved)
@@ -403,6 +412,7 @@ static int doctor_check(const struct doctor_cmd *cmd, int argc, char **argv)
 	free(c->pair_v);
 	free(c->start);
 	gdx_gdr_probe_free(c->p);
+	doctor_nccl_topo_free(&c->ntopo);
 	gdx_topo_free(t);
 	free(c);
 	return ret;

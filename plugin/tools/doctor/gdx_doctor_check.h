@@ -2,8 +2,8 @@
 /*
  * What the files of gdx-doctor check share (gdx_doctor_check.c, the
  * command; _problems.c, what it finds wrong; _nccl.c, the NCCL that would
- * load the plugin; _report.c, its tables and its JSON): the node's facts as
- * the check gathers them, and the problems found in them.
+ * load the plugin; _nccl_topo.c, NCCL's configuration and topology files; _report.c, its tables and
+ * its JSON): the node's facts as the check gathers them, and the problems found in them.
  */
 #ifndef GDX_DOCTOR_CHECK_H
 #define GDX_DOCTOR_CHECK_H
@@ -22,6 +22,7 @@
 #include "tools/common/gdx_gdr_pair.h"
 #include "tools/common/gdx_topo_query.h"
 #include "tools/doctor/gdx_doctor.h"
+#include "tools/doctor/gdx_doctor_nccl_topo.h"
 
 /*
  * One pass over everything GPUDirect RDMA needs, from the plugin's own
@@ -116,6 +117,8 @@ struct check {
 	struct gdx_start_report *start;
 	const char *hostname; /* the node's name, NULL when unknown */
 	char host_buf[256];
+	struct doctor_nccl_topo ntopo; /* NCCL_TOPO_FILE (gdx_doctor_check_nccl_topo.c) */
+	const struct gdx_topo *topo;   /* the topology judged, when check loaded it */
 };
 
 /* A problem of the node (gdx_doctor_check_problems.c), at level; the worst
@@ -126,6 +129,14 @@ void check_problem(struct check *c, enum gdx_gdr_level level, const char *fmt, .
 void check_gpu_problems(struct check *c);
 /* No RDMA device, no active port, a RoCE port without a RoCE v2 GID. */
 void check_port_problems(struct check *c);
+
+/* NCCL's configuration files' notes, NCCL_TOPO_FILE and the rails against
+ * it (gdx_doctor_check_nccl_topo.c): problems, once the probe ran on t (NULL:
+ * the probe's own, from xml); and their lines in the report and its JSON
+ * (the JSON's keys, each followed by a comma). */
+void check_nccl_topo(struct check *c, const struct gdx_topo *t, const char *xml);
+void check_nccl_topo_human(const struct check *c, const struct gdx_topo *t, FILE *f);
+void check_nccl_topo_json(const struct check *c, const struct gdx_topo *t, FILE *f);
 
 /* The plugin's start-up, as init runs it, for the view of the table NCCL
  * loads (after check_nccl()): c->start, NULL when out of memory. */

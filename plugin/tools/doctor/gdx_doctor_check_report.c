@@ -314,6 +314,7 @@ void check_human(const struct check *c, FILE *f)
 			cp->gid[0] ? cp->gid : "-", c->start ? " " : "", c->start ? plugin : "");
 	}
 	check_human_host(c, f);
+	check_nccl_topo_human(c, c->topo, f);
 	check_fabric(c, f, false);
 
 	fputs("\nGPUs\n", f);
@@ -706,7 +707,9 @@ void check_json(const struct check *c, FILE *f)
 			fputs("}", f);
 		}
 	}
-	fputs("],\n \"problems\": [", f);
+	fputs("],\n ", f);
+	check_nccl_topo_json(c, c->topo, f);
+	fputs("\"problems\": [", f);
 	for (int i = 0; i < c->nproblems; i++) {
 		fprintf(f, "%s\n  {\"level\": \"%s\", ", i ? "," : "",
 			check_level_names[c->problems[i].level]);

@@ -20,6 +20,7 @@
 
 #include "tools/common/gdx_param_twin.h"
 #include "tools/doctor/gdx_doctor.h"
+#include "tools/doctor/gdx_doctor_conf.h"
 
 struct env_opts {
 	bool markdown, json;
@@ -173,7 +174,7 @@ static void env_nccl_text(FILE *f)
 		const struct gdx_nccl_var *n = &gdx_nccl_vars[i];
 		const struct gdx_param_info *p = gdx_param_of_twin(n->name);
 		const char *v = getenv(n->name);
-		char val[160], what[192];
+		char val[160], what[192], from[1200];
 		int col;
 
 		if (!v || !*v)
@@ -182,7 +183,8 @@ static void env_nccl_text(FILE *f)
 			fputs("\nNCCL's variables set here:\n", f);
 		any = true;
 		snprintf(what, sizeof(what), "%s=", n->name);
-		col = env_unit(f, 0, "", what, v, true, "");
+		col = env_unit(f, 0, "", what, v, true,
+			       doctor_conf_from(n->name, from, sizeof(from)));
 		if (p && gdx_param_src(p->name) == GDX_PARAM_TWIN) {
 			env_value(p, val, sizeof(val));
 			snprintf(what, sizeof(what), "taken: NCCL_GDX_%s=", p->name);
@@ -214,7 +216,7 @@ static void env_text(FILE *f)
 			w = (int)strlen(gdx_param_infos[i].name);
 	for (int i = 0; i < gdx_param_count; i++) {
 		const struct gdx_param_info *p = &gdx_param_infos[i];
-		char var[96], what[128], sep[16], refused[128];
+		char var[96], what[128], sep[16], refused[128], from[1200];
 		const char *v, *def;
 		int col;
 
@@ -230,7 +232,8 @@ static void env_text(FILE *f)
 		 * sequence in a value neither adds a line nor acts on the
 		 * terminal; one too long for the line goes on in the next ones */
 		if (v) {
-			env_unit(f, col, sep, "set to ", v, true, "");
+			env_unit(f, col, sep, "set to ", v, true,
+				 doctor_conf_from(var, from, sizeof(from)));
 		} else if (gdx_param_twin_env(p)) {
 			snprintf(what, sizeof(what), "not set; %s=", p->twin);
 			/* as init takes it: outside the range, the default */
@@ -538,7 +541,7 @@ static void env_json(FILE *f, const struct doctor_refusal *r, int nr, int *unkno
 	fputs("{\"variables\": [", f);
 	for (int i = 0; i < gdx_param_count; i++) {
 		const struct gdx_param_info *p = &gdx_param_infos[i];
-		char var[96];
+		char var[96], from[1100];
 
 		snprintf(var, sizeof(var), "NCCL_GDX_%s", p->name);
 		fprintf(f, "%s\n  {", i ? "," : "");
@@ -553,6 +556,8 @@ static void env_json(FILE *f, const struct doctor_refusal *r, int nr, int *unkno
 		else
 			fputs("null", f);
 		fputs(", ", f);
+		json_key_str(f, "from", doctor_conf_source(var, from, sizeof(from)));
+		fputs(", ", f);
 		json_key_str(f, "twin_value", gdx_param_twin_env(p));
 		fputs(", ", f);
 		json_key_str(f, "help", p->help);
@@ -563,7 +568,7 @@ static void env_json(FILE *f, const struct doctor_refusal *r, int nr, int *unkno
 		const struct gdx_nccl_var *n = &gdx_nccl_vars[i];
 		const struct gdx_param_info *p = gdx_param_of_twin(n->name);
 		const char *v = getenv(n->name);
-		char var[96], val[160];
+		char var[96], val[160], from[1100];
 
 		fprintf(f, "%s\n  {", i ? "," : "");
 		json_key_str(f, "name", n->name);
@@ -574,6 +579,9 @@ static void env_json(FILE *f, const struct doctor_refusal *r, int nr, int *unkno
 		json_key_str(f, "twin_of", p ? var : NULL);
 		fputs(", ", f);
 		json_key_str(f, "value", v && *v ? v : NULL);
+		fputs(", ", f);
+		json_key_str(f, "from",
+			     v && *v ? doctor_conf_source(n->name, from, sizeof(from)) : NULL);
 		/* what the plugin took from it: its twin's value, when it came from it */
 		if (p && v && *v && gdx_param_src(p->name) == GDX_PARAM_TWIN)
 			env_value(p, val, sizeof(val));
@@ -600,7 +608,9 @@ static void env_json(FILE *f, const struct doctor_refusal *r, int nr, int *unkno
 		json_key_str(f, "message", r[i].text);
 		fputs("}", f);
 	}
-	fprintf(f, "],\n \"exit\": %d}\n", nr || *unknown_p ? DOCTOR_BAD_ENV : DOCTOR_OK);
+	fputs("],\n ", f);
+	doctor_conf_json(f);
+	fprintf(f, ",\n \"exit\": %d}\n", nr || *unknown_p ? DOCTOR_BAD_ENV : DOCTOR_OK);
 }
 
 static int doctor_env(const struct doctor_cmd *cmd, int argc, char **argv)
@@ -624,6 +634,7 @@ static int doctor_env(const struct doctor_cmd *cmd, int argc, char **argv)
 	}
 	env_text(stdout);
 	env_nccl_text(stdout);
+	doctor_conf_text(stdout, "NCCL's configuration files (read and applied as NCCL does):");
 	fflush(stdout);
 	unknown = env_unknown(stderr, false);
 	for (int i = 0; i < nr && i < ENV_MAX_REFUSALS; i++)

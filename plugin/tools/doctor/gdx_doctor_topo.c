@@ -14,11 +14,14 @@
 
 #include "dev/gdx_gdr_rule.h"
 #include "dev/gdx_topo.h"
+#include "sys/gdx_param.h"
 
 #include "tools/common/gdx_topo_query.h"
 #include "tools/doctor/gdx_doctor.h"
+#include "tools/doctor/gdx_doctor_nccl_topo.h"
 
 struct topo_opts {
+	const struct doctor_nccl_topo *nt; /* NCCL_TOPO_FILE, what NCCL makes of it */
 	const char *xml;
 	const char *hostname; /* --hostname */
 	bool json, dot;
@@ -185,7 +188,9 @@ static int topo_json(const struct gdx_topo *t, const struct topo_opts *o,
 		}
 		fputs("]}", f);
 	}
-	fputs("]}\n", f);
+	fputs("],\n ", f);
+	doctor_nccl_topo_json(o->nt, t, f);
+	fputs("}\n", f);
 	free(order);
 	return 0;
 }
@@ -546,24 +551,37 @@ static void topo_human(const struct gdx_topo *t, const char *source,
 	topo_notes(t, rule, f);
 }
 
+static void topo_nccl_human(const struct doctor_nccl_topo *nt, const struct gdx_topo *t, FILE *f);
+
 static int doctor_topo(const struct doctor_cmd *cmd, int argc, char **argv)
 {
 	struct topo_opts o = {0};
-	struct gdx_topo_opts to = {.fd = -1};
+	struct doctor_nccl_topo nt;
 	struct gdx_gdr_rule rule;
 	struct gdx_topo *t;
 	char why[512], lib[PATH_MAX];
-	int ret, version = 0;
+	int ret, nccl, version = 0;
 	bool in_path;
 
 	ret = doctor_args(cmd, argc, argv, topo_on_opt, &o);
 	if (ret != DOCTOR_OK)
 		return ret;
 
-	to.xml = o.xml;
-	ret = gdx_topo_load_opts(&to, &t, why, sizeof(why));
+	/* NCCL's own file, given where hwloc's was asked for: read as NCCL's */
+	doctor_nccl_topo_read(&nt);
+	o.nt = &nt;
+	ret = gdx_topo_load_opts(&(struct gdx_topo_opts){.xml = o.xml,
+							 .fd = -1,
+							 .nccl_file = doctor_nccl_topo_follow(&nt)},
+				 &t, why, sizeof(why));
+	if (ret == -EINVAL && o.xml &&
+	    (nccl = doctor_nccl_topo_as_xml(o.xml, o.json, stdout)) >= 0) {
+		doctor_nccl_topo_free(&nt);
+		return nccl;
+	}
 	if (ret) {
 		fprintf(stderr, "gdx-doctor topo: %s\n", why);
+		doctor_nccl_topo_free(&nt);
 		return ret == -ENOMEM ? DOCTOR_ERROR : DOCTOR_NO_INPUT;
 	}
 	/* This machine's NCCL judges this machine; a saved file, the newest. */
@@ -578,6 +596,8 @@ static int doctor_topo(const struct doctor_cmd *cmd, int argc, char **argv)
 		topo_dot(t, o.xml, stdout);
 	else
 		topo_human(t, o.xml, &rule, stdout);
+	if (!o.json && !o.dot)
+		topo_nccl_human(&nt, t, stdout);
 	/* The report first, then what is missing, in that order on a terminal. */
 	fflush(stdout);
 	if (ret) {
@@ -592,13 +612,29 @@ static int doctor_topo(const struct doctor_cmd *cmd, int argc, char **argv)
 			o.xml ? o.xml : "this machine");
 		ret = DOCTOR_NO_NIC;
 	}
+	doctor_nccl_topo_free(&nt);
 	gdx_topo_free(t);
 	return ret;
 }
 
+static void topo_say(void *ctx, const char *line)
+{
+	fputs("  note: ", ctx);
+	fputs(line, ctx);
+	fputc('\n', ctx);
+}
+
+/* NCCL_TOPO_FILE: the pairing it imposes, and the rails that disagree. */
+static void topo_nccl_human(const struct doctor_nccl_topo *nt, const struct gdx_topo *t, FILE *f)
+{
+	doctor_nccl_topo_human(nt, t, f);
+	doctor_nccl_topo_rails(nt, t, gdx_param_env("RAILS"), topo_say, f);
+}
+
 static const struct doctor_opt topo_opts[] = {
 	{"xml", 'x', "FILE",
-	 "read an hwloc XML topology (lstopo --of xml) instead of this machine"},
+	 "read an hwloc XML topology (lstopo --of xml) instead of this machine; NCCL's own "
+	 "format (NCCL_TOPO_FILE's) is read as NCCL reads it"},
 	{"json", 'j', NULL, "print JSON instead of the table"},
 	{"hostname", 'H', "NAME",
 	 "the node's name in --json (default: with --xml the XML's HostName, else this "
