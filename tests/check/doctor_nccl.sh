@@ -83,13 +83,7 @@ node() {
 
 # json NAME PYTHON_EXPR: $tmp/out is JSON and the expression over it, d, holds.
 json() {
-	if python3 -c 'import json, sys
-d = json.load(open(sys.argv[1]))
-sys.exit(0 if eval(sys.argv[2]) else 1)' "$tmp/out" "$2" 2>"$tmp/json-err"; then
-		ok "$1"
-	else
-		not_ok "$1" "JSON does not satisfy: $2 $(head -c 300 "$tmp/json-err") $(head -c 600 "$tmp/out")"
-	fi
+	json_holds "$1" "$tmp/out" "$2"
 }
 
 # status NAME WANT: the last node's exit status is WANT.
