@@ -53,17 +53,24 @@ static void check_port_function(const struct gdx_start_port *sp, char *buf, size
 			 sp->seen.dev, sp->dd_dev, sp->dd_fn);
 }
 
-/* What the plugin's start-up made of the port: "device 0", "left out: not
- * active"; "-" where it did not run here (a saved tree) or did not start. */
-static void check_port_plugin(const struct check *c, const struct check_port *cp, char *buf,
-			      size_t len)
+/* What the plugin's start-up made of the port: "device 0" (with its PCI
+ * function in words, for the table; JSON says it in data_direct_function),
+ * "left out: not active"; "-" where it did not run here (a saved tree) or
+ * did not start. */
+static void check_port_plugin(const struct check *c, const struct check_port *cp, bool words,
+			      char *buf, size_t len)
 {
 	const struct gdx_start_port *sp = check_start_port(c, cp->dev, cp->port);
 
 	if (!sp)
 		snprintf(buf, len, "%s", c->start && !c->start->result ? "not seen" : "-");
-	else if (sp->seen.fate == GDX_SEEN_TAKEN && !c->start->result)
+	else if (sp->seen.fate == GDX_SEEN_TAKEN && !c->start->result && words)
 		check_port_function(sp, buf, len);
+	else if (sp->seen.fate == GDX_SEEN_TAKEN && !c->start->result && sp->dd_dev >= 0 &&
+		 sp->dd_dev != sp->seen.dev)
+		snprintf(buf, len, "device %d; device %d", sp->seen.dev, sp->dd_dev);
+	else if (sp->seen.fate == GDX_SEEN_TAKEN && !c->start->result)
+		snprintf(buf, len, "device %d", sp->seen.dev);
 	else if (sp->seen.fate == GDX_SEEN_TAKEN)
 		snprintf(buf, len, "-");
 	else
@@ -308,7 +315,7 @@ void check_human(const struct check *c, FILE *f)
 		char plugin[128];
 
 		snprintf(a, sizeof(a), "%d", cp->nv2);
-		check_port_plugin(c, cp, plugin, sizeof(plugin));
+		check_port_plugin(c, cp, true, plugin, sizeof(plugin));
 		fprintf(f, "  %-10s %-4d %-8s %-10s %-22s %-5d %-7s %-*s%s%s\n", cp->dev, cp->port,
 			cp->state, cp->link, cp->rate, cp->ngids, roce ? a : "-", c->start ? 24 : 0,
 			cp->gid[0] ? cp->gid : "-", c->start ? " " : "", c->start ? plugin : "");
@@ -628,7 +635,7 @@ void check_json(const struct check *c, FILE *f)
 			fprintf(f, "%d", cp->mtu);
 		else
 			fputs("null", f);
-		check_port_plugin(c, cp, plugin, sizeof(plugin));
+		check_port_plugin(c, cp, false, plugin, sizeof(plugin));
 		fputs(", ", f);
 		json_key_str(f, "plugin", strcmp(plugin, "-") ? plugin : NULL);
 		check_json_dma_function(c, cp, f);
