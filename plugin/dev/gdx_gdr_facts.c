@@ -86,35 +86,38 @@ static int gdx_gdr_fact(char *line, const struct gdx_gdr_fact_ops *ops, void *ar
 	if (!a)
 		return -EINVAL;
 	if (!strcmp(key, "kernel")) {
-		ops->kernel(arg, a);
+		if (ops->kernel)
+			ops->kernel(arg, a);
 	} else if (!strcmp(key, "memlock")) {
 		uint64_t bytes;
 
 		if (gdx_gdr_parse_bytes(a, &bytes))
 			return -EINVAL;
-		ops->memlock(arg, bytes);
+		if (ops->memlock)
+			ops->memlock(arg, bytes);
 	} else if (!strcmp(key, "cuda")) {
 		char *b = strtok_r(NULL, " \t", &save);
+		int version = 0, err = 0;
 
-		if (!strcmp(a, "none"))
-			ops->cuda(arg, 0, 0);
-		else if (!strcmp(a, "error") && b)
-			ops->cuda(arg, 0, atoi(b));
-		else if (atoi(a) > 0)
-			ops->cuda(arg, atoi(a), 0);
-		else
+		if (!strcmp(a, "error") && b)
+			err = atoi(b);
+		else if (strcmp(a, "none") && (version = atoi(a)) <= 0)
 			return -EINVAL;
+		if (ops->cuda)
+			ops->cuda(arg, version, err);
 	} else if (!strcmp(key, "gpu")) {
 		int gdr, dmabuf, c2c;
 
 		if (gdx_gdr_parse_gpu_attrs(&save, &gdr, &dmabuf, &c2c))
 			return -EINVAL;
-		return ops->gpu(arg, a, gdr, dmabuf, c2c);
-	} else if (!strcmp(key, "hostname") && ops->hostname) {
-		ops->hostname(arg, a);
-	} else if (!strcmp(key, "nccl") && !strcmp(a, "this-machine") && ops->nccl_here) {
-		ops->nccl_here(arg);
-	} else if (!strcmp(key, "nccl") && ops->nccl_version) {
+		return ops->gpu ? ops->gpu(arg, a, gdr, dmabuf, c2c) : 0;
+	} else if (!strcmp(key, "hostname")) {
+		if (ops->hostname)
+			ops->hostname(arg, a);
+	} else if (!strcmp(key, "nccl") && !strcmp(a, "this-machine")) {
+		if (ops->nccl_here)
+			ops->nccl_here(arg);
+	} else if (!strcmp(key, "nccl")) {
 		unsigned major, minor, patch;
 		char end;
 
@@ -122,7 +125,8 @@ static int gdx_gdr_fact(char *line, const struct gdx_gdr_fact_ops *ops, void *ar
 		if (sscanf(a, "%u.%u.%u%c", &major, &minor, &patch, &end) != 3 || major != 2 ||
 		    minor < 9 || minor > 99 || patch > 99)
 			return -EINVAL;
-		ops->nccl_version(arg, (int)(major * 10000 + minor * 100 + patch));
+		if (ops->nccl_version)
+			ops->nccl_version(arg, (int)(major * 10000 + minor * 100 + patch));
 	} else if (!strcmp(key, "datadirect")) {
 		char *pci = strtok_r(NULL, " \t", &save);
 		unsigned dom, bus, dev, fn;
@@ -136,7 +140,9 @@ static int gdx_gdr_fact(char *line, const struct gdx_gdr_fact_ops *ops, void *ar
 		char *e = strtok_r(NULL, " \t", &save);
 		int err = e ? gdx_gdr_parse_errno(e) : -1;
 
-		return err < 0 ? -EINVAL : ops->dmabuf(arg, a, err);
+		if (err < 0)
+			return -EINVAL;
+		return ops->dmabuf ? ops->dmabuf(arg, a, err) : 0;
 	} else {
 		return -EINVAL;
 	}

@@ -28,6 +28,7 @@
 
 #define GDX_GDR_FACT_UNLIMITED UINT64_MAX /* "memlock unlimited" */
 
+/* Each callback may be NULL: its lines are checked, then skipped. */
 struct gdx_gdr_fact_ops {
 	void (*kernel)(void *arg, const char *release);
 	void (*memlock)(void *arg, uint64_t bytes);
@@ -37,12 +38,11 @@ struct gdx_gdr_fact_ops {
 	 * Returns 0, or -EINVAL for a bus id the probe does not take. */
 	int (*gpu)(void *arg, const char *busid, int gdr, int dmabuf, int c2c);
 	int (*dmabuf)(void *arg, const char *nic, int err);
-	/* Optional (NULL: the fact is refused as unknown). */
 	void (*hostname)(void *arg, const char *name);
 	void (*nccl_here)(void *arg);
 	/* "nccl 2.28.9": NCCL's version code, 22809. */
 	void (*nccl_version)(void *arg, int code);
-	/* Optional (NULL: the line is checked, then skipped). 0 or -EINVAL. */
+	/* 0 or -EINVAL. */
 	int (*data_direct)(void *arg, const char *nic, const char *pci);
 };
 
