@@ -107,10 +107,13 @@ $(BUILD)/%.o: %.c debian/changelog
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
+# Made anew, not updated: a file moved or removed leaves no stale member.
 $(ARCHIVE): $(OBJS)
+	rm -f $@
 	$(AR) rcs $@ $^
 
 $(TOOLS_ARCHIVE): $(COMMON_OBJS)
+	rm -f $@
 	$(AR) rcs $@ $^
 
 # No SONAME: the plugin is a module NCCL dlopens by its file name, never a

@@ -22,7 +22,8 @@
 #include "dev/gdx_regcache.h"
 #include "sys/gdx_door.h"
 #include "sys/gdx_sock.h"
-#include "dev/gdx_verbs.h"
+#include "rail/gdx_chan.h"
+#include "wire/gdx_ctrl.h"
 #include "wire/gdx_wire.h"
 
 /* Largest message, maxP2pBytes: test reports a message's size in an int
@@ -30,15 +31,8 @@
  * reported as INT_MIN. */
 #define GDX_MAX_MESSAGE ((unsigned long long)INT_MAX)
 
-#define GDX_MAX_REQUESTS NCCL_NET_MAX_REQUESTS
 /* A send comm takes NCCL_NET_MAX_REQUESTS x maxRecvs requests (NCCL's rule). */
 #define GDX_MAX_SEND_REQUESTS (GDX_MAX_REQUESTS * GDX_MAX_RECVS)
-/* FIFO entries: one slot of GDX_MAX_RECVS entries per receive in flight. */
-#define GDX_FIFO_ENTRIES (GDX_MAX_REQUESTS * GDX_MAX_RECVS)
-/* The FIFO is stored entry-major: entry i of slot s at GDX_FIFO_INDEX(s, i).
- * The first entries of consecutive slots are then adjacent, and one RDMA
- * WRITE of a packet or less carries a batch of single-buffer clear-to-sends. */
-#define GDX_FIFO_INDEX(s, i) ((uint32_t)(i)*GDX_MAX_REQUESTS + (uint32_t)(s))
 /* Incoming handshakes a listener holds at once, and of those the ones that
  * have not sent their whole hello from one address: over either bound the
  * oldest of those is closed, unread (sys/gdx_door.h). */
@@ -71,159 +65,6 @@ static inline uint32_t gdx_recvs_ahead(int nrails)
 {
 	return GDX_MAX_REQUESTS * (uint32_t)nrails + GDX_RECV_BATCH;
 }
-
-/*
- * What one end says to the other about a rail, written by RDMA into the
- * other's control region on a rail that works, so that a rail can be taken
- * out and brought back whatever the out-of-band network does. Each end keeps
- * one note per rail, rewritten whole on every change; epoch counts the
- * changes and stamp, the last field, repeats it: a note is read once its
- * stamp equals its epoch, and acted on once per epoch (gdx_failover.c).
- */
-enum gdx_note_kind {
-	GDX_NOTE_NONE = 0,
-	GDX_NOTE_DOWN,	  /* the rail is out; from the receiver, with its counts */
-	GDX_NOTE_RESTORE, /* sender: my QPs are reset, here is my PSN and GID */
-	GDX_NOTE_READY,	  /* receiver: mine are at RTS towards yours */
-	GDX_NOTE_REFUSE,  /* receiver: not now (my port is down) */
-};
-#define GDX_NOTE_PORT_DOWN (1u << 31)
-/* QPs per rail a note counts: a rail is taken out only where there are two
- * or more, so at most GDX_MAX_QPS / 2 each. */
-#define GDX_NOTE_COUNTS (GDX_MAX_QPS / 2)
-
-struct gdx_note {
-	uint32_t epoch;
-	uint32_t kind;
-	uint32_t answers; /* READY and REFUSE: the epoch of the RESTORE they answer,
-			   * with GDX_NOTE_PORT_DOWN when the refusal is for that;
-			   * DOWN: the rail's incarnation (gdx_rail_run) */
-	uint32_t psn;
-	uint8_t gid[16];
-	char why[80]; /* DOWN: what the writer saw, for the other end's log */
-	/* DOWN from the receiver: the immediates each QP of the rail took since
-	 * it last started, after it stopped taking any. Per QP, as RC orders
-	 * only within one: the n-th immediate on a QP says everything posted
-	 * on it before was placed, which the sender matches to its log
-	 * (gdx_seglog_entry.imm_ord, counted from the QP's start too). */
-	uint32_t counts[GDX_NOTE_COUNTS];
-	uint32_t reserved;
-	uint32_t stamp;
-};
-
-#ifdef GDX_DEBUG
-/* Debug builds only (gdx_req.h): what a piece's bytes hold, written by the
- * sender on the piece's QP just before its immediate, so that the receiver
- * checks, as the immediate arrives, that the bytes are in its buffer. */
-struct gdx_dbg_piece {
-	uint64_t seq;	   /* the message's sequence number + 1; 0: never written */
-	uint64_t off, len; /* in the receive's buffer (grouped: buffer i's whole) */
-	uint64_t sum;	   /* gdx_req_sum of those bytes, as the sender posted them */
-	uint16_t rail, q;  /* the QP the bytes and the immediate go on */
-	uint32_t reserved;
-};
-#endif
-
-/* What the peer writes into a comm, at the offsets its writes name (the wire's
- * layout: the peer adds them to the ctrl_addr of the handshake). Registered
- * remote-writable on every NIC of the device, each kind only over the part
- * its peer writes (gdx_ctrl_span): a send comm's FIFO, which the receiver's
- * clear-to-sends fill, and its notes; a receive comm's records of a slot's
- * sizes ([slot][buffer]; a single receive's size in the first two words),
- * its notes, and in debug builds each piece's record ([slot][piece], or
- * [slot][buffer] for a group; only where both ends are debug builds,
- * GDX_META_F_RECORDS). Nothing the receiver trusts is kept here: what it
- * reads back is checked against its own copy. */
-struct gdx_ctrl {
-	struct gdx_cts fifo[GDX_FIFO_ENTRIES];
-	uint32_t sizes[GDX_MAX_REQUESTS][GDX_MAX_RECVS];
-	struct gdx_note notes_in[GDX_MAX_RAILS];
-#ifdef GDX_DEBUG
-	struct gdx_dbg_piece dbg[GDX_MAX_REQUESTS][GDX_IMM_MAX_PIECES];
-#endif
-};
-
-/* What a comm writes from into the peer's gdx_ctrl, laid out as it: a
- * receive comm's clear-to-sends, a send comm's size records (and debug
- * records), either's notes. Registered for local access only, so that no
- * peer can change what this end staged, and reads back (gdx_cts.c). */
-struct gdx_stage {
-	struct gdx_cts fifo[GDX_FIFO_ENTRIES];
-	uint32_t sizes[GDX_MAX_REQUESTS][GDX_MAX_RECVS];
-	struct gdx_note notes_out[GDX_MAX_RAILS];
-#ifdef GDX_DEBUG
-	struct gdx_dbg_piece dbg[GDX_MAX_REQUESTS][GDX_IMM_MAX_PIECES];
-#endif
-};
-
-/* Where a rail of a comm stands (gdx_failover.c). */
-enum gdx_rail_state {
-	GDX_RAIL_UP = 0,    /* carries traffic */
-	GDX_RAIL_DRAINING,  /* taken out, QPs in error: the receiver counts what had
-			     * arrived, the sender waits for those counts (it
-			     * cannot tell alone: a piece may have landed with
-			     * no completion to say so) */
-	GDX_RAIL_DOWN,	    /* out, nothing of it outstanding: to be restored */
-	GDX_RAIL_RESTORING, /* sender: asked the receiver to restore it */
-	GDX_RAIL_PROBING,   /* sender: restored; probes check the path */
-};
-
-struct gdx_rail_run {
-	enum gdx_rail_state state;
-	int speed_mbps;		/* its port's, as its rate last followed it (gdx_event.c) */
-	uint64_t since_ms;	/* when it entered the state */
-	uint64_t deadline_ms;	/* DRAINING, RESTORING, PROBING: when to move on */
-	uint64_t renote_ms;	/* sender, DRAINING: when to ask for the counts again */
-	uint64_t down_ms;	/* when it was last taken out */
-	uint32_t backoff_ms;	/* DOWN: wait before the next restore attempt */
-	uint32_t attempts;	/* restore attempts since it went down */
-	uint32_t failed;	/* sender: of those, failed ones NCCL_GDX_RECOVERY_ATTEMPTS
-				 * counts (not those the peer's port refused) */
-	bool gave_up;		/* sender: it stays out until the comm closes */
-	uint32_t downs;		/* times taken out */
-	uint32_t my_epoch;	/* of our note about it */
-	uint32_t peer_epoch;	/* of the peer's last note acted on */
-	uint32_t probes;	/* PROBING: probes not yet completed */
-	uint32_t incarnation;	/* of its QPs: the epoch of the sender's RESTORE that
-				 * started them, 0 for the first. Not gdx_rail.gen:
-				 * each end counts its own resets, and a refused
-				 * restore resets the sender's QPs alone */
-	bool cq_idle;		/* receiver, DRAINING: the last poll emptied its CQ */
-	uint32_t drain_imms;	/* receiver, DRAINING: immediates taken meanwhile */
-	uint64_t drain_last_ms; /* and when the last came (for the INFO line) */
-	bool note_due;		/* our note about it is still to be written */
-	/* That note, as set; it goes into the control region (notes_out) only
-	 * once the NIC has read the last write of what is there: a write being
-	 * sent, or sent again after a loss, reads the region as it is then,
-	 * and a note rewritten under it would arrive half old, half new, with
-	 * a stamp that says it is whole. The last write: its rail + 1 (0:
-	 * none), that rail's incarnation and its WR count there. */
-	struct gdx_note note_next;
-	uint8_t note_lane;
-	uint16_t note_gen;
-	uint32_t note_wr;
-	bool unproven; /* receiver: restored, and nothing has come by it yet:
-			* control writes avoid it until something does */
-	/* A restore's verbs calls, in a thread of their own: taking a RoCE QP
-	 * to RTR resolves the peer's address, which after a link flap can
-	 * block for a second (gdx_failover.c). */
-	pthread_t bg;
-	int bg_busy;	     /* the thread runs (atomic) */
-	int bg_result;	     /* its result once it is done: 0 or -errno */
-	bool bg_joinable;    /* a thread was started and not yet joined */
-	uint32_t bg_answers; /* receiver: the RESTORE it works on */
-	struct gdx_comm *bg_comm;
-	char why[80]; /* why it went down */
-	/* striping (gdx_stripe.c): what it delivers, in bytes per ms of the
-	 * time it had bytes in flight (idle time does not make it look slow),
-	 * over windows of that time */
-	double rate;
-	uint64_t inflight;   /* bytes posted and not yet known delivered */
-	uint64_t busy_since; /* ms; when inflight last went above 0 */
-	uint64_t busy_ms;    /* of the current window */
-	uint64_t win_bytes;  /* delivered in the current window */
-	uint32_t samples;    /* windows measured: the first replaces the port's speed */
-};
 
 /* First word of every object handed to NCCL: tells a wrong or freed pointer. */
 enum gdx_kind {
@@ -313,24 +154,13 @@ struct gdx_comm {
 	char dev_name[GDX_VDEV_NAME_MAX]; /* its device's, for messages */
 	struct gdx_ctx *ctx;		  /* owner, or NULL */
 	int tc;				  /* NCCL's traffic class for the connection; -1 none */
-	/* One rail per NIC of the larger end's device, as net_ib makes
-	 * max(local, remote) QPs: rails[i] is on this end's NIC i % nmembers,
-	 * with qps_per_rail QPs each (qps, rail-major). */
+	/* Its rails: one per NIC of the larger end's device, as net_ib makes
+	 * max(local, remote) QPs (rail/gdx_chan.h). */
 	int nmembers;
-	int nrails;
-	int qps_per_rail;
-	struct gdx_rail rails[GDX_MAX_RAILS];
-	struct gdx_qp *qps;
-	struct gdx_rail_run run[GDX_MAX_RAILS];
-	int nlive;	      /* rails UP */
-	uint32_t standby;     /* rails on a far NIC of the device (gdx_vdev.far): while a
-			       * rail not among them is up, no data goes on them */
+	struct gdx_chan ch;
 	bool handed;	      /* given to NCCL: its NICs' summaries count it (gdx_setup.c) */
-	bool failover;	      /* a failed rail is taken out (two or more, NCCL_GDX_FAILOVER) */
 	bool ar;	      /* sender: adaptive routing on every rail */
-	bool split;	      /* sender: each piece of a rail over all its QPs */
 	bool timed;	      /* its signaled sends' latencies go to live (gdx_post.c) */
-	uint32_t max_inline;  /* bytes every rail takes inline (the least of them) */
 	uint64_t remote_ctrl; /* the peer's control region */
 #ifdef GDX_DEBUG
 	bool dbg_records; /* both ends are debug builds: pieces carry records (gdx_req.h) */
@@ -339,7 +169,6 @@ struct gdx_comm {
 	/* The peer's rails and QPs, to connect to again when a rail is restored. */
 	struct gdx_wire_rail remote_rails[GDX_MAX_RAILS];
 	uint32_t remote_qpn[GDX_MAX_QPS];
-	uint32_t async_failed;	/* rails an async event put in error (gdx_event.c) */
 	uint32_t fo_polls;	/* polls since the failover checks last ran */
 	uint64_t fo_check_ms;	/* when the async events were last read for it */
 	uint64_t stale_imms;	/* immediates of receives no longer posted, dropped */

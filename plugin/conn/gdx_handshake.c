@@ -75,7 +75,7 @@ const char *gdx_rails_note(const struct gdx_comm *c, uint32_t peer_members, char
 		off += snprintf(buf + off, len - (size_t)off,
 				" (%d NIC(s) here, %u there: one rail per NIC of the larger end)",
 				c->nmembers, peer_members);
-	if (c->qps_per_rail != gdx_params.qps_per_connection && off > 0 && (size_t)off < len)
+	if (c->ch.qps_per_rail != gdx_params.qps_per_connection && off > 0 && (size_t)off < len)
 		snprintf(buf + off, len - (size_t)off,
 			 " (%d QP(s) per rail asked for here: the ends' larger count, within %d in "
 			 "all)",

@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "comm/gdx_comm.h"
-#include "dev/gdx_ece.h"
+#include "rail/gdx_ece.h"
 #include "data/gdx_failover.h"
 #include "stats/gdx_live.h"
 #include "sys/gdx_log.h"
@@ -72,16 +72,16 @@ static int gdx_setup_ctrl_create(struct gdx_comm *c)
 	for (int m = 0; m < c->nmembers; m++) {
 		const char *what = "the comm's control region";
 
-		c->ctrl_mr[m] = ibv_reg_mr(c->rails[m].pd, (char *)c->ctrl + off, len,
+		c->ctrl_mr[m] = ibv_reg_mr(c->ch.rails[m].pd, (char *)c->ctrl + off, len,
 					   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
 		if (c->ctrl_mr[m]) {
 			what = "the comm's staging";
-			c->stage_mr[m] = ibv_reg_mr(c->rails[m].pd, c->stage, sizeof(*c->stage),
+			c->stage_mr[m] = ibv_reg_mr(c->ch.rails[m].pd, c->stage, sizeof(*c->stage),
 						    IBV_ACCESS_LOCAL_WRITE);
 		}
 		if (!c->ctrl_mr[m] || !c->stage_mr[m]) {
 			ret = errno ? -errno : -ENOMEM;
-			GDX_WARN("ibv_reg_mr(%s, %s) failed: %s", c->rails[m].dev->ibdev, what,
+			GDX_WARN("ibv_reg_mr(%s, %s) failed: %s", c->ch.rails[m].dev->ibdev, what,
 				 strerror(-ret));
 			return ret;
 		}
@@ -98,32 +98,32 @@ static void gdx_setup_report(const struct gdx_comm *c)
 	char rails[512] = "";
 	size_t off = 0;
 
-	for (int r = 0; r < c->nrails && c->nrails > 1 && off < sizeof(rails); r++) {
+	for (int r = 0; r < c->ch.nrails && c->ch.nrails > 1 && off < sizeof(rails); r++) {
 		off += (size_t)snprintf(rails + off, sizeof(rails) - off, "; rail %d (%s)", r,
-					c->rails[r].dev->ibdev);
+					c->ch.rails[r].dev->ibdev);
 		if (c->kind == GDX_KIND_SEND && off < sizeof(rails))
 			off += (size_t)snprintf(rails + off, sizeof(rails) - off,
 						" delivered %.0f Mb/s lately",
-						c->run[r].rate * 8e-3);
-		if (c->run[r].downs && off < sizeof(rails))
-			off += (size_t)snprintf(rails + off, sizeof(rails) - off,
-						", taken out %u time(s), now %s", c->run[r].downs,
-						gdx_rail_state_name(c->run[r].state));
+						c->ch.run[r].rate * 8e-3);
+		if (c->ch.run[r].downs && off < sizeof(rails))
+			off += (size_t)snprintf(
+				rails + off, sizeof(rails) - off, ", taken out %u time(s), now %s",
+				c->ch.run[r].downs, gdx_rail_state_name(c->ch.run[r].state));
 	}
-	for (int i = 0; i < c->nrails && c->handed; i++) {
-		struct gdx_dev *d = c->rails[i].dev;
+	for (int i = 0; i < c->ch.nrails && c->handed; i++) {
+		struct gdx_dev *d = c->ch.rails[i].dev;
 		bool first = true;
 
 		/* split evenly: the rails of one comm carry alike */
-		__atomic_add_fetch(&d->bytes_gpu, gpu / (uint64_t)c->nrails, __ATOMIC_RELAXED);
-		__atomic_add_fetch(&d->bytes_host, host / (uint64_t)c->nrails, __ATOMIC_RELAXED);
-		__atomic_add_fetch(&d->failovers, (uint64_t)c->run[i].downs, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&d->bytes_gpu, gpu / (uint64_t)c->ch.nrails, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&d->bytes_host, host / (uint64_t)c->ch.nrails, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&d->failovers, (uint64_t)c->ch.run[i].downs, __ATOMIC_RELAXED);
 		for (int j = 0; j < i; j++)
-			first &= c->rails[j].dev != d;
+			first &= c->ch.rails[j].dev != d;
 		if (first) /* one comm per NIC, however many of its rails are there */
 			__atomic_add_fetch(&d->comms, 1, __ATOMIC_RELAXED);
 	}
-	if (gpu + host == 0 || c->nrails == 0)
+	if (gpu + host == 0 || c->ch.nrails == 0)
 		return;
 	GDX_INFO(NCCL_NET,
 		 "%s: %s comm with %s closed: %llu bytes GPU-direct, %llu bytes through "
@@ -139,16 +139,16 @@ void gdx_setup_base_fini(struct gdx_comm *c)
 	gdx_setup_report(c); /* from its live slot, before the slot goes */
 	gdx_qpstat_closing(c);
 	gdx_live_comm_close(c);
-	for (int i = 0; i < c->nrails; i++) {
-		for (int q = 0; q < c->rails[i].nqps; q++) {
-			gdx_seglog_destroy(&c->rails[i].qps[q]);
-			gdx_qpstat_qp_del(c->rails[i].dev, c->rails[i].qps[q].qp);
+	for (int i = 0; i < c->ch.nrails; i++) {
+		for (int q = 0; q < c->ch.rails[i].nqps; q++) {
+			gdx_seglog_destroy(&c->ch.rails[i].qps[q]);
+			gdx_qpstat_qp_del(c->ch.rails[i].dev, c->ch.rails[i].qps[q].qp);
 		}
-		gdx_rail_destroy(&c->rails[i]);
+		gdx_rail_destroy(&c->ch.rails[i]);
 	}
-	c->nrails = 0;
-	free(c->qps);
-	c->qps = NULL;
+	c->ch.nrails = 0;
+	free(c->ch.qps);
+	c->ch.qps = NULL;
 	for (int m = 0; m < GDX_MAX_RAILS; m++) {
 		if (c->ctrl_mr[m])
 			ibv_dereg_mr(c->ctrl_mr[m]);
@@ -185,39 +185,39 @@ int gdx_setup_rails_create(struct gdx_comm *c, struct gdx_vdev *v, int nrails, i
 	bool send = c->kind == GDX_KIND_SEND;
 	int ret;
 
-	c->qps = calloc((size_t)nrails * (size_t)qps, sizeof(*c->qps));
-	if (!c->qps)
+	c->ch.qps = calloc((size_t)nrails * (size_t)qps, sizeof(*c->ch.qps));
+	if (!c->ch.qps)
 		return -ENOMEM;
-	c->qps_per_rail = qps;
-	c->max_inline = UINT32_MAX;
+	c->ch.qps_per_rail = qps;
+	c->ch.max_inline = UINT32_MAX;
 	c->ar = send;
-	c->split = send && gdx_params.split_data_on_qps;
+	c->ch.split = send && gdx_params.split_data_on_qps;
 	for (int i = 0; i < nrails; i++) {
-		struct gdx_rail *r = &c->rails[i];
+		struct gdx_rail *r = &c->ch.rails[i];
 
-		ret = gdx_rail_create(r, v->members[i % v->nmembers], c, qps, &c->qps[i * qps],
+		ret = gdx_rail_create(r, v->members[i % v->nmembers], c, qps, &c->ch.qps[i * qps],
 				      send ? GDX_SEND_SQ : GDX_RECV_SQ,
 				      send ? 0 : gdx_recvs_ahead(nrails));
 		if (ret)
 			return ret; /* the caller's free destroys the rails made */
 		r->member = i % v->nmembers;
 		if (v->far & (1u << r->member))
-			c->standby |= 1u << i;
+			c->ch.standby |= 1u << i;
 		r->sl = sl;
 		r->tc = tc;
-		c->nrails = i + 1;
+		c->ch.nrails = i + 1;
 		/* at INIT, the kernel knows their port: bound to its counter */
 		for (int q = 0; q < r->nqps; q++)
 			gdx_qpstat_qp_add(r->dev, r->qps[q].qp);
-		if (r->max_inline < c->max_inline)
-			c->max_inline = r->max_inline;
+		if (r->max_inline < c->ch.max_inline)
+			c->ch.max_inline = r->max_inline;
 		c->ar &= r->dev->ar;
 		gdx_ece_query(r, &r->ece);
 	}
 	gdx_failover_init(c);
 	/* a sender logs what it posts, to know what is delivered */
 	for (int i = 0; send && i < nrails * qps; i++) {
-		ret = gdx_seglog_create(&c->qps[i]);
+		ret = gdx_seglog_create(&c->ch.qps[i]);
 		if (ret)
 			return ret;
 	}
@@ -227,21 +227,21 @@ int gdx_setup_rails_create(struct gdx_comm *c, struct gdx_vdev *v, int nrails, i
 void gdx_setup_meta_fill(struct gdx_wire_meta *m, const struct gdx_comm *c)
 {
 	memset(m, 0, sizeof(*m));
-	m->nrails = (uint32_t)c->nrails;
-	m->qps_per_rail = (uint32_t)c->qps_per_rail;
+	m->nrails = (uint32_t)c->ch.nrails;
+	m->qps_per_rail = (uint32_t)c->ch.qps_per_rail;
 	m->max_recvs = GDX_MAX_RECVS;
-	m->sl = c->rails[0].sl;
-	m->tc = c->rails[0].tc;
+	m->sl = c->ch.rails[0].sl;
+	m->tc = c->ch.rails[0].tc;
 #ifdef GDX_DEBUG
 	m->flags = GDX_META_F_RECORDS;
 #endif
-	if (c->failover)
+	if (c->ch.failover)
 		m->flags |= GDX_META_F_FAILOVER;
 	m->ctrl_addr = (uintptr_t)c->ctrl;
 	snprintf(m->dev_name, sizeof(m->dev_name), "%.63s", c->dev_name);
-	for (int i = 0; i < c->nrails; i++) {
-		gdx_rail_local(&c->rails[i], &m->rails[i], &m->qpn[i * c->qps_per_rail]);
-		m->rails[i].ctrl_rkey = c->ctrl_mr[c->rails[i].member]->rkey;
+	for (int i = 0; i < c->ch.nrails; i++) {
+		gdx_rail_local(&c->ch.rails[i], &m->rails[i], &m->qpn[i * c->ch.qps_per_rail]);
+		m->rails[i].ctrl_rkey = c->ctrl_mr[c->ch.rails[i].member]->rkey;
 	}
 }
 
@@ -255,31 +255,33 @@ static void gdx_setup_failover_agree(struct gdx_comm *c, const struct gdx_wire_m
 	static int warned;
 	bool theirs = remote->flags & GDX_META_F_FAILOVER;
 
-	if (c->nrails < 2 || c->failover == theirs)
+	if (c->ch.nrails < 2 || c->ch.failover == theirs)
 		return;
 	if (!__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED))
 		GDX_WARN("%s: failover is %s here and %s at peer %s (%s): it is off for the "
 			 "connection, so a rail that fails fails it; set NCCL_GDX_FAILOVER (or "
 			 "NCCL_IB_RESILIENCY_PORT_FAILOVER) the same on every node, with "
 			 "libnccl-net-gdx 0.4.3 or later on each",
-			 c->dev_name, c->failover ? "on" : "off", theirs ? "on" : "off", c->peer,
+			 c->dev_name, c->ch.failover ? "on" : "off", theirs ? "on" : "off", c->peer,
 			 GDX_LOG_QUOTED(remote->dev_name));
 	else
 		GDX_INFO(NCCL_INIT | NCCL_NET,
 			 "%s: failover is %s here and %s at peer %s: off for the connection",
-			 c->dev_name, c->failover ? "on" : "off", theirs ? "on" : "off", c->peer);
-	c->failover = false;
+			 c->dev_name, c->ch.failover ? "on" : "off", theirs ? "on" : "off",
+			 c->peer);
+	c->ch.failover = false;
 }
 
 int gdx_setup_rails_connect(struct gdx_comm *c, const struct gdx_wire_meta *remote)
 {
 	bool acceptor = c->kind == GDX_KIND_RECV;
 
-	if ((int)remote->nrails != c->nrails || (int)remote->qps_per_rail != c->qps_per_rail) {
+	if ((int)remote->nrails != c->ch.nrails ||
+	    (int)remote->qps_per_rail != c->ch.qps_per_rail) {
 		GDX_WARN("peer %s (%s) made %u rail(s) of %u QP(s) for the connection, %s made %d "
 			 "of %d: its handshake disagrees with the counts both ends announced",
 			 c->peer, remote->dev_name, remote->nrails, remote->qps_per_rail,
-			 c->dev_name, c->nrails, c->qps_per_rail);
+			 c->dev_name, c->ch.nrails, c->ch.qps_per_rail);
 		return -EPROTO;
 	}
 	snprintf(c->peer_dev, sizeof(c->peer_dev), "%s", remote->dev_name);
@@ -290,8 +292,8 @@ int gdx_setup_rails_connect(struct gdx_comm *c, const struct gdx_wire_meta *remo
 #endif
 	memcpy(c->remote_rails, remote->rails, sizeof(c->remote_rails));
 	memcpy(c->remote_qpn, remote->qpn, sizeof(c->remote_qpn));
-	for (int i = 0; i < c->nrails; i++) {
-		struct gdx_rail *r = &c->rails[i];
+	for (int i = 0; i < c->ch.nrails; i++) {
+		struct gdx_rail *r = &c->ch.rails[i];
 		int ret;
 
 		c->remote_ctrl_rkey[i] = remote->rails[i].ctrl_rkey;
@@ -303,7 +305,7 @@ int gdx_setup_rails_connect(struct gdx_comm *c, const struct gdx_wire_meta *remo
 			r->ece.supported = 0;
 		else
 			r->ece = remote->rails[i].ece;
-		ret = gdx_rail_connect(r, &remote->rails[i], &remote->qpn[i * c->qps_per_rail]);
+		ret = gdx_rail_connect(r, &remote->rails[i], &remote->qpn[i * c->ch.qps_per_rail]);
 		if (ret)
 			return ret;
 		if (acceptor && r->ece.supported)
@@ -316,16 +318,16 @@ const char *gdx_setup_features(const struct gdx_comm *c, char *buf, size_t len)
 {
 	char ece[64], standby[48] = "";
 
-	if (c->standby && c->kind == GDX_KIND_SEND)
+	if (c->ch.standby && c->kind == GDX_KIND_SEND)
 		snprintf(standby, sizeof(standby), " (%d standing by)",
-			 __builtin_popcount(c->standby));
+			 __builtin_popcount(c->ch.standby));
 	snprintf(buf, len, "%d rail(s)%s x %d QP(s)%s, AR %s, relaxed ordering %s, ECE %s",
-		 c->nrails, standby, c->qps_per_rail,
-		 c->qps_per_rail > 1 && c->split ? " (split)" : "",
+		 c->ch.nrails, standby, c->ch.qps_per_rail,
+		 c->ch.qps_per_rail > 1 && c->ch.split ? " (split)" : "",
 		 c->kind != GDX_KIND_SEND ? "sender's"
 		 : c->ar		  ? "on"
 					  : "off",
-		 c->rails[0].dev->ro ? "on" : "off",
-		 gdx_ece_str(&c->rails[0].ece, ece, sizeof(ece)));
+		 c->ch.rails[0].dev->ro ? "on" : "off",
+		 gdx_ece_str(&c->ch.rails[0].ece, ece, sizeof(ece)));
 	return buf;
 }

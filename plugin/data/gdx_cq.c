@@ -2,7 +2,7 @@
 /*
  * Completion handling: what a comm's CQs report, taken into its requests,
  * rails and clear-to-sends. A rail's completions name their kind in the
- * wr_id (gdx_verbs.h):
+ * wr_id (gdx_rail.h):
  * - a receive: an immediate, so a piece of a receive has landed (or, with
  *   GDX_IMM_PROBE, a restored rail's probe has);
  * - a signaled send: everything before it on its QP is delivered and its
@@ -31,7 +31,7 @@
 #include "stats/gdx_qpstat.h"
 #include "data/gdx_req.h"
 #include "stats/gdx_stall.h"
-#include "data/gdx_stripe.h"
+#include "rail/gdx_stripe.h"
 #include "sys/gdx_time.h"
 
 /* How often a waiting request looks at the peer's out-of-band socket (and
@@ -42,8 +42,8 @@
  * read's QP), for the line gdx_qpstat_dump writes about it. */
 static void gdx_cq_wc_note(struct gdx_comm *c, int r, const struct ibv_wc *wc)
 {
-	for (int i = 0; r < c->nrails && i < c->rails[r].nqps; i++) {
-		struct gdx_qp *q = &c->rails[r].qps[i];
+	for (int i = 0; r < c->ch.nrails && i < c->ch.rails[r].nqps; i++) {
+		struct gdx_qp *q = &c->ch.rails[r].qps[i];
 
 		if (q->qp && q->qp->qp_num == wc->qp_num && !q->failed) {
 			q->failed = true;
@@ -62,7 +62,7 @@ static void gdx_cq_wc_failed(struct gdx_comm *c, int rail, const struct ibv_wc *
 	if (!c->err)
 		GDX_WARN("%s rail %d (%s), peer %s (%s): completion failed: %s (status %d, "
 			 "vendor error 0x%x, qp 0x%x, %s); %s",
-			 c->dev_name, rail, c->rails[rail].dev->ibdev, c->peer,
+			 c->dev_name, rail, c->ch.rails[rail].dev->ibdev, c->peer,
 			 GDX_LOG_QUOTED(c->peer_dev), ibv_wc_status_str(wc->status), wc->status,
 			 wc->vendor_err, wc->qp_num,
 			 c->kind == GDX_KIND_SEND ? "send side" : "receive side",
@@ -257,7 +257,7 @@ static void gdx_cq_wc_error(struct gdx_comm *c, int r, const struct ibv_wc *wc,
 	if (state != GDX_RAIL_UP)
 		return; /* a flush of a rail already taken out */
 	gdx_cq_wc_note(c, r, wc);
-	if (!c->failover || !gdx_failover_status(wc->status)) {
+	if (!c->ch.failover || !gdx_failover_status(wc->status)) {
 		gdx_cq_wc_failed(c, r, wc);
 		return;
 	}
@@ -272,11 +272,11 @@ static void gdx_cq_wc_error(struct gdx_comm *c, int r, const struct ibv_wc *wc,
  * flight. */
 static inline void gdx_cq_recv_repost(struct gdx_comm *c, int r, int qi)
 {
-	struct gdx_qp *q = &c->rails[r].qps[qi];
+	struct gdx_qp *q = &c->ch.rails[r].qps[qi];
 
 	if (q->recvs_to_post < GDX_RECV_BATCH)
 		return;
-	if (gdx_rail_post_recvs(&c->rails[r], qi, (int)q->recvs_to_post))
+	if (gdx_rail_post_recvs(&c->ch.rails[r], qi, (int)q->recvs_to_post))
 		gdx_comm_fail(c, -EIO);
 	q->recvs_to_post = 0;
 }
@@ -295,7 +295,7 @@ static inline void gdx_cq_imm_count(struct gdx_comm *c, int r, struct gdx_qp *q)
 static void gdx_cq_wc_recv(struct gdx_comm *c, int r, const struct ibv_wc *wc,
 			   enum gdx_rail_state state)
 {
-	struct gdx_qp *q = &c->rails[r].qps[GDX_WRID_QP(wc->wr_id)];
+	struct gdx_qp *q = &c->ch.rails[r].qps[GDX_WRID_QP(wc->wr_id)];
 
 	q->recvs_out--;
 	if (wc->status != IBV_WC_SUCCESS) {
@@ -312,10 +312,10 @@ static void gdx_cq_wc_recv(struct gdx_comm *c, int r, const struct ibv_wc *wc,
 	q->recvs_to_post++;
 	if (state == GDX_RAIL_UP)
 		gdx_cq_recv_repost(c, r, GDX_WRID_QP(wc->wr_id));
-	c->run[r].unproven = false;
+	c->ch.run[r].unproven = false;
 	if (state == GDX_RAIL_DRAINING) {
-		c->run[r].drain_imms++;
-		c->run[r].drain_last_ms = gdx_now_ms();
+		c->ch.run[r].drain_imms++;
+		c->ch.run[r].drain_last_ms = gdx_now_ms();
 	}
 	if (be32toh(wc->imm_data) == GDX_IMM_PROBE)
 		return; /* a restored rail's probe: it carries again */
@@ -330,12 +330,13 @@ static void gdx_cq_wc_recv(struct gdx_comm *c, int r, const struct ibv_wc *wc,
  * immediates that had already arrived. */
 static void gdx_cq_wc(struct gdx_comm *c, int r, const struct ibv_wc *wc)
 {
-	enum gdx_rail_state state = c->run[r].state;
+	enum gdx_rail_state state = c->ch.run[r].state;
 	uint32_t kind = GDX_WRID_KIND(wc->wr_id);
 
 	/* A restore's thread owns the QPs, and nothing of their new incarnation
 	 * can complete yet; nor can what came before a reset count after it. */
-	if (state == GDX_RAIL_RESTORING || GDX_WRID_GEN(wc->wr_id) != gdx_rail_gen(&c->rails[r])) {
+	if (state == GDX_RAIL_RESTORING ||
+	    GDX_WRID_GEN(wc->wr_id) != gdx_rail_gen(&c->ch.rails[r])) {
 		GDX_TRACE(NCCL_NET,
 			  "%s: rail %d: completion 0x%llx of an earlier incarnation dropped",
 			  c->dev_name, r, (unsigned long long)wc->wr_id);
@@ -360,7 +361,7 @@ static void gdx_cq_wc(struct gdx_comm *c, int r, const struct ibv_wc *wc)
 	 * rail taken out the receiver's counts say what was, not completions. */
 	if (kind == GDX_WRID_SEND && state == GDX_RAIL_UP)
 		gdx_stripe_delivered(
-			c, r,
+			&c->ch, r,
 			gdx_post_delivered(c, r, GDX_WRID_QP(wc->wr_id), GDX_WRID_WR(wc->wr_id)));
 }
 
@@ -379,8 +380,8 @@ static inline int gdx_cq_take(struct gdx_comm *c, int r, const struct ibv_wc *wc
 		gdx_cq_wc(c, r, &wcs[i]);
 	/* a drain that waits in vain takes its counts only from a CQ found
 	 * empty (gdx_failover.c) */
-	if (c->run[r].state == GDX_RAIL_DRAINING)
-		c->run[r].cq_idle = n < GDX_POLL_BATCH;
+	if (c->ch.run[r].state == GDX_RAIL_DRAINING)
+		c->ch.run[r].cq_idle = n < GDX_POLL_BATCH;
 	return n;
 }
 
@@ -394,7 +395,7 @@ static __attribute__((noinline)) int gdx_cq_poll_rest(struct gdx_comm *c)
 	struct gdx_recv_comm *rc;
 	int seen = 0;
 
-	if (c->failover && (gdx_failover_poll(c) & GDX_FO_REWRITE_CTS))
+	if (c->ch.failover && (gdx_failover_poll(c) & GDX_FO_REWRITE_CTS))
 		gdx_recv_comm_of(c)->cts_rewrite = true;
 	if (c->kind != GDX_KIND_RECV)
 		return 0;
@@ -415,7 +416,7 @@ static __attribute__((noinline)) int gdx_cq_poll_rest(struct gdx_comm *c)
 static int gdx_cq_recv_small(struct gdx_recv_comm *rc, const struct ibv_wc *wcs, int n)
 {
 	struct gdx_comm *c = &rc->base;
-	uint16_t gen = gdx_rail_gen(&c->rails[0]);
+	uint16_t gen = gdx_rail_gen(&c->ch.rails[0]);
 	int i;
 
 	for (i = 0; i < n; i++) {
@@ -429,7 +430,7 @@ static int gdx_cq_recv_small(struct gdx_recv_comm *rc, const struct ibv_wc *wcs,
 		    (req->seq & GDX_IMM_SEQ_MASK) != seq || req->n != 1 || req->arrived ||
 		    (imm & GDX_IMM_SMALL_MAX) > req->posted)
 			break;
-		q = &c->rails[0].qps[GDX_WRID_QP(wc->wr_id)];
+		q = &c->ch.rails[0].qps[GDX_WRID_QP(wc->wr_id)];
 		q->recvs_out--;
 		q->recvs_to_post++;
 		gdx_cq_recv_repost(c, 0, GDX_WRID_QP(wc->wr_id));
@@ -437,7 +438,7 @@ static int gdx_cq_recv_small(struct gdx_recv_comm *rc, const struct ibv_wc *wcs,
 		gdx_cq_recv_whole(rc, req, imm & GDX_IMM_SMALL_MAX);
 	}
 	if (i)
-		c->run[0].unproven = false;
+		c->ch.run[0].unproven = false;
 	return i;
 }
 
@@ -446,7 +447,7 @@ static int gdx_cq_recv_small(struct gdx_recv_comm *rc, const struct ibv_wc *wcs,
  * first completion that is anything else. Returns how many it took. */
 static int gdx_cq_send_small(struct gdx_comm *c, const struct ibv_wc *wcs, int n)
 {
-	uint16_t gen = gdx_rail_gen(&c->rails[0]);
+	uint16_t gen = gdx_rail_gen(&c->ch.rails[0]);
 	int i;
 
 	for (i = 0; i < n; i++) {
@@ -466,12 +467,12 @@ int gdx_cq_poll_one(struct gdx_comm *c, struct ibv_wc *wcs, int n)
 	bool recv = c->kind == GDX_KIND_RECV;
 	int i = 0;
 
-	if (c->run[0].state == GDX_RAIL_UP)
+	if (c->ch.run[0].state == GDX_RAIL_UP)
 		i = recv ? gdx_cq_recv_small(gdx_recv_comm_of(c), wcs, n)
 			 : gdx_cq_send_small(c, wcs, n);
 	if (i < n && gdx_cq_take(c, 0, wcs, i, n) < 0)
 		return 0;
-	if (gdx_cq_poll_due(c) || c->failover || (recv && gdx_cts_held_low(gdx_recv_comm_of(c))))
+	if (gdx_cq_poll_due(c) || c->ch.failover || (recv && gdx_cts_held_low(gdx_recv_comm_of(c))))
 		n += gdx_cq_poll_rest(c);
 	return n;
 }
@@ -482,10 +483,10 @@ int gdx_cq_poll_all(struct gdx_comm *c, struct ibv_wc *wcs, int n0)
 {
 	int seen = 0;
 
-	for (int r = 0; r < c->nrails; r++) {
-		int n = r ? ibv_poll_cq(c->rails[r].cq, GDX_POLL_BATCH, wcs) : n0;
+	for (int r = 0; r < c->ch.nrails; r++) {
+		int n = r ? ibv_poll_cq(c->ch.rails[r].cq, GDX_POLL_BATCH, wcs) : n0;
 
-		if (n == 0 && c->run[r].state == GDX_RAIL_UP)
+		if (n == 0 && c->ch.run[r].state == GDX_RAIL_UP)
 			continue;
 		n = gdx_cq_take(c, r, wcs, 0, n);
 		if (n < 0)
@@ -495,8 +496,8 @@ int gdx_cq_poll_all(struct gdx_comm *c, struct ibv_wc *wcs, int n0)
 	/* due is asked on every poll: failover counts its polls there; after
 	 * completions, failover's notes and the clear-to-sends they let go */
 	if (gdx_cq_poll_due(c) ||
-	    (seen &&
-	     (c->failover || (c->kind == GDX_KIND_RECV && gdx_cts_held_low(gdx_recv_comm_of(c))))))
+	    (seen && (c->ch.failover ||
+		      (c->kind == GDX_KIND_RECV && gdx_cts_held_low(gdx_recv_comm_of(c))))))
 		seen += gdx_cq_poll_rest(c);
 	return seen;
 }

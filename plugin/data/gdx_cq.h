@@ -49,11 +49,11 @@ static inline bool gdx_cq_poll_due(struct gdx_comm *c)
 static inline __attribute__((always_inline)) int gdx_cq_poll_inline(struct gdx_comm *c)
 {
 	struct ibv_wc wcs[GDX_POLL_BATCH];
-	int n = ibv_poll_cq(c->rails[0].cq, GDX_POLL_BATCH, wcs);
+	int n = ibv_poll_cq(c->ch.rails[0].cq, GDX_POLL_BATCH, wcs);
 
-	if (n == 0 && c->nrails == 1 && c->run[0].state == GDX_RAIL_UP && !gdx_cq_poll_due(c))
+	if (n == 0 && c->ch.nrails == 1 && c->ch.run[0].state == GDX_RAIL_UP && !gdx_cq_poll_due(c))
 		return 0;
-	if (n > 0 && c->nrails == 1)
+	if (n > 0 && c->ch.nrails == 1)
 		return gdx_cq_poll_one(c, wcs, n);
 	return gdx_cq_poll_all(c, wcs, n);
 }

@@ -16,7 +16,7 @@
 #include "data/gdx_cts.h"
 #include "data/gdx_failover.h"
 #include "data/gdx_post.h"
-#include "dev/gdx_verbs.h"
+#include "rail/gdx_rail.h"
 #include "sys/gdx_param.h"
 
 /* A rail was taken out: the clear-to-sends it may have been carrying are
@@ -48,13 +48,13 @@ static int gdx_cts_rewrite(struct gdx_recv_comm *rc)
 
 			if (rail < 0)
 				return c->err;
-			if (!gdx_qp_room(&c->rails[rail], &c->rails[rail].qps[0], 1))
+			if (!gdx_qp_room(&c->ch.rails[rail], &c->ch.rails[rail].qps[0], 1))
 				return 0; /* the next poll does them all again */
 			if (gdx_cts_write(rc, rail, GDX_FIFO_INDEX(s, i), 1, true))
 				return c->err;
 			rc->rewrite_rail[s] = (uint8_t)(rail + 1);
-			rc->rewrite_gen[s] = gdx_rail_gen(&c->rails[rail]);
-			rc->rewrite_wr[s] = c->rails[rail].qps[0].wr_posted;
+			rc->rewrite_gen[s] = gdx_rail_gen(&c->ch.rails[rail]);
+			rc->rewrite_wr[s] = c->ch.rails[rail].qps[0].wr_posted;
 		}
 	}
 	rc->cts_rewrite = false;
@@ -71,9 +71,9 @@ bool gdx_cts_rewrite_unread(struct gdx_recv_comm *rc, uint32_t s)
 
 	if (rail < 0)
 		return false;
-	if (c->run[rail].state == GDX_RAIL_UP &&
-	    gdx_rail_gen(&c->rails[rail]) == rc->rewrite_gen[s] &&
-	    (int32_t)(c->rails[rail].qps[0].wr_done - rc->rewrite_wr[s]) < 0)
+	if (c->ch.run[rail].state == GDX_RAIL_UP &&
+	    gdx_rail_gen(&c->ch.rails[rail]) == rc->rewrite_gen[s] &&
+	    (int32_t)(c->ch.rails[rail].qps[0].wr_done - rc->rewrite_wr[s]) < 0)
 		return true;
 	rc->rewrite_rail[s] = 0;
 	return false;
@@ -89,12 +89,12 @@ static int gdx_cts_rail(struct gdx_recv_comm *rc)
 	int rail;
 
 	/* without failover every rail is up, and the first carries them */
-	if (!c->failover && gdx_qp_room(&c->rails[0], &c->rails[0].qps[0], 1))
+	if (!c->ch.failover && gdx_qp_room(&c->ch.rails[0], &c->ch.rails[0].qps[0], 1))
 		return 0;
 	rail = gdx_failover_ctrl_rail(c);
 	if (rail < 0)
 		return -1;
-	return gdx_qp_room(&c->rails[rail], &c->rails[rail].qps[0], 1) ? rail : -1;
+	return gdx_qp_room(&c->ch.rails[rail], &c->ch.rails[rail].qps[0], 1) ? rail : -1;
 }
 
 /* Writes the clear-to-sends of receives [cts_sent, tail) into the sender's

@@ -76,8 +76,8 @@ static inline int gdx_cts_write(struct gdx_recv_comm *rc, int rail, uint32_t fir
  * carries them (no failover) and has room. */
 static inline bool gdx_cts_one(const struct gdx_recv_comm *rc)
 {
-	return rc->cts_sent + 1 == rc->tail && !rc->cts_groups && !rc->base.failover &&
-	       !rc->base.err && gdx_qp_room(&rc->base.rails[0], &rc->base.rails[0].qps[0], 1);
+	return rc->cts_sent + 1 == rc->tail && !rc->cts_groups && !rc->base.ch.failover &&
+	       !rc->base.err && gdx_qp_room(&rc->base.ch.rails[0], &rc->base.ch.rails[0].qps[0], 1);
 }
 
 /* Its entry, written now: every held one is. */

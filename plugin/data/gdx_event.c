@@ -9,6 +9,7 @@
 #include <pthread.h>
 
 #include "comm/gdx_comm.h"
+#include "rail/gdx_chan_out.h"
 #include "data/gdx_event.h"
 #include "sys/gdx_log.h"
 #include "sys/gdx_param.h"
@@ -27,11 +28,11 @@ static pthread_mutex_t gdx_event_lock = PTHREAD_MUTEX_INITIALIZER;
 /* The rail of c an event names (its QP or CQ), -1 if none. */
 static int gdx_event_rail(const struct gdx_comm *c, const struct ibv_async_event *ev, bool qp)
 {
-	for (int r = 0; r < c->nrails; r++) {
-		if (!qp && c->rails[r].cq == ev->element.cq)
+	for (int r = 0; r < c->ch.nrails; r++) {
+		if (!qp && c->ch.rails[r].cq == ev->element.cq)
 			return r;
-		for (int q = 0; qp && q < c->rails[r].nqps; q++)
-			if (c->rails[r].qps[q].qp == ev->element.qp)
+		for (int q = 0; qp && q < c->ch.rails[r].nqps; q++)
+			if (c->ch.rails[r].qps[q].qp == ev->element.qp)
 				return r;
 	}
 	return -1;
@@ -44,11 +45,11 @@ static void gdx_event_fail(struct gdx_comm *c, const struct ibv_async_event *ev,
 	if (!c || (c->kind != GDX_KIND_SEND && c->kind != GDX_KIND_RECV))
 		return; /* a flush QP's owner is its receive comm too; nothing else */
 	rail = gdx_event_rail(c, ev, qp);
-	if (c->failover && rail >= 0) {
+	if (c->ch.failover && rail >= 0) {
 		/* the comm's own poll takes the rail out (gdx_failover.c) */
 		GDX_INFO(NCCL_NET, "%s: async event %s on rail %d of the comm with peer %s",
 			 c->dev_name, ibv_event_type_str(ev->event_type), rail, c->peer);
-		__atomic_or_fetch(&c->async_failed, 1u << rail, __ATOMIC_RELAXED);
+		__atomic_or_fetch(&c->ch.async_failed, 1u << rail, __ATOMIC_RELAXED);
 		return;
 	}
 	if (!__atomic_load_n(&c->err, __ATOMIC_RELAXED))
@@ -87,14 +88,6 @@ static void gdx_event_handle(struct gdx_dev *dev, const struct ibv_async_event *
 	}
 }
 
-/* How long the QP retries last: 4.096 us * 2^timeout, retry_cnt + 1 times. */
-uint64_t gdx_event_retry_budget_ms(void)
-{
-	return (uint64_t)(4.096e-3 * (double)(1ULL << gdx_params.timeout) *
-			  (gdx_params.retry_cnt + 1)) +
-	       1;
-}
-
 /* A comm that waits with nothing of its own on the wire (a sender waiting for
  * a clear-to-send) gets no completion error when its port goes down; fail it
  * once the port has been down longer than its retries would have lasted. */
@@ -102,12 +95,12 @@ static void gdx_event_check_port(struct gdx_comm *c, struct gdx_dev *dev)
 {
 	uint64_t down = __atomic_load_n(&dev->port_down_ms, __ATOMIC_RELAXED);
 
-	if (!down || c->err || gdx_now_ms() - down <= gdx_event_retry_budget_ms())
+	if (!down || c->err || gdx_now_ms() - down <= gdx_chan_retry_budget_ms())
 		return;
 	GDX_WARN("%s: %s port %d has been down for %llu ms, longer than the QP retries "
 		 "last (%llu ms): failing the comm with peer %s",
 		 c->dev_name, dev->ibdev, dev->ib_port, (unsigned long long)(gdx_now_ms() - down),
-		 (unsigned long long)gdx_event_retry_budget_ms(), c->peer);
+		 (unsigned long long)gdx_chan_retry_budget_ms(), c->peer);
 	c->err = -ENETDOWN;
 }
 
@@ -132,13 +125,13 @@ static void gdx_event_drain(struct gdx_dev *dev, bool force, uint64_t now)
  * scaled as the speed was (measured windows correct it from there). */
 static void gdx_event_speed(struct gdx_comm *c, int r)
 {
-	int now = __atomic_load_n(&c->rails[r].dev->speed_mbps, __ATOMIC_RELAXED);
-	int was = c->run[r].speed_mbps;
+	int now = __atomic_load_n(&c->ch.rails[r].dev->speed_mbps, __ATOMIC_RELAXED);
+	int was = c->ch.run[r].speed_mbps;
 
 	if (now > 0 && was > 0 && now != was)
-		c->run[r].rate *= (double)now / was;
+		c->ch.run[r].rate *= (double)now / was;
 	if (now > 0)
-		c->run[r].speed_mbps = now;
+		c->ch.run[r].speed_mbps = now;
 }
 
 void gdx_event_poll_dev(struct gdx_dev *dev)
@@ -153,15 +146,15 @@ void gdx_event_poll(struct gdx_comm *c, bool force)
 	uint64_t now = gdx_now_ms();
 
 	pthread_mutex_lock(&gdx_event_lock);
-	for (int r = 0; r < c->nrails; r++) {
-		struct gdx_dev *dev = c->rails[r].dev;
+	for (int r = 0; r < c->ch.nrails; r++) {
+		struct gdx_dev *dev = c->ch.rails[r].dev;
 
 		gdx_event_drain(dev, force, now);
 		if (__atomic_load_n(&dev->ib->fatal, __ATOMIC_RELAXED) && !c->err) {
 			GDX_WARN("%s: device %s had a fatal error", c->dev_name, dev->ibdev);
 			c->err = -EIO;
 		}
-		if (!c->failover)
+		if (!c->ch.failover)
 			gdx_event_check_port(c, dev);
 		gdx_event_speed(c, r);
 	}

@@ -14,7 +14,5 @@ void gdx_event_poll(struct gdx_comm *c, bool force);
 /* One device's events drained the same way (one-sided RMA's QPs are not a
  * comm's: the port's state is what it reads from them). */
 void gdx_event_poll_dev(struct gdx_dev *dev);
-/* How long a QP's retries last (NCCL_GDX_TIMEOUT, NCCL_GDX_RETRY_CNT), ms. */
-uint64_t gdx_event_retry_budget_ms(void);
 
 #endif

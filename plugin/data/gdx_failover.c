@@ -81,6 +81,7 @@
 #include <sys/time.h>
 #include <time.h>
 
+#include "rail/gdx_chan_out.h"
 #include "data/gdx_event.h"
 #include "data/gdx_failover.h"
 #include "stats/gdx_live.h"
@@ -89,7 +90,7 @@
 #include "sys/gdx_param.h"
 #include "data/gdx_post.h"
 #include "stats/gdx_qpstat.h"
-#include "data/gdx_stripe.h"
+#include "rail/gdx_stripe.h"
 #include "sys/gdx_time.h"
 
 /* Receiver: how long it waits for the receives of a rail in error to come
@@ -149,38 +150,31 @@ static void gdx_fo_set(struct gdx_comm *c, int r, enum gdx_rail_state s, uint64_
 {
 	GDX_TRACE(NCCL_NET, "%s: rail %d %s -> %s", c->dev_name, r,
 		  gdx_rail_state_name(c->run[r].state), gdx_rail_state_name(s));
-	c->run[r].state = s;
-	c->run[r].since_ms = now;
-	gdx_live_rail(c, r, s, now, c->run[r].downs);
-}
-
-static void gdx_fo_count_live(struct gdx_comm *c)
-{
-	c->nlive = 0;
-	for (int r = 0; r < c->nrails; r++)
-		c->nlive += c->run[r].state == GDX_RAIL_UP;
+	c->ch.run[r].state = s;
+	c->ch.run[r].since_ms = now;
+	gdx_live_rail(c, r, s, now, c->ch.run[r].downs);
 }
 
 int gdx_failover_ctrl_rail(const struct gdx_comm *c)
 {
-	for (int r = 0; r < c->nrails; r++)
-		if (c->run[r].state == GDX_RAIL_UP && !c->run[r].unproven)
+	for (int r = 0; r < c->ch.nrails; r++)
+		if (c->ch.run[r].state == GDX_RAIL_UP && !c->ch.run[r].unproven)
 			return r;
 	/* only restored ones, not yet proven: better than none */
-	for (int r = 0; r < c->nrails; r++)
-		if (c->run[r].state == GDX_RAIL_UP)
+	for (int r = 0; r < c->ch.nrails; r++)
+		if (c->ch.run[r].state == GDX_RAIL_UP)
 			return r;
 	return -1;
 }
 
 void gdx_failover_init(struct gdx_comm *c)
 {
-	c->failover = c->nrails >= 2 && gdx_params.failover;
-	for (int r = 0; r < c->nrails; r++) {
-		memset(&c->run[r], 0, offsetof(struct gdx_rail_run, rate));
+	c->ch.failover = c->ch.nrails >= 2 && gdx_params.failover;
+	for (int r = 0; r < c->ch.nrails; r++) {
+		memset(&c->ch.run[r], 0, offsetof(struct gdx_rail_run, rate));
 	}
-	c->nlive = c->nrails;
-	gdx_stripe_init(c);
+	c->ch.nlive = c->ch.nrails;
+	gdx_stripe_init(&c->ch);
 }
 
 bool gdx_failover_status(enum ibv_wc_status status)
@@ -203,10 +197,10 @@ static void gdx_fo_fail_comm(struct gdx_comm *c)
 	char list[512];
 	size_t off = 0;
 
-	for (int r = 0; r < c->nrails && off < sizeof(list); r++)
+	for (int r = 0; r < c->ch.nrails && off < sizeof(list); r++)
 		off += (size_t)snprintf(list + off, sizeof(list) - off, "%srail %d (%s): %s",
-					r ? "; " : "", r, c->rails[r].dev->ibdev,
-					c->run[r].why[0] ? c->run[r].why : "down");
+					r ? "; " : "", r, c->ch.rails[r].dev->ibdev,
+					c->ch.run[r].why[0] ? c->ch.run[r].why : "down");
 	if (!c->err)
 		GDX_WARN("%s: every rail of the connection with %s (%s) is down: %s", c->dev_name,
 			 c->peer, GDX_LOG_QUOTED(c->peer_dev), list);
@@ -236,7 +230,7 @@ static uint32_t gdx_fo_backoff(uint32_t b)
  * whether the rail now stays out (said in one WARN). */
 static bool gdx_fo_give_up(struct gdx_comm *c, int r)
 {
-	struct gdx_rail_run *run = &c->run[r];
+	struct gdx_rail_run *run = &c->ch.run[r];
 
 	run->failed++;
 	if (!gdx_params.recovery_attempts || run->failed < (uint32_t)gdx_params.recovery_attempts)
@@ -246,7 +240,7 @@ static bool gdx_fo_give_up(struct gdx_comm *c, int r)
 		 "NCCL_GDX_RECOVERY_ATTEMPTS (or NCCL_IB_RESILIENCY_PORT_RECOVERY_ATTEMPTS_MAX) "
 		 "allows: it stays out of the connection with %s until the connection closes; "
 		 "%d rail(s) carry its traffic",
-		 c->dev_name, r, c->rails[r].dev->ibdev, run->failed, c->peer, c->nlive);
+		 c->dev_name, r, c->ch.rails[r].dev->ibdev, run->failed, c->peer, c->ch.nlive);
 	return true;
 }
 
@@ -254,31 +248,32 @@ static bool gdx_fo_give_up(struct gdx_comm *c, int r)
 static void gdx_fo_down(struct gdx_comm *c, int r, uint64_t now)
 {
 	gdx_fo_set(c, r, GDX_RAIL_DOWN, now);
-	c->run[r].deadline_ms = now + c->run[r].backoff_ms;
+	c->ch.run[r].deadline_ms = now + c->ch.run[r].backoff_ms;
 }
 
 int gdx_rail_failed(struct gdx_comm *c, int r, const char *why)
 {
-	struct gdx_rail_run *run = &c->run[r];
+	struct gdx_rail_run *run = &c->ch.run[r];
 	uint64_t now = gdx_now_ms();
 	bool was_up = run->state == GDX_RAIL_UP;
 	char when[16];
 
-	if (!c->failover) {
+	if (!c->ch.failover) {
 		if (!c->err)
 			c->err = -EREMOTEIO;
 		return 0;
 	}
 	if (run->state == GDX_RAIL_DRAINING || run->state == GDX_RAIL_DOWN)
 		return 0;
-	gdx_rail_freeze(&c->rails[r]);
 	snprintf(run->why, sizeof(run->why), "%s", why);
-	gdx_fo_set(c, r, GDX_RAIL_DRAINING, now);
+	GDX_TRACE(NCCL_NET, "%s: rail %d %s -> %s", c->dev_name, r, gdx_rail_state_name(run->state),
+		  gdx_rail_state_name(GDX_RAIL_DRAINING));
+	gdx_chan_take_out(&c->ch, r, GDX_RAIL_DRAINING, now);
+	gdx_live_rail(c, r, GDX_RAIL_DRAINING, now, run->downs);
 	run->deadline_ms = now + (gdx_fo_sender(c) ? GDX_COUNTS_WAIT_MS : GDX_DRAIN_WAIT_MS);
 	run->cq_idle = false;
 	run->drain_imms = 0;
 	run->renote_ms = now + GDX_RENOTE_MS;
-	gdx_fo_count_live(c);
 	/* a receiver's rail restored that fails before anything came by it is
 	 * a restore attempt that failed, not a new outage */
 	if (was_up && run->unproven)
@@ -294,32 +289,31 @@ int gdx_rail_failed(struct gdx_comm *c, int r, const char *why)
 		GDX_WARN("%s: rail %d (%s port %d, peer %s) taken out of the connection with %s "
 			 "at %s: %s; %d rail(s) carry its traffic until it is back (check the "
 			 "link: ibv_devinfo -d %s)",
-			 c->dev_name, r, c->rails[r].dev->ibdev, c->rails[r].dev->ib_port,
+			 c->dev_name, r, c->ch.rails[r].dev->ibdev, c->ch.rails[r].dev->ib_port,
 			 GDX_LOG_QUOTED(c->peer_dev), c->peer, gdx_clock_str(when, sizeof(when)),
-			 why, c->nlive, c->rails[r].dev->ibdev);
+			 why, c->ch.nlive, c->ch.rails[r].dev->ibdev);
 		gdx_qpstat_dump(c, r, "its rail taken out");
 	} else if (!gdx_fo_sender(c) || !gdx_fo_give_up(c, r)) {
 		run->backoff_ms = gdx_fo_backoff(run->backoff_ms);
 		GDX_INFO(NCCL_NET, "%s: rail %d (%s): restore attempt %u failed: %s; next in %u ms",
-			 c->dev_name, r, c->rails[r].dev->ibdev, run->attempts, why,
+			 c->dev_name, r, c->ch.rails[r].dev->ibdev, run->attempts, why,
 			 run->backoff_ms);
 	}
-	if (c->nlive == 0) {
+	if (c->ch.nlive == 0) {
 		gdx_fo_fail_comm(c);
 		return 0;
 	}
-	gdx_stripe_reset(c, r);
 	/* whatever went on the failed rail may be lost: every note again, as it
 	 * was; same epoch, so a peer that had it does not act on it twice */
-	for (int k = 0; k < c->nrails; k++)
-		c->run[k].note_due |= c->run[k].my_epoch != 0;
+	for (int k = 0; k < c->ch.nrails; k++)
+		c->ch.run[k].note_due |= c->ch.run[k].my_epoch != 0;
 	if (!gdx_fo_sender(c)) {
 		gdx_notes_flush(c);
 		return GDX_FO_REWRITE_CTS;
 	}
 	gdx_note_set(c, r, GDX_NOTE_DOWN, 0, why);
 	/* nothing in flight on it (a restore attempt): no counts to wait for */
-	if (gdx_fo_log_empty(&c->rails[r]))
+	if (gdx_fo_log_empty(&c->ch.rails[r]))
 		gdx_fo_down(c, r, now);
 	gdx_notes_flush(c);
 	return 0;
@@ -377,7 +371,7 @@ static void gdx_fo_drop(struct gdx_seglog *log, int n)
  * QP, should that rail fail too. */
 static bool gdx_fo_resend(struct gdx_comm *c, int r, const uint32_t *counts)
 {
-	struct gdx_rail *rail = &c->rails[r];
+	struct gdx_rail *rail = &c->ch.rails[r];
 
 	for (int q = 0; q < rail->nqps; q++) {
 		struct gdx_seglog *log = rail->qps[q].log;
@@ -395,16 +389,16 @@ static bool gdx_fo_resend(struct gdx_comm *c, int r, const uint32_t *counts)
 			}
 			for (int i = 0; i < n; i++)
 				bytes += segs[i].len;
-			to = gdx_stripe_pick(c, bytes, ord);
+			to = gdx_stripe_pick(&c->ch, bytes, ord);
 			if (to < 0) {
 				GDX_TRACE(NCCL_NET, "%s: rail %d: resend: no rail up", c->dev_name,
 					  r);
 				return false;
 			}
-			to_q = q % c->rails[to].nqps;
+			to_q = q % c->ch.rails[to].nqps;
 			for (int i = 0; i < n; i++)
-				need += gdx_seg_wrs(&c->rails[to], &segs[i]);
-			if (!gdx_qp_room(&c->rails[to], &c->rails[to].qps[to_q], need)) {
+				need += gdx_seg_wrs(&c->ch.rails[to], &segs[i]);
+			if (!gdx_qp_room(&c->ch.rails[to], &c->ch.rails[to].qps[to_q], need)) {
 				GDX_TRACE(
 					NCCL_NET,
 					"%s: rail %d: resend of a piece of %u WRs waits for room on "
@@ -433,7 +427,7 @@ static bool gdx_fo_resend(struct gdx_comm *c, int r, const uint32_t *counts)
 /* Receiver: the rail's counts are final; tell the sender. */
 static void gdx_fo_counted(struct gdx_comm *c, int r, uint64_t now)
 {
-	gdx_note_set(c, r, GDX_NOTE_DOWN, 0, c->run[r].why);
+	gdx_note_set(c, r, GDX_NOTE_DOWN, 0, c->ch.run[r].why);
 	gdx_fo_down(c, r, now);
 	gdx_notes_flush(c);
 }
@@ -453,7 +447,7 @@ static void *gdx_fo_bg_main(void *p)
 {
 	struct gdx_bg_arg a = *(struct gdx_bg_arg *)p;
 	struct gdx_comm *c = a.c;
-	struct gdx_rail *rail = &c->rails[a.r];
+	struct gdx_rail *rail = &c->ch.rails[a.r];
 	int ret = 0;
 
 	free(p);
@@ -461,21 +455,21 @@ static void *gdx_fo_bg_main(void *p)
 		gdx_rail_freeze(rail); /* whatever it was doing: start over */
 		ret = gdx_rail_reset(rail);
 		for (int q = 0; q < rail->nqps && !ret; q++)
-			ret = gdx_rail_post_recvs(rail, q, (int)gdx_recvs_ahead(c->nrails));
+			ret = gdx_rail_post_recvs(rail, q, (int)gdx_recvs_ahead(c->ch.nrails));
 	}
 	if (!ret)
 		ret = gdx_rail_connect(rail, &c->remote_rails[a.r],
-				       &c->remote_qpn[a.r * c->qps_per_rail]);
-	__atomic_store_n(&c->run[a.r].bg_result, ret, __ATOMIC_RELAXED);
-	__atomic_store_n(&c->run[a.r].bg_busy, 0, __ATOMIC_RELEASE);
+				       &c->remote_qpn[a.r * c->ch.qps_per_rail]);
+	__atomic_store_n(&c->ch.run[a.r].bg_result, ret, __ATOMIC_RELAXED);
+	__atomic_store_n(&c->ch.run[a.r].bg_busy, 0, __ATOMIC_RELEASE);
 	return NULL;
 }
 
 static void gdx_fo_bg_join(struct gdx_comm *c, int r)
 {
-	if (c->run[r].bg_joinable) {
-		pthread_join(c->run[r].bg, NULL);
-		c->run[r].bg_joinable = false;
+	if (c->ch.run[r].bg_joinable) {
+		pthread_join(c->ch.run[r].bg, NULL);
+		c->ch.run[r].bg_joinable = false;
 	}
 }
 
@@ -488,24 +482,24 @@ static int gdx_fo_bg_start(struct gdx_comm *c, int r, int op)
 		return -ENOMEM;
 	*a = (struct gdx_bg_arg){c, r, op};
 	gdx_fo_bg_join(c, r);
-	c->run[r].bg_busy = 1;
-	ret = pthread_create(&c->run[r].bg, NULL, gdx_fo_bg_main, a);
+	c->ch.run[r].bg_busy = 1;
+	ret = pthread_create(&c->ch.run[r].bg, NULL, gdx_fo_bg_main, a);
 	if (ret) {
-		c->run[r].bg_busy = 0;
+		c->ch.run[r].bg_busy = 0;
 		free(a);
 		return -ret;
 	}
-	c->run[r].bg_joinable = true;
+	c->ch.run[r].bg_joinable = true;
 	return 0;
 }
 
 /* Whether the rail's background work is done; then its result in *ret. */
 static bool gdx_fo_bg_done(struct gdx_comm *c, int r, int *ret)
 {
-	if (!c->run[r].bg_joinable || __atomic_load_n(&c->run[r].bg_busy, __ATOMIC_ACQUIRE))
+	if (!c->ch.run[r].bg_joinable || __atomic_load_n(&c->ch.run[r].bg_busy, __ATOMIC_ACQUIRE))
 		return false;
 	gdx_fo_bg_join(c, r);
-	*ret = c->run[r].bg_result;
+	*ret = c->ch.run[r].bg_result;
 	return true;
 }
 
@@ -539,7 +533,7 @@ static bool gdx_fo_port_up(const struct gdx_rail *rail)
 static void gdx_fo_attempt_failed(struct gdx_comm *c, int r, uint64_t now, const char *why,
 				  bool port_down)
 {
-	struct gdx_rail_run *run = &c->run[r];
+	struct gdx_rail_run *run = &c->ch.run[r];
 
 	if (!port_down && gdx_fo_give_up(c, r)) {
 		gdx_fo_down(c, r, now);
@@ -548,7 +542,7 @@ static void gdx_fo_attempt_failed(struct gdx_comm *c, int r, uint64_t now, const
 	if (!port_down)
 		run->backoff_ms = gdx_fo_backoff(run->backoff_ms);
 	GDX_INFO(NCCL_NET, "%s: rail %d (%s): restore attempt %u failed: %s; next in %u ms",
-		 c->dev_name, r, c->rails[r].dev->ibdev, run->attempts, why,
+		 c->dev_name, r, c->ch.rails[r].dev->ibdev, run->attempts, why,
 		 port_down ? 2 * GDX_LOOK_AGAIN_MS : run->backoff_ms);
 	gdx_fo_down(c, r, now);
 	if (port_down)
@@ -558,8 +552,8 @@ static void gdx_fo_attempt_failed(struct gdx_comm *c, int r, uint64_t now, const
 /* Sender: reset the rail's QPs and ask the receiver to do the same. */
 static void gdx_fo_try(struct gdx_comm *c, int r, uint64_t now)
 {
-	struct gdx_rail *rail = &c->rails[r];
-	struct gdx_rail_run *run = &c->run[r];
+	struct gdx_rail *rail = &c->ch.rails[r];
+	struct gdx_rail_run *run = &c->ch.run[r];
 	int ret;
 
 	if (run->bg_joinable) {
@@ -599,26 +593,27 @@ static void gdx_fo_remote(struct gdx_comm *c, int r, const struct gdx_note *n)
 
 void gdx_failover_fini(struct gdx_comm *c)
 {
-	for (int r = 0; r < c->nrails; r++)
+	for (int r = 0; r < c->ch.nrails; r++)
 		gdx_fo_bg_join(c, r);
 }
 
 static void gdx_fo_back(struct gdx_comm *c, int r, uint64_t now)
 {
-	struct gdx_rail_run *run = &c->run[r];
+	struct gdx_rail_run *run = &c->ch.run[r];
 	char when[16];
 
 	gdx_fo_set(c, r, GDX_RAIL_UP, now);
-	gdx_fo_count_live(c);
-	gdx_stripe_back(c, r);
+	gdx_chan_count_live(&c->ch);
+	gdx_stripe_back(&c->ch, r);
 	/* At INIT too, unlike the connection's other lines: it ends the WARN
 	 * that took the rail out, which every log shows; without it a default
 	 * log would say the job stays slower. */
 	GDX_INFO(NCCL_INIT | NCCL_NET,
 		 "%s: rail %d (%s) back in the connection with %s at %s after %.1f s down "
 		 "(%u attempt(s)); traffic returns to it, from %.0f Mb/s",
-		 c->dev_name, r, c->rails[r].dev->ibdev, c->peer, gdx_clock_str(when, sizeof(when)),
-		 (double)(now - run->down_ms) / 1e3, run->attempts, run->rate * 8e-3);
+		 c->dev_name, r, c->ch.rails[r].dev->ibdev, c->peer,
+		 gdx_clock_str(when, sizeof(when)), (double)(now - run->down_ms) / 1e3,
+		 run->attempts, run->rate * 8e-3);
 }
 
 /* The peer's words (a note's why) after lead, this end's own, into why
@@ -641,7 +636,7 @@ static const char *gdx_fo_peer_why(char *why, size_t len, const char *lead, cons
 static void gdx_fo_ready(struct gdx_comm *c, int r, const struct gdx_note *n, uint64_t now)
 {
 	if (n->kind == GDX_NOTE_REFUSE) {
-		char why[sizeof(c->run[r].why)];
+		char why[sizeof(c->ch.run[r].why)];
 
 		gdx_fo_attempt_failed(c, r, now,
 				      n->why[0] ? gdx_fo_peer_why(why, sizeof(why),
@@ -651,18 +646,18 @@ static void gdx_fo_ready(struct gdx_comm *c, int r, const struct gdx_note *n, ui
 		return;
 	}
 	gdx_fo_remote(c, r, n);
-	c->run[r].incarnation = c->run[r].my_epoch; /* the RESTORE it answers */
+	c->ch.run[r].incarnation = c->ch.run[r].my_epoch; /* the RESTORE it answers */
 	if (gdx_fo_bg_start(c, r, GDX_BG_SENDER)) {
 		gdx_rail_failed(c, r, "no thread to connect its QPs again");
 		return;
 	}
-	c->run[r].deadline_ms = now + (uint64_t)gdx_params.recovery_answer_ms;
+	c->ch.run[r].deadline_ms = now + (uint64_t)gdx_params.recovery_answer_ms;
 }
 
 static void gdx_fo_connected(struct gdx_comm *c, int r, int ret, uint64_t now)
 {
-	struct gdx_rail *rail = &c->rails[r];
-	struct gdx_rail_run *run = &c->run[r];
+	struct gdx_rail *rail = &c->ch.rails[r];
+	struct gdx_rail_run *run = &c->ch.run[r];
 
 	if (ret) {
 		gdx_rail_failed(c, r, "its QPs could not be connected again");
@@ -683,7 +678,7 @@ static void gdx_fo_connected(struct gdx_comm *c, int r, int ret, uint64_t now)
 
 void gdx_failover_probed(struct gdx_comm *c, int r, bool ok)
 {
-	struct gdx_rail_run *run = &c->run[r];
+	struct gdx_rail_run *run = &c->ch.run[r];
 
 	if (run->state != GDX_RAIL_PROBING)
 		return;
@@ -699,7 +694,7 @@ void gdx_failover_probed(struct gdx_comm *c, int r, bool ok)
  * to RTS towards its new PSN in the background (gdx_fo_restored). */
 static void gdx_fo_restore(struct gdx_comm *c, int r, const struct gdx_note *n, uint64_t now)
 {
-	struct gdx_rail *rail = &c->rails[r];
+	struct gdx_rail *rail = &c->ch.rails[r];
 
 	gdx_event_poll(c, true); /* the port's latest state */
 	if (!gdx_fo_port_up(rail)) {
@@ -712,7 +707,7 @@ static void gdx_fo_restore(struct gdx_comm *c, int r, const struct gdx_note *n, 
 		return;
 	}
 	gdx_fo_remote(c, r, n);
-	c->run[r].bg_answers = n->epoch;
+	c->ch.run[r].bg_answers = n->epoch;
 	if (gdx_fo_bg_start(c, r, GDX_BG_RECEIVER)) {
 		gdx_note_set(c, r, GDX_NOTE_REFUSE, n->epoch,
 			     "the receiver has no thread to restore it");
@@ -720,30 +715,30 @@ static void gdx_fo_restore(struct gdx_comm *c, int r, const struct gdx_note *n, 
 		return;
 	}
 	gdx_fo_set(c, r, GDX_RAIL_RESTORING, now);
-	gdx_fo_count_live(c);
+	gdx_chan_count_live(&c->ch);
 }
 
 static void gdx_fo_restored(struct gdx_comm *c, int r, int ret, uint64_t now)
 {
-	struct gdx_rail *rail = &c->rails[r];
+	struct gdx_rail *rail = &c->ch.rails[r];
 
 	if (ret) {
-		gdx_note_set(c, r, GDX_NOTE_REFUSE, c->run[r].bg_answers,
+		gdx_note_set(c, r, GDX_NOTE_REFUSE, c->ch.run[r].bg_answers,
 			     "the receiver could not reset its QPs");
 		gdx_fo_set(c, r, GDX_RAIL_DOWN, now);
 		gdx_notes_flush(c);
 		return;
 	}
-	c->run[r].attempts++;
+	c->ch.run[r].attempts++;
 	/* the RESTORE's epoch: the sender takes the same (gdx_fo_ready) */
-	c->run[r].incarnation = c->run[r].bg_answers;
-	c->run[r].unproven = true; /* until the sender's probe comes by it */
+	c->ch.run[r].incarnation = c->ch.run[r].bg_answers;
+	c->ch.run[r].unproven = true; /* until the sender's probe comes by it */
 	gdx_fo_set(c, r, GDX_RAIL_UP, now);
-	gdx_fo_count_live(c);
+	gdx_chan_count_live(&c->ch);
 	GDX_INFO(NCCL_NET,
 		 "%s: rail %d (%s) restored at the sender's request; receiving on it again",
 		 c->dev_name, r, rail->dev->ibdev);
-	gdx_note_set(c, r, GDX_NOTE_READY, c->run[r].bg_answers, NULL);
+	gdx_note_set(c, r, GDX_NOTE_READY, c->ch.run[r].bg_answers, NULL);
 	gdx_notes_flush(c);
 }
 
@@ -755,7 +750,7 @@ static void gdx_fo_restored(struct gdx_comm *c, int r, int ret, uint64_t now)
 static int gdx_fo_note(struct gdx_comm *c, int r, const struct gdx_note *n, uint64_t now,
 		       bool *again)
 {
-	struct gdx_rail_run *run = &c->run[r];
+	struct gdx_rail_run *run = &c->ch.run[r];
 	int act = 0;
 	char why[sizeof(run->why)];
 
@@ -851,24 +846,24 @@ static int gdx_fo_note(struct gdx_comm *c, int r, const struct gdx_note *n, uint
  * never completed (fixed in 0.3.1). */
 static bool gdx_fo_drained(struct gdx_comm *c, int r, uint64_t now)
 {
-	const struct gdx_rail *rail = &c->rails[r];
+	const struct gdx_rail *rail = &c->ch.rails[r];
 	uint32_t out = 0;
 
-	if (c->run[r].bg_joinable) {
+	if (c->ch.run[r].bg_joinable) {
 		int ret;
 
 		/* a restore was under way: once its thread is done, the QPs it
 		 * may have started go to error too */
 		if (!gdx_fo_bg_done(c, r, &ret))
 			return false;
-		gdx_rail_freeze(&c->rails[r]);
+		gdx_rail_freeze(&c->ch.rails[r]);
 		return false;
 	}
 	for (int q = 0; q < rail->nqps; q++)
 		out += rail->qps[q].recvs_out;
 	if (!out)
 		return true;
-	if (now < c->run[r].deadline_ms || !c->run[r].cq_idle)
+	if (now < c->ch.run[r].deadline_ms || !c->ch.run[r].cq_idle)
 		return false;
 	GDX_INFO(NCCL_NET,
 		 "%s: rail %d (%s): %u receive(s) of its QPs in error never came back (the "
@@ -882,15 +877,15 @@ static int gdx_fo_timers(struct gdx_comm *c, uint64_t now)
 {
 	int act = 0;
 
-	for (int r = 0; r < c->nrails && !c->err; r++) {
-		struct gdx_rail_run *run = &c->run[r];
+	for (int r = 0; r < c->ch.nrails && !c->err; r++) {
+		struct gdx_rail_run *run = &c->ch.run[r];
 
 		if (run->state == GDX_RAIL_UP) {
-			if (!gdx_fo_port_up(&c->rails[r])) {
+			if (!gdx_fo_port_up(&c->ch.rails[r])) {
 				char why[80];
 
 				snprintf(why, sizeof(why), "%s port %d is down",
-					 c->rails[r].dev->ibdev, c->rails[r].dev->ib_port);
+					 c->ch.rails[r].dev->ibdev, c->ch.rails[r].dev->ib_port);
 				act |= gdx_rail_failed(c, r, why);
 			}
 			continue;
@@ -934,7 +929,7 @@ static int gdx_fo_timers(struct gdx_comm *c, uint64_t now)
 		case GDX_RAIL_DRAINING:
 			GDX_WARN("%s: rail %d (%s) failed and the receiver %s did not say what it "
 				 "had taken within %d ms",
-				 c->dev_name, r, c->rails[r].dev->ibdev, c->peer,
+				 c->dev_name, r, c->ch.rails[r].dev->ibdev, c->peer,
 				 GDX_COUNTS_WAIT_MS);
 			c->err = -ETIMEDOUT;
 			break;
@@ -959,9 +954,9 @@ int gdx_failover_poll(struct gdx_comm *c)
 	uint32_t async;
 	int act = 0;
 
-	if (!c->failover || c->err)
+	if (!c->ch.failover || c->err)
 		return 0;
-	for (int r = 0; r < c->nrails; r++) {
+	for (int r = 0; r < c->ch.nrails; r++) {
 		struct gdx_note n;
 		bool again = false;
 
@@ -971,14 +966,14 @@ int gdx_failover_poll(struct gdx_comm *c)
 			now = gdx_now_ms();
 		act |= gdx_fo_note(c, r, &n, now, &again);
 		if (!again)
-			c->run[r].peer_epoch = n.epoch; /* else read again at the next poll */
+			c->ch.run[r].peer_epoch = n.epoch; /* else read again at the next poll */
 	}
-	async = __atomic_exchange_n(&c->async_failed, 0, __ATOMIC_RELAXED);
-	for (int r = 0; async && r < c->nrails; r++)
+	async = __atomic_exchange_n(&c->ch.async_failed, 0, __ATOMIC_RELAXED);
+	for (int r = 0; async && r < c->ch.nrails; r++)
 		if (async & (1u << r))
 			act |= gdx_rail_failed(c, r, "an async event put its QP in error");
 	/* counted by gdx_failover_due */
-	if (c->fo_polls < GDX_PORT_CHECK_POLLS && c->nlive == c->nrails)
+	if (c->fo_polls < GDX_PORT_CHECK_POLLS && c->ch.nlive == c->ch.nrails)
 		return act;
 	c->fo_polls = 0;
 	if (!now)
@@ -988,8 +983,8 @@ int gdx_failover_poll(struct gdx_comm *c)
 		gdx_event_poll(c, false);
 	}
 	act |= gdx_fo_timers(c, now);
-	for (int r = 0; r < c->nrails; r++)
-		if (c->run[r].note_due) {
+	for (int r = 0; r < c->ch.nrails; r++)
+		if (c->ch.run[r].note_due) {
 			gdx_notes_flush(c);
 			break;
 		}

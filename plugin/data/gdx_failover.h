@@ -52,8 +52,9 @@ int gdx_failover_poll(struct gdx_comm *c);
  * need no sweep to be seen: they arrive as failed completions. */
 static inline bool gdx_failover_due(struct gdx_comm *c)
 {
-	return c->failover && (c->nlive != c->nrails || ++c->fo_polls >= GDX_PORT_CHECK_POLLS ||
-			       __atomic_load_n(&c->async_failed, __ATOMIC_RELAXED));
+	return c->ch.failover &&
+	       (c->ch.nlive != c->ch.nrails || ++c->fo_polls >= GDX_PORT_CHECK_POLLS ||
+		__atomic_load_n(&c->ch.async_failed, __ATOMIC_RELAXED));
 }
 /* A probe on a PROBING rail completed (ok: delivered). */
 void gdx_failover_probed(struct gdx_comm *c, int rail, bool ok);

@@ -31,7 +31,7 @@ static bool gdx_flush_wanted(const struct gdx_recv_comm *rc)
 	if (gdx_params.gdr_flush != 1)
 		return false;
 	for (int m = 0; m < rc->base.nmembers; m++)
-		if (!(rc->base.rails[m].dev->ptr_support & (NCCL_PTR_CUDA | NCCL_PTR_DMABUF)))
+		if (!(rc->base.ch.rails[m].dev->ptr_support & (NCCL_PTR_CUDA | NCCL_PTR_DMABUF)))
 			return false;
 	return true;
 }
@@ -67,7 +67,8 @@ int gdx_flush_create(struct gdx_recv_comm *rc)
 		uint32_t qpn;
 
 		memset(&rc->flush_qp[r], 0, sizeof(rc->flush_qp[r]));
-		ret = gdx_rail_create(f, c->rails[r].dev, c, 1, &rc->flush_qp[r], GDX_FLUSH_WR, 1);
+		ret = gdx_rail_create(f, c->ch.rails[r].dev, c, 1, &rc->flush_qp[r], GDX_FLUSH_WR,
+				      1);
 		if (ret)
 			break;
 		rc->nflush = r + 1;

@@ -11,22 +11,22 @@
 void gdx_note_set(struct gdx_comm *c, int r, enum gdx_note_kind kind, uint32_t answers,
 		  const char *why)
 {
-	struct gdx_note *n = &c->run[r].note_next;
-	struct gdx_rail *rail = &c->rails[r];
-	uint32_t epoch = ++c->run[r].my_epoch;
+	struct gdx_note *n = &c->ch.run[r].note_next;
+	struct gdx_rail *rail = &c->ch.rails[r];
+	uint32_t epoch = ++c->ch.run[r].my_epoch;
 
 	memset(n, 0, sizeof(*n));
 	n->epoch = htole32(epoch);
 	n->kind = htole32(kind);
 	/* DOWN: the incarnation its counts are of */
-	n->answers = htole32(kind == GDX_NOTE_DOWN ? c->run[r].incarnation : answers);
+	n->answers = htole32(kind == GDX_NOTE_DOWN ? c->ch.run[r].incarnation : answers);
 	n->psn = htole32(rail->psn);
 	memcpy(n->gid, rail->gid.raw, sizeof(n->gid));
 	snprintf(n->why, sizeof(n->why), "%s", why ? why : "");
 	for (int q = 0; q < rail->nqps && q < GDX_NOTE_COUNTS; q++)
 		n->counts[q] = htole32(rail->qps[q].imms);
 	n->stamp = n->epoch;
-	c->run[r].note_due = true;
+	c->ch.run[r].note_due = true;
 }
 
 /* Whether the last write of our note about rail r may still be read by the
@@ -35,13 +35,14 @@ void gdx_note_set(struct gdx_comm *c, int r, enum gdx_note_kind kind, uint32_t a
  * nothing more. */
 static bool gdx_note_unread(struct gdx_comm *c, int r)
 {
-	struct gdx_rail_run *run = &c->run[r];
+	struct gdx_rail_run *run = &c->ch.run[r];
 	int lane = run->note_lane - 1;
 
 	if (lane < 0)
 		return false;
-	if (c->run[lane].state == GDX_RAIL_UP && gdx_rail_gen(&c->rails[lane]) == run->note_gen &&
-	    (int32_t)(c->rails[lane].qps[0].wr_done - run->note_wr) < 0)
+	if (c->ch.run[lane].state == GDX_RAIL_UP &&
+	    gdx_rail_gen(&c->ch.rails[lane]) == run->note_gen &&
+	    (int32_t)(c->ch.rails[lane].qps[0].wr_done - run->note_wr) < 0)
 		return true;
 	run->note_lane = 0;
 	return false;
@@ -51,8 +52,8 @@ void gdx_note_flush(struct gdx_comm *c, int lane)
 {
 	if (lane < 0)
 		return;
-	for (int r = 0; r < c->nrails; r++) {
-		struct gdx_rail_run *run = &c->run[r];
+	for (int r = 0; r < c->ch.nrails; r++) {
+		struct gdx_rail_run *run = &c->ch.run[r];
 
 		if (!run->note_due)
 			continue;
@@ -62,7 +63,7 @@ void gdx_note_flush(struct gdx_comm *c, int lane)
 				  c->dev_name, r);
 			continue;
 		}
-		if (!gdx_qp_room(&c->rails[lane], &c->rails[lane].qps[0], 1)) {
+		if (!gdx_qp_room(&c->ch.rails[lane], &c->ch.rails[lane].qps[0], 1)) {
 			GDX_TRACE(NCCL_NET, "%s: note of rail %d waits for room on rail %d",
 				  c->dev_name, r, lane);
 			return; /* the next poll, once completions give room back */
@@ -76,8 +77,8 @@ void gdx_note_flush(struct gdx_comm *c, int lane)
 			return;
 		run->note_due = false;
 		run->note_lane = (uint8_t)(lane + 1);
-		run->note_gen = gdx_rail_gen(&c->rails[lane]);
-		run->note_wr = c->rails[lane].qps[0].wr_posted;
+		run->note_gen = gdx_rail_gen(&c->ch.rails[lane]);
+		run->note_wr = c->ch.rails[lane].qps[0].wr_posted;
 		GDX_TRACE(NCCL_NET, "%s: note of rail %d (epoch %u) written on rail %d",
 			  c->dev_name, r, run->my_epoch, lane);
 	}
@@ -89,7 +90,7 @@ bool gdx_note_read(const struct gdx_comm *c, int r, struct gdx_note *out)
 	char why[sizeof(out->why)];
 	uint32_t s1 = le32toh(__atomic_load_n(&n->stamp, __ATOMIC_ACQUIRE));
 
-	if (!s1 || s1 == c->run[r].peer_epoch)
+	if (!s1 || s1 == c->ch.run[r].peer_epoch)
 		return false;
 	memcpy(out, n, sizeof(*out));
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);

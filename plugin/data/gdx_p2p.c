@@ -27,7 +27,7 @@
 #include "data/gdx_post.h"
 #include "data/gdx_prof.h"
 #include "data/gdx_req.h"
-#include "data/gdx_stripe.h"
+#include "rail/gdx_stripe.h"
 #include "sys/gdx_time.h"
 
 /* How long closing a send comm waits for its inline sends to be delivered;
@@ -318,17 +318,17 @@ static int gdx_isend_group(struct gdx_send_comm *sc, struct gdx_cts *const *slot
 
 		for (int k = 0; k < n; k++)
 			total += k == i ? 0 : sc->matched[k]->size;
-		rail = gdx_stripe_pick(c, total, sc->head);
+		rail = gdx_stripe_pick(&c->ch, total, sc->head);
 		if (rail < 0)
 			return c->err;
-		q = (int)(sc->head % (uint64_t)c->rails[rail].nqps);
+		q = (int)(sc->head % (uint64_t)c->ch.rails[rail].nqps);
 		for (int k = 0; k < n; k++) {
 			struct gdx_seg seg = {
 				.len = (uint32_t)(k == i ? size : sc->matched[k]->size)};
 
-			need += gdx_seg_wrs(&c->rails[rail], &seg);
+			need += gdx_seg_wrs(&c->ch.rails[rail], &seg);
 		}
-		if (!gdx_qp_room(&c->rails[rail], &c->rails[rail].qps[q], need)) {
+		if (!gdx_qp_room(&c->ch.rails[rail], &c->ch.rails[rail].qps[q], need)) {
 			gdx_cq_poll(c);
 			return c->err;
 		}
@@ -390,7 +390,7 @@ static inline int gdx_isend_none(struct gdx_comm *c)
  * whose QPs take messages in turn). */
 static inline bool gdx_isend_simple(const struct gdx_comm *c, uint64_t size)
 {
-	return c->nrails == 1 && (!c->split || c->rails[0].nqps == 1) &&
+	return c->ch.nrails == 1 && (!c->ch.split || c->ch.rails[0].nqps == 1) &&
 	       !(c->ar && size > (uint64_t)gdx_params.ar_threshold) && size <= GDX_IMM_SMALL_MAX;
 }
 
@@ -398,7 +398,7 @@ static int gdx_isend_one(struct gdx_send_comm *sc, char *data, uint64_t size, st
 			 uint64_t raddr, void *phandle, struct gdx_request **req_p)
 {
 	struct gdx_comm *c = &sc->base;
-	struct gdx_rail *r = &c->rails[0];
+	struct gdx_rail *r = &c->ch.rails[0];
 	int qi = r->nqps > 1 ? (int)(sc->head % (uint64_t)r->nqps) : 0;
 	uint32_t s = (uint32_t)(sc->head % GDX_MAX_REQUESTS);
 	struct gdx_seg seg = {.data = data,
@@ -456,7 +456,7 @@ static __attribute__((noinline)) int gdx_isend_pieces(struct gdx_send_comm *sc, 
 	bool chunked, ar;
 	int np, ret = 0;
 
-	np = gdx_stripe_plan_inline(c, size, sc->head, pieces);
+	np = gdx_stripe_plan_inline(&c->ch, size, sc->head, pieces);
 	if (np == 0)
 		return c->err ? c->err : -ENETDOWN;
 	req = gdx_req_get(c, true);
@@ -466,7 +466,7 @@ static __attribute__((noinline)) int gdx_isend_pieces(struct gdx_send_comm *sc, 
 	ar = c->ar && size > (uint64_t)gdx_params.ar_threshold;
 	chunked = np > 1 || ar || size > GDX_IMM_SMALL_MAX;
 	for (int k = 0; k < np; k++) {
-		struct gdx_rail *r = &c->rails[pieces[k].rail];
+		struct gdx_rail *r = &c->ch.rails[pieces[k].rail];
 		uint32_t need = 0;
 
 		nsegs[k] = gdx_piece_segs(sc, &pieces[k], k, np, data, size, mr, raddr, chunked, ar,
@@ -506,10 +506,10 @@ static __attribute__((noinline)) int gdx_isend_pieces(struct gdx_send_comm *sc, 
  * back now, before a send finds none. */
 static bool gdx_sq_half_full(const struct gdx_comm *c)
 {
-	for (int r = 0; r < c->nrails; r++)
-		for (int q = 0; q < c->rails[r].nqps; q++)
-			if (!gdx_qp_room(&c->rails[r], &c->rails[r].qps[q],
-					 c->rails[r].sq_depth / 2))
+	for (int r = 0; r < c->ch.nrails; r++)
+		for (int q = 0; q < c->ch.rails[r].nqps; q++)
+			if (!gdx_qp_room(&c->ch.rails[r], &c->ch.rails[r].qps[q],
+					 c->ch.rails[r].sq_depth / 2))
 				return true;
 	return false;
 }
@@ -548,8 +548,9 @@ static __attribute__((noinline)) int gdx_isend_post(struct gdx_send_comm *sc, vo
 	 * none (small sends are done at post, their tests poll nothing, and a
 	 * waiting isend polls only now and then); before the plan, which what
 	 * the poll takes may change (a rail taken out). */
-	if (c->nrails == 1 && c->rails[0].nqps == 1
-		    ? !gdx_qp_room(&c->rails[0], &c->rails[0].qps[0], c->rails[0].sq_depth / 2)
+	if (c->ch.nrails == 1 && c->ch.rails[0].nqps == 1
+		    ? !gdx_qp_room(&c->ch.rails[0], &c->ch.rails[0].qps[0],
+				   c->ch.rails[0].sq_depth / 2)
 		    : gdx_sq_half_full(c)) {
 		gdx_cq_poll(c);
 		if (c->err)
@@ -590,9 +591,9 @@ static inline void gdx_cts_stage(const struct gdx_comm *c, struct gdx_cts *cts, 
 				 uint64_t size, const struct gdx_mr *mr, int tag, int n,
 				 uint64_t seq)
 {
-	const struct gdx_rail *rails = c->rails;
+	const struct gdx_rail *rails = c->ch.rails;
 	const uint32_t *rkey = mr->rkey;
-	int nrails = c->nrails;
+	int nrails = c->ch.nrails;
 
 	cts->addr = htole64((uintptr_t)data);
 	cts->size = htole64(size);
@@ -750,10 +751,10 @@ int gdx_test(struct gdx_request *req, int *done_p, int *sizes)
 
 int gdx_recv_comm_start(struct gdx_recv_comm *rc)
 {
-	for (int r = 0; r < rc->base.nrails; r++) {
-		for (int q = 0; q < rc->base.rails[r].nqps; q++) {
-			int ret = gdx_rail_post_recvs(&rc->base.rails[r], q,
-						      (int)gdx_recvs_ahead(rc->base.nrails));
+	for (int r = 0; r < rc->base.ch.nrails; r++) {
+		for (int q = 0; q < rc->base.ch.rails[r].nqps; q++) {
+			int ret = gdx_rail_post_recvs(&rc->base.ch.rails[r], q,
+						      (int)gdx_recvs_ahead(rc->base.ch.nrails));
 
 			if (ret)
 				return ret;
@@ -827,10 +828,10 @@ void gdx_send_drain(struct gdx_send_comm *sc)
 	uint64_t deadline;
 	char host[64];
 
-	for (int r = 0; r < c->nrails && !c->err; r++) {
-		struct gdx_rail *rail = &c->rails[r];
+	for (int r = 0; r < c->ch.nrails && !c->err; r++) {
+		struct gdx_rail *rail = &c->ch.rails[r];
 
-		if (c->run[r].state != GDX_RAIL_UP)
+		if (c->ch.run[r].state != GDX_RAIL_UP)
 			continue;
 		for (int q = 0; q < rail->nqps; q++) {
 			if (!rail->qps[q].unsignaled)
@@ -848,9 +849,11 @@ void gdx_send_drain(struct gdx_send_comm *sc)
 	while (busy && !c->err) {
 		busy = false;
 		gdx_cq_poll(c);
-		for (int r = 0; r < c->nrails; r++)
-			for (int q = 0; q < c->rails[r].nqps && c->run[r].state == GDX_RAIL_UP; q++)
-				busy |= c->rails[r].qps[q].wr_posted != c->rails[r].qps[q].wr_done;
+		for (int r = 0; r < c->ch.nrails; r++)
+			for (int q = 0;
+			     q < c->ch.rails[r].nqps && c->ch.run[r].state == GDX_RAIL_UP; q++)
+				busy |= c->ch.rails[r].qps[q].wr_posted !=
+					c->ch.rails[r].qps[q].wr_done;
 		if (busy && gdx_sock_peer_gone(c->sock))
 			return; /* the peer closed its comm: nothing waits for them */
 		if (busy && gdx_now_ms() > deadline) {

@@ -9,7 +9,7 @@
 #include "data/gdx_post.h"
 #include "stats/gdx_stall.h"
 #include <gdx/gdx_stamp.h>
-#include "data/gdx_stripe.h"
+#include "rail/gdx_stripe.h"
 
 /* Work requests chained into one ibv_post_send call. */
 #define GDX_POST_BATCH 16
@@ -51,7 +51,7 @@ static bool gdx_seg_inline(const struct gdx_comm *c, const struct gdx_seg *seg)
 {
 	bool host = (seg->flags & GDX_SEG_CTRL) || (seg->mr && seg->mr->type == NCCL_PTR_HOST);
 
-	return seg->len == 0 || (host && seg->len <= c->max_inline);
+	return seg->len == 0 || (host && seg->len <= c->ch.max_inline);
 }
 
 /* Logs a segment posted on q, its last WR at the QP's count now (a send
@@ -88,8 +88,8 @@ static inline void gdx_seg_posted(struct gdx_comm *c, int rail, struct gdx_qp *q
 	if (q->log)
 		gdx_seg_log(q, seg, nwrs, inl, waits, stamp);
 	if (!(seg->flags & GDX_SEG_CTRL) && c->kind == GDX_KIND_SEND) {
-		if (c->nrails > 1)
-			gdx_stripe_posted(c, rail, seg->len);
+		if (c->ch.nrails > 1)
+			gdx_stripe_posted(&c->ch, rail, seg->len);
 		GDX_LIVE_COUNT(c->live->rails[rail].tx_bytes += seg->len);
 	}
 	if (waits) {
@@ -106,7 +106,7 @@ static __attribute__((noinline)) int gdx_post_seg_long(struct gdx_comm *c, int r
 						       bool signal, uint32_t lkey, uint32_t rkey,
 						       bool host)
 {
-	struct gdx_rail *r = &c->rails[rail];
+	struct gdx_rail *r = &c->ch.rails[rail];
 	struct gdx_qp *q = &r->qps[qi];
 	uint64_t max = gdx_rail_max_write(r), off = 0, stamp = 0;
 	uint16_t gen = gdx_rail_gen(r);
@@ -160,7 +160,7 @@ int gdx_post_failed(const struct gdx_rail *r, const struct gdx_qp *q, int ret)
 static int gdx_post_seg(struct gdx_comm *c, int rail, int qi, const struct gdx_seg *seg, bool waits,
 			bool signal)
 {
-	struct gdx_rail *r = &c->rails[rail];
+	struct gdx_rail *r = &c->ch.rails[rail];
 	struct gdx_qp *q = &r->qps[qi];
 	uint32_t lkey = gdx_seg_lkey(c, r, seg), rkey = gdx_seg_rkey(c, rail, seg);
 	bool host = (seg->flags & GDX_SEG_CTRL) || (seg->mr && seg->mr->type == NCCL_PTR_HOST);
@@ -186,19 +186,19 @@ static int gdx_post_seg(struct gdx_comm *c, int rail, int qi, const struct gdx_s
 	ret = ibv_post_send(q->qp, &wr, &bad);
 	if (ret)
 		return gdx_post_failed(r, q, ret);
-	gdx_seg_posted(c, rail, q, seg, 1, seg->len && inl && seg->len <= c->max_inline, waits,
+	gdx_seg_posted(c, rail, q, seg, 1, seg->len && inl && seg->len <= c->ch.max_inline, waits,
 		       stamp);
 	return 0;
 }
 
 int gdx_post_single(struct gdx_comm *c, int rail, int qi, const struct gdx_seg *seg)
 {
-	struct gdx_rail *r = &c->rails[rail];
+	struct gdx_rail *r = &c->ch.rails[rail];
 	struct gdx_qp *q = &r->qps[qi];
 	const struct gdx_mr *mr = seg->mr;
-	bool host = mr->type == NCCL_PTR_HOST, inl = host && seg->len <= c->max_inline;
+	bool host = mr->type == NCCL_PTR_HOST, inl = host && seg->len <= c->ch.max_inline;
 	/* done when posted: every byte copied inline, and no rail to re-send from */
-	bool waits = !inl || c->failover;
+	bool waits = !inl || c->ch.failover;
 	struct ibv_send_wr wr, *bad;
 	struct ibv_sge sge;
 	uint64_t stamp = 0;
@@ -227,7 +227,8 @@ int gdx_post_piece(struct gdx_comm *c, int rail, int q, const struct gdx_seg *se
 	bool inl;
 
 	if (n == 1 && segs[0].req && segs[0].mr && (segs[0].flags & GDX_SEG_IMM) &&
-	    !(segs[0].flags & GDX_SEG_CTRL) && segs[0].len <= gdx_rail_max_write(&c->rails[rail]))
+	    !(segs[0].flags & GDX_SEG_CTRL) &&
+	    segs[0].len <= gdx_rail_max_write(&c->ch.rails[rail]))
 		return gdx_post_single(c, rail, q, segs);
 
 	/* A request's segments wait as one: a zero-byte WRITE_WITH_IMM after a
@@ -237,7 +238,7 @@ int gdx_post_piece(struct gdx_comm *c, int rail, int q, const struct gdx_seg *se
 	 * may have to go again, and only a send not yet complete keeps NCCL
 	 * testing the comm, which is what re-sends them (a send done at post
 	 * whose rail then failed waited for a test that never came). */
-	inl = !c->failover;
+	inl = !c->ch.failover;
 	for (int i = 0; i < n; i++) {
 		if (!segs[i].req)
 			continue;
@@ -309,7 +310,7 @@ static __attribute__((noinline)) uint64_t gdx_post_delivered_stalled(struct gdx_
 
 uint64_t gdx_post_delivered(struct gdx_comm *c, int rail, int qi, uint32_t wr)
 {
-	struct gdx_qp *q = &c->rails[rail].qps[qi];
+	struct gdx_qp *q = &c->ch.rails[rail].qps[qi];
 
 	/* the rare paths are tail calls: the usual one stays a leaf */
 	if (__builtin_expect(q->stall_warned, 0))

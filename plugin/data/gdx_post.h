@@ -170,7 +170,7 @@ int gdx_post_failed(const struct gdx_rail *r, const struct gdx_qp *q, int ret)
 static inline int gdx_post_one(struct gdx_comm *c, int rail, int qi, const void *local,
 			       uint32_t len, uint64_t raddr, uint32_t kind, bool must_signal)
 {
-	struct gdx_rail *r = &c->rails[rail];
+	struct gdx_rail *r = &c->ch.rails[rail];
 	struct gdx_qp *q = &r->qps[qi];
 	struct ibv_send_wr wr, *bad;
 	struct ibv_sge sge;

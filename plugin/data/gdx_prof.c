@@ -45,7 +45,7 @@ void gdx_prof_start_pieces(struct gdx_comm *c, struct gdx_request *req, void *ph
 			   const struct gdx_piece *p, int np)
 {
 	for (int k = 0; k < np; k++) {
-		const struct gdx_rail *r = &c->rails[p[k].rail];
+		const struct gdx_rail *r = &c->ch.rails[p[k].rail];
 
 		/* each piece is on a QP of its own: that QP's count now is the
 		 * count at the piece's last WR */
@@ -58,7 +58,7 @@ void gdx_prof_start_pieces(struct gdx_comm *c, struct gdx_request *req, void *ph
 
 void gdx_prof_start_grouped(struct gdx_comm *c, struct gdx_request *req, int rail, int q)
 {
-	const struct gdx_rail *r = &c->rails[rail];
+	const struct gdx_rail *r = &c->ch.rails[rail];
 
 	gdx_prof_start(req, req->prof_phandle, r, q, IBV_WR_RDMA_WRITE,
 		       GDX_WRID(GDX_WRID_SEND, gdx_rail_gen(r), q, r->qps[q].wr_posted), req->size);
@@ -72,7 +72,7 @@ void gdx_prof_start_bufs(struct gdx_recv_comm *rc, struct gdx_request *req, void
 	/* the clear-to-sends go on QP 0 of the control rail (gdx_cts_write) */
 	for (int i = 0; i < req->n && rail >= 0; i++)
 		if (phandles[i])
-			gdx_prof_start(req, phandles[i], &rc->base.rails[rail], 0,
+			gdx_prof_start(req, phandles[i], &rc->base.ch.rails[rail], 0,
 				       IBV_WR_RDMA_WRITE, req->seq, sizes[i]);
 }
 

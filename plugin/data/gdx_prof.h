@@ -30,7 +30,7 @@
 
 #include <nccl/net_common.h>
 #include "comm/gdx_comm.h"
-#include "data/gdx_stripe.h"
+#include "rail/gdx_stripe.h"
 
 /* NCCL's callback from init, kept once one gives it (v6-v9 give none). */
 extern ncclProfilerCallback_t gdx_prof_cb;

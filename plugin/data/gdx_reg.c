@@ -211,7 +211,7 @@ static int gdx_reg_check(const char *dev_name, void *data, uint64_t size, int ty
 static int gdx_reg_comm_devs(const struct gdx_comm *comm, struct gdx_dev **devs)
 {
 	for (int m = 0; m < comm->nmembers; m++)
-		devs[m] = comm->rails[m].dev;
+		devs[m] = comm->ch.rails[m].dev;
 	return comm->nmembers;
 }
 

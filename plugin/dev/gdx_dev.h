@@ -53,7 +53,7 @@ struct gdx_dev {
 	int rail_id, plane_id;	/* v12's railId/planeId, from NCCL_GDX_HCA; -1 none */
 	uint64_t port_down_ms;	/* when a PORT_ERR event said the port went down; 0: up */
 	uint64_t port_query_ms; /* when the failover last asked the port itself */
-	/* The GID the automatic choice last made (gdx_verbs.c, under ib->lock):
+	/* The GID the automatic choice last made (gdx_rail.c, under ib->lock):
 	 * a connection checks that index still holds it with one query instead
 	 * of reading the port's whole GID table again; -1 before the first. */
 	int gid_auto_index;

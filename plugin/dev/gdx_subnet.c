@@ -3,11 +3,11 @@
 #include <string.h>
 
 #include "dev/gdx_dev.h"
+#include "dev/gdx_dev_gid.h"
 #include "dev/gdx_gid.h"
 #include "sys/gdx_log.h"
 #include "sys/gdx_param.h"
 #include "dev/gdx_subnet.h"
-#include "dev/gdx_verbs.h"
 
 /* The WARN that no device reaches a listener's subnets was given. */
 static bool gdx_subnet_warned;

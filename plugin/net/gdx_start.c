@@ -10,9 +10,10 @@
 
 #include "conn/gdx_listen.h"
 #include "dev/gdx_dev.h"
+#include "dev/gdx_dev_gid.h"
 #include "dev/gdx_dev_seen.h"
 #include "dev/gdx_gid.h"
-#include "dev/gdx_verbs.h"
+#include "rail/gdx_rail.h"
 #include "net/gdx_start.h"
 #include "sys/gdx_log.h"
 #include "sys/gdx_param.h"

@@ -36,7 +36,7 @@
 #include "dev/gdx_dev.h"
 #include <gdx/gdx_live_layout.h>
 #include "comm/gdx_ptrset.h"
-#include "dev/gdx_verbs.h"
+#include "rail/gdx_chan.h"
 
 /* First word of every object the RMA tables hand to NCCL. */
 enum gdx_rma_kind {
@@ -143,17 +143,17 @@ struct gdx_rma_qp {
 struct gdx_rma_conn {
 	struct gdx_rma_ctx *ctx;
 	int context, peer;
-	int nrails, qps_per_rail, nqps;
+	/* its rails (rail/gdx_chan.h): ch.qps is qp_store; a rail taken out
+	 * after a failure stays out (DOWN) */
+	struct gdx_chan ch;
+	int nqps;
 	int nlocal, nremote; /* NICs of this end's device and of the peer's */
-	struct gdx_rail rails[GDX_MAX_RAILS];
 	struct gdx_qp qp_store[GDX_RMA_MAX_QPS];
 	struct gdx_rma_qp qs[GDX_RMA_MAX_QPS];
-	uint32_t rail_out;	 /* rails taken out after a failure (bit per rail) */
 	uint32_t unflushed_told; /* connection to itself: NICs whose flush read is
 				  * no longer possible, said once each */
 	int home;		 /* the QP small puts and signals take: rail 0's first, or
 				  * the first of the first rail still in */
-	int rr;			 /* where spreading over QPs starts next */
 	int err;		 /* sticky: every request fails with it */
 	uint64_t tick;
 	int active;	  /* requests in flight */

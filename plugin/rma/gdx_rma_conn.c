@@ -20,7 +20,7 @@
 #include "rma/gdx_rma_conn.h"
 #include "rma/gdx_rma_progress.h"
 #include "rma/gdx_rma_reg.h"
-#include "dev/gdx_verbs.h"
+#include "rail/gdx_rail.h"
 
 /* What each rank says of itself in connect. */
 #define GDX_RMA_RANK_REC 160
@@ -238,8 +238,8 @@ static void gdx_rma_conn_free(struct gdx_rma_conn *conn)
 	for (int i = 0; i < GDX_RMA_MAX_REQS; i++)
 		if (conn->reqs[i].kind == GDX_KIND_RMA_REQ) /* in flight: its windows go free */
 			gdx_rma_req_hold(&conn->reqs[i], -1);
-	for (int r = 0; r < conn->nrails; r++)
-		gdx_rail_destroy(&conn->rails[r]);
+	for (int r = 0; r < conn->ch.nrails; r++)
+		gdx_rail_destroy(&conn->ch.rails[r]);
 	free(conn);
 }
 
@@ -259,23 +259,23 @@ static int gdx_rma_conn_make(struct gdx_rma_ctx *x, int context, int peer,
 	conn->peer = peer;
 	conn->nlocal = c->v->nmembers;
 	conn->nremote = (int)c->ranks[peer].nmembers;
-	conn->nrails = conn->nlocal > conn->nremote ? conn->nlocal : conn->nremote;
-	conn->qps_per_rail = c->qps;
-	conn->nqps = conn->nrails * c->qps;
+	conn->ch.nrails = conn->nlocal > conn->nremote ? conn->nlocal : conn->nremote;
+	conn->ch.qps_per_rail = c->qps;
+	conn->nqps = conn->ch.nrails * c->qps;
 	gdx_rail_qos(x->tc, &sl, &tc);
-	for (int r = 0; r < conn->nrails; r++) {
+	for (int r = 0; r < conn->ch.nrails; r++) {
 		int m = r % conn->nlocal;
 
-		ret = gdx_rail_create_shared(&conn->rails[r], c->v->members[m], x, c->qps,
+		ret = gdx_rail_create_shared(&conn->ch.rails[r], c->v->members[m], x, c->qps,
 					     &conn->qp_store[r * c->qps], GDX_RMA_SQ,
 					     x->cctx[context].cq[m], GDX_RMA_RD_ATOMIC);
 		if (ret) {
 			gdx_rma_conn_free(conn);
 			return ret;
 		}
-		conn->rails[r].member = m;
-		conn->rails[r].sl = sl;
-		conn->rails[r].tc = tc;
+		conn->ch.rails[r].member = m;
+		conn->ch.rails[r].sl = sl;
+		conn->ch.rails[r].tc = tc;
 	}
 	gdx_rma_conn_reset(conn);
 	*conn_p = conn;
@@ -384,14 +384,14 @@ static int gdx_rma_ctx_connect(struct gdx_rma_ctx *x, const uint8_t *all, size_t
 			const uint8_t *theirs =
 				all + (size_t)p * block + gdx_rma_slot_off(c, k, c->rank);
 
-			for (int r = 0; conn && r < conn->nrails; r++) {
+			for (int r = 0; conn && r < conn->ch.nrails; r++) {
 				struct gdx_wire_rail w;
 				uint32_t qpn[GDX_RMA_MAX_QPS];
 				int ret;
 
 				gdx_rma_rail_unpack(theirs + (size_t)r * gdx_rma_rail_rec(c->qps),
 						    c->qps, &w, qpn);
-				ret = gdx_rail_connect(&conn->rails[r], &w, qpn);
+				ret = gdx_rail_connect(&conn->ch.rails[r], &w, qpn);
 				if (ret) {
 					GDX_WARN("RMA createContext: rail %d of context %d to rank "
 						 "%d (%s) did not connect",
@@ -474,11 +474,11 @@ int gdx_rma_ctx_create(struct gdx_rma_coll *c, int n, int tc, int stride,
 			for (int p = 0; p < c->nranks; p++) {
 				struct gdx_rma_conn *conn = gdx_rma_conn_of(x, k, p);
 
-				for (int r = 0; conn && r < conn->nrails; r++)
+				for (int r = 0; conn && r < conn->ch.nrails; r++)
 					gdx_rma_rail_pack(mine + gdx_rma_slot_off(c, k, p) +
 								  (size_t)r *
 									  gdx_rma_rail_rec(c->qps),
-							  &conn->rails[r]);
+							  &conn->ch.rails[r]);
 			}
 	}
 	/* A rank that failed still takes part, saying so: the others must not

@@ -93,7 +93,8 @@ static int gdx_rma_req_new(struct gdx_rma_conn *c, const char *call, enum gdx_rm
 	if (gdx_rma_req_wrs(c, op, size) > GDX_RMA_CONN_WRS) {
 		GDX_WARN("RMA %s: %llu bytes take more work requests than a connection holds (%d) "
 			 "at %s's largest message",
-			 call, (unsigned long long)size, GDX_RMA_CONN_WRS, c->rails[0].dev->ibdev);
+			 call, (unsigned long long)size, GDX_RMA_CONN_WRS,
+			 c->ch.rails[0].dev->ibdev);
 		return -EINVAL;
 	}
 	r = gdx_rma_req_get(c, op);

@@ -4,12 +4,14 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "rail/gdx_chan_out.h"
 #include "data/gdx_event.h"
 #include "sys/gdx_log.h"
 #include "sys/gdx_param.h"
 #include "rma/gdx_rma_progress.h"
 #include "sys/gdx_time.h"
-#include "dev/gdx_verbs.h"
+#include "rail/gdx_rail.h"
+#include "rail/gdx_stripe.h"
 
 #define NIL GDX_RMA_NIL
 
@@ -42,8 +44,16 @@ void gdx_rma_conn_reset(struct gdx_rma_conn *c)
 	for (int q = 0; q < GDX_RMA_MAX_QPS; q++)
 		c->qs[q] = (struct gdx_rma_qp){.head = NIL, .tail = NIL, .unposted = NIL};
 	c->sig_head = c->sig_tail = c->bl_head = c->bl_tail = NIL;
-	c->home = c->rr = 0;
-	c->rail_out = 0;
+	c->home = 0;
+	/* every rail in; the stripe's rates from the ports' speeds */
+	c->ch.qps = c->qp_store;
+	c->ch.split = true;
+	c->ch.standby = 0;
+	c->ch.failover = gdx_params.failover;
+	c->ch.nlive = c->ch.nrails;
+	for (int r = 0; r < c->ch.nrails; r++)
+		c->ch.run[r] = (struct gdx_rail_run){.state = GDX_RAIL_UP};
+	gdx_stripe_init(&c->ch);
 	c->err = 0;
 	c->tick = 0;
 	c->active = 0;
@@ -176,23 +186,12 @@ static void gdx_rma_req_free(struct gdx_rma_req *r)
 
 static bool gdx_rma_qp_live(const struct gdx_rma_conn *c, int q)
 {
-	return !(c->rail_out & (1u << (q / c->qps_per_rail)));
+	return gdx_chan_qp_up(&c->ch, q);
 }
 
-/* The QPs of rails still in, into qps; how many. */
-static int gdx_rma_live_qps(const struct gdx_rma_conn *c, int *qps)
-{
-	int n = 0;
-
-	for (int q = 0; q < c->nqps; q++)
-		if (gdx_rma_qp_live(c, q))
-			qps[n++] = q;
-	return n;
-}
-
-/* Whether a request of this size is spread over every live QP, or goes
- * whole on the home QP (small puts, which a signal then follows on the
- * same QP without waiting). */
+/* Whether a request of this size is striped over the channel's rails up
+ * and their QPs, or goes whole on the home QP (small puts, which a signal
+ * then follows on the same QP without waiting). */
 static bool gdx_rma_spread(const struct gdx_rma_conn *c, uint64_t size)
 {
 	return size >= (uint64_t)gdx_params.stripe_min && c->nqps > 1;
@@ -202,27 +201,10 @@ static uint64_t gdx_rma_piece_max(const struct gdx_rma_conn *c)
 {
 	uint64_t most = GDX_RMA_PIECE_MAX;
 
-	for (int r = 0; r < c->nrails; r++)
-		if (c->rails[r].dev->max_msg_sz && c->rails[r].dev->max_msg_sz < most)
-			most = c->rails[r].dev->max_msg_sz & ~(uint64_t)(GDX_RMA_ALIGN - 1);
+	for (int r = 0; r < c->ch.nrails; r++)
+		if (c->ch.rails[r].dev->max_msg_sz && c->ch.rails[r].dev->max_msg_sz < most)
+			most = c->ch.rails[r].dev->max_msg_sz & ~(uint64_t)(GDX_RMA_ALIGN - 1);
 	return most ? most : GDX_RMA_ALIGN;
-}
-
-/* Bytes of each QP's part when size is spread over n QPs. */
-static uint64_t gdx_rma_part(uint64_t size, int n)
-{
-	uint64_t part = (size + (uint64_t)n - 1) / (uint64_t)n;
-
-	return (part + GDX_RMA_ALIGN - 1) & ~(uint64_t)(GDX_RMA_ALIGN - 1);
-}
-
-/* The work requests size bytes take spread over n QPs: each part in pieces
- * of at most most bytes. */
-static uint32_t gdx_rma_wrs_for(uint64_t size, int n, uint64_t most)
-{
-	uint64_t part = gdx_rma_part(size, n);
-
-	return (uint32_t)(((part + most - 1) / most) * (uint64_t)n);
 }
 
 uint32_t gdx_rma_req_wrs(const struct gdx_rma_conn *c, enum gdx_rma_op op, uint64_t size)
@@ -248,16 +230,19 @@ static void gdx_rma_unflushed(struct gdx_rma_conn *c, int r)
 		 "is out (taken out after a failure): what %s wrote into this rank's windows "
 		 "before then is not ordered by this flush or any later one; the other NICs "
 		 "are flushed (the job goes on, failover on; a restart brings the NIC back)",
-		 c->ctx->coll->rank, c->context, c->rails[r].dev->ibdev, c->rails[r].dev->ibdev);
+		 c->ctx->coll->rank, c->context, c->ch.rails[r].dev->ibdev,
+		 c->ch.rails[r].dev->ibdev);
 }
 
 /* The request's work requests, in its QPs' FIFOs; -EAGAIN while the pool
  * has no room for them all. */
 static int gdx_rma_expand(struct gdx_rma_conn *c, struct gdx_rma_req *req)
 {
-	int qps[GDX_RMA_MAX_QPS], n;
-	uint64_t most = gdx_rma_piece_max(c), part, off = 0;
+	struct gdx_piece pieces[GDX_MAX_QPS];
+	uint64_t most = gdx_rma_piece_max(c);
+	uint32_t need = 0;
 	uint8_t op = req->op == GDX_RMA_GET ? GDX_RMA_WR_READ : GDX_RMA_WR_WRITE;
+	int n;
 
 	if (req->op == GDX_RMA_FLUSH) {
 		if ((req->size ? c->nlocal : 0) > c->nfree_wrs)
@@ -269,7 +254,7 @@ static int gdx_rma_expand(struct gdx_rma_conn *c, struct gdx_rma_req *req)
 		 * NIC whose rail is out gets none, and that is said. */
 		for (int r = 0; r < c->nlocal && req->size; r++) {
 			uint16_t i;
-			int q = r * c->qps_per_rail;
+			int q = r * c->ch.qps_per_rail;
 
 			if (!gdx_rma_qp_live(c, q)) {
 				gdx_rma_unflushed(c, r);
@@ -289,22 +274,29 @@ static int gdx_rma_expand(struct gdx_rma_conn *c, struct gdx_rma_req *req)
 		req->expanded = true;
 		return 0;
 	}
+	/* spread as the two-sided path stripes (rail/gdx_stripe.h): over the
+	 * rails up, by what each has been delivering, each rail's share over
+	 * all its QPs; small ones whole on the home QP */
 	if (gdx_rma_spread(c, req->size)) {
-		n = gdx_rma_live_qps(c, qps);
+		n = gdx_stripe_plan(&c->ch, req->size, req->tick, false, pieces);
 	} else {
-		qps[0] = c->home;
+		pieces[0] = (struct gdx_piece){.rail = (uint8_t)(c->home / c->ch.qps_per_rail),
+					       .q = (uint8_t)(c->home % c->ch.qps_per_rail),
+					       .len = req->size};
 		n = 1;
 	}
-	if (gdx_rma_wrs_for(req->size, n, most) > (uint32_t)c->nfree_wrs)
+	if (!n)
+		return -EAGAIN; /* no rail is up: the connection has failed (c->err) */
+	for (int k = 0; k < n; k++)
+		need += (uint32_t)((pieces[k].len + most - 1) / most);
+	if (need > (uint32_t)c->nfree_wrs)
 		return -EAGAIN;
 	req->expanded = true;
-	part = gdx_rma_part(req->size, n);
-	for (int k = 0; k < n && off < req->size; k++) {
-		/* parts start at a different QP each time, so that the last,
-		 * short one is not always the same QP's */
-		int q = qps[(k + c->rr) % n];
-		uint64_t end = off + part < req->size ? off + part : req->size;
+	for (int k = 0; k < n; k++) {
+		int q = pieces[k].rail * c->ch.qps_per_rail + pieces[k].q;
+		uint64_t off = pieces[k].off, end = off + pieces[k].len;
 
+		gdx_stripe_posted(&c->ch, pieces[k].rail, pieces[k].len);
 		while (off < end) {
 			uint64_t len = end - off < most ? end - off : most;
 			uint16_t i = gdx_rma_wr_get(c);
@@ -318,8 +310,6 @@ static int gdx_rma_expand(struct gdx_rma_conn *c, struct gdx_rma_req *req)
 			off += len;
 		}
 	}
-	if (n > 1)
-		c->rr = (c->rr + 1) % n;
 	return 0;
 }
 
@@ -336,7 +326,9 @@ static bool gdx_rma_covers(const struct gdx_rma_conn *c, const struct gdx_rma_re
 	return (r->op == GDX_RMA_PUT || r->op == GDX_RMA_PUT_SIGNAL) && r->tick <= s->tick;
 }
 
-int gdx_rma_signal_qp(const struct gdx_rma_conn *c, const struct gdx_rma_req *s)
+/* The QP the signal s would be posted on now, or -1 while what it covers
+ * is outstanding on two or more. */
+static int gdx_rma_signal_qp(const struct gdx_rma_conn *c, const struct gdx_rma_req *s)
 {
 	int found = -1;
 
@@ -406,8 +398,8 @@ static void gdx_rma_wr_build(struct gdx_rma_conn *c, uint16_t i, struct ibv_send
 {
 	const struct gdx_rma_wr *e = &c->wrs[i];
 	const struct gdx_rma_req *r = &c->reqs[e->req];
-	const struct gdx_rail *rail = &c->rails[e->qp / c->qps_per_rail];
-	int m = rail->member, rm = (e->qp / c->qps_per_rail) % c->nremote;
+	const struct gdx_rail *rail = &c->ch.rails[e->qp / c->ch.qps_per_rail];
+	int m = rail->member, rm = (e->qp / c->ch.qps_per_rail) % c->nremote;
 	struct gdx_rma_ctx *x = c->ctx;
 
 	memset(wr, 0, sizeof(*wr));
@@ -479,7 +471,7 @@ static void gdx_rma_post_qp(struct gdx_rma_conn *c, int q)
 			return; /* the queue is full after all: the next call goes on */
 		if (ret) {
 			GDX_WARN("RMA: ibv_post_send(%s qp 0x%x) to rank %d failed: %s",
-				 c->rails[q / c->qps_per_rail].dev->ibdev,
+				 c->ch.rails[q / c->ch.qps_per_rail].dev->ibdev,
 				 c->qp_store[q].qp->qp_num, c->peer, strerror(ret));
 			gdx_rma_qp_failed(c, q, IBV_WC_LOC_QP_OP_ERR, (uint32_t)ret,
 					  "ibv_post_send failed");
@@ -542,7 +534,7 @@ static void gdx_rma_qp_name(const struct gdx_rma_conn *c, int q, enum ibv_wc_sta
 			    uint32_t vendor, const char *what, char *buf, size_t len)
 {
 	const struct gdx_rma_coll *coll = c->ctx->coll;
-	int r = q / c->qps_per_rail;
+	int r = q / c->ch.qps_per_rail;
 	char status[96];
 
 	if (what)
@@ -552,7 +544,8 @@ static void gdx_rma_qp_name(const struct gdx_rma_conn *c, int q, enum ibv_wc_sta
 			 vendor);
 	snprintf(buf, len, "rank %d to rank %d (%s), context %d, rail %d (%s) qp 0x%x: %s",
 		 coll->rank, c->peer, coll->ranks[c->peer].dev, c->context, r,
-		 c->rails[r].dev->ibdev, c->qp_store[q].qp ? c->qp_store[q].qp->qp_num : 0, status);
+		 c->ch.rails[r].dev->ibdev, c->qp_store[q].qp ? c->qp_store[q].qp->qp_num : 0,
+		 status);
 }
 
 /* Every request of the connection fails with err; its QPs go to error. */
@@ -563,9 +556,9 @@ static void gdx_rma_conn_fail(struct gdx_rma_conn *c, int err, const char *why, 
 	if (c->err)
 		return;
 	c->err = err;
-	for (int r = 0; r < c->nrails; r++)
-		if (!(c->rail_out & (1u << r)))
-			gdx_rail_freeze(&c->rails[r]);
+	for (int r = 0; r < c->ch.nrails; r++)
+		if (gdx_chan_up(&c->ch, r))
+			gdx_rail_freeze(&c->ch.rails[r]);
 	for (int q = 0; q < c->nqps; q++) {
 		while (c->qs[q].head != NIL) {
 			uint16_t i = c->qs[q].head;
@@ -617,13 +610,12 @@ static void gdx_rma_rail_out(struct gdx_rma_conn *c, int r, const char *why)
 	int moved = 0, doubt = 0, home = -1;
 	char lost[200] = "";
 
-	c->rail_out |= 1u << r;
-	gdx_rail_freeze(&c->rails[r]);
+	gdx_chan_take_out(&c->ch, r, GDX_RAIL_DOWN, gdx_now_ms());
 	for (int q = 0; q < c->nqps && home < 0; q++)
 		if (gdx_rma_qp_live(c, q))
 			home = q;
 	c->home = home;
-	for (int q = r * c->qps_per_rail; q < (r + 1) * c->qps_per_rail; q++) {
+	for (int q = r * c->ch.qps_per_rail; q < (r + 1) * c->ch.qps_per_rail; q++) {
 		uint16_t i = c->qs[q].head;
 
 		c->qs[q] = (struct gdx_rma_qp){.head = NIL, .tail = NIL, .unposted = NIL};
@@ -652,9 +644,9 @@ static void gdx_rma_rail_out(struct gdx_rma_conn *c, int r, const char *why)
 	}
 	GDX_WARN("RMA: %s: rail %d taken out of the connection (NCCL_GDX_FAILOVER=1), %d work "
 		 "request(s) sent again on %s%s",
-		 why, r, moved, c->rails[home / c->qps_per_rail].dev->ibdev, lost);
-	__atomic_add_fetch(&c->ctx->coll->live->rails[c->rails[r].member % GDX_LIVE_RAILS].downs, 1,
-			   __ATOMIC_RELAXED);
+		 why, r, moved, c->ch.rails[home / c->ch.qps_per_rail].dev->ibdev, lost);
+	__atomic_add_fetch(&c->ctx->coll->live->rails[c->ch.rails[r].member % GDX_LIVE_RAILS].downs,
+			   1, __ATOMIC_RELAXED);
 	if (doubt) {
 		char full[640];
 
@@ -666,13 +658,11 @@ static void gdx_rma_rail_out(struct gdx_rma_conn *c, int r, const char *why)
 static void gdx_rma_qp_failed(struct gdx_rma_conn *c, int q, enum ibv_wc_status st, uint32_t vendor,
 			      const char *what)
 {
-	int r = q / c->qps_per_rail, live = 0;
+	int r = q / c->ch.qps_per_rail, live = c->ch.nlive;
 	char why[384];
 
 	if (c->err || !gdx_rma_qp_live(c, q))
 		return;
-	for (int k = 0; k < c->nrails; k++)
-		live += !(c->rail_out & (1u << k));
 	gdx_rma_qp_name(c, q, st, vendor, what, why, sizeof(why));
 	if (gdx_params.failover && live > 1 && gdx_rma_transport_err(st)) {
 		gdx_rma_rail_out(c, r, why);
@@ -689,8 +679,10 @@ static void gdx_rma_qp_failed(struct gdx_rma_conn *c, int q, enum ibv_wc_status 
 static void gdx_rma_count(struct gdx_rma_conn *c, const struct gdx_rma_wr *e)
 {
 	struct gdx_live_comm *l = c->ctx->coll->live;
-	int m = c->rails[e->qp / c->qps_per_rail].member % GDX_LIVE_RAILS;
+	int m = c->ch.rails[e->qp / c->ch.qps_per_rail].member % GDX_LIVE_RAILS;
 
+	if (e->op == GDX_RMA_WR_WRITE || e->op == GDX_RMA_WR_READ)
+		gdx_stripe_delivered(&c->ch, e->qp / c->ch.qps_per_rail, e->len);
 	if (e->op == GDX_RMA_WR_WRITE)
 		GDX_LIVE_COUNT(__atomic_add_fetch(&l->rails[m].tx_bytes, e->len, __ATOMIC_RELAXED));
 	else if (e->op == GDX_RMA_WR_READ)
@@ -820,12 +812,10 @@ static const char *const gdx_rma_op_names[] = {
  */
 static void gdx_rma_watch(struct gdx_rma_conn *c, uint64_t now)
 {
-	uint64_t budget = gdx_event_retry_budget_ms();
-
 	for (int q = 0; q < c->nqps && !c->err; q++) {
 		struct gdx_rma_qp *s = &c->qs[q];
-		struct gdx_dev *dev = c->rails[q / c->qps_per_rail].dev;
-		uint64_t down, waited;
+		struct gdx_dev *dev = c->ch.rails[q / c->ch.qps_per_rail].dev;
+		uint64_t waited;
 		char what[96];
 
 		if (!s->posted || !gdx_rma_qp_live(c, q))
@@ -836,22 +826,12 @@ static void gdx_rma_watch(struct gdx_rma_conn *c, uint64_t now)
 			s->stall_told = true;
 			GDX_WARN("RMA: rank %d to rank %d, context %d, rail %d (%s) QP %d: %u work "
 				 "request(s) without a completion for %llu ms",
-				 c->ctx->coll->rank, c->peer, c->context, q / c->qps_per_rail,
+				 c->ctx->coll->rank, c->peer, c->context, q / c->ch.qps_per_rail,
 				 dev->ibdev, q, s->posted, (unsigned long long)waited);
 		}
 		gdx_event_poll_dev(dev);
-		down = __atomic_load_n(&dev->port_down_ms, __ATOMIC_RELAXED);
-		if (down && now > down && now - down > budget && waited > budget)
-			snprintf(what, sizeof(what),
-				 "its port has been down %llu ms, longer than its retries last",
-				 (unsigned long long)(now - down));
-		else if (waited > 4 * budget)
-			snprintf(what, sizeof(what),
-				 "no completion for %llu ms, four times what its retries last",
-				 (unsigned long long)waited);
-		else
-			continue;
-		gdx_rma_qp_failed(c, q, IBV_WC_RETRY_EXC_ERR, 0, what);
+		if (gdx_chan_overdue(dev, waited, now, what, sizeof(what)))
+			gdx_rma_qp_failed(c, q, IBV_WC_RETRY_EXC_ERR, 0, what);
 	}
 }
 

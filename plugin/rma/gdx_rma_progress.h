@@ -51,10 +51,4 @@ int gdx_rma_test(struct gdx_rma_req *req, int *done);
 /* A context's first failure, in words, for queryLastError; NULL when none. */
 const char *gdx_rma_ctx_error(const struct gdx_rma_ctx *x);
 
-/* For the tests only: no other file of the plugin uses what follows. */
-
-/* The QP the signal req would be posted on now, or -1 while what it covers
- * is outstanding on two or more. */
-int gdx_rma_signal_qp(const struct gdx_rma_conn *c, const struct gdx_rma_req *req);
-
 #endif

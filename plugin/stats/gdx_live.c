@@ -513,9 +513,9 @@ void gdx_live_comm_open(struct gdx_comm *c)
 	snprintf(l->dev, sizeof(l->dev), "%.63s", c->dev_name);
 	gdx_live_addrs(c, l);
 	snprintf(l->peer_dev, sizeof(l->peer_dev), "%.63s", c->peer_dev);
-	for (int r = 0; r < c->nrails; r++)
-		devs[r] = c->rails[r].dev;
-	gdx_live_nics(l, c->nrails, devs);
+	for (int r = 0; r < c->ch.nrails; r++)
+		devs[r] = c->ch.rails[r].dev;
+	gdx_live_nics(l, c->ch.nrails, devs);
 	/* sends are timed only into a slot others read, at a rate it says */
 #ifndef GDX_LIVE_OFF
 	c->timed = m && l != &c->live_own && m->hdr.stamp_hz;

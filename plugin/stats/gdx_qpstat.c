@@ -740,8 +740,8 @@ void gdx_qpstat_dump(struct gdx_comm *c, int rail, const char *why)
 {
 	char counters[1024];
 
-	for (int r = rail < 0 ? 0 : rail; r < (rail < 0 ? c->nrails : rail + 1); r++) {
-		struct gdx_rail *ra = &c->rails[r];
+	for (int r = rail < 0 ? 0 : rail; r < (rail < 0 ? c->ch.nrails : rail + 1); r++) {
+		struct gdx_rail *ra = &c->ch.rails[r];
 
 		if (c->qp_dumped & (1u << r))
 			continue;
@@ -782,8 +782,8 @@ void gdx_qpstat_closing(struct gdx_comm *c)
 	/* a peer that went away (-ECONNRESET) says nothing of the QPs */
 	bool lost = c->err && c->err != -ECONNRESET;
 
-	for (int r = 0; r < c->nrails; r++)
-		lost |= c->run[r].downs != 0;
+	for (int r = 0; r < c->ch.nrails; r++)
+		lost |= c->ch.run[r].downs != 0;
 	if (lost)
 		gdx_qpstat_dump(c, -1, "closed after an error");
 	gdx_qpstat_refresh();

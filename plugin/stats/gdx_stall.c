@@ -12,13 +12,13 @@ void gdx_stall_check(struct gdx_comm *c, uint64_t now)
 
 	if (!limit)
 		return;
-	for (int r = 0; r < c->nrails; r++) {
-		struct gdx_rail *rail = &c->rails[r];
+	for (int r = 0; r < c->ch.nrails; r++) {
+		struct gdx_rail *rail = &c->ch.rails[r];
 
 		/* a rail failover took out has said so, and its QPs are reset */
-		if (c->run[r].state != GDX_RAIL_UP)
+		if (c->ch.run[r].state != GDX_RAIL_UP)
 			continue;
-		for (int i = 0; i < c->qps_per_rail; i++) {
+		for (int i = 0; i < c->ch.qps_per_rail; i++) {
 			struct gdx_qp *q = &rail->qps[i];
 
 			/* the WR count at the last signaled WR: those since are not */
@@ -56,7 +56,7 @@ void gdx_stall_check(struct gdx_comm *c, uint64_t now)
 
 void gdx_stall_drained(struct gdx_comm *c, int r, int i)
 {
-	struct gdx_rail *rail = &c->rails[r];
+	struct gdx_rail *rail = &c->ch.rails[r];
 	struct gdx_qp *q = &rail->qps[i];
 
 	GDX_INFO(NCCL_NET,

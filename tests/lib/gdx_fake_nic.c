@@ -419,7 +419,7 @@ int fake_run(struct fake_qp *q, int n)
 
 static int fake_end_nqps(const struct fake_end *e)
 {
-	return e->c->nrails * e->c->qps_per_rail;
+	return e->c->ch.nrails * e->c->ch.qps_per_rail;
 }
 
 int fake_run_all(struct fake_pair *p)
@@ -451,15 +451,15 @@ void fake_fail(struct fake_qp *q, enum ibv_wc_status status)
 bool fake_restoring(const struct fake_pair *p)
 {
 	for (int r = 0; r < p->o.nrails; r++)
-		if (__atomic_load_n(&p->s.c->run[r].bg_busy, __ATOMIC_ACQUIRE) ||
-		    __atomic_load_n(&p->r.c->run[r].bg_busy, __ATOMIC_ACQUIRE))
+		if (__atomic_load_n(&p->s.c->ch.run[r].bg_busy, __ATOMIC_ACQUIRE) ||
+		    __atomic_load_n(&p->r.c->ch.run[r].bg_busy, __ATOMIC_ACQUIRE))
 			return true;
 	return false;
 }
 
 struct fake_qp *fake_qp_of(struct fake_end *e, int rail, int q)
 {
-	return &e->qp[rail * e->c->qps_per_rail + q];
+	return &e->qp[rail * e->c->ch.qps_per_rail + q];
 }
 
 /* ---- the comms ---- */
@@ -515,15 +515,15 @@ static void fake_end_make(struct fake_end *e, bool send, const struct fake_opts 
 					r ? "+" : "", r);
 	snprintf(c->peer, sizeof(c->peer), "the other end");
 	snprintf(c->peer_dev, sizeof(c->peer_dev), "fake");
-	c->nmembers = c->nrails = nrails;
-	c->qps_per_rail = nqps;
+	c->nmembers = c->ch.nrails = nrails;
+	c->ch.qps_per_rail = nqps;
 #ifdef GDX_DEBUG
 	c->dbg_records = true; /* both ends are this build: the handshake would say so */
 #endif
-	c->qps = e->gqp;
-	c->max_inline = 64;
+	c->ch.qps = e->gqp;
+	c->ch.max_inline = 64;
 	c->ar = send && o->ar;
-	c->split = send && o->split;
+	c->ch.split = send && o->split;
 	c->tc = -1;
 	c->live = &c->live_own;
 	c->max_reqs = send ? GDX_MAX_SEND_REQUESTS : 2 * GDX_MAX_REQUESTS;
@@ -546,7 +546,7 @@ static void fake_end_make(struct fake_end *e, bool send, const struct fake_opts 
 	ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, e->sock), 0);
 	c->sock = e->sock[0]; /* the peer's end stays open: it is alive */
 	for (int r = 0; r < nrails; r++) {
-		struct gdx_rail *rail = &c->rails[r];
+		struct gdx_rail *rail = &c->ch.rails[r];
 
 		e->icq[r].context = &fake_ctx;
 		e->icq[r].cq_context = e;
@@ -600,16 +600,16 @@ void fake_pair_make(struct fake_pair *p, const struct fake_opts *o)
 		for (int e = 0; e < 2; e++) {
 			struct gdx_comm *to = e ? p->s.c : p->r.c, *of = e ? p->r.c : p->s.c;
 
-			to->remote_rails[r].link_layer = (uint8_t)of->rails[r].dev->link_layer;
-			to->remote_rails[r].mtu = (uint8_t)of->rails[r].dev->active_mtu;
+			to->remote_rails[r].link_layer = (uint8_t)of->ch.rails[r].dev->link_layer;
+			to->remote_rails[r].mtu = (uint8_t)of->ch.rails[r].dev->active_mtu;
 			for (int q = 0; q < o->nqps; q++)
-				to->remote_qpn[r * o->nqps + q] = of->rails[r].qps[q].qp->qp_num;
+				to->remote_qpn[r * o->nqps + q] = of->ch.rails[r].qps[q].qp->qp_num;
 		}
 	}
 	gdx_failover_init(p->s.c);
 	gdx_failover_init(p->r.c);
 	for (int i = 0; i < o->nrails * o->nqps; i++)
-		ASSERT_EQ(gdx_seglog_create(&p->s.c->qps[i]), 0);
+		ASSERT_EQ(gdx_seglog_create(&p->s.c->ch.qps[i]), 0);
 	ASSERT_EQ(gdx_recv_comm_start(p->r.rc), 0);
 }
 
@@ -618,10 +618,10 @@ static void fake_end_free(struct fake_end *e)
 	struct gdx_comm *c = e->c;
 
 	gdx_failover_fini(c);
-	for (int i = 0; i < c->nrails * c->qps_per_rail; i++) {
+	for (int i = 0; i < c->ch.nrails * c->ch.qps_per_rail; i++) {
 		struct fake_qp *q = &e->qp[i];
 
-		gdx_seglog_destroy(&c->qps[i]);
+		gdx_seglog_destroy(&c->ch.qps[i]);
 		while (q->sq_head != q->sq_tail)
 			free(q->sq[q->sq_head++ % FAKE_SQ].inl);
 		for (unsigned k = 0; k < q->nlog; k++)
@@ -729,11 +729,11 @@ static void fake_rma_rank_make(struct fake_rma *f, int me)
 	c->ctx = &k->x;
 	c->context = 0;
 	c->peer = 1 - me;
-	c->nlocal = c->nremote = c->nrails = nrails;
-	c->qps_per_rail = nqps;
+	c->nlocal = c->nremote = c->ch.nrails = nrails;
+	c->ch.qps_per_rail = nqps;
 	c->nqps = nrails * nqps;
 	for (int r = 0; r < nrails; r++) {
-		struct gdx_rail *rail = &c->rails[r];
+		struct gdx_rail *rail = &c->ch.rails[r];
 
 		k->e.icq[r].context = &fake_ctx;
 		k->e.icq[r].cq_context = &k->e;

@@ -20,7 +20,7 @@
 #include "dev/gdx_dev.h"
 #include "sys/gdx_param.h"
 #include <gdx/gdx_stamp.h>
-#include "dev/gdx_verbs.h"
+#include "rail/gdx_rail.h"
 
 #define REF_SIZE	 8
 #define REF_SEND_WR	 64

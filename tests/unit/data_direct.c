@@ -105,9 +105,10 @@ static void reg_dmabuf(int i)
 	struct gdx_comm c = {.kind = GDX_KIND_SEND, .nmembers = 1};
 	struct gdx_mr *mr, *sym;
 
-	c.rails[0].dev = gdx_dev_get(i);
-	snprintf(c.dev_name, sizeof(c.dev_name), "%s", c.rails[0].dev->name);
-	c.rails[0].dev->ptr_support |= NCCL_PTR_CUDA | NCCL_PTR_DMABUF; /* the verdict's, faked */
+	c.ch.rails[0].dev = gdx_dev_get(i);
+	snprintf(c.dev_name, sizeof(c.dev_name), "%s", c.ch.rails[0].dev->name);
+	c.ch.rails[0].dev->ptr_support |=
+		NCCL_PTR_CUDA | NCCL_PTR_DMABUF; /* the verdict's, faked */
 	ASSERT_EQ(gdx_reg_mr_dmabuf(&c, buf, 4096, NCCL_PTR_CUDA, 0, 7, &mr), 0);
 	ASSERT_EQ(gdx_reg_sym(gdx_vdev_get(i), buf + 4096, 4096, NCCL_PTR_CUDA, false, true, 0, 7,
 			      &sym),

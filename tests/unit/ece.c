@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* ECE negotiation (gdx_ece.c): what the acceptor sets from its own options
  * and the connector's, as net_ib negotiates them. */
-#include "dev/gdx_ece.h"
+#include "rail/gdx_ece.h"
 
 #include "gdx_test.h"
 

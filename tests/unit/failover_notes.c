@@ -71,7 +71,7 @@ static bool sender_alone(struct fake_pair *p, enum gdx_rail_state want, int ms)
 		for (int i = 0; i < GDX_PORT_CHECK_POLLS; i++)
 			gdx_cq_poll(p->s.c);
 		run_end(p, &p->s);
-		if (p->s.c->run[0].state >= want) {
+		if (p->s.c->ch.run[0].state >= want) {
 			seen = true;
 			/* the note that took it there lands too */
 			for (int i = 0; i < 100 && fake_restoring(p); i++)
@@ -126,7 +126,7 @@ static int interleaving(enum how how, bool poll_between)
 	/* rail 1 stands by (a far NIC of the device, NCCL_GDX_STANDBY): the
 	 * data goes on rail 0 alone, so that its CQ holds more than a poll's
 	 * batch */
-	p.s.c->standby = 1u << 1;
+	p.s.c->ch.standby = 1u << 1;
 	fake_mr(&p, sbuf, NMSG * MSGSZ, &smr);
 	fake_mr(&p, rbuf, NMSG * MSGSZ, &rmr);
 	for (int i = 0; i < NMSG; i++) {
@@ -150,21 +150,21 @@ static int interleaving(enum how how, bool poll_between)
 		sdone[i] = fake_test(sr[i], NULL);
 	for (int i = 0; i < NMSG; i++)
 		ASSERT(sdone[i]); /* acknowledged: the sender's log is empty */
-	ASSERT(p.s.c->rails[0].qps[0].log->head == p.s.c->rails[0].qps[0].log->tail);
+	ASSERT(p.s.c->ch.rails[0].qps[0].log->head == p.s.c->ch.rails[0].qps[0].log->tail);
 
 	/* the sender takes rail 0 out; its DOWN note lands by rail 1 */
 	if (how == BY_CALL)
 		gdx_rail_failed(p.s.c, 0, "the test took it out");
 	else
-		__atomic_or_fetch(&p.s.c->async_failed, 1u, __ATOMIC_RELAXED);
+		__atomic_or_fetch(&p.s.c->ch.async_failed, 1u, __ATOMIC_RELAXED);
 	ASSERT(sender_alone(&p, GDX_RAIL_DOWN, 100));
 	if (poll_between) {
-		ASSERT_EQ(p.s.c->run[0].state, GDX_RAIL_DOWN);
+		ASSERT_EQ(p.s.c->ch.run[0].state, GDX_RAIL_DOWN);
 		for (int i = 0; i < 2 * GDX_PORT_CHECK_POLLS; i++) {
 			gdx_cq_poll(p.r.c);
 			run_end(&p, &p.r);
 		}
-		ASSERT(p.r.c->run[0].state != GDX_RAIL_UP); /* it read the DOWN */
+		ASSERT(p.r.c->ch.run[0].state != GDX_RAIL_UP); /* it read the DOWN */
 	}
 	/* the RESTORE lands in the same slot */
 	ASSERT(sender_alone(&p, GDX_RAIL_RESTORING, 1000));
@@ -173,7 +173,7 @@ static int interleaving(enum how how, bool poll_between)
 	       "rounds; rail 0 %s on the sender\n",
 	       how == BY_CALL ? "gdx_rail_failed" : "an async event",
 	       poll_between ? "polled" : "idle", got, NMSG,
-	       gdx_rail_state_name(p.s.c->run[0].state));
+	       gdx_rail_state_name(p.s.c->ch.run[0].state));
 	for (int i = 0; i < NMSG * MSGSZ && got == NMSG; i++)
 		if (rbuf[i] != sbuf[i])
 			gdx_test_fail(__FILE__, __LINE__,
@@ -181,10 +181,10 @@ static int interleaving(enum how how, bool poll_between)
 				      (unsigned char)rbuf[i], (unsigned char)sbuf[i]);
 	/* and the rail comes back, carrying again */
 	if (got == NMSG) {
-		for (int t = 0; t < 3000 && p.s.c->run[0].state != GDX_RAIL_UP; t++)
+		for (int t = 0; t < 3000 && p.s.c->ch.run[0].state != GDX_RAIL_UP; t++)
 			drive_done(&p, rr, rdone, 0, 64);
-		ASSERT_EQ(p.s.c->run[0].state, GDX_RAIL_UP);
-		ASSERT_EQ(p.r.c->run[0].state, GDX_RAIL_UP);
+		ASSERT_EQ(p.s.c->ch.run[0].state, GDX_RAIL_UP);
+		ASSERT_EQ(p.r.c->ch.run[0].state, GDX_RAIL_UP);
 	}
 	fake_pair_free(&p);
 	free(sbuf);
@@ -232,7 +232,7 @@ static void idle_receiver(bool read_first)
 	gdx_rail_failed(p.s.c, 0, "the test took it out");
 	ASSERT(sender_alone(&p, GDX_RAIL_DOWN, 100));
 	ASSERT(sender_alone(&p, GDX_RAIL_RESTORING, 1000));
-	ASSERT_EQ(p.r.c->run[0].state, GDX_RAIL_UP); /* it read nothing */
+	ASSERT_EQ(p.r.c->ch.run[0].state, GDX_RAIL_UP); /* it read nothing */
 	r = fake_irecv(&p, rbuf, MSGSZ, 3, &rmr);
 	ASSERT(r != NULL);
 	ASSERT_EQ(fake_pending(fake_qp_of(&p.r, 0, 0)), 1); /* on rail 0 */
@@ -241,7 +241,7 @@ static void idle_receiver(bool read_first)
 		 * a write no QP answers fails only after its retries, seconds */
 		for (int i = 0; i < 2 * GDX_PORT_CHECK_POLLS; i++)
 			gdx_cq_poll(p.r.c);
-		ASSERT(p.r.c->run[0].state != GDX_RAIL_UP);
+		ASSERT(p.r.c->ch.run[0].state != GDX_RAIL_UP);
 	} else {
 		run_end(&p, &p.r);
 		ASSERT(fake_qp_of(&p.r, 0, 0)->error); /* the sender's QP never answered */

@@ -40,7 +40,7 @@ static void poll_both(struct fake_pair *p)
 
 static void run_end(struct fake_end *e)
 {
-	for (int i = 0; i < e->c->nrails * e->c->qps_per_rail; i++)
+	for (int i = 0; i < e->c->ch.nrails * e->c->ch.qps_per_rail; i++)
 		fake_run(&e->qp[i], FAKE_SQ);
 }
 
@@ -49,14 +49,14 @@ static void run_end(struct fake_end *e)
 static unsigned fill_to_one(struct fake_pair *p, int rail)
 {
 	struct gdx_comm *c = p->s.c;
-	struct gdx_qp *q = &c->rails[rail].qps[0];
+	struct gdx_qp *q = &c->ch.rails[rail].qps[0];
 	unsigned n = 0;
 
-	while (gdx_qp_room(&c->rails[rail], q, 2)) {
+	while (gdx_qp_room(&c->ch.rails[rail], q, 2)) {
 		ASSERT_EQ(gdx_post_ctrl_write(c, rail, 0, NULL, 0, c->remote_ctrl, false), 0);
 		n++;
 	}
-	ASSERT(gdx_qp_room(&c->rails[rail], q, 1));
+	ASSERT(gdx_qp_room(&c->ch.rails[rail], q, 1));
 	return n;
 }
 
@@ -151,7 +151,7 @@ static void scenario(int first)
 			fake_run(fake_qp_of(&p.s, rail, 0), FAKE_SQ);
 	/* the receiver counts what it took on the failed rail and notes it */
 	poll_both(&p);
-	ASSERT_EQ(p.r.c->run[first].state, GDX_RAIL_DOWN);
+	ASSERT_EQ(p.r.c->ch.run[first].state, GDX_RAIL_DOWN);
 	{
 		/* the rail's QPs, one line each, as it is taken out (NCCL #2181) */
 		char line[256];

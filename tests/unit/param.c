@@ -6,7 +6,7 @@
 #include "sys/gdx_log.h"
 #include "sys/gdx_param.h"
 #include "tools/common/gdx_param_twin.h"
-#include "dev/gdx_verbs.h"
+#include "rail/gdx_rail.h"
 
 #include "gdx_plugin_loader.h"
 #include "gdx_test.h"

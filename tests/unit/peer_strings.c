@@ -119,7 +119,7 @@ static void test_stall_quotes_its_name(void)
 
 	hostile_pair(&p, 1);
 	/* one signaled WR out that never completes, looked at twice */
-	q = &p.s.c->rails[0].qps[0];
+	q = &p.s.c->ch.rails[0].qps[0];
 	q->wr_posted++;
 	gdx_stall_check(p.s.c, 1000);
 	gdx_stall_check(p.s.c, 1000 + 10 * (uint64_t)gdx_params.stall_ms);

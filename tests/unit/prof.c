@@ -54,13 +54,13 @@ static struct gdx_recv_comm rcomm;
 static struct gdx_comm *fake(struct gdx_comm *c, int nrails)
 {
 	memset(c, 0, sizeof(*c));
-	c->nrails = nrails;
+	c->ch.nrails = nrails;
 	c->max_reqs = 4;
 	c->reqs = reqs;
 	for (int r = 0; r < nrails; r++) {
-		c->rails[r].member = r;
-		c->rails[r].nqps = 2;
-		c->rails[r].qps = gqps[r];
+		c->ch.rails[r].member = r;
+		c->ch.rails[r].nqps = 2;
+		c->ch.rails[r].qps = gqps[r];
 		for (int q = 0; q < 2; q++) {
 			qps[r][q].qp_num = (uint32_t)(0x100 * r + q);
 			gqps[r][q].qp = &qps[r][q];
@@ -201,7 +201,7 @@ static void test_irecv_one_per_buffer_on_the_control_rail(void)
 	void *ph[3] = {&a, NULL, &b};
 
 	gdx_prof_set(cb);
-	c->run[0].state = GDX_RAIL_DOWN; /* the clear-to-sends go on rail 1 */
+	c->ch.run[0].state = GDX_RAIL_DOWN; /* the clear-to-sends go on rail 1 */
 	req->n = 3;
 	req->seq = 41;
 	gdx_prof_irecv(&rcomm, req, ph, sizes);

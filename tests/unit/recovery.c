@@ -51,16 +51,16 @@ static bool drive_until(struct fake_pair *p, enum gdx_rail_state want, int max_m
 				continue;
 			for (int k = 0; k < p->o.nrails * p->o.nqps; k++) {
 				if (k > 0 || deliver_probes ||
-				    p->s.c->run[0].state != GDX_RAIL_PROBING)
+				    p->s.c->ch.run[0].state != GDX_RAIL_PROBING)
 					fake_run(&p->s.qp[k], FAKE_SQ);
 				fake_run(&p->r.qp[k], FAKE_SQ);
 			}
 		}
-		if (p->s.c->run[0].state == want)
+		if (p->s.c->ch.run[0].state == want)
 			return true;
 		pause_ms(1);
 	}
-	return p->s.c->run[0].state == want;
+	return p->s.c->ch.run[0].state == want;
 }
 
 /* Rail 0 fails under the sender; the receiver's counts come back by rail 1. */
@@ -71,9 +71,9 @@ static void fail_rail0(struct fake_pair *p)
 	/* out, drained, and on its way back: DOWN or past it (a restore with
 	 * waits of 1 ms may pass DOWN between two looks); its probes held, so
 	 * it cannot be back yet */
-	for (int t = 0; t < 2000 && p->s.c->run[0].state < GDX_RAIL_DOWN; t += 10)
+	for (int t = 0; t < 2000 && p->s.c->ch.run[0].state < GDX_RAIL_DOWN; t += 10)
 		drive_until(p, GDX_RAIL_DOWN, 10, false);
-	ASSERT(p->s.c->run[0].state >= GDX_RAIL_DOWN);
+	ASSERT(p->s.c->ch.run[0].state >= GDX_RAIL_DOWN);
 }
 
 /* Until attempt n probes the rail (its probes held): the states between
@@ -82,7 +82,7 @@ static bool probing_attempt(struct fake_pair *p, uint32_t n)
 {
 	for (int t = 0; t < 2000; t += 10) {
 		drive_until(p, GDX_RAIL_PROBING, 10, false);
-		if (p->s.c->run[0].attempts >= n && p->s.c->run[0].state == GDX_RAIL_PROBING)
+		if (p->s.c->ch.run[0].attempts >= n && p->s.c->ch.run[0].state == GDX_RAIL_PROBING)
 			return true;
 	}
 	return false;
@@ -97,7 +97,7 @@ static void test_probes_per_qp(void)
 	fail_rail0(&p);
 	ASSERT(drive_until(&p, GDX_RAIL_PROBING, 2000, false));
 	ASSERT_EQ(fake_pending(fake_qp_of(&p.s, 0, 0)), 3);
-	ASSERT_EQ(p.s.c->run[0].probes, 3);
+	ASSERT_EQ(p.s.c->ch.run[0].probes, 3);
 	fake_run(fake_qp_of(&p.s, 0, 0), 2);
 	ASSERT(!drive_until(&p, GDX_RAIL_UP, 20, false));
 	ASSERT(drive_until(&p, GDX_RAIL_UP, 2000, true));
@@ -118,9 +118,9 @@ static void test_attempts_capped(void)
 		fake_fail(fake_qp_of(&p.s, 0, 0), IBV_WC_RETRY_EXC_ERR);
 	}
 	ASSERT(drive_until(&p, GDX_RAIL_DOWN, 2000, true)); /* and it stays there */
-	ASSERT(p.s.c->run[0].gave_up);
+	ASSERT(p.s.c->ch.run[0].gave_up);
 	ASSERT(!drive_until(&p, GDX_RAIL_RESTORING, 300, true));
-	ASSERT_EQ(p.s.c->run[0].attempts, 2);
+	ASSERT_EQ(p.s.c->ch.run[0].attempts, 2);
 	ASSERT_STR_CONTAINS(gdx_test_warnings(), "2 restore attempt(s) failed, the most "
 						 "NCCL_GDX_RECOVERY_ATTEMPTS");
 	ASSERT_STR_CONTAINS(gdx_test_warnings(), "it stays out of the connection");
@@ -140,7 +140,7 @@ static void test_attempts_never_end(void)
 		fake_fail(fake_qp_of(&p.s, 0, 0), IBV_WC_RETRY_EXC_ERR);
 	}
 	ASSERT(drive_until(&p, GDX_RAIL_UP, 2000, true));
-	ASSERT_EQ(p.s.c->run[0].attempts, 11);
+	ASSERT_EQ(p.s.c->ch.run[0].attempts, 11);
 	ASSERT(!strstr(gdx_test_warnings(), "stays out"));
 	fake_pair_free(&p);
 }
@@ -153,7 +153,7 @@ static void test_no_recovery(void)
 	setup("1", "0", "0");
 	fail_rail0(&p);
 	ASSERT(!drive_until(&p, GDX_RAIL_RESTORING, 300, true));
-	ASSERT_EQ(p.s.c->run[0].attempts, 0);
+	ASSERT_EQ(p.s.c->ch.run[0].attempts, 0);
 	fake_pair_free(&p);
 }
 

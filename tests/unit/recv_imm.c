@@ -200,7 +200,7 @@ static void test_an_earlier_incarnation_completes_nothing(void)
 	uint16_t gen;
 
 	rig_make(&g, false);
-	gen = gdx_rail_gen(&g.p.r.c->rails[0]);
+	gen = gdx_rail_gen(&g.p.r.c->ch.rails[0]);
 	r = fake_irecv(&g.p, g.rbuf, 4096, 0, &g.rmr);
 	ASSERT(r != NULL);
 	cq->wc[cq->tail++ % FAKE_CQ] = (struct ibv_wc){

@@ -7,7 +7,7 @@
 
 #include "comm/gdx_comm.h"
 #include "sys/gdx_param.h"
-#include "data/gdx_stripe.h"
+#include "rail/gdx_stripe.h"
 
 #include "gdx_test.h"
 
@@ -20,14 +20,14 @@ static struct gdx_comm *fake_comm(int nrails, int nqps, int speed_mbps)
 	ASSERT_EQ(gdx_params_load(), 0);
 	memset(&comm, 0, sizeof(comm));
 	comm.kind = GDX_KIND_SEND;
-	comm.nrails = nrails;
-	comm.nlive = nrails;
+	comm.ch.nrails = nrails;
+	comm.ch.nlive = nrails;
 	for (int r = 0; r < nrails; r++) {
 		devs[r].speed_mbps = speed_mbps;
-		comm.rails[r].dev = &devs[r];
-		comm.rails[r].nqps = nqps;
+		comm.ch.rails[r].dev = &devs[r];
+		comm.ch.rails[r].nqps = nqps;
 	}
-	gdx_stripe_init(&comm);
+	gdx_stripe_init(&comm.ch);
 	return &comm;
 }
 
@@ -68,9 +68,9 @@ static void test_plan_weighted_and_out(void)
 	struct gdx_piece p[GDX_MAX_QPS];
 	int n;
 
-	c->run[0].rate = 3000; /* bytes per ms */
-	c->run[1].rate = 1000;
-	n = gdx_stripe_plan(c, 4 << 20, 7, false, p);
+	c->ch.run[0].rate = 3000; /* bytes per ms */
+	c->ch.run[1].rate = 1000;
+	n = gdx_stripe_plan(&c->ch, 4 << 20, 7, false, p);
 	ASSERT_EQ(n, 2);
 	ASSERT_EQ(total(p, n), 4 << 20);
 	ASSERT_EQ(p[0].rail, 0);
@@ -78,22 +78,22 @@ static void test_plan_weighted_and_out(void)
 	/* split evenly when asked to, as net_ib */
 	setenv("NCCL_GDX_STRIPE_WEIGHTED", "0", 1);
 	ASSERT_EQ(gdx_params_load(), 0);
-	n = gdx_stripe_plan(c, 4 << 20, 7, false, p);
+	n = gdx_stripe_plan(&c->ch, 4 << 20, 7, false, p);
 	ASSERT_EQ(p[0].len, 2 << 20);
 	unsetenv("NCCL_GDX_STRIPE_WEIGHTED");
 	ASSERT_EQ(gdx_params_load(), 0);
 	/* a rail that is out carries nothing */
-	c->run[0].state = GDX_RAIL_DOWN;
-	c->nlive = 1;
-	n = gdx_stripe_plan(c, 4 << 20, 8, false, p);
+	c->ch.run[0].state = GDX_RAIL_DOWN;
+	c->ch.nlive = 1;
+	n = gdx_stripe_plan(&c->ch, 4 << 20, 8, false, p);
 	ASSERT_EQ(n, 1);
 	ASSERT_EQ(p[0].rail, 1);
 	ASSERT_EQ(p[0].len, 4 << 20);
-	ASSERT_EQ(gdx_stripe_pick(c, 10, 9), 1);
-	c->run[1].state = GDX_RAIL_PROBING; /* not up yet either */
-	c->nlive = 0;
-	ASSERT_EQ(gdx_stripe_plan(c, 4 << 20, 9, false, p), 0);
-	ASSERT_EQ(gdx_stripe_pick(c, 10, 9), -1);
+	ASSERT_EQ(gdx_stripe_pick(&c->ch, 10, 9), 1);
+	c->ch.run[1].state = GDX_RAIL_PROBING; /* not up yet either */
+	c->ch.nlive = 0;
+	ASSERT_EQ(gdx_stripe_plan(&c->ch, 4 << 20, 9, false, p), 0);
+	ASSERT_EQ(gdx_stripe_pick(&c->ch, 10, 9), -1);
 }
 
 static void test_plan_qps(void)
@@ -104,7 +104,7 @@ static void test_plan_qps(void)
 
 	/* round robin: one QP a rail, turning with the message */
 	for (uint64_t seq = 0; seq < 8; seq++) {
-		n = gdx_stripe_plan(c, 1 << 20, seq, false, p);
+		n = gdx_stripe_plan(&c->ch, 1 << 20, seq, false, p);
 		ASSERT_EQ(n, 2);
 		ASSERT_EQ(p[0].q, seq % 4);
 		ASSERT_EQ(p[1].q, seq % 4);
@@ -113,18 +113,18 @@ static void test_plan_qps(void)
 	for (int q = 0; q < 4; q++)
 		ASSERT_EQ(seen[q], 2);
 	/* split: every QP of both rails, 8 pieces */
-	c->split = true;
-	n = gdx_stripe_plan(c, 1 << 20, 3, false, p);
+	c->ch.split = true;
+	n = gdx_stripe_plan(&c->ch, 1 << 20, 3, false, p);
 	ASSERT_EQ(n, 8);
 	ASSERT_EQ(total(p, n), 1 << 20);
 	for (int i = 0; i < n; i++)
 		ASSERT_EQ(p[i].off % GDX_STRIPE_ALIGN, 0);
 	/* too small to split into lines: one piece */
-	n = gdx_stripe_plan(c, 300, 3, false, p);
+	n = gdx_stripe_plan(&c->ch, 300, 3, false, p);
 	ASSERT_EQ(n, 1);
 	ASSERT_EQ(p[0].len, 300);
 	/* a group stays on one rail */
-	n = gdx_stripe_plan(c, 1 << 20, 3, true, p);
+	n = gdx_stripe_plan(&c->ch, 1 << 20, 3, true, p);
 	for (int i = 0; i < n; i++)
 		ASSERT_EQ(p[i].rail, p[0].rail);
 }
@@ -136,13 +136,13 @@ static void test_pick_earliest_finish(void)
 
 	/* equal and idle: they take turns */
 	for (uint64_t seq = 0; seq < 10; seq++)
-		turns[gdx_stripe_pick(c, 4096, seq)]++;
+		turns[gdx_stripe_pick(&c->ch, 4096, seq)]++;
 	ASSERT_EQ(turns[0], 5);
 	ASSERT_EQ(turns[1], 5);
 	/* rail 0 has 1 MiB queued: rail 1 finishes first */
-	gdx_stripe_posted(c, 0, 1 << 20);
+	gdx_stripe_posted(&c->ch, 0, 1 << 20);
 	for (uint64_t seq = 0; seq < 10; seq++)
-		ASSERT_EQ(gdx_stripe_pick(c, 4096, seq), 1);
+		ASSERT_EQ(gdx_stripe_pick(&c->ch, 4096, seq), 1);
 }
 
 /* 4 MiB delivered over 40 ms of busy time: about 100 KiB per ms, learned in
@@ -150,22 +150,22 @@ static void test_pick_earliest_finish(void)
 static void test_rate_measured(void)
 {
 	struct gdx_comm *c = fake_comm(2, 1, 100000);
-	double before = c->run[0].rate;
+	double before = c->ch.run[0].rate;
 
 	for (int i = 0; i < 12; i++) {
-		gdx_stripe_posted(c, 0, 2 << 20);
+		gdx_stripe_posted(&c->ch, 0, 2 << 20);
 		usleep(20000);
-		gdx_stripe_delivered(c, 0, 2 << 20);
+		gdx_stripe_delivered(&c->ch, 0, 2 << 20);
 		usleep(30000); /* idle */
 	}
 	printf("# rate from %.0f to %.0f bytes/ms (2 MiB every 20 ms busy: ~100000)\n", before,
-	       c->run[0].rate);
-	ASSERT(c->run[0].rate > 50000 && c->run[0].rate < 160000);
+	       c->ch.run[0].rate);
+	ASSERT(c->ch.run[0].rate > 50000 && c->ch.run[0].rate < 160000);
 	/* back from an outage: not below the others */
-	c->run[1].rate = 200000;
-	gdx_stripe_back(c, 0);
-	ASSERT(c->run[0].rate >= 200000);
-	ASSERT_EQ(c->run[0].inflight, 0);
+	c->ch.run[1].rate = 200000;
+	gdx_stripe_back(&c->ch, 0);
+	ASSERT(c->ch.run[0].rate >= 200000);
+	ASSERT_EQ(c->ch.run[0].inflight, 0);
 }
 
 /* A rail on a far NIC (gdx_comm.standby) carries no data while a near rail
@@ -177,38 +177,38 @@ static void test_far_rail_stands_by(void)
 	struct gdx_piece p[GDX_MAX_QPS];
 	int n;
 
-	c->standby = 1u << 2;		       /* rail 2 is far */
-	c->run[2].rate = 100 * c->run[0].rate; /* and looks fast: no matter */
-	n = gdx_stripe_plan(c, 4 << 20, 0, false, p);
+	c->ch.standby = 1u << 2;		     /* rail 2 is far */
+	c->ch.run[2].rate = 100 * c->ch.run[0].rate; /* and looks fast: no matter */
+	n = gdx_stripe_plan(&c->ch, 4 << 20, 0, false, p);
 	ASSERT_EQ(total(p, n), 4 << 20);
 	for (int i = 0; i < n; i++)
 		ASSERT(p[i].rail != 2);
 	ASSERT_EQ(n, 2);
 	for (uint64_t seq = 0; seq < 6; seq++)
-		ASSERT(gdx_stripe_pick(c, 4096, seq) != 2);
+		ASSERT(gdx_stripe_pick(&c->ch, 4096, seq) != 2);
 	/* one near rail left: it takes everything, whole */
-	c->run[0].state = GDX_RAIL_DOWN;
-	c->nlive = 2;
-	n = gdx_stripe_plan(c, 4 << 20, 1, false, p);
+	c->ch.run[0].state = GDX_RAIL_DOWN;
+	c->ch.nlive = 2;
+	n = gdx_stripe_plan(&c->ch, 4 << 20, 1, false, p);
 	ASSERT_EQ(n, 1);
 	ASSERT_EQ(p[0].rail, 1);
 	/* no near rail up: the far one carries */
-	c->run[1].state = GDX_RAIL_DOWN;
-	c->nlive = 1;
-	n = gdx_stripe_plan(c, 4 << 20, 2, false, p);
+	c->ch.run[1].state = GDX_RAIL_DOWN;
+	c->ch.nlive = 1;
+	n = gdx_stripe_plan(&c->ch, 4 << 20, 2, false, p);
 	ASSERT_EQ(n, 1);
 	ASSERT_EQ(p[0].rail, 2);
-	ASSERT_EQ(gdx_stripe_pick(c, 4096, 3), 2);
+	ASSERT_EQ(gdx_stripe_pick(&c->ch, 4096, 3), 2);
 	/* a near rail back: the far one stands by again */
-	c->run[0].state = GDX_RAIL_UP;
-	c->nlive = 2;
-	n = gdx_stripe_plan(c, 4 << 20, 4, false, p);
+	c->ch.run[0].state = GDX_RAIL_UP;
+	c->ch.nlive = 2;
+	n = gdx_stripe_plan(&c->ch, 4 << 20, 4, false, p);
 	ASSERT_EQ(n, 1);
 	ASSERT_EQ(p[0].rail, 0);
 	/* every rail far (no near member): all carry */
 	c = fake_comm(2, 1, 100000);
-	c->standby = 3;
-	ASSERT_EQ(gdx_stripe_plan(c, 4 << 20, 0, false, p), 2);
+	c->ch.standby = 3;
+	ASSERT_EQ(gdx_stripe_plan(&c->ch, 4 << 20, 0, false, p), 2);
 }
 
 GDX_TESTS_MAIN(TEST(test_shares, 5), TEST(test_plan_weighted_and_out, 5), TEST(test_plan_qps, 5),

@@ -28,7 +28,7 @@
  * read straight from the CQ (nothing else runs on it meanwhile). */
 static enum ibv_wc_status hostile_write(struct gdx_comm *sc, size_t off, uint64_t value)
 {
-	struct gdx_rail *r = &sc->rails[0];
+	struct gdx_rail *r = &sc->ch.rails[0];
 	struct ibv_sge sge = {.addr = (uintptr_t)&value, .length = sizeof(value)};
 	struct ibv_send_wr wr = {.wr_id = HOSTILE_WRID,
 				 .sg_list = &sge,

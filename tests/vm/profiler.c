@@ -61,10 +61,10 @@ static int comm_qp(void *comm, int device, int qpn)
 {
 	const struct gdx_comm *c = comm;
 
-	for (int r = 0; r < c->nrails; r++)
-		for (int q = 0; q < c->rails[r].nqps; q++)
-			if (c->rails[r].member == device &&
-			    (int)c->rails[r].qps[q].qp->qp_num == qpn)
+	for (int r = 0; r < c->ch.nrails; r++)
+		for (int q = 0; q < c->ch.rails[r].nqps; q++)
+			if (c->ch.rails[r].member == device &&
+			    (int)c->ch.rails[r].qps[q].qp->qp_num == qpn)
 				return 1;
 	return 0;
 }
@@ -200,8 +200,8 @@ static void test_v12_events_of_striped_and_grouped_messages(void)
 	ASSERT_EQ(gdx_drv_make_vdevice(d, &vb, 2, (const int[]){1, 3}), ncclSuccess);
 	gdx_drv_pair(d, va, vb, &p);
 	sc = p.s;
-	ASSERT_EQ(sc->nrails, 2);
-	ASSERT_EQ(sc->rails[0].nqps, 2);
+	ASSERT_EQ(sc->ch.nrails, 2);
+	ASSERT_EQ(sc->ch.rails[0].nqps, 2);
 	buffers(d, &p);
 
 	first = message(d, &p, MAX_SIZE, 1, &sph, &rph);

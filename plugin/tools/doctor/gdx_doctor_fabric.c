@@ -13,7 +13,7 @@
 #include <infiniband/verbs.h>
 
 #include "dev/gdx_dev.h"
-#include "dev/gdx_ece.h"
+#include "rail/gdx_ece.h"
 #include "sys/gdx_param.h"
 
 #include "tools/common/gdx_ece_probe.h"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * How a send comm cuts a message over its rails and QPs: large messages over
+ * How a channel cuts a message over its rails and QPs: large messages over
  * every rail that is up, in shares weighted by what each rail has been
  * delivering (a slower or degraded rail does not pace the others, as an even
  * split would), small ones to the rail that would finish them first; on a
@@ -12,7 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "comm/gdx_comm.h"
+#include "rail/gdx_chan.h"
 
 struct gdx_piece {
 	uint8_t rail, q;
@@ -24,15 +24,15 @@ struct gdx_piece {
 #define GDX_STRIPE_ALIGN 128
 
 /* Starting rates, from each rail's port speed. */
-void gdx_stripe_init(struct gdx_comm *c);
+void gdx_stripe_init(struct gdx_chan *c);
 /* The pieces of a message of size bytes with sequence number seq, in out
  * (up to GDX_MAX_QPS); one_rail keeps it on one rail (grouped receives).
  * Returns how many, 0 when no rail is up. */
-int gdx_stripe_plan(struct gdx_comm *c, uint64_t size, uint64_t seq, bool one_rail,
+int gdx_stripe_plan(struct gdx_chan *c, uint64_t size, uint64_t seq, bool one_rail,
 		    struct gdx_piece *out);
 /* gdx_stripe_plan for a single message, without the call where there is
  * nothing to choose: one rail, whose QPs take messages in turn. */
-static inline int gdx_stripe_plan_inline(struct gdx_comm *c, uint64_t size, uint64_t seq,
+static inline int gdx_stripe_plan_inline(struct gdx_chan *c, uint64_t size, uint64_t seq,
 					 struct gdx_piece *out)
 {
 	int nq = c->rails[0].nqps;
@@ -45,18 +45,18 @@ static inline int gdx_stripe_plan_inline(struct gdx_comm *c, uint64_t size, uint
 }
 
 /* The rail that would finish size more bytes first, -1 when none is up. */
-int gdx_stripe_pick(const struct gdx_comm *c, uint64_t size, uint64_t seq);
+int gdx_stripe_pick(const struct gdx_chan *c, uint64_t size, uint64_t seq);
 
 /* Bytes posted on a rail, and bytes a completion has shown it delivered
  * (counted only while it is up): the rates, per ms it had bytes in flight. */
-void gdx_stripe_posted(struct gdx_comm *c, int rail, uint64_t bytes);
-void gdx_stripe_delivered(struct gdx_comm *c, int rail, uint64_t bytes);
+void gdx_stripe_posted(struct gdx_chan *c, int rail, uint64_t bytes);
+void gdx_stripe_delivered(struct gdx_chan *c, int rail, uint64_t bytes);
 /* A rail's in-flight bytes forgotten: it was taken out. */
-void gdx_stripe_reset(struct gdx_comm *c, int rail);
+void gdx_stripe_reset(struct gdx_chan *c, int rail);
 /* A rail back: it starts from the rate it had or the others' average,
  * whichever is more (what it delivered as it failed says nothing of the
  * path now), and its share settles from there. */
-void gdx_stripe_back(struct gdx_comm *c, int rail);
+void gdx_stripe_back(struct gdx_chan *c, int rail);
 
 /* For the tests only: no other file of the plugin uses what follows. */
 

@@ -11,7 +11,7 @@
 
 #include <stddef.h>
 
-#include "dev/gdx_verbs.h"
+#include "rail/gdx_rail.h"
 #include "wire/gdx_wire.h"
 
 /* The ECE of the rail's first QP (every QP of a rail gets the same), or

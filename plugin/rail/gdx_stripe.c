@@ -2,7 +2,7 @@
 #include <string.h>
 
 #include "sys/gdx_param.h"
-#include "data/gdx_stripe.h"
+#include "rail/gdx_stripe.h"
 #include "sys/gdx_time.h"
 
 /* A rail's rate: the bytes its completions show delivered per ms it had
@@ -16,7 +16,7 @@
  * share follow over a few windows, and no one window swings it. */
 #define GDX_RATE_WINDOW_MS 64
 
-void gdx_stripe_init(struct gdx_comm *c)
+void gdx_stripe_init(struct gdx_chan *c)
 {
 	for (int r = 0; r < c->nrails; r++) {
 		struct gdx_rail_run *run = &c->run[r];
@@ -33,7 +33,7 @@ void gdx_stripe_init(struct gdx_comm *c)
  * (gdx_cq.c), so bytes left in flight would never come off and would keep
  * it looking busy; what of them the receiver did not take goes again on
  * other rails, counted there. Its rate stays, for gdx_stripe_back. */
-void gdx_stripe_reset(struct gdx_comm *c, int rail)
+void gdx_stripe_reset(struct gdx_chan *c, int rail)
 {
 	struct gdx_rail_run *run = &c->run[rail];
 	double rate = run->rate;
@@ -44,14 +44,14 @@ void gdx_stripe_reset(struct gdx_comm *c, int rail)
 	run->samples = samples;
 }
 
-void gdx_stripe_back(struct gdx_comm *c, int rail)
+void gdx_stripe_back(struct gdx_chan *c, int rail)
 {
 	double sum = 0;
 	int n = 0;
 
 	gdx_stripe_reset(c, rail);
 	for (int r = 0; r < c->nrails; r++)
-		if (r != rail && c->run[r].state == GDX_RAIL_UP) {
+		if (r != rail && gdx_chan_up(c, r)) {
 			sum += c->run[r].rate;
 			n++;
 		}
@@ -59,7 +59,7 @@ void gdx_stripe_back(struct gdx_comm *c, int rail)
 		c->run[rail].rate = sum / n;
 }
 
-void gdx_stripe_posted(struct gdx_comm *c, int rail, uint64_t bytes)
+void gdx_stripe_posted(struct gdx_chan *c, int rail, uint64_t bytes)
 {
 	struct gdx_rail_run *run = &c->run[rail];
 
@@ -70,7 +70,7 @@ void gdx_stripe_posted(struct gdx_comm *c, int rail, uint64_t bytes)
 	run->inflight += bytes;
 }
 
-void gdx_stripe_delivered(struct gdx_comm *c, int rail, uint64_t bytes)
+void gdx_stripe_delivered(struct gdx_chan *c, int rail, uint64_t bytes)
 {
 	struct gdx_rail_run *run = &c->run[rail];
 	uint64_t now, busy;
@@ -98,17 +98,17 @@ void gdx_stripe_delivered(struct gdx_comm *c, int rail, uint64_t bytes)
 
 /* The rails that carry data now: those up, less the standing-by ones while
  * a near rail is up (NCCL_GDX_STANDBY). */
-static uint32_t gdx_stripe_carriers(const struct gdx_comm *c)
+static uint32_t gdx_stripe_carriers(const struct gdx_chan *c)
 {
 	uint32_t up = 0;
 
 	for (int r = 0; r < c->nrails; r++)
-		if (c->run[r].state == GDX_RAIL_UP)
+		if (gdx_chan_up(c, r))
 			up |= 1u << r;
 	return up & ~c->standby ? up & ~c->standby : up;
 }
 
-int gdx_stripe_pick(const struct gdx_comm *c, uint64_t size, uint64_t seq)
+int gdx_stripe_pick(const struct gdx_chan *c, uint64_t size, uint64_t seq)
 {
 	uint32_t carriers;
 	int best = -1;
@@ -174,7 +174,7 @@ void gdx_stripe_shares(uint64_t size, const double *weight, int n, uint64_t *sha
 }
 
 /* The pieces of len bytes at off on one rail: one QP in turn, or all. */
-static int gdx_stripe_rail(const struct gdx_comm *c, int rail, uint64_t off, uint64_t len,
+static int gdx_stripe_rail(const struct gdx_chan *c, int rail, uint64_t off, uint64_t len,
 			   uint64_t seq, struct gdx_piece *out)
 {
 	int nq = c->rails[rail].nqps;
@@ -205,7 +205,7 @@ static int gdx_stripe_rail(const struct gdx_comm *c, int rail, uint64_t off, uin
 	}
 }
 
-int gdx_stripe_plan(struct gdx_comm *c, uint64_t size, uint64_t seq, bool one_rail,
+int gdx_stripe_plan(struct gdx_chan *c, uint64_t size, uint64_t seq, bool one_rail,
 		    struct gdx_piece *out)
 {
 	int live[GDX_MAX_RAILS], nlive = 0, n = 0;
@@ -224,7 +224,7 @@ int gdx_stripe_plan(struct gdx_comm *c, uint64_t size, uint64_t seq, bool one_ra
 		return r < 0 ? 0 : gdx_stripe_rail(c, r, 0, size, seq, out);
 	}
 	for (int r = 0; r < c->nrails; r++) {
-		if (c->run[r].state != GDX_RAIL_UP || (carriers && !(carriers & (1u << r))))
+		if (!gdx_chan_up(c, r) || (carriers && !(carriers & (1u << r))))
 			continue;
 		live[nlive] = r;
 		weight[nlive++] = gdx_params.stripe_weighted ? c->run[r].rate : 1.0;

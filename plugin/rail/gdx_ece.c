@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "dev/gdx_ece.h"
+#include "rail/gdx_ece.h"
 #include "sys/gdx_log.h"
 #include "sys/gdx_param.h"
 

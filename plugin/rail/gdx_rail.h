@@ -5,8 +5,8 @@
  * from RESET to RTS with the peer's addresses from the handshake, and back
  * to RESET and RTS again when a rail that failed is restored.
  */
-#ifndef GDX_VERBS_H
-#define GDX_VERBS_H
+#ifndef GDX_RAIL_H
+#define GDX_RAIL_H
 
 #include <infiniband/verbs.h>
 
@@ -94,10 +94,6 @@ int gdx_rail_create_shared(struct gdx_rail *r, struct gdx_dev *dev, void *owner,
 			   int rd_atomic);
 /* The rail's address, and its QP numbers into qpn[0..nqps). */
 void gdx_rail_local(const struct gdx_rail *r, struct gdx_wire_rail *out, uint32_t *qpn);
-/* The GID a rail on dev uses, and its index: NCCL_GDX_GID_INDEX, or the
- * automatic RoCE choice (0 on InfiniBand). A WARN and -errno when there is
- * none. */
-int gdx_dev_gid(struct gdx_dev *dev, int *index, union ibv_gid *gid);
 /* Every QP INIT -> RTR -> RTS towards the peer's QP of the same index. */
 int gdx_rail_connect(struct gdx_rail *r, const struct gdx_wire_rail *remote, const uint32_t *qpn);
 /* Every QP to ERR: nothing more is sent or taken on the rail. */
