@@ -89,10 +89,15 @@ TEST_LIB   := $(patsubst tests/%.c,$(BUILD)/tests/%.o,$(filter-out tests/lib/gdx
 FAKE_NIC   := $(BUILD)/tests/lib/gdx_fake_nic.o
 FAKE_NIC_TESTS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(shell grep -l '"gdx_fake_nic.h"' tests/unit/*.c 2>/dev/null))
 
-# The man pages as they are installed: the tools' (1) and the plugin's (7).
+# The man pages as they are installed: the tools' (1) and the plugin's (7):
+# libnccl-net-gdx(7), the page a user reads, and a page per subject, which
+# its SEE ALSO names (tests/check/docs.sh holds this list to plugin/*.7).
 # Their footers name the version themselves (tests/check/docs.sh holds them
 # to debian/changelog's), so that man -l on the source page shows it too.
-MANS       := $(BUILD)/man/gdx-doctor.1 $(BUILD)/man/gdx-bench.1 $(BUILD)/man/libnccl-net-gdx.7
+MAN7       := libnccl-net-gdx libnccl-net-gdx-protocol libnccl-net-gdx-failover \
+	libnccl-net-gdx-gpudirect libnccl-net-gdx-nccl libnccl-net-gdx-rma \
+	libnccl-net-gdx-diagnostics libnccl-net-gdx-security libnccl-net-gdx-performance
+MANS       := $(BUILD)/man/gdx-doctor.1 $(BUILD)/man/gdx-bench.1 $(MAN7:%=$(BUILD)/man/%.7)
 
 .PHONY: all programs version deps test check demo bench clean
 all: $(LIB) $(ARCHIVE) $(TOOLS_ARCHIVE) $(TOOLS) $(UNIT_TESTS) $(VM_TESTS) $(SW_TESTS) $(REF_TOOLS) $(NET_COST)
@@ -236,7 +241,7 @@ INSTALL ?= install
 INSTALL_MAP = $(LIB):$(LIBDIR):0644 \
 	$(BUILD)/gdx-doctor:$(BINDIR):0755 $(BUILD)/gdx-bench:$(BINDIR):0755 \
 	$(BUILD)/man/gdx-doctor.1:$(MANDIR)/man1:0644 $(BUILD)/man/gdx-bench.1:$(MANDIR)/man1:0644 \
-	$(BUILD)/man/libnccl-net-gdx.7:$(MANDIR)/man7:0644 \
+	$(MAN7:%=$(BUILD)/man/%.7:$(MANDIR)/man7:0644) \
 	README.md:$(DOCDIR):0644 LICENSE:$(DOCDIR):0644
 inst_word = $(word $2,$(subst :, ,$1))
 inst_dest = $(call inst_word,$1,2)/$(notdir $(call inst_word,$1,1))
@@ -311,7 +316,7 @@ demo: deps
 	$(MAKE) all
 	scripts/demo.sh
 
-# The full side-by-side run (libnccl-net-gdx(7), PERFORMANCE): bandwidth, latency, rails,
+# The full side-by-side run (libnccl-net-gdx-performance(7)): bandwidth, latency, rails,
 # and the instructions per call.
 # build-liveoff: the plugin without the live counters' stores, to price them.
 bench: deps

@@ -3,22 +3,24 @@
 # The NCCL_GDX_* reference of libnccl-net-gdx(7), made from the table the
 # plugin's parser reads (plugin/sys/gdx_param.h), as `gdx-doctor env
 # --markdown` prints it: one .TP entry per variable, with its type, default
-# and NCCL twin; and the page's NCCL compatibility table, from the table of
-# NCCL's NCCL_IB_* variables beside it: one .TP entry per variable, with
-# NCCL's default and what the plugin does with it. Each replaces the lines
-# between its marker comments on the page (gdx-env, gdx-compat). Run it
-# after adding or changing a variable; tests/check/docs.sh fails while the
-# page and the tables disagree.
+# and NCCL twin; and the NCCL compatibility table of libnccl-net-gdx-nccl(7),
+# from the table of NCCL's NCCL_IB_* variables beside it: one .TP entry per
+# variable, with NCCL's default and what the plugin does with it. Each
+# replaces the lines between its marker comments on its page (gdx-env,
+# gdx-compat). Run it after adding or changing a variable;
+# tests/check/docs.sh fails while the pages and the tables disagree.
 #
-#   scripts/update-env-docs.sh           # rewrite plugin/libnccl-net-gdx.7
-#   scripts/update-env-docs.sh --check   # exit 1, with a diff, when the page is stale
+#   scripts/update-env-docs.sh           # rewrite the two pages
+#   scripts/update-env-docs.sh --check   # exit 1, with a diff, when a page is stale
 #   scripts/update-env-docs.sh --print   # the blocks alone, on standard output
 #   GDX_DOCTOR=path/to/gdx-doctor scripts/update-env-docs.sh
+#   GDX_MAN7=main.7 GDX_MAN7_NCCL=nccl.7 scripts/update-env-docs.sh --check
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
 doctor=${GDX_DOCTOR:-build/gdx-doctor}
 page=${GDX_MAN7:-plugin/libnccl-net-gdx.7}
+compat_page=${GDX_MAN7_NCCL:-plugin/libnccl-net-gdx-nccl.7}
 mode=${1:-write}
 case "$mode" in
 write | --check | --print) ;;
@@ -32,10 +34,11 @@ if [ ! -x "$doctor" ]; then
 	echo "update-env-docs: $doctor is missing (make first)" >&2
 	exit 1
 fi
-for m in gdx-env gdx-compat; do
-	if [ "$(grep -cF ".\\\" $m begin" "$page")" -ne 1 ] ||
-		[ "$(grep -cF ".\\\" $m end" "$page")" -ne 1 ]; then
-		echo "update-env-docs: $page needs one '.\\\" $m begin' and one '.\\\" $m end' line" >&2
+for pm in "$page:gdx-env" "$compat_page:gdx-compat"; do
+	p=${pm%:*} m=${pm##*:}
+	if [ "$(grep -cF ".\\\" $m begin" "$p")" -ne 1 ] ||
+		[ "$(grep -cF ".\\\" $m end" "$p")" -ne 1 ]; then
+		echo "update-env-docs: $p needs one '.\\\" $m begin' and one '.\\\" $m end' line" >&2
 		exit 1
 	fi
 done
@@ -44,7 +47,8 @@ md=$(mktemp)
 block=$(mktemp)
 compat=$(mktemp)
 out=$(mktemp)
-trap 'rm -f "$md" "$block" "$compat" "$out" "$out.1"' EXIT
+out_compat=$(mktemp)
+trap 'rm -f "$md" "$block" "$compat" "$out" "$out_compat"' EXIT
 "$doctor" env --markdown >"$md"
 
 # Markdown rows to roff. A cell escapes | * ` < and \ with a backslash
@@ -120,14 +124,18 @@ replace() {
 		index($0, ENVIRON["B"]) == 1 { while ((getline line < ENVIRON["BLOCK"]) > 0) print line; skip = 1 }
 	' "$3" >"$4"
 }
-replace gdx-env "$block" "$page" "$out.1"
-replace gdx-compat "$compat" "$out.1" "$out"
+replace gdx-env "$block" "$page" "$out"
+replace gdx-compat "$compat" "$compat_page" "$out_compat"
 if [ "$mode" = --check ]; then
-	if ! diff -u "$page" "$out"; then
-		echo "update-env-docs: $page is not the tables'; run scripts/update-env-docs.sh" >&2
-		exit 1
-	fi
-	exit 0
+	stale=0
+	for po in "$page:$out" "$compat_page:$out_compat"; do
+		if ! diff -u "${po%%:*}" "${po#*:}"; then
+			echo "update-env-docs: ${po%%:*} is not the tables'; run scripts/update-env-docs.sh" >&2
+			stale=1
+		fi
+	done
+	exit "$stale"
 fi
-# cat, not mv: the page keeps its inode and mode.
+# cat, not mv: each page keeps its inode and mode.
 cat "$out" >"$page"
+cat "$out_compat" >"$compat_page"

@@ -288,8 +288,8 @@ ncclResult_t gdx_net_set_attr(void *ctx, const ncclNetAttr_v11_t *attr)
 		return gdx_net_result(-EINVAL);
 	/* Hints for tuning; the transport does not change with them: what
 	 * the flows per peer could steer (whole messages or split, QPs per
-	 * rail) was measured, and no choice beat today's (libnccl-net-gdx(7),
-	 * PERFORMANCE; scripts/bench-flows.sh). */
+	 * rail) was measured, and no choice beat today's
+	 * (libnccl-net-gdx-performance(7); scripts/bench-flows.sh). */
 	GDX_TRACE(NCCL_NET,
 		  "setNetAttr send peers %d-%d flows %d-%d, receive peers %d-%d flows %d-%d, op "
 		  "%#x algo %#x proto %#x",

@@ -345,7 +345,7 @@ int gdx_rma_boot_ring(struct gdx_rma_boot *b, int lfd, uint64_t nonce, void *con
 			GDX_WARN("RMA connect: rank %d: two connections claimed to be rank %d with "
 				 "this rank's handle (from %s, then from %s): one of them is not "
 				 "rank %d, so the ring is not made (every rank holds every rank's "
-				 "handle: see SECURITY in libnccl-net-gdx(7))",
+				 "handle: see libnccl-net-gdx-security(7))",
 				 rank, prev, r.prev.from, r.prev.rival_from, prev);
 			break;
 		}

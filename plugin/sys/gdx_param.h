@@ -156,7 +156,7 @@
 /*
  * Every NCCL_IB_* variable NCCL 2.31 reads (net_ib, and ibvwrap's
  * NCCL_IB_QUERY_PORT_SPEED and NCCL_IB_MQP_*), with NCCL's default and what
- * this plugin does with it: the man page's NCCL compatibility table is made
+ * this plugin does with it: libnccl-net-gdx-nccl(7)'s compatibility table is made
  * from it (scripts/update-env-docs.sh), and tests/check/docs.sh holds it to
  * the twins above, both ways, and to NCCL 2.31's list of names.
  * kind: twin (read when its NCCL_GDX_* variable above is unset; what: how

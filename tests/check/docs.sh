@@ -5,8 +5,9 @@
 #  - every NCCL_GDX_* variable of the parameter table (plugin/sys/gdx_param.h,
 #    read through the C preprocessor) has its entry in libnccl-net-gdx(7),
 #    with its type, default and NCCL twin, and the page names no other; the
-#    page's reference is what scripts/update-env-docs.sh makes of it;
-#  - the page's NCCL compatibility table has a row for every NCCL_IB_*
+#    page's reference is what scripts/update-env-docs.sh makes of it (and
+#    of the compatibility table, libnccl-net-gdx-nccl(7)'s);
+#  - libnccl-net-gdx-nccl(7)'s NCCL compatibility table has a row for every NCCL_IB_*
 #    variable NCCL 2.31 reads (tests/lib/fixtures/nccl-ib-vars), and no
 #    other, with NCCL's default, and for each twin the NCCL_GDX_* variable
 #    the parameter table reads it for: the twins of the two tables are the
@@ -20,10 +21,21 @@
 #    NCCL_GDX_* name the README or a man page mentions is in the table, with
 #    its default where the README's tables give one; every gdx-doctor
 #    command, and every gdx-doctor or gdx-bench option, in the README's code
-#    is one the program has.
+#    is one the program has;
+#  - each section-7 page, plugin/*.7 (libnccl-net-gdx(7), the page a user
+#    reads, and a page per subject), formats with groff -ww without a
+#    warning, has a .TH and a NAME of its own name, is installed and
+#    uninstalled by the Makefile, is in the packages' lists (the rpm spec's
+#    %files, tests/check/package.sh's make install and .deb lists,
+#    tests/check/rpm.sh's), and libnccl-net-gdx(7)'s SEE ALSO names every
+#    other, each of which names it back; every page of the plugin's the
+#    README, the man pages, the scripts and the sources name (with a
+#    heading, "libnccl-net-gdx-rma(7), SECTION") is there, with that heading.
 # Then each check again on a copy made to drift by one change, which it must
 # refuse: a default, a variable, an option in --help or in a man page, a
-# README mention, the README's first command.
+# README mention, the README's first command, a page's warning, install or
+# package entry or SEE ALSO entry, a reference to a page or heading that is
+# not there.
 # Prints "ok ..." / "not ok ..." lines and
 # "# tests/check/docs.sh: N passed, N failed".
 #
@@ -50,6 +62,9 @@ parse() {
 	cat "$cache/$key"
 }
 man7=plugin/libnccl-net-gdx.7
+man7_nccl=plugin/libnccl-net-gdx-nccl.7
+# Every section-7 page: the main one and a page per subject.
+mapfile -t man7s < <(LC_ALL=C ls plugin/*.7)
 man_doctor=plugin/tools/doctor/gdx-doctor.1
 man_bench=plugin/tools/bench/gdx-bench.1
 # Names the docs misspell on purpose, to show what gdx-doctor env says of them.
@@ -128,7 +143,7 @@ man7_vars() {
 }
 check "libnccl-net-gdx.7 has every NCCL_GDX_* variable with its type, default and twin" \
 	man7_vars "$params" "$man7"
-check "libnccl-net-gdx.7's reference is what scripts/update-env-docs.sh makes" \
+check "libnccl-net-gdx.7's and libnccl-net-gdx-nccl.7's references are what scripts/update-env-docs.sh makes" \
 	env GDX_DOCTOR="$build/gdx-doctor" scripts/update-env-docs.sh --check
 
 # ---- libnccl-net-gdx(7): the NCCL compatibility table ----
@@ -172,8 +187,8 @@ check "every NCCL_IB_* twin of the parameter table has its row in the compatibil
 	compat_twins "$params" "$compat"
 check "the compatibility table lists every NCCL_IB_* variable of NCCL 2.31 ($nccl_list)" \
 	compat_nccl "$nccl_list" "$compat"
-check "libnccl-net-gdx.7's compatibility table has every row with its default, kind and twin" \
-	man7_compat "$params" "$compat" "$man7"
+check "libnccl-net-gdx-nccl.7's compatibility table has every row with its default, kind and twin" \
+	man7_compat "$params" "$compat" "$man7_nccl"
 
 # mentions PARAMS FILE: every NCCL_GDX_* name FILE mentions is in the table.
 mentions() {
@@ -185,7 +200,7 @@ mentions() {
 		return 1
 	}
 }
-for f in README.md "$man7" "$man_doctor" "$man_bench"; do
+for f in README.md "${man7s[@]}" "$man_doctor" "$man_bench"; do
 	check "$f names only NCCL_GDX_* variables of the table" mentions "$params" "$f"
 done
 
@@ -286,7 +301,129 @@ man_version() {
 }
 version=$(sed -n '1s/^[^(]*(\([^)]*\)).*/\1/p' debian/changelog)
 check "each man page's footer names debian/changelog's version, $version" \
-	man_version "$version" "$man7" "$man_doctor" "$man_bench"
+	man_version "$version" "${man7s[@]}" "$man_doctor" "$man_bench"
+
+# ---- the section-7 pages: well-formed, installed, packaged, linked ----
+
+# man_wellformed PAGE...: each formats with groff -ww without a warning, and
+# its .TH and NAME are its file's name.
+man_wellformed() {
+	local page name bad="" out head
+	for page in "$@"; do
+		name=$(basename "$page" .7)
+		out=$(LC_ALL=C.UTF-8 groff -man -Tutf8 -ww -z "$page" 2>&1)
+		[ -z "$out" ] || bad+=" $page: groff -ww: $(head -c 200 <<<"$out" | tr '\n' ' ');"
+		head=$(parse man-head "$page" | tr '\n' ' ')
+		[ "$head" = "${name^^}	7 $name " ] ||
+			bad+=" $page: .TH and NAME are not ${name^^} 7 and $name: $head;"
+	done
+	[ -z "$bad" ] || {
+		echo "not well-formed:$bad"
+		return 1
+	}
+}
+# man_installed MAKEFILE PAGE...: make install (dry run) puts each page in
+# MANDIR/man7 from the build's man/, and make uninstall removes it.
+man_installed() {
+	local mk=$1 page name bad=""
+	shift
+	make --no-print-directory -s -f "$mk" -n install BUILD="$build" PREFIX=/usr DESTDIR=/dest \
+		>"$tmp/install-n" 2>&1
+	make --no-print-directory -s -f "$mk" -n uninstall BUILD="$build" PREFIX=/usr DESTDIR=/dest \
+		>"$tmp/uninstall-n" 2>&1
+	for page in "$@"; do
+		name=$(basename "$page")
+		grep -qF -- " $build/man/$name '/dest/usr/share/man/man7/$name'" "$tmp/install-n" ||
+			bad+=" $name (not installed);"
+		grep -q "^rm -f .*'/dest/usr/share/man/man7/$name'" "$tmp/uninstall-n" ||
+			bad+=" $name (not uninstalled);"
+	done
+	[ -z "$bad" ] || {
+		echo "$mk:$bad"
+		return 1
+	}
+}
+# man_packaged SPEC PACKAGE_SH RPM_SH PAGE...: the spec's %files, package.sh's
+# make install and .deb lists and rpm.sh's list name each page, and the
+# spec no other.
+man_packaged() {
+	local spec=$1 pkg_sh=$2 rpm_sh=$3 page name bad=""
+	shift 3
+	for page in "$@"; do
+		name=$(basename "$page")
+		grep -qxF "%{_mandir}/man7/$name*" "$spec" || bad+=" $name (not in $spec's %files);"
+		grep -qxF "usr/local/share/man/man7/$name 644" "$pkg_sh" ||
+			bad+=" $name (not in $pkg_sh's make install list);"
+		grep -qxF "usr/share/man/man7/$name.gz" "$pkg_sh" || bad+=" $name (not in $pkg_sh's .deb list);"
+		grep -qxF "\$(rpm --eval '%_mandir')/man7/$name" "$rpm_sh" || bad+=" $name (not in $rpm_sh's list);"
+	done
+	differ "$spec's section-7 pages against plugin/*.7" \
+		<(for page in "$@"; do basename "$page"; done) \
+		<(sed -n 's#^%{_mandir}/man7/\(.*\)\*$#\1#p' "$spec") || bad+=" (see above)"
+	[ -z "$bad" ] || {
+		echo "not packaged:$bad"
+		return 1
+	}
+}
+# man_see_also MAIN PAGE...: MAIN's SEE ALSO names each other page, and each
+# names MAIN back.
+man_see_also() {
+	local main=$1 page bad=""
+	shift
+	differ "the pages $main's SEE ALSO names against plugin/*.7" \
+		<(for page in "$@"; do [ "$page" = "$main" ] || basename "$page" .7; done) \
+		<(parse man-see-also "$main" | awk -F '\t' '$2 == 7 { print $1 }') || return 1
+	for page in "$@"; do
+		[ "$page" = "$main" ] ||
+			parse man-see-also "$page" | grep -qxF "$(basename "$main" .7)	7" ||
+			bad+=" $page"
+	done
+	[ -z "$bad" ] || {
+		echo "SEE ALSO does not name $(basename "$main" .7)(7):$bad"
+		return 1
+	}
+}
+# page_refs PAGES -- FILE...: every page of the plugin's the files name is one
+# of PAGES, and a heading named with it one of its .SH headings.
+page_refs() {
+	local pages=() file page heading bad="" p
+	while [ "$1" != -- ]; do
+		pages+=("$1")
+		shift
+	done
+	shift
+	while IFS=$'\t' read -r file page heading; do
+		p=""
+		for f in "${pages[@]}"; do [ "$(basename "$f" .7)" = "$page" ] && p=$f; done
+		if [ -z "$p" ]; then
+			bad+=" $file: $page(7) (no such page);"
+		elif [ -n "$heading" ] && ! grep -qxE "\.SH \"?$heading\"?" "$p"; then
+			bad+=" $file: $page(7), $heading (no such heading there);"
+		fi
+	done < <("$py" tests/check/docs_parse.py page-refs "$@")
+	[ -z "$bad" ] || {
+		echo "not there:$bad"
+		return 1
+	}
+}
+# The files that may name the pages: the docs, the build and packaging, the
+# scripts and the sources (git's list: a new file counts once added), not
+# this script, whose drifts name pages that are not there.
+mapfile -t ref_files < <(printf '%s\n' "${man7s[@]}"
+	git ls-files README.md tests/README.md Makefile debian scripts \
+		'plugin/*.[ch]' 'plugin/*.1' 'tests/*.sh' 'tests/*.py' 'tests/*.[ch]' |
+		grep -vxF tests/check/docs.sh)
+
+check "each section-7 page formats without a warning, its .TH and NAME its own (${#man7s[@]} pages)" \
+	man_wellformed "${man7s[@]}"
+check "make install and make uninstall take each section-7 page" \
+	man_installed Makefile "${man7s[@]}"
+check "the rpm spec, package.sh and rpm.sh list each section-7 page" \
+	man_packaged scripts/libnccl-net-gdx.spec tests/check/package.sh tests/check/rpm.sh "${man7s[@]}"
+check "libnccl-net-gdx.7's SEE ALSO names every other section-7 page, and each names it back" \
+	man_see_also "$man7" "${man7s[@]}"
+check "every libnccl-net-gdx*(7) page and heading the docs, scripts and sources name is there (${#ref_files[@]} files)" \
+	page_refs "${man7s[@]}" -- "${ref_files[@]}"
 
 # ---- the README ----
 
@@ -369,7 +506,7 @@ test_paths() {
 	}
 }
 check "README, tests/README.md and the man pages name only tests/ paths that are there" \
-	test_paths README.md tests/README.md "$man7" "$man_doctor" "$man_bench"
+	test_paths README.md tests/README.md "${man7s[@]}" "$man_doctor" "$man_bench"
 
 # map_folders README: tests/README.md's "Where things are" lists plugin/'s
 # folders in the order tests/check/layers.sh declares (LAYERS, then the
@@ -431,10 +568,10 @@ caught "a twin renamed in the parameter table only" "NCCL_IB_TIMEOUT_MS" \
 printf 'NCCL_IB_NEW_IN_2_32\n' | cat "$nccl_list" - >"$drift/nccl-list"
 caught "a variable NCCL reads that the compatibility table lacks" "NCCL_IB_NEW_IN_2_32" \
 	compat_nccl "$drift/nccl-list" "$compat"
-sed '/^\.BR NCCL_IB_OOO_RQ /,/^\.TP/d' "$man7" >"$drift/man7"
+sed '/^\.BR NCCL_IB_OOO_RQ /,/^\.TP/d' "$man7_nccl" >"$drift/man7"
 caught "an entry gone from the page's compatibility table" "NCCL_IB_OOO_RQ" \
 	man7_compat "$params" "$compat" "$drift/man7"
-sed '/^\.B NCCL_GDX_RETRY_CNT$/s/RETRY_CNT/TIMEOUT/' "$man7" >"$drift/man7"
+sed '/^\.B NCCL_GDX_RETRY_CNT$/s/RETRY_CNT/TIMEOUT/' "$man7_nccl" >"$drift/man7"
 caught "a twin on the page read as another variable" "NCCL_IB_RETRY_CNT" \
 	man7_compat "$params" "$compat" "$drift/man7"
 sed '2s/libnccl-net-gdx [^"]*"/libnccl-net-gdx 0.0.1"/' "$man_bench" >"$drift/man_bench"
@@ -500,5 +637,38 @@ caught "the README names a test where it no longer is" "tests/unit_regcache.c" \
 awk '/^- `plugin\/data\/`/ { held = $0; next } { print } /^- `plugin\/conn\/`/ { print held }' \
 	tests/README.md >"$drift/README.md"
 caught "the map with two layers swapped (data after conn)" "the map lists" map_folders "$drift/README.md"
+
+fresh
+cp plugin/libnccl-net-gdx-protocol.7 "$drift/libnccl-net-gdx-protocol.7"
+printf '.foo bar\n' >>"$drift/libnccl-net-gdx-protocol.7"
+caught "a page with a groff warning (an unknown macro)" "libnccl-net-gdx-protocol.7: groff -ww" \
+	man_wellformed "$drift/libnccl-net-gdx-protocol.7"
+sed '2s/^\.TH LIBNCCL-NET-GDX-RMA /.TH LIBNCCL-NET-GDX /' plugin/libnccl-net-gdx-rma.7 >"$drift/libnccl-net-gdx-rma.7"
+caught "a page whose .TH names another page" "are not LIBNCCL-NET-GDX-RMA 7" \
+	man_wellformed "$drift/libnccl-net-gdx-rma.7"
+sed 's/ libnccl-net-gdx-rma / /' Makefile >"$drift/Makefile"
+caught "a page left out of the Makefile's list" "libnccl-net-gdx-rma.7 (not installed)" \
+	man_installed "$drift/Makefile" "${man7s[@]}"
+grep -vxF '%{_mandir}/man7/libnccl-net-gdx-security.7*' scripts/libnccl-net-gdx.spec >"$drift/spec"
+caught "a page left out of the rpm spec's %files" "libnccl-net-gdx-security.7 (not in" \
+	man_packaged "$drift/spec" tests/check/package.sh tests/check/rpm.sh "${man7s[@]}"
+grep -vxF 'usr/share/man/man7/libnccl-net-gdx-nccl.7.gz' tests/check/package.sh >"$drift/package.sh"
+caught "a page left out of package.sh's .deb list" "libnccl-net-gdx-nccl.7 (not in $drift/package.sh's .deb list)" \
+	man_packaged scripts/libnccl-net-gdx.spec "$drift/package.sh" tests/check/rpm.sh "${man7s[@]}"
+subjects=()
+for p in "${man7s[@]}"; do [ "$p" = "$man7" ] || subjects+=("$p"); done
+sed '/^\.SH SEE ALSO$/,$ { /^\.BR libnccl\\-net\\-gdx\\-failover (7)$/d }' "$man7" >"$drift/libnccl-net-gdx.7"
+caught "a page gone from libnccl-net-gdx.7's SEE ALSO" "missing: libnccl-net-gdx-failover" \
+	man_see_also "$drift/libnccl-net-gdx.7" "$drift/libnccl-net-gdx.7" \
+	"${subjects[@]}"
+printf 'See `libnccl-net-gdx-tuning(7)`, and `libnccl-net-gdx(7)`, PERFORMANCE.\n' |
+	cat README.md - >"$drift/README.md"
+caught "the README names a page that is not there" "libnccl-net-gdx-tuning(7) (no such page)" \
+	page_refs "${man7s[@]}" -- "$drift/README.md"
+caught "the README names a heading the page does not have" "libnccl-net-gdx(7), PERFORMANCE (no such" \
+	page_refs "${man7s[@]}" -- "$drift/README.md"
+sed '/^\.BR NCCL_IB_HCA " (NCCL/,+1s/^Read as$/Read as ever/' "$man7_nccl" >"$drift/nccl.7"
+caught "a stale compatibility table (scripts/update-env-docs.sh --check)" "$drift/nccl.7 is not the tables'" \
+	env GDX_DOCTOR="$build/gdx-doctor" GDX_MAN7_NCCL="$drift/nccl.7" scripts/update-env-docs.sh --check
 
 report_end tests/check/docs.sh

@@ -22,6 +22,16 @@ Each command prints one item a line, fields separated by a tab:
     docs_parse.py param-rows CPP_OUTPUT   NAME, TYPE, DEFAULT, TWIN of the
                                           parameter table, preprocessed
     docs_parse.py mentions FILE           every NCCL_GDX_* name the file names
+    docs_parse.py man-head PAGE           the .TH title and section, then the
+                                          name NAME gives the page (its first
+                                          word), one a line
+    docs_parse.py man-see-also PAGE       NAME, SECTION: each page SEE ALSO names
+    docs_parse.py page-refs FILE...       FILE, PAGE, HEADING: each page of the
+                                          plugin's, libnccl-net-gdx(7) or
+                                          libnccl-net-gdx-*(7), the files name,
+                                          with the heading named with it
+                                          ("PAGE(7), HEADING", "HEADING in
+                                          PAGE(7)"), "" for none
     docs_parse.py readme-calls README     TOOL|COMMAND|OPTION: each option of
                                           a gdx-doctor or gdx-bench command
                                           line in the README's code (an option
@@ -244,6 +254,47 @@ def mentions(path):
         print(name)
 
 
+def man_head(path):
+    lines = read(path)
+    th = next((ln for ln in lines[:5] if ln.startswith(".TH ")), ".TH")
+    print("\t".join(th.split()[1:3]))
+    names = [ln for sec, ln in sections(path) if sec == "NAME" and not ln.startswith(".")]
+    print(plain(names[0]).split(" ")[0] if names else "")
+
+
+def man_see_also(path):
+    for sec, line in sections(path):
+        if sec == "SEE ALSO":
+            for m in re.finditer(r"(?:^\.BR |\\fB)([\w\\.-]+)(?: |\\fR)?\((\d)\)", line):
+                print(f"{m.group(1).replace(chr(92) + '-', '-')}\t{m.group(2)}")
+
+
+# A heading: capitals, blanks, hyphens, parentheses, not followed by a word
+# character (NCCL_GDX_* is no heading), a quote (NCCL's) or a word in lower
+# case (NCCL compatibility).
+HEAD = r"[A-Z][A-Z -]*[A-Z](?: \([A-Z]+\))?(?![\w('])"
+HEADING = HEAD + r"(?! [a-z])"
+PAGE = r"libnccl-net-gdx(?:-[a-z]+)?(?:\(7\)| \(7\))"
+
+
+def page_refs(*paths):
+    after = re.compile(r"(" + PAGE + r")(?:'s|`?(?:,? (" + HEADING + r"))?)")
+    before = re.compile(r"(?<![\w-])(" + HEAD + r") (?:of|in) `?(" + PAGE + r")")
+    for path in paths:
+        text = open(path, encoding="utf-8", errors="replace").read()
+        text = re.sub(r"\\f[BIRP]", "", text).replace("\\-", "-")
+        text = re.sub(r"\n\.[A-Z]{1,2} ", " ", text)
+        text = re.sub(r"[ \t]*\n[ \t]*(?:\*|#|//)?[ \t]*", " ", text)
+        text = text.replace('"', "")
+        seen = set()
+        for m in after.finditer(text):
+            seen.add((m.group(1).replace(" ", ""), m.group(2) or ""))
+        for m in before.finditer(text):
+            seen.add((m.group(2).replace(" ", ""), m.group(1)))
+        for page, heading in sorted(seen):
+            print(f"{path}\t{page[:-3]}\t{heading}")
+
+
 def code_of(path):
     """The README's code: fenced blocks (continuation lines joined) and the
     backquoted spans of each paragraph (a span may go over a line end), one
@@ -323,6 +374,9 @@ def main():
         "compat-rows": compat_rows,
         "man7-compat": man7_compat,
         "mentions": mentions,
+        "man-head": man_head,
+        "man-see-also": man_see_also,
+        "page-refs": page_refs,
         "readme-calls": readme_calls,
         "readme-first": readme_first,
         "readme-defaults": readme_defaults,

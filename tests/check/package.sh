@@ -57,6 +57,14 @@ usr/local/share/doc/libnccl-net-gdx/LICENSE 644
 usr/local/share/doc/libnccl-net-gdx/README.md 644
 usr/local/share/man/man1/gdx-bench.1 644
 usr/local/share/man/man1/gdx-doctor.1 644
+usr/local/share/man/man7/libnccl-net-gdx-diagnostics.7 644
+usr/local/share/man/man7/libnccl-net-gdx-failover.7 644
+usr/local/share/man/man7/libnccl-net-gdx-gpudirect.7 644
+usr/local/share/man/man7/libnccl-net-gdx-nccl.7 644
+usr/local/share/man/man7/libnccl-net-gdx-performance.7 644
+usr/local/share/man/man7/libnccl-net-gdx-protocol.7 644
+usr/local/share/man/man7/libnccl-net-gdx-rma.7 644
+usr/local/share/man/man7/libnccl-net-gdx-security.7 644
 usr/local/share/man/man7/libnccl-net-gdx.7 644
 EOF
 if ! "$make" --no-print-directory BUILD="$build" install PREFIX=/usr/local DESTDIR="$inst" \
@@ -74,7 +82,9 @@ else
 	check "make install: LICENSE" cmp LICENSE "$inst/usr/local/share/doc/$pkg/LICENSE"
 	prints "installed gdx-doctor --version prints the Makefile's VERSION ($version)" \
 		"gdx-doctor $version" "$inst/usr/local/bin/gdx-doctor" --version
-	for p in man1/gdx-doctor.1 man1/gdx-bench.1 man7/$pkg.7; do
+	# Every page of the list above: the tools' and the plugin's (7) pages.
+	mapfile -t mans < <(sed -n 's#^usr/local/share/man/\(man[17]/[^ ]*\) .*#\1#p' "$tmp/want-install")
+	for p in "${mans[@]}"; do
 		m=$inst/usr/local/share/man/$p
 		if grep -q '@VERSION@' "$m" || ! grep -q "^\.TH .*\"$pkg $version\"" "$m"; then
 			not_ok "man page ${p#*/} carries the version" "$(grep '^\.TH' "$m")"
@@ -179,6 +189,14 @@ usr/share/doc/libnccl-net-gdx/copyright
 usr/share/lintian/overrides/libnccl-net-gdx
 usr/share/man/man1/gdx-bench.1.gz
 usr/share/man/man1/gdx-doctor.1.gz
+usr/share/man/man7/libnccl-net-gdx-diagnostics.7.gz
+usr/share/man/man7/libnccl-net-gdx-failover.7.gz
+usr/share/man/man7/libnccl-net-gdx-gpudirect.7.gz
+usr/share/man/man7/libnccl-net-gdx-nccl.7.gz
+usr/share/man/man7/libnccl-net-gdx-performance.7.gz
+usr/share/man/man7/libnccl-net-gdx-protocol.7.gz
+usr/share/man/man7/libnccl-net-gdx-rma.7.gz
+usr/share/man/man7/libnccl-net-gdx-security.7.gz
 usr/share/man/man7/libnccl-net-gdx.7.gz
 EOF
 	files "$x" >"$tmp/got-deb"
@@ -199,8 +217,8 @@ EOF
 	else
 		not_ok "deb: its NEWS.Debian is debian/NEWS" "NEWS.Debian.gz differs or is missing"
 	fi
-	check "deb: man pages are gzip" gzip -t "$x"/usr/share/man/man1/gdx-bench.1.gz \
-		"$x"/usr/share/man/man1/gdx-doctor.1.gz "$x/usr/share/man/man7/$pkg.7.gz"
+	mapfile -t mans < <(sed -n "s#^usr/share/man/#$x/&#p" "$tmp/want-deb")
+	check "deb: man pages are gzip (${#mans[@]})" gzip -t "${mans[@]}"
 	prints "deb: gdx-doctor runs and prints $version" "gdx-doctor $version" \
 		"$x/usr/bin/gdx-doctor" --version
 

@@ -61,6 +61,14 @@ $libdir/libnccl-net-gdx.so
 $(rpm --eval '%_mandir')/man1/gdx-bench.1
 $(rpm --eval '%_mandir')/man1/gdx-doctor.1
 $(rpm --eval '%_mandir')/man7/libnccl-net-gdx.7
+$(rpm --eval '%_mandir')/man7/libnccl-net-gdx-diagnostics.7
+$(rpm --eval '%_mandir')/man7/libnccl-net-gdx-failover.7
+$(rpm --eval '%_mandir')/man7/libnccl-net-gdx-gpudirect.7
+$(rpm --eval '%_mandir')/man7/libnccl-net-gdx-nccl.7
+$(rpm --eval '%_mandir')/man7/libnccl-net-gdx-performance.7
+$(rpm --eval '%_mandir')/man7/libnccl-net-gdx-protocol.7
+$(rpm --eval '%_mandir')/man7/libnccl-net-gdx-rma.7
+$(rpm --eval '%_mandir')/man7/libnccl-net-gdx-security.7
 EOF
 # Files only (directories and the build-id links aside); man pages may be
 # gzipped where the distribution's macros compress them.

@@ -291,7 +291,7 @@ static void test_version_line_escapes_the_path(void)
 	ASSERT_STR_CONTAINS(gdx_test_infos(), want);
 }
 
-/* ---- the man page's DIAGNOSTICS against what init really says ---- */
+/* ---- libnccl-net-gdx-diagnostics(7)'s DIAGNOSTICS against what init really says ---- */
 
 #define DIAG_MAX 128
 
@@ -300,7 +300,7 @@ static void test_version_line_escapes_the_path(void)
  * ("\fR, \fB") each a pattern of their own. */
 static int diag_patterns(char pats[][1024], int max)
 {
-	FILE *f = fopen("plugin/libnccl-net-gdx.7", "r");
+	FILE *f = fopen("plugin/libnccl-net-gdx-diagnostics.7", "r");
 	char line[2048], prev[2048] = "";
 	bool in = false;
 	int n = 0;
@@ -399,7 +399,7 @@ static void test_diagnostics_are_the_real_lines(void)
 			if (!found)
 				gdx_test_fail(
 					__FILE__, __LINE__,
-					"no DIAGNOSTICS entry of libnccl-net-gdx.7 reads as the "
+					"no DIAGNOSTICS entry of libnccl-net-gdx-diagnostics.7 reads as the "
 					"WARN \"%s\"",
 					line + strlen(GDX_LOG_PREFIX));
 			checked++;
