@@ -169,8 +169,8 @@ $(BUILD)/gdx-doctor: $(DOCTOR_OBJS) $(TOOLS_ARCHIVE) $(ARCHIVE)
 #   ring     the RMA ring's listen socket and its door against hostile
 #            hellos (the plugin's objects)
 #   ctrl     the control data a peer writes by RDMA (clear-to-sends, size
-#            records, immediates, failover notes) into made-up comms over a
-#            made-up NIC
+#            records, immediates, failover notes) into the plugin's comms
+#            over the unit tests' made-up NIC (tests/lib/gdx_fake_nic.c)
 #   json     gdx-doctor's JSON reader and fleet (the doctor's objects, built
 #            without main, and the plugin's)
 #   log      gdx-doctor log's NCCL log parser (likewise)
@@ -191,7 +191,8 @@ FUZZ_TARGETS := $(FUZZ_PLUGIN:%=$(BUILD)/tests/fuzz/%) $(FUZZ_DOCTOR:%=$(BUILD)/
 FUZZ_LIB     := $(patsubst %.c,$(BUILD)/fuzz/%.o,$(SRCS))
 FUZZ_DOCTOR_OBJS := $(patsubst %.c,$(BUILD)/fuzz/%.o,$(wildcard plugin/tools/doctor/*.c))
 FUZZ_COMMON  := $(patsubst %.c,$(BUILD)/fuzz/%.o,$(wildcard plugin/tools/common/*.c))
-FUZZ_OBJS    := $(FUZZ_LIB) $(FUZZ_COMMON) $(FUZZ_DOCTOR_OBJS) $(patsubst %.c,$(BUILD)/fuzz/%.o,$(wildcard tests/fuzz/*.c))
+FUZZ_FAKE_NIC := $(BUILD)/fuzz/tests/lib/gdx_fake_nic.o
+FUZZ_OBJS    := $(FUZZ_LIB) $(FUZZ_COMMON) $(FUZZ_DOCTOR_OBJS) $(FUZZ_FAKE_NIC) $(patsubst %.c,$(BUILD)/fuzz/%.o,$(wildcard tests/fuzz/*.c))
 FUZZ_SECONDS ?=
 
 .PHONY: fuzz
@@ -205,6 +206,10 @@ $(BUILD)/fuzz/%.o: %.c
 	$(FUZZ_CC) $(CPPFLAGS) -DGDX_DEBUG $(CFLAGS) -fsanitize=fuzzer-no-link $(FUZZ_SAN) -c -o $@ $<
 
 $(FUZZ_DOCTOR_OBJS): override CPPFLAGS += -DGDX_DOCTOR_NO_MAIN
+# ctrl drives the plugin's comms over the unit tests' made-up NIC, whose
+# calls into the harness (a failed check, the logger) it defines itself.
+$(BUILD)/fuzz/tests/%.o: override CPPFLAGS += -Itests/lib
+$(BUILD)/tests/fuzz/ctrl: $(FUZZ_FAKE_NIC)
 
 $(FUZZ_PLUGIN:%=$(BUILD)/tests/fuzz/%): $(BUILD)/tests/fuzz/%: $(BUILD)/fuzz/tests/fuzz/%.o $(FUZZ_COMMON) $(FUZZ_LIB)
 	@mkdir -p $(dir $@)
