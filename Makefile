@@ -26,7 +26,7 @@ PKG_apt_libibverbs := libibverbs-dev
 PKG_dnf_libibverbs := rdma-core-devel
 PKG_apt_hwloc      := libhwloc-dev
 PKG_dnf_hwloc      := hwloc-devel
-NO_BUILD_GOALS     := deps demo test check bench clean version deb rpm uninstall
+NO_BUILD_GOALS     := deps check-deps demo test check bench clean version deb rpm uninstall
 ifneq ($(if $(MAKECMDGOALS),$(filter-out $(NO_BUILD_GOALS),$(MAKECMDGOALS)),all),)
 ifeq ($(shell command -v $(PKG_CONFIG)),)
 $(error pkg-config ($(PKG_CONFIG)) not found: install pkg-config (apt: Debian, Ubuntu) or pkgconf (dnf: Fedora, RHEL))
@@ -309,6 +309,20 @@ BUILD_DEPS += valgrind strace
 deps:
 	scripts/ensure-packages.sh $(BUILD_DEPS)
 
+# make check installs nothing: it needs neither root nor the network. Its
+# dependency step (check-deps, which it runs first) only asks dpkg which of
+# BUILD_DEPS are missing and, when some are, stops with one line naming
+# them and how to install them.
+.PHONY: check-deps
+ifneq ($(filter check check-deps,$(MAKECMDGOALS)),)
+DEPS_MISSING := $(shell scripts/ensure-packages.sh --missing $(BUILD_DEPS))
+ifneq ($(DEPS_MISSING),)
+$(error missing build dependencies: $(DEPS_MISSING): install them with sudo make deps (or sudo apt-get install $(DEPS_MISSING)))
+endif
+endif
+check-deps:
+	@echo "build dependencies: all $(words $(BUILD_DEPS)) installed"
+
 demo: deps
 	$(MAKE) all
 	scripts/demo.sh
@@ -337,7 +351,8 @@ test: deps
 
 # The unit tier alone, no VM, no fuzzer, no sanitizer build: a
 # contributor's loop, under a minute once built; make test is the full run.
-check: deps
+# No root, no network: check-deps above only checks.
+check: check-deps
 	$(MAKE) -j$(JOBS) all
 	scripts/run-tests.sh --check
 
