@@ -26,7 +26,7 @@ PKG_apt_libibverbs := libibverbs-dev
 PKG_dnf_libibverbs := rdma-core-devel
 PKG_apt_hwloc      := libhwloc-dev
 PKG_dnf_hwloc      := hwloc-devel
-NO_BUILD_GOALS     := deps demo test check bench clean version deb rpm uninstall
+NO_BUILD_GOALS     := deps check-deps demo test check bench clean version deb rpm uninstall
 ifneq ($(if $(MAKECMDGOALS),$(filter-out $(NO_BUILD_GOALS),$(MAKECMDGOALS)),all),)
 ifeq ($(shell command -v $(PKG_CONFIG)),)
 $(error pkg-config ($(PKG_CONFIG)) not found: install pkg-config (apt: Debian, Ubuntu) or pkgconf (dnf: Fedora, RHEL))
@@ -177,8 +177,8 @@ $(BUILD)/gdx-doctor: $(DOCTOR_OBJS) $(TOOLS_ARCHIVE) $(ARCHIVE)
 #   ring     the RMA ring's listen socket and its door against hostile
 #            hellos (the plugin's objects)
 #   ctrl     the control data a peer writes by RDMA (clear-to-sends, size
-#            records, immediates, failover notes) into made-up comms over a
-#            made-up NIC
+#            records, immediates, failover notes) into the plugin's comms
+#            over the unit tests' made-up NIC (tests/lib/gdx_fake_nic.c)
 #   json     gdx-doctor's JSON reader and fleet (the doctor's objects, built
 #            without main, and the plugin's)
 #   log      gdx-doctor log's NCCL log parser (likewise)
@@ -199,7 +199,8 @@ FUZZ_TARGETS := $(FUZZ_PLUGIN:%=$(BUILD)/tests/fuzz/%) $(FUZZ_DOCTOR:%=$(BUILD)/
 FUZZ_LIB     := $(patsubst %.c,$(BUILD)/fuzz/%.o,$(SRCS))
 FUZZ_DOCTOR_OBJS := $(patsubst %.c,$(BUILD)/fuzz/%.o,$(wildcard plugin/tools/doctor/*.c))
 FUZZ_COMMON  := $(patsubst %.c,$(BUILD)/fuzz/%.o,$(wildcard plugin/tools/common/*.c))
-FUZZ_OBJS    := $(FUZZ_LIB) $(FUZZ_COMMON) $(FUZZ_DOCTOR_OBJS) $(patsubst %.c,$(BUILD)/fuzz/%.o,$(wildcard tests/fuzz/*.c))
+FUZZ_FAKE_NIC := $(BUILD)/fuzz/tests/lib/gdx_fake_nic.o
+FUZZ_OBJS    := $(FUZZ_LIB) $(FUZZ_COMMON) $(FUZZ_DOCTOR_OBJS) $(FUZZ_FAKE_NIC) $(patsubst %.c,$(BUILD)/fuzz/%.o,$(wildcard tests/fuzz/*.c))
 FUZZ_SECONDS ?=
 
 .PHONY: fuzz
@@ -213,6 +214,10 @@ $(BUILD)/fuzz/%.o: %.c
 	$(FUZZ_CC) $(CPPFLAGS) -DGDX_DEBUG $(CFLAGS) -fsanitize=fuzzer-no-link $(FUZZ_SAN) -c -o $@ $<
 
 $(FUZZ_DOCTOR_OBJS): override CPPFLAGS += -DGDX_DOCTOR_NO_MAIN
+# ctrl drives the plugin's comms over the unit tests' made-up NIC, whose
+# calls into the harness (a failed check, the logger) it defines itself.
+$(BUILD)/fuzz/tests/%.o: override CPPFLAGS += -Itests/lib
+$(BUILD)/tests/fuzz/ctrl: $(FUZZ_FAKE_NIC)
 
 $(FUZZ_PLUGIN:%=$(BUILD)/tests/fuzz/%): $(BUILD)/tests/fuzz/%: $(BUILD)/fuzz/tests/fuzz/%.o $(FUZZ_COMMON) $(FUZZ_LIB)
 	@mkdir -p $(dir $@)
@@ -312,6 +317,20 @@ BUILD_DEPS += valgrind strace
 deps:
 	scripts/ensure-packages.sh $(BUILD_DEPS)
 
+# make check installs nothing: it needs neither root nor the network. Its
+# dependency step (check-deps, which it runs first) only asks dpkg which of
+# BUILD_DEPS are missing and, when some are, stops with one line naming
+# them and how to install them.
+.PHONY: check-deps
+ifneq ($(filter check check-deps,$(MAKECMDGOALS)),)
+DEPS_MISSING := $(shell scripts/ensure-packages.sh --missing $(BUILD_DEPS))
+ifneq ($(DEPS_MISSING),)
+$(error missing build dependencies: $(DEPS_MISSING): install them with sudo make deps (or sudo apt-get install $(DEPS_MISSING)))
+endif
+endif
+check-deps:
+	@echo "build dependencies: all $(words $(BUILD_DEPS)) installed"
+
 demo: deps
 	$(MAKE) all
 	scripts/demo.sh
@@ -340,7 +359,8 @@ test: deps
 
 # The unit tier alone, no VM, no fuzzer, no sanitizer build: a
 # contributor's loop, under a minute once built; make test is the full run.
-check: deps
+# No root, no network: check-deps above only checks.
+check: check-deps
 	$(MAKE) -j$(JOBS) all
 	scripts/run-tests.sh --check
 

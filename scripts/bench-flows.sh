@@ -53,7 +53,8 @@ run() {
 		-n "$msgs" -w 4 -d 8 -F "$2" -H 2>&1 |
 		awk '$2 == "receiver:" && $3 == "flows" { print $14 }'
 }
-median() { grep -v failed | sort -g | awk '{ v[NR] = $1 } END { print NR ? v[int((NR + 1) / 2)] : "failed" }'; }
+# shellcheck source=scripts/stats-lib.sh
+. "$(dirname "$0")/stats-lib.sh"
 
 declare -A got
 for f in $FLOWS; do
@@ -77,6 +78,6 @@ for s in $settings; do printf ' %8s' "$s"; done
 echo
 for f in $FLOWS; do
 	printf '%-6s' "$f"
-	for s in $settings; do printf ' %8s' "$(grep . <<<"${got[$s,$f]}" | median)"; done
+	for s in $settings; do printf ' %8s' "$(grep . <<<"${got[$s,$f]}" | median_low_of_runs)"; done
 	echo
 done

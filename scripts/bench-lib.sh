@@ -32,4 +32,6 @@ run_perftest() {
 	awk -v s="$size" '$1 == s { printf "%.4f\n", $4 * 1048576 * 8 / 1e9 }' <<<"$out"
 }
 
-median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+# the medians (median)
+# shellcheck source=scripts/stats-lib.sh
+. "${BASH_SOURCE[0]%/*}/stats-lib.sh"

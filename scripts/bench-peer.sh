@@ -27,7 +27,8 @@ one() {
 		python3 -c 'import json, sys; r = json.load(sys.stdin)["results"][0]; print(r.get("msg_rate") or r["Gbps"])'
 }
 
-median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+# shellcheck source=scripts/stats-lib.sh
+. "$(dirname "$0")/stats-lib.sh"
 
 : >/tmp/bp.bw.a
 : >/tmp/bp.bw.b

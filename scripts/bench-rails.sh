@@ -23,7 +23,8 @@ done
 export NCCL_GDX_TIMEOUT=${NCCL_GDX_TIMEOUT:-14}
 
 run() { NCCL_GDX_RAILS=$3 build/gdx-bench -d "$1" --peer-dev "$2" -s "$SIZE" -n "$ITERS" -w 10 -t 8 | awk '!/^#/ { print $4 }'; }
-median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+# shellcheck source=scripts/stats-lib.sh
+. "$(dirname "$0")/stats-lib.sh"
 
 one="" two=""
 for round in $(seq 1 "$ROUNDS"); do
@@ -33,8 +34,8 @@ for round in $(seq 1 "$ROUNDS"); do
 	one+="$a "$'\n'
 	two+="$b "$'\n'
 done
-a=$(grep . <<<"$one" | median)
-b=$(grep . <<<"$two" | median)
+a=$(grep . <<<"$one" | median_low)
+b=$(grep . <<<"$two" | median_low)
 echo
 echo "$SIZE-byte messages, each rail shaped to $RATE, medians of $ROUNDS rounds"
 printf '%-12s %10s\n' rails "Gb/s"

@@ -4,7 +4,9 @@
 # The host kernel has no RDMA; Debian's stock kernel has rdma_rxe as a module.
 # The guest sees the host's / read-only over 9p (plus a tmpfs overlay), so the
 # host's binaries, libraries and build outputs are used as they are.
-# Facts behind the choices: /work/shared/docs/soft-roce-vm.md.
+# Why these choices (the kernel package unpacked into a cache, never
+# installed; busybox's initramfs; the host's / over 9p under a tmpfs
+# overlay): tests/README.md, "The test VM", and the comments below.
 set -euo pipefail
 export LC_ALL=C # decimal point of $EPOCHREALTIME, and apt's messages
 

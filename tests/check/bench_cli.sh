@@ -18,11 +18,11 @@ bench=${GDX_BENCH:-build/gdx-bench}
 # shellcheck source=tests/lib/report.sh
 . tests/lib/report.sh
 
-# run WANT_STATUS ARGS...: gdx-bench, its streams in $tmp/out and $tmp/err;
+# bench_run WANT_STATUS ARGS...: gdx-bench, its streams in $tmp/out and $tmp/err;
 # 0 when the status is WANT_STATUS, standard output is empty (but for 0) and
 # standard error has exactly one "gdx-bench: " error line (a client's
 # "retrying" progress lines aside).
-run() {
+bench_run() {
 	local want=$1 rc
 	shift
 	timeout 60 "$bench" "$@" >"$tmp/out" 2>"$tmp/err" </dev/null
@@ -44,7 +44,7 @@ run() {
 refused() {
 	local name=$1 msg=$2 why
 	shift 2
-	if why=$(run 64 "$@") && grep -qF -- "$msg" "$tmp/err" &&
+	if why=$(bench_run 64 "$@") && grep -qF -- "$msg" "$tmp/err" &&
 		grep -qF "try 'gdx-bench --help'" "$tmp/err"; then
 		ok "$name"
 	else
@@ -57,7 +57,7 @@ refused() {
 accepted() {
 	local name=$1 why
 	shift
-	if why=$(run 3 --plugin /nonexistent/libnccl-net-gdx.so "$@") &&
+	if why=$(bench_run 3 --plugin /nonexistent/libnccl-net-gdx.so "$@") &&
 		grep -q '^gdx-bench: cannot load /nonexistent/libnccl-net-gdx.so' "$tmp/err"; then
 		ok "$name"
 	else
@@ -67,13 +67,13 @@ accepted() {
 
 version=$(make --no-print-directory -s version)
 for v in --version -V; do
-	if run 0 "$v" && [ "$(cat "$tmp/out")" = "gdx-bench $version" ]; then
+	if bench_run 0 "$v" && [ "$(cat "$tmp/out")" = "gdx-bench $version" ]; then
 		ok "gdx-bench $v prints gdx-bench $version"
 	else
 		not_ok "gdx-bench $v" "$(cat "$tmp/out" "$tmp/err")"
 	fi
 done
-if run 0 --help && grep -q -- '--gid-index' "$tmp/out" && grep -q '^exit status: ' "$tmp/out"; then
+if bench_run 0 --help && grep -q -- '--gid-index' "$tmp/out" && grep -q '^exit status: ' "$tmp/out"; then
 	ok "gdx-bench --help on standard output, with -x and the exit statuses"
 else
 	not_ok "gdx-bench --help" "$(head -c 300 "$tmp/out")"
@@ -124,7 +124,7 @@ accepted "--profiler" --profiler -s 64K
 # client and fail only once one had come).
 port=$((20000 + RANDOM % 20000))
 start=$(date +%s)
-if why=$(run 3 -S -p "$port" --plugin /nonexistent/libnccl-net-gdx.so) &&
+if why=$(bench_run 3 -S -p "$port" --plugin /nonexistent/libnccl-net-gdx.so) &&
 	grep -q '^gdx-bench: cannot load /nonexistent/libnccl-net-gdx.so' "$tmp/err" &&
 	! grep -q 'waiting for a client' "$tmp/err"; then
 	ok "-S whose plugin cannot load fails before it listens ($(($(date +%s) - start)) s)"
@@ -137,7 +137,7 @@ fi
 # once the plugin runs is 1 (below: no device, no server).
 echo 'not a library' >"$tmp/notalib.so"
 for p in /nonexistent/libnccl-net-gdx.so "$tmp/notalib.so" libm.so.6; do
-	if why=$(run 3 --plugin "$p" -s 4K) && grep -q "^gdx-bench: .*$p" "$tmp/err"; then
+	if why=$(bench_run 3 --plugin "$p" -s 4K) && grep -q "^gdx-bench: .*$p" "$tmp/err"; then
 		ok "--plugin $p: exit 3, the file named"
 	else
 		not_ok "--plugin $p: exit 3" "${why:-$(head -c 300 "$tmp/err")}"
@@ -163,7 +163,7 @@ fi
 
 # A client whose server is not there: at once a line, then the give-up.
 start=$(date +%s)
-if why=$(run 1 -C 127.0.0.1 -p 9 --wait 2 --token 00112233445566778899aabbccddeeff) &&
+if why=$(bench_run 1 -C 127.0.0.1 -p 9 --wait 2 --token 00112233445566778899aabbccddeeff) &&
 	head -1 "$tmp/err" | grep -q '^gdx-bench: cannot reach 127.0.0.1 port 9 yet (Connection refused); retrying, 2 s left$' &&
 	tail -1 "$tmp/err" | grep -q 'cannot reach a gdx-bench server at 127.0.0.1 port 9: Connection refused (tried for 2 s)'; then
 	ok "-C with no server: says so at once, retries, gives up after --wait (exit 1, $(($(date +%s) - start)) s)"

@@ -25,15 +25,6 @@ fx=tests/lib/fixtures/sysfs-gdr
 . tests/lib/report.sh
 unset NCCL_GDX_GDR NCCL_NET_GDR_LEVEL
 
-# has NAME FILE REGEX: one "ok"/"not ok" line on whether FILE matches REGEX.
-has() {
-	if grep -Eq -- "$3" "$2"; then
-		ok "$1"
-	else
-		not_ok "$1" "no line matches '$3' in: $(head -c 900 "$2")"
-	fi
-}
-
 if [ ! -x "$doctor" ]; then
 	not_ok "gdx-doctor is built" "$doctor is missing (make first)"
 	report_end tests/check/doctor_fleet.sh

@@ -20,19 +20,6 @@ fx=tests/lib/fixtures/sysfs-gdr
 # The policy and GDR level come from the environment; the fixtures assume defaults.
 unset NCCL_GDX_GDR NCCL_NET_GDR_LEVEL
 
-# run NAME WANT_STATUS ARGS...: runs the doctor, output in $tmp/out and $tmp/err;
-# returns non-zero (after a "not ok") when the exit status is not WANT_STATUS.
-run() {
-	local name=$1 want=$2 rc
-	shift 2
-	"$doctor" "$@" >"$tmp/out" 2>"$tmp/err"
-	rc=$?
-	if [ "$rc" -ne "$want" ]; then
-		not_ok "$name" "exit status $rc, expected $want; stderr: $(head -c 300 "$tmp/err"); out: $(grep -A3 '^Problems' "$tmp/out" | head -c 600)"
-		return 1
-	fi
-}
-
 # fixture CASE WANT_STATUS [ENV=VALUE...]: gdx-doctor check on a fixture.
 fixture() {
 	local c=$1 want=$2
@@ -51,21 +38,6 @@ fixture() {
 fixture_json() {
 	env GDX_GDR_FACTS="$fx/$1/facts" "$doctor" check --json --sysfs-root "$fx/$1" \
 		--xml "$fx/$1/topo.xml" >"$tmp/out" 2>"$tmp/err"
-}
-
-# has NAME FILE REGEX: one "ok"/"not ok" line on whether FILE matches REGEX.
-has() {
-	if grep -Eq -- "$3" "$2"; then
-		ok "$1"
-	else
-		not_ok "$1" "no line matches '$3' in: $(head -c 900 "$2")"
-	fi
-}
-
-# json NAME PYTHON_EXPR: the output is JSON and the expression over it, d,
-# is true (report.sh's json_holds on $tmp/out).
-json() {
-	json_holds "$1" "$tmp/out" "$2"
 }
 
 if [ ! -x "$doctor" ]; then

@@ -27,16 +27,6 @@ fx=tests/lib/fixtures/hang
 # shellcheck source=tests/lib/report.sh
 . tests/lib/report.sh
 
-# has NAME FILE FIXED: one "ok"/"not ok" line on whether FILE holds the
-# fixed string FIXED.
-has() {
-	if grep -Fq -- "$3" "$2"; then
-		ok "$1"
-	else
-		not_ok "$1" "no line holds '$3' in: $(head -c 900 "$2")"
-	fi
-}
-
 # merge NAME DIR: hang --merge of the fixture DIR's reports exits 10, its
 # output in $tmp/out.
 merge() {
@@ -55,12 +45,12 @@ fi
 # A chain of three processes on three nodes, the last stopped.
 chain='nodeA:99(0) --data--> nodeB:123(1) --CTS--> nodeC:4711(2) [stopped]'
 if merge "a chain of three" chain; then
-	has "hang --merge: the stopped process is the root" "$tmp/out" \
+	has_text "hang --merge: the stopped process is the root" "$tmp/out" \
 		'1. nodeC:4711(2): stopped (SIGSTOP or a debugger)'
-	has "hang --merge: the stopped process explains both stuck comms" "$tmp/out" \
+	has_text "hang --merge: the stopped process explains both stuck comms" "$tmp/out" \
 		'explains 2 stuck comm(s), ends 1 chain(s)'
-	has "hang --merge: the chain, from its head" "$tmp/out" "  $chain"
-	has "hang --merge: the summary line" "$tmp/out" \
+	has_text "hang --merge: the chain, from its head" "$tmp/out" "  $chain"
+	has_text "hang --merge: the summary line" "$tmp/out" \
 		'gdx-doctor hang --merge: 3 report(s), 3 process(es), 2 stuck comm(s)'
 fi
 if run "hang --merge --json: a chain of three exits 10" 10 hang --merge --json "$fx"/chain/*.json; then
@@ -82,11 +72,11 @@ fi
 
 # Two chains converging on one process, which waits for a stopped one.
 if merge "two chains converging" converge; then
-	has "hang --merge: one root for both chains" "$tmp/out" \
+	has_text "hang --merge: one root for both chains" "$tmp/out" \
 		'1. nodeD:40(3): stopped (SIGSTOP or a debugger): it drives none of its comms; cmd: python train.py; explains 3 stuck comm(s), ends 2 chain(s)'
-	has "hang --merge: the first chain" "$tmp/out" \
+	has_text "hang --merge: the first chain" "$tmp/out" \
 		'  nodeA:10(0) --CTS--> nodeC:30(2) --CTS--> nodeD:40(3) [stopped]'
-	has "hang --merge: the second chain" "$tmp/out" \
+	has_text "hang --merge: the second chain" "$tmp/out" \
 		'  nodeB:20(1) --data--> nodeC:30(2) --CTS--> nodeD:40(3) [stopped]'
 	if [ "$(grep -c '^  [0-9]*\. ' "$tmp/out")" -eq 1 ]; then
 		ok "hang --merge: converging chains have one root"
@@ -97,9 +87,9 @@ fi
 
 # A cycle: each waits for the next.
 if merge "a cycle" cycle; then
-	has "hang --merge: the cycle is the root, its members named" "$tmp/out" \
+	has_text "hang --merge: the cycle is the root, its members named" "$tmp/out" \
 		'1. cycle of 3 process(es): nodeA:1(0) nodeB:2(1) nodeC:3(2): each waits for the next'
-	has "hang --merge: the chain around the cycle" "$tmp/out" \
+	has_text "hang --merge: the chain around the cycle" "$tmp/out" \
 		'  nodeA:1(0) --CTS--> nodeB:2(1) --data--> nodeC:3(2) --CTS--> nodeA:1(0) [cycle]'
 fi
 if run "hang --merge --json: a cycle exits 10" 10 hang --merge --json "$fx"/cycle/*.json; then
@@ -110,18 +100,18 @@ fi
 
 # A peer no report has.
 if merge "a node missing" missing; then
-	has "hang --merge: the unknown peer is the root" "$tmp/out" \
+	has_text "hang --merge: the unknown peer is the root" "$tmp/out" \
 		'1. unknown peer 10.0.3.9:5000 (a node missing from the input?)'
-	has "hang --merge: the chain to the unknown peer" "$tmp/out" \
+	has_text "hang --merge: the chain to the unknown peer" "$tmp/out" \
 		'  nodeA:7(0) --CTS--> 10.0.3.9:5000 [unknown peer]'
 fi
 
 # A port down on the process waited for: the port, not the process.
 if merge "a port down" port; then
-	has "hang --merge: the port is the root, by host, NIC and port" "$tmp/out" \
+	has_text "hang --merge: the port is the root, by host, NIC and port" "$tmp/out" \
 		'1. port: nodeA mlx5_1 port 1 is down'
-	has "hang --merge: the port explains both stuck comms" "$tmp/out" 'explains 2 stuck comm(s)'
-	has "hang --merge: the chain to the port" "$tmp/out" \
+	has_text "hang --merge: the port explains both stuck comms" "$tmp/out" 'explains 2 stuck comm(s)'
+	has_text "hang --merge: the chain to the port" "$tmp/out" \
 		'  nodeB:6(1) --data--> nodeA:5(0) [port mlx5_1 1 down]'
 fi
 if run "hang --merge --json: a port down exits 10" 10 hang --merge --json "$fx"/port/*.json; then
@@ -131,9 +121,9 @@ fi
 
 # A process none of whose comms waits, its rank unknown.
 if merge "a process busy elsewhere" busy; then
-	has "hang --merge: the process that waits for nothing is the root" "$tmp/out" \
+	has_text "hang --merge: the process that waits for nothing is the root" "$tmp/out" \
 		'1. nodeB:12(?): none of its comms waits: busy elsewhere'
-	has "hang --merge: the chain to it" "$tmp/out" '  nodeA:11(0) --CTS--> nodeB:12(?) [not waiting]'
+	has_text "hang --merge: the chain to it" "$tmp/out" '  nodeA:11(0) --CTS--> nodeB:12(?) [not waiting]'
 fi
 
 # The comms' own causes: no answer, the peer gone, a failure.
@@ -146,7 +136,7 @@ fi
 
 # Nothing stuck.
 if run "hang --merge: nothing stuck exits 0" 0 hang --merge "$fx"/idle/*.json; then
-	has "hang --merge: nothing stuck is said" "$tmp/out" \
+	has_text "hang --merge: nothing stuck is said" "$tmp/out" \
 		'nothing is stuck: 2 process(es) on 2 node(s), none has waited past its threshold'
 fi
 
@@ -197,11 +187,11 @@ if run "hang --merge: a ring of 2,000 exits 10" 10 hang --merge "$tmp/ring.json"
 	else
 		not_ok "hang --merge: a ring of 2,000 processes in 3 s" "$ms ms"
 	fi
-	has "hang --merge: the ring's stopped process explains every stuck comm" "$tmp/out" \
+	has_text "hang --merge: the ring's stopped process explains every stuck comm" "$tmp/out" \
 		'1. node10:2000(1000): stopped (SIGSTOP or a debugger): it drives none of its comms; cmd: train; explains 2000 stuck comm(s), ends 1 chain(s)'
-	has "hang --merge: the ring's chain, its middle left out" "$tmp/out" \
+	has_text "hang --merge: the ring's chain, its middle left out" "$tmp/out" \
 		'  node9:1999(999) --data--> node9:1998(998)'
-	has "hang --merge: the ring's chain ends at the stopped one" "$tmp/out" \
+	has_text "hang --merge: the ring's chain ends at the stopped one" "$tmp/out" \
 		'(1980 more process(es)) ... --data--> node10:2009(1009)'
 fi
 
@@ -236,10 +226,10 @@ cpu() { # the CPU seconds of hang --merge FILE, its output in $tmp/out
 	awk 'END { print $1 + $2 }' "$tmp/cpu"
 }
 control=$(cpu "$tmp/control.json")
-has "hang --merge: the control's one root explains its 160,000 comms" "$tmp/out" \
+has_text "hang --merge: the control's one root explains its 160,000 comms" "$tmp/out" \
 	'explains 160000 stuck comm(s), ends 160000 chain(s)'
 attack=$(cpu "$tmp/attack.json")
-has "hang --merge: the attack's roots each explain 80,001 comms, whole" "$tmp/out" \
+has_text "hang --merge: the attack's roots each explain 80,001 comms, whole" "$tmp/out" \
 	'  1. unknown peer 10.255.0.0:1 (a node missing from the input?); explains 80001 stuck comm(s)'
 if awk -v a="$attack" -v c="$control" 'BEGIN { exit !(a < 3 * c) }'; then
 	ok "hang --merge at 160,000 comms: $attack s of CPU, the linear control $control s (under 3 times)"
@@ -255,37 +245,37 @@ hang() { # hang FILE JSON: a report written to FILE
 hang bad.json '{"command": "hang", "format": 2,
  "processes": [}'
 if run "hang --merge: bad JSON exits 3" 3 hang --merge "$tmp/bad.json"; then
-	has "hang --merge: bad JSON is named by file, line and column" "$tmp/err" \
+	has_text "hang --merge: bad JSON is named by file, line and column" "$tmp/err" \
 		'gdx-doctor hang --merge: '"$tmp"'/bad.json: not a gdx-doctor report: line 2, column 16'
 fi
 hang check.json '{"command": "check", "hostname": "nodeA", "ports": []}'
 if run "hang --merge: a check report exits 3" 3 hang --merge "$fx/chain/nodeA.json" "$tmp/check.json"; then
-	has "hang --merge: a check report is named" "$tmp/err" \
+	has_text "hang --merge: a check report is named" "$tmp/err" \
 		"$tmp/check.json, report 1: gdx-doctor check output; hang --merge reads hang --json"
 fi
 hang nofmt.json '{"command": "hang", "hostname": "nodeA", "processes": []}'
 if run "hang --merge: a report without format exits 3" 3 hang --merge "$tmp/nofmt.json"; then
-	has "hang --merge: the missing format is said" "$tmp/err" "$tmp/nofmt.json, report 1: no \"format\""
+	has_text "hang --merge: the missing format is said" "$tmp/err" "$tmp/nofmt.json, report 1: no \"format\""
 fi
 hang fmt3.json '{"command": "hang", "hostname": "nodeA", "format": 3, "processes": []}'
 if run "hang --merge: another format exits 3" 3 hang --merge "$tmp/fmt3.json"; then
-	has "hang --merge: the other format is named" "$tmp/err" "report 1: hang report format 3; hang --merge reads format 2"
+	has_text "hang --merge: the other format is named" "$tmp/err" "report 1: hang report format 3; hang --merge reads format 2"
 fi
 # A node reported twice, a process (host:pid) twice: conflicts, said by
 # both sources, what they claim left out of the causes and the rest merged
 # (0.4.0 gave up on the whole merge, exit 3: one report decided for all).
 if run "hang --merge: a node twice is a conflict, the rest merged (exit 10)" 10 \
 	hang --merge "$fx/chain/nodeA.json" "$fx/chain/nodeB.json" "$fx/chain/nodeC.json" "$fx/cycle/nodeA.json"; then
-	has "hang --merge: both sources of the node are named" "$tmp/out" \
+	has_text "hang --merge: both sources of the node are named" "$tmp/out" \
 		"  node nodeA reported twice: $fx/chain/nodeA.json, report 1 and $fx/cycle/nodeA.json, report 1"
-	has "hang --merge: the rest merged: nodeB waits for the stopped nodeC" "$tmp/out" \
+	has_text "hang --merge: the rest merged: nodeB waits for the stopped nodeC" "$tmp/out" \
 		'1. nodeC:4711(2): stopped (SIGSTOP or a debugger): it drives none of its comms; cmd: python train.py; explains 1 stuck comm(s)'
-	has "hang --merge: nodeA's stuck comms left out" "$tmp/out" \
+	has_text "hang --merge: nodeA's stuck comms left out" "$tmp/out" \
 		"2 stuck comm(s) left out: their process, or the peer they wait for, is claimed twice"
 fi
 hang dup.json '{"command": "hang", "hostname": "n", "format": 2, "processes": [{"pid": 5, "host": "h"}, {"pid": 5, "host": "h"}]}'
 if run "hang --merge: a process twice is a conflict, not the end of the merge (exit 0)" 0 hang --merge "$tmp/dup.json"; then
-	has "hang --merge: the process twice is named" "$tmp/out" \
+	has_text "hang --merge: the process twice is named" "$tmp/out" \
 		"  process h:5 twice: $tmp/dup.json, report 1 and $tmp/dup.json, report 1"
 fi
 
@@ -306,10 +296,10 @@ EOF
 hang evil.json '{"command": "hang", "hostname": "evil", "format": 2, "processes": [{"pid": 666, "host": "evil", "cmd": "forged", "stopped": true, "comms": [{"comm": "receive", "address": "10.0.0.3:5000", "peer": "10.0.0.2:40002", "wait": "idle", "stuck": false}]}]}'
 if run "hang --merge: a forged stopped process claiming nodeC's pair (exit 10)" 10 \
 	hang --merge "$tmp/evil.json" "$fx"/chain/*.json "$tmp/other.json"; then
-	has "hang --merge: the pair claimed twice is a conflict naming both" "$tmp/out" \
+	has_text "hang --merge: the pair claimed twice is a conflict naming both" "$tmp/out" \
 		'  connection end 10.0.0.3:5000 (peer 10.0.0.2:40002) claimed by evil:666(?) and nodeC:4711(2)'
 	prints "hang --merge: the forged process is no root cause" 0 grep -c '^  [0-9]*\. evil' "$tmp/out"
-	has "hang --merge: the rest merged: the cycle elsewhere is a root" "$tmp/out" \
+	has_text "hang --merge: the rest merged: the cycle elsewhere is a root" "$tmp/out" \
 		'1. cycle of 3 process(es): cycA:1(0) cycB:2(1) cycC:3(2)'
 fi
 if run "hang --merge --json: the forged pair" 10 hang --merge --json "$tmp/evil.json" "$fx"/chain/*.json "$tmp/other.json"; then
@@ -321,18 +311,18 @@ fi
 hang evil2.json '{"command": "hang", "hostname": "evil", "format": 2, "processes": [{"pid": 4711, "host": "nodeC", "cmd": "forged", "stopped": false, "comms": []}]}'
 if run "hang --merge: a forged report of nodeC's process (exit 10)" 10 \
 	hang --merge "$tmp/evil2.json" "$fx"/chain/*.json "$tmp/other.json"; then
-	has "hang --merge: nodeC:4711 claimed twice is a conflict" "$tmp/out" "  process nodeC:4711 twice: $tmp/evil2.json, report 1 and $fx/chain/nodeC.json, report 1"
+	has_text "hang --merge: nodeC:4711 claimed twice is a conflict" "$tmp/out" "  process nodeC:4711 twice: $tmp/evil2.json, report 1 and $fx/chain/nodeC.json, report 1"
 	prints "hang --merge: neither claimant of nodeC:4711 is a root cause" 0 grep -c '^  [0-9]*\. nodeC' "$tmp/out"
 fi
 hang pid.json '{"command": "hang", "hostname": "n", "format": 2, "processes": [{"pid": "12"}]}'
 if run "hang --merge: a pid not a number exits 3" 3 hang --merge "$tmp/pid.json"; then
-	has "hang --merge: the pid is refused, by process" "$tmp/err" 'report 1, process 1: "pid" is not a process id'
+	has_text "hang --merge: the pid is refused, by process" "$tmp/err" 'report 1, process 1: "pid" is not a process id'
 fi
 hang bigpid.json '{"command": "hang", "hostname": "n", "format": 2, "processes": [{"pid": 18446744073709551615}]}'
 run "hang --merge: a pid of 2^64-1 exits 3" 3 hang --merge "$tmp/bigpid.json" && ok "hang --merge: a pid of 2^64-1 exits 3"
 hang huge.json '{"command": "hang", "hostname": "n", "format": 2, "processes": [{"pid": 1e400}]}'
 if run "hang --merge: a number out of range exits 3" 3 hang --merge "$tmp/huge.json"; then
-	has "hang --merge: the number is named with its line" "$tmp/err" 'line 1, column 73: the number 1e400 is out of range'
+	has_text "hang --merge: the number is named with its line" "$tmp/err" 'line 1, column 73: the number 1e400 is out of range'
 fi
 hang types.json '{"command": "hang", "hostname": "n", "format": 2, "processes": [{"pid": 12, "rank": 1e300, "stopped": "yes", "cmd": 5, "comms": [{"stuck": true, "wait": "cts", "address": 5, "peer": ["a"], "rails": {"x": 1}}, 7, {"stuck": "yes", "wait": "data"}, {"stuck": true, "wait": "data", "address": "a", "peer": "b", "rails": [{"port_down": true, "port": 1e99, "nic": 3}]}]}]}'
 if run "hang --merge: wrong types in fields are ignored" 10 hang --merge --json "$tmp/types.json"; then
@@ -342,7 +332,7 @@ if run "hang --merge: wrong types in fields are ignored" 10 hang --merge --json 
 fi
 hang empty.json ''
 if run "hang --merge: an empty file exits 3" 3 hang --merge "$tmp/empty.json"; then
-	has "hang --merge: the empty file is named" "$tmp/err" "$tmp/empty.json: no report in it"
+	has_text "hang --merge: the empty file is named" "$tmp/err" "$tmp/empty.json: no report in it"
 fi
 run "hang --merge: a missing file exits 3" 3 hang --merge "$tmp/nothing.json" && ok "hang --merge: a missing file exits 3"
 
@@ -350,8 +340,8 @@ run "hang --merge: a missing file exits 3" 3 hang --merge "$tmp/nothing.json" &&
 hang esc.json '{"command": "hang", "hostname": "n\u001b[31mred\nroot causes: none", "format": 2, "processes": [{"pid": 3, "cmd": "evil\u001b]0;title\u0007", "comms": [{"stuck": true, "wait": "cts", "address": "10.9.9.1:1", "peer": "x\u001b[2Jy"}]}, {"pid": 4, "stopped": true, "cmd": "evil\u001b]0;title\u0007\nchains:", "comms": [{"stuck": true, "wait": "data", "address": "10.9.9.2:1", "peer": "z"}]}]}'
 if run "hang --merge: escape sequences in the names" 10 hang --merge "$tmp/esc.json"; then
 	printable "hang --merge: the names are printed escaped" "$tmp/out"
-	has "hang --merge: the escaped host" "$tmp/out" 'n\x1b[31mred\x0aroot causes: none:3(?)'
-	has "hang --merge: the escaped command" "$tmp/out" 'cmd: evil\x1b]0;title\x07\x0achains:'
+	has_text "hang --merge: the escaped host" "$tmp/out" 'n\x1b[31mred\x0aroot causes: none:3(?)'
+	has_text "hang --merge: the escaped command" "$tmp/out" 'cmd: evil\x1b]0;title\x07\x0achains:'
 fi
 if run "hang --merge --json: escape sequences in the names" 10 hang --merge --json "$tmp/esc.json"; then
 	printable "hang --merge --json: the names are escaped" "$tmp/out"

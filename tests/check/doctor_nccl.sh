@@ -81,11 +81,6 @@ node() {
 	rc=$?
 }
 
-# json NAME PYTHON_EXPR: $tmp/out is JSON and the expression over it, d, holds.
-json() {
-	json_holds "$1" "$tmp/out" "$2"
-}
-
 # status NAME WANT: the last node's exit status is WANT.
 status() {
 	if [ "$rc" -eq "$2" ]; then
@@ -95,8 +90,9 @@ status() {
 	fi
 }
 
-# has NAME REGEX: a line of the last output matches.
-has() {
+# out_has NAME REGEX: a line of the last output ($tmp/out) matches; a miss
+# shows its report from the Host line on.
+out_has() {
 	if grep -Eq -- "$2" "$tmp/out"; then
 		ok "$1"
 	else
@@ -108,7 +104,7 @@ has() {
 loads() {
 	node "$1" NCCL_NET_PLUGIN=gdx
 	status "NCCL $1, NCCL_NET_PLUGIN=gdx: healthy (exit 0)" 0
-	has "NCCL $1 loads ncclNetPlugin_v$2 of this plugin" "^ +$plugin \\(ncclNetPlugin_v6 to v12\\): NCCL loads ncclNetPlugin_v$2\$"
+	out_has "NCCL $1 loads ncclNetPlugin_v$2 of this plugin" "^ +$plugin \\(ncclNetPlugin_v6 to v12\\): NCCL loads ncclNetPlugin_v$2\$"
 	node "$1" NCCL_NET_PLUGIN=gdx -- --json
 	json "NCCL $1 --json: net_api $2, the plugin loaded, nothing but notes" \
 		"d['nccl']['net_api'] == $2 and d['nccl']['loads_plugin'] and d['nccl']['plugin_path'] == '$plugin' and all(p['level'] == 'note' for p in d['problems']) and d['exit'] == 0"
@@ -117,13 +113,13 @@ loads() {
 # Each boundary of the table, by the tables the plugin exports (v6 to v12).
 node 2.12.7 NCCL_NET_PLUGIN=gdx
 status "NCCL 2.12.7 tries only v5 and v4: broken (exit 2)" 2
-has "NCCL 2.12.7: why, and the release that would" "^  \\[broken\\] NCCL 2\\.12\\.7 \\([^)]*\\) tries ncclNetPlugin_v5, v4, and this plugin \\($plugin\\) exports ncclNetPlugin_v6 to v12: NCCL will not load it; fix: NCCL 2\\.13 or later\$"
-has "NCCL 2.12.7: the table says it loads none" "NCCL loads none of them\$"
+out_has "NCCL 2.12.7: why, and the release that would" "^  \\[broken\\] NCCL 2\\.12\\.7 \\([^)]*\\) tries ncclNetPlugin_v5, v4, and this plugin \\($plugin\\) exports ncclNetPlugin_v6 to v12: NCCL will not load it; fix: NCCL 2\\.13 or later\$"
+out_has "NCCL 2.12.7: the table says it loads none" "NCCL loads none of them\$"
 loads 2.13.4 6
 loads 2.18.5 6
 node 2.18.5 NCCL_NET_PLUGIN=gdx
 if grep -q "too old" "$tmp/out"; then not_ok "NCCL 2.18.5 is not called too old" "$(grep 'too old' "$tmp/out")"; else ok "NCCL 2.18.5 is not called too old"; fi
-has "NCCL 2.18.5: what it tries" "^  NCCL +2\\.18\\.5 \\([^)]*\\): tries ncclNetPlugin_v6, v5, v4\$"
+out_has "NCCL 2.18.5: what it tries" "^  NCCL +2\\.18\\.5 \\([^)]*\\): tries ncclNetPlugin_v6, v5, v4\$"
 loads 2.19.3 7
 loads 2.20.3 8
 loads 2.21.5 8
@@ -135,22 +131,22 @@ loads 2.30.7 12
 loads 2.31.1 12
 loads 2.32.3 12
 node 2.33.1 NCCL_NET_PLUGIN=gdx
-has "NCCL 2.33.1 is newer than the table: a note, judged as 2.32" "^  \\[note\\] NCCL 2\\.33\\.1 .* is newer than this gdx-doctor knows: judged as NCCL 2\\.32 loads plugins\$"
+out_has "NCCL 2.33.1 is newer than the table: a note, judged as 2.32" "^  \\[note\\] NCCL 2\\.33\\.1 .* is newer than this gdx-doctor knows: judged as NCCL 2\\.32 loads plugins\$"
 
 # One-sided RMA: the table each release takes from this plugin (2.30.7 v14,
 # 2.31 v15, 2.32.3 v16, none before), whether it is on, and why NCCL would
 # not use it; notes, never problems.
 node 2.30.3 NCCL_NET_PLUGIN=gdx
-has "NCCL 2.30.3: no RMA plugin loader" "^  RMA +off \\(NCCL_GDX_RMA is not 1\\); NCCL 2\\.30\\.0-2\\.30\\.6 looks for no RMA plugin at all\$"
-has "NCCL 2.30.3: says why" "NCCL 2\\.30\\.0-2\\.30\\.6 loads no RMA plugin \\(the loader came with 2\\.30\\.7\\)"
+out_has "NCCL 2.30.3: no RMA plugin loader" "^  RMA +off \\(NCCL_GDX_RMA is not 1\\); NCCL 2\\.30\\.0-2\\.30\\.6 looks for no RMA plugin at all\$"
+out_has "NCCL 2.30.3: says why" "NCCL 2\\.30\\.0-2\\.30\\.6 loads no RMA plugin \\(the loader came with 2\\.30\\.7\\)"
 for v in 2.30.7:14 2.31.1:15 2.32.3:16; do
 	node "${v%%:*}" NCCL_NET_PLUGIN=gdx NCCL_GDX_RMA=1 -- --json
 	json "NCCL ${v%%:*}, NCCL_GDX_RMA=1: takes ncclRmaPlugin_v${v#*:}, healthy" \
 		"d['nccl']['rma']['rma_api'] == ${v#*:} and d['nccl']['rma']['enabled'] and d['exit'] == 0 and not any('NCCL_GDX_RMA' in w for w in d['nccl']['rma']['why_not'])"
 done
 node 2.32.3 NCCL_NET_PLUGIN=gdx NCCL_GDX_RMA=1
-has "NCCL 2.32.3, NCCL_GDX_RMA=1: the table taken" "^  RMA +on \\(NCCL_GDX_RMA=1\\); NCCL 2\\.32 looks for ncclRmaPlugin_v16, v15, v14, v13: takes ncclRmaPlugin_v16 of this plugin\$"
-has "the GPUs' cuMem GPUDirect RDMA, not probed from a facts file, said" "cuMem GPUDirect RDMA not probed on"
+out_has "NCCL 2.32.3, NCCL_GDX_RMA=1: the table taken" "^  RMA +on \\(NCCL_GDX_RMA=1\\); NCCL 2\\.32 looks for ncclRmaPlugin_v16, v15, v14, v13: takes ncclRmaPlugin_v16 of this plugin\$"
+out_has "the GPUs' cuMem GPUDirect RDMA, not probed from a facts file, said" "cuMem GPUDirect RDMA not probed on"
 node 2.32.3 NCCL_NET_PLUGIN=gdx NCCL_CROSS_NIC=0 -- --json
 json "NCCL_GDX_RMA unset and NCCL_CROSS_NIC=0: both said, still healthy" \
 	"d['exit'] == 0 and not d['nccl']['rma']['used'] and any('NCCL_GDX_RMA is not 1' in w for w in d['nccl']['rma']['why_not']) and any('NCCL_CROSS_NIC=0: NCCL uses no RMA at all' in w for w in d['nccl']['rma']['why_not'])"
@@ -162,7 +158,7 @@ json "another net plugin: NCCL never looks for these RMA tables" \
 # libnccl-net-<path>.so and never this plugin.
 node 2.20.3 NCCL_NET_PLUGIN="$plugin"
 status "NCCL 2.20.3 with a full path: broken (exit 2)" 2
-has "NCCL 2.20.3 with a full path: it takes no path there" "^  \\[broken\\] NCCL_NET_PLUGIN=$plugin: NCCL 2\\.20\\.3 .* takes no path there \\(NCCL 2\\.21 and later do\\): it opens libnccl-net-$plugin\\.so, so it will not load this plugin; fix: "
+out_has "NCCL 2.20.3 with a full path: it takes no path there" "^  \\[broken\\] NCCL_NET_PLUGIN=$plugin: NCCL 2\\.20\\.3 .* takes no path there \\(NCCL 2\\.21 and later do\\): it opens libnccl-net-$plugin\\.so, so it will not load this plugin; fix: "
 for v in 2.21.5:8 2.28.9:11; do
 	node "${v%%:*}" NCCL_NET_PLUGIN="$plugin" -- --json
 	json "NCCL ${v%%:*} with a full path: loads ncclNetPlugin_v${v#*:}, healthy" \
@@ -173,21 +169,21 @@ done
 # degraded, and --allow-degraded does not pass it.
 node 2.28.9 NCCL_NET_PLUGIN=gdxx
 status "NCCL_NET_PLUGIN=gdxx: broken (exit 2), not degraded" 2
-has "NCCL_NET_PLUGIN=gdxx: why and the fix, the name meant" "^  \\[broken\\] NCCL_NET_PLUGIN=gdxx does not lead to this plugin: NCCL 2\\.28\\.9 .* opens gdxx, then libnccl-net-gdxx\\.so and finds no such file in the library path; fix: NCCL_NET_PLUGIN=gdx \\(did you mean it\\?"
+out_has "NCCL_NET_PLUGIN=gdxx: why and the fix, the name meant" "^  \\[broken\\] NCCL_NET_PLUGIN=gdxx does not lead to this plugin: NCCL 2\\.28\\.9 .* opens gdxx, then libnccl-net-gdxx\\.so and finds no such file in the library path; fix: NCCL_NET_PLUGIN=gdx \\(did you mean it\\?"
 node 2.28.9 NCCL_NET_PLUGIN=nope
-has "NCCL_NET_PLUGIN=nope, the plugin in the library path: the fix is the name" "^  \\[broken\\] NCCL_NET_PLUGIN=nope does not lead to this plugin: .* finds no such file in the library path; fix: NCCL_NET_PLUGIN=gdx \\(libnccl-net-gdx\\.so is in $PWD/build, in LD_LIBRARY_PATH\\)\$"
+out_has "NCCL_NET_PLUGIN=nope, the plugin in the library path: the fix is the name" "^  \\[broken\\] NCCL_NET_PLUGIN=nope does not lead to this plugin: .* finds no such file in the library path; fix: NCCL_NET_PLUGIN=gdx \\(libnccl-net-gdx\\.so is in $PWD/build, in LD_LIBRARY_PATH\\)\$"
 node 2.28.9 NCCL_NET_PLUGIN=gdxx -- --allow-degraded
 status "NCCL_NET_PLUGIN=gdxx --allow-degraded: still broken (exit 2)" 2
 # The network's name is GDX (NCCL_NET=GDX), the plugin's file name is
 # lowercase: NCCL opens libnccl-net-<value>.so, and file names have a case.
 node 2.28.9 NCCL_NET_PLUGIN=GDX
 status "NCCL_NET_PLUGIN=GDX: broken (exit 2)" 2
-has "NCCL_NET_PLUGIN=GDX: did you mean gdx" "^  \\[broken\\] NCCL_NET_PLUGIN=GDX does not lead to this plugin: NCCL 2\\.28\\.9 .* opens GDX, then libnccl-net-GDX\\.so and finds no such file in the library path; fix: NCCL_NET_PLUGIN=gdx \\(did you mean it\\? NCCL opens libnccl-net-<value>\\.so, and file names have a case\\)\$"
+out_has "NCCL_NET_PLUGIN=GDX: did you mean gdx" "^  \\[broken\\] NCCL_NET_PLUGIN=GDX does not lead to this plugin: NCCL 2\\.28\\.9 .* opens GDX, then libnccl-net-GDX\\.so and finds no such file in the library path; fix: NCCL_NET_PLUGIN=gdx \\(did you mean it\\? NCCL opens libnccl-net-<value>\\.so, and file names have a case\\)\$"
 # A value with a '/' is a path: one that is not there is said so, with
 # where the plugin is (beside this gdx-doctor, in build/).
 node 2.28.9 NCCL_NET_PLUGIN=/no/such/libnccl-net-gdx.so
 status "NCCL_NET_PLUGIN=/no/such/libnccl-net-gdx.so: broken (exit 2)" 2
-has "a path that is not there: that file does not exist, and the plugin's own path" "^  \\[broken\\] NCCL_NET_PLUGIN=/no/such/libnccl-net-gdx\\.so does not lead to this plugin: NCCL 2\\.28\\.9 .* opens /no/such/libnccl-net-gdx\\.so: that file does not exist; fix: NCCL_NET_PLUGIN=$PWD/build/libnccl-net-gdx\\.so, the plugin beside this gdx-doctor\$"
+out_has "a path that is not there: that file does not exist, and the plugin's own path" "^  \\[broken\\] NCCL_NET_PLUGIN=/no/such/libnccl-net-gdx\\.so does not lead to this plugin: NCCL 2\\.28\\.9 .* opens /no/such/libnccl-net-gdx\\.so: that file does not exist; fix: NCCL_NET_PLUGIN=$PWD/build/libnccl-net-gdx\\.so, the plugin beside this gdx-doctor\$"
 # What NCCL_NET_PLUGIN holds is printed escaped.
 node 2.28.9 NCCL_NET_PLUGIN=$'gd\e[2Jx'
 printable "NCCL_NET_PLUGIN's bytes printed escaped" "$tmp/out"
@@ -201,35 +197,35 @@ env LD_LIBRARY_PATH="$tmp/nccl-2.28.9" GDX_GDR_FACTS="$tmp/facts" NCCL_NET_PLUGI
 	>"$tmp/out" 2>"$tmp/err"
 rc=$?
 status "installed, its lib/ not in LD_LIBRARY_PATH: broken (exit 2)" 2
-has "installed: the fix names the plugin's directory" "; fix: add the plugin's directory, $(realpath "$tmp/inst/lib"), to LD_LIBRARY_PATH \\(or give its full path, NCCL 2\\.21 or later\\)\$"
+out_has "installed: the fix names the plugin's directory" "; fix: add the plugin's directory, $(realpath "$tmp/inst/lib"), to LD_LIBRARY_PATH \\(or give its full path, NCCL 2\\.21 or later\\)\$"
 node 2.28.9
 status "NCCL_NET_PLUGIN unset: NCCL opens libnccl-net.so, not this plugin: broken" 2
-has "NCCL_NET_PLUGIN unset: why and the fix" "^  \\[broken\\] NCCL_NET_PLUGIN is not set: NCCL 2\\.28\\.9 .* opens libnccl-net\\.so and finds no such file in the library path: it will not load this plugin; fix: export NCCL_NET_PLUGIN=gdx\$"
+out_has "NCCL_NET_PLUGIN unset: why and the fix" "^  \\[broken\\] NCCL_NET_PLUGIN is not set: NCCL 2\\.28\\.9 .* opens libnccl-net\\.so and finds no such file in the library path: it will not load this plugin; fix: export NCCL_NET_PLUGIN=gdx\$"
 env LD_LIBRARY_PATH="$tmp/nccl-2.28.9:$tmp/default" GDX_GDR_FACTS="$tmp/facts" "$doctor" check \
 	--json --sysfs-root "$fx/healthy" --xml "$fx/healthy/topo.xml" >"$tmp/out" 2>"$tmp/err"
 json "NCCL_NET_PLUGIN unset, libnccl-net.so is this plugin: healthy" \
 	"d['exit'] == 0 and d['nccl']['net_api'] == 11 and d['nccl']['opens'] == 'libnccl-net.so'"
 node 2.28.9 NCCL_NET_PLUGIN=other
 status "NCCL_NET_PLUGIN=other, another plugin: broken" 2
-has "another plugin: named, with its network" "^  \\[broken\\] NCCL_NET_PLUGIN=other does not lead to this plugin: .* opens other, then libnccl-net-other\\.so $tmp/plugins/libnccl-net-other\\.so, another plugin \\(its network is OTHER\\); fix: "
+out_has "another plugin: named, with its network" "^  \\[broken\\] NCCL_NET_PLUGIN=other does not lead to this plugin: .* opens other, then libnccl-net-other\\.so $tmp/plugins/libnccl-net-other\\.so, another plugin \\(its network is OTHER\\); fix: "
 node 2.28.9 NCCL_NET_PLUGIN=bad
 status "a plugin file that does not load: broken" 2
-has "a plugin file that does not load: dlopen's words" "^  \\[broken\\] NCCL_NET_PLUGIN=bad does not lead to this plugin: .* a file there does not load: .*libnccl-net-bad\\.so: .*; fix: install what it needs"
+out_has "a plugin file that does not load: dlopen's words" "^  \\[broken\\] NCCL_NET_PLUGIN=bad does not lead to this plugin: .* a file there does not load: .*libnccl-net-bad\\.so: .*; fix: install what it needs"
 
 # NCCL_NET selects a network by name: another one is never this plugin.
 node 2.28.9 NCCL_NET_PLUGIN=gdx NCCL_NET=IB
 status "NCCL_NET=IB: NCCL uses its own transport, never this plugin: broken" 2
-has "NCCL_NET=IB: why and the fix" "^  \\[broken\\] NCCL_NET=IB: NCCL uses the network of that name and no other, and this plugin's is GDX: it will not use it; fix: NCCL_NET=GDX, or unset NCCL_NET\$"
+out_has "NCCL_NET=IB: why and the fix" "^  \\[broken\\] NCCL_NET=IB: NCCL uses the network of that name and no other, and this plugin's is GDX: it will not use it; fix: NCCL_NET=GDX, or unset NCCL_NET\$"
 node 2.28.9 NCCL_NET_PLUGIN=gdx NCCL_NET=gdx
 status "NCCL_NET=gdx (any case) is this plugin's network: healthy" 0
 
 # 2.28 and later: "none" turns external plugins off; from 2.27, a list.
 node 2.28.9 NCCL_NET_PLUGIN=none
 status "NCCL 2.28.9, NCCL_NET_PLUGIN=none: broken" 2
-has "NCCL_NET_PLUGIN=none: no external plugin" "^  \\[broken\\] NCCL_NET_PLUGIN=none: NCCL 2\\.28\\.9 .* loads no external plugin"
+out_has "NCCL_NET_PLUGIN=none: no external plugin" "^  \\[broken\\] NCCL_NET_PLUGIN=none: NCCL 2\\.28\\.9 .* loads no external plugin"
 node 2.28.9 NCCL_NET_PLUGIN=other,gdx
 status "NCCL 2.28.9, NCCL_NET_PLUGIN=other,gdx: this plugin is in the list: healthy" 0
-has "a list with another plugin first: a note" "^  \\[note\\] NCCL_NET_PLUGIN lists another plugin first, $tmp/plugins/libnccl-net-other\\.so \\(OTHER\\)"
+out_has "a list with another plugin first: a note" "^  \\[note\\] NCCL_NET_PLUGIN lists another plugin first, $tmp/plugins/libnccl-net-other\\.so \\(OTHER\\)"
 node 2.26.2 NCCL_NET_PLUGIN=other,gdx
 status "NCCL 2.26.2 takes no list: libnccl-net-other,gdx.so is nowhere: broken" 2
 
@@ -239,7 +235,7 @@ node 2.28.9 --facts "$tmp/degraded-facts" --tree no-peermem NCCL_NET_PLUGIN=gdx
 status "a degraded node: exit 1" 1
 node 2.28.9 --facts "$tmp/degraded-facts" --tree no-peermem NCCL_NET_PLUGIN=gdx -- --allow-degraded
 status "a degraded node with --allow-degraded: exit 0" 0
-has "--allow-degraded says so in the result" "^Result: degraded \\(exit 0, --allow-degraded\\)\$"
+out_has "--allow-degraded says so in the result" "^Result: degraded \\(exit 0, --allow-degraded\\)\$"
 node 2.28.9 --facts "$tmp/degraded-facts" --tree no-peermem NCCL_NET_PLUGIN=gdx -- --allow-degraded --json
 json "--allow-degraded --json: status degraded, exit 0" "d['status'] == 'degraded' and d['exit'] == 0"
 # The gate the man page gives: healthy passes, degraded and broken do not.

@@ -27,9 +27,9 @@ unset NCCL_GDX_GDR NCCL_NET_GDR_LEVEL NCCL_TOPO_FILE NCCL_CONF_FILE NCCL_GDX_RAI
 mkdir -p "$tmp/home"
 export HOME=$tmp/home GDX_NCCL_CONF_SYSTEM=$tmp/no-nccl.conf
 
-# run NAME WANT_STATUS [ENV=VALUE...] -- ARGS...: the doctor, under a
+# run_env NAME WANT_STATUS [ENV=VALUE...] -- ARGS...: the doctor, under a
 # timeout (a FIFO must not hang it), output in $tmp/out and $tmp/err.
-run() {
+run_env() {
 	local name=$1 want=$2 rc envs=()
 	shift 2
 	while [ "$1" != "--" ]; do
@@ -55,18 +55,11 @@ check() {
 		shift
 	done
 	[ $# -gt 0 ] && shift
-	run "$name" "$want" GDX_GDR_FACTS="$fx/facts" "${envs[@]}" -- check --sysfs-root "$fx" \
+	run_env "$name" "$want" GDX_GDR_FACTS="$fx/facts" "${envs[@]}" -- check --sysfs-root "$fx" \
 		--xml "$fx/topo.xml" "$@"
 }
 
-# has NAME FILE REGEX / lacks NAME FILE REGEX
-has() {
-	if grep -Eq -- "$3" "$2"; then
-		ok "$1"
-	else
-		not_ok "$1" "no line matches '$3' in: $(head -c 900 "$2")"
-	fi
-}
+# lacks NAME FILE REGEX: no line of FILE matches REGEX (report.sh has has).
 lacks() {
 	if grep -Eq -- "$3" "$2"; then
 		not_ok "$1" "a line matches '$3': $(grep -E -- "$3" "$2" | head -c 300)"
@@ -84,11 +77,6 @@ count() {
 	else
 		not_ok "$1" "$n lines match '$3', want $4"
 	fi
-}
-
-# json NAME PYTHON_EXPR: the output is JSON and the expression over it, d, is true.
-json() {
-	json_holds "$1" "$tmp/out" "$2"
 }
 
 if [ ! -x "$doctor" ]; then
@@ -135,7 +123,7 @@ if check "the user's file over the system's: its missing topology file, degraded
 fi
 check "the environment over both" 0 GDX_NCCL_CONF_SYSTEM="$conf" NCCL_TOPO_FILE="$ncclxml" &&
 	has "  from the environment" "$tmp/out" "NCCL_TOPO_FILE=$ncclxml \(from the environment\)"
-if run "env: each setting with its file" 0 GDX_NCCL_CONF_SYSTEM="$conf" NCCL_TOPO_FILE="$ncclxml" -- env; then
+if run_env "env: each setting with its file" 0 GDX_NCCL_CONF_SYSTEM="$conf" NCCL_TOPO_FILE="$ncclxml" -- env; then
 	has "  a plugin variable from the user's file" "$tmp/out" \
 		"set to \"2\" \(from $tmp/home/.nccl.conf:2\)"
 	has "  the system file's line the environment shadows" "$tmp/out" \
@@ -143,17 +131,17 @@ if run "env: each setting with its file" 0 GDX_NCCL_CONF_SYSTEM="$conf" NCCL_TOP
 	has "  NCCL_TOPO_FILE itself, from the environment" "$tmp/out" \
 		"^  NCCL_TOPO_FILE=\"$ncclxml\" \(from environment\)"
 fi
-if run "env: NCCL_TOPO_FILE from the user's file, over the system's" 0 GDX_NCCL_CONF_SYSTEM="$conf" -- env; then
+if run_env "env: NCCL_TOPO_FILE from the user's file, over the system's" 0 GDX_NCCL_CONF_SYSTEM="$conf" -- env; then
 	count "  once, with its file and line" "$tmp/out" "NCCL_TOPO_FILE=\"$tmp/none.xml\" \(from $tmp/home/.nccl.conf:1\)$" 1
 	has "  the system's line shadowed" "$tmp/out" "NCCL_TOPO_FILE=\"$ncclxml\" \(from $conf:5\): not applied"
 fi
-if run "env --json: from" 0 GDX_NCCL_CONF_SYSTEM="$conf" -- env --json; then
+if run_env "env --json: from" 0 GDX_NCCL_CONF_SYSTEM="$conf" -- env --json; then
 	json "  the variable's from is the user's file" \
 		"[v['from'] for v in d['variables'] if v['name'] == 'NCCL_GDX_QPS_PER_CONNECTION'] == ['$tmp/home/.nccl.conf:2']"
 fi
 # NCCL_CONF_FILE replaces ~/.nccl.conf
 printf 'NCCL_GDX_QPS_PER_CONNECTION=3\nno equals sign here\n' >"$tmp/named.conf"
-if run "NCCL_CONF_FILE replaces the user's file" 0 NCCL_CONF_FILE="$tmp/named.conf" -- env; then
+if run_env "NCCL_CONF_FILE replaces the user's file" 0 NCCL_CONF_FILE="$tmp/named.conf" -- env; then
 	has "  its value" "$tmp/out" "set to \"3\" \(from $tmp/named.conf:1\)"
 	has "  a line without '=' noted" "$tmp/out" "note: $tmp/named.conf:2: no '=' .*NCCL skips the line"
 	lacks "  the user's file not read" "$tmp/out" "home/.nccl.conf"
@@ -184,18 +172,18 @@ check "NCCL_GDX_RAILS fusing NICs the file pairs with two GPUs: degraded" 1 \
 check "NCCL_GDX_RAILS=off agrees" 0 NCCL_TOPO_FILE="$ncclxml" NCCL_GDX_RAILS=off
 
 # ---- topo
-if run "topo --xml on NCCL's format: read as NCCL's" 0 -- topo --xml "$ncclxml"; then
+if run_env "topo --xml on NCCL's format: read as NCCL's" 0 -- topo --xml "$ncclxml"; then
 	has "  says what it is and what to give" "$tmp/out" "is NCCL's topology format .*lstopo --of xml"
 	has "  NCCL's classes" "$tmp/out" '^  0001:00:00.0  PIX +PHB +PHB +PHB +SYS'
 fi
-run "topo --json --xml on NCCL's format" 0 -- topo --json --xml "$ncclxml" &&
+run_env "topo --json --xml on NCCL's format" 0 -- topo --json --xml "$ncclxml" &&
 	json "  8 GPUs, 8 NICs, the first PIX to the first" \
 		"d['format'] == 'nccl' and len(d['gpus']) == 8 and len(d['nics']) == 8 and d['gpus'][0]['paths'][0] == 'PIX'"
-if run "topo with NCCL_TOPO_FILE: eight rails of one" 0 NCCL_TOPO_FILE="$ncclxml" -- topo --xml tests/lib/fixtures/topo/ndv5.xml; then
+if run_env "topo with NCCL_TOPO_FILE: eight rails of one" 0 NCCL_TOPO_FILE="$ncclxml" -- topo --xml tests/lib/fixtures/topo/ndv5.xml; then
 	count "  each NIC the rail of one GPU" "$tmp/out" 'rail of 1 GPU' 8
 	has "  NCCL's file named" "$tmp/out" "NCCL_TOPO_FILE=$ncclxml \(from the environment\)"
 fi
-run "topo without it: two rails of four" 0 -- topo --xml tests/lib/fixtures/topo/ndv5.xml &&
+run_env "topo without it: two rails of four" 0 -- topo --xml tests/lib/fixtures/topo/ndv5.xml &&
 	count "  each NIC shared by four GPUs" "$tmp/out" "shared by 4 GPUs" 8
 
 report_end tests/check/doctor_nccl_conf.sh

@@ -18,34 +18,6 @@ fx=tests/lib/fixtures/topo
 # shellcheck source=tests/lib/report.sh
 . tests/lib/report.sh
 
-# run NAME WANT_STATUS ARGS...: runs the doctor, output in $tmp/out and $tmp/err;
-# returns non-zero (after a "not ok") when the exit status is not WANT_STATUS.
-run() {
-	local name=$1 want=$2 rc
-	shift 2
-	"$doctor" "$@" >"$tmp/out" 2>"$tmp/err"
-	rc=$?
-	if [ "$rc" -ne "$want" ]; then
-		not_ok "$name" "exit status $rc, expected $want; stderr: $(head -c 300 "$tmp/err")"
-		return 1
-	fi
-}
-
-# has NAME FILE REGEX: one "ok"/"not ok" line on whether FILE matches REGEX.
-has() {
-	if grep -Eq -- "$3" "$2"; then
-		ok "$1"
-	else
-		not_ok "$1" "no line matches '$3' in: $(head -c 600 "$2")"
-	fi
-}
-
-# json NAME PYTHON_EXPR: the output is JSON and the expression over it, d,
-# is true (report.sh's json_holds on $tmp/out).
-json() {
-	json_holds "$1" "$tmp/out" "$2"
-}
-
 # graph NAME PYTHON_EXPR: $tmp/out is dot text that graphviz lays out without a
 # word on stderr, into well-formed SVG; the expression is true over what dot
 # -Tjson reads back: nodes (their labels, lines joined by a space), edges

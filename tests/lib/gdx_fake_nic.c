@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "data/gdx_failover.h"
+#include "data/gdx_flush.h"
 #include "sys/gdx_log.h"
 #include "data/gdx_p2p.h"
 #include "sys/gdx_param.h"
@@ -30,17 +31,22 @@ static struct gdx_dev fake_devs[FAKE_MAX_RAILS];
 static uint64_t fake_order;
 static bool fake_no_copy;
 
-/* What the peer may write into: control regions and data registrations. */
+/* The registrations: what a WR may take its bytes from or put them into
+ * (the local keys: data buffers, the staging, the RMA scratch page) and
+ * what the peer may write into (the remote keys: control regions and data
+ * buffers). */
 #define FAKE_MAX_REGS 64
 static struct fake_reg {
 	uint64_t addr, len;
-	uint32_t rkey[FAKE_MAX_RAILS];
+	uint32_t lkey[FAKE_MAX_RAILS], rkey[FAKE_MAX_RAILS]; /* 0: none */
 	bool data;
 } fake_regs[FAKE_MAX_REGS];
 static int fake_nregs;
 static uint32_t fake_next_key = 0x1000;
 
-static void fake_reg_add(uint64_t addr, uint64_t len, const uint32_t *rkey, int n, bool data)
+/* lkey or rkey NULL: no such access. */
+static void fake_reg_add(uint64_t addr, uint64_t len, const uint32_t *lkey, const uint32_t *rkey,
+			 int n, bool data)
 {
 	struct fake_reg *g;
 
@@ -49,28 +55,34 @@ static void fake_reg_add(uint64_t addr, uint64_t len, const uint32_t *rkey, int 
 	g->addr = addr;
 	g->len = len;
 	g->data = data;
-	for (int i = 0; i < FAKE_MAX_RAILS; i++)
-		g->rkey[i] = i < n ? rkey[i] : 0;
+	for (int i = 0; i < FAKE_MAX_RAILS; i++) {
+		g->lkey[i] = lkey && i < n ? lkey[i] : 0;
+		g->rkey[i] = rkey && i < n ? rkey[i] : 0;
+	}
 }
 
-/* The registration a remote write of [addr, addr + len) with rkey may
- * land in, or NULL: a remote access error. */
-static const struct fake_reg *fake_reg_find(uint32_t rkey, uint64_t addr, uint32_t len)
+/* The registration [addr, addr + len) with key lies in (remote: an rkey,
+ * else an lkey; a local key 0: any local key, as inline bytes need none),
+ * or NULL: an access error. */
+static const struct fake_reg *fake_reg_find(bool remote, uint32_t key, uint64_t addr, uint32_t len)
 {
-	for (int i = 0; i < fake_nregs; i++) {
+	for (int i = 0; i < fake_nregs && (key || !remote); i++) {
 		const struct fake_reg *g = &fake_regs[i];
 
-		for (int m = 0; m < FAKE_MAX_RAILS; m++)
-			if (g->rkey[m] == rkey && rkey && addr >= g->addr && len <= g->len &&
+		for (int m = 0; m < FAKE_MAX_RAILS; m++) {
+			uint32_t k = remote ? g->rkey[m] : g->lkey[m];
+
+			if (k && (k == key || !key) && addr >= g->addr && len <= g->len &&
 			    addr - g->addr <= g->len - len)
 				return g;
+		}
 	}
 	return NULL;
 }
 
 bool fake_peer_write(struct fake_end *to, uint64_t raddr, const void *src, uint32_t len)
 {
-	if (!fake_reg_find(to->ctrl_mr.rkey, raddr, len))
+	if (!fake_reg_find(true, to->ctrl_mr.rkey, raddr, len))
 		return false;
 	memcpy((void *)(uintptr_t)raddr, src, len);
 	return true;
@@ -86,6 +98,22 @@ static void fake_cq_push(struct fake_qp *q, const struct ibv_wc *wc)
 	cq->wc[cq->tail++ % FAKE_CQ] = *wc;
 }
 
+bool fake_peer_imm(struct fake_qp *q, uint32_t imm, uint32_t len)
+{
+	struct ibv_wc wc = {.status = IBV_WC_SUCCESS,
+			    .opcode = IBV_WC_RECV_RDMA_WITH_IMM,
+			    .byte_len = len,
+			    .imm_data = htobe32(imm),
+			    .wc_flags = IBV_WC_WITH_IMM,
+			    .qp_num = q->qp.qp_num};
+
+	if (q->error || q->reset || q->rq_head == q->rq_tail)
+		return false;
+	wc.wr_id = q->rq[q->rq_head++ % FAKE_RQ];
+	fake_cq_push(q, &wc);
+	return true;
+}
+
 static void fake_complete(struct fake_qp *q, const struct fake_wr *w, enum ibv_wc_status st)
 {
 	struct ibv_wc wc = {.wr_id = w->wr_id,
@@ -97,6 +125,8 @@ static void fake_complete(struct fake_qp *q, const struct fake_wr *w, enum ibv_w
 			    .qp_num = q->qp.qp_num};
 
 	fake_cq_push(q, &wc);
+	/* a completion covers every WR posted before it */
+	q->outstanding = q->sq_tail - q->sq_head;
 }
 
 static void fake_log(struct fake_qp *q, struct fake_wr *w, bool delivered)
@@ -157,7 +187,19 @@ static int fake_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_
 		if (wr->num_sge) {
 			w.laddr = wr->sg_list->addr;
 			w.len = wr->sg_list->length;
+			/* the bytes (or, read, their place) lie in memory the
+			 * plugin registered, under that registration's key;
+			 * inline bytes under any */
+			ASSERT(fake_reg_find(false,
+					     (wr->send_flags & IBV_SEND_INLINE) ? 0
+										: wr->sg_list->lkey,
+					     w.laddr, w.len) != NULL);
 		}
+		if (wr->send_flags & IBV_SEND_INLINE)
+			ASSERT(w.len <= q->max_inline);
+		/* the plugin never has more on a QP than its depth: a real
+		 * NIC's post fails (ENOMEM) */
+		ASSERT(q->outstanding < q->depth);
 		if ((wr->send_flags & IBV_SEND_INLINE) && w.len) {
 			w.inl = malloc(w.len);
 			ASSERT(w.inl != NULL);
@@ -174,6 +216,7 @@ static int fake_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_
 			continue;
 		}
 		q->sq[q->sq_tail++ % FAKE_SQ] = w;
+		q->outstanding++;
 	}
 	*bad = NULL;
 	return 0;
@@ -228,6 +271,7 @@ int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask)
 	} else if (attr->qp_state == IBV_QPS_RESET) {
 		q->sq_head = q->sq_tail;
 		q->rq_head = q->rq_tail;
+		q->outstanding = 0;
 		q->error = false;
 		q->reset = true;
 	} else if (attr->qp_state == IBV_QPS_RTR) {
@@ -353,6 +397,13 @@ static void fake_exec(struct fake_qp *q)
 	struct fake_qp *peer = q->peer;
 	const struct fake_reg *g = NULL;
 
+	if (!peer) { /* the test plays the peer: the bytes go nowhere */
+		q->sq_head++;
+		if (w->signaled)
+			fake_complete(q, w, IBV_WC_SUCCESS);
+		fake_log(q, w, true);
+		return;
+	}
 	if (peer->error || peer->reset) {
 		/* nobody answers: the requester's retries run out */
 		q->sq_head++;
@@ -361,7 +412,7 @@ static void fake_exec(struct fake_qp *q)
 		fake_qp_error(q);
 		return;
 	}
-	if (w->len && !(g = fake_reg_find(w->rkey, w->raddr, w->len))) {
+	if (w->len && !(g = fake_reg_find(true, w->rkey, w->raddr, w->len))) {
 		q->sq_head++;
 		fake_complete(q, w, IBV_WC_REM_ACCESS_ERR);
 		fake_log(q, w, false);
@@ -518,7 +569,9 @@ static void fake_end_make(struct fake_end *e, bool send, const struct fake_opts 
 	c->nmembers = c->ch.nrails = nrails;
 	c->ch.qps_per_rail = nqps;
 #ifdef GDX_DEBUG
-	c->dbg_records = true; /* both ends are this build: the handshake would say so */
+	/* both ends are this build: the handshake would say so; a peer the
+	 * test plays writes no records */
+	c->dbg_records = !o->no_peer;
 #endif
 	c->ch.qps = e->gqp;
 	c->ch.max_inline = 64;
@@ -541,8 +594,11 @@ static void fake_end_make(struct fake_end *e, bool send, const struct fake_opts 
 		size_t at, len; /* the plugin's own rule of what the peer may write */
 
 		gdx_ctrl_span(c->kind, &at, &len);
-		fake_reg_add((uintptr_t)c->ctrl + at, len, &e->ctrl_mr.rkey, 1, false);
+		fake_reg_add((uintptr_t)c->ctrl + at, len, NULL, &e->ctrl_mr.rkey, 1, false);
 	}
+	/* every control write goes out from the staging, never from what the
+	 * peer writes: the control region has no local key here */
+	fake_reg_add((uintptr_t)c->stage, sizeof(*c->stage), &e->stage_mr.lkey, NULL, 1, false);
 	ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, e->sock), 0);
 	c->sock = e->sock[0]; /* the peer's end stays open: it is alive */
 	for (int r = 0; r < nrails; r++) {
@@ -571,6 +627,8 @@ static void fake_end_make(struct fake_end *e, bool send, const struct fake_opts 
 			fq->end = e;
 			fq->rail = r;
 			fq->q = q;
+			fq->depth = rail->sq_depth;
+			fq->max_inline = rail->max_inline;
 			rail->qps[q].qp = &fq->qp;
 		}
 	}
@@ -586,7 +644,7 @@ void fake_pair_make(struct fake_pair *p, const struct fake_opts *o)
 		fake_devs[i].ar = o->ar;
 	fake_end_make(&p->s, true, o);
 	fake_end_make(&p->r, false, o);
-	for (int i = 0; i < o->nrails * o->nqps; i++) {
+	for (int i = 0; i < o->nrails * o->nqps && !o->no_peer; i++) {
 		p->s.qp[i].peer = &p->r.qp[i];
 		p->r.qp[i].peer = &p->s.qp[i];
 	}
@@ -618,6 +676,8 @@ static void fake_end_free(struct fake_end *e)
 	struct gdx_comm *c = e->c;
 
 	gdx_failover_fini(c);
+	if (e->rc)
+		gdx_flush_destroy(e->rc);
 	for (int i = 0; i < c->ch.nrails * c->ch.qps_per_rail; i++) {
 		struct fake_qp *q = &e->qp[i];
 
@@ -653,7 +713,7 @@ void fake_mr(struct fake_pair *p, void *addr, uint64_t len, struct gdx_mr *mr)
 	mr->type = NCCL_PTR_HOST;
 	for (int r = 0; r < p->o.nrails; r++)
 		mr->lkey[r] = mr->rkey[r] = fake_next_key++;
-	fake_reg_add(mr->addr, len, mr->rkey, p->o.nrails, true);
+	fake_reg_add(mr->addr, len, mr->lkey, mr->rkey, p->o.nrails, true);
 }
 
 struct gdx_request *fake_isend(struct fake_pair *p, void *data, uint64_t size, int tag,
@@ -721,6 +781,7 @@ static void fake_rma_rank_make(struct fake_rma *f, int me)
 	k->x.conns = k->conns;
 	ASSERT_EQ(posix_memalign((void **)&k->x.scratch, 4096, 4096), 0);
 	k->scratch_mr.lkey = k->scratch_mr.rkey = fake_next_key++;
+	fake_reg_add((uintptr_t)k->x.scratch, 4096, &k->scratch_mr.lkey, NULL, 1, false);
 	for (int r = 0; r < nrails; r++)
 		k->x.scratch_mr[r] = &k->scratch_mr;
 	c = calloc(1, sizeof(*c));
@@ -756,6 +817,8 @@ static void fake_rma_rank_make(struct fake_rma *f, int me)
 			fq->end = &k->e;
 			fq->rail = r;
 			fq->q = q;
+			fq->depth = rail->sq_depth;
+			fq->max_inline = rail->max_inline;
 			rail->qps[q].qp = &fq->qp;
 		}
 	}
@@ -811,7 +874,7 @@ void fake_rma_window(struct fake_rma *f, void *mem0, void *mem1, uint64_t len,
 		l->type = NCCL_PTR_HOST;
 		for (int r = 0; r < f->o.nrails; r++)
 			l->lkey[r] = l->rkey[r] = fake_next_key++;
-		fake_reg_add(l->addr, len, l->rkey, f->o.nrails, true);
+		fake_reg_add(l->addr, len, l->lkey, l->rkey, f->o.nrails, true);
 	}
 	for (int me = 0; me < 2; me++) {
 		struct gdx_rma_mr *mh = &w->mh[me];

@@ -18,13 +18,19 @@
  * - a WR towards a QP in error, or reset and not yet at RTR again, is never
  *   answered: its retries run out (IBV_WC_RETRY_EXC_ERR).
  * It keeps, per QP, every WR in the order it was carried out, for tests
- * that check what crossed the wire.
+ * that check what crossed the wire. It fails the test (ASSERT) when the
+ * plugin posts what a NIC would refuse: bytes outside a registration of
+ * the key it names (the control region, which the peer writes, has no
+ * local key: the plugin sends from its staging), more inline bytes than the
+ * rail's maximum, more WRs on a QP than its depth.
  *
  * A program that includes this header links tests/lib/gdx_fake_nic.c
  * (the Makefile finds them), which replaces libibverbs' exported
  * ibv_modify_qp, ibv_query_port, ibv_query_port_speed, ibv_query_gid and the
- * async event calls
- * for the whole program: the VM tests must not link it.
+ * async event calls for the whole program: the VM tests must not link it.
+ * The unit tests link it, and so does the fuzzer tests/fuzz/ctrl.c, which
+ * defines the two calls it makes into the harness (gdx_test_fail,
+ * gdx_test_logger) itself.
  *
  * It also plays a list of mlx5 devices for discovery (gdx_devs_init():
  * ibv_get_device_list and the calls on what it opens) and libmlx5.so.1's
@@ -73,6 +79,8 @@ struct fake_qp {
 	bool error;
 	bool reset; /* reset and not yet at RTR: what arrives is dropped, unanswered */
 	int drop;   /* data WRITEs still to carry out without placing their bytes */
+	uint32_t depth, max_inline; /* the plugin's rail's: it posts within them */
+	uint32_t outstanding;	    /* posted since the last completion covered them */
 	struct fake_wr sq[FAKE_SQ];
 	unsigned sq_head, sq_tail;
 	uint64_t rq[FAKE_RQ]; /* posted receives' wr_ids */
@@ -106,6 +114,9 @@ struct fake_opts {
 	bool split;   /* each piece of a rail over all its QPs */
 	bool no_copy; /* WRITEs into data buffers move no bytes: buffers that
 		       * are only address ranges (a 2 GiB message) */
+	bool no_peer; /* the ends are not connected: the test plays the peer of
+		       * each (fake_peer_write, fake_peer_imm, a fuzzer's input),
+		       * and what either posts is carried out into nowhere */
 };
 
 /* A send comm and a receive comm connected rail to rail, QP to QP. */
@@ -137,6 +148,11 @@ void fake_drop_bytes(struct fake_qp *q, int n);
  * only where that registration covers them. false: a remote access error,
  * nothing written. */
 bool fake_peer_write(struct fake_end *to, uint64_t raddr, const void *src, uint32_t len);
+/* A WRITE_WITH_IMM the peer of q makes on its own, as q's NIC takes it:
+ * it consumes q's oldest posted receive, whose completion carries imm and
+ * len. false: q holds no receive (or is in error or reset), nothing
+ * arrives. */
+bool fake_peer_imm(struct fake_qp *q, uint32_t imm, uint32_t len);
 /* WRs the QP holds not yet carried out. */
 unsigned fake_pending(const struct fake_qp *q);
 

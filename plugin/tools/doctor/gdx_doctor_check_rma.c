@@ -6,8 +6,9 @@
  * not use it: the opt-in, the NCCL release, NCCL's own conditions for RMA
  * at all (NCCL_CROSS_NIC, cuMem GPUDirect RDMA on every GPU, symmetric
  * windows, host RMA contexts), another RMA plugin tried first, NICs that
- * cannot reach GPU memory. Facts: NCCL's RMA plugin loader (2.30.7 on), as
- * /work/shared/docs/nccl-rma-api.md sets them out.
+ * cannot reach GPU memory. Facts: NCCL's RMA plugin loader (2.30.7 on), its
+ * tables in include/nccl/rma*.h; libnccl-net-gdx(7), ONE-SIDED (RMA), sets
+ * out when NCCL takes them.
  */
 #include <dlfcn.h>
 #include <stdarg.h>
