@@ -16,6 +16,8 @@
 
 #include <nccl/net.h>
 
+#include "tools/common/gdx_escape.h"
+#include "tools/common/gdx_nearest.h"
 #include "tools/common/gdx_plugin_path.h"
 #include "tools/bench/gdx_bench_state.h"
 
@@ -223,6 +225,24 @@ static void bench_setenv(const char *name, const char *value)
 		bench_die("setenv %s: %s", name, strerror(errno));
 }
 
+/* An unknown --name, escaped, with the option meant when one is near it
+ * (gdx_nearest.h, as gdx-doctor has it): "--itres; did you mean --iters?". */
+static void bench_unknown(const char *arg, const struct option *longopts)
+{
+	const char *names[64], *near = NULL;
+	char shown[GDX_ESCAPE_LEN(80)];
+	int n = 0;
+
+	for (const struct option *l = longopts; l->name && n < 64; l++)
+		names[n++] = l->name;
+	if (!strncmp(arg, "--", 2))
+		near = gdx_nearest(arg + 2, strcspn(arg + 2, "="), names, n);
+	gdx_escape(GDX_ESCAPE_TEXT, arg, shown, sizeof(shown));
+	if (near)
+		bench_usage_error("unknown option %s; did you mean --%s?", shown, near);
+	bench_usage_error("unknown option %s", shown);
+}
+
 int bench_opts_parse(int argc, char **argv, struct bench_opts *out)
 {
 	enum {
@@ -378,7 +398,7 @@ int bench_opts_parse(int argc, char **argv, struct bench_opts *out)
 		default:
 			if (optopt)
 				bench_usage_error("unknown option -%c", optopt);
-			bench_usage_error("unknown option %s", argv[optind - 1]);
+			bench_unknown(argv[optind - 1], longopts);
 		}
 	}
 	if (optind < argc)
