@@ -88,11 +88,35 @@ EOF
 plots "a lat sweep of 0 to 1G: 32 sizes labelled, medians in the time panel" \
 	--title "gdx-bench lat: rxe0 <-> rxe1" "$tmp/lat.svg" "$tmp/lat.json" -- \
 	--plot-from "$tmp/lat.json" --plot "$tmp/lat.svg"
-if grep -q 'no figures' "$tmp/lat.svg" && grep -q 'median half round trip' "$tmp/lat.svg"; then
-	ok "a lat sweep: no bandwidth, the time panel says median half round trip"
+# A latency figure: one panel of half round trips, the median and the p99
+# of every size (svg_figures.py checks data-p99 against "p99_us"), no empty
+# bandwidth panel (0.4.5 drew one, and the median alone).
+if ! grep -q 'no figures' "$tmp/lat.svg" && grep -q 'half round trip (µs): median, and p99' "$tmp/lat.svg" &&
+	! grep -q 'bandwidth (Gb/s)' "$tmp/lat.svg" && [ "$(grep -c 'data-p99=' "$tmp/lat.svg")" -eq 32 ]; then
+	ok "a lat sweep: one panel, the median and the p99 of all 32 sizes, no bandwidth panel"
 else
-	not_ok "a lat sweep's panels" "$(grep -c 'no figures' "$tmp/lat.svg") 'no figures'"
+	not_ok "a lat sweep: one panel of median and p99" \
+		"$(grep -c 'no figures' "$tmp/lat.svg") 'no figures', $(grep -c 'data-p99=' "$tmp/lat.svg") p99 points"
 fi
+# Every figure says the host, the version, the depth and the line rate it
+# ran with, as -j writes them; a file without them says "?" and "unknown".
+python3 - "$tmp/lat.json" "$tmp/lat-about.json" <<'EOF'
+import json, sys
+j = json.load(open(sys.argv[1]))
+j.update(host="node7", version="0.9.1", depth=4, line_gbps=200, peer="rxe1", end="both")
+json.dump(j, open(sys.argv[2], "w"))
+EOF
+plots "a lat sweep with -j's host, version, depth and line rate" \
+	--title "gdx-bench lat: rxe0 <-> rxe1" "$tmp/lat-about.svg" "$tmp/lat-about.json" -- \
+	--plot-from "$tmp/lat-about.json" --plot "$tmp/lat-about.svg"
+for svg in lat-about:"host node7, gdx-bench 0.9.1, depth 4, line rate 200 Gb/s" \
+	a:"host ?, gdx-bench ?, depth 8, line rate unknown"; do
+	if grep -qF "class=\"about\" x=\"480\" y=\"44\" text-anchor=\"middle\">${svg#*:}<" "$tmp/${svg%%:*}.svg"; then
+		ok "the figure says: ${svg#*:}"
+	else
+		not_ok "the figure says: ${svg#*:}" "$(grep -o 'class="about"[^<]*' "$tmp/${svg%%:*}.svg")"
+	fi
+done
 
 # Hostile names: XML's specials, control characters, markup in a label.
 # They come out as text, and the XML parses.

@@ -154,6 +154,8 @@ static void bench_usage(void)
 	       "                       [{\"bytes\": 65536, \"Gbps\": 90.1}]} is enough\n"
 	       "                       (\"median_us\" for a latency; label: the file's name)\n"
 	       "      --plot-from FILE plot an earlier -j run's JSON, measuring nothing\n"
+	       "  -v, --verbose        the plugin's file:line on its lines, and the call of\n"
+	       "                       its table that failed (NCCL_DEBUG=INFO does too)\n"
 	       "  -V, --version        the version\n"
 	       "  -h, --help\n\n"
 	       "GB/s is 10^9 bytes per second, as nccl-tests reports; Gb/s beside it.\n"
@@ -286,6 +288,7 @@ int bench_opts_parse(int argc, char **argv, struct bench_opts *out)
 		{"plot", required_argument, NULL, OPT_PLOT},
 		{"plot-ref", required_argument, NULL, OPT_PLOT_REF},
 		{"plot-from", required_argument, NULL, OPT_PLOT_FROM},
+		{"verbose", no_argument, NULL, 'v'},
 		{"version", no_argument, NULL, 'V'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0}};
@@ -304,7 +307,7 @@ int bench_opts_parse(int argc, char **argv, struct bench_opts *out)
 	int c, sized = 0;
 
 	opterr = 0; /* the messages below say it once, on standard error */
-	while ((c = getopt_long(argc, argv, ":m:d:s:b:e:f:an:w:t:P:SC:p:x:r:M:jVh", longopts,
+	while ((c = getopt_long(argc, argv, ":m:d:s:b:e:f:an:w:t:P:SC:p:x:r:M:jvVh", longopts,
 				NULL)) != -1) {
 		switch (c) {
 		case 'm':
@@ -385,6 +388,7 @@ int bench_opts_parse(int argc, char **argv, struct bench_opts *out)
 		case OPT_PLUGIN: o.plugin = optarg; break;
 		case OPT_PROFILER: o.profiler = 1; break;
 		case 'j': o.json = 1; break;
+		case 'v': o.verbose = 1; break;
 		case OPT_PLOT: o.plot = optarg; break;
 		case OPT_PLOT_REF:
 			if (o.plot_nrefs == BENCH_PLOT_REFS)
