@@ -134,7 +134,7 @@ static const char *bench_result_words(int r)
 		"an internal error",
 		"an invalid argument",
 		"an invalid usage",
-		"an error of the other end",
+		"a network error, or the other end exited",
 	};
 
 	return r >= 0 && r < (int)(sizeof(words) / sizeof(words[0])) ? words[r] : "an error";

@@ -151,6 +151,8 @@ void bench_client(const struct bench_opts *o, int in, int out)
 	dev = o->role == BENCH_CLIENT ? bench_dev(e.net, o->dev, 0, o)
 				      : bench_dev(e.net, o->peer_dev, 1, o);
 	NET_CHECK(e.net->getProperties(dev, &props));
+	if (o->role == BENCH_LOCAL)
+		bench_set_link("%s and %s", props.name, server.dev);
 	bench_connect_to(&e, dev, handle);
 	bench_who_send(out, props.name);
 	if (o->mode == BENCH_LAT) {
