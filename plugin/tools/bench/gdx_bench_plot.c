@@ -136,6 +136,167 @@ static int plot_cmp_size(const void *a, const void *b)
 }
 
 /*
+ * perftest's --out_json (ib_write_bw, ib_write_lat ...): one run's figures
+ * of one size, "test_info" and "results" {"MsgSize", "BW_average" or
+ * "t_typical" ...}; perftest rewrites the file for each size, so -a leaves
+ * the last one. Up to 4.5 it is not JSON: bare keys and bare words as
+ * values, a comma before each closing brace, -nan; perftest writes one
+ * member a line. Those lines into JSON (an array of the objects the file
+ * holds, one after another: runs of several sizes put together with cat),
+ * for the JSON reader; NULL when a line is none of perftest's.
+ */
+static char *plot_perftest_json(const char *text, size_t len, int *bad_line)
+{
+	size_t cap = 2 * len + 16, n = 0;
+	char *out = malloc(cap), key[128], value[256];
+	int depth = 0, first[8] = {1}, objects = 0, line = 0;
+
+	if (!out)
+		bench_die("out of memory");
+	out[n++] = '[';
+	for (const char *p = text, *end = text + len; p < end; p++) {
+		size_t l = strcspn(p, "\n"), k;
+		char buf[512], *b = buf, *colon;
+
+		line++;
+		if (l >= sizeof(buf) || n + 2 * l + 8 > cap)
+			goto bad;
+		memcpy(buf, p, l);
+		buf[l] = '\0';
+		p += l;
+		b += strspn(b, " \t\r");
+		for (k = strlen(b); k && strchr(" \t\r,", b[k - 1]); k--)
+			b[k - 1] = '\0';
+		if (!*b)
+			continue;
+		if (!strcmp(b, "{") || !strcmp(b, "}")) {
+			if (*b == '{' && depth == 0 && objects++)
+				out[n++] = ',';
+			if (*b == '{' && depth > 0)
+				goto bad; /* an object is a member's value */
+			depth += *b == '{' ? 1 : -1;
+			if (depth < 0 || depth >= 8)
+				goto bad;
+			out[n++] = *b;
+			first[depth] = *b == '{' ? 1 : 0;
+			continue;
+		}
+		colon = strchr(b, ':');
+		if (!colon || depth < 1)
+			goto bad;
+		*colon = '\0';
+		snprintf(key, sizeof(key), "%s", b + strspn(b, " \""));
+		for (k = strlen(key); k && strchr(" \"", key[k - 1]); k--)
+			key[k - 1] = '\0';
+		snprintf(value, sizeof(value), "%s", colon + 1 + strspn(colon + 1, " \t"));
+		if (!*key || strchr(key, '"') || strchr(key, '\\'))
+			goto bad;
+		n += (size_t)snprintf(out + n, cap - n, "%s\"%s\": ", first[depth] ? "" : ",", key);
+		first[depth] = 0;
+		if (!strcmp(value, "{")) {
+			if (++depth >= 8)
+				goto bad;
+			first[depth] = 1;
+			out[n++] = '{';
+			continue;
+		}
+		{
+			char *num_end;
+			double v = strtod(value, &num_end);
+
+			if (value[0] == '"')
+				n += (size_t)snprintf(out + n, cap - n, "%s", value);
+			else if (num_end != value && !*num_end && isfinite(v))
+				n += (size_t)snprintf(out + n, cap - n, "%s", value);
+			else if (num_end != value && !*num_end)
+				n += (size_t)snprintf(out + n, cap - n, "null"); /* -nan, inf */
+			else if (strchr(value, '"') || strchr(value, '\\'))
+				goto bad;
+			else
+				n += (size_t)snprintf(out + n, cap - n, "\"%s\"", value);
+		}
+	}
+	if (depth || !objects)
+		goto bad;
+	out[n++] = ']';
+	out[n] = '\0';
+	return out;
+bad:
+	*bad_line = line;
+	free(out);
+	return NULL;
+}
+
+/* MB/s (perftest's default, 2^20 bytes a second) or Gb/s (--report_gbits):
+ * the file does not say; its message rate (Mpps) does, times the size. */
+static double plot_perftest_gbps(const char *path, int i, double bw, double mpps, double size)
+{
+	double as_mib = mpps * 1e6 * size / 1048576, as_gb = mpps * 1e6 * size * 8 / 1e9;
+
+	if (!(bw >= 0))
+		plot_bad(path, "perftest run %d has no \"BW_average\"", i + 1);
+	if (!(mpps > 0) || !(size > 0))
+		plot_bad(path,
+			 "perftest run %d: its \"MsgRate\" is 0 at this precision, so its "
+			 "\"BW_average\" may be MB/s or Gb/s (--report_gbits); give the figure as "
+			 "{\"results\": [{\"bytes\": %.0f, \"Gbps\": ...}]}",
+			 i + 1, size);
+	return fabs(log(bw / as_mib)) <= fabs(log(bw / as_gb)) ? bw * 1048576 * 8 / 1e9 : bw;
+}
+
+/* perftest's files into s; exits 3 for what is not perftest's. */
+static void plot_read_perftest(const char *path, const char *text, size_t len,
+			       struct bench_series *s)
+{
+	char *json, why[PATH_MAX + 256];
+	struct json_value *root;
+	size_t pos = 0;
+	int line = 0, lat = -1;
+
+	json = plot_perftest_json(text, len, &line);
+	if (!json)
+		plot_bad(path,
+			 "line %d: not perftest's --out_json as perftest writes it (one member a "
+			 "line), nor JSON: give the figures as {\"results\": [{\"bytes\": 65536, "
+			 "\"Gbps\": 90.1}]}",
+			 line);
+	if (json_parse(json, strlen(json), &pos, NULL, &root, why, sizeof(why)))
+		plot_bad(path, "perftest's --out_json, read as JSON: %s", why);
+	for (int i = 0; i < root->n; i++) {
+		const struct json_value *run = &root->items[i], *r = json_get(run, "results");
+		const char *test = json_string(json_get(json_get(run, "test_info"), "test"));
+		double size = plot_json_num(r, "MsgSize");
+		int is_lat = test && strstr(test, "Latency");
+
+		if (run->type != JSON_OBJECT || !r || r->type != JSON_OBJECT || !test)
+			plot_bad(path, "perftest run %d has no \"test_info\" and \"results\"",
+				 i + 1);
+		if (lat >= 0 && is_lat != lat)
+			plot_bad(path, "perftest runs of bandwidth and of latency in one file");
+		lat = is_lat;
+		if (!(size >= 0 && size <= (double)BENCH_SIZE_MAX && size == floor(size)))
+			plot_bad(path, "perftest run %d has no \"MsgSize\" of 0 to 1024G", i + 1);
+		for (int j = 0; j < s->n; j++)
+			if (s->pts[j].bytes == (size_t)size)
+				plot_bad(path, "perftest run %d: size %.0f a second time", i + 1,
+					 size);
+		if (s->n == BENCH_PLOT_POINTS)
+			plot_bad(path, "more than %d sizes", BENCH_PLOT_POINTS);
+		if (is_lat)
+			bench_plot_add(s, (size_t)size, NAN, plot_json_num(r, "t_typical"),
+				       plot_json_num(r, "percentile_99"));
+		else
+			bench_plot_add(s, (size_t)size,
+				       plot_perftest_gbps(path, i, plot_json_num(r, "BW_average"),
+							  plot_json_num(r, "MsgRate"), size),
+				       NAN, NAN);
+	}
+	s->mode = lat ? BENCH_LAT : BENCH_BW;
+	json_free(root);
+	free(json);
+}
+
+/*
  * gdx-bench -j's JSON: "results", each with "bytes" and "Gbps" (bw, rate),
  * "seconds" (over "iters": the table's time per message) or "median_us"
  * (lat); "mode", "device", "peer" and "memory" make the title ("title"
@@ -163,6 +324,20 @@ void bench_plot_read(const char *path, const char *label, struct bench_series *s
 		bench_fail(BENCH_EXIT_NO_INPUT, "%s", why);
 	if (ret)
 		plot_bad(path, "cannot read it: %s", strerror(-ret));
+	/* perftest's: "test_info" its first member */
+	if (strstr(text, "test_info") &&
+	    strstr(text, "test_info") <= text + strspn(text, " \t\r\n{\"")) {
+		memset(s, 0, sizeof(*s));
+		snprintf(s->label, sizeof(s->label), "%.*s", (int)strcspn(base, "."), base);
+		if (label)
+			snprintf(s->label, sizeof(s->label), "%s", label);
+		plot_read_perftest(path, text, len, s);
+		free(text);
+		if (!s->n)
+			plot_bad(path, "no figures in it");
+		qsort(s->pts, (size_t)s->n, sizeof(s->pts[0]), plot_cmp_size);
+		return;
+	}
 	if (json_parse(text, len, &pos, NULL, &root, why, sizeof(why)))
 		plot_bad(path, "%s", why);
 	if (root->type != JSON_OBJECT)
