@@ -80,6 +80,8 @@ else
 fi
 
 refused "an unknown long option" "unknown option --bogus" --bogus
+refused "a mistyped long option: the one meant" "unknown option --itres; did you mean --iters?" --itres 5
+refused "a mistyped --plot: the one meant" "unknown option --plto; did you mean --plot?" --plto x.svg
 refused "an unknown letter" "unknown option -Q" -Q
 refused "-D is no longer the peer device (perftest's -D is a duration)" "unknown option -D" -D rxe1
 refused "-g is no longer the GPU (nccl-tests' -g is a GPU count)" "unknown option -g" -g 0

@@ -88,11 +88,73 @@ EOF
 plots "a lat sweep of 0 to 1G: 32 sizes labelled, medians in the time panel" \
 	--title "gdx-bench lat: rxe0 <-> rxe1" "$tmp/lat.svg" "$tmp/lat.json" -- \
 	--plot-from "$tmp/lat.json" --plot "$tmp/lat.svg"
-if grep -q 'no figures' "$tmp/lat.svg" && grep -q 'median half round trip' "$tmp/lat.svg"; then
-	ok "a lat sweep: no bandwidth, the time panel says median half round trip"
+# A latency figure: one panel of half round trips, the median and the p99
+# of every size (svg_figures.py checks data-p99 against "p99_us"), no empty
+# bandwidth panel (0.4.5 drew one, and the median alone).
+if ! grep -q 'no figures' "$tmp/lat.svg" && grep -q 'half round trip (µs): median, and p99' "$tmp/lat.svg" &&
+	! grep -q 'bandwidth (Gb/s)' "$tmp/lat.svg" && [ "$(grep -c 'data-p99=' "$tmp/lat.svg")" -eq 32 ]; then
+	ok "a lat sweep: one panel, the median and the p99 of all 32 sizes, no bandwidth panel"
 else
-	not_ok "a lat sweep's panels" "$(grep -c 'no figures' "$tmp/lat.svg") 'no figures'"
+	not_ok "a lat sweep: one panel of median and p99" \
+		"$(grep -c 'no figures' "$tmp/lat.svg") 'no figures', $(grep -c 'data-p99=' "$tmp/lat.svg") p99 points"
 fi
+# Every figure says the host, the version, the depth and the line rate it
+# ran with, as -j writes them; a file without them says "?" and "unknown".
+python3 - "$tmp/lat.json" "$tmp/lat-about.json" <<'EOF'
+import json, sys
+j = json.load(open(sys.argv[1]))
+j.update(host="node7", version="0.9.1", depth=4, line_gbps=200, peer="rxe1", end="both")
+json.dump(j, open(sys.argv[2], "w"))
+EOF
+plots "a lat sweep with -j's host, version, depth and line rate" \
+	--title "gdx-bench lat: rxe0 <-> rxe1" "$tmp/lat-about.svg" "$tmp/lat-about.json" -- \
+	--plot-from "$tmp/lat-about.json" --plot "$tmp/lat-about.svg"
+for svg in lat-about:"host node7, gdx-bench 0.9.1, depth 4, line rate 200 Gb/s" \
+	a:"host ?, gdx-bench ?, depth 8, line rate unknown"; do
+	if grep -qF "class=\"about\" x=\"480\" y=\"44\" text-anchor=\"middle\">${svg#*:}<" "$tmp/${svg%%:*}.svg"; then
+		ok "the figure says: ${svg#*:}"
+	else
+		not_ok "the figure says: ${svg#*:}" "$(grep -o 'class="about"[^<]*' "$tmp/${svg%%:*}.svg")"
+	fi
+done
+
+# perftest's own --out_json, as ib_write_bw and ib_write_lat 4.5 wrote it in
+# the VM (tests/lib/fixtures/bench/README.md): not JSON (bare keys and
+# words, trailing commas, -nan), one size a file. Read as perftest writes
+# it: 34.95 MB/s (2^20 B/s, its message rate says so) is 0.2932 Gb/s; the
+# latency's t_typical and percentile_99 are its median and p99; files put
+# together with cat are one series. 0.4.5 refused them as bad JSON.
+fx=tests/lib/fixtures/bench
+cat >"$tmp/perftest-bw.json" <<'EOF'
+{"label": "ib_write_bw-64K", "results": [{"bytes": 65536, "Gbps": 0.2932}]}
+EOF
+plots "perftest 4.5's --out_json of ib_write_bw beside: 34.95 MB/s drawn as 0.2932 Gb/s" \
+	"$tmp/pt.svg" "$tmp/sweep.json" "$tmp/perftest-bw.json" -- \
+	--plot-from "$tmp/sweep.json" --plot-ref "$fx/ib_write_bw-64K.json" --plot "$tmp/pt.svg"
+cat "$fx/ib_write_bw-64K.json" "$fx/ib_write_bw-a.json" >"$tmp/ib_write_bw.json"
+cat >"$tmp/perftest-two.json" <<'EOF'
+{"label": "ib_write_bw", "results": [{"bytes": 65536, "Gbps": 0.2932}, {"bytes": 8388608, "Gbps": 0.2355}]}
+EOF
+plots "two perftest runs put together with cat: one series of two sizes" \
+	"$tmp/pt2.svg" "$tmp/sweep.json" "$tmp/perftest-two.json" -- \
+	--plot-from "$tmp/sweep.json" --plot-ref "$tmp/ib_write_bw.json" --plot "$tmp/pt2.svg"
+cat >"$tmp/lat8m.json" <<'EOF'
+{"mode": "lat", "iters": 20, "results": [{"bytes": 8388608, "median_us": 650000.0, "p99_us": 990000.0, "min_us": 330000.0}]}
+EOF
+cat >"$tmp/perftest-lat.json" <<'EOF'
+{"label": "ib_write_lat-8M", "results": [{"bytes": 8388608, "median_us": 675451.18, "p99_us": 1022750.68}]}
+EOF
+plots "perftest 4.5's ib_write_lat beside a latency: its t_typical and percentile_99" \
+	"$tmp/ptl.svg" "$tmp/lat8m.json" "$tmp/perftest-lat.json" -- \
+	--plot-from "$tmp/lat8m.json" --plot-ref "$fx/ib_write_lat-8M.json" --plot "$tmp/ptl.svg"
+sed 's/^MsgRate: .*/MsgRate: 0.000000,/' "$fx/ib_write_bw-a.json" >"$tmp/rate0.json"
+refused "a perftest run whose MB/s cannot be told from Gb/s: how to give the figure" 3 \
+	'rate0.json: perftest run 1: its "MsgRate" is 0 at this precision, so its "BW_average" may be MB/s or Gb/s (--report_gbits); give the figure as {"results": [{"bytes": 8388608, "Gbps": ...}]}' \
+	--plot-from "$tmp/sweep.json" --plot-ref "$tmp/rate0.json" --plot "$tmp/x.svg"
+sed 's/^BW_average: .*/BW_average = 28.07,/' "$fx/ib_write_bw-a.json" >"$tmp/garbled.json"
+refused "a perftest file with a line of none of its forms, by line" 3 \
+	"garbled.json: line 25: not perftest's --out_json as perftest writes it" \
+	--plot-from "$tmp/sweep.json" --plot-ref "$tmp/garbled.json" --plot "$tmp/x.svg"
 
 # Hostile names: XML's specials, control characters, markup in a label.
 # They come out as text, and the XML parses.

@@ -106,7 +106,7 @@ s.settimeout(hold + 15)
 open(out + ".connected", "w").close()
 got = b""
 if how == "wrong":
-    s.sendall(struct.pack(">II", 0x47445842, 2) + b"n" * 16 + b"t" * 8)
+    s.sendall(struct.pack(">II", 0x47445842, 3) + b"n" * 16 + b"t" * 8)
 elif how == "garbage":
     s.sendall(b"GET / HTTP/1.0\r\n\r\n" * 2)
 try:
@@ -176,7 +176,7 @@ else
 fi
 # the server went past the side channel to its plugin (the stub's listen
 # fails there), and the client with it: the client ran the server's options
-if [ "$server_rc" -eq 1 ] && grep -q 'listen.*failed' "$tmp/first.err" && [ "$real_rc" -eq 1 ] &&
+if [ "$server_rc" -eq 1 ] && grep -q 'the plugin could not listen for the other end' "$tmp/first.err" && [ "$real_rc" -eq 1 ] &&
 	! grep -q 'token\|side channel version' "$tmp/real.err"; then
 	ok "the client with the token got the run's options (both end at the stub's listen)"
 else

@@ -201,7 +201,7 @@ s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
 s.settimeout(30)
 open(sys.argv[3], "w").close()
 if sys.argv[2] == "wrong":
-    s.sendall(struct.pack(">II", 0x47445842, 2) + b"n" * 16 + b"t" * 8)
+    s.sendall(struct.pack(">II", 0x47445842, 3) + b"n" * 16 + b"t" * 8)
 got = b""
 try:
     while True:

@@ -87,6 +87,9 @@ def main(argv):
                 wrong.append(f"{name!r} size {size}: data-gbps {gbps}, want {r['Gbps']}")
             if want_us is not None and not (len(usec) == 1 and near(usec[0], want_us, us_step)):
                 wrong.append(f"{name!r} size {size}: data-usec {usec}, want {want_us}")
+            p99 = [c.get("data-p99") for c in at if c.get("data-p99") is not None]
+            if "p99_us" in r and not (len(p99) == 1 and near(p99[0], r["p99_us"], 1e-3)):
+                wrong.append(f"{name!r} size {size}: data-p99 {p99}, want {r['p99_us']}")
     if wrong:
         print("; ".join(wrong[:8]))
     return 1 if wrong else 0

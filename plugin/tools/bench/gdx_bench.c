@@ -108,6 +108,7 @@ static int bench_run(struct bench_opts *o)
 		close(fd);
 		break;
 	case BENCH_CLIENT:
+		bench_set_link("%s", o->host);
 		fd = bench_chan_dial(o->host, o->port, o->wait);
 		bench_chan_recv_opts(fd, o);
 		bench_client(o, fd, fd);
@@ -123,6 +124,7 @@ int main(int argc, char **argv)
 
 	if (!bench_opts_parse(argc, argv, &o))
 		return BENCH_EXIT_OK; /* --help or --version */
+	bench_set_verbose(o.verbose);
 	/* Every plot file checked before the run, so that none fails after it. */
 	if (o.plot)
 		bench_plot_prepare(&o);

@@ -11,6 +11,7 @@
  * listening. Then a hello that carries the server's options, so that both
  * ends run the same test.
  */
+#include <ctype.h>
 #include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -38,8 +39,9 @@
 #include "tools/common/gdx_json.h" /* json_siphash_keyed */
 
 #define BENCH_CHAN_MAGIC 0x47445842u /* "GDXB" */
-/* 2: the client proves the server's token before anything is sent to it */
-#define BENCH_CHAN_VERSION 2u
+/* 2: the client proves the server's token before anything is sent to it;
+ * 3: each end says who it is, and the server sends the client its figures */
+#define BENCH_CHAN_VERSION 3u
 /* How often a client that keeps trying says so. */
 #define BENCH_DIAL_PROGRESS_S 5
 /* A connection to the server has this long to prove the token, and this
@@ -228,7 +230,7 @@ static int bench_check(void *arg, struct gdx_door_conn *c)
 	memcpy(&proof, c->hello, sizeof(proof));
 	if (be32toh(proof.magic) != BENCH_CHAN_MAGIC ||
 	    be32toh(proof.version) != BENCH_CHAN_VERSION) {
-		bench_said(s, c->peer, "not gdx-bench side-channel version 2");
+		bench_said(s, c->peer, "not gdx-bench side-channel version 3");
 		return -EPROTO;
 	}
 	if (!bench_same(proof.tag,
@@ -340,6 +342,7 @@ int bench_chan_serve(int port, const uint8_t token[16], uint8_t nonces[32])
 	close(lfd);
 	memcpy(nonces, s.nonces, 32);
 	fprintf(stderr, "gdx-bench: the client at %s proved the token\n", s.from);
+	bench_set_link("the client at %s", s.from);
 	one = fcntl(s.fd, F_GETFL);
 	fcntl(s.fd, F_SETFL, one & ~O_NONBLOCK);
 	setsockopt(s.fd, IPPROTO_TCP, TCP_NODELAY, &(int){1}, sizeof(int));
@@ -476,4 +479,82 @@ void bench_chan_recv_opts(int fd, struct bench_opts *o)
 	h.magic = htobe32(BENCH_CHAN_MAGIC);
 	h.version = htobe32(BENCH_CHAN_VERSION);
 	bench_xfer(fd, &h, sizeof(h), 1);
+}
+
+/* What the other end said of itself, cut to what prints as itself. */
+static void bench_name_clean(char *s)
+{
+	s[BENCH_NAME_MAX - 1] = '\0';
+	for (char *p = s; *p; p++)
+		if (!isalnum((unsigned char)*p) && !strchr("._+:-", *p))
+			*p = '?';
+}
+
+void bench_who_send(int fd, const char *dev)
+{
+	struct bench_who w = {{0}};
+
+	if (gethostname(w.host, sizeof(w.host) - 1))
+		snprintf(w.host, sizeof(w.host), "?");
+	w.host[sizeof(w.host) - 1] = '\0';
+	snprintf(w.dev, sizeof(w.dev), "%s", dev);
+	bench_xfer(fd, &w, sizeof(w), 1);
+}
+
+void bench_who_recv(int fd, struct bench_who *w)
+{
+	bench_xfer(fd, w, sizeof(*w), 0);
+	bench_name_clean(w->host);
+	bench_name_clean(w->dev);
+}
+
+/* Figures cross as the bits of their doubles, big-endian. */
+static uint64_t bench_bits(double v)
+{
+	uint64_t u;
+
+	memcpy(&u, &v, sizeof(u));
+	return htobe64(u);
+}
+
+static double bench_unbits(uint64_t u)
+{
+	double v;
+
+	u = be64toh(u);
+	memcpy(&v, &u, sizeof(v));
+	return v;
+}
+
+void bench_fig_send(int fd, const struct bench_fig *f)
+{
+	uint64_t w[4] = {bench_bits(f->secs), bench_bits(f->med), bench_bits(f->p99),
+			 bench_bits(f->min)};
+
+	bench_xfer(fd, w, sizeof(w), 1);
+}
+
+void bench_fig_recv(int fd, struct bench_fig *f)
+{
+	uint64_t w[4];
+
+	bench_xfer(fd, w, sizeof(w), 0);
+	*f = (struct bench_fig){bench_unbits(w[0]), bench_unbits(w[1]), bench_unbits(w[2]),
+				bench_unbits(w[3])};
+}
+
+void bench_counts_send(int fd, const unsigned long long counts[2])
+{
+	uint64_t w[2] = {htobe64(counts[0]), htobe64(counts[1])};
+
+	bench_xfer(fd, w, sizeof(w), 1);
+}
+
+void bench_counts_recv(int fd, unsigned long long counts[2])
+{
+	uint64_t w[2];
+
+	bench_xfer(fd, w, sizeof(w), 0);
+	counts[0] = be64toh(w[0]);
+	counts[1] = be64toh(w[1]);
 }

@@ -8,6 +8,8 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <strings.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -96,4 +98,97 @@ void bench_usage_error(const char *fmt, ...)
 	va_end(ap);
 	fputs("\ntry 'gdx-bench --help'\n", stderr);
 	exit(BENCH_EXIT_USAGE);
+}
+
+static int bench_debug;
+static char bench_link[160];
+
+void bench_set_verbose(int on)
+{
+	bench_debug = on;
+}
+
+int bench_verbose(void)
+{
+	const char *d = getenv("NCCL_DEBUG");
+
+	return bench_debug || (d && (!strcasecmp(d, "INFO") || !strcasecmp(d, "TRACE")));
+}
+
+void bench_set_link(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(bench_link, sizeof(bench_link), fmt, ap);
+	va_end(ap);
+}
+
+/* ncclResult_t's values, as NCCL's ncclGetErrorString words them. */
+static const char *bench_result_words(int r)
+{
+	static const char *const words[] = {
+		"no error",
+		"a CUDA error",
+		"a system error",
+		"an internal error",
+		"an invalid argument",
+		"an invalid usage",
+		"a network error, or the other end exited",
+	};
+
+	return r >= 0 && r < (int)(sizeof(words) / sizeof(words[0])) ? words[r] : "an error";
+}
+
+/* The plugin table's member a call names: "e->net->test(r, ...)": "test". */
+static void bench_call_name(const char *call, char *name, size_t len)
+{
+	const char *open = strchr(call, '('), *start = call;
+
+	for (const char *p = call; open && p < open; p++)
+		if (p[0] == '-' && p[1] == '>')
+			start = p + 2;
+	snprintf(name, len, "%.*s", open ? (int)(open - start) : (int)strlen(start), start);
+}
+
+void bench_net_fail(const char *call, int result)
+{
+	static const struct {
+		const char *call, *what;
+	} calls[] = {
+		{"init", "the plugin did not start"},
+		{"devices", "the plugin could not list its devices"},
+		{"getProperties", "the plugin could not describe a device"},
+		{"listen", "the plugin could not listen for the other end"},
+		{"connect", "CONN"},
+		{"accept", "CONN"},
+		{"regMr", "the plugin could not register the buffers"},
+		{"deregMr", "the plugin could not release the buffers"},
+		{"isend", "LINK"},
+		{"irecv", "LINK"},
+		{"test", "LINK"},
+		{"closeSend", "the plugin could not close a connection"},
+		{"closeRecv", "the plugin could not close a connection"},
+		{"closeListen", "the plugin could not close a connection"},
+	};
+	const char *what = "the plugin failed";
+	char name[64], debug[320] = "", words[256];
+
+	bench_call_name(call, name, sizeof(name));
+	for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++)
+		if (!strcmp(calls[i].call, name))
+			what = calls[i].what;
+	if (!strcmp(what, "CONN") || !strcmp(what, "LINK")) {
+		snprintf(words, sizeof(words), "the connection %s %s failed%s",
+			 strchr(bench_link, ' ') && strstr(bench_link, " and ") ? "between" : "to",
+			 bench_link[0] ? bench_link : "the other end",
+			 what[0] == 'C' ? " to open" : "");
+		what = words;
+	}
+	if (bench_verbose())
+		snprintf(debug, sizeof(debug), " [%s failed: ncclResult %d]", call, result);
+	bench_die("%s (%s%s)%s", what, bench_result_words(result),
+		  result == 2 || result == 3 || result == 6 ? "; the plugin's line above says why"
+							    : "",
+		  debug);
 }

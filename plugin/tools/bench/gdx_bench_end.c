@@ -6,6 +6,7 @@
  * of the sweep when the other end says go; the server reports
  * (gdx_bench_report.c).
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -134,21 +135,35 @@ void bench_client(const struct bench_opts *o, int in, int out)
 {
 	struct bench_end e = {.in = in, .out = out};
 	char go, handle[NCCL_NET_HANDLE_MAXSIZE];
+	ncclNetProperties_v7_t props;
+	unsigned long long counts[2];
+	struct bench_report r;
+	struct bench_who server;
+	struct bench_fig fig;
 	int dev;
 
 	/* The server's handle first: its plugin is up, so a failure there is
 	 * reported by the server alone, before this end says anything. */
 	bench_xfer(in, handle, sizeof(handle), 0);
+	bench_who_recv(in, &server);
 	e.net = bench_load(o->plugin, o->profiler);
 	/* on one machine the client is the peer device; on two, this one's own */
 	dev = o->role == BENCH_CLIENT ? bench_dev(e.net, o->dev, 0, o)
 				      : bench_dev(e.net, o->peer_dev, 1, o);
+	NET_CHECK(e.net->getProperties(dev, &props));
+	if (o->role == BENCH_LOCAL)
+		bench_set_link("%s and %s", props.name, server.dev);
 	bench_connect_to(&e, dev, handle);
+	bench_who_send(out, props.name);
 	if (o->mode == BENCH_LAT) {
 		bench_listen(&e, dev);
 		bench_accept(&e);
 	}
 	bench_buffers(&e, bench_buffer_size(o), o);
+	/* On another machine, the server's table here too, as perftest's
+	 * client prints its results; forked, the server prints it alone. */
+	if (o->role == BENCH_CLIENT)
+		bench_report_open(&r, o, props.name, props.speed / 1000.0, &server, 1);
 	for (size_t s = o->min_size;; s = bench_next(s, o)) {
 		struct bench_size z = bench_split(s);
 
@@ -157,12 +172,19 @@ void bench_client(const struct bench_opts *o, int in, int out)
 			bench_pong(&e, s, o);
 		else
 			bench_stream_send(&e, &z, o);
+		bench_fig_recv(in, &fig);
+		if (o->role == BENCH_CLIENT)
+			bench_report_fig(&r, s, &fig);
 		if (bench_last(s, o))
 			break;
 	}
 	bench_xfer(in, &go, 1, 0);
 	bench_close(&e, o);
-	bench_prof_report(o, "client");
+	bench_counts_recv(in, counts);
+	if (o->role == BENCH_CLIENT)
+		bench_report_close(&r, "client", counts);
+	else
+		bench_prof_report(o, "client");
 }
 
 void bench_server(const struct bench_opts *o, int in, int out)
@@ -171,9 +193,10 @@ void bench_server(const struct bench_opts *o, int in, int out)
 	struct bench_end *pe = o->role == BENCH_LOCAL && o->procs == 1 ? &peer : NULL;
 	ncclNetProperties_v7_t props, pprops;
 	double *lat = calloc((size_t)o->iters, sizeof(double));
-	int dev, pdev = -1;
+	unsigned long long counts[2];
+	struct bench_who who = {{0}};
 	struct bench_report r;
-	const char *peer_name;
+	int dev, pdev = -1;
 	char go = 1;
 
 	if (!lat)
@@ -185,36 +208,44 @@ void bench_server(const struct bench_opts *o, int in, int out)
 		peer.net = e.net;
 		pdev = bench_dev(e.net, o->peer_dev, 1, o);
 		NET_CHECK(e.net->getProperties(pdev, &pprops));
+		snprintf(who.dev, sizeof(who.dev), "%s", pprops.name);
+		bench_set_link("%s and %s", props.name, pprops.name);
 		bench_pair(&e, dev, pe, pdev);
 		if (o->mode == BENCH_LAT)
 			bench_pair(pe, pdev, &e, dev);
 		bench_buffers(pe, bench_buffer_size(o), o);
 	} else {
 		bench_listen(&e, dev);
+		bench_who_send(out, props.name);
 		bench_accept(&e);
+		bench_who_recv(in, &who);
+		if (o->role == BENCH_LOCAL)
+			bench_set_link("%s and %s", props.name, who.dev);
+		if (o->role != BENCH_SERVER)
+			who.host[0] = '\0'; /* this machine's */
 		if (o->mode == BENCH_LAT)
 			bench_connect(&e, dev);
 	}
 	bench_buffers(&e, bench_buffer_size(o), o);
-	peer_name = pe			      ? pprops.name
-		    : o->role == BENCH_SERVER ? "remote"
-		    : o->peer_dev	      ? o->peer_dev
-					      : "peer";
-	bench_report_open(&r, o, props.name, peer_name);
+	bench_report_open(&r, o, props.name, props.speed / 1000.0, &who, 0);
 	for (size_t s = o->min_size;; s = bench_next(s, o)) {
+		struct bench_fig fig = {NAN, NAN, NAN, NAN};
+
 		bench_report_progress(&r, s);
 		if (!pe)
 			bench_xfer(out, &go, 1, 1);
 		if (o->mode == BENCH_LAT) {
 			bench_pingpong(&e, pe, s, o, lat);
-			bench_report_lat(&r, s, lat);
+			bench_fig_lat(lat, o->iters, &fig);
 		} else {
 			struct bench_size z = bench_split(s);
 
-			bench_report_stream(&r, s,
-					    pe ? bench_stream_local(&e, pe, &z, o)
-					       : bench_stream_recv(&e, &z, o));
+			fig.secs = pe ? bench_stream_local(&e, pe, &z, o)
+				      : bench_stream_recv(&e, &z, o);
 		}
+		if (!pe)
+			bench_fig_send(out, &fig);
+		bench_report_fig(&r, s, &fig);
 		if (bench_last(s, o))
 			break;
 	}
@@ -224,6 +255,9 @@ void bench_server(const struct bench_opts *o, int in, int out)
 	if (pe)
 		bench_close(pe, o);
 	bench_close(&e, o);
-	bench_report_close(&r, pe ? "both ends" : "server");
+	bench_bytes_received(&counts[0], &counts[1]);
+	if (!pe)
+		bench_counts_send(out, counts);
+	bench_report_close(&r, pe ? "both ends" : "server", counts);
 	free(lat);
 }

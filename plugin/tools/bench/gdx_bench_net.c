@@ -4,6 +4,7 @@
  * (isend and irecv through v10's with --profiler), the log lines it writes
  * read for its byte counters, and the device each end runs on.
  */
+#include <dirent.h>
 #include <dlfcn.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -15,6 +16,8 @@
 #include <nccl/net.h>
 #include <nccl/profiler_net.h>
 
+#include "sys/gdx_log.h" /* GDX_LOG_PREFIX */
+
 #include "tools/bench/gdx_bench_state.h"
 
 /* The plugin's own per-path byte counters, from the line it logs when a comm
@@ -25,13 +28,6 @@ void bench_bytes_received(unsigned long long *gpu, unsigned long long *host)
 {
 	*gpu = bench_bytes_gpu;
 	*host = bench_bytes_host;
-}
-
-static int bench_debug_info(void)
-{
-	const char *d = getenv("NCCL_DEBUG");
-
-	return d && (!strcasecmp(d, "INFO") || !strcasecmp(d, "TRACE"));
 }
 
 static void bench_logger(ncclDebugLogLevel level, unsigned long flags, const char *file, int line,
@@ -51,10 +47,16 @@ static void bench_logger(ncclDebugLogLevel level, unsigned long flags, const cha
 		bench_bytes_gpu += gpu;
 		bench_bytes_host += host;
 	}
-	if (level == NCCL_LOG_WARN)
-		fprintf(stderr, "gdx-bench: %s (%s:%d)\n", msg, file, line);
-	else if (level == NCCL_LOG_INFO && bench_debug_info())
-		fprintf(stderr, "gdx-bench: %s\n", msg); /* NCCL_DEBUG=INFO, as NCCL */
+	/* the plugin's words as they are, without its prefix; where in its
+	 * source they come from at the debug level only */
+	p = !strncmp(msg, GDX_LOG_PREFIX, strlen(GDX_LOG_PREFIX)) ? msg + strlen(GDX_LOG_PREFIX)
+								  : msg;
+	if (level == NCCL_LOG_WARN && bench_verbose())
+		fprintf(stderr, "gdx-bench: plugin: %s (%s:%d)\n", p, file, line);
+	else if (level == NCCL_LOG_WARN)
+		fprintf(stderr, "gdx-bench: plugin: %s\n", p);
+	else if (level == NCCL_LOG_INFO && bench_verbose())
+		fprintf(stderr, "gdx-bench: plugin: %s\n", p); /* NCCL_DEBUG=INFO, as NCCL */
 }
 
 /* --profiler: the cheapest profiler there is, one that counts what it is
@@ -105,6 +107,33 @@ void bench_prof_counts(unsigned long long *started, unsigned long long *stopped)
 	*stopped = bench_prof_stopped;
 }
 
+/* Whether the kernel shows an RDMA device at all. */
+static int bench_rdma_here(void)
+{
+	DIR *d = opendir("/sys/class/infiniband");
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return 0;
+	while ((e = readdir(d)))
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n > 0;
+}
+
+/* The plugin's init, or the run fails: on a machine without an RDMA device,
+ * saying that in words. */
+static void bench_init_check(ncclResult_t r)
+{
+	if (r == ncclSuccess)
+		return;
+	if (!bench_rdma_here())
+		bench_die("the plugin did not start: this machine has no RDMA device "
+			  "(/sys/class/infiniband is empty); gdx-doctor check says more");
+	bench_net_fail("net->init(bench_logger)", (int)r);
+}
+
 const ncclNet_v7_t *bench_load(const char *path, int profiler)
 {
 	static const ncclNet_v7_t *loaded; /* once per process: init runs once */
@@ -123,14 +152,14 @@ const ncclNet_v7_t *bench_load(const char *path, int profiler)
 		bench_fail(BENCH_EXIT_NO_INPUT,
 			   "%s has no ncclNetPlugin_v7: not an NCCL net plugin", path);
 	if (!profiler) {
-		NET_CHECK(net->init(bench_logger));
+		bench_init_check(net->init(bench_logger));
 		return loaded = net;
 	}
 	bench_v10 = dlsym(lib, "ncclNetPlugin_v10");
 	if (!bench_v10)
 		bench_fail(BENCH_EXIT_NO_INPUT,
 			   "%s has no ncclNetPlugin_v10, which --profiler needs", path);
-	NET_CHECK(bench_v10->init(bench_logger, bench_prof_event));
+	bench_init_check(bench_v10->init(bench_logger, bench_prof_event));
 	bench_prof_net = *net;
 	bench_prof_net.isend = bench_prof_isend;
 	bench_prof_net.irecv = bench_prof_irecv;
@@ -142,6 +171,43 @@ void bench_prof_report(const struct bench_opts *o, const char *end)
 	if (o->profiler)
 		fprintf(stderr, "gdx-bench: %s: %llu profiler events started, %llu stopped\n", end,
 			bench_prof_started, bench_prof_stopped);
+}
+
+/* A device name the plugin does not have: its port that is not up, when
+ * the machine has the device (the plugin takes active ports only), else
+ * the names it has. */
+static void bench_no_dev(const ncclNet_v7_t *net, const char *name, int ndev)
+{
+	char have[256] = "", path[512], state[64];
+	ncclNetProperties_v7_t props;
+	size_t len = 0;
+
+	for (int port = 1; port <= 16 && !strchr(name, '/') && !strchr(name, '+'); port++) {
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/sys/class/infiniband/%s/ports/%d/state", name, port);
+		f = fopen(path, "r");
+		if (!f)
+			break;
+		/* "1: DOWN": the state's name after its number */
+		if (fgets(state, sizeof(state), f) && !strstr(state, "ACTIVE")) {
+			char *w = strchr(state, ':') ? strchr(state, ':') + 1 : state;
+
+			w += strspn(w, " ");
+			w[strcspn(w, "\r\n")] = '\0';
+			fclose(f);
+			bench_die("%s port %d is %s: the plugin takes active ports only (bring its "
+				  "link up; gdx-doctor check shows every port)",
+				  name, port, w);
+		}
+		fclose(f);
+	}
+	for (int i = 0; i < ndev && len < sizeof(have) - 1; i++)
+		if (net->getProperties(i, &props) == ncclSuccess)
+			len += (size_t)snprintf(have + len, sizeof(have) - len, "%s%s",
+						i ? ", " : "", props.name);
+	bench_die("no device named %s: the plugin has %s (gdx-doctor check lists them)", name,
+		  have);
 }
 
 int bench_dev(const ncclNet_v7_t *net, const char *name, int fallback, const struct bench_opts *o)
@@ -160,7 +226,7 @@ int bench_dev(const ncclNet_v7_t *net, const char *name, int fallback, const str
 			dev = i;
 	}
 	if (dev < 0)
-		bench_die("no device named %s (%d devices; gdx-doctor lists them)", name, ndev);
+		bench_no_dev(net, name, ndev);
 	NET_CHECK(net->getProperties(dev, &props));
 	if (o->cuda && !(props.ptrSupport & NCCL_PTR_CUDA))
 		bench_die("%s does not take CUDA memory (no GPUDirect RDMA path: the plugin's "

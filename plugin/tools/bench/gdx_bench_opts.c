@@ -16,6 +16,8 @@
 
 #include <nccl/net.h>
 
+#include "tools/common/gdx_escape.h"
+#include "tools/common/gdx_nearest.h"
 #include "tools/common/gdx_plugin_path.h"
 #include "tools/bench/gdx_bench_state.h"
 
@@ -152,6 +154,8 @@ static void bench_usage(void)
 	       "                       [{\"bytes\": 65536, \"Gbps\": 90.1}]} is enough\n"
 	       "                       (\"median_us\" for a latency; label: the file's name)\n"
 	       "      --plot-from FILE plot an earlier -j run's JSON, measuring nothing\n"
+	       "  -v, --verbose        the plugin's file:line on its lines, and the call of\n"
+	       "                       its table that failed (NCCL_DEBUG=INFO does too)\n"
 	       "  -V, --version        the version\n"
 	       "  -h, --help\n\n"
 	       "GB/s is 10^9 bytes per second, as nccl-tests reports; Gb/s beside it.\n"
@@ -223,6 +227,24 @@ static void bench_setenv(const char *name, const char *value)
 		bench_die("setenv %s: %s", name, strerror(errno));
 }
 
+/* An unknown --name, escaped, with the option meant when one is near it
+ * (gdx_nearest.h, as gdx-doctor has it): "--itres; did you mean --iters?". */
+static void bench_unknown(const char *arg, const struct option *longopts)
+{
+	const char *names[64], *near = NULL;
+	char shown[GDX_ESCAPE_LEN(80)];
+	int n = 0;
+
+	for (const struct option *l = longopts; l->name && n < 64; l++)
+		names[n++] = l->name;
+	if (!strncmp(arg, "--", 2))
+		near = gdx_nearest(arg + 2, strcspn(arg + 2, "="), names, n);
+	gdx_escape(GDX_ESCAPE_TEXT, arg, shown, sizeof(shown));
+	if (near)
+		bench_usage_error("unknown option %s; did you mean --%s?", shown, near);
+	bench_usage_error("unknown option %s", shown);
+}
+
 int bench_opts_parse(int argc, char **argv, struct bench_opts *out)
 {
 	enum {
@@ -266,6 +288,7 @@ int bench_opts_parse(int argc, char **argv, struct bench_opts *out)
 		{"plot", required_argument, NULL, OPT_PLOT},
 		{"plot-ref", required_argument, NULL, OPT_PLOT_REF},
 		{"plot-from", required_argument, NULL, OPT_PLOT_FROM},
+		{"verbose", no_argument, NULL, 'v'},
 		{"version", no_argument, NULL, 'V'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0}};
@@ -284,7 +307,7 @@ int bench_opts_parse(int argc, char **argv, struct bench_opts *out)
 	int c, sized = 0;
 
 	opterr = 0; /* the messages below say it once, on standard error */
-	while ((c = getopt_long(argc, argv, ":m:d:s:b:e:f:an:w:t:P:SC:p:x:r:M:jVh", longopts,
+	while ((c = getopt_long(argc, argv, ":m:d:s:b:e:f:an:w:t:P:SC:p:x:r:M:jvVh", longopts,
 				NULL)) != -1) {
 		switch (c) {
 		case 'm':
@@ -365,6 +388,7 @@ int bench_opts_parse(int argc, char **argv, struct bench_opts *out)
 		case OPT_PLUGIN: o.plugin = optarg; break;
 		case OPT_PROFILER: o.profiler = 1; break;
 		case 'j': o.json = 1; break;
+		case 'v': o.verbose = 1; break;
 		case OPT_PLOT: o.plot = optarg; break;
 		case OPT_PLOT_REF:
 			if (o.plot_nrefs == BENCH_PLOT_REFS)
@@ -378,7 +402,7 @@ int bench_opts_parse(int argc, char **argv, struct bench_opts *out)
 		default:
 			if (optopt)
 				bench_usage_error("unknown option -%c", optopt);
-			bench_usage_error("unknown option %s", argv[optind - 1]);
+			bench_unknown(argv[optind - 1], longopts);
 		}
 	}
 	if (optind < argc)

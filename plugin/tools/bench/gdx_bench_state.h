@@ -72,6 +72,7 @@ struct bench_opts {
 	int plot_nrefs;
 	int profiler; /* --profiler: through the v10 table, with a profiler callback */
 	int rails;    /* --rails: devices fused (NCCL_GDX_RAILS set) */
+	int verbose;  /* -v: the plugin's file:line, the calls that failed */
 	/* the run's token: the server's, drawn at random; the client's,
 	 * --token's (gdx_bench_chan.c) */
 	uint8_t token[16];
@@ -105,13 +106,27 @@ void bench_client_check_server(void);
  * client is still running. */
 void bench_server_check_client(int grace_ms);
 
-/* A call of the plugin's table that must succeed, or the run fails naming it. */
-#define NET_CHECK(call)                                                        \
-	do {                                                                   \
-		ncclResult_t _r = (call);                                      \
-		if (_r != ncclSuccess)                                         \
-			bench_die("%s failed: ncclResult %d", #call, (int)_r); \
+/* A call of the plugin's table that must succeed, or the run fails saying,
+ * in words, what did not happen (bench_net_fail). */
+#define NET_CHECK(call)                                 \
+	do {                                            \
+		ncclResult_t _r = (call);               \
+		if (_r != ncclSuccess)                  \
+			bench_net_fail(#call, (int)_r); \
 	} while (0)
+
+/* The run fails after a call of the plugin's table: what it was for in
+ * plain words ("the plugin did not start", "the connection to HOST
+ * failed"), the result's meaning, and, at the debug level (-v,
+ * NCCL_DEBUG=INFO or TRACE), the call and its ncclResult. */
+void bench_net_fail(const char *call, int result) __attribute__((noreturn));
+/* What the data path connects, for bench_net_fail's words: "node1",
+ * "the client at 10.0.0.2:40112", "rxe0 and rxe1". */
+void bench_set_link(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The debug level: the plugin's file:line on its lines, and the calls
+ * that failed (-v, or NCCL_DEBUG=INFO or TRACE). */
+void bench_set_verbose(int on);
+int bench_verbose(void);
 
 /* The plugin (gdx_bench_net.c): its v7 table, initialized; dies when it
  * cannot be loaded. With profiler, init is v10's, given a callback that
@@ -152,7 +167,8 @@ struct bench_size {
 
 /* The two ends of a sweep (gdx_bench_end.c), over the side channel's in and
  * out (-1, -1: both ends in this thread, --procs 1). The server prints the
- * results; the client runs what the server says. */
+ * results; the client runs what the server says, and a client on another
+ * machine prints the server's figures too, as perftest's ends both do. */
 void bench_server(const struct bench_opts *o, int in, int out);
 void bench_client(const struct bench_opts *o, int in, int out);
 
@@ -189,6 +205,30 @@ int bench_chan_dial(const char *host, int port, int wait);
 void bench_chan_send_opts(int fd, const struct bench_opts *o, const uint8_t nonces[32]);
 void bench_chan_recv_opts(int fd, struct bench_opts *o);
 
+/* Who an end is, told to the other end over the side channel once the
+ * comms are up: its host and its device, so that each end's table names
+ * both. What comes from the other end is cut to letters, digits and ._+:-
+ * (the rest '?') before it is printed anywhere. */
+#define BENCH_NAME_MAX 64
+struct bench_who {
+	char host[BENCH_NAME_MAX];
+	char dev[BENCH_NAME_MAX];
+};
+void bench_who_send(int fd, const char *dev);
+void bench_who_recv(int fd, struct bench_who *w);
+
+/* One size's figures, as the server measured them: sent to the client, which
+ * prints the same table (secs: bw, rate; the half round trips' median, p99
+ * and minimum in seconds: lat; NAN where the mode has none). */
+struct bench_fig {
+	double secs, med, p99, min;
+};
+void bench_fig_send(int fd, const struct bench_fig *f);
+void bench_fig_recv(int fd, struct bench_fig *f);
+/* The plugin's byte counters of the server's receive comms, sent last. */
+void bench_counts_send(int fd, const unsigned long long counts[2]);
+void bench_counts_recv(int fd, unsigned long long counts[2]);
+
 /* GPU memory through the CUDA driver, loaded at run time (no link). */
 void *bench_cuda_alloc(size_t n, int gpu);
 void bench_cuda_free(void *p);
@@ -198,11 +238,13 @@ struct bench_point {
 	size_t bytes;
 	double gbps; /* bandwidth, Gb/s */
 	double usec; /* bw, rate: time per message; lat: median half round trip */
+	double p99;  /* lat: the p99 half round trip (NAN: none) */
 };
 
 struct bench_series {
 	char label[64];	 /* its legend entry */
 	char title[256]; /* what the plot is of, when it is the run plotted */
+	char about[256]; /* the host, version, depth and line rate it ran with */
 	enum bench_mode mode;
 	struct bench_point pts[BENCH_PLOT_POINTS]; /* by size, each size once */
 	int n;
@@ -222,7 +264,11 @@ void bench_plot_read(const char *path, const char *label, struct bench_series *s
 /* The run's title: its mode and devices, as the table's header names them. */
 void bench_plot_title(struct bench_series *s, enum bench_mode mode, const char *dev,
 		      const char *peer, const char *memory);
-void bench_plot_add(struct bench_series *s, size_t bytes, double gbps, double usec);
+/* The line under the title: host, gdx-bench version, depth, line rate
+ * (host NULL or line_gbps 0: unknown). */
+void bench_plot_about(struct bench_series *s, const char *host, const char *version, int depth,
+		      double line_gbps);
+void bench_plot_add(struct bench_series *s, size_t bytes, double gbps, double usec, double p99);
 /* Draws run and the references into --plot's file; exits 70 when it cannot. */
 void bench_plot_write(const struct bench_series *run);
 
@@ -236,19 +282,27 @@ struct bench_report {
 	const struct bench_opts *o;
 	struct bench_series run; /* what --plot draws */
 	int rows;		 /* printed so far */
+	int client;		 /* the client's copy of the server's table */
 };
 
+/* Opened on this end's device (name, its line rate in Gb/s, 0 unknown) and
+ * the other end's (peer: its device and host; host "" when it is this one).
+ * On the client, the figures are the server's (client set). */
 void bench_report_open(struct bench_report *r, const struct bench_opts *o, const char *name,
-		       const char *peer);
+		       double line_gbps, const struct bench_who *peer, int client);
 /* The size about to run, on a live line of a long sweep's standard error. */
 void bench_report_progress(const struct bench_report *r, size_t bytes);
-/* lat: the half round trips of the timed iterations, sorted, in seconds. */
-void bench_report_lat(struct bench_report *r, size_t bytes, const double *half_rtt);
-/* bw, rate: the seconds the timed messages took. */
-void bench_report_stream(struct bench_report *r, size_t bytes, double secs);
+/* lat: the half round trips of the timed iterations, sorted, in seconds,
+ * as figures. */
+void bench_fig_lat(const double *half_rtt, int iters, struct bench_fig *f);
+/* One size's row: lat's median, p99 and minimum, or bw's and rate's seconds. */
+void bench_report_fig(struct bench_report *r, size_t bytes, const struct bench_fig *f);
 /* The sweep is over: the live line cleared. */
 void bench_report_swept(const struct bench_report *r);
-/* ends: which ran here, "server" or "both ends", for the profiler's line. */
-void bench_report_close(struct bench_report *r, const char *ends);
+/* ends: which ran here, "server", "client" or "both ends", for the
+ * profiler's line; counts: the server's receive comms' bytes (GPU-direct,
+ * host) where they were counted. */
+void bench_report_close(struct bench_report *r, const char *ends,
+			const unsigned long long counts[2]);
 
 #endif

@@ -44,7 +44,7 @@ static void doctor_unknown(const char *what, const char *name)
 	for (int i = 0; i < DOCTOR_NCMDS; i++)
 		names[i] = doctor_cmds[i]->name;
 	names[DOCTOR_NCMDS] = "help";
-	near = doctor_nearest(name, strlen(name), names, DOCTOR_NCMDS + 1);
+	near = gdx_nearest(name, strlen(name), names, DOCTOR_NCMDS + 1);
 	fprintf(stderr, "gdx-doctor: %s '", what);
 	gdx_esc_text(stderr, name);
 	fputc('\'', stderr);

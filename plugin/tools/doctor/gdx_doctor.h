@@ -26,6 +26,7 @@
 #include "tools/common/gdx_exit.h"
 #include "tools/common/gdx_json.h"
 #include "tools/common/gdx_live_read.h"
+#include "tools/common/gdx_nearest.h"
 
 #ifndef GDX_VERSION
 #define GDX_VERSION "unknown"
@@ -102,10 +103,6 @@ int doctor_wrap(FILE *f, int col, int indent, const char *text, bool hard);
 /* Lines of text (each ends with a newline; the last may not), each wrapped
  * at its own indentation. */
 void doctor_text(FILE *f, const char *text);
-/* Of cands[] (n names), the one nearest name's first len bytes, near enough
- * to be what was meant (1 edit in a name under 5 characters, else 2); NULL
- * when none is. */
-const char *doctor_nearest(const char *name, size_t len, const char *const *cands, int n);
 
 /*
  * The preamble of every subcommand: getopt_long over cmd's options, calling
@@ -115,11 +112,6 @@ const char *doctor_nearest(const char *name, size_t len, const char *const *cand
  */
 int doctor_args(const struct doctor_cmd *cmd, int argc, char **argv,
 		int (*on_opt)(void *ctx, int key, const char *arg), void *ctx);
-
-/* The edit distance of a and b (an insertion, a deletion, a change or two
- * neighbours swapped each count 1), up to 3: more is 3. Names the user may
- * have misspelt: commands, options, variables. */
-int doctor_distance(const char *a, size_t la, const char *b, size_t lb);
 
 /* check's fabric part (gdx_doctor_fabric.c): for each active port, what a
  * connection on it gets (QPs, adaptive routing, relaxed ordering, ECE,

@@ -36,35 +36,6 @@ const char doctor_exit_help[] =
 	"  64  bad command line\n"
 	"  70  internal error (out of memory, cannot write the output)\n";
 
-/* The edit distance of a and b (optimal string alignment: an insertion, a
- * deletion, a change or two neighbours swapped each count 1), up to 3:
- * more is reported as 3. */
-int doctor_distance(const char *a, size_t la, const char *b, size_t lb)
-{
-	int d[64][64];
-
-	if (la >= 64 || lb >= 64)
-		return 3;
-	for (size_t i = 0; i <= la; i++)
-		d[i][0] = (int)i;
-	for (size_t j = 0; j <= lb; j++)
-		d[0][j] = (int)j;
-	for (size_t i = 1; i <= la; i++)
-		for (size_t j = 1; j <= lb; j++) {
-			int v = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
-
-			if (d[i - 1][j] + 1 < v)
-				v = d[i - 1][j] + 1;
-			if (d[i][j - 1] + 1 < v)
-				v = d[i][j - 1] + 1;
-			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
-			    d[i - 2][j - 2] + 1 < v)
-				v = d[i - 2][j - 2] + 1;
-			d[i][j] = v;
-		}
-	return d[la][lb] < 3 ? d[la][lb] : 3;
-}
-
 static const struct doctor_opt doctor_help_opt = {"help", 'h', NULL, "show this help"};
 
 /* The columns of n bytes of UTF-8: its characters. */
@@ -175,26 +146,6 @@ void doctor_cmd_usage(const struct doctor_cmd *cmd, FILE *f)
 	fputs("\nexit status: one table for every command, in gdx-doctor --help\n", f);
 }
 
-/* The name of cands[] (n of them) nearest name, its first len bytes, close
- * enough to be a misspelling of it: 1 edit in a short name, 2 in one of 5
- * or more characters; NULL when none is. */
-const char *doctor_nearest(const char *name, size_t len, const char *const *cands, int n)
-{
-	const char *best = NULL;
-	int best_d = 3;
-
-	for (int i = 0; i < n; i++) {
-		size_t cl = strlen(cands[i]);
-		int d = doctor_distance(name, len, cands[i], cl);
-
-		if (d <= (cl >= 5 ? 2 : 1) && d < best_d) {
-			best = cands[i];
-			best_d = d;
-		}
-	}
-	return best;
-}
-
 /* An unknown --name: the option of the command nearest it, or NULL. */
 static const char *doctor_near_opt(const struct doctor_cmd *cmd, const char *arg)
 {
@@ -207,7 +158,7 @@ static const char *doctor_near_opt(const struct doctor_cmd *cmd, const char *arg
 	for (const struct doctor_opt *o = cmd->opts; o->name && n < 16; o++)
 		names[n++] = o->name;
 	names[n++] = doctor_help_opt.name;
-	return doctor_nearest(arg, strcspn(arg, "="), names, n);
+	return gdx_nearest(arg, strcspn(arg, "="), names, n);
 }
 
 int doctor_args(const struct doctor_cmd *cmd, int argc, char **argv,

@@ -314,7 +314,7 @@ static bool check_near_gdx(const char *v)
 		return false;
 	for (size_t i = 0; i < len; i++)
 		lower[i] = (char)tolower((unsigned char)v[i]);
-	return doctor_distance(lower, len, "gdx", 3) <= 1;
+	return gdx_distance(lower, len, "gdx", 3) <= 1;
 }
 
 /* Whether the file name is in a directory of LD_LIBRARY_PATH: the first

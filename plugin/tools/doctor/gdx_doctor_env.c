@@ -270,7 +270,7 @@ static const char *const env_nccl_ib_old[] = {
 static bool env_near(const char *name, size_t len, const char *known)
 {
 	size_t kl = strlen(known);
-	int d = doctor_distance(name, len, known, kl);
+	int d = gdx_distance(name, len, known, kl);
 
 	return d <= (kl >= 5 ? 2 : 1);
 }
