@@ -38,9 +38,9 @@ static const struct gdx_seglog_entry *gdx_req_reader(const struct gdx_request *r
 	const struct gdx_comm *c = r->comm;
 	const char *lo = r->dbg_buf, *hi = lo + r->dbg_len;
 
-	for (*rail = 0; *rail < c->nrails; (*rail)++) {
-		for (*q = 0; *q < c->rails[*rail].nqps; (*q)++) {
-			const struct gdx_seglog *log = c->rails[*rail].qps[*q].log;
+	for (*rail = 0; *rail < c->ch.nrails; (*rail)++) {
+		for (*q = 0; *q < c->ch.rails[*rail].nqps; (*q)++) {
+			const struct gdx_seglog *log = c->ch.rails[*rail].qps[*q].log;
 
 			for (uint32_t i = log ? log->head : 0; log && i != log->tail; i++) {
 				const struct gdx_seglog_entry *e = &log->e[i % GDX_SEGLOG_SIZE];

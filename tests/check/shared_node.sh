@@ -21,7 +21,8 @@
 #    reads the challenge alone;
 #  - 200 full live files and 1,100 live files of the attacker, root's top
 #    and hang (tests/unit/live_scale.c, run with the two users' uids).
-# Needs root (useradd, setpriv): run as anyone else it fails, saying so.
+# Needs root (useradd, setpriv): run as anyone else (make check as a user)
+# it says it did not run and counts nothing; make test runs it as root.
 # Prints "ok ..." / "not ok ..." lines and
 # "# tests/check/shared_node.sh: N passed, N failed".
 set -uo pipefail
@@ -33,9 +34,9 @@ scale=$PWD/build/tests/unit/live_scale
 . tests/lib/report.sh
 
 if [ "$(id -u)" -ne 0 ]; then
-	not_ok "run as root" "this test makes two users (useradd) and runs commands as each (setpriv)"
+	echo "# skipped: this test makes two users (useradd) and runs commands as each (setpriv): run it as root (make test does)"
 	report_end tests/check/shared_node.sh
-	exit 1
+	exit 0
 fi
 for t in useradd userdel setpriv /usr/bin/python3; do
 	if ! command -v "$t" >/dev/null; then

@@ -215,8 +215,8 @@ static void fuzz_run(struct fuzz_in *in)
 		case 4: fuzz_test(fuzz_rreq, &fuzz_nr, true); break;
 		case 5: { /* an immediate arrives on the receiver, or its QP fails */
 			uint32_t imm = fuzz_take(in, 4), where = fuzz_take(in, 1);
-			int rail = (int)(where % (uint32_t)fuzz_p.r.c->nrails);
-			int q = (int)((where >> 4) % (uint32_t)fuzz_p.r.c->qps_per_rail);
+			int rail = (int)(where % (uint32_t)fuzz_p.r.c->ch.nrails);
+			int q = (int)((where >> 4) % (uint32_t)fuzz_p.r.c->ch.qps_per_rail);
 			struct fake_qp *fq = fake_qp_of(&fuzz_p.r, rail, q);
 
 			if (where & 0x08)
@@ -257,8 +257,8 @@ static void fuzz_run(struct fuzz_in *in)
 		}
 		case 8: { /* a QP's path fails: its retries run out */
 			struct fake_end *e = fuzz_take(in, 1) & 1 ? &fuzz_p.s : &fuzz_p.r;
-			uint32_t k =
-				fuzz_take(in, 1) % (uint32_t)(e->c->nrails * e->c->qps_per_rail);
+			uint32_t k = fuzz_take(in, 1) %
+				     (uint32_t)(e->c->ch.nrails * e->c->ch.qps_per_rail);
 
 			fake_fail(&e->qp[k], IBV_WC_RETRY_EXC_ERR);
 			break;
