@@ -7,7 +7,7 @@
  * at all (NCCL_CROSS_NIC, cuMem GPUDirect RDMA on every GPU, symmetric
  * windows, host RMA contexts), another RMA plugin tried first, NICs that
  * cannot reach GPU memory. Facts: NCCL's RMA plugin loader (2.30.7 on), its
- * tables in include/nccl/rma*.h; libnccl-net-gdx-rma(7), ONE-SIDED (RMA), sets
+ * tables in include/nccl/rma*.h; libnccl-net-gdx-rma(7) sets
  * out when NCCL takes them.
  */
 #include <dlfcn.h>
