@@ -16,11 +16,11 @@
 #include "sys/gdx_name_list.h"
 #include "sys/gdx_log.h"
 #include "sys/gdx_param.h"
-#include "dev/gdx_gdr.h"
-#include "dev/gdx_gdr_verdict.h"
+#include "gdr/gdx_gdr.h"
+#include "gdr/gdx_gdr_verdict.h"
 #include "sys/gdx_sysfs.h"
-#include "dev/gdx_topo.h"
-#include "dev/gdx_topo_nccl.h"
+#include "topo/gdx_topo.h"
+#include "topo/gdx_topo_nccl.h"
 
 static struct gdx_dev gdx_devs[GDX_MAX_DEVS];
 static int gdx_ndevs;

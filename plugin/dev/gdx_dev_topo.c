@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "dev/gdx_dev_topo.h"
-#include "dev/gdx_topo_nccl.h"
+#include "topo/gdx_topo_nccl.h"
 #include "sys/gdx_log.h"
 
 /* The topology as NCCL sees it: hwloc's (file, NCCL_GDX_TOPO_FILE's, or

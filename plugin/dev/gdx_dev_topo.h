@@ -10,7 +10,7 @@
 
 #include <stddef.h>
 
-#include "dev/gdx_topo.h"
+#include "topo/gdx_topo.h"
 
 /* Loads it (file: NCCL_GDX_TOPO_FILE, NULL this machine; homes: the NICs
  * at a DMA function of their own), saying in one line whose pairing it is;

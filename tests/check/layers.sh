@@ -36,7 +36,7 @@ set -uo pipefail
 
 # The plugin's layers, lowest first: plugin/<layer>/. tests/README.md's
 # "Where things are" lists them in this order (tests/check/docs.sh).
-LAYERS="sys wire dev rail comm stats data conn net rma"
+LAYERS="sys wire topo gdr dev rail comm stats data conn net rma"
 # The tools' folders, plugin/tools/<tool>/: common is below the other two.
 TOOLS="common doctor bench"
 

@@ -32,8 +32,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "dev/gdx_topo.h"
-#include "dev/gdx_topo_nccl.h"
+#include "topo/gdx_topo.h"
+#include "topo/gdx_topo_nccl.h"
 #include "tools/common/gdx_topo_query.h"
 
 #include "check.h"

@@ -18,7 +18,7 @@
 
 #include "data/gdx_reg.h"
 #include "dev/gdx_dev.h"
-#include "dev/gdx_topo.h"
+#include "topo/gdx_topo.h"
 #include "net/gdx_net.h"
 #include "net/gdx_start.h"
 #include "sys/gdx_log.h"

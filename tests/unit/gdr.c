@@ -9,9 +9,9 @@
 #include <errno.h>
 #include <unistd.h>
 
-#include "dev/gdx_gdr.h"
-#include "dev/gdx_gdr_facts.h"
-#include "dev/gdx_gdr_verdict.h"
+#include "gdr/gdx_gdr.h"
+#include "gdr/gdx_gdr_facts.h"
+#include "gdr/gdx_gdr_verdict.h"
 #include "tools/common/gdx_gdr_names.h"
 #include "tools/common/gdx_gdr_pair.h"
 #include <nccl/net_common.h>

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Each GPU's NVLink-C2C attachment asked of the driver (plugin/dev/gdx_gdr_c2c.h),
+ * Each GPU's NVLink-C2C attachment asked of the driver (plugin/gdr/gdx_gdr_c2c.h),
  * against a made-up NVML (tests/lib/fake/nvml.c) that plays a Grace node's
  * GPUs, an x86 node's, a driver older than the C2C fields, and no NVML.
  */
 #include <stdlib.h>
 
-#include "dev/gdx_gdr_c2c.h"
+#include "gdr/gdx_gdr_c2c.h"
 
 #include "gdx_test.h"
 

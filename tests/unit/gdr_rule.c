@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * NCCL's GPUDirect distance rule by version (plugin/dev/gdx_gdr_rule.h),
+ * NCCL's GPUDirect distance rule by version (plugin/gdr/gdx_gdr_rule.h),
  * against what each NCCL's ncclTopoCheckGdr does (src/graph/paths.cc of
  * the tags named): one row per version, setting and pair, and the names
  * NCCL_NET_GDR_LEVEL takes in each.
  */
 #include <stdlib.h>
 
-#include "dev/gdx_gdr_rule.h"
+#include "gdr/gdx_gdr_rule.h"
 
 #include "gdx_test.h"
 

@@ -9,7 +9,7 @@
 
 #include <hwloc.h>
 
-#include "dev/gdx_topo.h"
+#include "topo/gdx_topo.h"
 #include "tools/common/gdx_topo_query.h"
 
 #include "gdx_test.h"

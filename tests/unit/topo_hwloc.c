@@ -20,7 +20,7 @@
 
 #include <hwloc.h>
 
-#include "dev/gdx_topo.h"
+#include "topo/gdx_topo.h"
 
 #include "gdx_test.h"
 

@@ -10,8 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "dev/gdx_topo.h"
-#include "dev/gdx_topo_nccl.h"
+#include "topo/gdx_topo.h"
+#include "topo/gdx_topo_nccl.h"
 
 #include "gdx_test.h"
 

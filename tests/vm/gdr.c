@@ -12,9 +12,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "dev/gdx_gdr.h"
-#include "dev/gdx_gdr_facts.h"
-#include "dev/gdx_gdr_verdict.h"
+#include "gdr/gdx_gdr.h"
+#include "gdr/gdx_gdr_facts.h"
+#include "gdr/gdx_gdr_verdict.h"
 #include <nccl/net_common.h>
 
 #include "gdx_test.h"

@@ -3,7 +3,7 @@
 #include <errno.h>
 #include <stdio.h>
 
-#include "dev/gdx_gdr_facts.h"
+#include "gdr/gdx_gdr_facts.h"
 #include "tools/common/gdx_gdr_homes.h"
 
 /* Adds one (copied) to h; -ENOSPC when full. */

@@ -10,7 +10,7 @@
 
 #include <stddef.h>
 
-#include "dev/gdx_gdr.h"
+#include "gdr/gdx_gdr.h"
 
 /* NICs at a PCI device of their own (Data Direct), for gdx_gdr_opts.homes. */
 struct gdx_gdr_homes {

@@ -5,7 +5,7 @@
 
 #include <nccl/net_common.h>
 
-#include "dev/gdx_gdr_facts.h"
+#include "gdr/gdx_gdr_facts.h"
 #include "tools/common/gdx_gdr_names.h"
 
 const char *gdx_gdr_acs_name(enum gdx_gdr_acs a)

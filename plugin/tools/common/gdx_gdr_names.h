@@ -6,8 +6,8 @@
 #ifndef GDX_GDR_NAMES_H
 #define GDX_GDR_NAMES_H
 
-#include "dev/gdx_gdr.h"
-#include "dev/gdx_gdr_verdict.h"
+#include "gdr/gdx_gdr.h"
+#include "gdr/gdx_gdr_verdict.h"
 
 /* "n/a", "off", "on", "unknown". */
 const char *gdx_gdr_acs_name(enum gdx_gdr_acs a);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* A GPU-NIC pair's GPUDirect RDMA verdict and a GPU's BAR1 (gdx_gdr_pair.h),
- * made of dev/gdx_gdr_verdict.h's pieces. */
+ * made of gdr/gdx_gdr_verdict.h's pieces. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>

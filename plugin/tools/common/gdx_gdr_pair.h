@@ -2,15 +2,15 @@
 /*
  * GPUDirect RDMA verdicts the plugin never needs (gdx_gdr_pair.c), for
  * gdx-doctor check: every GPU-NIC pair's, and each GPU's BAR1. The plugin
- * judges a NIC by its nearest GPU (dev/gdx_gdr_verdict.h).
+ * judges a NIC by its nearest GPU (gdr/gdx_gdr_verdict.h).
  */
 #ifndef GDX_GDR_PAIR_H
 #define GDX_GDR_PAIR_H
 
 #include <stddef.h>
 
-#include "dev/gdx_gdr.h"
-#include "dev/gdx_gdr_verdict.h"
+#include "gdr/gdx_gdr.h"
+#include "gdr/gdx_gdr_verdict.h"
 
 /* The same for one GPU-NIC pair (indices into p->gpus and p->nics): direct
  * only when NCCL would use the direct path for it too (path class within

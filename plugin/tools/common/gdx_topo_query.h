@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * What gdx-doctor asks of a loaded topology (dev/gdx_topo.h) and the plugin
+ * What gdx-doctor asks of a loaded topology (topo/gdx_topo.h) and the plugin
  * never does (gdx_topo_query.c): the machine's name, the counts, the PCIe
  * bridges, and each GPU's NICs in order.
  */
 #ifndef GDX_TOPO_QUERY_H
 #define GDX_TOPO_QUERY_H
 
-#include "dev/gdx_topo.h"
+#include "topo/gdx_topo.h"
 
 /* The name of the machine the topology was taken on (hwloc's HostName: an
  * XML file's is its dumped machine's); NULL when it has none. */

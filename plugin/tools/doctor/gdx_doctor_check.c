@@ -26,12 +26,12 @@
 
 #include "sys/gdx_env.h"
 #include "sys/gdx_file.h"
-#include "dev/gdx_gdr.h"
-#include "dev/gdx_gdr_verdict.h"
+#include "gdr/gdx_gdr.h"
+#include "gdr/gdx_gdr_verdict.h"
 #include "dev/gdx_gid.h"
 #include "sys/gdx_param.h"
 #include "sys/gdx_sysfs.h"
-#include "dev/gdx_topo.h"
+#include "topo/gdx_topo.h"
 
 #include "tools/doctor/gdx_doctor_check.h"
 

@@ -12,9 +12,9 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "dev/gdx_gdr.h"
-#include "dev/gdx_gdr_verdict.h"
-#include "dev/gdx_topo.h"
+#include "gdr/gdx_gdr.h"
+#include "gdr/gdx_gdr_verdict.h"
+#include "topo/gdx_topo.h"
 #include "net/gdx_start.h"
 
 #include "tools/common/gdx_gdr_homes.h"

@@ -23,7 +23,7 @@
 
 #include "sys/gdx_env.h"
 #include "sys/gdx_file.h"
-#include "dev/gdx_gdr_verdict.h"
+#include "gdr/gdx_gdr_verdict.h"
 #include "sys/gdx_log.h"
 
 #include "tools/common/gdx_plugin_path.h"

@@ -11,9 +11,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "dev/gdx_gdr.h"
-#include "dev/gdx_gdr_verdict.h"
-#include "dev/gdx_topo.h"
+#include "gdr/gdx_gdr.h"
+#include "gdr/gdx_gdr_verdict.h"
+#include "topo/gdx_topo.h"
 #include "net/gdx_start.h"
 #include "sys/gdx_param.h"
 

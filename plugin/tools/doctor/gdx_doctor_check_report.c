@@ -11,10 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dev/gdx_gdr.h"
-#include "dev/gdx_gdr_facts.h"
-#include "dev/gdx_gdr_verdict.h"
-#include "dev/gdx_topo.h"
+#include "gdr/gdx_gdr.h"
+#include "gdr/gdx_gdr_facts.h"
+#include "gdr/gdx_gdr_verdict.h"
+#include "topo/gdx_topo.h"
 #include "wire/gdx_wire.h"
 #include <nccl/net_common.h>
 

@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dev/gdx_gdr.h"
-#include "dev/gdx_gdr_verdict.h"
+#include "gdr/gdx_gdr.h"
+#include "gdr/gdx_gdr_verdict.h"
 #include "dev/gdx_gid.h"
 #include "net/gdx_start.h"
 #include "sys/gdx_log.h"

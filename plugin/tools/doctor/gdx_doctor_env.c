@@ -11,7 +11,7 @@
 
 #include "dev/gdx_dev.h"
 #include "tools/common/gdx_escape.h"
-#include "dev/gdx_gdr_verdict.h"
+#include "gdr/gdx_gdr_verdict.h"
 #include "dev/gdx_gid.h"
 #include "sys/gdx_name_list.h"
 #include "sys/gdx_log.h"

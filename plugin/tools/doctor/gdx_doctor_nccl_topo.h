@@ -11,9 +11,9 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "dev/gdx_gdr_verdict.h"
-#include "dev/gdx_topo.h"
-#include "dev/gdx_topo_nccl.h"
+#include "gdr/gdx_gdr_verdict.h"
+#include "topo/gdx_topo.h"
+#include "topo/gdx_topo_nccl.h"
 
 struct doctor_nccl_topo {
 	const char *file;	  /* NCCL_TOPO_FILE; NULL when unset */

@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dev/gdx_gdr_rule.h"
-#include "dev/gdx_topo.h"
+#include "gdr/gdx_gdr_rule.h"
+#include "topo/gdx_topo.h"
 #include "sys/gdx_param.h"
 
 #include "tools/common/gdx_topo_query.h"

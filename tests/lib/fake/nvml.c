@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * A made-up libnvidia-ml for tests/unit/gdr_c2c.c: the four calls the
- * plugin's C2C probe makes (plugin/dev/gdx_gdr_c2c.c), answering from
+ * plugin's C2C probe makes (plugin/gdr/gdx_gdr_c2c.c), answering from
  * GDX_FAKE_NVML, "BUSID=LINKS:ACTIVE,..." (0009:01:00.0=2:1 is a GPU with two
  * C2C links, one active; =old is a driver without the C2C fields). A bus id
  * not listed is a GPU NVML does not know. Built as a shared object of its

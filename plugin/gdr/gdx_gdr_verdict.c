@@ -9,8 +9,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "dev/gdx_gdr.h"
-#include "dev/gdx_gdr_verdict.h"
+#include "gdr/gdx_gdr.h"
+#include "gdr/gdx_gdr_verdict.h"
 #include <nccl/net_common.h>
 
 /* ---- the policy ---- */

@@ -17,7 +17,7 @@
 #include <hwloc.h>
 
 #include "sys/gdx_file.h"
-#include "dev/gdx_topo_read.h"
+#include "topo/gdx_topo_read.h"
 
 void gdx_topo_why(char *why, size_t len, const char *fmt, ...)
 {

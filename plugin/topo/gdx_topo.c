@@ -15,9 +15,9 @@
 
 #include <hwloc.h>
 
-#include "dev/gdx_topo.h"
-#include "dev/gdx_topo_nccl.h"
-#include "dev/gdx_topo_read.h"
+#include "topo/gdx_topo.h"
+#include "topo/gdx_topo_nccl.h"
+#include "topo/gdx_topo_read.h"
 #include "sys/gdx_log.h"
 
 #define GDX_PCI_VENDOR_NVIDIA 0x10de

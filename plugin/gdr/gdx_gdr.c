@@ -24,10 +24,10 @@
 #include <infiniband/verbs.h>
 
 #include "sys/gdx_env.h"
-#include "dev/gdx_gdr.h"
-#include "dev/gdx_gdr_c2c.h"
-#include "dev/gdx_gdr_facts.h"
-#include "dev/gdx_topo_nccl.h"
+#include "gdr/gdx_gdr.h"
+#include "gdr/gdx_gdr_c2c.h"
+#include "gdr/gdx_gdr_facts.h"
+#include "topo/gdx_topo_nccl.h"
 #include "sys/gdx_sysfs.h"
 #include <nccl/net_common.h>
 

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "dev/gdx_gdr.h"
+#include "gdr/gdx_gdr.h"
 
 /* NCCL_GDX_GDR. */
 enum gdx_gdr_policy {

@@ -22,7 +22,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "dev/gdx_topo.h"
+#include "topo/gdx_topo.h"
 
 /* NCCL's path types, in the newest version's order (topoPathTypeStr). */
 enum gdx_nccl_path {

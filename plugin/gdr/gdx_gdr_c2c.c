@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "dev/gdx_gdr_c2c.h"
+#include "gdr/gdx_gdr_c2c.h"
 
 /* NVML's ABI (nvml.h): field ids and the field value record. */
 #define GDX_NVML_FI_DEV_C2C_LINK_COUNT	    170

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dev/gdx_gdr_rule.h"
+#include "gdr/gdx_gdr_rule.h"
 #include "sys/gdx_env.h"
 
 static const char *const gdx_nccl_path_names[GDX_NCCL_NPATHS] = {

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "sys/gdx_file.h"
-#include "dev/gdx_gdr_facts.h"
+#include "gdr/gdx_gdr_facts.h"
 #include "sys/gdx_sysfs.h"
 
 const struct gdx_gdr_errno gdx_gdr_errnos[] = {

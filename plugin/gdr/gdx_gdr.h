@@ -17,8 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "dev/gdx_gdr_rule.h"
-#include "dev/gdx_topo.h"
+#include "gdr/gdx_gdr_rule.h"
+#include "topo/gdx_topo.h"
 
 struct ibv_pd;
 

@@ -15,7 +15,7 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include "dev/gdx_topo_nccl.h"
+#include "topo/gdx_topo_nccl.h"
 #include "sys/gdx_env.h"
 #include "sys/gdx_file.h"
 
