@@ -49,14 +49,17 @@ static int gdx_holds;
 ncclResult_t gdx_net_error(int err)
 {
 	switch (err) {
-	case -EINVAL: /* NCCL passed something wrong */
+	case -EINVAL: /* NCCL passed something wrong (net_ib's answer) */
 	case -EBADF:
 	case -ENOSPC:	       /* more requests than the API allows */
 	case -ENOTRECOVERABLE: /* the plugin's own state is wrong: a bug */
 		return ncclInternalError;
+	case -EBADR: /* a handle or argument the RMA tables refuse (net_ib's RMA answer) */
+		return ncclInvalidArgument;
 	case -EMSGSIZE:	       /* the ranks disagree on a size */
 	case -EPROTONOSUPPORT: /* peer runs another protocol version */
 	case -EDOM:	       /* a value of the user's refused: a setting, a fused device */
+	case -EBUSY:	       /* torn down out of NCCL's order, or driven by two threads */
 		return ncclInvalidUsage;
 	case -ECONNRESET: /* peer gone */
 	case -EREMOTEIO:  /* completion error */

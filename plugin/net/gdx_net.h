@@ -37,7 +37,8 @@ struct gdx_net_props {
 };
 
 /* The only place an internal error (0 or a negative errno) becomes an NCCL
- * result; every entry point, and every table's own check, returns through it.
+ * result, for the net and the RMA tables alike; every entry point, and every
+ * table's own check, returns through it.
  * Success is decided inline: a proxy's spin on test returns it most. */
 ncclResult_t gdx_net_error(int err);
 static inline ncclResult_t gdx_net_result(int err)

@@ -32,27 +32,6 @@ static pthread_mutex_t gdx_rma_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct gdx_ptrset gdx_rma_live;
 static bool gdx_rma_said_off, gdx_rma_said_on;
 
-static ncclResult_t gdx_rma_error(int err)
-{
-	switch (err) {
-	case -EINVAL: return ncclInvalidArgument; /* NCCL passed something wrong */
-	case -ENOSPC:				  /* more requests than NCCL keeps */
-	case -ENOTRECOVERABLE: return ncclInternalError;
-	case -EDOM:
-	case -EBUSY: /* torn down out of NCCL's order */
-	case -EMSGSIZE: return ncclInvalidUsage;
-	case -ECONNRESET: /* a rank's process went */
-	case -EREMOTEIO:  /* a completion error */
-	case -EPROTO: return ncclRemoteError;
-	default: return ncclSystemError;
-	}
-}
-
-static inline ncclResult_t gdx_rma_result(int err)
-{
-	return err ? gdx_rma_error(err) : ncclSuccess;
-}
-
 /* The comms the net's registry holds too (a context lives within its
  * collective comm, an init is the net's hold). */
 static bool gdx_rma_net_held(uint32_t kind)
@@ -111,7 +90,7 @@ ncclResult_t gdx_rma_api_init(void **ctx_p, uint64_t comm_id, ncclDebugLogger_t 
 
 	gdx_log_set(logger);
 	if (!ctx_p)
-		return gdx_rma_result(-EINVAL);
+		return gdx_net_result(-EBADR);
 	if (!gdx_rma_asked()) {
 		pthread_mutex_lock(&gdx_rma_lock);
 		say = !gdx_rma_said_off;
@@ -138,12 +117,12 @@ ncclResult_t gdx_rma_api_init(void **ctx_p, uint64_t comm_id, ncclDebugLogger_t 
 		return ncclInvalidUsage;
 	c = calloc(1, sizeof(*c));
 	if (!c)
-		return gdx_rma_result(-ENOMEM);
+		return gdx_net_result(-ENOMEM);
 	c->kind = GDX_KIND_RMA_INIT;
 	c->comm_id = comm_id;
 	if (gdx_rma_track(c)) {
 		free(c);
-		return gdx_rma_result(-ENOMEM);
+		return gdx_net_result(-ENOMEM);
 	}
 	gdx_net_hold(); /* the devices stay until its finalize */
 	pthread_mutex_lock(&gdx_rma_lock);
@@ -179,7 +158,7 @@ ncclResult_t gdx_rma_api_finalize(void *ctx)
 
 	if (!gdx_rma_known(ctx, GDX_KIND_RMA_INIT, true)) {
 		GDX_WARN("RMA finalize: %p is not a context from init (finalized already?)", ctx);
-		return gdx_rma_result(-EINVAL);
+		return gdx_net_result(-EBADR);
 	}
 	for (;;) {
 		const void *p;
@@ -207,7 +186,7 @@ ncclResult_t gdx_rma_api_finalize(void *ctx)
 ncclResult_t gdx_rma_api_devices(int *ndev)
 {
 	if (!ndev)
-		return gdx_rma_result(-EINVAL);
+		return gdx_net_result(-EBADR);
 	*ndev = gdx_vdevs_count();
 	return ncclSuccess;
 }
@@ -219,7 +198,7 @@ ncclResult_t gdx_rma_api_props(int dev, ncclNetProperties_v12_t *out)
 
 	if (!out) {
 		GDX_WARN("RMA getProperties: NULL properties");
-		return gdx_rma_result(-EINVAL);
+		return gdx_net_result(-EBADR);
 	}
 	r = gdx_net_props(dev, &p);
 	if (r != ncclSuccess)
@@ -277,7 +256,7 @@ static struct gdx_rma_ctx *gdx_rma_ctx_of(void *p, const char *call)
 ncclResult_t gdx_rma_api_rma_props(void *coll, ncclRmaProperties_v16_t *props)
 {
 	if (!gdx_rma_coll_of(coll, "getRmaProperties") || !props)
-		return gdx_rma_result(-EINVAL);
+		return gdx_net_result(-EBADR);
 	/* One atomic landing on one rail does not flush another rail's writes:
 	 * the device barrier must keep its per-peer flush. */
 	props->flushesAllPutsOnAnySignal = false;
@@ -291,16 +270,16 @@ ncclResult_t gdx_rma_api_listen(void *ctx, int dev, void *handle, void **listen_
 
 	if (!handle || !listen_comm) {
 		GDX_WARN("RMA listen: NULL %s", handle ? "listen comm pointer" : "handle");
-		return gdx_rma_result(-EINVAL);
+		return gdx_net_result(-EBADR);
 	}
 	if (!gdx_rma_known(ctx, GDX_KIND_RMA_INIT, false)) {
 		GDX_WARN("RMA listen: %p is not a context from this plugin's RMA init", ctx);
-		return gdx_rma_result(-EINVAL);
+		return gdx_net_result(-EBADR);
 	}
 	if (!gdx_vdev_get(dev)) {
 		GDX_WARN("RMA listen: device %d does not exist (%d devices)", dev,
 			 gdx_vdevs_count());
-		return gdx_rma_result(-EINVAL);
+		return gdx_net_result(-EBADR);
 	}
 	ret = gdx_rma_listen(ctx, dev, handle, &lc);
 	if (!ret) {
@@ -310,7 +289,7 @@ ncclResult_t gdx_rma_api_listen(void *ctx, int dev, void *handle, void **listen_
 	}
 	if (!ret)
 		*listen_comm = lc;
-	return gdx_rma_result(ret);
+	return gdx_net_result(ret);
 }
 
 ncclResult_t gdx_rma_api_connect(void *ctx, void *handles[], int nranks, int rank,
@@ -325,16 +304,16 @@ ncclResult_t gdx_rma_api_connect(void *ctx, void *handles[], int nranks, int ran
 		GDX_WARN("RMA connect: %s", !coll || !handles ? "NULL argument"
 					    : nranks < 1      ? "no rank in the group"
 							      : "rank out of range");
-		return gdx_rma_result(-EINVAL);
+		return gdx_net_result(-EBADR);
 	}
 	for (int i = 0; i < nranks; i++)
 		if (!handles[i]) {
 			GDX_WARN("RMA connect: rank %d's handle is NULL", i);
-			return gdx_rma_result(-EINVAL);
+			return gdx_net_result(-EBADR);
 		}
 	if (!gdx_rma_known(lc, GDX_KIND_RMA_LISTEN, false)) {
 		GDX_WARN("RMA connect: %p is not an open RMA listen comm", listen_comm);
-		return gdx_rma_result(-EINVAL);
+		return gdx_net_result(-EBADR);
 	}
 	ret = gdx_rma_connect(lc, handles, nranks, rank, &c);
 	if (!ret) {
@@ -344,7 +323,7 @@ ncclResult_t gdx_rma_api_connect(void *ctx, void *handles[], int nranks, int ran
 	}
 	if (!ret)
 		*coll = c;
-	return gdx_rma_result(ret);
+	return gdx_net_result(ret);
 }
 
 ncclResult_t gdx_rma_api_create_context(void *coll, const ncclRmaConfig_v14_t *config,
@@ -355,20 +334,20 @@ ncclResult_t gdx_rma_api_create_context(void *coll, const ncclRmaConfig_v14_t *c
 	int stride, ret;
 
 	if (!c || !config || !rma_ctx)
-		return gdx_rma_result(-EINVAL);
+		return gdx_net_result(-EBADR);
 	stride = config->rankStride;
 	/* every rank has the same config: each refuses alike, before the
 	 * exchange */
 	if (config->nContexts < 1 || config->nContexts > 1024) {
 		GDX_WARN("RMA createContext: %d contexts refused (1 to 1024)", config->nContexts);
-		return gdx_rma_result(-EINVAL);
+		return gdx_net_result(-EBADR);
 	}
 	if (stride <= 0 || c->nranks % stride) {
 		GDX_WARN(
 			"RMA createContext: rank stride %d refused: it must be positive and divide "
 			"the group's %d ranks",
 			stride, c->nranks);
-		return gdx_rma_result(-EINVAL);
+		return gdx_net_result(-EBADR);
 	}
 	ret = gdx_rma_ctx_create(c, config->nContexts, config->trafficClass, stride, &x);
 	if (!ret) {
@@ -378,7 +357,7 @@ ncclResult_t gdx_rma_api_create_context(void *coll, const ncclRmaConfig_v14_t *c
 	}
 	if (!ret)
 		*rma_ctx = x;
-	return gdx_rma_result(ret);
+	return gdx_net_result(ret);
 }
 
 ncclResult_t gdx_rma_api_reg_mr_sym(void *coll, void *data, size_t size, int type,
@@ -389,11 +368,11 @@ ncclResult_t gdx_rma_api_reg_mr_sym(void *coll, void *data, size_t size, int typ
 	int ret;
 
 	if (!c || !mhandle)
-		return gdx_rma_result(-EINVAL);
+		return gdx_net_result(-EBADR);
 	ret = gdx_rma_reg_sym(c, data, size, type, mr_flags, false, 0, -1, &mh);
 	if (!ret)
 		*mhandle = mh;
-	return gdx_rma_result(ret);
+	return gdx_net_result(ret);
 }
 
 ncclResult_t gdx_rma_api_reg_mr_sym_dmabuf(void *coll, void *data, size_t size, int type,
@@ -405,11 +384,11 @@ ncclResult_t gdx_rma_api_reg_mr_sym_dmabuf(void *coll, void *data, size_t size, 
 	int ret;
 
 	if (!c || !mhandle)
-		return gdx_rma_result(-EINVAL);
+		return gdx_net_result(-EBADR);
 	ret = gdx_rma_reg_sym(c, data, size, type, mr_flags, true, offset, fd, &mh);
 	if (!ret)
 		*mhandle = mh;
-	return gdx_rma_result(ret);
+	return gdx_net_result(ret);
 }
 
 ncclResult_t gdx_rma_api_dereg_mr_sym(void *coll, void *mhandle)
@@ -417,8 +396,8 @@ ncclResult_t gdx_rma_api_dereg_mr_sym(void *coll, void *mhandle)
 	struct gdx_rma_coll *c = gdx_rma_coll_of(coll, "deregMrSym");
 
 	if (!c)
-		return gdx_rma_result(-EINVAL);
-	return gdx_rma_result(gdx_rma_dereg_sym(c, mhandle));
+		return gdx_net_result(-EBADR);
+	return gdx_net_result(gdx_rma_dereg_sym(c, mhandle));
 }
 
 /* The requests of block x NCCL still holds forgotten: they go with it. */
@@ -443,10 +422,10 @@ ncclResult_t gdx_rma_api_destroy_context(void *rma_ctx)
 		GDX_WARN("RMA destroyContext: %p is not a live RMA context (destroyed already, its "
 			 "collective comm closed, or not from createContext)",
 			 rma_ctx);
-		return gdx_rma_result(-EINVAL);
+		return gdx_net_result(-EBADR);
 	}
 	gdx_rma_reqs_forget(rma_ctx);
-	return gdx_rma_result(gdx_rma_ctx_destroy(rma_ctx));
+	return gdx_net_result(gdx_rma_ctx_destroy(rma_ctx));
 }
 
 ncclResult_t gdx_rma_api_close_coll(void *coll)
@@ -455,7 +434,7 @@ ncclResult_t gdx_rma_api_close_coll(void *coll)
 
 	if (!gdx_rma_known(coll, GDX_KIND_RMA_COLL, true)) {
 		GDX_WARN("RMA closeColl: %p is not an open collective comm (closed twice?)", coll);
-		return gdx_rma_result(-EINVAL);
+		return gdx_net_result(-EBADR);
 	}
 	/* blocks NCCL did not destroy go with it: forgotten first, so that a
 	 * later call on one is refused */
@@ -463,7 +442,7 @@ ncclResult_t gdx_rma_api_close_coll(void *coll)
 		gdx_rma_known(x, GDX_KIND_RMA_CTX, true);
 		gdx_rma_reqs_forget(x);
 	}
-	return gdx_rma_result(gdx_rma_close_coll(coll));
+	return gdx_net_result(gdx_rma_close_coll(coll));
 }
 
 ncclResult_t gdx_rma_api_close_listen(void *listen_comm)
@@ -471,9 +450,9 @@ ncclResult_t gdx_rma_api_close_listen(void *listen_comm)
 	if (!gdx_rma_known(listen_comm, GDX_KIND_RMA_LISTEN, true)) {
 		GDX_WARN("RMA closeListen: %p is not an open RMA listen comm (closed twice?)",
 			 listen_comm);
-		return gdx_rma_result(-EINVAL);
+		return gdx_net_result(-EBADR);
 	}
-	return gdx_rma_result(gdx_rma_close_listen(listen_comm));
+	return gdx_net_result(gdx_rma_close_listen(listen_comm));
 }
 
 static bool gdx_rma_req_p(void **request, const char *call)
@@ -508,14 +487,14 @@ ncclResult_t gdx_rma_api_iput(void *rma_ctx, int context, uint64_t src_off, void
 	int ret;
 
 	if (!x || !gdx_rma_req_p(request, "iput"))
-		return gdx_rma_result(-EINVAL);
+		return gdx_net_result(-EBADR);
 	ret = gdx_rma_iput(x, context, src_off, src, size, dst_off, dst, rank,
 			   flags & ncclRmaOptFlagsAggregateRequests, &r);
 	if (!ret)
 		ret = gdx_rma_req_track(x, r, "iput");
 	if (!ret)
 		*request = r;
-	return gdx_rma_result(ret);
+	return gdx_net_result(ret);
 }
 
 ncclResult_t gdx_rma_api_iput_signal(void *rma_ctx, int context, uint64_t src_off, void *src,
@@ -528,14 +507,14 @@ ncclResult_t gdx_rma_api_iput_signal(void *rma_ctx, int context, uint64_t src_of
 	int ret;
 
 	if (!x || !gdx_rma_req_p(request, "iputSignal"))
-		return gdx_rma_result(-EINVAL);
+		return gdx_net_result(-EBADR);
 	ret = gdx_rma_iput_signal(x, context, src_off, src, size, dst_off, dst, rank, sig_off, sig,
 				  value, op, strong, flags & ncclRmaOptFlagsAggregateRequests, &r);
 	if (!ret)
 		ret = gdx_rma_req_track(x, r, "iputSignal");
 	if (!ret)
 		*request = r;
-	return gdx_rma_result(ret);
+	return gdx_net_result(ret);
 }
 
 ncclResult_t gdx_rma_api_iget(void *rma_ctx, int context, uint64_t remote_off, void *remote,
@@ -547,14 +526,14 @@ ncclResult_t gdx_rma_api_iget(void *rma_ctx, int context, uint64_t remote_off, v
 	int ret;
 
 	if (!x || !gdx_rma_req_p(request, "iget"))
-		return gdx_rma_result(-EINVAL);
+		return gdx_net_result(-EBADR);
 	ret = gdx_rma_iget(x, context, remote_off, remote, size, local_off, local, rank,
 			   flags & ncclRmaOptFlagsAggregateRequests, &r);
 	if (!ret)
 		ret = gdx_rma_req_track(x, r, "iget");
 	if (!ret)
 		*request = r;
-	return gdx_rma_result(ret);
+	return gdx_net_result(ret);
 }
 
 ncclResult_t gdx_rma_api_iflush(void *rma_ctx, int context, void *mhandle, uint32_t rank,
@@ -565,13 +544,13 @@ ncclResult_t gdx_rma_api_iflush(void *rma_ctx, int context, void *mhandle, uint3
 	int ret;
 
 	if (!x || !gdx_rma_req_p(request, "iflush"))
-		return gdx_rma_result(-EINVAL);
+		return gdx_net_result(-EBADR);
 	ret = gdx_rma_iflush(x, context, mhandle, rank, &r);
 	if (!ret)
 		ret = gdx_rma_req_track(x, r, "iflush");
 	if (!ret)
 		*request = r;
-	return gdx_rma_result(ret);
+	return gdx_net_result(ret);
 }
 
 ncclResult_t gdx_rma_api_test(void *coll, void *request, int *done)
@@ -581,7 +560,7 @@ ncclResult_t gdx_rma_api_test(void *coll, void *request, int *done)
 	int ret;
 
 	if (!c || !done)
-		return gdx_rma_result(-EINVAL);
+		return gdx_net_result(-EBADR);
 	/* looked up before it is read: a request's memory goes with its block */
 	pthread_mutex_lock(&c->lock);
 	live = request && gdx_ptrset_has(&c->reqs, request);
@@ -590,7 +569,7 @@ ncclResult_t gdx_rma_api_test(void *coll, void *request, int *done)
 		GDX_WARN("RMA test: %p is not a request in flight on collective comm %p (completed "
 			 "and tested already, its context destroyed, or another comm's)",
 			 request, coll);
-		return gdx_rma_result(-EINVAL);
+		return gdx_net_result(-EBADR);
 	}
 	ret = gdx_rma_test(request, done);
 	/* done or failed, NCCL tests it no more: its slot may be reused */
@@ -599,7 +578,7 @@ ncclResult_t gdx_rma_api_test(void *coll, void *request, int *done)
 		gdx_ptrset_remove(&c->reqs, request);
 		pthread_mutex_unlock(&c->lock);
 	}
-	return gdx_rma_result(ret);
+	return gdx_net_result(ret);
 }
 
 ncclResult_t gdx_rma_api_progress(void *rma_ctx)
@@ -607,7 +586,7 @@ ncclResult_t gdx_rma_api_progress(void *rma_ctx)
 	struct gdx_rma_ctx *x = gdx_rma_ctx_of(rma_ctx, "rmaProgress");
 
 	if (!x)
-		return gdx_rma_result(-EINVAL);
+		return gdx_net_result(-EBADR);
 	for (int k = 0; k < x->ncontexts; k++)
 		gdx_rma_progress(x, k);
 	return ncclSuccess;
@@ -619,7 +598,7 @@ ncclResult_t gdx_rma_api_query_last_error(void *rma_ctx, bool *has_error)
 	const char *why;
 
 	if (!x || !has_error)
-		return gdx_rma_result(-EINVAL);
+		return gdx_net_result(-EBADR);
 	why = gdx_rma_ctx_error(x);
 	*has_error = why != NULL;
 	if (why && !x->error_told) {

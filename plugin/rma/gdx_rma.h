@@ -25,7 +25,7 @@
 
 /* Every entry point returns through gdx_rma.c's one mapping of an internal
  * error (0 or a negative errno) to an NCCL result for the RMA tables:
- * -EINVAL is ncclInvalidArgument there (NCCL passed something wrong), as
+ * -EBADR is ncclInvalidArgument there (NCCL passed something wrong), as
  * NCCL's own RMA proxies answer it. */
 
 /* version: the table's (14, 15, 16), for the log lines. */

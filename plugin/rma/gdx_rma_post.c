@@ -21,19 +21,19 @@ static int gdx_rma_conn_for(struct gdx_rma_ctx *x, const char *call, int context
 	if (context < 0 || context >= x->ncontexts) {
 		GDX_WARN("RMA %s: context %d out of range (the block has %d)", call, context,
 			 x->ncontexts);
-		return -EINVAL;
+		return -EBADR;
 	}
 	if (rank >= (uint32_t)coll->nranks) {
 		GDX_WARN("RMA %s: rank %u out of range (the group has %d)", call, rank,
 			 coll->nranks);
-		return -EINVAL;
+		return -EBADR;
 	}
 	c = gdx_rma_conn_of(x, context, (int)rank);
 	if (!c) {
 		GDX_WARN("RMA %s: rank %u is not connected in this block: its rank stride %d "
 			 "connects rank %d only to ranks a multiple of it away",
 			 call, rank, x->stride, coll->rank);
-		return -EINVAL;
+		return -EBADR;
 	}
 	if (c->err) {
 		GDX_WARN("RMA %s: the connection to rank %u (context %d) has failed: %s", call,
@@ -50,13 +50,13 @@ static int gdx_rma_window(struct gdx_rma_ctx *x, const char *call, const char *w
 {
 	if (!mh) {
 		GDX_WARN("RMA %s: NULL %s handle", call, what);
-		return -EINVAL;
+		return -EBADR;
 	}
 	if (!gdx_rma_mr_live(x->coll, mh)) {
 		GDX_WARN("RMA %s: %s handle %p is not a registered window of this collective comm "
 			 "(deregistered, another comm's, or not from regMrSym)",
 			 call, what, mh);
-		return -EINVAL;
+		return -EBADR;
 	}
 	*mr_p = mh;
 	return 0;
@@ -71,7 +71,7 @@ static int gdx_rma_range(const char *call, const char *what, uint64_t off, uint6
 			 "bytes",
 			 call, what, (unsigned long long)off, (unsigned long long)size, rank,
 			 (unsigned long long)window);
-		return -EINVAL;
+		return -EBADR;
 	}
 	return 0;
 }
@@ -82,7 +82,7 @@ static int gdx_rma_size_ok(const char *call, uint64_t size)
 		return 0;
 	GDX_WARN("RMA %s: %llu bytes is more than maxP2pBytes (%llu)", call,
 		 (unsigned long long)size, (unsigned long long)GDX_RMA_MAX_BYTES);
-	return -EINVAL;
+	return -EBADR;
 }
 
 static int gdx_rma_req_new(struct gdx_rma_conn *c, const char *call, enum gdx_rma_op op,
@@ -95,7 +95,7 @@ static int gdx_rma_req_new(struct gdx_rma_conn *c, const char *call, enum gdx_rm
 			 "at %s's largest message",
 			 call, (unsigned long long)size, GDX_RMA_CONN_WRS,
 			 c->ch.rails[0].dev->ibdev);
-		return -EINVAL;
+		return -EBADR;
 	}
 	r = gdx_rma_req_get(c, op);
 	if (!r) {
@@ -185,7 +185,7 @@ int gdx_rma_iput_signal(struct gdx_rma_ctx *x, int context, uint64_t src_off, vo
 		GDX_WARN("RMA iputSignal: signal operation 0x%x is neither INC (0x%x) nor ADD "
 			 "(0x%x)",
 			 op, NCCL_NET_SIGNAL_OP_INC, NCCL_NET_SIGNAL_OP_ADD);
-		ret = -EINVAL;
+		ret = -EBADR;
 	}
 	if (!ret)
 		ret = gdx_rma_window(x, "iputSignal", "signal", sig, &g);
@@ -194,7 +194,7 @@ int gdx_rma_iput_signal(struct gdx_rma_ctx *x, int context, uint64_t src_off, vo
 			"RMA iputSignal: signal offset 0x%llx is not 8-byte aligned (the signal is "
 			"a 64-bit word, added atomically)",
 			(unsigned long long)sig_off);
-		ret = -EINVAL;
+		ret = -EBADR;
 	}
 	if (!ret)
 		ret = gdx_rma_range("iputSignal", "signal", sig_off, 8, g->ranks[rank].size,

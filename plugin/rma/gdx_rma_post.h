@@ -4,7 +4,7 @@
  * (the puts, then an atomic fetch-and-add once they are placed:
  * gdx_rma_progress.h says how), iget (RDMA READ) and iflush (an RDMA READ of
  * the window through the connection to itself). Each checks what NCCL
- * passed first, and refuses with a WARN naming what was wrong and -EINVAL:
+ * passed first, and refuses with a WARN naming what was wrong and -EBADR:
  * a context or rank out of range or not connected, a handle that is not a
  * live window of the collective comm, ranges outside a window, a signal
  * offset not 8-byte aligned, an operation other than INC and ADD. None

@@ -131,7 +131,7 @@ int gdx_rma_dereg_sym(struct gdx_rma_coll *c, struct gdx_rma_mr *mh)
 	uint32_t inflight = 0;
 
 	pthread_mutex_lock(&c->lock);
-	ret = gdx_ptrset_has(&c->mrs, mh) ? 0 : -EINVAL;
+	ret = gdx_ptrset_has(&c->mrs, mh) ? 0 : -EBADR;
 	if (!ret)
 		inflight = __atomic_load_n(&mh->inflight, __ATOMIC_RELAXED);
 	if (!ret && !inflight)
@@ -141,7 +141,7 @@ int gdx_rma_dereg_sym(struct gdx_rma_coll *c, struct gdx_rma_mr *mh)
 		GDX_WARN("RMA deregMrSym: %p is not a live window of collective comm %p "
 			 "(deregistered already, or another comm's)",
 			 (void *)mh, (void *)c);
-		return -EINVAL;
+		return -EBADR;
 	}
 	if (inflight) {
 		GDX_WARN("RMA deregMrSym: window %p is named by %u request(s) still in flight: "
