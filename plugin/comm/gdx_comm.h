@@ -222,7 +222,7 @@ struct gdx_recv_comm {
 	 * complete: irecv stages a slot again only then. */
 	struct gdx_request *slots[GDX_MAX_REQUESTS];
 	/* A rewrite of a slot's clear-to-send (gdx_cts_rewrite) the NIC may not
-	 * have read yet: its rail + 1 (0: none), that rail's incarnation, and
+	 * have read yet: its rail + 1 (0: none), that rail's generation, and
 	 * its WR count there. The slot is not staged again before it is read. */
 	uint8_t rewrite_rail[GDX_MAX_REQUESTS];
 	uint16_t rewrite_gen[GDX_MAX_REQUESTS];

@@ -250,7 +250,7 @@ static void gdx_cq_wc_error(struct gdx_comm *c, int r, const struct ibv_wc *wc,
 {
 	char why[160];
 
-	if (GDX_WRID_KIND(wc->wr_id) == GDX_WRID_PROBE && state == GDX_RAIL_PROBING) {
+	if (GDX_WRID_OP(wc->wr_id) == GDX_WRID_PROBE && state == GDX_RAIL_PROBING) {
 		gdx_failover_probed(c, r, false);
 		return;
 	}
@@ -331,18 +331,18 @@ static void gdx_cq_wc_recv(struct gdx_comm *c, int r, const struct ibv_wc *wc,
 static void gdx_cq_wc(struct gdx_comm *c, int r, const struct ibv_wc *wc)
 {
 	enum gdx_rail_state state = c->ch.run[r].state;
-	uint32_t kind = GDX_WRID_KIND(wc->wr_id);
+	uint32_t op = GDX_WRID_OP(wc->wr_id);
 
-	/* A restore's thread owns the QPs, and nothing of their new incarnation
+	/* A restore's thread owns the QPs, and nothing of their new generation
 	 * can complete yet; nor can what came before a reset count after it. */
 	if (state == GDX_RAIL_RESTORING ||
 	    GDX_WRID_GEN(wc->wr_id) != gdx_rail_gen(&c->ch.rails[r])) {
 		GDX_TRACE(NCCL_NET,
-			  "%s: rail %d: completion 0x%llx of an earlier incarnation dropped",
+			  "%s: rail %d: completion 0x%llx of an earlier generation dropped",
 			  c->dev_name, r, (unsigned long long)wc->wr_id);
 		return;
 	}
-	if (kind == GDX_WRID_RECV) {
+	if (op == GDX_WRID_RECV) {
 		gdx_cq_wc_recv(c, r, wc, state);
 		return;
 	}
@@ -352,14 +352,14 @@ static void gdx_cq_wc(struct gdx_comm *c, int r, const struct ibv_wc *wc)
 	}
 	/* A restored rail's probe was delivered: once every QP's has been,
 	 * the rail is up again (gdx_failover.c). */
-	if (kind == GDX_WRID_PROBE) {
+	if (op == GDX_WRID_PROBE) {
 		gdx_post_delivered(c, r, GDX_WRID_QP(wc->wr_id), GDX_WRID_WR(wc->wr_id));
 		gdx_failover_probed(c, r, true);
 		return;
 	}
 	/* A signaled send: everything before it on its QP is delivered. On a
 	 * rail taken out the receiver's counts say what was, not completions. */
-	if (kind == GDX_WRID_SEND && state == GDX_RAIL_UP)
+	if (op == GDX_WRID_SEND && state == GDX_RAIL_UP)
 		gdx_stripe_delivered(
 			&c->ch, r,
 			gdx_post_delivered(c, r, GDX_WRID_QP(wc->wr_id), GDX_WRID_WR(wc->wr_id)));
@@ -410,7 +410,7 @@ static __attribute__((noinline)) int gdx_cq_poll_rest(struct gdx_comm *c)
 /* The immediates of small single receives on rail 0, which is up: what a
  * receive comm's poll mostly finds, taken with the checks they need and no
  * more. It stops at the first completion that is anything else (a send's,
- * a failed one, an earlier incarnation's, a chunked or grouped receive's, a
+ * a failed one, an earlier generation's, a chunked or grouped receive's, a
  * copy, a bad one), which gdx_cq_wc then takes and names. Returns how many
  * it took. */
 static int gdx_cq_recv_small(struct gdx_recv_comm *rc, const struct ibv_wc *wcs, int n)
@@ -425,7 +425,7 @@ static int gdx_cq_recv_small(struct gdx_recv_comm *rc, const struct ibv_wc *wcs,
 		struct gdx_request *req = rc->slots[seq % GDX_MAX_REQUESTS];
 		struct gdx_qp *q;
 
-		if (wc->status != IBV_WC_SUCCESS || GDX_WRID_KIND(wc->wr_id) != GDX_WRID_RECV ||
+		if (wc->status != IBV_WC_SUCCESS || GDX_WRID_OP(wc->wr_id) != GDX_WRID_RECV ||
 		    GDX_WRID_GEN(wc->wr_id) != gen || imm >> 31 || !req ||
 		    (req->seq & GDX_IMM_SEQ_MASK) != seq || req->n != 1 || req->arrived ||
 		    (imm & GDX_IMM_SMALL_MAX) > req->posted)
@@ -453,7 +453,7 @@ static int gdx_cq_send_small(struct gdx_comm *c, const struct ibv_wc *wcs, int n
 	for (i = 0; i < n; i++) {
 		uint64_t id = wcs[i].wr_id;
 
-		if (wcs[i].status != IBV_WC_SUCCESS || GDX_WRID_KIND(id) != GDX_WRID_SEND ||
+		if (wcs[i].status != IBV_WC_SUCCESS || GDX_WRID_OP(id) != GDX_WRID_SEND ||
 		    GDX_WRID_GEN(id) != gen)
 			break;
 		/* one rail: no stripe to tell (gdx_stripe_delivered) */

@@ -11,7 +11,7 @@
  * rail's QPs took; after that it takes nothing from them. The sender posts
  * again, on the rails left, every logged segment of a piece past those
  * counts (gdx_post.h), and forgets the rest as delivered. Counts are of one
- * incarnation of the rail's QPs: a DOWN note names the RESTORE that started
+ * life of the rail's QPs: a DOWN note names the RESTORE that started
  * it, and the sender acts on none of another (a late answer to an earlier
  * outage would forget what the new QPs lost).
  * A piece is thus posted again only if the receiver never counted it, and
@@ -33,7 +33,7 @@
  *   about the rail: the peer acts on each epoch once (so asking again takes
  *   a new one), and READY or REFUSE carries the epoch of the RESTORE it
  *   answers, so an answer to an earlier attempt is not taken for this one;
- * - the rail's incarnation (gdx_rail_run), the epoch of the RESTORE that
+ * - the rail's life (gdx_rail_run.life), the epoch of the RESTORE that
  *   started its QPs: both ends know it and a DOWN note names it, so counts,
  *   which start at 0 with the QPs, are never read against another life's log;
  * - the QPs' gen (gdx_rail), one more at each reset of this end's QPs: every
@@ -67,7 +67,7 @@
  * before it restores; the receiver writes READY only after a RESTORE, so a
  * sender that reads READY needs no counts (its log was empty when it wrote
  * RESTORE, gdx_fo_try), and a DOWN it reads after its RESTORE, of the
- * incarnation before, only closes that outage. A DOWN overwritten by a newer
+ * life before, only closes that outage. A DOWN overwritten by a newer
  * DOWN loses nothing: the newer counts cover the older.
  *
  * Both ends must run failover (gdx_setup.c: the handshake's
@@ -635,7 +635,7 @@ static const char *gdx_fo_peer_why(char *why, size_t len, const char *lead, cons
  * go there in the background, then the probes (gdx_fo_connected). */
 static void gdx_fo_ready(struct gdx_comm *c, int r, const struct gdx_note *n, uint64_t now)
 {
-	if (n->kind == GDX_NOTE_REFUSE) {
+	if (n->says == GDX_NOTE_REFUSE) {
 		char why[sizeof(c->ch.run[r].why)];
 
 		gdx_fo_attempt_failed(c, r, now,
@@ -646,7 +646,7 @@ static void gdx_fo_ready(struct gdx_comm *c, int r, const struct gdx_note *n, ui
 		return;
 	}
 	gdx_fo_remote(c, r, n);
-	c->ch.run[r].incarnation = c->ch.run[r].my_epoch; /* the RESTORE it answers */
+	c->ch.run[r].life = c->ch.run[r].my_epoch; /* the RESTORE it answers */
 	if (gdx_fo_bg_start(c, r, GDX_BG_SENDER)) {
 		gdx_rail_failed(c, r, "no thread to connect its QPs again");
 		return;
@@ -731,7 +731,7 @@ static void gdx_fo_restored(struct gdx_comm *c, int r, int ret, uint64_t now)
 	}
 	c->ch.run[r].attempts++;
 	/* the RESTORE's epoch: the sender takes the same (gdx_fo_ready) */
-	c->ch.run[r].incarnation = c->ch.run[r].bg_answers;
+	c->ch.run[r].life = c->ch.run[r].bg_answers;
 	c->ch.run[r].unproven = true; /* until the sender's probe comes by it */
 	gdx_fo_set(c, r, GDX_RAIL_UP, now);
 	gdx_chan_count_live(&c->ch);
@@ -756,26 +756,26 @@ static int gdx_fo_note(struct gdx_comm *c, int r, const struct gdx_note *n, uint
 
 	GDX_TRACE(NCCL_NET,
 		  "%s: rail %d: note kind %u epoch %u (%u skipped) answers 0x%x read in state %s",
-		  c->dev_name, r, n->kind, n->epoch,
+		  c->dev_name, r, n->says, n->epoch,
 		  run->peer_epoch && n->epoch > run->peer_epoch ? n->epoch - run->peer_epoch - 1
 								: 0,
 		  n->answers, gdx_rail_state_name(run->state));
 	if (gdx_fo_sender(c)) {
-		switch (n->kind) {
+		switch (n->says) {
 		case GDX_NOTE_DOWN:
 			/* counts of the QPs' earlier life: read against this log,
 			 * they could forget what the new QPs lost */
-			if (n->answers != run->incarnation) {
+			if (n->answers != run->life) {
 				GDX_TRACE(NCCL_NET,
-					  "%s: rail %d: DOWN note of incarnation %u, ours is %u: "
+					  "%s: rail %d: DOWN note of life %u, ours is %u: "
 					  "dropped",
-					  c->dev_name, r, n->answers, run->incarnation);
+					  c->dev_name, r, n->answers, run->life);
 				break;
 			}
 			/* before READY: the receiver's answer to the outage this end
 			 * closed with an empty log (its RESTORE asked for nothing it
 			 * counted), not a failure of this attempt */
-			if (run->state == GDX_RAIL_RESTORING && run->incarnation != run->my_epoch)
+			if (run->state == GDX_RAIL_RESTORING && run->life != run->my_epoch)
 				break;
 			if (run->state != GDX_RAIL_DRAINING) {
 				gdx_rail_failed(c, r,
@@ -800,7 +800,7 @@ static int gdx_fo_note(struct gdx_comm *c, int r, const struct gdx_note *n, uint
 		}
 		return act;
 	}
-	switch (n->kind) {
+	switch (n->says) {
 	case GDX_NOTE_DOWN:
 		if (run->state == GDX_RAIL_UP) {
 			act |= gdx_rail_failed(

@@ -8,7 +8,7 @@
 #include "data/gdx_note.h"
 #include "data/gdx_post.h"
 
-void gdx_note_set(struct gdx_comm *c, int r, enum gdx_note_kind kind, uint32_t answers,
+void gdx_note_set(struct gdx_comm *c, int r, enum gdx_note_says says, uint32_t answers,
 		  const char *why)
 {
 	struct gdx_note *n = &c->ch.run[r].note_next;
@@ -17,9 +17,9 @@ void gdx_note_set(struct gdx_comm *c, int r, enum gdx_note_kind kind, uint32_t a
 
 	memset(n, 0, sizeof(*n));
 	n->epoch = htole32(epoch);
-	n->kind = htole32(kind);
-	/* DOWN: the incarnation its counts are of */
-	n->answers = htole32(kind == GDX_NOTE_DOWN ? c->ch.run[r].incarnation : answers);
+	n->says = htole32(says);
+	/* DOWN: the life its counts are of */
+	n->answers = htole32(says == GDX_NOTE_DOWN ? c->ch.run[r].life : answers);
 	n->psn = htole32(rail->psn);
 	memcpy(n->gid, rail->gid.raw, sizeof(n->gid));
 	snprintf(n->why, sizeof(n->why), "%s", why ? why : "");
@@ -98,7 +98,7 @@ bool gdx_note_read(const struct gdx_comm *c, int r, struct gdx_note *out)
 	    le32toh(__atomic_load_n(&n->stamp, __ATOMIC_ACQUIRE)) != s1)
 		return false;
 	out->epoch = s1;
-	out->kind = le32toh(out->kind);
+	out->says = le32toh(out->says);
 	out->answers = le32toh(out->answers);
 	out->psn = le32toh(out->psn);
 	/* the peer's words: printable before they reach a log line */

@@ -17,7 +17,7 @@
  * time, as the peer acts once per epoch. The counts are this end's
  * immediates per QP since its QPs last started; only the receiver's, in a
  * DOWN, mean anything to the other end. */
-void gdx_note_set(struct gdx_comm *c, int r, enum gdx_note_kind kind, uint32_t answers,
+void gdx_note_set(struct gdx_comm *c, int r, enum gdx_note_says says, uint32_t answers,
 		  const char *why);
 /* Writes the notes not yet written on rail lane (-1: none up, nothing is
  * written), each signaled and never over one the NIC may still read

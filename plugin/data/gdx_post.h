@@ -168,7 +168,7 @@ int gdx_post_failed(const struct gdx_rail *r, const struct gdx_qp *q, int ret)
 	__attribute__((cold, noinline));
 
 static inline int gdx_post_one(struct gdx_comm *c, int rail, int qi, const void *local,
-			       uint32_t len, uint64_t raddr, uint32_t kind, bool must_signal)
+			       uint32_t len, uint64_t raddr, uint32_t op, bool must_signal)
 {
 	struct gdx_rail *r = &c->ch.rails[rail];
 	struct gdx_qp *q = &r->qps[qi];
@@ -176,9 +176,9 @@ static inline int gdx_post_one(struct gdx_comm *c, int rail, int qi, const void 
 	struct ibv_sge sge;
 	int ret;
 
-	gdx_wr_set(&wr, &sge, GDX_WRID(kind, gdx_rail_gen(r), qi, q->wr_posted + 1), local, len,
+	gdx_wr_set(&wr, &sge, GDX_WRID(op, gdx_rail_gen(r), qi, q->wr_posted + 1), local, len,
 		   c->stage_mr[r->member]->lkey, raddr, c->remote_ctrl_rkey[rail],
-		   kind == GDX_WRID_PROBE, htobe32(GDX_IMM_PROBE),
+		   op == GDX_WRID_PROBE, htobe32(GDX_IMM_PROBE),
 		   len && len <= r->max_inline ? IBV_SEND_INLINE : 0);
 	if (gdx_qp_signal(q, 1, must_signal))
 		wr.send_flags |= IBV_SEND_SIGNALED;

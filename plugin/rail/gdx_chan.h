@@ -57,8 +57,9 @@ struct gdx_rail_run {
 	uint32_t my_epoch;	/* of our note about it */
 	uint32_t peer_epoch;	/* of the peer's last note acted on */
 	uint32_t probes;	/* PROBING: probes not yet completed */
-	uint32_t incarnation;	/* of its QPs: the epoch of the sender's RESTORE that
-				 * started them, 0 for the first. Not gdx_rail.gen:
+	uint32_t life;		/* of its QPs, as both ends name it: the epoch of the
+				 * sender's RESTORE that started them, 0 for the
+				 * first. Not gdx_rail.gen, the QPs' generation:
 				 * each end counts its own resets, and a refused
 				 * restore resets the sender's QPs alone */
 	bool cq_idle;		/* receiver, DRAINING: the last poll emptied its CQ */
@@ -70,7 +71,7 @@ struct gdx_rail_run {
 	 * sent, or sent again after a loss, reads the region as it is then,
 	 * and a note rewritten under it would arrive half old, half new, with
 	 * a stamp that says it is whole. The last write: its rail + 1 (0:
-	 * none), that rail's incarnation and its WR count there. */
+	 * none), that rail's generation and its WR count there. */
 	struct gdx_note note_next;
 	uint8_t note_lane;
 	uint16_t note_gen;

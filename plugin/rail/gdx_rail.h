@@ -15,16 +15,16 @@
 
 struct gdx_seglog;
 
-/* wr_id of every work request on a rail's QPs: the kind, the QP, the
- * rail's incarnation (a completion from before a reset is told from one
+/* wr_id of every work request on a rail's QPs: what it is (op), the QP, the
+ * rail's generation (a completion from before a reset is told from one
  * after it and dropped) and, for sends, the QP's WR count up to it (all of
  * which a signaled completion gives back and shows delivered). */
 #define GDX_WRID_SEND  1u
 #define GDX_WRID_PROBE 2u
 #define GDX_WRID_RECV  3u
-#define GDX_WRID(kind, gen, q, wr) \
-	((uint64_t)(wr) << 32 | (uint64_t)(uint16_t)(gen) << 16 | (uint64_t)(q) << 8 | (kind))
-#define GDX_WRID_KIND(id) ((uint32_t)(id)&0xffu)
+#define GDX_WRID(op, gen, q, wr) \
+	((uint64_t)(wr) << 32 | (uint64_t)(uint16_t)(gen) << 16 | (uint64_t)(q) << 8 | (op))
+#define GDX_WRID_OP(id)   ((uint32_t)(id)&0xffu)
 #define GDX_WRID_QP(id)	  ((int)(((id) >> 8) & 0xffu))
 #define GDX_WRID_GEN(id)  ((uint16_t)((id) >> 16))
 #define GDX_WRID_WR(id)	  ((uint32_t)((id) >> 32))
@@ -66,7 +66,7 @@ struct gdx_rail {
 	int gid_index;
 	union ibv_gid gid;
 	uint32_t psn; /* every QP of the rail starts at it */
-	uint16_t gen; /* the QPs' incarnation, one more at each reset (atomic) */
+	uint16_t gen; /* the QPs' generation, one more at each reset (atomic) */
 	uint32_t max_inline;
 	uint32_t sq_depth, rq_depth; /* per QP */
 	enum ibv_mtu path_mtu;
@@ -100,7 +100,7 @@ int gdx_rail_connect(struct gdx_rail *r, const struct gdx_wire_rail *remote, con
 void gdx_rail_freeze(struct gdx_rail *r);
 /* Every QP to RESET and INIT again, with a new PSN and the port's GID read
  * again, ready for gdx_rail_connect; the counters start over and the
- * incarnation goes up. */
+ * generation goes up. */
 int gdx_rail_reset(struct gdx_rail *r);
 void gdx_rail_destroy(struct gdx_rail *r);
 
@@ -118,7 +118,7 @@ void gdx_rail_qos(int config_tc, uint8_t *sl, uint8_t *tc);
 /* Why a completion failed, and what to check. */
 const char *gdx_wc_hint(enum ibv_wc_status status);
 
-/* The rail's incarnation: read on the data path while a restore's thread
+/* The rail's generation: read on the data path while a restore's thread
  * may be resetting the rail. */
 static inline uint16_t gdx_rail_gen(const struct gdx_rail *r)
 {

@@ -30,7 +30,7 @@
  * changes and stamp, the last field, repeats it: a note is read once its
  * stamp equals its epoch, and acted on once per epoch (gdx_failover.c).
  */
-enum gdx_note_kind {
+enum gdx_note_says {
 	GDX_NOTE_NONE = 0,
 	GDX_NOTE_DOWN,	  /* the rail is out; from the receiver, with its counts */
 	GDX_NOTE_RESTORE, /* sender: my QPs are reset, here is my PSN and GID */
@@ -44,10 +44,10 @@ enum gdx_note_kind {
 
 struct gdx_note {
 	uint32_t epoch;
-	uint32_t kind;
+	uint32_t says; /* enum gdx_note_says */
 	uint32_t answers; /* READY and REFUSE: the epoch of the RESTORE they answer,
 			   * with GDX_NOTE_PORT_DOWN when the refusal is for that;
-			   * DOWN: the rail's incarnation (gdx_rail_run) */
+			   * DOWN: the rail's life (gdx_rail_run.life) */
 	uint32_t psn;
 	uint8_t gid[16];
 	char why[80]; /* DOWN: what the writer saw, for the other end's log */

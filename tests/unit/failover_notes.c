@@ -11,7 +11,7 @@
  * async event on its QP), notes DOWN, and once its wait is over resets the
  * QPs and notes RESTORE into the same slot; only then does the receiver
  * poll. Before 0.4.3 it restored a rail it still had up, dropped the
- * immediates in its CQ as an earlier incarnation's, and 14 of the 32
+ * immediates in its CQ as an earlier generation's, and 14 of the 32
  * receives never completed. The control polls once between the notes.
  *
  * The idle receiver: nothing posted while rail 0 (the control rail) goes

@@ -6,7 +6,7 @@
  * the full one. With scripted verbs (gdx_fake_nic.h), what a broken or
  * hostile sender puts on the wire (an immediate twice, one larger than its
  * receive, one for no receive, a single receive ended as a group, one of an
- * earlier incarnation of the QPs) and batches that mix the common
+ * earlier generation of the QPs) and batches that mix the common
  * completions with others: each is taken as the full path takes it, and
  * every byte of the messages around it arrives.
  */
@@ -192,7 +192,7 @@ static void test_a_single_receive_ended_as_a_group_fails_the_comm(void)
 
 /* A completion of the QPs before a reset (another generation in its
  * wr_id) is dropped, even one that would complete a receive in flight. */
-static void test_an_earlier_incarnation_completes_nothing(void)
+static void test_an_earlier_generation_completes_nothing(void)
 {
 	struct rig g;
 	struct gdx_request *r, *s;
@@ -277,6 +277,6 @@ GDX_TESTS_MAIN(TEST(test_an_immediate_twice_counts_once, 30),
 	       TEST(test_an_immediate_for_no_receive_is_dropped, 30),
 	       TEST(test_an_immediate_larger_than_its_receive_fails_the_comm, 30),
 	       TEST(test_a_single_receive_ended_as_a_group_fails_the_comm, 30),
-	       TEST(test_an_earlier_incarnation_completes_nothing, 30),
+	       TEST(test_an_earlier_generation_completes_nothing, 30),
 	       TEST(test_a_mixed_batch_is_taken_whole, 30),
 	       TEST(test_a_failed_send_completion_fails_the_comm, 30))
