@@ -24,10 +24,10 @@ struct gdx_seglog;
 #define GDX_WRID_RECV  3u
 #define GDX_WRID(op, gen, q, wr) \
 	((uint64_t)(wr) << 32 | (uint64_t)(uint16_t)(gen) << 16 | (uint64_t)(q) << 8 | (op))
-#define GDX_WRID_OP(id)   ((uint32_t)(id)&0xffu)
-#define GDX_WRID_QP(id)	  ((int)(((id) >> 8) & 0xffu))
-#define GDX_WRID_GEN(id)  ((uint16_t)((id) >> 16))
-#define GDX_WRID_WR(id)	  ((uint32_t)((id) >> 32))
+#define GDX_WRID_OP(id)	 ((uint32_t)(id)&0xffu)
+#define GDX_WRID_QP(id)	 ((int)(((id) >> 8) & 0xffu))
+#define GDX_WRID_GEN(id) ((uint16_t)((id) >> 16))
+#define GDX_WRID_WR(id)	 ((uint32_t)((id) >> 32))
 
 struct gdx_qp {
 	struct ibv_qp *qp;

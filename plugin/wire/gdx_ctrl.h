@@ -44,7 +44,7 @@ enum gdx_note_says {
 
 struct gdx_note {
 	uint32_t epoch;
-	uint32_t says; /* enum gdx_note_says */
+	uint32_t says;	  /* enum gdx_note_says */
 	uint32_t answers; /* READY and REFUSE: the epoch of the RESTORE they answer,
 			   * with GDX_NOTE_PORT_DOWN when the refusal is for that;
 			   * DOWN: the rail's life (gdx_rail_run.life) */
