@@ -300,6 +300,10 @@ BUILD_DEPS += time
 # scripts/cpu-cost.sh (make bench, and its smoke check in the VM tier):
 # callgrind counts the instructions, strace the system calls.
 BUILD_DEPS += valgrind strace
+# tests/check/doctor_check_prom.sh: node_exporter reads gdx-doctor check
+# --textfile as its textfile collector does (served on a loopback port),
+# curl fetches what it serves.
+BUILD_DEPS += prometheus-node-exporter curl
 
 deps:
 	scripts/ensure-packages.sh $(BUILD_DEPS)
