@@ -680,7 +680,7 @@ static void topo_nics(const struct gdx_topo *t, const struct topo_opts *o, FILE 
 
 		if (d->topo >= 0)
 			continue;
-		col = fprintf(f, "  NIC%-3d %-10s %-14s", k++, d->name,
+		col = fprintf(f, "  NIC%-3d %-10s %-14s ", k++, d->name,
 			      topo_nic_where("", d, where, sizeof(where)));
 		if (d->netdev_pci[0])
 			snprintf(where, sizeof(where), "netdev at %s, not on PCIe itself",
