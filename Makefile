@@ -241,13 +241,21 @@ BINDIR  ?= $(PREFIX)/bin
 LIBDIR  ?= $(PREFIX)/lib
 MANDIR  ?= $(PREFIX)/share/man
 DOCDIR  ?= $(PREFIX)/share/doc/libnccl-net-gdx
+# The operator's examples (scripts/ops/), and the tools' bash completion,
+# which bash-completion loads by the command's name.
+EXAMPLEDIR ?= $(DOCDIR)/examples
+COMPLDIR   ?= $(PREFIX)/share/bash-completion/completions
 INSTALL ?= install
 
 INSTALL_MAP = $(LIB):$(LIBDIR):0644 \
 	$(BUILD)/gdx-doctor:$(BINDIR):0755 $(BUILD)/gdx-bench:$(BINDIR):0755 \
 	$(BUILD)/man/gdx-doctor.1:$(MANDIR)/man1:0644 $(BUILD)/man/gdx-bench.1:$(MANDIR)/man1:0644 \
 	$(MAN7:%=$(BUILD)/man/%.7:$(MANDIR)/man7:0644) \
-	README.md:$(DOCDIR):0644 LICENSE:$(DOCDIR):0644
+	README.md:$(DOCDIR):0644 LICENSE:$(DOCDIR):0644 \
+	scripts/ops/gdx-slurm-prolog.sh:$(EXAMPLEDIR):0755 scripts/ops/gdx-k8s-probe.sh:$(EXAMPLEDIR):0755 \
+	scripts/ops/gdx-doctor-daemonset.yaml:$(EXAMPLEDIR):0644 \
+	scripts/ops/bash-completion/gdx-doctor:$(COMPLDIR):0644 \
+	scripts/ops/bash-completion/gdx-bench:$(COMPLDIR):0644
 inst_word = $(word $2,$(subst :, ,$1))
 inst_dest = $(call inst_word,$1,2)/$(notdir $(call inst_word,$1,1))
 INSTALLED = $(foreach e,$(INSTALL_MAP),$(call inst_dest,$e))
@@ -268,6 +276,7 @@ install: $(foreach e,$(INSTALL_MAP),$(call inst_word,$e,1))
 
 uninstall:
 	rm -f $(foreach f,$(INSTALLED),'$(DESTDIR)$f')
+	@if [ -d '$(DESTDIR)$(EXAMPLEDIR)' ]; then rmdir --ignore-fail-on-non-empty '$(DESTDIR)$(EXAMPLEDIR)'; fi
 	@if [ -d '$(DESTDIR)$(DOCDIR)' ]; then rmdir --ignore-fail-on-non-empty '$(DESTDIR)$(DOCDIR)'; fi
 	$(inst_ldconfig)
 
@@ -313,6 +322,10 @@ BUILD_DEPS += time
 # scripts/cpu-cost.sh (make bench, and its smoke check in the VM tier):
 # callgrind counts the instructions, strace the system calls.
 BUILD_DEPS += valgrind strace
+# tests/check/doctor_check_prom.sh: node_exporter reads gdx-doctor check
+# --textfile as its textfile collector does (served on a loopback port),
+# curl fetches what it serves.
+BUILD_DEPS += prometheus-node-exporter curl
 
 deps:
 	scripts/ensure-packages.sh $(BUILD_DEPS)

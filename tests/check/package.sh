@@ -53,8 +53,13 @@ cat >"$tmp/want-install" <<EOF
 usr/local/bin/gdx-bench 755
 usr/local/bin/gdx-doctor 755
 usr/local/lib/libnccl-net-gdx.so 644
+usr/local/share/bash-completion/completions/gdx-bench 644
+usr/local/share/bash-completion/completions/gdx-doctor 644
 usr/local/share/doc/libnccl-net-gdx/LICENSE 644
 usr/local/share/doc/libnccl-net-gdx/README.md 644
+usr/local/share/doc/libnccl-net-gdx/examples/gdx-doctor-daemonset.yaml 644
+usr/local/share/doc/libnccl-net-gdx/examples/gdx-k8s-probe.sh 755
+usr/local/share/doc/libnccl-net-gdx/examples/gdx-slurm-prolog.sh 755
 usr/local/share/man/man1/gdx-bench.1 644
 usr/local/share/man/man1/gdx-doctor.1 644
 usr/local/share/man/man7/libnccl-net-gdx-diagnostics.7 644
@@ -182,10 +187,15 @@ else
 usr/bin/gdx-bench
 usr/bin/gdx-doctor
 usr/lib/$multiarch/libnccl-net-gdx.so
+usr/share/bash-completion/completions/gdx-bench
+usr/share/bash-completion/completions/gdx-doctor
 usr/share/doc/libnccl-net-gdx/NEWS.Debian.gz
 usr/share/doc/libnccl-net-gdx/README.md.gz
 usr/share/doc/libnccl-net-gdx/changelog.gz
 usr/share/doc/libnccl-net-gdx/copyright
+usr/share/doc/libnccl-net-gdx/examples/gdx-doctor-daemonset.yaml
+usr/share/doc/libnccl-net-gdx/examples/gdx-k8s-probe.sh
+usr/share/doc/libnccl-net-gdx/examples/gdx-slurm-prolog.sh
 usr/share/lintian/overrides/libnccl-net-gdx
 usr/share/man/man1/gdx-bench.1.gz
 usr/share/man/man1/gdx-doctor.1.gz

@@ -56,7 +56,12 @@ cat >"$tmp/want" <<EOF
 /usr/bin/gdx-bench
 /usr/bin/gdx-doctor
 $libdir/libnccl-net-gdx.so
+/usr/share/bash-completion/completions/gdx-bench
+/usr/share/bash-completion/completions/gdx-doctor
 /usr/share/doc/$pkg/README.md
+/usr/share/doc/$pkg/examples/gdx-doctor-daemonset.yaml
+/usr/share/doc/$pkg/examples/gdx-k8s-probe.sh
+/usr/share/doc/$pkg/examples/gdx-slurm-prolog.sh
 /usr/share/licenses/$pkg/LICENSE
 $(rpm --eval '%_mandir')/man1/gdx-bench.1
 $(rpm --eval '%_mandir')/man1/gdx-doctor.1

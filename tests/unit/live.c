@@ -1377,7 +1377,7 @@ static void test_nic_counter_names_once(void)
 	ASSERT_EQ(doctor("top", "--prometheus", "--interval", "0.05", "--dir", live_dir, NULL), 0);
 	ASSERT_EQ(count_of(doctor_out, "counter=\"rx_write_requests\"} 100\n"), 1);
 	ASSERT_EQ(count_of(doctor_out, "counter=\"bad\xef\xbf\xbd\"} 102\n"), 1);
-	ASSERT_EQ(count_of(doctor_out, "gdx_nic_counter_total{"), 2);
+	ASSERT_EQ(count_of(doctor_out, "gdx_nic_port_counter_total{"), 2);
 	ASSERT_EQ(doctor("top", "--once", "--interval", "0.05", "--dir", live_dir, NULL), 0);
 	ASSERT_EQ(count_of(doctor_out, "rx_write_requests 100"), 1);
 	ASSERT_STR_CONTAINS(doctor_out, "bad\\xff 102");
@@ -1385,6 +1385,94 @@ static void test_nic_counter_names_once(void)
 	ASSERT_STR_CONTAINS(doctor_out, "bad\xef\xbf\xbd 104");
 	gdx_live_nic_close(l, &own);
 	gdx_live_close(true);
+	live_dir_remove();
+}
+
+/* A rank with a NIC slot of the port's totals (sysfs's), read at read_ms,
+ * rx_write_requests = value: the two ranks of the test below. */
+struct port_rank {
+	struct steps steps;
+	uint64_t read_ms, value;
+};
+
+static struct gdx_live_nic *port_rank_open(struct gdx_live_nic *own, uint64_t read_ms,
+					   uint64_t value)
+{
+	struct gdx_live_nic *l;
+
+	gdx_live_open();
+	l = gdx_live_nic_open(own, "rxe0", 1);
+	ASSERT(l != own);
+	l->source = GDX_LIVE_NIC_SYSFS;
+	l->read_ms = read_ms;
+	snprintf(l->counters[0].name, sizeof(l->counters[0].name), "rx_write_requests");
+	l->counters[0].value = value;
+	__atomic_store_n(&l->ncounters, 1, __ATOMIC_RELEASE);
+	return l;
+}
+
+static void port_rank_main(void *arg)
+{
+	struct port_rank *r = arg;
+	struct gdx_live_nic own, *l;
+
+	close(r->steps.to_child[1]);
+	close(r->steps.to_parent[0]);
+	ASSERT_EQ(setenv("SLURM_PROCID", "1", 1), 0);
+	l = port_rank_open(&own, r->read_ms, r->value);
+	step_post(r->steps.to_parent[1]);
+	step_wait(r->steps.to_child[0]);
+	gdx_live_nic_close(l, &own);
+	gdx_live_close(true);
+}
+
+/* Two ranks of one job on a node, each reading the same port's totals: the
+ * Prometheus series say each process's host, job and rank (a server tells
+ * many nodes' ranks apart by them, not by pid), and the port's totals once,
+ * the freshest reading, without a process's labels (they were said once per
+ * process, so that a sum over the node counted the port twice). */
+static void test_prometheus_ranks_and_ports(void)
+{
+	struct port_rank r = {.value = 100};
+	struct gdx_live_nic own, *l;
+	char host[64] = "", want[256];
+	uint64_t now = gdx_now_ms();
+	pid_t pid;
+
+	ASSERT_EQ(gethostname(host, sizeof(host) - 1), 0);
+	ASSERT_EQ(setenv("SLURM_JOB_ID", "4242", 1), 0);
+	live_dir_make();
+	r.read_ms = now - 5000;
+	steps_make(&r.steps);
+	pid = spawn_as(geteuid(), port_rank_main, &r);
+	steps_parent_side(&r.steps);
+	step_wait(r.steps.to_parent[0]);
+	ASSERT_EQ(setenv("SLURM_PROCID", "0", 1), 0);
+	l = port_rank_open(&own, now, 250);
+	ASSERT_EQ(doctor("top", "--prometheus", "--interval", "0.05", "--dir", live_dir, NULL), 0);
+	printf("  prometheus: %s", strstr(doctor_out, "gdx_nic_port_counter_total{"));
+	snprintf(want, sizeof(want),
+		 "gdx_messages_total{pid=\"%d\",host=\"%s\",job_id=\"4242\",rank=\"0\"} ",
+		 (int)getpid(), host);
+	ASSERT_STR_CONTAINS(doctor_out, want);
+	snprintf(want, sizeof(want),
+		 "gdx_messages_total{pid=\"%d\",host=\"%s\",job_id=\"4242\",rank=\"1\"} ", (int)pid,
+		 host);
+	ASSERT_STR_CONTAINS(doctor_out, want);
+	ASSERT_EQ(count_of(doctor_out, "gdx_nic_port_counter_total{"), 1);
+	snprintf(want, sizeof(want),
+		 "gdx_nic_port_counter_total{host=\"%s\",nic=\"rxe0\",port=\"1\","
+		 "counter=\"rx_write_requests\"} 250\n",
+		 host);
+	ASSERT_STR_CONTAINS(doctor_out, want);
+	/* no per process series of the port's totals */
+	ASSERT_EQ(count_of(doctor_out, "gdx_nic_counter_total{"), 0);
+	step_post(r.steps.to_child[1]);
+	reap_ok(pid);
+	gdx_live_nic_close(l, &own);
+	gdx_live_close(true);
+	unsetenv("SLURM_JOB_ID");
+	unsetenv("SLURM_PROCID");
 	live_dir_remove();
 }
 
@@ -1676,4 +1764,5 @@ GDX_TESTS_MAIN(TEST(test_escape, 10), TEST(test_file_private_and_unpredictable, 
 	       TEST(test_copy_shown_once, 30), TEST(test_prometheus_series_once, 30),
 	       TEST(test_many_ports_crowd_out_nobody, 30), TEST(test_truncated_under_reader, 120),
 	       TEST(test_latency_buckets, 10), TEST(test_latency_percentiles, 30),
-	       TEST(test_rma_slot_shown, 30), TEST(test_nic_counter_names_once, 30))
+	       TEST(test_rma_slot_shown, 30), TEST(test_nic_counter_names_once, 30),
+	       TEST(test_prometheus_ranks_and_ports, 30))

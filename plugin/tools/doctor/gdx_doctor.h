@@ -255,6 +255,11 @@ struct live_snap {
 void top_nic_text(const struct live_proc *p, uint64_t now_ms);
 void top_nic_json(const struct live_proc *p, uint64_t now_ms);
 void top_nic_prometheus(const struct live_snap *s);
+/* The labels of every series of one process in top --prometheus: pid, and
+ * who it is in its job, from its live file: host, job_id (SLURM_JOB_ID; not
+ * "job", the server's own target label) and rank ("" when none). */
+#define TOP_PROM_ID_LEN (GDX_ESCAPE_LEN(64) + GDX_ESCAPE_LEN(32) + 96)
+void top_prom_id(const struct live_proc *p, char *out, size_t len);
 /* DOCTOR_OK (also for a directory not made yet: no process, dir_missing);
  * DOCTOR_NO_INPUT (dir unreadable) or DOCTOR_ERROR (out of descriptors or
  * memory), said on stderr. */

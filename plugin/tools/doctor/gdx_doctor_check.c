@@ -34,14 +34,17 @@
 #include "topo/gdx_topo.h"
 
 #include "tools/doctor/gdx_doctor_check.h"
+#include "tools/doctor/gdx_doctor_check_prom.h"
 
 struct check_opts {
 	const char *sysfs_root;
 	const char *xml;
 	const char *hostname; /* --hostname */
 	bool json;
-	bool quiet;	     /* the problems alone, on stderr: a gate's */
-	bool allow_degraded; /* a degraded node exits 0 */
+	bool quiet;	      /* the problems alone, on stderr: a gate's */
+	bool allow_degraded;  /* a degraded node exits 0 */
+	bool prometheus;      /* the verdict as metrics (gdx_doctor_check_prom.c) */
+	const char *textfile; /* --textfile: and to this file, in one step */
 };
 
 static int check_on_opt(void *ctx, int key, const char *arg)
@@ -55,6 +58,8 @@ static int check_on_opt(void *ctx, int key, const char *arg)
 	case 'q': o->quiet = true; break;
 	case 'a': o->allow_degraded = true; break;
 	case 'H': o->hostname = arg; break;
+	case 'P': o->prometheus = true; break;
+	case 'T': o->textfile = arg; break;
 	}
 	return DOCTOR_OK;
 }
@@ -269,8 +274,8 @@ static int doctor_check(const struct doctor_cmd *cmd, int argc, char **argv)
 	ret = doctor_args(cmd, argc, argv, check_on_opt, &o);
 	if (ret != DOCTOR_OK)
 		return ret;
-	if (o.json && o.quiet) {
-		fprintf(stderr, "gdx-doctor check: --json and --quiet: give one\n");
+	if (o.json + o.quiet + o.prometheus > 1) {
+		fprintf(stderr, "gdx-doctor check: --json, --quiet and --prometheus: give one\n");
 		return DOCTOR_USAGE;
 	}
 	c = calloc(1, sizeof(*c));
@@ -404,9 +409,11 @@ static int doctor_check(const struct doctor_cmd *cmd, int argc, char **argv)
 			check_json(c, stdout);
 		else if (o.quiet)
 			check_quiet(c, stderr);
+		else if (o.prometheus)
+			check_prometheus(c, stdout);
 		else
 			check_human(c, stdout);
-		ret = c->exit;
+		ret = o.textfile && check_textfile(c, o.textfile) ? DOCTOR_ERROR : c->exit;
 	}
 	free(c->nic_v);
 	free(c->pair_v);
@@ -439,6 +446,11 @@ static const struct doctor_opt check_opts[] = {
 	{"hostname", 'H', "NAME",
 	 "the node's name in --json (default: a saved tree's, from its facts or topo.xml; "
 	 "else this machine's)"},
+	{"prometheus", 'P', NULL,
+	 "print the verdict as metrics for node_exporter's textfile collector instead"},
+	{"textfile", 'T', "FILE",
+	 "also write those metrics to FILE, whole or not at all (a new file beside it, "
+	 "renamed onto it): node_exporter --collector.textfile.directory's"},
 	{"allow-degraded", 'a', NULL,
 	 "exit 0 for a degraded node too (it works, slower), not 1: a site's gate that "
 	 "accepts one"},

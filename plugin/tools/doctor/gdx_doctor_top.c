@@ -578,6 +578,9 @@ static void top_json(const struct live_snap *s, const struct top_rows *t,
 struct top_flat {
 	const struct top_rail **rows;
 	int *end, *series, n;
+	/* each process's labels (top_prom_id()), and row k's, id[proc[k]] */
+	char (*id)[TOP_PROM_ID_LEN];
+	int *proc;
 	char (*nic)[GDX_ESCAPE_LEN(sizeof(((struct top_rail *)0)->ibdev))];
 };
 
@@ -590,7 +593,7 @@ struct top_flat {
  * one series, which the collector wants once (it refuses a file with a
  * series twice). A process has TOP_RAILS_PER_PROC rows at most: linear.
  */
-static int top_flat_make(const struct top_rows *t, struct top_flat *f)
+static int top_flat_make(const struct live_snap *s, const struct top_rows *t, struct top_flat *f)
 {
 	int n = 0;
 
@@ -601,14 +604,19 @@ static int top_flat_make(const struct top_rows *t, struct top_flat *f)
 	f->end = calloc((size_t)n + 1, sizeof(*f->end));
 	f->series = calloc((size_t)n + 1, sizeof(*f->series));
 	f->nic = calloc((size_t)n + 1, sizeof(*f->nic));
-	if (!f->rows || !f->end || !f->series || !f->nic)
+	f->proc = calloc((size_t)n + 1, sizeof(*f->proc));
+	f->id = calloc((size_t)s->nprocs + 1, sizeof(*f->id));
+	if (!f->rows || !f->end || !f->series || !f->nic || !f->proc || !f->id)
 		return -ENOMEM;
+	for (int i = 0; i < s->nprocs; i++)
+		top_prom_id(&s->procs[i], f->id[i], sizeof(f->id[i]));
 	n = 0;
 	for (int i = 0; i < t->n; i++) {
 		int base = n;
 
 		for (int k = 0; k < t->g[i].n; k++, n++) {
 			f->rows[n] = &t->g[i].v[k];
+			f->proc[n] = i;
 			f->end[n] = base + t->g[i].n;
 			gdx_escape(GDX_ESCAPE_PROM_LABEL, f->rows[n]->ibdev, f->nic[n],
 				   sizeof(f->nic[n]));
@@ -628,6 +636,8 @@ static void top_flat_free(struct top_flat *f)
 	free(f->end);
 	free(f->series);
 	free(f->nic);
+	free(f->proc);
+	free(f->id);
 }
 
 /* The send latencies as a Prometheus histogram per NIC port, at bounds
@@ -665,22 +675,22 @@ static void top_prom_latency(const struct top_flat *f)
 		}
 		for (int i = 0; i < TOP_PROM_LE; i++) {
 			cum = live_add_sat(cum, le[i]);
-			printf("gdx_rail_send_latency_seconds_bucket{pid=\"%d\",nic=\"%s\","
+			printf("gdx_rail_send_latency_seconds_bucket{%s,nic=\"%s\","
 			       "port=\"%u\",le=\"%.9g\"} %llu\n",
-			       row->pid, f->nic[k], row->port, (double)(1ULL << i) / 1e9,
+			       f->id[f->proc[k]], f->nic[k], row->port, (double)(1ULL << i) / 1e9,
 			       (unsigned long long)cum);
 		}
 		cum = live_add_sat(cum, le[TOP_PROM_LE]);
-		printf("gdx_rail_send_latency_seconds_bucket{pid=\"%d\",nic=\"%s\",port=\"%u\","
+		printf("gdx_rail_send_latency_seconds_bucket{%s,nic=\"%s\",port=\"%u\","
 		       "le=\"+Inf\"} %llu\n",
-		       row->pid, f->nic[k], row->port, (unsigned long long)cum);
-		printf("gdx_rail_send_latency_seconds_sum{pid=\"%d\",nic=\"%s\",port=\"%u\"} "
+		       f->id[f->proc[k]], f->nic[k], row->port, (unsigned long long)cum);
+		printf("gdx_rail_send_latency_seconds_sum{%s,nic=\"%s\",port=\"%u\"} "
 		       "%.9f\n",
-		       row->pid, f->nic[k], row->port, (double)sum / hz);
+		       f->id[f->proc[k]], f->nic[k], row->port, (double)sum / hz);
 		/* the buckets' total: _count and +Inf agree, as the format asks */
-		printf("gdx_rail_send_latency_seconds_count{pid=\"%d\",nic=\"%s\",port=\"%u\"} "
+		printf("gdx_rail_send_latency_seconds_count{%s,nic=\"%s\",port=\"%u\"} "
 		       "%llu\n",
-		       row->pid, f->nic[k], row->port, (unsigned long long)cum);
+		       f->id[f->proc[k]], f->nic[k], row->port, (unsigned long long)cum);
 	}
 }
 
@@ -700,8 +710,8 @@ static void top_prom_rma(const struct top_flat *f, bool got)
 			n += got ? f->rows[j]->rma_got : f->rows[j]->rma_put;
 		}
 		if (rma)
-			printf("gdx_rma_%s_bytes_total{pid=\"%d\",nic=\"%s\",port=\"%u\"} %llu\n",
-			       got ? "got" : "put", f->rows[k]->pid, f->nic[k], f->rows[k]->port,
+			printf("gdx_rma_%s_bytes_total{%s,nic=\"%s\",port=\"%u\"} %llu\n",
+			       got ? "got" : "put", f->id[f->proc[k]], f->nic[k], f->rows[k]->port,
 			       (unsigned long long)n);
 	}
 }
@@ -713,31 +723,29 @@ static int top_prometheus(const struct live_snap *s, const struct top_rows *t,
 {
 	struct top_flat f = {0};
 
-	if (top_flat_make(t, &f)) {
+	if (top_flat_make(s, t, &f)) {
 		top_flat_free(&f);
 		return DOCTOR_ERROR;
 	}
 	printf("# HELP gdx_bytes_total Bytes moved by completed requests, by memory.\n"
 	       "# TYPE gdx_bytes_total counter\n");
 	for (int i = 0; i < s->nprocs; i++) {
-		printf("gdx_bytes_total{pid=\"%d\",memory=\"gpu\"} %llu\n", s->procs[i].pid,
+		printf("gdx_bytes_total{%s,memory=\"gpu\"} %llu\n", f.id[i],
 		       (unsigned long long)procs[i].bytes_gpu);
-		printf("gdx_bytes_total{pid=\"%d\",memory=\"host\"} %llu\n", s->procs[i].pid,
+		printf("gdx_bytes_total{%s,memory=\"host\"} %llu\n", f.id[i],
 		       (unsigned long long)procs[i].bytes_host);
 	}
 	printf("# HELP gdx_messages_total Requests completed.\n# TYPE gdx_messages_total counter\n");
 	for (int i = 0; i < s->nprocs; i++)
-		printf("gdx_messages_total{pid=\"%d\"} %llu\n", s->procs[i].pid,
-		       (unsigned long long)procs[i].msgs);
+		printf("gdx_messages_total{%s} %llu\n", f.id[i], (unsigned long long)procs[i].msgs);
 	printf("# HELP gdx_outstanding_requests Requests in flight.\n"
 	       "# TYPE gdx_outstanding_requests gauge\n");
 	for (int i = 0; i < s->nprocs; i++)
-		printf("gdx_outstanding_requests{pid=\"%d\"} %u\n", s->procs[i].pid,
-		       procs[i].outstanding);
+		printf("gdx_outstanding_requests{%s} %u\n", f.id[i], procs[i].outstanding);
 	printf("# HELP gdx_oldest_wait_seconds The longest a comm has waited without progress.\n"
 	       "# TYPE gdx_oldest_wait_seconds gauge\n");
 	for (int i = 0; i < s->nprocs; i++)
-		printf("gdx_oldest_wait_seconds{pid=\"%d\"} %.3f\n", s->procs[i].pid,
+		printf("gdx_oldest_wait_seconds{%s} %.3f\n", f.id[i],
 		       (double)procs[i].oldest_ms / 1e3);
 	printf("# HELP gdx_rail_tx_bytes_total Bytes posted on a NIC port by send comms.\n"
 	       "# TYPE gdx_rail_tx_bytes_total counter\n");
@@ -748,8 +756,8 @@ static int top_prometheus(const struct live_snap *s, const struct top_rows *t,
 			continue;
 		for (int j = k; j < f.end[k]; j++)
 			tx += f.series[j] == k ? f.rows[j]->tx_bytes : 0;
-		printf("gdx_rail_tx_bytes_total{pid=\"%d\",nic=\"%s\",port=\"%u\"} %llu\n",
-		       f.rows[k]->pid, f.nic[k], f.rows[k]->port, (unsigned long long)tx);
+		printf("gdx_rail_tx_bytes_total{%s,nic=\"%s\",port=\"%u\"} %llu\n", f.id[f.proc[k]],
+		       f.nic[k], f.rows[k]->port, (unsigned long long)tx);
 	}
 	printf("# HELP gdx_rma_put_bytes_total Bytes one-sided RMA put through a NIC port.\n"
 	       "# TYPE gdx_rma_put_bytes_total counter\n");
@@ -766,8 +774,8 @@ static int top_prometheus(const struct live_snap *s, const struct top_rows *t,
 			continue;
 		for (int j = k; j < f.end[k]; j++)
 			up = up && (f.series[j] != k || f.rows[j]->state == GDX_RAIL_UP);
-		printf("gdx_rail_up{pid=\"%d\",nic=\"%s\",port=\"%u\"} %d\n", f.rows[k]->pid,
-		       f.nic[k], f.rows[k]->port, up);
+		printf("gdx_rail_up{%s,nic=\"%s\",port=\"%u\"} %d\n", f.id[f.proc[k]], f.nic[k],
+		       f.rows[k]->port, up);
 	}
 	top_prom_latency(&f);
 	top_nic_prometheus(s);

@@ -15,15 +15,24 @@
 #include "gdr/gdx_gdr_rule.h"
 #include "topo/gdx_topo.h"
 #include "sys/gdx_param.h"
+#include "sys/gdx_sysfs.h"
 
 #include "tools/common/gdx_topo_query.h"
 #include "tools/doctor/gdx_doctor.h"
 #include "tools/doctor/gdx_doctor_nccl_topo.h"
+#include "tools/doctor/gdx_doctor_topo_rdma.h"
+
+/* The text report's width: a terminal's. */
+#define TOPO_COLS 80
 
 struct topo_opts {
 	const struct doctor_nccl_topo *nt; /* NCCL_TOPO_FILE, what NCCL makes of it */
 	const char *xml;
-	const char *hostname; /* --hostname */
+	const char *hostname;	/* --hostname */
+	const char *sysfs_root; /* --sysfs-root; NULL: /sys, or none for --xml */
+	char xml_buf[PATH_MAX]; /* DIR/topo.xml for --sysfs-root DIR */
+	/* The RDMA devices check lists: those hwloc has not are not on PCIe. */
+	struct doctor_rdma rdma;
 	bool json, dot;
 };
 
@@ -34,6 +43,7 @@ static int topo_on_opt(void *ctx, int key, const char *arg)
 	switch (key) {
 	case 'x': o->xml = arg; break;
 	case 'H': o->hostname = arg; break;
+	case 's': o->sysfs_root = arg; break;
 	case 'j': o->json = true; break;
 	case 'd': o->dot = true; break;
 	}
@@ -105,6 +115,17 @@ static int topo_nccl(const struct gdx_topo *t, const struct gdx_gdr_rule *rule, 
 				   type);
 }
 
+/* The end of a NIC's entry: whether it is on PCIe, its netdev and that
+ * netdev's PCI function (null where sysfs was not read: --xml). */
+static void json_netdev(FILE *f, bool pcie, const struct doctor_rdma_dev *d)
+{
+	fprintf(f, ", \"on_pcie\": %s, \"netdev\": ", pcie ? "true" : "false");
+	json_str_or_null(f, d ? d->netdev : NULL);
+	fputs(", \"netdev_pci\": ", f);
+	json_str_or_null(f, d ? d->netdev_pci : NULL);
+	fputc('}', f);
+}
+
 static int topo_json(const struct gdx_topo *t, const struct topo_opts *o,
 		     const struct gdx_gdr_rule *rule, FILE *f)
 {
@@ -125,7 +146,7 @@ static int topo_json(const struct gdx_topo *t, const struct topo_opts *o,
 		int r = gdx_topo_gpu_group(t, g, NULL, 0), within;
 		enum gdx_nccl_path type;
 
-		fprintf(f, "%s\n  {\"pci\": ", g ? "," : "");
+		fprintf(f, "%s\n  {\"index\": %d, \"pci\": ", g ? "," : "", g);
 		json_str(f, gpu->pci);
 		fputs(", \"numa\": ", f);
 		json_numa(f, gpu->numa);
@@ -162,7 +183,7 @@ static int topo_json(const struct gdx_topo *t, const struct topo_opts *o,
 	for (int i = 0; i < nn; i++) {
 		const struct gdx_topo_nic *nic = gdx_topo_nic(t, i);
 
-		fprintf(f, "%s\n  {\"name\": ", i ? "," : "");
+		fprintf(f, "%s\n  {\"index\": %d, \"name\": ", i ? "," : "", i);
 		json_str(f, nic->name);
 		fputs(", \"pci\": ", f);
 		json_str_or_null(f, nic->pci);
@@ -170,7 +191,20 @@ static int topo_json(const struct gdx_topo *t, const struct topo_opts *o,
 		json_numa(f, nic->numa);
 		fputs(", \"package\": ", f);
 		json_numa(f, nic->package);
-		fprintf(f, ", \"rail_gpus\": %d}", nic->group_gpus);
+		fprintf(f, ", \"rail_gpus\": %d", nic->group_gpus);
+		json_netdev(f, nic->pci[0] != '\0', doctor_rdma_find(&o->rdma, nic->name));
+	}
+	/* The devices hwloc does not list: no PCI function, no path, no rail. */
+	for (int i = 0, k = nn; i < o->rdma.n; i++) {
+		const struct doctor_rdma_dev *d = &o->rdma.devs[i];
+
+		if (d->topo >= 0)
+			continue;
+		fprintf(f, "%s\n  {\"index\": %d, \"name\": ", k ? "," : "", k);
+		k++;
+		json_str(f, d->name);
+		fputs(", \"pci\": null, \"numa\": null, \"package\": null, \"rail_gpus\": 0", f);
+		json_netdev(f, false, d);
 	}
 	fputs("],\n \"groups\": [", f);
 	for (int i = 0; i < gdx_topo_ngroups(t); i++) {
@@ -186,6 +220,9 @@ static int topo_json(const struct gdx_topo *t, const struct topo_opts *o,
 			fputs(k ? ", " : "", f);
 			json_str(f, gdx_topo_gpu(t, grp->gpus[k])->pci);
 		}
+		fputs("], \"gpu_index\": [", f);
+		for (int k = 0; k < grp->ngpus; k++)
+			fprintf(f, "%s%d", k ? ", " : "", grp->gpus[k]);
 		fputs("]}", f);
 	}
 	fputs("],\n ", f);
@@ -240,15 +277,58 @@ static void dot_gpu(const struct gdx_topo *t, int g, const char *indent, FILE *f
 	fputs("\", style=filled, fillcolor=palegreen];\n", f);
 }
 
-static void dot_nic(const struct gdx_topo *t, int n, const char *indent, FILE *f)
+/* A NIC's second line: its bus id, else the netdev it sits on. */
+static void dot_nic_where(const char *pci, const struct doctor_rdma_dev *d, FILE *f)
+{
+	if (pci[0]) {
+		dot_text(f, pci);
+	} else if (d && d->netdev[0]) {
+		fputs("on ", f);
+		dot_text(f, d->netdev);
+		if (d->netdev_pci[0]) {
+			fputs(" at ", f);
+			dot_text(f, d->netdev_pci);
+		}
+	} else {
+		fputs("(no PCI device)", f);
+	}
+}
+
+static void dot_nic(const struct gdx_topo *t, const struct topo_opts *o, int n, const char *indent,
+		    FILE *f)
 {
 	const struct gdx_topo_nic *nic = gdx_topo_nic(t, n);
 
 	fprintf(f, "%snic%d [label=\"", indent, n);
 	dot_text(f, nic->name);
 	fputs("\\n", f);
-	dot_text(f, nic->pci[0] ? nic->pci : "(no PCI device)");
+	dot_nic_where(nic->pci, doctor_rdma_find(&o->rdma, nic->name), f);
 	fputs("\", style=filled, fillcolor=lightblue];\n", f);
+}
+
+/* The RDMA devices hwloc does not list, in a box of their own: no PCI
+ * function, so no place in the tree, no path class and no rail. */
+static void dot_not_on_pcie(const struct gdx_topo *t, const struct topo_opts *o, FILE *f)
+{
+	int k = gdx_topo_nnics(t);
+
+	if (!doctor_rdma_unlisted(&o->rdma))
+		return;
+	fputs("  subgraph cluster_not_on_pcie {\n    label=\"not on PCIe (no path class, no "
+	      "rail)\";\n    style=rounded;\n    labeljust=l;\n",
+	      f);
+	for (int i = 0; i < o->rdma.n; i++) {
+		const struct doctor_rdma_dev *d = &o->rdma.devs[i];
+
+		if (d->topo >= 0)
+			continue;
+		fprintf(f, "    nic%d [label=\"", k++);
+		dot_text(f, d->name);
+		fputs("\\n", f);
+		dot_nic_where("", d, f);
+		fputs("\", style=filled, fillcolor=lightgrey];\n", f);
+	}
+	fputs("  }\n", f);
 }
 
 /* One row of the legend: the class in its edge colour, what it means. */
@@ -294,14 +374,14 @@ static void dot_legend(const struct gdx_topo *t, const char *source, FILE *f)
  * as edges that did not constrain it, they crossed and their labels
  * overlapped. Left to right keeps an 8-GPU node about as tall as wide.
  */
-static void topo_dot(const struct gdx_topo *t, const char *source, FILE *f)
+static void topo_dot(const struct gdx_topo *t, const struct topo_opts *o, FILE *f)
 {
 	static const char *const kind_names[] = {"host bridge", "root port", "PCIe switch"};
 	int ng = gdx_topo_ngpus(t), nn = gdx_topo_nnics(t), nb = gdx_topo_nbridges(t);
 	bool *placed = calloc((size_t)nn + 1, sizeof(*placed));
 
 	fputs("graph \"gdx-topo\" {\n", f);
-	dot_legend(t, source, f);
+	dot_legend(t, o->xml, f);
 	fputs("  labelloc=t;\n  rankdir=LR;\n  node [shape=box, fontname=\"monospace\"];\n"
 	      "  edge [fontname=\"monospace\"];\n",
 	      f);
@@ -350,7 +430,7 @@ static void topo_dot(const struct gdx_topo *t, const char *source, FILE *f)
 			if (!placed || placed[grp->nics[k]])
 				continue;
 			placed[grp->nics[k]] = true;
-			dot_nic(t, grp->nics[k], "    ", f);
+			dot_nic(t, o, grp->nics[k], "    ", f);
 		}
 		fputs("  }\n", f);
 	}
@@ -360,7 +440,8 @@ static void topo_dot(const struct gdx_topo *t, const char *source, FILE *f)
 			dot_gpu(t, g, "  ", f);
 	for (int n = 0; n < nn; n++)
 		if (!placed || !placed[n])
-			dot_nic(t, n, "  ", f);
+			dot_nic(t, o, n, "  ", f);
+	dot_not_on_pcie(t, o, f);
 	for (int i = 0; i < nb; i++) {
 		const struct gdx_topo_bridge *b = gdx_topo_bridge(t, i);
 
@@ -402,29 +483,89 @@ static void topo_print_numa(FILE *f, int numa)
 		fputs("?", f);
 }
 
+/*
+ * text from column col on (col characters are on the line already), wrapped
+ * at its spaces to TOPO_COLS, each further line indented to column indent; a
+ * word longer than the room left stands on a line of its own.
+ */
+static void topo_wrap(FILE *f, int col, int indent, const char *text)
+{
+	const char *s = text + strspn(text, " ");
+
+	for (bool first = true; *s; first = false) {
+		int w = (int)strcspn(s, " ");
+
+		if (col + w + !first > TOPO_COLS && col > indent) {
+			fprintf(f, "\n%*s", indent, "");
+			col = indent;
+		} else if (!first) {
+			fputc(' ', f);
+			col++;
+		}
+		fprintf(f, "%.*s", w, s);
+		col += w;
+		s += w;
+		s += strspn(s, " ");
+	}
+	fputc('\n', f);
+}
+
+/* One cell of the table, padded to w unless it ends the line. */
+static void topo_cell(FILE *f, const char *s, int w, bool end)
+{
+	if (end)
+		fprintf(f, "%s\n", s);
+	else
+		fprintf(f, "%-*s", w, s);
+}
+
+/*
+ * GPUs down, NICs across, as nvidia-smi topo -m draws them: GPU0 and NIC0
+ * on, by their index (the legends below give their addresses and names), so
+ * that a DGX H100's 10 NICs fit in TOPO_COLS; more columns than fit go on in
+ * a second table below.
+ */
 static void topo_matrix(const struct gdx_topo *t, FILE *f)
 {
 	int ng = gdx_topo_ngpus(t), nn = gdx_topo_nnics(t);
-	int w = (int)strlen("UNKNOWN");
+	char name[24];
+	int w, left, per, from = 0;
 
-	for (int i = 0; i < nn; i++)
-		if ((int)strlen(gdx_topo_nic(t, i)->name) > w)
-			w = (int)strlen(gdx_topo_nic(t, i)->name);
+	snprintf(name, sizeof(name), "GPU%d", ng - 1);
+	left = (int)strlen(name) + 2;
+	snprintf(name, sizeof(name), "NIC%d", nn - 1);
+	w = (int)strlen(name);
 	for (int g = 0; g < ng; g++)
 		for (int i = 0; i < nn; i++)
 			if ((int)strlen(topo_label(t, g, i)) > w)
 				w = (int)strlen(topo_label(t, g, i));
-	fprintf(f, "\n%-14s", "GPU");
-	for (int i = 0; i < nn; i++)
-		fprintf(f, "%-*s", w + 2, gdx_topo_nic(t, i)->name);
-	fputs("NUMA\n", f);
-	for (int g = 0; g < ng; g++) {
-		fprintf(f, "%-14s", gdx_topo_gpu(t, g)->pci);
-		for (int i = 0; i < nn; i++)
-			fprintf(f, "%-*s", w + 2, topo_label(t, g, i));
-		topo_print_numa(f, gdx_topo_gpu(t, g)->numa);
-		fputc('\n', f);
-	}
+	w += 2;
+	per = (TOPO_COLS - left - (int)strlen("NUMA")) / w;
+	if (per < 1)
+		per = 1;
+	do {
+		int to = from + per < nn ? from + per : nn;
+		bool last = to == nn;
+
+		fprintf(f, "\n%-*s", left, "");
+		for (int i = from; i < to; i++) {
+			snprintf(name, sizeof(name), "NIC%d", i);
+			topo_cell(f, name, w, !last && i == to - 1);
+		}
+		if (last)
+			fputs("NUMA\n", f);
+		for (int g = 0; g < ng; g++) {
+			snprintf(name, sizeof(name), "GPU%d", g);
+			topo_cell(f, name, left, false);
+			for (int i = from; i < to; i++)
+				topo_cell(f, topo_label(t, g, i), w, !last && i == to - 1);
+			if (last) {
+				topo_print_numa(f, gdx_topo_gpu(t, g)->numa);
+				fputc('\n', f);
+			}
+		}
+		from = to;
+	} while (from < nn);
 	if (!nn)
 		return;
 	fputs("\n"
@@ -439,14 +580,26 @@ static void topo_matrix(const struct gdx_topo *t, FILE *f)
 		      "         Intel SNC), not across sockets: ranked before SYS\n",
 		      f);
 	if (topo_has_label(t, "NUMA-UNKNOWN"))
-		fputs("  NUMA-UNKNOWN = between PCIe host bridges, one of which hwloc recorded no NUMA\n"
-		      "         node for (old dumps): NODE or SYS, unknown which; ranked after NODE\n",
+		fputs("  NUMA-UNKNOWN = between PCIe host bridges, one of which hwloc recorded\n"
+		      "         no NUMA node for (old dumps): NODE or SYS, unknown which;\n"
+		      "         ranked after NODE\n",
 		      f);
 	for (int i = 0; i < nn; i++)
 		if (!gdx_topo_nic(t, i)->pci[0]) {
 			fputs("  UNKNOWN = the NIC has no PCI device (virtual, such as rxe)\n", f);
 			break;
 		}
+}
+
+/* The GPU legend: each index's address and NUMA node. */
+static void topo_gpus(const struct gdx_topo *t, FILE *f)
+{
+	fputs("\nGPUs:\n", f);
+	for (int g = 0; g < gdx_topo_ngpus(t); g++) {
+		fprintf(f, "  GPU%-3d %-14s NUMA ", g, gdx_topo_gpu(t, g)->pci);
+		topo_print_numa(f, gdx_topo_gpu(t, g)->numa);
+		fputc('\n', f);
+	}
 }
 
 static void topo_groups(const struct gdx_topo *t, FILE *f)
@@ -456,6 +609,8 @@ static void topo_groups(const struct gdx_topo *t, FILE *f)
 	for (int i = 0; i < gdx_topo_ngroups(t); i++) {
 		const struct gdx_topo_group *grp = gdx_topo_group(t, i);
 		int col = fprintf(f, "  group %d: ", i);
+		char text[1024];
+		size_t len = 0;
 
 		for (int k = 0; k < grp->nnics; k++)
 			col += fprintf(f, "%s%s", k ? "," : "",
@@ -467,26 +622,48 @@ static void topo_groups(const struct gdx_topo *t, FILE *f)
 			fprintf(f, "%*s(%s: stands alone)\n", col < 32 ? 32 - col : 1, "", why);
 			continue;
 		}
-		fprintf(f, "%*s<- ", col < 32 ? 32 - col : 1, "");
-		for (int k = 0; k < grp->ngpus; k++)
-			fprintf(f, "%s%s %s", k ? ", " : "", gdx_topo_gpu(t, grp->gpus[k])->pci,
-				topo_label(t, grp->gpus[k], grp->nics[0]));
-		fputc('\n', f);
+		col += fprintf(f, "%*s", col < 32 ? 32 - col : 1, "");
+		len = (size_t)snprintf(text, sizeof(text), "<-");
+		for (int k = 0; k < grp->ngpus && len < sizeof(text); k++)
+			len += (size_t)snprintf(text + len, sizeof(text) - len, " GPU%d %s%s",
+						grp->gpus[k],
+						topo_label(t, grp->gpus[k], grp->nics[0]),
+						k + 1 < grp->ngpus ? "," : "");
+		topo_wrap(f, col, 35, text);
 	}
 	for (int g = 0; g < gdx_topo_ngpus(t); g++)
 		if (gdx_topo_gpu_group(t, g, NULL, 0) == 0)
-			fprintf(f, "  GPU %s has no PCI NIC: no rail\n", gdx_topo_gpu(t, g)->pci);
+			fprintf(f, "  GPU%d (%s) has no PCI NIC: no rail\n", g,
+				gdx_topo_gpu(t, g)->pci);
 }
 
-static void topo_nics(const struct gdx_topo *t, FILE *f)
+/* Where a NIC is, in the NIC legend: its bus id, else the netdev it sits on
+ * (sysfs's; unknown for --xml). */
+static const char *topo_nic_where(const char *pci, const struct doctor_rdma_dev *d, char *buf,
+				  size_t len)
 {
-	int ng = gdx_topo_ngpus(t);
+	if (pci[0])
+		return pci;
+	if (!d || !d->netdev[0])
+		return "(no PCI)";
+	snprintf(buf, len, "on %s", d->netdev);
+	return buf;
+}
+
+/* The NIC legend: each index's name, where it is, its NUMA node and rail;
+ * then the RDMA devices hwloc does not list (no PCI function: rxe, siw). */
+static void topo_nics(const struct gdx_topo *t, const struct topo_opts *o, FILE *f)
+{
+	int ng = gdx_topo_ngpus(t), k = gdx_topo_nnics(t);
+	char where[64];
 
 	fputs("\nNICs:\n", f);
 	for (int i = 0; i < gdx_topo_nnics(t); i++) {
 		const struct gdx_topo_nic *nic = gdx_topo_nic(t, i);
 
-		fprintf(f, "  %-10s %-14s NUMA ", nic->name, nic->pci[0] ? nic->pci : "(no PCI)");
+		fprintf(f, "  NIC%-3d %-10s %-14s NUMA ", i, nic->name,
+			topo_nic_where(nic->pci, doctor_rdma_find(&o->rdma, nic->name), where,
+				       sizeof(where)));
 		topo_print_numa(f, nic->numa);
 		if (nic->group_gpus > 1)
 			fprintf(f, "   shared by %d GPUs\n", nic->group_gpus);
@@ -497,6 +674,21 @@ static void topo_nics(const struct gdx_topo *t, FILE *f)
 		else
 			fputc('\n', f);
 	}
+	for (int i = 0; i < o->rdma.n; i++) {
+		const struct doctor_rdma_dev *d = &o->rdma.devs[i];
+		int col;
+
+		if (d->topo >= 0)
+			continue;
+		col = fprintf(f, "  NIC%-3d %-10s %-14s ", k++, d->name,
+			      topo_nic_where("", d, where, sizeof(where)));
+		if (d->netdev_pci[0])
+			snprintf(where, sizeof(where), "netdev at %s, not on PCIe itself",
+				 d->netdev_pci);
+		else
+			snprintf(where, sizeof(where), "not on PCIe: no path class, no rail");
+		topo_wrap(f, col, 8, where);
+	}
 }
 
 /* GPUs whose nearest NIC NCCL will not use GPUDirect RDMA with (it stages
@@ -504,7 +696,7 @@ static void topo_nics(const struct gdx_topo *t, FILE *f)
  * NVLink-C2C, which hwloc cannot show: in NCCL's words, for its version. */
 static void topo_notes(const struct gdx_topo *t, const struct gdx_gdr_rule *rule, FILE *f)
 {
-	char nccl[64], level[160];
+	char nccl[64], level[160], line[320];
 	bool header = false;
 
 	gdx_gdr_rule_nccl(rule, nccl, sizeof(nccl));
@@ -521,9 +713,10 @@ static void topo_notes(const struct gdx_topo *t, const struct gdx_gdr_rule *rule
 		if (!header)
 			fputs("\nNotes:\n", f);
 		header = true;
-		fprintf(f, "  GPU %s: nearest NIC %s is %s, NCCL's %s\n", gdx_topo_gpu(t, g)->pci,
-			gdx_topo_nic(t, nic)->name, topo_label(t, g, nic),
-			gdx_nccl_path_name(type));
+		snprintf(line, sizeof(line), "GPU%d (%s): nearest NIC %s is %s, NCCL's %s", g,
+			 gdx_topo_gpu(t, g)->pci, gdx_topo_nic(t, nic)->name, topo_label(t, g, nic),
+			 gdx_nccl_path_name(type));
+		topo_wrap(f, fprintf(f, "  "), 4, line);
 		if (within < 0) {
 			gdx_gdr_rule_within(rule, gdx_topo_path(t, g, nic), 1, true, &with);
 			fprintf(f,
@@ -531,23 +724,39 @@ static void topo_notes(const struct gdx_topo *t, const struct gdx_gdr_rule *rule
 				"    (hwloc cannot show C2C: gdx-doctor check asks the driver)\n",
 				gdx_nccl_path_name(with));
 		} else {
-			fprintf(f, "    staged: beyond %s\n", level);
+			snprintf(line, sizeof(line), "staged: beyond %s", level);
+			topo_wrap(f, fprintf(f, "    "), 6, line);
 		}
-		fprintf(f, "    as %s judges it\n", nccl);
+		snprintf(line, sizeof(line), "as %s judges it", nccl);
+		topo_wrap(f, fprintf(f, "    "), 6, line);
 	}
 }
 
-static void topo_human(const struct gdx_topo *t, const char *source,
+static void topo_human(const struct gdx_topo *t, const struct topo_opts *o,
 		       const struct gdx_gdr_rule *rule, FILE *f)
 {
-	fprintf(f, "Topology of %s: %d GPU(s), %d RDMA NIC(s)\n", source ? source : "this machine",
-		gdx_topo_ngpus(t), gdx_topo_nnics(t));
-	if (gdx_topo_ngpus(t))
+	int unlisted = doctor_rdma_unlisted(&o->rdma), col;
+	char counts[128];
+
+	snprintf(counts, sizeof(counts), "%d GPU(s), %d RDMA NIC(s)", gdx_topo_ngpus(t),
+		 gdx_topo_nnics(t) + unlisted);
+	if (unlisted)
+		snprintf(counts + strlen(counts), sizeof(counts) - strlen(counts),
+			 ", %d not on PCIe", unlisted);
+	/* The counts on the next line when a long file name leaves no room. */
+	col = fprintf(f, "Topology of %s:", o->xml ? o->xml : "this machine");
+	if (col + 1 + (int)strlen(counts) > TOPO_COLS)
+		fprintf(f, "\n  %s\n", counts);
+	else
+		fprintf(f, " %s\n", counts);
+	if (gdx_topo_ngpus(t)) {
 		topo_matrix(t, f);
+		topo_gpus(t, f);
+	}
+	if (gdx_topo_nnics(t) || unlisted)
+		topo_nics(t, o, f);
 	if (gdx_topo_ngroups(t) || gdx_topo_ngpus(t))
 		topo_groups(t, f);
-	if (gdx_topo_nnics(t))
-		topo_nics(t, f);
 	topo_notes(t, rule, f);
 }
 
@@ -567,6 +776,11 @@ static int doctor_topo(const struct doctor_cmd *cmd, int argc, char **argv)
 	if (ret != DOCTOR_OK)
 		return ret;
 
+	/* A saved node: its topo.xml, unless --xml names another file. */
+	if (o.sysfs_root && !o.xml) {
+		snprintf(o.xml_buf, sizeof(o.xml_buf), "%s/topo.xml", o.sysfs_root);
+		o.xml = o.xml_buf;
+	}
 	/* NCCL's own file, given where hwloc's was asked for: read as NCCL's */
 	doctor_nccl_topo_read(&nt);
 	o.nt = &nt;
@@ -584,6 +798,10 @@ static int doctor_topo(const struct doctor_cmd *cmd, int argc, char **argv)
 		doctor_nccl_topo_free(&nt);
 		return ret == -ENOMEM ? DOCTOR_ERROR : DOCTOR_NO_INPUT;
 	}
+	/* The RDMA devices check lists, of this machine or the saved tree; an
+	 * XML file alone is another machine, whose sysfs is not here. */
+	if (o.sysfs_root || !o.xml)
+		doctor_rdma_list(o.sysfs_root ? o.sysfs_root : gdx_sysfs_root(), t, &o.rdma);
 	/* This machine's NCCL judges this machine; a saved file, the newest. */
 	if (!o.xml)
 		nccl_open(lib, sizeof(lib), &in_path, &version);
@@ -593,9 +811,9 @@ static int doctor_topo(const struct doctor_cmd *cmd, int argc, char **argv)
 	if (o.json)
 		ret = topo_json(t, &o, &rule, stdout);
 	else if (o.dot)
-		topo_dot(t, o.xml, stdout);
+		topo_dot(t, &o, stdout);
 	else
-		topo_human(t, o.xml, &rule, stdout);
+		topo_human(t, &o, &rule, stdout);
 	if (!o.json && !o.dot)
 		topo_nccl_human(&nt, t, stdout);
 	/* The report first, then what is missing, in that order on a terminal. */
@@ -607,7 +825,7 @@ static int doctor_topo(const struct doctor_cmd *cmd, int argc, char **argv)
 		fprintf(stderr, "gdx-doctor topo: no NVIDIA GPU found in %s\n",
 			o.xml ? o.xml : "this machine");
 		ret = DOCTOR_NO_GPU;
-	} else if (!gdx_topo_nnics(t)) {
+	} else if (!gdx_topo_nnics(t) && !doctor_rdma_unlisted(&o.rdma)) {
 		fprintf(stderr, "gdx-doctor topo: no RDMA NIC found in %s\n",
 			o.xml ? o.xml : "this machine");
 		ret = DOCTOR_NO_NIC;
@@ -636,6 +854,9 @@ static const struct doctor_opt topo_opts[] = {
 	 "read an hwloc XML topology (lstopo --of xml) instead of this machine; NCCL's own "
 	 "format (NCCL_TOPO_FILE's) is read as NCCL reads it"},
 	{"json", 'j', NULL, "print JSON instead of the table"},
+	{"sysfs-root", 's', "DIR",
+	 "a saved node: its RDMA devices from DIR/class/infiniband, its topology from "
+	 "DIR/topo.xml unless --xml names one (default: this machine's /sys)"},
 	{"hostname", 'H', "NAME",
 	 "the node's name in --json (default: with --xml the XML's HostName, else this "
 	 "machine's)"},
