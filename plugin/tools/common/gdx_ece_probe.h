@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * ECE asked of a device with no connection (gdx_ece_probe.c), for
- * gdx-doctor fabric: the plugin reads its own QPs' (dev/gdx_ece.h).
+ * gdx-doctor fabric: the plugin reads its own QPs' (rail/gdx_ece.h).
  */
 #ifndef GDX_ECE_PROBE_H
 #define GDX_ECE_PROBE_H

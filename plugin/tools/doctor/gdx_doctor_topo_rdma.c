@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dev/gdx_topo.h"
+#include "topo/gdx_topo.h"
 #include "sys/gdx_sysfs.h"
 
 #include "tools/common/gdx_topo_query.h"

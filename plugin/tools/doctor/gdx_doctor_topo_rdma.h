@@ -10,7 +10,7 @@
 
 #include <stdbool.h>
 
-#include "dev/gdx_topo.h"
+#include "topo/gdx_topo.h"
 
 #define DOCTOR_RDMA_MAX 64
 
