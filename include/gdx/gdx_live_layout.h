@@ -188,4 +188,15 @@ struct gdx_live {
 	struct gdx_live_comm comms[GDX_LIVE_COMMS];
 };
 
+/* A signaled send on rail r took ticks (gdx_stamp) from post to completion:
+ * into its histogram, with plain stores (the data path's). */
+static inline void gdx_live_latency(struct gdx_live_rail *r, uint64_t ticks)
+{
+	unsigned b = ticks ? 63u - (unsigned)__builtin_clzll(ticks) : 0;
+
+	r->lat[b < GDX_LIVE_LAT_BUCKETS ? b : GDX_LIVE_LAT_BUCKETS - 1]++;
+	r->lat_count++;
+	r->lat_sum += ticks;
+}
+
 #endif

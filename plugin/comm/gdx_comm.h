@@ -23,6 +23,7 @@
 #include "sys/gdx_door.h"
 #include "sys/gdx_sock.h"
 #include "rail/gdx_chan.h"
+#include "rail/gdx_post.h"
 #include "wire/gdx_ctrl.h"
 #include "wire/gdx_wire.h"
 
@@ -48,8 +49,7 @@
  * for room too; its receive queue, one WR per immediate that can be on its
  * way to the QP, plus a repost batch. A send comm receives nothing.
  */
-#define GDX_SIGNAL_EVERY 16
-#define GDX_RECV_BATCH	 16
+#define GDX_RECV_BATCH 16
 /* Providers round a queue up to a power of two slots, one kept empty: 127
  * takes 128. NCCL's proxy keeps at most NCCL_STEPS (8) sends of a rank in
  * flight, and PXN shares a send comm among at most 8 local ranks: 64 data
@@ -116,7 +116,7 @@ struct gdx_request {
 	struct gdx_comm *comm;
 	enum gdx_req_state state;
 	bool is_send;
-	int pending;		       /* completions still to come, over all rails */
+	struct gdx_wait wait;	       /* its segments not yet delivered, over all rails */
 	int err;		       /* first error of this request */
 	uint64_t size;		       /* send: bytes; receive: bytes arrived (n == 1) */
 	uint64_t posted;	       /* receive: size of the (first) posted buffer */
@@ -140,9 +140,7 @@ struct gdx_request {
 	uint8_t prof_n;
 	void *prof_phandle;
 	void *prof_ev[GDX_PROF_MAX_EVENTS];
-	/* Debug builds only (gdx_req.h): the WRs posted for it and those done,
-	 * the modes it went by, and a send's buffer. */
-	uint32_t dbg_wrs, dbg_wrs_done, dbg_mode;
+	/* Debug builds only (gdx_req.h): a send's buffer. */
 	const void *dbg_buf;
 	uint64_t dbg_len;
 };
@@ -160,12 +158,10 @@ struct gdx_comm {
 	struct gdx_chan ch;
 	bool handed;	      /* given to NCCL: its NICs' summaries count it (gdx_setup.c) */
 	bool ar;	      /* sender: adaptive routing on every rail */
-	bool timed;	      /* its signaled sends' latencies go to live (gdx_post.c) */
 	uint64_t remote_ctrl; /* the peer's control region */
 #ifdef GDX_DEBUG
 	bool dbg_records; /* both ends are debug builds: pieces carry records (gdx_req.h) */
 #endif
-	uint32_t remote_ctrl_rkey[GDX_MAX_RAILS]; /* its key on each rail's NIC */
 	/* The peer's rails and QPs, to connect to again when a rail is restored. */
 	struct gdx_wire_rail remote_rails[GDX_MAX_RAILS];
 	uint32_t remote_qpn[GDX_MAX_QPS];
@@ -187,9 +183,8 @@ struct gdx_comm {
 	struct ibv_mr *stage_mr[GDX_MAX_RAILS]; /* per NIC, local access only */
 	char peer[64];				/* peer's out-of-band address, for messages */
 	char peer_dev[GDX_DEV_NAME_MAX];
-	/* Its live counters (gdx_live.h): a slot of the process's file, or
-	 * live_own when there is none; never NULL once initialised. */
-	struct gdx_live_comm *live;
+	/* Its live counters (gdx_live.h) are ch.live: a slot of the process's
+	 * file, or live_own when there is none. */
 	struct gdx_live_comm live_own;
 };
 
@@ -251,6 +246,23 @@ struct gdx_mr {
 	int type; /* NCCL_PTR_HOST or NCCL_PTR_CUDA */
 };
 
+/* The channel told whose it is: a send comm's bytes count as sent, and its
+ * lines name the comm's device and peer (the comm's strings). */
+static inline void gdx_comm_bind_chan(struct gdx_comm *c)
+{
+	c->ch.sender = c->kind == GDX_KIND_SEND;
+	c->ch.name = c->dev_name;
+	c->ch.peer = c->peer;
+	c->ch.peer_dev = c->peer_dev;
+}
+
+/* What a segment of a buffer registered as mr says of its bytes: host
+ * memory may go inline (rail/gdx_post.h). */
+static inline uint8_t gdx_mr_seg_flags(const struct gdx_mr *mr)
+{
+	return mr->type == NCCL_PTR_HOST ? GDX_SEG_HOST : 0;
+}
+
 /* One incoming out-of-band connection being handshaken (gdx_listen.c). */
 struct gdx_accept;
 
@@ -282,55 +294,20 @@ static inline void gdx_comm_fail(struct gdx_comm *c, int err)
 		c->err = err;
 }
 
-/* Debug builds (GDX_DEBUG, gdx_req.h): what a request's work requests did,
- * counted where they are posted and completed. The ways its bytes went, for
- * the invariant's message: */
-enum {
-	GDX_REQ_CHUNKED = 1u << 0, /* pieces named in the immediate, size in the record */
-	GDX_REQ_AR = 1u << 1,	   /* adaptive routing: bulk WRITEs, then the immediate */
-	GDX_REQ_QPS = 1u << 2,	   /* split over several QPs of a rail */
-	GDX_REQ_STRIPED = 1u << 3, /* over several rails */
-	GDX_REQ_GROUPED = 1u << 4, /* a buffer of a grouped receive */
-	GDX_REQ_RESENT = 1u << 5,  /* a piece posted again after its rail failed */
-	GDX_REQ_INLINE = 1u << 6,  /* every byte inline: done when posted */
-	GDX_REQ_FLUSH = 1u << 7,   /* an iflush's reads */
-};
-
-#ifdef GDX_DEBUG
-static inline void gdx_req_wrs_posted(struct gdx_request *r, uint32_t n)
-{
-	r->dbg_wrs += n;
-}
-static inline void gdx_req_wrs_done(struct gdx_request *r, uint32_t n)
-{
-	r->dbg_wrs_done += n;
-}
+/* Debug builds (GDX_DEBUG, gdx_req.h): the ways a request's bytes went
+ * (GDX_REQ_*, rail/gdx_post.h), and a send's buffer, which no WR may read
+ * once it completes. */
 static inline void gdx_req_mode(struct gdx_request *r, uint32_t mode)
 {
-	r->dbg_mode |= mode;
+	gdx_wait_mode(&r->wait, mode);
 }
-/* The send's buffer, which no WR may read once it completes. */
+#ifdef GDX_DEBUG
 static inline void gdx_req_buffer(struct gdx_request *r, const void *data, uint64_t size)
 {
 	r->dbg_buf = data;
 	r->dbg_len = size;
 }
 #else
-static inline void gdx_req_wrs_posted(struct gdx_request *r, uint32_t n)
-{
-	(void)r;
-	(void)n;
-}
-static inline void gdx_req_wrs_done(struct gdx_request *r, uint32_t n)
-{
-	(void)r;
-	(void)n;
-}
-static inline void gdx_req_mode(struct gdx_request *r, uint32_t mode)
-{
-	(void)r;
-	(void)mode;
-}
 static inline void gdx_req_buffer(struct gdx_request *r, const void *data, uint64_t size)
 {
 	(void)r;

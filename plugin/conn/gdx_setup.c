@@ -13,7 +13,7 @@
 #include "stats/gdx_live.h"
 #include "sys/gdx_log.h"
 #include "sys/gdx_param.h"
-#include "data/gdx_post.h"
+#include "rail/gdx_post.h"
 #include "data/gdx_prof.h"
 #include "stats/gdx_qpstat.h"
 #include "conn/gdx_setup.h"
@@ -43,8 +43,9 @@ int gdx_setup_base_init(struct gdx_comm *c, uint32_t kind, int dev, int fd, cons
 	c->nmembers = gdx_vdev_get(dev)->nmembers;
 	snprintf(c->dev_name, sizeof(c->dev_name), "%s", gdx_vdev_get(dev)->name);
 	c->sock = fd;
-	c->live = &c->live_own;
+	c->ch.live = &c->live_own;
 	snprintf(c->peer, sizeof(c->peer), "%s", peer);
+	gdx_comm_bind_chan(c);
 	/* receive comms: 32 receives plus their flushes */
 	c->max_reqs = kind == GDX_KIND_SEND ? GDX_MAX_SEND_REQUESTS : 2 * GDX_MAX_REQUESTS;
 	c->reqs = gdx_setup_pages_alloc((size_t)c->max_reqs * sizeof(*c->reqs));
@@ -85,6 +86,7 @@ static int gdx_setup_ctrl_create(struct gdx_comm *c)
 				 strerror(-ret));
 			return ret;
 		}
+		c->ch.stage_lkey[m] = c->stage_mr[m]->lkey;
 	}
 	return 0;
 }
@@ -94,7 +96,7 @@ static int gdx_setup_ctrl_create(struct gdx_comm *c)
  * its NICs add them to their sums (gdx_devs_report(), at finalize). */
 static void gdx_setup_report(const struct gdx_comm *c)
 {
-	uint64_t gpu = c->live->bytes_gpu, host = c->live->bytes_host;
+	uint64_t gpu = c->ch.live->bytes_gpu, host = c->ch.live->bytes_host;
 	char rails[512] = "";
 	size_t off = 0;
 
@@ -296,7 +298,7 @@ int gdx_setup_rails_connect(struct gdx_comm *c, const struct gdx_wire_meta *remo
 		struct gdx_rail *r = &c->ch.rails[i];
 		int ret;
 
-		c->remote_ctrl_rkey[i] = remote->rails[i].ctrl_rkey;
+		c->ch.ctrl_rkey[i] = remote->rails[i].ctrl_rkey;
 		/* ECE: the acceptor sets what both have and reads back what its
 		 * device kept; the connector sets that (net_ib's order) */
 		if (acceptor)

@@ -27,10 +27,10 @@
 #include "data/gdx_failover.h"
 #include "stats/gdx_live.h"
 #include "sys/gdx_log.h"
-#include "data/gdx_post.h"
+#include "rail/gdx_post.h"
 #include "stats/gdx_qpstat.h"
 #include "data/gdx_req.h"
-#include "stats/gdx_stall.h"
+#include "rail/gdx_stall.h"
 #include "rail/gdx_stripe.h"
 #include "sys/gdx_time.h"
 
@@ -122,7 +122,7 @@ static void gdx_cq_recv_bad_imm(struct gdx_recv_comm *rc, uint32_t imm, const ch
  * for the next lap. */
 static inline void gdx_cq_recv_done(struct gdx_recv_comm *rc, struct gdx_request *req)
 {
-	req->pending = 0;
+	req->wait.pending = 0;
 	rc->cts_outstanding--;
 	rc->slots[req->seq % GDX_MAX_REQUESTS] = NULL;
 }
@@ -234,8 +234,8 @@ static int gdx_cq_flush_poll(struct gdx_recv_comm *rc)
 			if (wcs[i].status != IBV_WC_SUCCESS) {
 				gdx_cq_wc_failed(&rc->base, r, &wcs[i]);
 			} else {
-				req->pending--;
-				gdx_req_wrs_done(req, 1);
+				req->wait.pending--;
+				gdx_wait_wrs_done(&req->wait, 1);
 			}
 		}
 		seen += n > 0 ? n : 0;
@@ -286,7 +286,7 @@ static inline void gdx_cq_recv_repost(struct gdx_comm *c, int r, int qi)
 static inline void gdx_cq_imm_count(struct gdx_comm *c, int r, struct gdx_qp *q)
 {
 	q->imms++;
-	GDX_LIVE_COUNT(c->live->rails[r].rx_pieces++);
+	GDX_LIVE_COUNT(c->ch.live->rails[r].rx_pieces++);
 }
 
 /* A receive of rail r completed: an immediate, or (its QPs in error) a
@@ -353,16 +353,16 @@ static void gdx_cq_wc(struct gdx_comm *c, int r, const struct ibv_wc *wc)
 	/* A restored rail's probe was delivered: once every QP's has been,
 	 * the rail is up again (gdx_failover.c). */
 	if (op == GDX_WRID_PROBE) {
-		gdx_post_delivered(c, r, GDX_WRID_QP(wc->wr_id), GDX_WRID_WR(wc->wr_id));
+		gdx_post_delivered(&c->ch, r, GDX_WRID_QP(wc->wr_id), GDX_WRID_WR(wc->wr_id));
 		gdx_failover_probed(c, r, true);
 		return;
 	}
 	/* A signaled send: everything before it on its QP is delivered. On a
 	 * rail taken out the receiver's counts say what was, not completions. */
 	if (op == GDX_WRID_SEND && state == GDX_RAIL_UP)
-		gdx_stripe_delivered(
-			&c->ch, r,
-			gdx_post_delivered(c, r, GDX_WRID_QP(wc->wr_id), GDX_WRID_WR(wc->wr_id)));
+		gdx_stripe_delivered(&c->ch, r,
+				     gdx_post_delivered(&c->ch, r, GDX_WRID_QP(wc->wr_id),
+							GDX_WRID_WR(wc->wr_id)));
 }
 
 /* What a poll found on rail r beyond an empty CQ of a rail that is up: n
@@ -457,7 +457,7 @@ static int gdx_cq_send_small(struct gdx_comm *c, const struct ibv_wc *wcs, int n
 		    GDX_WRID_GEN(id) != gen)
 			break;
 		/* one rail: no stripe to tell (gdx_stripe_delivered) */
-		gdx_post_delivered(c, 0, GDX_WRID_QP(id), GDX_WRID_WR(id));
+		gdx_post_delivered(&c->ch, 0, GDX_WRID_QP(id), GDX_WRID_WR(id));
 	}
 	return i;
 }
@@ -525,7 +525,7 @@ static __attribute__((noinline)) void gdx_cq_check_timed(struct gdx_comm *c, uin
 	if (c->err)
 		return;
 	gdx_qpstat_tick(now); /* the NIC's counters, about once a second */
-	gdx_stall_check(c, now);
+	gdx_stall_check(&c->ch, now);
 	if (!gdx_sock_peer_gone(c->sock))
 		return;
 	/* Anything that arrived before the peer left still counts. */

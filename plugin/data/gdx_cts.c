@@ -15,7 +15,7 @@
 #include "comm/gdx_comm.h"
 #include "data/gdx_cts.h"
 #include "data/gdx_failover.h"
-#include "data/gdx_post.h"
+#include "rail/gdx_post.h"
 #include "rail/gdx_rail.h"
 #include "sys/gdx_param.h"
 
@@ -40,7 +40,7 @@ static int gdx_cts_rewrite(struct gdx_recv_comm *rc)
 	for (uint32_t s = 0; s < GDX_MAX_REQUESTS; s++) {
 		struct gdx_request *req = rc->slots[s];
 
-		if (!req || req->state != GDX_REQ_ACTIVE || req->pending == 0 ||
+		if (!req || req->state != GDX_REQ_ACTIVE || req->wait.pending == 0 ||
 		    req->seq >= rc->cts_sent)
 			continue;
 		for (int i = 0; i < req->n; i++) {

@@ -30,7 +30,7 @@
 #include <stdint.h>
 
 #include "comm/gdx_comm.h"
-#include "data/gdx_post.h"
+#include "rail/gdx_post.h"
 #include "data/gdx_req.h"
 
 #define GDX_CTS_DEFER_MIN 2
@@ -60,7 +60,7 @@ static inline bool gdx_cts_held_low(const struct gdx_recv_comm *rc)
 static inline int gdx_cts_write(struct gdx_recv_comm *rc, int rail, uint32_t first, uint32_t count,
 				bool must_signal)
 {
-	int ret = gdx_post_ctrl_write(&rc->base, rail, 0, &rc->base.stage->fifo[first],
+	int ret = gdx_post_ctrl_write(&rc->base.ch, rail, 0, &rc->base.stage->fifo[first],
 				      count * (uint32_t)sizeof(struct gdx_cts),
 				      rc->base.remote_ctrl + offsetof(struct gdx_ctrl, fifo) +
 					      first * sizeof(struct gdx_cts),

@@ -88,7 +88,7 @@
 #include "sys/gdx_log.h"
 #include "data/gdx_note.h"
 #include "sys/gdx_param.h"
-#include "data/gdx_post.h"
+#include "rail/gdx_post.h"
 #include "stats/gdx_qpstat.h"
 #include "rail/gdx_stripe.h"
 #include "sys/gdx_time.h"
@@ -350,9 +350,9 @@ static void gdx_fo_drop(struct gdx_seglog *log, int n)
 	for (; n > 0; n--) {
 		struct gdx_seglog_entry *e = &log->e[log->head % GDX_SEGLOG_SIZE];
 
-		if (e->seg.req) {
-			e->seg.req->pending--;
-			gdx_req_wrs_done(e->seg.req, e->nwrs);
+		if (e->seg.wait) {
+			e->seg.wait->pending--;
+			gdx_wait_wrs_done(e->seg.wait, e->nwrs);
 		}
 		log->head++;
 	}
@@ -409,10 +409,10 @@ static bool gdx_fo_resend(struct gdx_comm *c, int r, const uint32_t *counts)
 				return false;
 			}
 			for (int i = 0; i < n; i++)
-				if (segs[i].req)
-					gdx_req_mode(segs[i].req, GDX_REQ_RESENT);
+				if (segs[i].wait)
+					gdx_wait_mode(segs[i].wait, GDX_REQ_RESENT);
 			gdx_seg_dbg_moved(segs, n, to, to_q);
-			ret = gdx_post_piece(c, to, to_q, segs, n);
+			ret = gdx_post_piece(&c->ch, to, to_q, segs, n);
 			if (ret) {
 				if (!c->err)
 					c->err = ret;
@@ -666,7 +666,7 @@ static void gdx_fo_connected(struct gdx_comm *c, int r, int ret, uint64_t now)
 	run->probes = 0;
 	for (int k = 0; k < gdx_params.recovery_probes; k++)
 		for (int q = 0; q < rail->nqps; q++) {
-			if (gdx_post_probe(c, r, q)) {
+			if (gdx_post_probe(&c->ch, r, q)) {
 				gdx_rail_failed(c, r, "a probe could not be posted");
 				return;
 			}

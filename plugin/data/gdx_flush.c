@@ -143,13 +143,13 @@ int gdx_iflush(struct gdx_recv_comm *rc, int n, void **data, const int *sizes, s
 			GDX_WARN("%s: ibv_post_send(flush read, qp 0x%x) failed: %s", c->dev_name,
 				 rc->flush[r].qps[0].qp->qp_num, strerror(ret));
 			gdx_comm_fail(c, -ret);
-			if (req->pending == 0)
+			if (req->wait.pending == 0)
 				gdx_req_put(req);
 			return -ret;
 		}
-		req->pending++;
+		req->wait.pending++;
 		rc->flushes_out++; /* its CQ is polled while any is out */
-		gdx_req_wrs_posted(req, 1);
+		gdx_wait_wrs_posted(&req->wait, 1);
 	}
 	gdx_req_mode(req, GDX_REQ_FLUSH);
 	*req_p = req;

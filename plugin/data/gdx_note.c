@@ -6,7 +6,7 @@
 
 #include "sys/gdx_log.h"
 #include "data/gdx_note.h"
-#include "data/gdx_post.h"
+#include "rail/gdx_post.h"
 
 void gdx_note_set(struct gdx_comm *c, int r, enum gdx_note_says says, uint32_t answers,
 		  const char *why)
@@ -69,7 +69,7 @@ void gdx_note_flush(struct gdx_comm *c, int lane)
 			return; /* the next poll, once completions give room back */
 		}
 		c->stage->notes_out[r] = run->note_next;
-		if (gdx_post_ctrl_write(c, lane, 0, &c->stage->notes_out[r],
+		if (gdx_post_ctrl_write(&c->ch, lane, 0, &c->stage->notes_out[r],
 					sizeof(struct gdx_note),
 					c->remote_ctrl + offsetof(struct gdx_ctrl, notes_in) +
 						(uint64_t)r * sizeof(struct gdx_note),

@@ -24,7 +24,7 @@
 #include "sys/gdx_log.h"
 #include "data/gdx_p2p.h"
 #include "sys/gdx_param.h"
-#include "data/gdx_post.h"
+#include "rail/gdx_post.h"
 #include "data/gdx_prof.h"
 #include "data/gdx_req.h"
 #include "rail/gdx_stripe.h"
@@ -91,15 +91,14 @@ static int gdx_send_refuse(struct gdx_send_comm *sc, uint64_t size, uint64_t pos
 {
 	struct gdx_comm *c = &sc->base;
 	int rail = gdx_failover_ctrl_rail(c);
-	struct gdx_seg seg = {.key = GDX_SEG_KEY_CTRL,
-			      .flags = GDX_SEG_IMM | GDX_SEG_CTRL,
+	struct gdx_seg seg = {.flags = GDX_SEG_IMM | GDX_SEG_CTRL,
 			      .imm = gdx_imm_chunk(sc->head, 0, 1, GDX_IMM_F_REFUSED)};
 
 	GDX_WARN("%s: send of %llu bytes to %s is larger than the receive posted there "
 		 "(%llu bytes): the two ranks disagree on the message size",
 		 c->dev_name, (unsigned long long)size, c->peer, (unsigned long long)posted);
 	if (rail >= 0)
-		gdx_post_piece(c, rail, 0, &seg, 1);
+		gdx_post_piece(&c->ch, rail, 0, &seg, 1);
 	gdx_comm_fail(c, -EMSGSIZE);
 	return -EMSGSIZE;
 }
@@ -152,7 +151,8 @@ static int gdx_piece_segs(struct gdx_send_comm *sc, const struct gdx_piece *p, i
 {
 	struct gdx_comm *c = &sc->base;
 	uint32_t s = (uint32_t)(sc->head % GDX_MAX_REQUESTS);
-	uint16_t key = (uint16_t)GDX_FIFO_INDEX(s, 0);
+	const uint32_t *rkeys = c->ctrl->fifo[GDX_FIFO_INDEX(s, 0)].rkeys;
+	uint8_t host = gdx_mr_seg_flags(mr);
 	uint32_t imm = chunked ? gdx_imm_chunk(sc->head, (uint32_t)k, (uint32_t)n, 0)
 			       : gdx_imm_small(sc->head, (uint32_t)size);
 	int m = 0;
@@ -161,7 +161,6 @@ static int gdx_piece_segs(struct gdx_send_comm *sc, const struct gdx_piece *p, i
 		segs[m++] = (struct gdx_seg){.data = (char *)c->stage->sizes[s],
 					     .raddr = gdx_remote_record(c, s),
 					     .len = 2 * sizeof(uint32_t),
-					     .key = GDX_SEG_KEY_CTRL,
 					     .flags = GDX_SEG_CTRL};
 #ifdef GDX_DEBUG
 	if (chunked && c->dbg_records) { /* what the bytes hold, for the receiver's check */
@@ -171,22 +170,23 @@ static int gdx_piece_segs(struct gdx_send_comm *sc, const struct gdx_piece *p, i
 	}
 #endif
 	if (ar) {
-		segs[m++] = (struct gdx_seg){.req = gdx_names_request(false) ? req : NULL,
+		segs[m++] = (struct gdx_seg){.wait = gdx_names_request(false) ? &req->wait : NULL,
 					     .data = data + p->off,
-					     .mr = mr,
+					     .lkeys = mr->lkey,
+					     .rkeys = rkeys,
 					     .raddr = raddr + p->off,
 					     .len = (uint32_t)p->len,
-					     .key = key};
-		segs[m++] =
-			(struct gdx_seg){.req = req, .key = key, .flags = GDX_SEG_IMM, .imm = imm};
+					     .flags = host};
+		segs[m++] = (struct gdx_seg){
+			.wait = &req->wait, .rkeys = rkeys, .flags = GDX_SEG_IMM, .imm = imm};
 	} else {
-		segs[m++] = (struct gdx_seg){.req = req,
+		segs[m++] = (struct gdx_seg){.wait = &req->wait,
 					     .data = data + p->off,
-					     .mr = mr,
+					     .lkeys = mr->lkey,
+					     .rkeys = rkeys,
 					     .raddr = raddr + p->off,
 					     .len = (uint32_t)p->len,
-					     .key = key,
-					     .flags = GDX_SEG_IMM,
+					     .flags = GDX_SEG_IMM | host,
 					     .imm = imm};
 	}
 	return m;
@@ -237,26 +237,26 @@ static int gdx_group_post(struct gdx_send_comm *sc, struct gdx_cts *const *slot,
 	struct gdx_seg sizes = {.data = (char *)c->stage->sizes[s],
 				.raddr = gdx_remote_record(c, s),
 				.len = (uint32_t)n * (uint32_t)sizeof(uint32_t),
-				.key = GDX_SEG_KEY_CTRL,
 				.flags = GDX_SEG_CTRL | GDX_SEG_IMM,
 				.imm = gdx_imm_chunk(sc->head, 0, 1, GDX_IMM_F_GROUP)};
 	int ret;
 
 	for (int i = 0; i < n; i++) {
 		struct gdx_request *req = sc->matched[i];
-		struct gdx_seg seg = {.req = req,
+		struct gdx_seg seg = {.wait = &req->wait,
 				      .data = sc->matched_data[i],
-				      .mr = sc->matched_mr[i],
+				      .lkeys = sc->matched_mr[i]->lkey,
+				      .rkeys = c->ctrl->fifo[GDX_FIFO_INDEX(s, i)].rkeys,
 				      .raddr = le64toh(slot[i]->addr),
 				      .len = (uint32_t)req->size,
-				      .key = (uint16_t)GDX_FIFO_INDEX(s, i)};
+				      .flags = gdx_mr_seg_flags(sc->matched_mr[i])};
 
 		gdx_req_mode(req, GDX_REQ_GROUPED);
 		gdx_req_buffer(req, seg.data, seg.len);
-		ret = gdx_post_piece(c, rail, q, &seg, 1);
+		ret = gdx_post_piece(&c->ch, rail, q, &seg, 1);
 		if (ret)
 			return ret;
-		req->pending--; /* posted now: its own completion, if any, is what is left */
+		req->wait.pending--; /* posted now: its own completion, if any, is what is left */
 		gdx_prof_grouped(c, req, rail, q);
 		c->stage->sizes[s][i] = htole32((uint32_t)req->size);
 	}
@@ -268,7 +268,7 @@ static int gdx_group_post(struct gdx_send_comm *sc, struct gdx_cts *const *slot,
 			gdx_req_dbg_fill(c, s, (uint32_t)i, sc->head, sc->matched_data[i], 0,
 					 sc->matched[i]->size,
 					 sc->matched_mr[i]->type == NCCL_PTR_CUDA, rail, q);
-		ret = gdx_post_piece(c, rail, q, &dbg, 1);
+		ret = gdx_post_piece(&c->ch, rail, q, &dbg, 1);
 		if (ret)
 			return ret;
 	}
@@ -280,8 +280,8 @@ static int gdx_group_post(struct gdx_send_comm *sc, struct gdx_cts *const *slot,
 	 * record is rewritten only for the slot's next receive, whose
 	 * clear-to-send comes after this group is complete, and so after the
 	 * sizes were placed. */
-	sizes.req = sc->matched[n - 1];
-	ret = gdx_post_piece(c, rail, q, &sizes, 1);
+	sizes.wait = &sc->matched[n - 1]->wait;
+	ret = gdx_post_piece(&c->ch, rail, q, &sizes, 1);
 	if (ret)
 		return ret;
 	memset(sc->matched, 0, sizeof(sc->matched));
@@ -338,7 +338,7 @@ static int gdx_isend_group(struct gdx_send_comm *sc, struct gdx_cts *const *slot
 		return -ENOSPC;
 	req->size = size;
 	req->gpu = mr->type == NCCL_PTR_CUDA;
-	req->pending = 1; /* not done before its bytes are posted, with the group's last */
+	req->wait.pending = 1; /* not done before its bytes are posted, with the group's last */
 	gdx_prof_hold(req, phandle);
 	sc->matched[i] = req;
 	sc->matched_data[i] = data;
@@ -373,7 +373,7 @@ _Static_assert(GDX_LIVENESS_POLLS % GDX_ISEND_POLL_EVERY == 0,
 
 static __attribute__((noinline)) int gdx_isend_wait(struct gdx_comm *c)
 {
-	GDX_LIVE_COUNT(c->live->want_cts = 1);
+	GDX_LIVE_COUNT(c->ch.live->want_cts = 1);
 	if (!gdx_cq_poll(c) && !(c->idle_polls % GDX_LIVENESS_POLLS))
 		gdx_cq_check_peer(c);
 	return c->err;
@@ -402,11 +402,11 @@ static int gdx_isend_one(struct gdx_send_comm *sc, char *data, uint64_t size, st
 	int qi = r->nqps > 1 ? (int)(sc->head % (uint64_t)r->nqps) : 0;
 	uint32_t s = (uint32_t)(sc->head % GDX_MAX_REQUESTS);
 	struct gdx_seg seg = {.data = data,
-			      .mr = mr,
+			      .lkeys = mr->lkey,
+			      .rkeys = c->ctrl->fifo[GDX_FIFO_INDEX(s, 0)].rkeys,
 			      .raddr = raddr,
 			      .len = (uint32_t)size,
-			      .key = (uint16_t)GDX_FIFO_INDEX(s, 0),
-			      .flags = GDX_SEG_IMM,
+			      .flags = GDX_SEG_IMM | gdx_mr_seg_flags(mr),
 			      .imm = gdx_imm_small(sc->head, (uint32_t)size)};
 	uint32_t wrs = gdx_seg_wrs(r, &seg);
 	struct gdx_request *req;
@@ -421,9 +421,10 @@ static int gdx_isend_one(struct gdx_send_comm *sc, char *data, uint64_t size, st
 		return -ENOSPC;
 	req->size = size;
 	req->gpu = mr->type == NCCL_PTR_CUDA;
-	seg.req = req;
+	seg.wait = &req->wait;
 	gdx_req_buffer(req, data, size);
-	ret = wrs == 1 ? gdx_post_single(c, 0, qi, &seg) : gdx_post_piece(c, 0, qi, &seg, 1);
+	ret = wrs == 1 ? gdx_post_single(&c->ch, 0, qi, &seg)
+		       : gdx_post_piece(&c->ch, 0, qi, &seg, 1);
 	sc->head++;
 	if (ret) {
 		gdx_req_put(req);
@@ -490,7 +491,7 @@ static __attribute__((noinline)) int gdx_isend_pieces(struct gdx_send_comm *sc, 
 	gdx_req_buffer(req, data, size);
 	gdx_req_mode(req, gdx_send_mode(c, pieces, np, chunked, ar));
 	for (int k = 0; k < np && !ret; k++)
-		ret = gdx_post_piece(c, pieces[k].rail, pieces[k].q, segs[k], nsegs[k]);
+		ret = gdx_post_piece(&c->ch, pieces[k].rail, pieces[k].q, segs[k], nsegs[k]);
 	sc->head++;
 	if (ret) {
 		gdx_req_put(req);
@@ -536,7 +537,7 @@ static __attribute__((noinline)) int gdx_isend_post(struct gdx_send_comm *sc, vo
 	if (ret)
 		return ret;
 	c->idle_polls = 0;
-	GDX_LIVE_COUNT(c->live->want_cts = 0);
+	GDX_LIVE_COUNT(c->ch.live->want_cts = 0);
 	if (n > 1)
 		return gdx_isend_group(sc, slot, n, data, size, tag, mr, phandle, req_p);
 	/* A single receive is matched by tag as a grouped one is (net_ib): NCCL
@@ -666,7 +667,7 @@ int gdx_irecv(struct gdx_recv_comm *rc, int n, void **data, const uint64_t *size
 	if (n > 1)
 		rc->cts_groups++;
 	req->seq = rc->tail++;
-	req->pending = 1; /* until every piece of it has arrived */
+	req->wait.pending = 1; /* until every piece of it has arrived */
 	rc->slots[s] = req;
 	if (posted >= GDX_CTS_EAGER_MIN || rc->cts_outstanding < GDX_CTS_DEFER_MIN ||
 	    rc->tail - rc->cts_sent >= (uint64_t)gdx_params.cts_batch)
@@ -688,7 +689,7 @@ int gdx_irecv(struct gdx_recv_comm *rc, int n, void **data, const uint64_t *size
  * proxy's spin finds on most calls. */
 static inline bool gdx_req_waits(const struct gdx_request *req, const struct gdx_comm *c)
 {
-	return (req->pending > 0) & !(req->err | c->err);
+	return (req->wait.pending > 0) & !(req->err | c->err);
 }
 
 /* A request test found done, or failed: what NCCL is told, and the request
@@ -696,7 +697,7 @@ static inline bool gdx_req_waits(const struct gdx_request *req, const struct gdx
 static __attribute__((noinline)) int gdx_test_end(struct gdx_request *req, int *done_p, int *sizes)
 {
 	struct gdx_comm *c = req->comm;
-	int err = req->err ? req->err : (req->pending > 0 ? c->err : 0);
+	int err = req->err ? req->err : (req->wait.pending > 0 ? c->err : 0);
 
 	if (err) {
 		gdx_req_put(req);
@@ -714,8 +715,8 @@ static __attribute__((noinline)) int gdx_test_end(struct gdx_request *req, int *
 		sizes[0] = (int)req->size;
 	}
 	/* the comm's byte counts (its close line's) are its live slot's */
-	*(req->gpu ? &c->live->bytes_gpu : &c->live->bytes_host) += req->size;
-	GDX_LIVE_COUNT(c->live->msgs++);
+	*(req->gpu ? &c->ch.live->bytes_gpu : &c->ch.live->bytes_host) += req->size;
+	GDX_LIVE_COUNT(c->ch.live->msgs++);
 	gdx_req_put(req);
 	return 0;
 }
@@ -836,7 +837,7 @@ void gdx_send_drain(struct gdx_send_comm *sc)
 		for (int q = 0; q < rail->nqps; q++) {
 			if (!rail->qps[q].unsignaled)
 				continue;
-			if (gdx_post_ctrl_write(c, r, q, NULL, 0, 0, true))
+			if (gdx_post_ctrl_write(&c->ch, r, q, NULL, 0, 0, true))
 				return;
 			busy = true;
 		}

@@ -7,7 +7,7 @@
 #include "dev/gdx_dev.h"
 #include "stats/gdx_live.h"
 #include "sys/gdx_log.h"
-#include "data/gdx_post.h"
+#include "rail/gdx_post.h"
 #include "data/gdx_prof.h"
 #include "data/gdx_req.h"
 
@@ -46,9 +46,9 @@ static const struct gdx_seglog_entry *gdx_req_reader(const struct gdx_request *r
 				const struct gdx_seglog_entry *e = &log->e[i % GDX_SEGLOG_SIZE];
 				const struct gdx_seg *s = &e->seg;
 
-				if (s->req == r)
+				if (s->wait == &r->wait)
 					return e;
-				if (!s->req && s->len && r->dbg_len &&
+				if (!s->wait && s->len && r->dbg_len &&
 				    !(s->flags & (GDX_SEG_CTRL | GDX_SEG_INLINE)) && s->data < hi &&
 				    s->data + s->len > lo)
 					return e;
@@ -64,7 +64,7 @@ __attribute__((noreturn)) static void gdx_req_abort(const struct gdx_request *r,
 	size_t off = 0;
 
 	for (unsigned i = 0; i < sizeof(gdx_req_mode_names) / sizeof(gdx_req_mode_names[0]); i++)
-		if ((r->dbg_mode & (1u << i)) && off < sizeof(mode))
+		if ((r->wait.dbg_mode & (1u << i)) && off < sizeof(mode))
 			off += (size_t)snprintf(mode + off, sizeof(mode) - off, "%s%s",
 						off ? ", " : "", gdx_req_mode_names[i]);
 	GDX_WARN("%s: a %s request (mode: %s) completed while %s", r->comm->dev_name,
@@ -87,15 +87,15 @@ void gdx_req_check_done(const struct gdx_request *r)
 	char why[160];
 	int rail, q;
 
-	if (r->dbg_wrs != r->dbg_wrs_done) {
+	if (r->wait.dbg_wrs != r->wait.dbg_wrs_done) {
 		snprintf(why, sizeof(why), "%u of its %u work requests were not complete",
-			 r->dbg_wrs - r->dbg_wrs_done, r->dbg_wrs);
+			 r->wait.dbg_wrs - r->wait.dbg_wrs_done, r->wait.dbg_wrs);
 		gdx_req_abort(r, why);
 	}
 	if (r->is_send && (e = gdx_req_reader(r, &rail, &q))) {
 		snprintf(why, sizeof(why),
 			 "a %u-byte WRITE %s on rail %d QP %d was not complete (WR %u)", e->seg.len,
-			 e->seg.req ? "of its own" : "over its buffer for no request", rail, q,
+			 e->seg.wait ? "of its own" : "over its buffer for no request", rail, q,
 			 e->last_wr);
 		gdx_req_abort(r, why);
 	}
@@ -147,7 +147,6 @@ struct gdx_seg gdx_req_dbg_seg(const struct gdx_comm *c, uint32_t s, uint32_t fi
 					 ((uint64_t)s * GDX_IMM_MAX_PIECES + first) *
 						 sizeof(struct gdx_dbg_piece),
 				.len = n * (uint32_t)sizeof(struct gdx_dbg_piece),
-				.key = GDX_SEG_KEY_CTRL,
 				.flags = GDX_SEG_CTRL | GDX_SEG_DBG};
 }
 

@@ -15,7 +15,7 @@
 #include <stdint.h>
 
 #include "comm/gdx_comm.h"
-#include "data/gdx_post.h"
+#include "rail/gdx_post.h"
 #include "data/gdx_prof.h"
 
 /* No free request: the WARN, NULL. */
@@ -37,17 +37,17 @@ static inline struct gdx_request *gdx_req_get(struct gdx_comm *c, bool is_send)
 	r = &c->reqs[c->next_req];
 	c->next_req = (c->next_req + 1) & wrap;
 	c->active++;
-	GDX_LIVE_COUNT(c->live->outstanding = (uint32_t)c->active);
+	GDX_LIVE_COUNT(c->ch.live->outstanding = (uint32_t)c->active);
 	r->state = GDX_REQ_ACTIVE;
 	r->is_send = is_send;
-	r->pending = 0;
+	r->wait.pending = 0;
 	r->err = 0;
 	r->size = 0;
 	r->posted = 0;
 	r->n = 1;
 	r->flush = false;
 #ifdef GDX_DEBUG
-	r->dbg_wrs = r->dbg_wrs_done = r->dbg_mode = 0;
+	r->wait.dbg_wrs = r->wait.dbg_wrs_done = r->wait.dbg_mode = 0;
 	r->dbg_buf = NULL;
 	r->dbg_len = 0;
 #endif
@@ -59,7 +59,7 @@ static inline void gdx_req_put(struct gdx_request *r)
 	gdx_prof_done(r);
 	r->state = GDX_REQ_FREE;
 	r->comm->active--;
-	GDX_LIVE_COUNT(r->comm->live->outstanding = (uint32_t)r->comm->active);
+	GDX_LIVE_COUNT(r->comm->ch.live->outstanding = (uint32_t)r->comm->active);
 	if (!r->is_send && !r->flush) {
 		struct gdx_recv_comm *rc = gdx_recv_comm_of(r->comm);
 		uint32_t s = (uint32_t)(r->seq % GDX_MAX_REQUESTS);

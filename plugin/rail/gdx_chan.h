@@ -24,6 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <gdx/gdx_live_layout.h>
 #include "rail/gdx_rail.h"
 #include "wire/gdx_ctrl.h"
 #include "wire/gdx_wire.h"
@@ -113,6 +114,19 @@ struct gdx_chan {
 	bool split;	       /* each piece of a rail over all its QPs */
 	uint32_t max_inline;   /* bytes every rail takes inline (the least of them) */
 	uint32_t async_failed; /* rails an async event put in error (gdx_event.c) */
+	/* Control writes go from the owner's staging (its key on each NIC of
+	 * the device, by member) into the peer's control region (its key on
+	 * each rail). */
+	uint32_t stage_lkey[GDX_MAX_RAILS];
+	uint32_t ctrl_rkey[GDX_MAX_RAILS];
+	bool sender; /* its data bytes count as sent (a send comm) */
+	bool timed;  /* its signaled sends' latencies go to live (gdx_post.c) */
+	/* Its live counters: a slot of the process's file, or the owner's own
+	 * when there is none; never NULL once initialised. */
+	struct gdx_live_comm *live;
+	/* Whose rails these are, for log lines: the owner's device, its peer's
+	 * address and device (the owner's strings, as long as it lives). */
+	const char *name, *peer, *peer_dev;
 };
 
 /* Whether rail r carries traffic. */

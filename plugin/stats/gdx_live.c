@@ -518,13 +518,13 @@ void gdx_live_comm_open(struct gdx_comm *c)
 	gdx_live_nics(l, c->ch.nrails, devs);
 	/* sends are timed only into a slot others read, at a rate it says */
 #ifndef GDX_LIVE_OFF
-	c->timed = m && l != &c->live_own && m->hdr.stamp_hz;
+	c->ch.timed = m && l != &c->live_own && m->hdr.stamp_hz;
 #else
 	(void)m;
 #endif
 	__atomic_store_n(&l->role, c->kind == GDX_KIND_SEND ? GDX_LIVE_SEND : GDX_LIVE_RECV,
 			 __ATOMIC_RELEASE);
-	c->live = l;
+	c->ch.live = l;
 }
 
 struct gdx_live_comm *gdx_live_rma_open(struct gdx_live_comm *own, const char *dev,
@@ -586,12 +586,12 @@ static void gdx_live_release(struct gdx_live_comm *l)
 
 void gdx_live_comm_close(struct gdx_comm *c)
 {
-	struct gdx_live_comm *l = c->live;
+	struct gdx_live_comm *l = c->ch.live;
 
 	if (!l || l == &c->live_own)
 		return;
-	c->live = &c->live_own; /* never NULL: what runs after close may still count */
-	c->timed = false;
+	c->ch.live = &c->live_own; /* never NULL: what runs after close may still count */
+	c->ch.timed = false;
 	gdx_live_release(l);
 }
 
@@ -603,7 +603,7 @@ void gdx_live_rma_close(struct gdx_live_comm *l, struct gdx_live_comm *own)
 
 void gdx_live_tick(struct gdx_comm *c, uint64_t now)
 {
-	struct gdx_live_comm *l = c->live;
+	struct gdx_live_comm *l = c->ch.live;
 	bool waiting = l->outstanding || l->want_cts;
 
 	l->tick_ms = now;
@@ -626,7 +626,7 @@ void gdx_live_rail(struct gdx_comm *c, int r, uint32_t state, uint64_t now, uint
 {
 	if (r >= GDX_LIVE_RAILS)
 		return;
-	c->live->rails[r].state = state;
-	c->live->rails[r].since_ms = now;
-	c->live->rails[r].downs = downs;
+	c->ch.live->rails[r].state = state;
+	c->ch.live->rails[r].since_ms = now;
+	c->ch.live->rails[r].downs = downs;
 }

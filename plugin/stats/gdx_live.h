@@ -44,16 +44,6 @@ struct gdx_live_nic *gdx_live_nic_open(struct gdx_live_nic *own, const char *ibd
 void gdx_live_nic_close(struct gdx_live_nic *l, struct gdx_live_nic *own);
 /* While the comm waits (its clock read): the tick's fields. */
 void gdx_live_tick(struct gdx_comm *c, uint64_t now_ms);
-/* A signaled send on rail r took ticks (gdx_stamp) from post to completion:
- * into its histogram, with plain stores (the data path's). */
-static inline void gdx_live_latency(struct gdx_live_rail *r, uint64_t ticks)
-{
-	unsigned b = ticks ? 63u - (unsigned)__builtin_clzll(ticks) : 0;
-
-	r->lat[b < GDX_LIVE_LAT_BUCKETS ? b : GDX_LIVE_LAT_BUCKETS - 1]++;
-	r->lat_count++;
-	r->lat_sum += ticks;
-}
 /* A rail changed state (gdx_failover.c). */
 void gdx_live_rail(struct gdx_comm *c, int rail, uint32_t state, uint64_t now_ms, uint32_t downs);
 

@@ -15,7 +15,7 @@
 #include "sys/gdx_log.h"
 #include "data/gdx_p2p.h"
 #include "sys/gdx_param.h"
-#include "data/gdx_post.h"
+#include "rail/gdx_post.h"
 #include "comm/gdx_ptrset.h"
 #include "dev/gdx_mlx5dv.h"
 #include "rma/gdx_rma_progress.h"
@@ -578,7 +578,8 @@ static void fake_end_make(struct fake_end *e, bool send, const struct fake_opts 
 	c->ar = send && o->ar;
 	c->ch.split = send && o->split;
 	c->tc = -1;
-	c->live = &c->live_own;
+	c->ch.live = &c->live_own;
+	gdx_comm_bind_chan(c);
 	c->max_reqs = send ? GDX_MAX_SEND_REQUESTS : 2 * GDX_MAX_REQUESTS;
 	c->reqs = calloc((size_t)c->max_reqs, sizeof(*c->reqs));
 	ASSERT(c->reqs != NULL);
@@ -617,6 +618,7 @@ static void fake_end_make(struct fake_end *e, bool send, const struct fake_opts 
 		rail->rq_depth = send ? 0 : gdx_recvs_ahead(nrails);
 		c->ctrl_mr[r] = &e->ctrl_mr;
 		c->stage_mr[r] = &e->stage_mr;
+		c->ch.stage_lkey[r] = e->stage_mr.lkey;
 		for (int q = 0; q < nqps; q++) {
 			struct fake_qp *fq = &e->qp[r * nqps + q];
 
@@ -651,8 +653,8 @@ void fake_pair_make(struct fake_pair *p, const struct fake_opts *o)
 	p->s.c->remote_ctrl = (uintptr_t)p->r.c->ctrl;
 	p->r.c->remote_ctrl = (uintptr_t)p->s.c->ctrl;
 	for (int r = 0; r < o->nrails; r++) {
-		p->s.c->remote_ctrl_rkey[r] = p->r.ctrl_mr.rkey;
-		p->r.c->remote_ctrl_rkey[r] = p->s.ctrl_mr.rkey;
+		p->s.c->ch.ctrl_rkey[r] = p->r.ctrl_mr.rkey;
+		p->r.c->ch.ctrl_rkey[r] = p->s.ctrl_mr.rkey;
 		/* each end's address of the other's rails: a restore connects
 		 * the rail's QPs to them again */
 		for (int e = 0; e < 2; e++) {

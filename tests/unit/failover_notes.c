@@ -27,7 +27,7 @@
 #include "data/gdx_cq.h"
 #include "data/gdx_failover.h"
 #include "data/gdx_note.h"
-#include "data/gdx_post.h"
+#include "rail/gdx_post.h"
 
 #include "gdx_fake_nic.h"
 #include "gdx_plugin_loader.h"

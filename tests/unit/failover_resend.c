@@ -22,7 +22,7 @@
 #include <stdlib.h>
 
 #include "data/gdx_cq.h"
-#include "data/gdx_post.h"
+#include "rail/gdx_post.h"
 
 #include "gdx_fake_nic.h"
 #include "gdx_plugin_loader.h"
@@ -53,7 +53,7 @@ static unsigned fill_to_one(struct fake_pair *p, int rail)
 	unsigned n = 0;
 
 	while (gdx_qp_room(&c->ch.rails[rail], q, 2)) {
-		ASSERT_EQ(gdx_post_ctrl_write(c, rail, 0, NULL, 0, c->remote_ctrl, false), 0);
+		ASSERT_EQ(gdx_post_ctrl_write(&c->ch, rail, 0, NULL, 0, c->remote_ctrl, false), 0);
 		n++;
 	}
 	ASSERT(gdx_qp_room(&c->ch.rails[rail], q, 1));

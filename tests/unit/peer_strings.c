@@ -21,7 +21,7 @@
 
 #include "data/gdx_cq.h"
 #include "data/gdx_failover.h"
-#include "stats/gdx_stall.h"
+#include "rail/gdx_stall.h"
 #include "sys/gdx_log.h"
 #include "sys/gdx_param.h"
 
@@ -121,8 +121,8 @@ static void test_stall_quotes_its_name(void)
 	/* one signaled WR out that never completes, looked at twice */
 	q = &p.s.c->ch.rails[0].qps[0];
 	q->wr_posted++;
-	gdx_stall_check(p.s.c, 1000);
-	gdx_stall_check(p.s.c, 1000 + 10 * (uint64_t)gdx_params.stall_ms);
+	gdx_stall_check(&p.s.c->ch, 1000);
+	gdx_stall_check(&p.s.c->ch, 1000 + 10 * (uint64_t)gdx_params.stall_ms);
 	ASSERT_STR_CONTAINS(warn_with("has had no completion"),
 			    "(rail 0) to " PEER_ADDR " (" QUOTED_NAME ") has had no completion");
 	q->wr_posted--;

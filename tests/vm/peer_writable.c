@@ -39,7 +39,7 @@ static enum ibv_wc_status hostile_write(struct gdx_comm *sc, size_t off, uint64_
 	double start = gdx_now_s();
 
 	wr.wr.rdma.remote_addr = sc->remote_ctrl + off;
-	wr.wr.rdma.rkey = sc->remote_ctrl_rkey[0];
+	wr.wr.rdma.rkey = sc->ch.ctrl_rkey[0];
 	ASSERT_EQ(ibv_post_send(r->qps[0].qp, &wr, &bad), 0);
 	while (gdx_now_s() - start < 30) {
 		struct ibv_wc wc;

@@ -14,11 +14,11 @@
 
 #include <stdint.h>
 
-struct gdx_comm;
+struct gdx_chan;
 
-/* Every QP of the comm: its episode started, or told once it is long. */
-void gdx_stall_check(struct gdx_comm *c, uint64_t now_ms);
+/* Every QP of the channel: its episode started, or told once it is long. */
+void gdx_stall_check(struct gdx_chan *c, uint64_t now_ms);
 /* A completion came on QP q of rail r, whose stall was told. */
-void gdx_stall_drained(struct gdx_comm *c, int r, int q);
+void gdx_stall_drained(struct gdx_chan *c, int r, int q);
 
 #endif

@@ -1,24 +1,24 @@
 /* SPDX-License-Identifier: MIT */
 /* A QP that stops completing, told once per episode (gdx_stall.h). */
-#include "comm/gdx_comm.h"
+#include "rail/gdx_chan.h"
 #include "sys/gdx_log.h"
 #include "sys/gdx_param.h"
-#include "stats/gdx_stall.h"
+#include "rail/gdx_stall.h"
 #include "sys/gdx_time.h"
 
-void gdx_stall_check(struct gdx_comm *c, uint64_t now)
+void gdx_stall_check(struct gdx_chan *c, uint64_t now)
 {
 	uint64_t limit = (uint64_t)gdx_params.stall_ms;
 
 	if (!limit)
 		return;
-	for (int r = 0; r < c->ch.nrails; r++) {
-		struct gdx_rail *rail = &c->ch.rails[r];
+	for (int r = 0; r < c->nrails; r++) {
+		struct gdx_rail *rail = &c->rails[r];
 
 		/* a rail failover took out has said so, and its QPs are reset */
-		if (c->ch.run[r].state != GDX_RAIL_UP)
+		if (c->run[r].state != GDX_RAIL_UP)
 			continue;
-		for (int i = 0; i < c->ch.qps_per_rail; i++) {
+		for (int i = 0; i < c->qps_per_rail; i++) {
 			struct gdx_qp *q = &rail->qps[i];
 
 			/* the WR count at the last signaled WR: those since are not */
@@ -46,7 +46,7 @@ void gdx_stall_check(struct gdx_comm *c, uint64_t now)
 				"for %llu ms with %u work request(s) out (NCCL_GDX_STALL_MS=%d): "
 				"the path is congested or broken, or the peer's NIC does not answer; "
 				"ibv_devinfo -d %s and the switch's counters for that port say which",
-				c->dev_name, q->qp->qp_num, rail->dev->ibdev, rail->dev->ib_port, r,
+				c->name, q->qp->qp_num, rail->dev->ibdev, rail->dev->ib_port, r,
 				c->peer, GDX_LOG_QUOTED(c->peer_dev),
 				(unsigned long long)(now - q->stall_since_ms),
 				q->wr_posted - q->wr_done, gdx_params.stall_ms, rail->dev->ibdev);
@@ -54,15 +54,15 @@ void gdx_stall_check(struct gdx_comm *c, uint64_t now)
 	}
 }
 
-void gdx_stall_drained(struct gdx_comm *c, int r, int i)
+void gdx_stall_drained(struct gdx_chan *c, int r, int i)
 {
-	struct gdx_rail *rail = &c->ch.rails[r];
+	struct gdx_rail *rail = &c->rails[r];
 	struct gdx_qp *q = &rail->qps[i];
 
 	GDX_INFO(NCCL_NET,
 		 "%s: QP 0x%x on %s port %d (rail %d) to %s completes again, %llu ms "
 		 "after its stall began",
-		 c->dev_name, q->qp->qp_num, rail->dev->ibdev, rail->dev->ib_port, r, c->peer,
+		 c->name, q->qp->qp_num, rail->dev->ibdev, rail->dev->ib_port, r, c->peer,
 		 (unsigned long long)(gdx_now_ms() - q->stall_since_ms));
 	q->stall_warned = false;
 	q->stall_since_ms = 0;

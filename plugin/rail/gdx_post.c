@@ -5,9 +5,8 @@
 #include <string.h>
 
 #include "sys/gdx_log.h"
-#include "stats/gdx_live.h"
-#include "data/gdx_post.h"
-#include "stats/gdx_stall.h"
+#include "rail/gdx_post.h"
+#include "rail/gdx_stall.h"
 #include <gdx/gdx_stamp.h>
 #include "rail/gdx_stripe.h"
 
@@ -28,30 +27,28 @@ void gdx_seglog_destroy(struct gdx_qp *q)
 	q->log = NULL;
 }
 
-static uint32_t gdx_seg_rkey(const struct gdx_comm *c, int rail, const struct gdx_seg *seg)
+static uint32_t gdx_seg_rkey(const struct gdx_chan *c, int rail, const struct gdx_seg *seg)
 {
-	if (seg->key == GDX_SEG_KEY_CTRL)
-		return c->remote_ctrl_rkey[rail];
-	return le32toh(c->ctrl->fifo[seg->key].rkeys[rail]);
+	return seg->rkeys ? le32toh(seg->rkeys[rail]) : c->ctrl_rkey[rail];
 }
 
-static uint32_t gdx_seg_lkey(const struct gdx_comm *c, const struct gdx_rail *r,
+static uint32_t gdx_seg_lkey(const struct gdx_chan *c, const struct gdx_rail *r,
 			     const struct gdx_seg *seg)
 {
 	if (seg->flags & GDX_SEG_CTRL)
-		return c->stage_mr[r->member]->lkey;
-	if (!seg->mr)
+		return c->stage_lkey[r->member];
+	if (!seg->lkeys)
 		return 0; /* no bytes */
-	return seg->mr->lkey[r->member];
+	return seg->lkeys[r->member];
 }
 
-/* Whether every byte of the segment goes inline, on any rail of the comm:
+/* Whether every byte of the segment goes inline, on any rail of the channel:
  * host memory (the provider's memcpy cannot read GPU memory) in one WR. */
-static bool gdx_seg_inline(const struct gdx_comm *c, const struct gdx_seg *seg)
+static bool gdx_seg_inline(const struct gdx_chan *c, const struct gdx_seg *seg)
 {
-	bool host = (seg->flags & GDX_SEG_CTRL) || (seg->mr && seg->mr->type == NCCL_PTR_HOST);
+	bool host = seg->flags & (GDX_SEG_CTRL | GDX_SEG_HOST);
 
-	return seg->len == 0 || (host && seg->len <= c->ch.max_inline);
+	return seg->len == 0 || (host && seg->len <= c->max_inline);
 }
 
 /* Logs a segment posted on q, its last WR at the QP's count now (a send
@@ -73,12 +70,12 @@ static inline void gdx_seg_log(struct gdx_qp *q, const struct gdx_seg *seg, uint
 	if (inl)
 		e->seg.flags |= GDX_SEG_INLINE; /* the bytes were copied when posted */
 	if (!waits)
-		e->seg.req = NULL; /* nothing waits for it */
+		e->seg.wait = NULL; /* nothing waits for it */
 }
 
 /* What a posted segment leaves behind: the QP's counts, its log entry, the
  * rail's bytes in flight and the live counters, and its request's wait. */
-static inline void gdx_seg_posted(struct gdx_comm *c, int rail, struct gdx_qp *q,
+static inline void gdx_seg_posted(struct gdx_chan *c, int rail, struct gdx_qp *q,
 				  const struct gdx_seg *seg, uint32_t nwrs, bool inl, bool waits,
 				  uint64_t stamp)
 {
@@ -87,26 +84,26 @@ static inline void gdx_seg_posted(struct gdx_comm *c, int rail, struct gdx_qp *q
 		q->imms++;
 	if (q->log)
 		gdx_seg_log(q, seg, nwrs, inl, waits, stamp);
-	if (!(seg->flags & GDX_SEG_CTRL) && c->kind == GDX_KIND_SEND) {
-		if (c->ch.nrails > 1)
-			gdx_stripe_posted(&c->ch, rail, seg->len);
+	if (!(seg->flags & GDX_SEG_CTRL) && c->sender) {
+		if (c->nrails > 1)
+			gdx_stripe_posted(c, rail, seg->len);
 		GDX_LIVE_COUNT(c->live->rails[rail].tx_bytes += seg->len);
 	}
 	if (waits) {
-		seg->req->pending++;
-		gdx_req_wrs_posted(seg->req, nwrs);
+		seg->wait->pending++;
+		gdx_wait_wrs_posted(seg->wait, nwrs);
 	}
 }
 
 /* A segment longer than one WRITE may be (the port's max_msg_sz): its WRs
  * chained GDX_POST_BATCH at a time. Out of line: every segment NCCL sends
  * is one WR. */
-static __attribute__((noinline)) int gdx_post_seg_long(struct gdx_comm *c, int rail, int qi,
+static __attribute__((noinline)) int gdx_post_seg_long(struct gdx_chan *c, int rail, int qi,
 						       const struct gdx_seg *seg, bool waits,
 						       bool signal, uint32_t lkey, uint32_t rkey,
 						       bool host)
 {
-	struct gdx_rail *r = &c->ch.rails[rail];
+	struct gdx_rail *r = &c->rails[rail];
 	struct gdx_qp *q = &r->qps[qi];
 	uint64_t max = gdx_rail_max_write(r), off = 0, stamp = 0;
 	uint16_t gen = gdx_rail_gen(r);
@@ -157,13 +154,13 @@ int gdx_post_failed(const struct gdx_rail *r, const struct gdx_qp *q, int ret)
 /* Posts one segment: one WR, or (longer than a WRITE may be) several. Its
  * request waits for it when waits, and its last WR is signaled when signal
  * (or when the QP's unsignaled run is due). */
-static int gdx_post_seg(struct gdx_comm *c, int rail, int qi, const struct gdx_seg *seg, bool waits,
+static int gdx_post_seg(struct gdx_chan *c, int rail, int qi, const struct gdx_seg *seg, bool waits,
 			bool signal)
 {
-	struct gdx_rail *r = &c->ch.rails[rail];
+	struct gdx_rail *r = &c->rails[rail];
 	struct gdx_qp *q = &r->qps[qi];
 	uint32_t lkey = gdx_seg_lkey(c, r, seg), rkey = gdx_seg_rkey(c, rail, seg);
-	bool host = (seg->flags & GDX_SEG_CTRL) || (seg->mr && seg->mr->type == NCCL_PTR_HOST);
+	bool host = seg->flags & (GDX_SEG_CTRL | GDX_SEG_HOST);
 	bool imm = seg->flags & GDX_SEG_IMM, inl = host && seg->len <= r->max_inline;
 	struct ibv_send_wr wr, *bad;
 	struct ibv_sge sge;
@@ -186,29 +183,28 @@ static int gdx_post_seg(struct gdx_comm *c, int rail, int qi, const struct gdx_s
 	ret = ibv_post_send(q->qp, &wr, &bad);
 	if (ret)
 		return gdx_post_failed(r, q, ret);
-	gdx_seg_posted(c, rail, q, seg, 1, seg->len && inl && seg->len <= c->ch.max_inline, waits,
+	gdx_seg_posted(c, rail, q, seg, 1, seg->len && inl && seg->len <= c->max_inline, waits,
 		       stamp);
 	return 0;
 }
 
-int gdx_post_single(struct gdx_comm *c, int rail, int qi, const struct gdx_seg *seg)
+int gdx_post_single(struct gdx_chan *c, int rail, int qi, const struct gdx_seg *seg)
 {
-	struct gdx_rail *r = &c->ch.rails[rail];
+	struct gdx_rail *r = &c->rails[rail];
 	struct gdx_qp *q = &r->qps[qi];
-	const struct gdx_mr *mr = seg->mr;
-	bool host = mr->type == NCCL_PTR_HOST, inl = host && seg->len <= c->ch.max_inline;
+	bool host = seg->flags & GDX_SEG_HOST, inl = host && seg->len <= c->max_inline;
 	/* done when posted: every byte copied inline, and no rail to re-send from */
-	bool waits = !inl || c->ch.failover;
+	bool waits = !inl || c->failover;
 	struct ibv_send_wr wr, *bad;
 	struct ibv_sge sge;
 	uint64_t stamp = 0;
 	int ret;
 
 	if (!waits)
-		gdx_req_mode(seg->req, GDX_REQ_INLINE);
+		gdx_wait_mode(seg->wait, GDX_REQ_INLINE);
 	gdx_wr_set(&wr, &sge, GDX_WRID(GDX_WRID_SEND, gdx_rail_gen(r), qi, q->wr_posted + 1),
-		   seg->data, seg->len, mr->lkey[r->member], seg->raddr,
-		   le32toh(c->ctrl->fifo[seg->key].rkeys[rail]), true, htobe32(seg->imm),
+		   seg->data, seg->len, seg->lkeys[r->member], seg->raddr,
+		   le32toh(seg->rkeys[rail]), true, htobe32(seg->imm),
 		   seg->len && host && seg->len <= r->max_inline ? IBV_SEND_INLINE : 0);
 	if (gdx_qp_signal(q, 1, waits)) {
 		wr.send_flags |= IBV_SEND_SIGNALED;
@@ -221,14 +217,14 @@ int gdx_post_single(struct gdx_comm *c, int rail, int qi, const struct gdx_seg *
 	return 0;
 }
 
-int gdx_post_piece(struct gdx_comm *c, int rail, int q, const struct gdx_seg *segs, int n)
+int gdx_post_piece(struct gdx_chan *c, int rail, int q, const struct gdx_seg *segs, int n)
 {
 	int last = -1, ret;
 	bool inl;
 
-	if (n == 1 && segs[0].req && segs[0].mr && (segs[0].flags & GDX_SEG_IMM) &&
-	    !(segs[0].flags & GDX_SEG_CTRL) &&
-	    segs[0].len <= gdx_rail_max_write(&c->ch.rails[rail]))
+	if (n == 1 && segs[0].wait && segs[0].lkeys && segs[0].rkeys &&
+	    (segs[0].flags & GDX_SEG_IMM) && !(segs[0].flags & GDX_SEG_CTRL) &&
+	    segs[0].len <= gdx_rail_max_write(&c->rails[rail]))
 		return gdx_post_single(c, rail, q, segs);
 
 	/* A request's segments wait as one: a zero-byte WRITE_WITH_IMM after a
@@ -238,18 +234,18 @@ int gdx_post_piece(struct gdx_comm *c, int rail, int q, const struct gdx_seg *se
 	 * may have to go again, and only a send not yet complete keeps NCCL
 	 * testing the comm, which is what re-sends them (a send done at post
 	 * whose rail then failed waited for a test that never came). */
-	inl = !c->ch.failover;
+	inl = !c->failover;
 	for (int i = 0; i < n; i++) {
-		if (!segs[i].req)
+		if (!segs[i].wait)
 			continue;
 		inl &= gdx_seg_inline(c, &segs[i]);
 		last = i;
 	}
 	for (int i = 0; i < n; i++) {
-		bool waits = segs[i].req && !inl;
+		bool waits = segs[i].wait && !inl;
 
-		if (segs[i].req && inl)
-			gdx_req_mode(segs[i].req, GDX_REQ_INLINE);
+		if (segs[i].wait && inl)
+			gdx_wait_mode(segs[i].wait, GDX_REQ_INLINE);
 		ret = gdx_post_seg(c, rail, q, &segs[i], waits, waits && i == last);
 		if (ret)
 			return ret;
@@ -257,7 +253,7 @@ int gdx_post_piece(struct gdx_comm *c, int rail, int q, const struct gdx_seg *se
 	return 0;
 }
 
-int gdx_post_probe(struct gdx_comm *c, int rail, int q)
+int gdx_post_probe(struct gdx_chan *c, int rail, int q)
 {
 	return gdx_post_one(c, rail, q, NULL, 0, 0, GDX_WRID_PROBE, true);
 }
@@ -273,9 +269,9 @@ static inline uint64_t gdx_seglog_take(struct gdx_seglog *log, uint32_t wr)
 
 		if ((int32_t)(wr - e->last_wr) < 0)
 			break;
-		if (e->seg.req) {
-			e->seg.req->pending--;
-			gdx_req_wrs_done(e->seg.req, e->nwrs);
+		if (e->seg.wait) {
+			e->seg.wait->pending--;
+			gdx_wait_wrs_done(e->seg.wait, e->nwrs);
 		}
 		if (!(e->seg.flags & GDX_SEG_CTRL))
 			bytes += e->seg.len;
@@ -301,16 +297,16 @@ static __attribute__((noinline)) uint64_t gdx_seglog_take_timed(struct gdx_live_
 
 /* A completion on a QP whose stall was told: the stall's end said, then
  * the completion taken as any other. */
-static __attribute__((noinline)) uint64_t gdx_post_delivered_stalled(struct gdx_comm *c, int rail,
+static __attribute__((noinline)) uint64_t gdx_post_delivered_stalled(struct gdx_chan *c, int rail,
 								     int qi, uint32_t wr)
 {
 	gdx_stall_drained(c, rail, qi);
 	return gdx_post_delivered(c, rail, qi, wr);
 }
 
-uint64_t gdx_post_delivered(struct gdx_comm *c, int rail, int qi, uint32_t wr)
+uint64_t gdx_post_delivered(struct gdx_chan *c, int rail, int qi, uint32_t wr)
 {
-	struct gdx_qp *q = &c->ch.rails[rail].qps[qi];
+	struct gdx_qp *q = &c->rails[rail].qps[qi];
 
 	/* the rare paths are tail calls: the usual one stays a leaf */
 	if (__builtin_expect(q->stall_warned, 0))
