@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: MIT */
+/* Enhanced Connection Establishment on a rail's QPs (gdx_ece.h). */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>

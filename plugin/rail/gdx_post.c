@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: MIT */
+/* Posting on a channel's QPs and the segment log (gdx_post.h). */
 #include <endian.h>
 #include <errno.h>
 #include <stdlib.h>

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: MIT */
+/* One rail of a channel: its CQ and QPs, RESET to RTS and back (gdx_rail.h). */
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
