@@ -477,7 +477,7 @@ int gdx_cq_poll_one(struct gdx_comm *c, struct ibv_wc *wcs, int n)
 	return n;
 }
 
-/* What a poll does after rail 0's CQ (gdx_cq_poll_inline): the other
+/* What a poll does after rail 0's CQ (gdx_cq_collect): the other
  * rails, what they found, then what is due. */
 int gdx_cq_poll_all(struct gdx_comm *c, struct ibv_wc *wcs, int n0)
 {
@@ -504,7 +504,7 @@ int gdx_cq_poll_all(struct gdx_comm *c, struct ibv_wc *wcs, int n0)
 
 int gdx_cq_poll(struct gdx_comm *c)
 {
-	int n = gdx_cq_poll_inline(c);
+	int n = gdx_cq_collect(c);
 
 	if (c->kind == GDX_KIND_RECV)
 		gdx_cts_progress(gdx_recv_comm_of(c));

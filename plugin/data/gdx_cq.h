@@ -11,10 +11,11 @@
 #include "comm/gdx_comm.h"
 #include "data/gdx_failover.h"
 
-/* Polls every rail's CQ once; then, only when due, failover's sweep
- * (gdx_failover_due), a receive comm's flush CQs (flush reads out) and the
- * held clear-to-sends that gdx_cts.h's rules let go (after completions, or
- * a flush stopped for room); returns how many completions were seen. */
+/* gdx_cq_collect, then the held clear-to-sends that gdx_cts.h's rules let go
+ * (after completions, or a flush stopped for room): every rail's CQ polled
+ * once and, only when due, failover's sweep (gdx_failover_due) and a
+ * receive comm's flush CQs (flush reads out); returns how many completions
+ * were seen. */
 int gdx_cq_poll(struct gdx_comm *c);
 
 /* Completions one poll takes per CQ. */
@@ -43,10 +44,12 @@ static inline bool gdx_cq_poll_due(struct gdx_comm *c)
 	return gdx_failover_due(c);
 }
 
-/* gdx_cq_poll, inline where a proxy spins (test): the case of one rail
- * that is up with an empty CQ and nothing due costs the provider's poll and
- * a few compares, and no call of its own. */
-static inline __attribute__((always_inline)) int gdx_cq_poll_inline(struct gdx_comm *c)
+/* The completions of every rail taken, and what is due after them (the
+ * failover sweep, flush CQs), but no clear-to-send written: test writes
+ * them itself after it, gdx_cq_poll right away. Inline where a proxy spins
+ * (test): the case of one rail that is up with an empty CQ and nothing due
+ * costs the provider's poll and a few compares, and no call of its own. */
+static inline __attribute__((always_inline)) int gdx_cq_collect(struct gdx_comm *c)
 {
 	struct ibv_wc wcs[GDX_POLL_BATCH];
 	int n = ibv_poll_cq(c->ch.rails[0].cq, GDX_POLL_BATCH, wcs);

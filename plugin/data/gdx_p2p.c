@@ -732,7 +732,7 @@ int gdx_test(struct gdx_request *req, int *done_p, int *sizes)
 	}
 	*done_p = 0;
 	if (gdx_req_waits(req, c)) {
-		if (gdx_cq_poll_inline(c))
+		if (gdx_cq_collect(c))
 			c->idle_polls = 0;
 		else
 			gdx_cq_idle(c);
