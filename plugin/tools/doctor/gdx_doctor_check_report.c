@@ -295,13 +295,26 @@ static void check_human_host(const struct check *c, FILE *f)
 	check_human_rma(c, f);
 }
 
+/* "gdx-doctor check: node17: ", what starts the header and each line of
+ * --quiet, so that a job's output, every node's lines in one file, says
+ * which node each is from; the node's name left out only when unknown. */
+static void check_prefix(const struct check *c, FILE *f)
+{
+	fputs("gdx-doctor check: ", f);
+	if (c->hostname && c->hostname[0]) {
+		gdx_esc_text(f, c->hostname);
+		fputs(": ", f);
+	}
+}
+
 void check_human(const struct check *c, FILE *f)
 {
 	const struct gdx_gdr_probe *p = c->p;
 	char a[32], b[32], d[48];
 
-	fprintf(f, "gdx-doctor check: %s (kernel %s, NCCL_GDX_GDR=%s)\n", c->source,
-		p->kernel[0] ? p->kernel : "?", gdx_gdr_policy_name(c->policy));
+	check_prefix(c, f);
+	fprintf(f, "%s (kernel %s, NCCL_GDX_GDR=%s)\n", c->source, p->kernel[0] ? p->kernel : "?",
+		gdx_gdr_policy_name(c->policy));
 	fputs("\nRDMA ports\n", f);
 	if (!c->nports)
 		fputs("  none\n", f);
@@ -414,7 +427,8 @@ void check_quiet(const struct check *c, FILE *f)
 	for (int i = 0; i < c->nproblems; i++) {
 		if (c->problems[i].level == GDX_GDR_LEVEL_OK)
 			continue;
-		fprintf(f, "gdx-doctor check: [%s] ", check_level_names[c->problems[i].level]);
+		check_prefix(c, f);
+		fprintf(f, "[%s] ", check_level_names[c->problems[i].level]);
 		gdx_esc_text(f, c->problems[i].text);
 		fputc('\n', f);
 	}
