@@ -39,7 +39,7 @@
  */
 enum doctor_exit {
 	DOCTOR_OK = GDX_EXIT_OK,	     /* healthy: all found, nothing refused */
-	DOCTOR_DEGRADED = GDX_EXIT_FAIL,     /* check, log: it works, slower than it could */
+	DOCTOR_DEGRADED = GDX_EXIT_DEGRADED, /* check, log: it works, slower than it could */
 	DOCTOR_BROKEN = GDX_EXIT_BROKEN,     /* check: NCCL would not load the plugin, or it fails;
 					      * log: the plugin did not start */
 	DOCTOR_NO_INPUT = GDX_EXIT_NO_INPUT, /* --xml, --sysfs-root or the log cannot be read */
