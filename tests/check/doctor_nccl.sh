@@ -276,4 +276,36 @@ else
 		"$("$doctor" check --help | sed -n '/options:/,/exit status/p')"
 fi
 
+# --nccl FILE: the NCCL a pip wheel brings, which no library path names,
+# judged instead of the one the loader finds (here the 2.28.9 stub). The
+# real library where this machine has one, copied where nothing finds it.
+wheel=$tmp/site-packages/nvidia/nccl/lib
+mkdir -p "$wheel"
+real=/usr/local/cuda/lib64/libnccl.so.2
+if [ -f "$real" ]; then
+	cp "$real" "$wheel/libnccl.so.2"
+	want=$(python3 -c 'import ctypes, sys; l = ctypes.CDLL(sys.argv[1]); v = ctypes.c_int(); l.ncclGetVersion(ctypes.byref(v)); print(v.value)' "$wheel/libnccl.so.2")
+	what="a copy of $real"
+else
+	cp "$tmp/nccl-2.30.7/libnccl.so.2" "$wheel/libnccl.so.2"
+	want=23007
+	what="a stub 2.30.7 ($real is not here)"
+fi
+node 2.28.9 NCCL_NET_PLUGIN=gdx -- --json --nccl "$wheel/libnccl.so.2"
+json "check --nccl judges the file given, $what, not the library path's" \
+	"d['nccl']['path'] == '$wheel/libnccl.so.2' and d['nccl']['version_code'] == $want and d['nccl']['in_library_path'] is False"
+node 2.28.9 NCCL_NET_PLUGIN=gdx -- --json
+json "check without --nccl judges the library path's" "d['nccl']['version_code'] == 22809 and d['nccl']['in_library_path'] is True"
+rm -f "$wheel/libnccl.so.2"
+node 2.28.9 -- --nccl "$tmp/nowhere/libnccl.so.2"
+status "check --nccl naming no file: exit 3" 3
+has_err() { if grep -qF -- "$2" "$tmp/err"; then ok "$1"; else not_ok "$1" "stderr: $(head -c 300 "$tmp/err")"; fi; }
+has_err "check --nccl naming no file: says which" "gdx-doctor check: --nccl $tmp/nowhere/libnccl.so.2: No such file or directory"
+node 2.28.9 -- --nccl "$tmp/plugins/libnccl-net-bad.so"
+status "check --nccl naming no library: exit 3" 3
+has_err "check --nccl naming no library: it does not load" "--nccl $tmp/plugins/libnccl-net-bad.so does not load: "
+node 2.28.9 -- --nccl "$tmp/plugins/libnccl-net-other.so"
+status "check --nccl naming a library that is no NCCL: exit 3" 3
+has_err "check --nccl naming a library that is no NCCL: why" "is no NCCL library: it has no ncclGetVersion"
+
 report_end tests/check/doctor_nccl.sh

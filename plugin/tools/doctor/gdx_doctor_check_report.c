@@ -93,8 +93,10 @@ static void check_bytes(uint64_t b, char *buf, size_t len)
 		snprintf(buf, len, "unlimited");
 	else if (b >= (1ULL << 30))
 		snprintf(buf, len, "%llu GiB", (unsigned long long)(b >> 30));
-	else
+	else if (b >= (1ULL << 20))
 		snprintf(buf, len, "%llu MiB", (unsigned long long)(b >> 20));
+	else
+		snprintf(buf, len, "%llu KiB", (unsigned long long)(b >> 10));
 }
 
 static void check_dmabuf_probe(const struct gdx_gdr_nic *nic, char *buf, size_t len)
@@ -252,14 +254,15 @@ static void check_json_start(const struct check *c, FILE *f)
 static void check_human_host(const struct check *c, FILE *f)
 {
 	const struct gdx_gdr_probe *p = c->p;
-	char text[GDX_GDR_TEXT_LEN], have[32], level[160], nccl[64];
+	char have[32], level[160], nccl[64];
 
 	fputs("\nHost\n", f);
 	check_bytes(p->memlock, have, sizeof(have));
 	fprintf(f, "  %-13s %s%s\n", "memlock", p->memlock_unknown ? "unknown" : have,
-		gdx_gdr_memlock_check(p, text, sizeof(text)) == GDX_GDR_LEVEL_OK
-			? ""
-			: ": too low (64 MiB or more needed)");
+		c->memlock_level == GDX_GDR_LEVEL_BROKEN     ? ": too low to register"
+		: c->memlock_level == GDX_GDR_LEVEL_DEGRADED ? ": bounds the connections (64 MiB "
+							       "or more advised)"
+							     : "");
 	if (p->peermem)
 		fprintf(f, "  %-13s %s loaded (%s)\n", "peer memory", p->peermem_name,
 			p->peermem_marker);
