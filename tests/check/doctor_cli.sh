@@ -118,10 +118,12 @@ for i, line in enumerate(lines):
     if line.startswith(sys.argv[2] + " ") and 'set to "' in line:
         text = line.split('set to "', 1)[1]
         j = i + 1
-        while not text.endswith('"') and j < len(lines) and lines[j].startswith("        "):
+        # the value's closing quote, then where it came from
+        end = re.compile(r'"( \((environment|from [^)]*)\))?$')
+        while not end.search(text) and j < len(lines) and lines[j].startswith("        "):
             text += lines[j][8:]
             j += 1
-        print(text[:-1])
+        print(text[:end.search(text).start()] if end.search(text) else text)
         break
 PY
 }

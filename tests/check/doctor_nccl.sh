@@ -141,8 +141,14 @@ has "NCCL 2.33.1 is newer than the table: a note, judged as 2.32" "^  \\[note\\]
 # 2.31 v15, 2.32.3 v16, none before), whether it is on, and why NCCL would
 # not use it; notes, never problems.
 node 2.30.3 NCCL_NET_PLUGIN=gdx
-has "NCCL 2.30.3: no RMA plugin loader" "^  RMA +off \\(NCCL_GDX_RMA is not 1\\); NCCL 2\\.30\\.0-2\\.30\\.6 looks for no RMA plugin at all\$"
-has "NCCL 2.30.3: says why" "NCCL 2\\.30\\.0-2\\.30\\.6 loads no RMA plugin \\(the loader came with 2\\.30\\.7\\)"
+has "NCCL 2.30.3: RMA unused is one line, with the loader's want" "^  RMA +off \\(NCCL_GDX_RMA is not 1; NCCL 2\\.30\\.0-2\\.30\\.6 looks for no RMA plugin at all\\): NCCL keeps its own RMA proxy; [0-9]+ other reason\\(s\\) it would not be used in --json\$"
+if grep -A1 '^  RMA ' "$tmp/out" | tail -1 | grep -q '^    '; then
+	not_ok "NCCL 2.30.3: nothing of RMA after its line" "$(grep -A3 '^  RMA ' "$tmp/out")"
+else
+	ok "NCCL 2.30.3: nothing of RMA after its line"
+fi
+node 2.30.3 NCCL_NET_PLUGIN=gdx -- --json
+json "NCCL 2.30.3: --json says why" "any('NCCL 2.30.0-2.30.6 loads no RMA plugin (the loader came with 2.30.7)' in w for w in d['nccl']['rma']['why_not'])"
 for v in 2.30.7:14 2.31.1:15 2.32.3:16; do
 	node "${v%%:*}" NCCL_NET_PLUGIN=gdx NCCL_GDX_RMA=1 -- --json
 	json "NCCL ${v%%:*}, NCCL_GDX_RMA=1: takes ncclRmaPlugin_v${v#*:}, healthy" \

@@ -177,6 +177,20 @@ static void check_human_rma(const struct check *c, FILE *f)
 	char tries[96];
 
 	nccl_loader_rma_tries(c->nccl.judged, tries, sizeof(tries));
+	/* Off, as it is by default: one line; what else would stand in its
+	 * way matters once it is asked for (--json has it all). */
+	if (!c->rma.asked) {
+		fprintf(f,
+			"  %-13s off (NCCL_GDX_RMA is not 1; NCCL %s looks for %s%s): NCCL keeps "
+			"its own RMA proxy",
+			"RMA", c->nccl.judged->releases, tries,
+			c->nccl.judged->rma[0] ? "" : " at all");
+		if (c->rma.nwhy > 1)
+			fprintf(f, "; %d other reason(s) it would not be used in --json",
+				c->rma.nwhy - 1);
+		fputc('\n', f);
+		return;
+	}
 	fprintf(f, "  %-13s %s; NCCL %s looks for %s%s", "RMA",
 		c->rma.asked ? "on (NCCL_GDX_RMA=1)" : "off (NCCL_GDX_RMA is not 1)",
 		c->nccl.judged->releases, tries, c->nccl.judged->rma[0] ? "" : " at all");
