@@ -155,7 +155,7 @@ fi
 if [ -z "$(ls /sys/class/infiniband 2>/dev/null)" ]; then
 	timeout 20 "$bench" -S -p "$port" >"$tmp/out" 2>"$tmp/err"
 	rc=$?
-	if [ "$rc" -eq 1 ] && ! grep -q 'waiting for a client' "$tmp/err" &&
+	if [ "$rc" -eq 2 ] && ! grep -q 'waiting for a client' "$tmp/err" &&
 		grep -q 'no RDMA device' "$tmp/err"; then
 		ok "-S on a node without an RDMA device fails at once, no client needed"
 	else
@@ -165,10 +165,10 @@ fi
 
 # A client whose server is not there: at once a line, then the give-up.
 start=$(date +%s)
-if why=$(bench_run 1 -C 127.0.0.1 -p 9 --wait 2 --token 00112233445566778899aabbccddeeff) &&
+if why=$(bench_run 2 -C 127.0.0.1 -p 9 --wait 2 --token 00112233445566778899aabbccddeeff) &&
 	head -1 "$tmp/err" | grep -q '^gdx-bench: cannot reach 127.0.0.1 port 9 yet (Connection refused); retrying, 2 s left$' &&
 	tail -1 "$tmp/err" | grep -q 'cannot reach a gdx-bench server at 127.0.0.1 port 9: Connection refused (tried for 2 s)'; then
-	ok "-C with no server: says so at once, retries, gives up after --wait (exit 1, $(($(date +%s) - start)) s)"
+	ok "-C with no server: says so at once, retries, gives up after --wait (exit 2, $(($(date +%s) - start)) s)"
 else
 	not_ok "-C with no server" "${why:-$(cat "$tmp/err")}"
 fi

@@ -59,10 +59,10 @@ fi
 # and lists what there is (lo, here), rather than asking to set it.
 NCCL_GDX_SOCKET_IFNAME=nope timeout 20 "$bench" -S -p 9 --plugin "$tmp/libstub.so" >"$tmp/noif.out" 2>"$tmp/noif.err"
 rc=$?
-if [ "$rc" -eq 1 ] && [ "$(grep -c '^gdx-bench: ' "$tmp/noif.err")" -eq 1 ] &&
+if [ "$rc" -eq 2 ] && [ "$(grep -c '^gdx-bench: ' "$tmp/noif.err")" -eq 1 ] &&
 	grep -q '^gdx-bench: NCCL_GDX_SOCKET_IFNAME="nope" matches none of this host'"'"'s usable interfaces (up, with an address that is not link-local): .*\blo\b' "$tmp/noif.err" &&
 	! grep -q 'set NCCL_GDX_SOCKET_IFNAME' "$tmp/noif.err"; then
-	ok "-S with NCCL_GDX_SOCKET_IFNAME=nope lists the interfaces there are (exit 1)"
+	ok "-S with NCCL_GDX_SOCKET_IFNAME=nope lists the interfaces there are (exit 2)"
 else
 	not_ok "-S with NCCL_GDX_SOCKET_IFNAME=nope lists the interfaces there are" "exit $rc: $(head -c 300 "$tmp/noif.err")"
 fi
@@ -176,7 +176,7 @@ else
 fi
 # the server went past the side channel to its plugin (the stub's listen
 # fails there), and the client with it: the client ran the server's options
-if [ "$server_rc" -eq 1 ] && grep -q 'the plugin could not listen for the other end' "$tmp/first.err" && [ "$real_rc" -eq 1 ] &&
+if [ "$server_rc" -eq 2 ] && grep -q 'the plugin could not listen for the other end' "$tmp/first.err" && [ "$real_rc" -eq 2 ] &&
 	! grep -q 'token\|side channel version' "$tmp/real.err"; then
 	ok "the client with the token got the run's options (both end at the stub's listen)"
 else

@@ -118,10 +118,12 @@ for i, line in enumerate(lines):
     if line.startswith(sys.argv[2] + " ") and 'set to "' in line:
         text = line.split('set to "', 1)[1]
         j = i + 1
-        while not text.endswith('"') and j < len(lines) and lines[j].startswith("        "):
+        # the value's closing quote, then where it came from
+        end = re.compile(r'"( \((environment|from [^)]*)\))?$')
+        while not end.search(text) and j < len(lines) and lines[j].startswith("        "):
             text += lines[j][8:]
             j += 1
-        print(text[:-1])
+        print(text[:end.search(text).start()] if end.search(text) else text)
         break
 PY
 }
@@ -203,10 +205,10 @@ else
 	ln -sf "$PWD/$doctor" "$tmp/bin/gdx-doctor"
 	PATH="$tmp/bin:$PATH" NCCL_NET_PLUGIN=/no/such/libnccl-net-gdx.so sh -c "$gate" >"$tmp/out" 2>"$tmp/err"
 	rc=$?
-	if [ "$rc" -ne 0 ] && grep -q '^gdx-doctor check: \[broken\] ' "$tmp/err" && [ ! -s "$tmp/out" ]; then
-		ok "the README's gate stops a broken node and says why on standard error"
+	if [ "$rc" -ne 0 ] && grep -qF "gdx-doctor check: $(hostname): [broken] " "$tmp/err" && [ ! -s "$tmp/out" ]; then
+		ok "the README's gate stops a broken node and says why, naming the node, on standard error"
 	else
-		not_ok "the README's gate stops a broken node and says why on standard error" \
+		not_ok "the README's gate stops a broken node and says why, naming the node, on standard error" \
 			"exit $rc; stderr '$(head -c 300 "$tmp/err")'; stdout '$(head -c 300 "$tmp/out")'; gate: $gate"
 	fi
 fi
@@ -221,6 +223,16 @@ else
 	not_ok "check --quiet: the problems on standard error, nothing on standard output, exit 2" \
 		"exit $rc; stderr '$(head -c 300 "$tmp/err")'; stdout '$(head -c 300 "$tmp/out")'"
 fi
+# A job's output holds every node's gate: each problem line, and the
+# header of the tables, names its node.
+LD_LIBRARY_PATH="$tmp/nccl" NCCL_NET_PLUGIN=gdx "$doctor" check --quiet -H node17 --sysfs-root "$tmp/login" >"$tmp/out" 2>"$tmp/err"
+if grep -qF "gdx-doctor check: node17: $login_line" "$tmp/err" && ! grep -qv '^gdx-doctor check: node17: \[\(broken\|degraded\)\] ' "$tmp/err"; then
+	ok "check --quiet: every problem line names the node"
+else
+	not_ok "check --quiet: every problem line names the node" "stderr '$(head -c 300 "$tmp/err")'"
+fi
+exits "check: the header names the node" 2 "gdx-doctor check: node17: $tmp/login (kernel" \
+	env LD_LIBRARY_PATH="$tmp/nccl" NCCL_NET_PLUGIN=gdx "$doctor" check -H node17 --sysfs-root "$tmp/login"
 fx=tests/lib/fixtures/sysfs-gdr
 GDX_GDR_FACTS=$fx/healthy/facts "$doctor" check --quiet --sysfs-root "$fx/healthy" \
 	--xml "$fx/healthy/topo.xml" >"$tmp/out" 2>"$tmp/err"

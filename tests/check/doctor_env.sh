@@ -135,4 +135,40 @@ else
 	not_ok "env --markdown has the compatibility table" "$rows rows, NCCL 2.31 has $want variables"
 fi
 
+# Nothing set: a short form, what is set (nothing) and one line for the
+# rest; --all the whole table, its columns in line whatever the type;
+# --json every variable still.
+clean=(env -i PATH="$PATH" HOME="$tmp/empty-home")
+mkdir -p "$tmp/empty-home"
+"${clean[@]}" "$doctor" env --json >"$tmp/json" 2>/dev/null
+count=$(python3 -c 'import json, sys; print(len(json.load(open(sys.argv[1]))["variables"]))' "$tmp/json")
+"${clean[@]}" "$doctor" env >"$tmp/out" 2>&1
+rc=$?
+exited0 "env with nothing set"
+shows "env with nothing set: one line for all $count at their defaults" \
+	"no NCCL_GDX_* variable is set, nor an NCCL_IB_* one the plugin reads: all $count at their defaults (gdx-doctor env --all lists each, with its meaning)"
+lines=$(wc -l <"$tmp/out")
+if [ "$lines" -le 8 ] && ! grep -q '^NCCL_GDX_' "$tmp/out"; then
+	ok "env with nothing set: $lines lines, no variable's"
+else
+	not_ok "env with nothing set: a few lines, no variable's" "$lines lines: $(head -c 300 "$tmp/out")"
+fi
+"${clean[@]}" NCCL_GDX_TIMEOUT=14 NCCL_IB_RETRY_CNT=5 "$doctor" env >"$tmp/out" 2>&1
+shows "env: a variable set, with its source" 'NCCL_GDX_TIMEOUT int default 20 set to "14" (environment)'
+shows "env: one set through its twin" 'NCCL_GDX_RETRY_CNT int default 6 not set; NCCL_IB_RETRY_CNT="5" is taken'
+shows "env: and how many others are at their defaults" "$((count - 2)) other NCCL_GDX_* variable(s) at their defaults"
+if grep -q '^NCCL_GDX_HCA ' "$tmp/out"; then
+	not_ok "env: no line of a variable not set" "$(grep '^NCCL_GDX_HCA' "$tmp/out")"
+else
+	ok "env: no line of a variable not set"
+fi
+"${clean[@]}" "$doctor" env --all >"$tmp/out" 2>&1
+all=$(grep -c '^NCCL_GDX_' "$tmp/out")
+cols=$(grep '^NCCL_GDX_' "$tmp/out" | awk '{ print index($0, " default ") }' | sort -u | wc -l)
+if [ "$all" -eq "$count" ] && [ "$cols" -eq 1 ]; then
+	ok "env --all: all $count variables, 'default' in one column whatever the type"
+else
+	not_ok "env --all: every variable, the columns in line" "$all of $count lines, 'default' at $cols columns: $(grep -E '^NCCL_GDX_[A-Z_]+ +(family|bool)' "$tmp/out" | head -3)"
+fi
+
 report_end tests/check/doctor_env.sh

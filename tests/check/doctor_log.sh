@@ -95,7 +95,7 @@ exits "log: a rail taken out twice and back twice is counted, exit 1" 1 "rxe1   
 exits "log: a rail's downs come with what to check" 1 "a rail that goes down again and again is a cable" "$doctor" log "$logs/rail-flap.log"
 exits "log: no rail section without rail lines" 0 "" sh -c "! $doctor log $logs/healthy.log | grep -q 'rails taken out'"
 exits "log: a missing file exits 3" 3 "No such file" "$doctor" log "$logs/nonexistent.log"
-exits "log: no file is a usage error (64)" 64 "give one log file" "$doctor" log
+exits "log: no file is a usage error (64)" 64 "give log files or directories" "$doctor" log
 exits "log: an unknown option is a usage error (64)" 64 "unknown option --bogus" "$doctor" log --bogus x.log
 
 # Hostile logs: a log is what other processes wrote. ESC, BEL, a C1 CSI, a
@@ -291,11 +291,50 @@ holds "log: the skipped line is said" "$tmp/out" "1 line(s) longer than 4096 byt
 rm -f "$tmp/long.log"
 seq 1 300000 | sed 's/.*/h:1:1 [0] NCCL INFO NET\/GDX : nic&: send comm with a closed: & bytes GPU-direct, 0 bytes through host memory/' >"$tmp/many.log"
 log_within "log: 300,000 NICs in bounded memory, exit 0" 0 log "$tmp/many.log"
-holds "log: the NICs past the table are said" "$tmp/out" "(299936 line(s) about NICs past the first 64, not counted)"
+holds "log: the NICs past the table are said" "$tmp/out" "(295904 line(s) about host and NIC pairs past the first 4096, not counted)"
 rm -f "$tmp/many.log"
 head -c $((20 << 20)) /dev/urandom >"$tmp/random.log"
 log_within "log: 20 MB of random bytes, no crash, exit 7" 7 log "$tmp/random.log"
 rm -f "$tmp/random.log"
-exits "log: a directory exits 3" 3 "$tmp is a directory, not a file" "$doctor" log "$tmp"
+mkdir "$tmp/no-logs" "$tmp/no-logs/sub"
+exits "log: a directory without a file in it exits 3" 3 "a directory with no log file in it" "$doctor" log "$tmp/no-logs"
+
+# A job's output holds every node's lines (Slurm's one file): a row per
+# host and NIC, each with its own verdict, never one row summing the hosts.
+two=$logs/two-nodes.log
+exits "log: two nodes' mlx5_0 are two rows, node1's direct" 1 \
+	"node1 mlx5_0            2               1000                  0  GPUDirect RDMA via nvidia_peermem" "$doctor" log "$two"
+exits "log: and node2's staged, with its own verdict" 1 \
+	"node2 mlx5_0            2                  0               2000  staged through host memory: nvidia_peermem not loaded" "$doctor" log "$two"
+prints "log: no row sums the two hosts" 0 sh -c "$doctor log $two | grep -c ' 3000 \| 4 '"
+# A node that staged every byte with a fix the plugin names (nvidia_peermem
+# not loaded): degraded (1), not clean, though no NIC advertises GPUDirect.
+grep node2 "$two" >"$tmp/node2.log"
+exits "log: a node that staged every byte for a fixable cause is degraded (1)" 1 \
+	"1 NIC(s) moved bytes through host memory on a node that could send them direct" "$doctor" log "$tmp/node2.log"
+exits "log: a node without a GPU that staged every byte is clean (0)" 0 \
+	"rxe0              1                  0            7864320" "$doctor" log "$logs/default-subsys.log"
+# Several files, a directory of them: one scan, the same rows.
+grep node1 "$two" >"$tmp/node1.log"
+"$doctor" log "$two" >"$tmp/one-file.out"
+exits "log: two files give the same table as the one" 0 "" bash -c "$doctor log $tmp/node1.log $tmp/node2.log | sort | diff - <(sort $tmp/one-file.out)"
+mkdir -p "$tmp/job" "$tmp/job/skipped-dir"
+cp "$tmp/node1.log" "$tmp/node2.log" "$tmp/job/"
+exits "log: a directory's files are read, a directory in it passed over" 0 "" bash -c "$doctor log $tmp/job | sort | diff - <(sort $tmp/one-file.out)"
+exits "log: a missing second file exits 3, named" 3 "$tmp/none.log" "$doctor" log "$two" "$tmp/none.log"
+exits "log: standard input given twice is a usage error" 64 "'-' given twice" sh -c "$doctor log - - <$two"
+"$doctor" log --json "$two" >"$tmp/log.json"
+echo "$?" >"$tmp/log.rc"
+prints "log --json: the exit status of the table" 1 cat "$tmp/log.rc"
+json_holds "log --json: a row per host and NIC" "$tmp/log.json" \
+	'd["command"] == "log" and sorted((n["host"], n["nic"], n["gpu_direct_bytes"], n["host_bytes"]) for n in d["nics"]) == [("node1", "mlx5_0", 1000, 0), ("node2", "mlx5_0", 0, 2000)]'
+json_holds "log --json: node2's staged bytes fixable, its verdict kept" "$tmp/log.json" \
+	'[(n["direct"], n["staged"]) for n in d["nics"] if n["host"] == "node2"] == [(False, "fixable")] and d["exit"] == 1 and d["files"] == 1'
+"$doctor" log --json "$logs/rail-flap.log" >"$tmp/rails.json"
+json_holds "log --json: the rails, with their host" "$tmp/rails.json" \
+	'[(r["host"], r["nic"], r["downs"], r["backs"]) for r in d["rails"]] == [("vm", "rxe1", 2, 2)]'
+"$doctor" log --json "$logs/no-device-ib.log" >"$tmp/disabled.json"
+json_holds "log --json: a plugin that did not start, and why" "$tmp/disabled.json" \
+	'd["exit"] == 2 and d["disabled"]["why"].startswith("no RDMA device found") and "IB" in d["networks"]'
 
 report_end tests/check/doctor_log.sh

@@ -137,8 +137,14 @@ out_has "NCCL 2.33.1 is newer than the table: a note, judged as 2.32" "^  \\[not
 # 2.31 v15, 2.32.3 v16, none before), whether it is on, and why NCCL would
 # not use it; notes, never problems.
 node 2.30.3 NCCL_NET_PLUGIN=gdx
-out_has "NCCL 2.30.3: no RMA plugin loader" "^  RMA +off \\(NCCL_GDX_RMA is not 1\\); NCCL 2\\.30\\.0-2\\.30\\.6 looks for no RMA plugin at all\$"
-out_has "NCCL 2.30.3: says why" "NCCL 2\\.30\\.0-2\\.30\\.6 loads no RMA plugin \\(the loader came with 2\\.30\\.7\\)"
+out_has "NCCL 2.30.3: RMA unused is one line, with the loader's want" "^  RMA +off \\(NCCL_GDX_RMA is not 1; NCCL 2\\.30\\.0-2\\.30\\.6 looks for no RMA plugin at all\\): NCCL keeps its own RMA proxy; [0-9]+ other reason\\(s\\) it would not be used in --json\$"
+if grep -A1 '^  RMA ' "$tmp/out" | tail -1 | grep -q '^    '; then
+	not_ok "NCCL 2.30.3: nothing of RMA after its line" "$(grep -A3 '^  RMA ' "$tmp/out")"
+else
+	ok "NCCL 2.30.3: nothing of RMA after its line"
+fi
+node 2.30.3 NCCL_NET_PLUGIN=gdx -- --json
+json "NCCL 2.30.3: --json says why" "any('NCCL 2.30.0-2.30.6 loads no RMA plugin (the loader came with 2.30.7)' in w for w in d['nccl']['rma']['why_not'])"
 for v in 2.30.7:14 2.31.1:15 2.32.3:16; do
 	node "${v%%:*}" NCCL_NET_PLUGIN=gdx NCCL_GDX_RMA=1 -- --json
 	json "NCCL ${v%%:*}, NCCL_GDX_RMA=1: takes ncclRmaPlugin_v${v#*:}, healthy" \
@@ -271,5 +277,37 @@ else
 	not_ok "check --help and gdx-doctor(1) say that the libraries' constructors run" \
 		"$("$doctor" check --help | sed -n '/options:/,/exit status/p')"
 fi
+
+# --nccl FILE: the NCCL a pip wheel brings, which no library path names,
+# judged instead of the one the loader finds (here the 2.28.9 stub). The
+# real library where this machine has one, copied where nothing finds it.
+wheel=$tmp/site-packages/nvidia/nccl/lib
+mkdir -p "$wheel"
+real=/usr/local/cuda/lib64/libnccl.so.2
+if [ -f "$real" ]; then
+	cp "$real" "$wheel/libnccl.so.2"
+	want=$(python3 -c 'import ctypes, sys; l = ctypes.CDLL(sys.argv[1]); v = ctypes.c_int(); l.ncclGetVersion(ctypes.byref(v)); print(v.value)' "$wheel/libnccl.so.2")
+	what="a copy of $real"
+else
+	cp "$tmp/nccl-2.30.7/libnccl.so.2" "$wheel/libnccl.so.2"
+	want=23007
+	what="a stub 2.30.7 ($real is not here)"
+fi
+node 2.28.9 NCCL_NET_PLUGIN=gdx -- --json --nccl "$wheel/libnccl.so.2"
+json "check --nccl judges the file given, $what, not the library path's" \
+	"d['nccl']['path'] == '$wheel/libnccl.so.2' and d['nccl']['version_code'] == $want and d['nccl']['in_library_path'] is False"
+node 2.28.9 NCCL_NET_PLUGIN=gdx -- --json
+json "check without --nccl judges the library path's" "d['nccl']['version_code'] == 22809 and d['nccl']['in_library_path'] is True"
+rm -f "$wheel/libnccl.so.2"
+node 2.28.9 -- --nccl "$tmp/nowhere/libnccl.so.2"
+status "check --nccl naming no file: exit 3" 3
+has_err() { if grep -qF -- "$2" "$tmp/err"; then ok "$1"; else not_ok "$1" "stderr: $(head -c 300 "$tmp/err")"; fi; }
+has_err "check --nccl naming no file: says which" "gdx-doctor check: --nccl $tmp/nowhere/libnccl.so.2: No such file or directory"
+node 2.28.9 -- --nccl "$tmp/plugins/libnccl-net-bad.so"
+status "check --nccl naming no library: exit 3" 3
+has_err "check --nccl naming no library: it does not load" "--nccl $tmp/plugins/libnccl-net-bad.so does not load: "
+node 2.28.9 -- --nccl "$tmp/plugins/libnccl-net-other.so"
+status "check --nccl naming a library that is no NCCL: exit 3" 3
+has_err "check --nccl naming a library that is no NCCL: why" "is no NCCL library: it has no ncclGetVersion"
 
 report_end tests/check/doctor_nccl.sh

@@ -128,7 +128,7 @@ refused() { # name, expected exit status, expected message, command...
 	[ "$rc" -eq "$2" ] && grep -q "$3" <<<"$out"
 	report "$1" $? "exit $rc: $out"
 }
-refused "gdx-bench --mem cuda on a device without GPUDirect is refused by name (runtime, 1)" 1 \
+refused "gdx-bench --mem cuda on a device without GPUDirect is refused by name (runtime, 2)" 2 \
 	"rxe0 does not take CUDA memory" build/gdx-bench -M cuda -d rxe0 --peer-dev rxe1 -n 1
 refused "gdx-bench --depth out of range (usage, 64)" 64 "depth 33 is out of range 1-32" build/gdx-bench -t 33
 refused "verbs_pingpong names a device that is not there" 2 "no device rxe9" \
@@ -141,7 +141,7 @@ once() { # name, message, command...
 	local out rc
 	out=$(timeout 60 "${@:3}" 2>&1)
 	rc=$?
-	[ "$rc" -eq 1 ] && grep -q "$2" <<<"$out" && [ "$(grep -c '^gdx-bench: ' <<<"$out")" -eq 1 ]
+	[ "$rc" -eq 2 ] && grep -q "$2" <<<"$out" && [ "$(grep -c '^gdx-bench: ' <<<"$out")" -eq 1 ]
 	report "$1" $? "exit $rc: $out"
 }
 once "gdx-bench: the client's unknown device is reported once" "no device named rxe9" \
@@ -162,7 +162,7 @@ s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 s.bind(("127.0.0.1", 18601)); s.listen(1)
 c, _ = s.accept(); c.sendall(b"HTTP/1.0 200 OK\r\n" * 4); c.close()' &
 sleep 1
-refused "gdx-bench --client against a server that is not gdx-bench" 1 \
+refused "gdx-bench --client against a server that is not gdx-bench" 2 \
 	"the server is not gdx-bench" build/gdx-bench -C 127.0.0.1 --port 18601 -d rxe1 \
 	--token 00000000000000000000000000000000
 wait

@@ -63,6 +63,57 @@ assert s['warns'][0].startswith('NCCL_IB_HCA=\"mlx5\" keeps none of the 4 port(s
 else
 	not_ok "check --json: a start-up refused, its step and WARN" "$(tail -1 "$tmp/err")"
 fi
+# the MTU is the device's own (ibv_devinfo's active_mtu), also of a port
+# the plugin's start-up did not take, and of every port when it takes none
+for hca in rxe0 mlx5; do
+	out=$(NCCL_IB_HCA=$hca build/gdx-doctor check --json 2>/dev/null)
+	want=$(ibv_devinfo 2>/dev/null | awk '/active_mtu/ { print $2; exit }')
+	if python3 -c "
+import json, sys
+j = json.loads(sys.argv[1])
+mtus = [p['active_mtu'] for p in j['ports']]
+assert len(mtus) == 4 and all(m == int(sys.argv[2]) for m in mtus), (mtus, sys.argv[2])
+" "$out" "$want" 2>"$tmp/err"; then
+		ok "check --json with NCCL_IB_HCA=$hca: every port's active_mtu is ibv_devinfo's ($want)"
+	else
+		not_ok "check --json with NCCL_IB_HCA=$hca: every port's active_mtu is ibv_devinfo's" "$(tail -1 "$tmp/err")"
+	fi
+done
+
+# memlock: the kernel pins registered pages past RLIMIT_MEMLOCK for a
+# process with CAP_IPC_LOCK (root here): a note, never "will fail"; a user
+# without it, on these staged rxe ports (no GPU), registers NCCL's host
+# buffers of NCCL_BUFFSIZE: that will fail below 4 MiB, and gdx-bench's own
+# 1 MiB buffers fail to register too.
+out=$(ulimit -l 1024 && build/gdx-doctor check 2>&1)
+# (check's own lines: the start-up line quotes the plugin's init WARN,
+# which gdx_gdr_memlock_check words as before)
+if grep -q '^  \[\(broken\|degraded\)\] memlock' <<<"$out"; then
+	not_ok "ulimit -l 1024 as root: no memlock problem" "$(grep memlock <<<"$out")"
+elif grep -qF '[note] memlock limit 1 MiB binds no registration here: this process has CAP_IPC_LOCK' <<<"$out"; then
+	ok "ulimit -l 1024 as root: a note, CAP_IPC_LOCK lifts it"
+else
+	not_ok "ulimit -l 1024 as root: a note, CAP_IPC_LOCK lifts it" "$(grep memlock <<<"$out")"
+fi
+if (ulimit -l 1024 && build/gdx-bench -m bw -b 1M -e 1M -n 4 -w 1 >/dev/null 2>&1); then
+	ok "ulimit -l 1024 as root: 1 MiB messages run"
+else
+	not_ok "ulimit -l 1024 as root: 1 MiB messages run" "gdx-bench failed"
+fi
+if command -v setpriv >/dev/null; then
+	as_user=(setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all)
+	out=$(ulimit -l 1024 && "${as_user[@]}" build/gdx-doctor check 2>&1)
+	case "$out" in
+	*"[broken] memlock limit 1 MiB is below NCCL_BUFFSIZE (4 MiB)"*"will fail"*)
+		ok "ulimit -l 1024 without CAP_IPC_LOCK, staged: registering will fail" ;;
+	*) not_ok "ulimit -l 1024 without CAP_IPC_LOCK, staged: registering will fail" "$(grep memlock <<<"$out")" ;;
+	esac
+	if (ulimit -l 1024 && "${as_user[@]}" build/gdx-bench -m bw -b 1M -e 1M -n 4 -w 1 >/dev/null 2>&1); then
+		not_ok "ulimit -l 1024 without CAP_IPC_LOCK: 1 MiB messages fail to register" "gdx-bench ran"
+	else
+		ok "ulimit -l 1024 without CAP_IPC_LOCK: 1 MiB messages fail to register"
+	fi
+fi
 
 # the plugin's own init line on rxe0 says the same
 line=$(NCCL_DEBUG=INFO build/gdx-bench -m lat -n 10 -w 2 2>&1 | grep -m1 'device [0-9]*: rxe0 port 1')

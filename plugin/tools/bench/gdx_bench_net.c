@@ -143,7 +143,7 @@ const ncclNet_v7_t *bench_load(const char *path, int profiler)
 	if (loaded)
 		return loaded;
 	/* A plugin that is not there, not a library or not a plugin is an
-	 * input that cannot be read (3), not a failure of the run (1). */
+	 * input that cannot be read (3), not a failure of the run (2). */
 	lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 	if (!lib)
 		bench_fail(BENCH_EXIT_NO_INPUT, "cannot load %s: %s", path, dlerror());

@@ -159,8 +159,8 @@ static void bench_usage(void)
 	       "  -V, --version        the version\n"
 	       "  -h, --help\n\n"
 	       "GB/s is 10^9 bytes per second, as nccl-tests reports; Gb/s beside it.\n"
-	       "exit status: 0 every size ran; 1 a runtime failure (the plugin, a device, the\n"
-	       "other end); 3 a --plugin that cannot be loaded or is not an NCCL net plugin,\n"
+	       "exit status: 0 every size ran; 2 a runtime failure, broken (the plugin, a\n"
+	       "device, the other end; 1 up to 0.4.5); 3 a --plugin that cannot be loaded or is not an NCCL net plugin,\n"
 	       "or a --plot-ref or --plot-from file that cannot be read or is not figures; 64\n"
 	       "a bad command line; 70 the --plot file cannot be written (the codes of\n"
 	       "gdx-doctor's table).\n",

@@ -27,13 +27,14 @@ enum bench_mode { BENCH_BW, BENCH_RATE, BENCH_LAT, BENCH_CONN };
 enum bench_role { BENCH_LOCAL, BENCH_SERVER, BENCH_CLIENT };
 
 /* Exit statuses, gdx_exit.h's table, which gdx-doctor shares: 0 every size
- * ran; 1 a runtime failure (the plugin, a device, the other end); 3 a
+ * ran; 2 a runtime failure, broken (the plugin, a device, the other end; 1,
+ * gdx-doctor's degraded, up to 0.4.5); 3 a
  * --plugin that cannot be loaded or is no NCCL net plugin, a --plot-ref or
  * --plot-from file that cannot be read or is not figures; 64 a bad command
  * line; 70 the --plot file cannot be written. */
 enum bench_exit {
 	BENCH_EXIT_OK = GDX_EXIT_OK,
-	BENCH_EXIT_FAIL = GDX_EXIT_FAIL,
+	BENCH_EXIT_FAIL = GDX_EXIT_BROKEN,
 	BENCH_EXIT_NO_INPUT = GDX_EXIT_NO_INPUT,
 	BENCH_EXIT_USAGE = GDX_EXIT_USAGE,
 	BENCH_EXIT_OUTPUT = GDX_EXIT_SOFTWARE,

@@ -2,8 +2,9 @@
 /*
  * gdx-doctor's parts: one file per subcommand (gdx_doctor_topo.c, _env.c,
  * _check.c, _log.c, _fleet.c, _top.c, _hang.c), each exporting its struct
- * doctor_cmd (check and fleet have more files, which gdx_doctor_check.h
- * and gdx_doctor_fleet_records.h name); gdx_doctor_live.c reads the running
+ * doctor_cmd (check, fleet and log have more files, which
+ * gdx_doctor_check.h, gdx_doctor_fleet_records.h and gdx_doctor_log.h
+ * name); gdx_doctor_live.c reads the running
  * processes' live counters for top and hang; gdx_doctor_nccl.c is how each
  * NCCL release loads a net plugin, which check judges NCCL by;
  * gdx_doctor.c has main and the command table, and nothing calls back into
@@ -40,7 +41,7 @@
  */
 enum doctor_exit {
 	DOCTOR_OK = GDX_EXIT_OK,	     /* healthy: all found, nothing refused */
-	DOCTOR_DEGRADED = GDX_EXIT_FAIL,     /* check, log: it works, slower than it could */
+	DOCTOR_DEGRADED = GDX_EXIT_DEGRADED, /* check, log: it works, slower than it could */
 	DOCTOR_BROKEN = GDX_EXIT_BROKEN,     /* check: NCCL would not load the plugin, or it fails;
 					      * log: the plugin did not start */
 	DOCTOR_NO_INPUT = GDX_EXIT_NO_INPUT, /* --xml, --sysfs-root or the log cannot be read */
@@ -185,7 +186,7 @@ int nccl_loader_names(const struct nccl_loader *l, const char *entry, size_t len
 int doctor_fleet_texts(int n, const char *const *names, const char *const *texts,
 		       const size_t *lens, bool json, FILE *out, FILE *err);
 
-/* log over a stream already open (gdx_doctor_log.c): the report to out;
+/* log over a stream already open (gdx_doctor_log_report.c): the report to out;
  * returns the exit status, DOCTOR_NO_INPUT with errno when in cannot be
  * read (nothing said), DOCTOR_ERROR when out of memory. */
 int doctor_log_stream(FILE *in, FILE *out);

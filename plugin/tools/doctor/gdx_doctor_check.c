@@ -40,6 +40,7 @@ struct check_opts {
 	const char *sysfs_root;
 	const char *xml;
 	const char *hostname; /* --hostname */
+	const char *nccl;     /* --nccl */
 	bool json;
 	bool quiet;	      /* the problems alone, on stderr: a gate's */
 	bool allow_degraded;  /* a degraded node exits 0 */
@@ -60,6 +61,7 @@ static int check_on_opt(void *ctx, int key, const char *arg)
 	case 'H': o->hostname = arg; break;
 	case 'P': o->prometheus = true; break;
 	case 'T': o->textfile = arg; break;
+	case 'N': o->nccl = arg; break;
 	}
 	return DOCTOR_OK;
 }
@@ -181,7 +183,6 @@ static void check_probe_devices(struct check *c)
 static int check_run(struct check *c)
 {
 	struct gdx_gdr_probe *p = c->p;
-	char text[GDX_GDR_TEXT_LEN];
 	/* A login node: neither a GPU nor an RDMA device. What is about them
 	 * (the ports, the memlock NCCL registers its buffers with, GPUDirect,
 	 * the plugin's start-up) needs a compute node; the rest is judged
@@ -197,7 +198,7 @@ static int check_run(struct check *c)
 		check_probe_devices(c); /* the MTU of the ports just read */
 	/* The library NCCL would load is this machine's, never a saved tree's
 	 * (but a test's, whose facts file says "nccl this-machine"). */
-	if (c->live || p->nccl_here)
+	if (c->live || p->nccl_here || c->nccl_file)
 		check_nccl(c);
 	/* GPUDirect is judged by the rules of the NCCL that will load the
 	 * plugin: this machine's, or the one a saved tree's facts name. */
@@ -212,8 +213,6 @@ static int check_run(struct check *c)
 		check_start(c);
 	if (!login) {
 		check_port_problems(c);
-		if (gdx_gdr_memlock_check(p, text, sizeof(text)) != GDX_GDR_LEVEL_OK)
-			check_problem(c, GDX_GDR_LEVEL_BROKEN, "%s", text);
 	}
 	for (int n = 0; n < p->nnics; n++) {
 		gdx_gdr_nic_verdict(p, p->nics[n].name, c->policy, &c->nic_v[n]);
@@ -222,10 +221,12 @@ static int check_run(struct check *c)
 		for (int g = 0; g < p->ngpus; g++)
 			gdx_gdr_pair_verdict(p, g, n, c->policy, &c->pair_v[g * p->nnics + n]);
 	}
+	if (!login)
+		check_memlock(c); /* what registration pins depends on the verdicts */
 	check_gpu_problems(c);
 	if (c->here && !login)
 		check_start_problems(c);
-	if (c->live || p->nccl_here) {
+	if (c->nccl_checked) {
 		check_nccl_problems(c);
 		check_rma(c);
 	}
@@ -281,6 +282,13 @@ static int doctor_check(const struct doctor_cmd *cmd, int argc, char **argv)
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return DOCTOR_ERROR;
+	if (o.nccl && check_nccl_given(c, o.nccl, why, sizeof(why))) {
+		fputs("gdx-doctor check: ", stderr);
+		gdx_esc_text(stderr, why);
+		fputc('\n', stderr);
+		free(c);
+		return DOCTOR_NO_INPUT;
+	}
 	c->policy_env = gdx_param_env("GDR");
 	gdx_gdr_policy_parse(c->policy_env, &c->policy); /* refused below if malformed */
 	/* Every value init refuses, as gdx-doctor env finds them. */
@@ -451,6 +459,9 @@ static const struct doctor_opt check_opts[] = {
 	{"textfile", 'T', "FILE",
 	 "also write those metrics to FILE, whole or not at all (a new file beside it, "
 	 "renamed onto it): node_exporter --collector.textfile.directory's"},
+	{"nccl", 'N', "FILE",
+	 "judge this libnccl.so (a pip wheel's: .../nvidia/nccl/lib/libnccl.so.2) instead of "
+	 "the one the library path and the usual directories give"},
 	{"allow-degraded", 'a', NULL,
 	 "exit 0 for a degraded node too (it works, slower), not 1: a site's gate that "
 	 "accepts one"},

@@ -100,7 +100,9 @@ struct check {
 	struct gdx_gdr_verdict *pair_v; /* [gpu * nnics + nic] */
 	struct check_nccl nccl;
 	bool nccl_checked;
-	struct check_rma rma; /* once the NCCL is checked */
+	const char *nccl_file; /* --nccl: the libnccl.so judged, NULL: the one a job loads */
+	enum gdx_gdr_level memlock_level; /* check_memlock()'s */
+	struct check_rma rma;		  /* once the NCCL is checked */
 	struct check_problem problems[CHECK_MAX_PROBLEMS];
 	int nproblems;
 	struct gdx_gdr_homes homes; /* the Data Direct functions the facts name */
@@ -129,6 +131,10 @@ void check_problem(struct check *c, enum gdx_gdr_level level, const char *fmt, .
 void check_gpu_problems(struct check *c);
 /* No RDMA device, no active port, a RoCE port without a RoCE v2 GID. */
 void check_port_problems(struct check *c);
+/* The memlock limit against what registration pins (the plugin's control
+ * regions on every rail, NCCL's host buffers where a NIC is staged), unless
+ * CAP_IPC_LOCK lifts it: after the NICs' verdicts; c->memlock_level. */
+void check_memlock(struct check *c);
 
 /* NCCL's configuration files' notes, NCCL_TOPO_FILE and the rails against
  * it (gdx_doctor_check_nccl_topo.c): problems, once the probe ran on t (NULL:
@@ -155,6 +161,10 @@ const char *check_nic_unused(const struct check *c, int nic);
 /* The NCCL that would load the plugin, and how it loads it
  * (gdx_doctor_check_nccl.c): c->nccl filled. */
 void check_nccl(struct check *c);
+/* --nccl FILE: the library loaded now, to be judged by check_nccl();
+ * -errno (ENOENT, and EINVAL for a file that does not load or is no NCCL)
+ * with why. */
+int check_nccl_given(struct check *c, const char *file, char *why, size_t len);
 /* Every way NCCL will not load the plugin, broken, with its fix; notes on
  * what may differ in the job. */
 void check_nccl_problems(struct check *c);

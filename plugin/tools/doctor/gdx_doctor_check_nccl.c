@@ -11,6 +11,7 @@
  */
 #include <ctype.h>
 #include <dlfcn.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <link.h>
@@ -236,12 +237,48 @@ void *nccl_open(char *path, size_t len, bool *in_path, int *version)
 	return h;
 }
 
+int check_nccl_given(struct check *c, const char *file, char *why, size_t len)
+{
+	struct check_nccl *n = &c->nccl;
+	int (*get_version)(int *), err;
+	char path[PATH_MAX];
+	const char *dl;
+	void *h;
+
+	if (access(file, R_OK)) {
+		err = errno;
+		snprintf(why, len, "--nccl %s: %s", file, strerror(err));
+		return -err;
+	}
+	/* a path, which dlopen takes as it is: a bare name would be searched
+	 * for in the library path */
+	snprintf(path, sizeof(path), "%s%s", strchr(file, '/') ? "" : "./", file);
+	h = check_dlopen(path, n->path, sizeof(n->path));
+	if (!h) {
+		dl = dlerror();
+		snprintf(why, len, "--nccl %s does not load: %s", file, dl ? dl : "?");
+		return -EINVAL;
+	}
+	*(void **)&get_version = dlsym(h, "ncclGetVersion");
+	if (!get_version) {
+		snprintf(why, len, "--nccl %s is no NCCL library: it has no ncclGetVersion", file);
+		return -EINVAL;
+	}
+	if (get_version(&n->version) != 0)
+		n->version = 0;
+	n->found = true;
+	n->in_path = false;
+	c->nccl_file = file;
+	return 0;
+}
+
 void check_nccl(struct check *c)
 {
 	struct check_nccl *n = &c->nccl;
 
 	c->nccl_checked = true;
-	n->found = nccl_open(n->path, sizeof(n->path), &n->in_path, &n->version) != NULL;
+	if (!c->nccl_file)
+		n->found = nccl_open(n->path, sizeof(n->path), &n->in_path, &n->version) != NULL;
 	n->loader = nccl_loader_of(n->version);
 	n->judged = n->loader ? n->loader : nccl_loader_newest();
 	n->plugin_env = gdx_env(GDX_ENV_NET_PLUGIN);

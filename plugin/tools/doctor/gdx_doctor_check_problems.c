@@ -9,8 +9,11 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "comm/gdx_comm.h"
 #include "gdr/gdx_gdr.h"
 #include "gdr/gdx_gdr_verdict.h"
 #include "topo/gdx_topo.h"
@@ -241,4 +244,139 @@ void check_start_problems(struct check *c)
 				      "%s: the plugin leaves it out (%s)%s", s->ibdev,
 				      gdx_seen_fate_name(s->fate), gpus);
 	}
+}
+
+/* CAP_IPC_LOCK's bit in the capability sets (linux/capability.h). */
+#define CHECK_CAP_IPC_LOCK 14
+/* NCCL's NCCL_BUFFSIZE default: the SIMPLE protocol's buffer per connection. */
+#define CHECK_NCCL_BUFFSIZE (4ULL << 20)
+
+/* Whether this process has CAP_IPC_LOCK in the first user namespace, where
+ * the kernel's ib_umem_get() asks for it (capable()): with it, registering
+ * pins past RLIMIT_MEMLOCK. The capability in a user namespace of its own
+ * (rootless containers, enroot) does not count. */
+static bool check_ipc_lock(void)
+{
+	unsigned long long eff = 0;
+	char line[256];
+	bool init_ns = false, found = false;
+	FILE *f = fopen("/proc/self/status", "re");
+
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "CapEff: %llx", &eff) == 1) {
+			found = true;
+			break;
+		}
+	fclose(f);
+	if (!found || !(eff >> CHECK_CAP_IPC_LOCK & 1))
+		return false;
+	f = fopen("/proc/self/uid_map", "re");
+	if (!f)
+		return false;
+	if (fgets(line, sizeof(line), f)) {
+		unsigned long long in, out, count;
+
+		init_ns = sscanf(line, "%llu %llu %llu", &in, &out, &count) == 3 && !in && !out &&
+			  count == 4294967295ULL;
+	}
+	fclose(f);
+	return init_ns;
+}
+
+static uint64_t check_pages(uint64_t off, uint64_t len, uint64_t page)
+{
+	return (off + len + page - 1) / page * page - off / page * page;
+}
+
+/* The bytes one comm of kind pins on each of its rails, as gdx_setup.c
+ * registers them: the peer-written span of its control region and its
+ * staging, whole pages each (each registration pins its pages again). */
+static uint64_t check_comm_pinned(uint32_t kind)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	size_t off, len;
+
+	gdx_ctrl_span(kind, &off, &len);
+	page = page > 0 ? page : 4096;
+	return check_pages(off, len, (uint64_t)page) +
+	       check_pages(0, sizeof(struct gdx_stage), (uint64_t)page);
+}
+
+/* NCCL_BUFFSIZE as NCCL reads it, its default when unset or not a size. */
+static uint64_t check_nccl_buffsize(void)
+{
+	const char *v = getenv("NCCL_BUFFSIZE");
+	unsigned long long b;
+	char *end;
+
+	if (!v || !*v)
+		return CHECK_NCCL_BUFFSIZE;
+	b = strtoull(v, &end, 0);
+	return *end || !b ? CHECK_NCCL_BUFFSIZE : b;
+}
+
+void check_memlock(struct check *c)
+{
+	static const char fix[] =
+		"fix: ulimit -l unlimited (systemd LimitMEMLOCK=infinity, docker --ulimit "
+		"memlock=-1)";
+	const struct gdx_gdr_probe *p = c->p;
+	uint64_t send = check_comm_pinned(GDX_KIND_SEND), recv = check_comm_pinned(GDX_KIND_RECV);
+	uint64_t buf = check_nccl_buffsize(), pair;
+	char have[32], need[32], staged[64] = "", what[160];
+
+	c->memlock_level = GDX_GDR_LEVEL_OK;
+	if (p->memlock_unknown || p->memlock >= GDX_GDR_MEMLOCK_MIN)
+		return;
+	gdx_gdr_bytes(p->memlock, have, sizeof(have));
+	for (int n = 0; n < p->nnics && !staged[0]; n++)
+		if (c->nic_v[n].mode != GDX_GDR_DIRECT)
+			snprintf(staged, sizeof(staged), "%.60s", p->nics[n].name);
+	if (c->live && check_ipc_lock()) {
+		check_problem(c, GDX_GDR_LEVEL_OK,
+			      "memlock limit %s binds no registration here: this process has "
+			      "CAP_IPC_LOCK, which lets ibv_reg_mr pin past it; a job run without "
+			      "it is bound (below %llu MiB it may fail to register); %s",
+			      have, GDX_GDR_MEMLOCK_MIN >> 20, fix);
+		return;
+	}
+	if (p->memlock < send) {
+		gdx_gdr_bytes(send, need, sizeof(need));
+		c->memlock_level = GDX_GDR_LEVEL_BROKEN;
+		check_problem(c, c->memlock_level,
+			      "memlock limit %s is below the %s one send comm's control region "
+			      "and staging pin on each rail: registering them will fail; %s",
+			      have, need, fix);
+		return;
+	}
+	if (staged[0] && p->memlock < buf + send) {
+		gdx_gdr_bytes(buf, need, sizeof(need));
+		c->memlock_level = GDX_GDR_LEVEL_BROKEN;
+		check_problem(c, c->memlock_level,
+			      "memlock limit %s is below NCCL_BUFFSIZE (%s), the host buffer NCCL "
+			      "registers for each connection staged through host memory (%s is "
+			      "staged): registering it will fail; %s",
+			      have, need, staged, fix);
+		return;
+	}
+	/* Enough for a first connection: the limit bounds how many fit. */
+	pair = send + recv + (staged[0] ? 2 * buf : 0);
+	gdx_gdr_bytes(send + recv, need, sizeof(need));
+	if (staged[0])
+		snprintf(
+			what, sizeof(what),
+			", and NCCL's host buffers, NCCL_BUFFSIZE each, where a NIC is staged (%s)",
+			staged);
+	else
+		snprintf(what, sizeof(what),
+			 " (with GPUDirect RDMA NCCL keeps most of its buffers in GPU memory, "
+			 "which the limit does not bound)");
+	c->memlock_level = GDX_GDR_LEVEL_DEGRADED;
+	check_problem(c, c->memlock_level,
+		      "memlock limit %s bounds the memory registered at once: a send and a "
+		      "receive comm pin %s on each rail%s; at most %llu such pairs fit, and a job "
+		      "with more (peers times channels) fails to register; %s",
+		      have, need, what, (unsigned long long)(p->memlock / pair), fix);
 }

@@ -93,8 +93,10 @@ static void check_bytes(uint64_t b, char *buf, size_t len)
 		snprintf(buf, len, "unlimited");
 	else if (b >= (1ULL << 30))
 		snprintf(buf, len, "%llu GiB", (unsigned long long)(b >> 30));
-	else
+	else if (b >= (1ULL << 20))
 		snprintf(buf, len, "%llu MiB", (unsigned long long)(b >> 20));
+	else
+		snprintf(buf, len, "%llu KiB", (unsigned long long)(b >> 10));
 }
 
 static void check_dmabuf_probe(const struct gdx_gdr_nic *nic, char *buf, size_t len)
@@ -175,6 +177,20 @@ static void check_human_rma(const struct check *c, FILE *f)
 	char tries[96];
 
 	nccl_loader_rma_tries(c->nccl.judged, tries, sizeof(tries));
+	/* Off, as it is by default: one line; what else would stand in its
+	 * way matters once it is asked for (--json has it all). */
+	if (!c->rma.asked) {
+		fprintf(f,
+			"  %-13s off (NCCL_GDX_RMA is not 1; NCCL %s looks for %s%s): NCCL keeps "
+			"its own RMA proxy",
+			"RMA", c->nccl.judged->releases, tries,
+			c->nccl.judged->rma[0] ? "" : " at all");
+		if (c->rma.nwhy > 1)
+			fprintf(f, "; %d other reason(s) it would not be used in --json",
+				c->rma.nwhy - 1);
+		fputc('\n', f);
+		return;
+	}
 	fprintf(f, "  %-13s %s; NCCL %s looks for %s%s", "RMA",
 		c->rma.asked ? "on (NCCL_GDX_RMA=1)" : "off (NCCL_GDX_RMA is not 1)",
 		c->nccl.judged->releases, tries, c->nccl.judged->rma[0] ? "" : " at all");
@@ -252,14 +268,15 @@ static void check_json_start(const struct check *c, FILE *f)
 static void check_human_host(const struct check *c, FILE *f)
 {
 	const struct gdx_gdr_probe *p = c->p;
-	char text[GDX_GDR_TEXT_LEN], have[32], level[160], nccl[64];
+	char have[32], level[160], nccl[64];
 
 	fputs("\nHost\n", f);
 	check_bytes(p->memlock, have, sizeof(have));
 	fprintf(f, "  %-13s %s%s\n", "memlock", p->memlock_unknown ? "unknown" : have,
-		gdx_gdr_memlock_check(p, text, sizeof(text)) == GDX_GDR_LEVEL_OK
-			? ""
-			: ": too low (64 MiB or more needed)");
+		c->memlock_level == GDX_GDR_LEVEL_BROKEN     ? ": too low to register"
+		: c->memlock_level == GDX_GDR_LEVEL_DEGRADED ? ": bounds the connections (64 MiB "
+							       "or more advised)"
+							     : "");
 	if (p->peermem)
 		fprintf(f, "  %-13s %s loaded (%s)\n", "peer memory", p->peermem_name,
 			p->peermem_marker);
@@ -295,13 +312,26 @@ static void check_human_host(const struct check *c, FILE *f)
 	check_human_rma(c, f);
 }
 
+/* "gdx-doctor check: node17: ", what starts the header and each line of
+ * --quiet, so that a job's output, every node's lines in one file, says
+ * which node each is from; the node's name left out only when unknown. */
+static void check_prefix(const struct check *c, FILE *f)
+{
+	fputs("gdx-doctor check: ", f);
+	if (c->hostname && c->hostname[0]) {
+		gdx_esc_text(f, c->hostname);
+		fputs(": ", f);
+	}
+}
+
 void check_human(const struct check *c, FILE *f)
 {
 	const struct gdx_gdr_probe *p = c->p;
 	char a[32], b[32], d[48];
 
-	fprintf(f, "gdx-doctor check: %s (kernel %s, NCCL_GDX_GDR=%s)\n", c->source,
-		p->kernel[0] ? p->kernel : "?", gdx_gdr_policy_name(c->policy));
+	check_prefix(c, f);
+	fprintf(f, "%s (kernel %s, NCCL_GDX_GDR=%s)\n", c->source, p->kernel[0] ? p->kernel : "?",
+		gdx_gdr_policy_name(c->policy));
 	fputs("\nRDMA ports\n", f);
 	if (!c->nports)
 		fputs("  none\n", f);
@@ -414,7 +444,8 @@ void check_quiet(const struct check *c, FILE *f)
 	for (int i = 0; i < c->nproblems; i++) {
 		if (c->problems[i].level == GDX_GDR_LEVEL_OK)
 			continue;
-		fprintf(f, "gdx-doctor check: [%s] ", check_level_names[c->problems[i].level]);
+		check_prefix(c, f);
+		fprintf(f, "[%s] ", check_level_names[c->problems[i].level]);
 		gdx_esc_text(f, c->problems[i].text);
 		fputc('\n', f);
 	}

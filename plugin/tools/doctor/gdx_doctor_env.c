@@ -23,7 +23,7 @@
 #include "tools/doctor/gdx_doctor_conf.h"
 
 struct env_opts {
-	bool markdown, json;
+	bool markdown, json, all;
 };
 
 static int env_on_opt(void *ctx, int key, const char *arg)
@@ -34,6 +34,7 @@ static int env_on_opt(void *ctx, int key, const char *arg)
 	switch (key) {
 	case 'm': o->markdown = true; break;
 	case 'j': o->json = true; break;
+	case 'a': o->all = true; break;
 	}
 	return DOCTOR_OK;
 }
@@ -207,23 +208,42 @@ static void env_nccl_text(FILE *f)
 	}
 }
 
-static void env_text(FILE *f)
+/* Whether a variable is set, itself or through its NCCL_IB_* twin. */
+static bool env_is_set(const struct gdx_param_info *p)
 {
-	int w = 0;
+	return gdx_param_env(p->name) || gdx_param_twin_env(p);
+}
 
-	for (int i = 0; i < gdx_param_count; i++)
+/*
+ * The variables: every one with all (its type, default, value and
+ * meaning), else only those set, each with where it came from, and one line
+ * for the rest. The types are padded to the widest, so that the defaults
+ * and values line up whatever a variable's type.
+ */
+static void env_text(FILE *f, bool all)
+{
+	int w = 0, tw = 0, unset = 0;
+
+	for (int i = 0; i < gdx_param_count; i++) {
 		if ((int)strlen(gdx_param_infos[i].name) > w)
 			w = (int)strlen(gdx_param_infos[i].name);
+		if ((int)strlen(gdx_param_infos[i].type) > tw)
+			tw = (int)strlen(gdx_param_infos[i].type);
+	}
 	for (int i = 0; i < gdx_param_count; i++) {
 		const struct gdx_param_info *p = &gdx_param_infos[i];
 		char var[96], what[128], sep[16], refused[128], from[1200];
 		const char *v, *def;
 		int col;
 
+		if (!all && !env_is_set(p)) {
+			unset++;
+			continue;
+		}
 		snprintf(var, sizeof(var), "NCCL_GDX_%s", p->name);
 		v = gdx_param_env(p->name);
 		def = p->def[0] ? p->def : "(empty)";
-		col = fprintf(f, "%-*s  %s  default %s", w + 9, var, p->type, def);
+		col = fprintf(f, "%-*s  %-*s  default %s", w + 9, var, tw, p->type, def);
 		/* the default in 8 columns at least, then two spaces: the
 		 * separator, which a value moved to the next line leaves out */
 		snprintf(sep, sizeof(sep), "%*s", 2 + (strlen(def) < 8 ? 8 - (int)strlen(def) : 0),
@@ -232,8 +252,10 @@ static void env_text(FILE *f)
 		 * sequence in a value neither adds a line nor acts on the
 		 * terminal; one too long for the line goes on in the next ones */
 		if (v) {
+			/* where from, in the value's unit: on its line */
+			doctor_conf_from(var, from, sizeof(from));
 			env_unit(f, col, sep, "set to ", v, true,
-				 doctor_conf_from(var, from, sizeof(from)));
+				 from[0] ? from : " (environment)");
 		} else if (gdx_param_twin_env(p)) {
 			snprintf(what, sizeof(what), "not set; %s=", p->twin);
 			/* as init takes it: outside the range, the default */
@@ -252,6 +274,21 @@ static void env_text(FILE *f)
 		}
 		fputs("\n    ", f);
 		doctor_wrap(f, 4, 4, p->help, false);
+		fputc('\n', f);
+	}
+	if (unset) {
+		char line[256];
+
+		snprintf(
+			line, sizeof(line),
+			unset == gdx_param_count
+				? "no NCCL_GDX_* variable is set, nor an NCCL_IB_* one the plugin "
+				  "reads: all %d at their defaults (gdx-doctor env --all lists "
+				  "each, with its meaning)"
+				: "%d other NCCL_GDX_* variable(s) at their defaults (gdx-doctor env "
+				  "--all lists each, with its meaning)",
+			unset);
+		doctor_wrap(f, 0, 0, line, false);
 		fputc('\n', f);
 	}
 }
@@ -632,7 +669,7 @@ static int doctor_env(const struct doctor_cmd *cmd, int argc, char **argv)
 		env_json(stdout, r, nr, &unknown);
 		return nr || unknown ? DOCTOR_BAD_ENV : DOCTOR_OK;
 	}
-	env_text(stdout);
+	env_text(stdout, o.all);
 	env_nccl_text(stdout);
 	doctor_conf_text(stdout, "NCCL's configuration files (read and applied as NCCL does):");
 	fflush(stdout);
@@ -649,13 +686,17 @@ static int doctor_env(const struct doctor_cmd *cmd, int argc, char **argv)
 static const struct doctor_opt env_opts[] = {
 	{"markdown", 'm', NULL,
 	 "print the reference as a Markdown table (libnccl-net-gdx(7)'s source), ignoring the environment"},
+	{"all", 'a', NULL,
+	 "every variable, set or not, with its type, default and meaning (without it: those "
+	 "set, and how many are at their defaults)"},
 	{"json", 'j', NULL, "print JSON: every variable, the unknown names, the refused values"},
 	{0},
 };
 
 const struct doctor_cmd doctor_cmd_env = {
 	.name = "env",
-	.summary = "every NCCL_GDX_* variable: type, default, value set here, meaning",
+	.summary = "the NCCL_GDX_* variables set here, where from, what the plugin takes (--all: "
+		   "every one)",
 	.opts = env_opts,
 	.run = doctor_env,
 };

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "tools/doctor/gdx_doctor.h"
+#include "tools/doctor/gdx_doctor_log.h"
 #include "tools/common/gdx_escape.h"
 #include "sys/gdx_file.h"
 #include "sys/gdx_log.h"
@@ -52,107 +53,61 @@
  * would pass 2^64-1 are not made: the line is refused, and said, for a
  * saturated sum could never be undone by the process's summary.
  */
-#define LOG_MAX_NICS  64
-#define LOG_MAX_RAILS 64
-/* (process, NIC) pairs whose comm counts wait for the process's summary. */
-#define LOG_MAX_PENDING 1024
-#define LOG_NAME_MAX	64
-/* The networks of NCCL's "Using network X" lines kept, and the bytes kept
- * of the WARN that says why the plugin did not start. */
-#define LOG_MAX_NETS 4
-#define LOG_WHY_MAX  512
-/* The distinct WARNs kept of a log that holds nothing else of the plugin
- * (NCCL_DEBUG=WARN, NCCL's default), each with a process that said it. */
-#define LOG_MAX_WARNS 4
-
-/* The plugin's lines are a few hundred bytes; a longer line is not one of
- * them, and is skipped whole. */
-#define LOG_MAX_LINE 4096
-
-/* The seconds a rail can have been down in one "back ... after X s down". */
-#define LOG_MAX_DOWN_S 1e9
-
-struct log_nic {
-	char name[LOG_NAME_MAX];
-	char verdict[256];
-	bool direct; /* it advertises GPUDirect RDMA */
-	unsigned long long gpu, host;
-	unsigned long comms;
-};
-
-/* The counts a process's comms logged on one NIC since its last summary,
- * which its next summary replaces. */
-struct log_pending {
-	char proc[LOG_NAME_MAX]; /* "host:pid"; "" for lines without NCCL's head */
-	char nic[LOG_NAME_MAX];
-	unsigned long long gpu, host;
-	unsigned long comms;
-};
-
-/* A NIC's rail in fused connections: how often it was taken out and came
- * back (gdx_failover.c's WARN and INFO lines). */
-struct log_rail {
-	char nic[64];
-	unsigned long downs, backs;
-	double down_s; /* summed from the "back ... after X s down" lines */
-	char cause[160];
-};
-
-/* What the plugin's lines in a log add up to. */
-struct log_scan {
-	struct log_nic nics[LOG_MAX_NICS];
-	int n;
-	unsigned long plugin_lines; /* any line of the plugin */
-	unsigned long connections;  /* "connected ..." and "accepted ..." */
-	unsigned long counts;	    /* comms' "closed: N bytes ..." and NICs' summaries */
-	struct log_pending pending[LOG_MAX_PENDING];
-	int npending;
-	unsigned long more_pending; /* comm lines past LOG_MAX_PENDING pairs */
-	struct log_rail rails[LOG_MAX_RAILS];
-	int nrails;
-	unsigned long all_down;	  /* connections that lost every rail */
-	unsigned long more_nics;  /* lines about NICs past the table's LOG_MAX_NICS */
-	unsigned long more_rails; /* likewise, rails */
-	unsigned long long_lines; /* lines longer than LOG_MAX_LINE, skipped */
-	unsigned long refused;	  /* count lines whose sums would pass 2^64-1 */
-	/* The plugin's init failed: its "plugin disabled (...)" lines, and the
-	 * WARN before the first, which says why. */
-	unsigned long disabled;
-	char disabled_why[LOG_WHY_MAX];
-	char last_warn[LOG_WHY_MAX], last_warn_proc[LOG_NAME_MAX];
-	/* The networks NCCL says it uses ("Using network IB"). */
-	char nets[LOG_MAX_NETS][LOG_NAME_MAX];
-	int nnets;
-	/* The plugin's lines by level, and its first distinct WARNs. */
-	unsigned long warn_lines, info_lines;
-	char warns[LOG_MAX_WARNS][LOG_WHY_MAX], warn_procs[LOG_MAX_WARNS][LOG_NAME_MAX];
-	unsigned long warn_times[LOG_MAX_WARNS]; /* the lines that said it */
-	int nwarns;
-	unsigned long more_warns; /* distinct ones past LOG_MAX_WARNS */
-};
-
-static struct log_nic *log_nic(struct log_scan *ls, const char *name, size_t len)
+/* The slot of (host, name) in the index: its entry, or the empty slot
+ * where it would go. The hash is keyed at random per process, so that no
+ * log can aim its names at one chain. */
+static int *log_nic_slot(struct log_scan *ls, const char *host, const char *name, size_t len)
 {
-	for (int i = 0; i < ls->n; i++)
-		if (strlen(ls->nics[i].name) == len && !strncmp(ls->nics[i].name, name, len))
-			return &ls->nics[i];
+	char key[2 * LOG_NAME_MAX];
+	size_t hl = strlen(host);
+	uint64_t h;
+
+	memcpy(key, host, hl);
+	key[hl] = '\0';
+	memcpy(key + hl + 1, name, len);
+	h = json_hash(key, hl + 1 + len);
+	for (size_t i = 0;; i++) {
+		int *slot = &ls->nic_index[(h + i) % LOG_NIC_SLOTS];
+		const struct log_nic *nic = *slot ? &ls->nics[*slot - 1] : NULL;
+
+		if (!nic || (!strcmp(nic->node, host) && strlen(nic->name) == len &&
+			     !strncmp(nic->name, name, len)))
+			return slot;
+	}
+}
+
+/* The row of a NIC on a host (its first len bytes of name), made when new;
+ * NULL when the name is too long or the table is full. */
+static struct log_nic *log_nic(struct log_scan *ls, const char *host, const char *name, size_t len)
+{
+	struct log_nic *nic;
+	int *slot;
+
 	if (len >= sizeof(ls->nics[0].name))
 		return NULL;
+	slot = log_nic_slot(ls, host, name, len);
+	if (*slot)
+		return &ls->nics[*slot - 1];
 	if (ls->n == LOG_MAX_NICS) {
 		ls->more_nics++;
 		return NULL;
 	}
-	memset(&ls->nics[ls->n], 0, sizeof(ls->nics[0]));
-	memcpy(ls->nics[ls->n].name, name, len);
-	return &ls->nics[ls->n++];
+	nic = &ls->nics[ls->n++];
+	memset(nic, 0, sizeof(*nic));
+	snprintf(nic->node, sizeof(nic->node), "%s", host);
+	memcpy(nic->name, name, len);
+	*slot = ls->n;
+	return nic;
 }
 
-static int log_on_opt(void *ctx, int key, const char *arg)
+/* The host of a process's key, "host:pid": its part before the last ':'
+ * ("" for a line without NCCL's head). */
+static void log_host_of(const char *proc, char *host, size_t len)
 {
-	(void)ctx;
-	(void)key;
-	(void)arg;
-	return DOCTOR_OK; /* no options but --help */
+	const char *colon = strrchr(proc, ':');
+	size_t n = colon ? (size_t)(colon - proc) : strlen(proc);
+
+	snprintf(host, len, "%.*s", (int)n, proc);
 }
 
 /* Whether a + b fits 64 bits: a sum that would not is refused, never
@@ -193,10 +148,10 @@ static const char *log_count(const char *s, unsigned long long *v)
 	return errno == ERANGE ? NULL : end;
 }
 
-static struct log_rail *log_rail(struct log_scan *ls, const char *nic)
+static struct log_rail *log_rail(struct log_scan *ls, const char *host, const char *nic)
 {
 	for (int i = 0; i < ls->nrails; i++)
-		if (!strcmp(ls->rails[i].nic, nic))
+		if (!strcmp(ls->rails[i].nic, nic) && !strcmp(ls->rails[i].host, host))
 			return &ls->rails[i];
 	if (ls->nrails == LOG_MAX_RAILS) {
 		ls->more_rails++;
@@ -204,6 +159,7 @@ static struct log_rail *log_rail(struct log_scan *ls, const char *nic)
 	}
 	memset(&ls->rails[ls->nrails], 0, sizeof(ls->rails[0]));
 	snprintf(ls->rails[ls->nrails].nic, sizeof(ls->rails[0].nic), "%s", nic);
+	snprintf(ls->rails[ls->nrails].host, sizeof(ls->rails[0].host), "%s", host);
 	return &ls->rails[ls->nrails++];
 }
 
@@ -296,7 +252,7 @@ static const char *log_taken_out_cause(const char *peer, size_t *len)
  * (<nic>): "), so that they can make no line into another: a cause holding
  * "back in the connection with" is no rail back.
  */
-static void log_rail_line(struct log_scan *ls, const char *colon)
+static void log_rail_line(struct log_scan *ls, const char *host, const char *colon)
 {
 	const char *c = log_after(colon, ": rail "), *rest;
 	unsigned long long r, port;
@@ -327,7 +283,7 @@ static void log_rail_line(struct log_scan *ls, const char *colon)
 		if (*rest == '"' ? !log_after(log_quoted(rest), LOG_TAKEN_OUT)
 				 : !strstr(rest, LOG_TAKEN_OUT))
 			return;
-		rail = log_rail(ls, nic);
+		rail = log_rail(ls, host, nic);
 		if (!rail)
 			return;
 		rail->downs++;
@@ -339,7 +295,7 @@ static void log_rail_line(struct log_scan *ls, const char *colon)
 	rest = log_after(c + len, ") back in the connection with ");
 	if (!rest)
 		return; /* a rail's other lines: a restore attempt, its counts */
-	rail = log_rail(ls, nic);
+	rail = log_rail(ls, host, nic);
 	if (!rail)
 		return;
 	rail->backs++;
@@ -425,6 +381,7 @@ static struct log_pending *log_pending(struct log_scan *ls, const char *proc, co
  * the NICs' sums, and their pairs the table. */
 static void log_retract(struct log_scan *ls, const char *proc)
 {
+	char host[LOG_NAME_MAX];
 	int kept = 0;
 
 	for (int i = 0; i < ls->npending; i++) {
@@ -435,7 +392,8 @@ static void log_retract(struct log_scan *ls, const char *proc)
 			ls->pending[kept++] = *pe;
 			continue;
 		}
-		nic = log_nic(ls, pe->nic, strlen(pe->nic));
+		log_host_of(proc, host, sizeof(host));
+		nic = log_nic(ls, host, pe->nic, strlen(pe->nic));
 		if (nic) {
 			nic->gpu = log_sub(nic->gpu, pe->gpu);
 			nic->host = log_sub(nic->host, pe->host);
@@ -454,6 +412,7 @@ static bool log_comm_line(struct log_scan *ls, const char *proc, const char *p, 
 {
 	const char *c = log_after(colon, ": ");
 	unsigned long long gpu, host;
+	char node[LOG_NAME_MAX];
 	struct log_pending *pe;
 	struct log_nic *nic;
 	size_t len = (size_t)(colon - p), kind = c ? strspn(c, "abcdefghijklmnopqrstuvwxyz") : 0;
@@ -465,7 +424,8 @@ static bool log_comm_line(struct log_scan *ls, const char *proc, const char *p, 
 	if (!log_after(log_count(c, &host), " bytes through host memory"))
 		return false;
 	len = (size_t)(colon - p);
-	nic = log_nic(ls, p, len);
+	log_host_of(proc, node, sizeof(node));
+	nic = log_nic(ls, node, p, len);
 	pe = log_pending(ls, proc, p, len);
 	if ((nic && (!log_fits(nic->gpu, gpu) || !log_fits(nic->host, host))) ||
 	    (pe && (!log_fits(pe->gpu, gpu) || !log_fits(pe->host, host)))) {
@@ -483,7 +443,7 @@ static bool log_comm_line(struct log_scan *ls, const char *proc, const char *p, 
 /* "<nic> port P: N comm(s) closed, G bytes GPU-direct, H bytes through host
  * memory, F rail failover(s)": what a process's comms moved on one NIC port
  * since its last summary (after 0.3.2, at finalize). */
-static bool log_summary_line(struct log_scan *ls, const char *proc, const char *p)
+static bool log_summary_line(struct log_scan *ls, const char *proc, const char *node, const char *p)
 {
 	const char *port = strstr(p, " port "), *c;
 	unsigned long long n, gpu, host, fo, portnum;
@@ -498,7 +458,7 @@ static bool log_summary_line(struct log_scan *ls, const char *proc, const char *
 	if (!log_after(log_count(c, &fo), " rail failover(s)") || n > ULONG_MAX)
 		return false;
 	log_retract(ls, proc);
-	nic = log_nic(ls, p, (size_t)(port - p));
+	nic = log_nic(ls, node, p, (size_t)(port - p));
 	if (nic && (!log_fits(nic->gpu, gpu) || !log_fits(nic->host, host) ||
 		    nic->comms > ULONG_MAX - n)) {
 		ls->refused++;
@@ -513,7 +473,7 @@ static bool log_summary_line(struct log_scan *ls, const char *proc, const char *
 /* The INIT line after 0.3.2: "libnccl-net-gdx V, ...; using
  * [0]mlx5_0:1/RoCE/direct [1]rxe0:1+rxe2:1/RoCE/staged; OOB ...": each
  * device's verdict in one word, for the NICs no line of its own explains. */
-static void log_init_line(struct log_scan *ls, const char *p)
+static void log_init_line(struct log_scan *ls, const char *node, const char *p)
 {
 	const char *c = strstr(p, "; using ");
 
@@ -539,8 +499,9 @@ static void log_init_line(struct log_scan *ls, const char *p)
 			return;
 		while (names < ll) {
 			size_t n = strcspn(names, "+/"), name_len = strcspn(names, ":+/");
-			struct log_nic *nic =
-				name_len && name_len <= n ? log_nic(ls, names, name_len) : NULL;
+			struct log_nic *nic = name_len && name_len <= n
+						      ? log_nic(ls, node, names, name_len)
+						      : NULL;
 
 			if (nic && !nic->verdict[0]) {
 				snprintf(nic->verdict, sizeof(nic->verdict), "%s",
@@ -585,7 +546,8 @@ static bool log_disabled_line(struct log_scan *ls, const char *line, const char 
 	const char *warn = strstr(line, "NCCL WARN ");
 
 	if (log_after(p, "plugin disabled (")) {
-		ls->disabled++;
+		if (!ls->disabled++)
+			log_host_of(proc, ls->disabled_node, sizeof(ls->disabled_node));
 		if (!ls->disabled_why[0] && ls->last_warn[0] && !strcmp(ls->last_warn_proc, proc))
 			memcpy(ls->disabled_why, ls->last_warn, sizeof(ls->disabled_why));
 		return true;
@@ -626,7 +588,7 @@ static void log_level_line(struct log_scan *ls, const char *line, const char *pr
 static void log_line(struct log_scan *ls, const char *line)
 {
 	const char *p = log_plugin_text(line), *colon, *space;
-	char proc[LOG_NAME_MAX];
+	char proc[LOG_NAME_MAX], node[LOG_NAME_MAX];
 	struct log_nic *nic;
 
 	if (!p) {
@@ -635,16 +597,17 @@ static void log_line(struct log_scan *ls, const char *line)
 	}
 	ls->plugin_lines++;
 	log_proc(line, p, proc, sizeof(proc));
+	log_host_of(proc, node, sizeof(node));
 	log_level_line(ls, line, proc, p);
 	if (log_disabled_line(ls, line, proc, p))
 		return;
 	if (log_after(p, "connected ") || log_after(p, "accepted "))
 		ls->connections++;
 	if (log_after(p, "libnccl-net-gdx ")) {
-		log_init_line(ls, p);
+		log_init_line(ls, node, p);
 		return;
 	}
-	if (log_summary_line(ls, proc, p))
+	if (log_summary_line(ls, proc, node, p))
 		return;
 	/* "<nic>: ...": the name up to the first ": " ("mlx5_0:2: ..."), no
 	 * space in it */
@@ -655,10 +618,10 @@ static void log_line(struct log_scan *ls, const char *line)
 	if (log_comm_line(ls, proc, p, colon))
 		return;
 	if (log_after(colon, ": rail ") || log_after(colon, ": every rail of the connection")) {
-		log_rail_line(ls, colon);
+		log_rail_line(ls, node, colon);
 	} else if (log_after(colon, ": GPUDirect RDMA via ") ||
 		   log_after(colon, ": staged through host memory")) {
-		nic = log_nic(ls, p, (size_t)(colon - p));
+		nic = log_nic(ls, node, p, (size_t)(colon - p));
 		if (nic) {
 			snprintf(nic->verdict, sizeof(nic->verdict), "%.*s",
 				 (int)strcspn(colon + 2, "\n"), colon + 2);
@@ -686,300 +649,17 @@ static bool log_read_line(FILE *in, char *buf, size_t size, bool *long_line)
 	return c != EOF || n || *long_line;
 }
 
-/* A name from the log in a column of width w. */
-static void log_column(FILE *out, const char *s, int w)
+int log_scan_stream(struct log_scan *ls, FILE *in)
 {
-	char buf[4 * 64 + 4];
-
-	fprintf(out, "%-*s", w, gdx_esc_text_buf(buf, sizeof(buf), s));
-}
-
-/* The networks NCCL used, "IB" or "IB, Socket", into buf. */
-static const char *log_nets(const struct log_scan *ls, char *buf, size_t len)
-{
-	size_t used = 0;
-
-	buf[0] = '\0';
-	for (int i = 0; i < ls->nnets && used < len; i++)
-		used += (size_t)snprintf(buf + used, len - used, "%s%s", i ? ", " : "",
-					 ls->nets[i]);
-	return buf;
-}
-
-/* The cause in a WARN's words, short: up to its first ';', without what it
- * says in parentheses ("no RDMA device found (ibv_get_device_list: empty);
- * is ..." is "no RDMA device found"). */
-static void log_short_cause(const char *why, char *buf, size_t len)
-{
-	size_t n = 0;
-	int depth = 0;
-
-	for (const char *c = why; *c && *c != ';' && n + 1 < len; c++) {
-		if (*c == ' ' && c[1] == '(' && !depth)
-			continue;
-		if (*c == '(')
-			depth++;
-		else if (*c == ')' && depth)
-			depth--;
-		else if (!depth)
-			buf[n++] = *c;
-	}
-	buf[n] = '\0';
-}
-
-/* A log at NCCL's default level: the plugin's WARN lines and nothing else
- * of it, which say what went wrong; one at init is why it did not start. */
-static void log_warn_report(const struct log_scan *ls, FILE *out)
-{
-	fprintf(out,
-		"the plugin said only WARN lines here (%lu; a log at NCCL_DEBUG=WARN, NCCL's "
-		"default): each is a problem it found\n",
-		ls->warn_lines);
-	for (int i = 0; i < ls->nwarns; i++) {
-		fputs("  ", out);
-		if (ls->warn_procs[i][0])
-			gdx_esc_text(out, ls->warn_procs[i]);
-		if (ls->warn_times[i] > 1)
-			fprintf(out, "%s%lu lines", ls->warn_procs[i][0] ? " and others, " : "",
-				ls->warn_times[i]);
-		if (ls->warn_procs[i][0] || ls->warn_times[i] > 1)
-			fputs(": ", out);
-		gdx_esc_text(out, ls->warns[i]);
-		fputc('\n', out);
-	}
-	if (ls->more_warns)
-		fprintf(out, "  (and %lu more)\n", ls->more_warns);
-	fputs("  one said at init is why the plugin did not start in that process: NCCL ran on "
-	      "its next network, or with NCCL_NET=GDX failed; gdx-doctor check on that node "
-	      "says the same, with the fix; NCCL_DEBUG=INFO gives this command the rest\n",
-	      out);
-}
-
-/* The plugin's init failed in some process: why, in its words, and the
- * network NCCL ran on instead. */
-static void log_disabled_report(const struct log_scan *ls, FILE *out)
-{
-	char nets[LOG_MAX_NETS * (LOG_NAME_MAX + 2)], cause[LOG_WHY_MAX];
-	bool gdx = false;
-
-	for (int i = 0; i < ls->nnets; i++)
-		gdx |= !strcasecmp(ls->nets[i], "GDX");
-	log_short_cause(ls->disabled_why, cause, sizeof(cause));
-	fputs("the plugin did not start: ", out);
-	gdx_esc_text(out, cause[0] ? cause : "its init failed (no WARN of it before)");
-	if (ls->nnets) {
-		fputs("; NCCL used ", out);
-		gdx_esc_text(out, log_nets(ls, nets, sizeof(nets)));
-	} else {
-		fputs("; NCCL used no network (no \"Using network\" line: the "
-		      "communicators' init failed?)",
-		      out);
-	}
-	fprintf(out, "\n  its init failed %lu time(s) in this log", ls->disabled);
-	if (gdx)
-		fputs(", and GDX in other processes", out);
-	fputs("\n", out);
-	if (ls->disabled_why[0]) {
-		fputs("  the plugin said: ", out);
-		gdx_esc_text(out, ls->disabled_why);
-		fputc('\n', out);
-	}
-	fputs("  gdx-doctor check on that node says why, with the fix\n", out);
-}
-
-int doctor_log_stream(FILE *in, FILE *out)
-{
-	unsigned long staged_direct = 0;
-	struct log_scan *ls;
 	char line[LOG_MAX_LINE + 1];
 	bool long_line;
-	int ret, err;
 
-	ls = calloc(1, sizeof(*ls));
-	if (!ls)
-		return DOCTOR_ERROR;
 	while (log_read_line(in, line, sizeof(line), &long_line)) {
 		if (long_line)
 			ls->long_lines++;
 		else
 			log_line(ls, line);
 	}
-	if (ferror(in)) {
-		err = errno;
-		free(ls);
-		errno = err;
-		return DOCTOR_NO_INPUT;
-	}
-	if (!ls->plugin_lines) {
-		char nets[LOG_MAX_NETS * (LOG_NAME_MAX + 2)];
-
-		fprintf(out, "no line of the plugin (\"" GDX_LOG_PREFIX "...\"): was it loaded "
-			     "(NCCL_NET_PLUGIN=gdx) and the log written with NCCL_DEBUG=INFO?");
-		if (ls->nnets) {
-			fputs(" (NCCL used ", out);
-			gdx_esc_text(out, log_nets(ls, nets, sizeof(nets)));
-			fputc(')', out);
-		}
-		fputc('\n', out);
-		free(ls);
-		return DOCTOR_LOG_NO_PLUGIN;
-	}
-	/* Its init failed: what the job ran on instead, and why; the problem
-	 * found, not a log short of data. */
-	if (ls->disabled && !ls->counts) {
-		log_disabled_report(ls, out);
-		free(ls);
-		return DOCTOR_BROKEN;
-	}
-	/* Its WARNs alone: what they say is the report (a log at NCCL's
-	 * default level holds nothing else of the plugin). */
-	if (!ls->counts && ls->warn_lines && !ls->info_lines) {
-		log_warn_report(ls, out);
-		free(ls);
-		return DOCTOR_BROKEN;
-	}
-	/* The byte counts are the data this report is made of; without them a
-	 * clean table would say nothing about what the job did. */
-	if (!ls->counts) {
-		fprintf(out,
-			"no plugin data lines in this log: rerun with NCCL_DEBUG=INFO and "
-			"NCCL_DEBUG_SUBSYS unset or holding INIT or NET (the plugin sums each "
-			"NIC's bytes at finalize under both; NET adds each connection's as "
-			"it closes), and let the job destroy its communicators: the sums are "
-			"logged when the last one goes "
-			"(%lu connection line(s) here, no byte counts)\n",
-			ls->connections);
-		free(ls);
-		return DOCTOR_LOG_NO_DATA;
-	}
-	fprintf(out, "%-12s %6s %18s %18s  %s\n", "NIC", "comms", "GPU-direct bytes", "host bytes",
-		"the plugin's verdict at init");
-	for (int i = 0; i < ls->n; i++) {
-		const struct log_nic *nic = &ls->nics[i];
-
-		/* a fused device's comms, replaced by its NICs' summaries */
-		if (!nic->comms && !nic->gpu && !nic->host && !nic->verdict[0])
-			continue;
-		log_column(out, nic->name, 12);
-		fprintf(out, " %6lu %18llu %18llu  ", nic->comms, nic->gpu, nic->host);
-		gdx_esc_text(out, nic->verdict[0] ? nic->verdict : "(no verdict line)");
-		fputc('\n', out);
-		if (nic->direct && nic->host)
-			staged_direct++;
-	}
-	if (ls->more_pending)
-		fprintf(out,
-			"(%lu connection line(s) of processes past the first %d NIC pairs: "
-			"their bytes may be counted twice, once more in their summaries)\n",
-			ls->more_pending, LOG_MAX_PENDING);
-	if (ls->more_nics)
-		fprintf(out, "(%lu line(s) about NICs past the first %d, not counted)\n",
-			ls->more_nics, LOG_MAX_NICS);
-	ret = DOCTOR_OK;
-	if (staged_direct) {
-		fprintf(out,
-			"\n%lu NIC(s) advertise GPUDirect RDMA but moved bytes through host "
-			"memory: NCCL staged them (GPU-NIC path beyond NCCL_NET_GDR_LEVEL, or "
-			"host buffers); see gdx-doctor check\n",
-			staged_direct);
-		ret = DOCTOR_DEGRADED;
-	}
-	if (ls->nrails) {
-		fprintf(out,
-			"\nrails taken out of fused connections (the others carried their "
-			"traffic, slower)\n%-12s %6s %6s %8s  %s\n",
-			"NIC", "downs", "backs", "down s", "the last cause");
-		for (int i = 0; i < ls->nrails; i++) {
-			const struct log_rail *rl = &ls->rails[i];
-
-			log_column(out, rl->nic, 12);
-			fprintf(out, " %6lu %6lu %8.1f  ", rl->downs, rl->backs, rl->down_s);
-			gdx_esc_text(out, rl->cause[0] ? rl->cause : "?");
-			fputc('\n', out);
-		}
-		if (ls->more_rails)
-			fprintf(out, "(%lu line(s) about rails past the first %d, not counted)\n",
-				ls->more_rails, LOG_MAX_RAILS);
-		fprintf(out, "a rail that goes down again and again is a cable, a transceiver or a "
-			     "switch port: check it with ibv_devinfo -d NIC and the switch's "
-			     "counters\n");
-		ret = DOCTOR_DEGRADED;
-	}
-	if (ls->all_down)
-		fprintf(out, "\n%lu connection(s) lost every rail and failed\n", ls->all_down);
-	if (ls->disabled) {
-		fputc('\n', out);
-		log_disabled_report(ls, out);
-		ret = DOCTOR_BROKEN;
-	}
-	if (ls->refused)
-		fprintf(out,
-			"\n%lu line(s) of byte counts refused: their sums would pass 2^64-1 bytes, "
-			"which no job moves (a forged or corrupt line)\n",
-			ls->refused);
-	if (ls->long_lines)
-		fprintf(out,
-			"\n%lu line(s) longer than %d bytes skipped: none of the plugin's is\n",
-			ls->long_lines, LOG_MAX_LINE);
-	free(ls);
-	return ret;
+	ls->files++;
+	return ferror(in) ? (errno ? errno : EIO) : 0;
 }
-
-static int doctor_log(const struct doctor_cmd *cmd, int argc, char **argv)
-{
-	char why[PATH_MAX + 128];
-	const char *path;
-	int ret;
-	FILE *f;
-
-	ret = doctor_args(cmd, argc, argv, log_on_opt, NULL);
-	if (ret != DOCTOR_OK)
-		return ret;
-	path = argv[optind];
-	if (strcmp(path, "-")) {
-		/* a log another user may have put there: a FIFO, a device or a
-		 * directory is refused, never waited on (no bound on its size:
-		 * it is read a line at a time) */
-		int fd = gdx_file_open(AT_FDCWD, path, 0, SIZE_MAX, why, sizeof(why));
-
-		f = fd >= 0 ? fdopen(fd, "r") : NULL;
-		if (!f) {
-			if (fd >= 0) {
-				snprintf(why, sizeof(why), "%s", strerror(errno));
-				close(fd);
-			}
-			fprintf(stderr, "gdx-doctor log: ");
-			gdx_esc_text(stderr, why);
-			fputc('\n', stderr);
-			return DOCTOR_NO_INPUT;
-		}
-	} else {
-		f = stdin;
-	}
-	ret = doctor_log_stream(f, stdout);
-	if (ret == DOCTOR_NO_INPUT) {
-		fprintf(stderr, "gdx-doctor log: ");
-		gdx_esc_text(stderr, path);
-		fprintf(stderr, ": %s\n", strerror(errno));
-	} else if (ret == DOCTOR_ERROR) {
-		fprintf(stderr, "gdx-doctor log: out of memory\n");
-	}
-	if (f != stdin)
-		fclose(f);
-	return ret;
-}
-
-static const struct doctor_opt log_opts[] = {
-	{0},
-};
-
-const struct doctor_cmd doctor_cmd_log = {
-	.name = "log",
-	.summary = "what a job did, from its NCCL_DEBUG=INFO log: bytes GPU-direct vs host per "
-		   "NIC, rails taken out",
-	.opts = log_opts,
-	.run = doctor_log,
-	.min_operands = 1,
-	.max_operands = 1,
-	.operands_usage = "give one log file ('-' for standard input)",
-};
