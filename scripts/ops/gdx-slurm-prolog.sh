@@ -33,9 +33,9 @@ case $rc in
 	exit 0
 	;;
 2)
-	# The first problem, one line, without the prefix; no quote, for
-	# scontrol's parser; short, as sinfo -R shows it.
-	first=$(sed -n '1s/^gdx-doctor check: //p' "$err" | tr -d '"\r' | cut -c1-200)
+	# The first problem, one line, without the prefix and the node's name
+	# (sinfo -R shows whose it is); no quote, for scontrol's parser; short.
+	first=$(sed -n '1s/^gdx-doctor check: \([^ :]*: \)\{0,1\}//p' "$err" | tr -d '"\r' | cut -c1-200)
 	reason="gdx-doctor: ${first:-broken}"
 	say "$node broken, draining: $reason"
 	"${SCONTROL:-scontrol}" update nodename="$node" state=drain reason="$reason"

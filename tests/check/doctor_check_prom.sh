@@ -76,7 +76,7 @@ if [ ! -x "$doctor" ]; then
 	exit
 fi
 
-for c in healthy:0 no-peermem:1 memlock-low:2; do
+for c in healthy:0 no-peermem:1 port-down:2; do
 	case=${c%:*} want=${c#*:}
 	check_of "$case" --prometheus >"$tmp/out" 2>"$tmp/err"
 	rc=$?
@@ -87,23 +87,23 @@ for c in healthy:0 no-peermem:1 memlock-low:2; do
 	fi
 	metrics "check --prometheus $case: the verdict and each problem, as --json says" "$tmp/out" "$case"
 done
-if grep -q '^gdx_check_problem{level="broken",problem="memlock limit 8 MiB is below 64 MiB' "$tmp/out"; then
-	ok "check --prometheus memlock-low: the memlock problem is a gauge"
+if grep -q '^gdx_check_problem{level="broken",problem="no active RDMA port; fix: ' "$tmp/out"; then
+	ok "check --prometheus port-down: the port problem is a gauge"
 else
-	not_ok "check --prometheus memlock-low: the memlock problem is a gauge" "$(grep problem "$tmp/out")"
+	not_ok "check --prometheus port-down: the port problem is a gauge" "$(grep problem "$tmp/out")"
 fi
 
 # --textfile: the report as ever, and the metrics in the file.
 mkdir "$tmp/tf"
-check_of memlock-low >"$tmp/plain" 2>/dev/null
-check_of memlock-low --textfile "$tmp/tf/gdx.prom" >"$tmp/out" 2>"$tmp/err"
+check_of port-down >"$tmp/plain" 2>/dev/null
+check_of port-down --textfile "$tmp/tf/gdx.prom" >"$tmp/out" 2>"$tmp/err"
 rc=$?
 if [ "$rc" -eq 2 ] && [ -s "$tmp/out" ] && cmp -s "$tmp/out" "$tmp/plain"; then
 	ok "check --textfile: exit 2 (broken), the report on standard output as without it"
 else
 	not_ok "check --textfile: exit 2 (broken), the report on standard output as without it" "exit $rc: $(head -c 300 "$tmp/err")"
 fi
-metrics "check --textfile: the file holds the metrics" "$tmp/tf/gdx.prom" memlock-low
+metrics "check --textfile: the file holds the metrics" "$tmp/tf/gdx.prom" port-down
 if [ "$(ls -A "$tmp/tf")" = gdx.prom ]; then
 	ok "check --textfile: no temporary file left beside it"
 else
@@ -131,7 +131,7 @@ exits "check --textfile in a directory that is not there: exit 70, the path name
 exits "check --prometheus --json: a usage error" 64 "give one" "$doctor" check --prometheus --json
 
 # As node_exporter's textfile collector reads it: served, scrape error 0.
-check_of memlock-low --textfile "$tmp/tf/gdx.prom" >/dev/null 2>&1
+check_of port-down --textfile "$tmp/tf/gdx.prom" >/dev/null 2>&1
 ne=$(command -v prometheus-node-exporter || command -v node_exporter || true)
 if [ -n "$ne" ]; then
 	served=
@@ -163,7 +163,7 @@ if [ -n "$ne" ]; then
 		fi
 		if grep -q '^gdx_check_status 2$' "$tmp/metrics" &&
 			grep -q '^gdx_check_verdict{verdict="broken"} 1$' "$tmp/metrics" &&
-			grep -q '^gdx_check_problem{level="broken",problem="memlock limit' "$tmp/metrics"; then
+			grep -q '^gdx_check_problem{level="broken",problem="no active RDMA port' "$tmp/metrics"; then
 			ok "node_exporter serves the verdict and the problem"
 		else
 			not_ok "node_exporter serves the verdict and the problem" "$(grep gdx_ "$tmp/metrics" | head -5)"

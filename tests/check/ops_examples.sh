@@ -47,9 +47,9 @@ prolog() {
 }
 
 node=$(hostname -s)
-prolog memlock-low SLURMD_NODENAME=
+prolog port-down SLURMD_NODENAME=
 if [ "$rc" -eq 1 ] && [ "$(cat "$tmp/scontrol.calls" 2>/dev/null)" = \
-	"update nodename=$node state=drain reason=gdx-doctor: [broken] memlock limit 8 MiB is below 64 MiB: registering NCCL's buffers will fail; fix: ulimit -l unlimited (systemd LimitMEMLOCK=infinity, docker --ulimit memlock=-1)" ]; then
+	"update nodename=$node state=drain reason=gdx-doctor: [broken] no active RDMA port; fix: check the cable and the subnet manager (InfiniBand) or the netdev's link (RoCE)" ]; then
 	ok "prolog, broken node: drained (this host), the first problem the reason, the prolog fails"
 else
 	not_ok "prolog, broken node: drained (this host), the first problem the reason, the prolog fails" \
@@ -60,7 +60,7 @@ if grep -q "broken, draining" "$tmp/logger.calls" 2>/dev/null; then
 else
 	not_ok "prolog, broken node: said to syslog" "$(cat "$tmp/logger.calls" 2>/dev/null)"
 fi
-prolog memlock-low SLURMD_NODENAME=node17
+prolog port-down SLURMD_NODENAME=node17
 if grep -q '^update nodename=node17 state=drain reason=gdx-doctor: ' "$tmp/scontrol.calls" 2>/dev/null; then
 	ok "prolog: the node is slurmd's name for it (SLURMD_NODENAME)"
 else
@@ -74,7 +74,7 @@ for c in healthy no-peermem; do
 		not_ok "prolog, $c node: the job runs, nothing drained" "exit $rc; scontrol: $(cat "$tmp/scontrol.calls" 2>/dev/null)"
 	fi
 done
-if grep -q 'degraded: gdx-doctor check: \[degraded\]' "$tmp/logger.calls" 2>/dev/null; then
+if grep -qE 'degraded: gdx-doctor check: ([^ :]*: )?\[degraded\]' "$tmp/logger.calls" 2>/dev/null; then
 	ok "prolog, degraded node: its problems to syslog"
 else
 	not_ok "prolog, degraded node: its problems to syslog" "$(cat "$tmp/logger.calls" 2>/dev/null)"
@@ -102,10 +102,10 @@ probe() {
 probe 0 "probe: healthy node, ready (0)" healthy
 probe 0 "probe: degraded node, ready (0): it works, slower" no-peermem
 probe 1 "probe: degraded node, GDX_PROBE_STRICT=1: not ready (1)" no-peermem GDX_PROBE_STRICT=1
-probe 1 "probe: broken node, not ready (1)" memlock-low
+probe 1 "probe: broken node, not ready (1)" port-down
 probe 1 "probe: a check that cannot run, not ready (1)" healthy GDX_DOCTOR=/nonexistent/gdx-doctor
 mkdir -p "$tmp/tf dir"
-probe 1 "probe: GDX_TEXTFILE (a path with a space), broken node" memlock-low GDX_TEXTFILE="$tmp/tf dir/gdx.prom"
+probe 1 "probe: GDX_TEXTFILE (a path with a space), broken node" port-down GDX_TEXTFILE="$tmp/tf dir/gdx.prom"
 if grep -q '^gdx_check_status 2$' "$tmp/tf dir/gdx.prom" 2>/dev/null; then
 	ok "probe: the verdict in GDX_TEXTFILE"
 else
