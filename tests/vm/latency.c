@@ -41,16 +41,22 @@ static double top_rail_value(const char *report, const char *nic, const char *ke
 	return p ? strtod(p + strlen(kpat), NULL) : -1;
 }
 
-/* The value of a Prometheus sample whose line starts with prefix; -1 when
- * there is none. */
-static double prom_value(const char *text, const char *prefix)
+/* The value of metric's series of this process whose labels end with tail
+ * (top puts the process's labels first: pid, host, job_id, rank), -1 if
+ * none. */
+static double prom_value(const char *text, const char *metric, const char *tail)
 {
-	const char *p = text;
+	char head[96];
+	size_t nt = strlen(tail);
 
-	while ((p = strstr(p, prefix))) {
-		if (p == text || p[-1] == '\n')
-			return strtod(strchr(p, ' ') + 1, NULL);
-		p++;
+	snprintf(head, sizeof(head), "%s{pid=\"%d\",", metric, (int)getpid());
+	for (const char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+		const char *sp = strchr(p, ' '), *nl = strchr(p, '\n');
+
+		if (strncmp(p, head, strlen(head)) || !sp || (nl && sp > nl) ||
+		    (size_t)(sp - p) < nt || strncmp(sp - nt, tail, nt))
+			continue;
+		return strtod(sp + 1, NULL);
 	}
 	return -1;
 }
@@ -63,9 +69,8 @@ static double prom_value(const char *text, const char *prefix)
 static void test_slow_rail_has_the_higher_p99(void)
 {
 	static char out[1 << 20];
-	char prefix[128];
 	struct gdx_stream st;
-	double p99_fast, p99_slow, count_fast, count_slow;
+	double p99_fast, p99_slow, count_fast, count_slow, inf_slow;
 	uint64_t msgs;
 
 	setenv("NCCL_GDX_RAILS", "rxe0+rxe2,rxe1+rxe3", 1);
@@ -95,24 +100,18 @@ static void test_slow_rail_has_the_higher_p99(void)
 	/* the histogram a Prometheus server scrapes says the same */
 	ASSERT_EQ(gdx_run(DOCTOR " top --prometheus --interval 0.1", out, sizeof(out)), 0);
 	ASSERT_STR_CONTAINS(out, "# TYPE gdx_rail_send_latency_seconds histogram");
-	snprintf(prefix, sizeof(prefix),
-		 "gdx_rail_send_latency_seconds_count{pid=\"%d\",nic=\"rxe1\",port=\"1\"}",
-		 (int)getpid());
-	count_fast = prom_value(out, prefix);
-	snprintf(prefix, sizeof(prefix),
-		 "gdx_rail_send_latency_seconds_count{pid=\"%d\",nic=\"rxe3\",port=\"1\"}",
-		 (int)getpid());
-	count_slow = prom_value(out, prefix);
-	snprintf(
-		prefix, sizeof(prefix),
-		"gdx_rail_send_latency_seconds_bucket{pid=\"%d\",nic=\"rxe3\",port=\"1\",le=\"+Inf\"}",
-		(int)getpid());
+	count_fast =
+		prom_value(out, "gdx_rail_send_latency_seconds_count", "nic=\"rxe1\",port=\"1\"}");
+	count_slow =
+		prom_value(out, "gdx_rail_send_latency_seconds_count", "nic=\"rxe3\",port=\"1\"}");
+	inf_slow = prom_value(out, "gdx_rail_send_latency_seconds_bucket",
+			      "nic=\"rxe3\",port=\"1\",le=\"+Inf\"}");
 	printf("  Prometheus: _count %.0f on rxe1, %.0f on rxe3, +Inf bucket %.0f; %llu messages "
 	       "completed\n",
-	       count_fast, count_slow, prom_value(out, prefix), (unsigned long long)msgs);
+	       count_fast, count_slow, inf_slow, (unsigned long long)msgs);
 	ASSERT_EQ(count_fast, (double)msgs);
 	ASSERT_EQ(count_slow, (double)msgs);
-	ASSERT_EQ(prom_value(out, prefix), (double)msgs);
+	ASSERT_EQ(inf_slow, (double)msgs);
 	gdx_stream_stop(&st);
 	sh("tc qdisc del dev veth3 root");
 }
