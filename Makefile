@@ -26,7 +26,8 @@ PKG_apt_libibverbs := libibverbs-dev
 PKG_dnf_libibverbs := rdma-core-devel
 PKG_apt_hwloc      := libhwloc-dev
 PKG_dnf_hwloc      := hwloc-devel
-NO_BUILD_GOALS     := deps check-deps demo test check bench clean version deb rpm uninstall
+NO_BUILD_GOALS     := deps check-deps demo test check bench clean version deb rpm uninstall \
+		      deb-deps rpm-deps images-deps package-deps images
 ifneq ($(if $(MAKECMDGOALS),$(filter-out $(NO_BUILD_GOALS),$(MAKECMDGOALS)),all),)
 ifeq ($(shell command -v $(PKG_CONFIG)),)
 $(error pkg-config ($(PKG_CONFIG)) not found: install pkg-config (apt: Debian, Ubuntu) or pkgconf (dnf: Fedora, RHEL))
@@ -292,15 +293,54 @@ $(BUILD)/man/%.7: plugin/%.7
 	@mkdir -p $(dir $@)
 	cp $< $@
 
+# The packaging dependencies, beyond the build's (gcc make pkg-config
+# libibverbs-dev libhwloc-dev): the commands make deb and make rpm run,
+# COMMAND:PACKAGE (Debian's). Their dependency steps (deb-deps, rpm-deps,
+# which deb and rpm run first) only look for the commands in PATH and, when
+# some are missing, stop with one line naming them and the packages that
+# give them; sudo make package-deps installs PACKAGE_DEPS.
+DEB_TOOLS := dpkg-parsechangelog:dpkg-dev dpkg-buildpackage:dpkg-dev dh:debhelper
+RPM_TOOLS := dpkg-parsechangelog:dpkg-dev rpmbuild:rpm
+# make images (tests/check/images.sh): buildah builds the container recipes
+# over a Debian base mmdebstrap makes.
+IMAGE_TOOLS := buildah:buildah mmdebstrap:mmdebstrap
+PACKAGE_DEPS := dpkg-dev debhelper rpm buildah mmdebstrap
+tool_cmd = $(firstword $(subst :, ,$1))
+tool_pkg = $(lastword $(subst :, ,$1))
+# tools_missing GOAL,TOOLS: a one-line error naming each command of TOOLS
+# not in PATH, when GOAL (or GOAL-deps) is asked for.
+define tools_missing
+$(if $(filter $1 $1-deps,$(MAKECMDGOALS)),$(foreach t,$2,$(if $(shell command -v $(call tool_cmd,$t)),,$t)))
+endef
+DEB_MISSING   := $(strip $(call tools_missing,deb,$(DEB_TOOLS)))
+RPM_MISSING   := $(strip $(call tools_missing,rpm,$(RPM_TOOLS)))
+IMAGE_MISSING := $(strip $(call tools_missing,images,$(IMAGE_TOOLS)))
+TOOLS_MISSING := $(sort $(DEB_MISSING) $(RPM_MISSING) $(IMAGE_MISSING))
+ifneq ($(TOOLS_MISSING),)
+PKGS_NEEDED := $(sort $(foreach t,$(TOOLS_MISSING),$(call tool_pkg,$t)))
+$(error packaging commands not found: $(sort $(foreach t,$(TOOLS_MISSING),$(call tool_cmd,$t))): install $(PKGS_NEEDED) (sudo apt-get install $(PKGS_NEEDED), or sudo make package-deps))
+endif
+
+.PHONY: deb-deps rpm-deps images-deps package-deps
+deb-deps:
+	@echo "make deb: $(words $(DEB_TOOLS)) commands found ($(foreach t,$(DEB_TOOLS),$(call tool_cmd,$t)))"
+rpm-deps:
+	@echo "make rpm: $(words $(RPM_TOOLS)) commands found ($(foreach t,$(RPM_TOOLS),$(call tool_cmd,$t)))"
+images-deps:
+	@echo "make images: $(words $(IMAGE_TOOLS)) commands found ($(foreach t,$(IMAGE_TOOLS),$(call tool_cmd,$t)))"
+package-deps:
+	scripts/ensure-packages.sh $(PACKAGE_DEPS)
+
 # make deb: $(BUILD)/libnccl-net-gdx_$(VERSION)_<arch>.deb, built by
-# dpkg-buildpackage from the source package in debian/ (scripts/make-deb.sh).
-deb:
+# dpkg-buildpackage from the source package in debian/ (scripts/make-deb.sh),
+# and the debug symbols' package beside it (-dbgsym_..._<arch>.deb).
+deb: deb-deps
 	$(if $(SANITIZE),$(error make deb: not from a SANITIZE build))
 	scripts/make-deb.sh $(BUILD)
 
 # make rpm: $(BUILD)/libnccl-net-gdx-$(VERSION)-1.<arch>.rpm, built by rpmbuild
 # from scripts/libnccl-net-gdx.spec (scripts/make-rpm.sh).
-rpm:
+rpm: rpm-deps
 	$(if $(SANITIZE),$(error make rpm: not from a SANITIZE build))
 	scripts/make-rpm.sh $(BUILD)
 
