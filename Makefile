@@ -252,7 +252,7 @@ INSTALL_MAP = $(LIB):$(LIBDIR):0644 \
 	$(BUILD)/gdx-doctor:$(BINDIR):0755 $(BUILD)/gdx-bench:$(BINDIR):0755 \
 	$(BUILD)/man/gdx-doctor.1:$(MANDIR)/man1:0644 $(BUILD)/man/gdx-bench.1:$(MANDIR)/man1:0644 \
 	$(MAN7:%=$(BUILD)/man/%.7:$(MANDIR)/man7:0644) \
-	README.md:$(DOCDIR):0644 LICENSE:$(DOCDIR):0644 \
+	README.md:$(DOCDIR):0644 LICENSE:$(DOCDIR):0644 debian/NEWS:$(DOCDIR):0644 \
 	scripts/ops/gdx-slurm-prolog.sh:$(EXAMPLEDIR):0755 scripts/ops/gdx-k8s-probe.sh:$(EXAMPLEDIR):0755 \
 	scripts/ops/gdx-doctor-daemonset.yaml:$(EXAMPLEDIR):0644 \
 	scripts/ops/bash-completion/gdx-doctor:$(COMPLDIR):0644 \
@@ -269,14 +269,35 @@ endef
 inst_ldconfig = @if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" -eq 0 ] && command -v ldconfig >/dev/null; \
 	then ldconfig; fi
 
+# The directories install made (none of those that were there before it):
+# INSTALL_DIRS_FILE lists them, one a line and without DESTDIR, and
+# uninstall removes each that is empty once the files are gone, the deepest
+# first. A second install over the first keeps the first's list. The
+# packages (debian/rules, the spec) drop the list: dpkg and rpm own their
+# directories.
+INSTALL_DIRS      = $(sort $(foreach e,$(INSTALL_MAP),$(call inst_word,$e,2)))
+INSTALL_DIRS_FILE = $(DOCDIR)/installed-dirs
+
 .PHONY: install uninstall deb rpm
 install: $(foreach e,$(INSTALL_MAP),$(call inst_word,$e,1))
+	@for d in $(INSTALL_DIRS); do \
+		while [ "$$d" != / ] && [ ! -d '$(DESTDIR)'"$$d" ]; do echo "$$d"; d=$$(dirname "$$d"); done; \
+	done >$(BUILD)/install-dirs.new
 	$(foreach e,$(INSTALL_MAP),$(INSTALL) -D -m $(call inst_word,$e,3) $(call inst_word,$e,1) \
 		'$(DESTDIR)$(call inst_dest,$e)'$(inst_newline))
+	@cat '$(DESTDIR)$(INSTALL_DIRS_FILE)' $(BUILD)/install-dirs.new 2>/dev/null | LC_ALL=C sort -u \
+		>$(BUILD)/install-dirs && rm -f $(BUILD)/install-dirs.new
+	$(INSTALL) -m 0644 $(BUILD)/install-dirs '$(DESTDIR)$(INSTALL_DIRS_FILE)'
 	$(inst_ldconfig)
 
 uninstall:
 	rm -f $(foreach f,$(INSTALLED),'$(DESTDIR)$f')
+	@if [ -f '$(DESTDIR)$(INSTALL_DIRS_FILE)' ]; then \
+		dirs=$$(LC_ALL=C sort -r '$(DESTDIR)$(INSTALL_DIRS_FILE)') && rm -f '$(DESTDIR)$(INSTALL_DIRS_FILE)' && \
+		for d in $$dirs; do \
+			if [ -d '$(DESTDIR)'"$$d" ]; then rmdir --ignore-fail-on-non-empty '$(DESTDIR)'"$$d"; fi; \
+		done; \
+	fi
 	@if [ -d '$(DESTDIR)$(EXAMPLEDIR)' ]; then rmdir --ignore-fail-on-non-empty '$(DESTDIR)$(EXAMPLEDIR)'; fi
 	@if [ -d '$(DESTDIR)$(DOCDIR)' ]; then rmdir --ignore-fail-on-non-empty '$(DESTDIR)$(DOCDIR)'; fi
 	$(inst_ldconfig)
@@ -336,7 +357,7 @@ package-deps:
 # and the debug symbols' package beside it (-dbgsym_..._<arch>.deb).
 deb: deb-deps
 	$(if $(SANITIZE),$(error make deb: not from a SANITIZE build))
-	scripts/make-deb.sh $(BUILD)
+	GDX_JOBS=$(JOBS) scripts/make-deb.sh $(BUILD)
 
 # make rpm: $(BUILD)/libnccl-net-gdx-$(VERSION)-1.<arch>.rpm, built by rpmbuild
 # from scripts/libnccl-net-gdx.spec (scripts/make-rpm.sh).
@@ -419,7 +440,8 @@ check: check-deps
 
 clean:
 	rm -rf $(BUILD)/plugin $(BUILD)/tests $(LIB) $(ARCHIVE) $(TOOLS_ARCHIVE) $(TOOLS) \
-	       $(BUILD)/man $(BUILD)/deb $(BUILD)/libnccl-net-gdx_*.deb \
+	       $(BUILD)/man $(BUILD)/deb $(BUILD)/libnccl-net-gdx_*.deb $(BUILD)/libnccl-net-gdx-dbgsym_*.*deb \
+	       $(BUILD)/install-dirs $(BUILD)/install-dirs.new \
 	       $(BUILD)/libnccl-net-gdx_*.changes \
 	       $(BUILD)/rpm $(BUILD)/libnccl-net-gdx-*.rpm \
 	       $(BUILD)/fuzz $(BUILD)/fuzz-artifacts
