@@ -27,7 +27,7 @@ PKG_dnf_libibverbs := rdma-core-devel
 PKG_apt_hwloc      := libhwloc-dev
 PKG_dnf_hwloc      := hwloc-devel
 NO_BUILD_GOALS     := deps check-deps demo test check bench clean version deb rpm uninstall \
-		      deb-deps rpm-deps images-deps package-deps images
+		      deb-deps rpm-deps package-deps
 ifneq ($(if $(MAKECMDGOALS),$(filter-out $(NO_BUILD_GOALS),$(MAKECMDGOALS)),all),)
 ifeq ($(shell command -v $(PKG_CONFIG)),)
 $(error pkg-config ($(PKG_CONFIG)) not found: install pkg-config (apt: Debian, Ubuntu) or pkgconf (dnf: Fedora, RHEL))
@@ -322,10 +322,10 @@ $(BUILD)/man/%.7: plugin/%.7
 # give them; sudo make package-deps installs PACKAGE_DEPS.
 DEB_TOOLS := dpkg-parsechangelog:dpkg-dev dpkg-buildpackage:dpkg-dev dh:debhelper
 RPM_TOOLS := dpkg-parsechangelog:dpkg-dev rpmbuild:rpm
-# make images (tests/check/images.sh): buildah builds the container recipes
-# over a Debian base mmdebstrap makes.
-IMAGE_TOOLS := buildah:buildah mmdebstrap:mmdebstrap
-PACKAGE_DEPS := dpkg-dev debhelper rpm buildah mmdebstrap
+# tests/check/images.sh (make test's tier) builds the container recipes with
+# buildah over a Debian base mmdebstrap makes. make test installs
+# PACKAGE_DEPS; make check needs none of them.
+PACKAGE_DEPS := build-essential dpkg-dev debhelper rpm buildah mmdebstrap
 tool_cmd = $(firstword $(subst :, ,$1))
 tool_pkg = $(lastword $(subst :, ,$1))
 # tools_missing GOAL,TOOLS: a one-line error naming each command of TOOLS
@@ -335,20 +335,17 @@ $(if $(filter $1 $1-deps,$(MAKECMDGOALS)),$(foreach t,$2,$(if $(shell command -v
 endef
 DEB_MISSING   := $(strip $(call tools_missing,deb,$(DEB_TOOLS)))
 RPM_MISSING   := $(strip $(call tools_missing,rpm,$(RPM_TOOLS)))
-IMAGE_MISSING := $(strip $(call tools_missing,images,$(IMAGE_TOOLS)))
-TOOLS_MISSING := $(sort $(DEB_MISSING) $(RPM_MISSING) $(IMAGE_MISSING))
+TOOLS_MISSING := $(sort $(DEB_MISSING) $(RPM_MISSING))
 ifneq ($(TOOLS_MISSING),)
 PKGS_NEEDED := $(sort $(foreach t,$(TOOLS_MISSING),$(call tool_pkg,$t)))
 $(error packaging commands not found: $(sort $(foreach t,$(TOOLS_MISSING),$(call tool_cmd,$t))): install $(PKGS_NEEDED) (sudo apt-get install $(PKGS_NEEDED), or sudo make package-deps))
 endif
 
-.PHONY: deb-deps rpm-deps images-deps package-deps
+.PHONY: deb-deps rpm-deps package-deps
 deb-deps:
 	@echo "make deb: $(words $(DEB_TOOLS)) commands found ($(foreach t,$(DEB_TOOLS),$(call tool_cmd,$t)))"
 rpm-deps:
 	@echo "make rpm: $(words $(RPM_TOOLS)) commands found ($(foreach t,$(RPM_TOOLS),$(call tool_cmd,$t)))"
-images-deps:
-	@echo "make images: $(words $(IMAGE_TOOLS)) commands found ($(foreach t,$(IMAGE_TOOLS),$(call tool_cmd,$t)))"
 package-deps:
 	scripts/ensure-packages.sh $(PACKAGE_DEPS)
 
@@ -423,7 +420,7 @@ bench: deps
 JOBS      ?= $(shell nproc 2>/dev/null || echo 2)
 TSAN_RUNS := build-tsan/libnccl-net-gdx.so build-tsan/tests/unit/conn_race build-tsan/tests/unit/topo
 
-test: deps
+test: deps package-deps
 	$(MAKE) -j$(JOBS) all
 	$(MAKE) -j$(JOBS) fuzz
 	$(MAKE) -j$(JOBS) SANITIZE=address,undefined BUILD=build-san all
