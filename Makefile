@@ -26,7 +26,8 @@ PKG_apt_libibverbs := libibverbs-dev
 PKG_dnf_libibverbs := rdma-core-devel
 PKG_apt_hwloc      := libhwloc-dev
 PKG_dnf_hwloc      := hwloc-devel
-NO_BUILD_GOALS     := deps check-deps demo test check bench clean version deb rpm uninstall
+NO_BUILD_GOALS     := deps check-deps demo test check bench clean version deb rpm uninstall \
+		      deb-deps rpm-deps package-deps
 ifneq ($(if $(MAKECMDGOALS),$(filter-out $(NO_BUILD_GOALS),$(MAKECMDGOALS)),all),)
 ifeq ($(shell command -v $(PKG_CONFIG)),)
 $(error pkg-config ($(PKG_CONFIG)) not found: install pkg-config (apt: Debian, Ubuntu) or pkgconf (dnf: Fedora, RHEL))
@@ -251,7 +252,7 @@ INSTALL_MAP = $(LIB):$(LIBDIR):0644 \
 	$(BUILD)/gdx-doctor:$(BINDIR):0755 $(BUILD)/gdx-bench:$(BINDIR):0755 \
 	$(BUILD)/man/gdx-doctor.1:$(MANDIR)/man1:0644 $(BUILD)/man/gdx-bench.1:$(MANDIR)/man1:0644 \
 	$(MAN7:%=$(BUILD)/man/%.7:$(MANDIR)/man7:0644) \
-	README.md:$(DOCDIR):0644 LICENSE:$(DOCDIR):0644 \
+	README.md:$(DOCDIR):0644 LICENSE:$(DOCDIR):0644 debian/NEWS:$(DOCDIR):0644 \
 	scripts/ops/gdx-slurm-prolog.sh:$(EXAMPLEDIR):0755 scripts/ops/gdx-k8s-probe.sh:$(EXAMPLEDIR):0755 \
 	scripts/ops/gdx-doctor-daemonset.yaml:$(EXAMPLEDIR):0644 \
 	scripts/ops/bash-completion/gdx-doctor:$(COMPLDIR):0644 \
@@ -268,14 +269,35 @@ endef
 inst_ldconfig = @if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" -eq 0 ] && command -v ldconfig >/dev/null; \
 	then ldconfig; fi
 
+# The directories install made (none of those that were there before it):
+# INSTALL_DIRS_FILE lists them, one a line and without DESTDIR, and
+# uninstall removes each that is empty once the files are gone, the deepest
+# first. A second install over the first keeps the first's list. The
+# packages (debian/rules, the spec) drop the list: dpkg and rpm own their
+# directories.
+INSTALL_DIRS      = $(sort $(foreach e,$(INSTALL_MAP),$(call inst_word,$e,2)))
+INSTALL_DIRS_FILE = $(DOCDIR)/installed-dirs
+
 .PHONY: install uninstall deb rpm
 install: $(foreach e,$(INSTALL_MAP),$(call inst_word,$e,1))
+	@for d in $(INSTALL_DIRS); do \
+		while [ "$$d" != / ] && [ ! -d '$(DESTDIR)'"$$d" ]; do echo "$$d"; d=$$(dirname "$$d"); done; \
+	done >$(BUILD)/install-dirs.new
 	$(foreach e,$(INSTALL_MAP),$(INSTALL) -D -m $(call inst_word,$e,3) $(call inst_word,$e,1) \
 		'$(DESTDIR)$(call inst_dest,$e)'$(inst_newline))
+	@cat '$(DESTDIR)$(INSTALL_DIRS_FILE)' $(BUILD)/install-dirs.new 2>/dev/null | LC_ALL=C sort -u \
+		>$(BUILD)/install-dirs && rm -f $(BUILD)/install-dirs.new
+	$(INSTALL) -m 0644 $(BUILD)/install-dirs '$(DESTDIR)$(INSTALL_DIRS_FILE)'
 	$(inst_ldconfig)
 
 uninstall:
 	rm -f $(foreach f,$(INSTALLED),'$(DESTDIR)$f')
+	@if [ -f '$(DESTDIR)$(INSTALL_DIRS_FILE)' ]; then \
+		dirs=$$(LC_ALL=C sort -r '$(DESTDIR)$(INSTALL_DIRS_FILE)') && rm -f '$(DESTDIR)$(INSTALL_DIRS_FILE)' && \
+		for d in $$dirs; do \
+			if [ -d '$(DESTDIR)'"$$d" ]; then rmdir --ignore-fail-on-non-empty '$(DESTDIR)'"$$d"; fi; \
+		done; \
+	fi
 	@if [ -d '$(DESTDIR)$(EXAMPLEDIR)' ]; then rmdir --ignore-fail-on-non-empty '$(DESTDIR)$(EXAMPLEDIR)'; fi
 	@if [ -d '$(DESTDIR)$(DOCDIR)' ]; then rmdir --ignore-fail-on-non-empty '$(DESTDIR)$(DOCDIR)'; fi
 	$(inst_ldconfig)
@@ -292,15 +314,51 @@ $(BUILD)/man/%.7: plugin/%.7
 	@mkdir -p $(dir $@)
 	cp $< $@
 
+# The packaging dependencies, beyond the build's (gcc make pkg-config
+# libibverbs-dev libhwloc-dev): the commands make deb and make rpm run,
+# COMMAND:PACKAGE (Debian's). Their dependency steps (deb-deps, rpm-deps,
+# which deb and rpm run first) only look for the commands in PATH and, when
+# some are missing, stop with one line naming them and the packages that
+# give them; sudo make package-deps installs PACKAGE_DEPS.
+DEB_TOOLS := dpkg-parsechangelog:dpkg-dev dpkg-buildpackage:dpkg-dev dh:debhelper
+RPM_TOOLS := dpkg-parsechangelog:dpkg-dev rpmbuild:rpm
+# tests/check/images.sh (make test's tier) builds the container recipes with
+# buildah over a Debian base mmdebstrap makes. make test installs
+# PACKAGE_DEPS; make check needs none of them.
+PACKAGE_DEPS := build-essential dpkg-dev debhelper rpm buildah mmdebstrap
+tool_cmd = $(firstword $(subst :, ,$1))
+tool_pkg = $(lastword $(subst :, ,$1))
+# tools_missing GOAL,TOOLS: a one-line error naming each command of TOOLS
+# not in PATH, when GOAL (or GOAL-deps) is asked for.
+define tools_missing
+$(if $(filter $1 $1-deps,$(MAKECMDGOALS)),$(foreach t,$2,$(if $(shell command -v $(call tool_cmd,$t)),,$t)))
+endef
+DEB_MISSING   := $(strip $(call tools_missing,deb,$(DEB_TOOLS)))
+RPM_MISSING   := $(strip $(call tools_missing,rpm,$(RPM_TOOLS)))
+TOOLS_MISSING := $(sort $(DEB_MISSING) $(RPM_MISSING))
+ifneq ($(TOOLS_MISSING),)
+PKGS_NEEDED := $(sort $(foreach t,$(TOOLS_MISSING),$(call tool_pkg,$t)))
+$(error packaging commands not found: $(sort $(foreach t,$(TOOLS_MISSING),$(call tool_cmd,$t))): install $(PKGS_NEEDED) (sudo apt-get install $(PKGS_NEEDED), or sudo make package-deps))
+endif
+
+.PHONY: deb-deps rpm-deps package-deps
+deb-deps:
+	@echo "make deb: $(words $(DEB_TOOLS)) commands found ($(foreach t,$(DEB_TOOLS),$(call tool_cmd,$t)))"
+rpm-deps:
+	@echo "make rpm: $(words $(RPM_TOOLS)) commands found ($(foreach t,$(RPM_TOOLS),$(call tool_cmd,$t)))"
+package-deps:
+	scripts/ensure-packages.sh $(PACKAGE_DEPS)
+
 # make deb: $(BUILD)/libnccl-net-gdx_$(VERSION)_<arch>.deb, built by
-# dpkg-buildpackage from the source package in debian/ (scripts/make-deb.sh).
-deb:
+# dpkg-buildpackage from the source package in debian/ (scripts/make-deb.sh),
+# and the debug symbols' package beside it (-dbgsym_..._<arch>.deb).
+deb: deb-deps
 	$(if $(SANITIZE),$(error make deb: not from a SANITIZE build))
-	scripts/make-deb.sh $(BUILD)
+	GDX_JOBS=$(JOBS) scripts/make-deb.sh $(BUILD)
 
 # make rpm: $(BUILD)/libnccl-net-gdx-$(VERSION)-1.<arch>.rpm, built by rpmbuild
 # from scripts/libnccl-net-gdx.spec (scripts/make-rpm.sh).
-rpm:
+rpm: rpm-deps
 	$(if $(SANITIZE),$(error make rpm: not from a SANITIZE build))
 	scripts/make-rpm.sh $(BUILD)
 
@@ -362,7 +420,7 @@ bench: deps
 JOBS      ?= $(shell nproc 2>/dev/null || echo 2)
 TSAN_RUNS := build-tsan/libnccl-net-gdx.so build-tsan/tests/unit/conn_race build-tsan/tests/unit/topo
 
-test: deps
+test: deps package-deps
 	$(MAKE) -j$(JOBS) all
 	$(MAKE) -j$(JOBS) fuzz
 	$(MAKE) -j$(JOBS) SANITIZE=address,undefined BUILD=build-san all
@@ -379,7 +437,8 @@ check: check-deps
 
 clean:
 	rm -rf $(BUILD)/plugin $(BUILD)/tests $(LIB) $(ARCHIVE) $(TOOLS_ARCHIVE) $(TOOLS) \
-	       $(BUILD)/man $(BUILD)/deb $(BUILD)/libnccl-net-gdx_*.deb \
+	       $(BUILD)/man $(BUILD)/deb $(BUILD)/libnccl-net-gdx_*.deb $(BUILD)/libnccl-net-gdx-dbgsym_*.*deb \
+	       $(BUILD)/install-dirs $(BUILD)/install-dirs.new \
 	       $(BUILD)/libnccl-net-gdx_*.changes \
 	       $(BUILD)/rpm $(BUILD)/libnccl-net-gdx-*.rpm \
 	       $(BUILD)/fuzz $(BUILD)/fuzz-artifacts

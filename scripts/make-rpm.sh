@@ -58,3 +58,9 @@ rpm=$(find "$top/RPMS" -name "$pkg-$version-*.rpm" ! -name '*debug*' | head -1)
 cp "$rpm" "$top/SRPMS/$pkg-$version"-*.src.rpm "$build/"
 rpm -qpil "$build/$(basename "$rpm")"
 echo "make-rpm: $build/$(basename "$rpm")"
+# The debug symbols, where this rpmbuild's macros make a -debuginfo package
+# (and a -debugsource one): copied out beside the RPM.
+find "$top/RPMS" -name "$pkg-debug*-$version-*.rpm" | while read -r dbg; do
+	cp "$dbg" "$build/"
+	echo "make-rpm: $build/${dbg##*/} (debug symbols)"
+done

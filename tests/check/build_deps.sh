@@ -6,7 +6,8 @@
 # compiler error per file that includes its header. pkg-config made to find
 # nothing (an empty PKG_CONFIG_LIBDIR), one .pc hidden by a wrapper, and no
 # pkg-config at all. Nothing is built: the build directory is a scratch one.
-# And make check's dependency step, which installs nothing (below).
+# And make check's dependency step, which installs nothing, and make deb's
+# and make rpm's, which name the packaging command missing (below).
 # Prints "ok ..." / "not ok ..." lines and
 # "# tests/check/build_deps.sh: N passed, N failed".
 set -uo pipefail
@@ -133,5 +134,47 @@ else
 		'missing build dependencies: graphviz: install them with sudo make deps \(or sudo apt-get install graphviz\)'
 	deps_step "check-deps as $(id -un), graphviz missing: no apt-get either" 2 "$tmp/hide:$shim"
 fi
+
+# make deb's and make rpm's dependency steps (deb-deps, rpm-deps) on a
+# machine with the build's packages alone: PATH is a directory of links to
+# every command here but dpkg-parsechangelog (dpkg-dev's), so that the step
+# sees what a bookworm chroot without dpkg-dev has. Each stops in one line
+# naming the command and dpkg-dev, before anything is built; with the
+# command there it passes.
+nopc=$tmp/no-parsechangelog
+mkdir -p "$nopc"
+for d in /usr/local/sbin /usr/local/bin /usr/sbin /usr/bin /sbin /bin; do
+	[ -d "$d" ] || continue
+	for f in "$d"/*; do
+		n=${f##*/}
+		# -n, and a name once: a link to a directory (/usr/bin/X11 is
+		# one to ".") is never followed, so nothing is made outside $nopc.
+		[ "$n" = dpkg-parsechangelog ] || [ -L "$nopc/$n" ] || [ -e "$nopc/$n" ] ||
+			ln -sn "$f" "$nopc/$n"
+	done
+done
+for goal in deb rpm; do
+	PATH=$nopc timeout 60 make --no-print-directory BUILD="$tmp/pkg-build" "$goal" \
+		>"$tmp/out" 2>&1 </dev/null
+	rc=$?
+	if [ "$rc" -eq 0 ]; then
+		not_ok "make $goal without dpkg-parsechangelog stops" "it succeeded"
+	elif [ "$(wc -l <"$tmp/out")" -ne 1 ] ||
+		! grep -qF 'packaging commands not found: dpkg-parsechangelog: install dpkg-dev (sudo apt-get install dpkg-dev, or sudo make package-deps)' "$tmp/out"; then
+		not_ok "make $goal without dpkg-parsechangelog names dpkg-dev in one line" \
+			"exit $rc: $(head -c 400 "$tmp/out" | tr '\n' '|')"
+	elif [ -e "$tmp/pkg-build" ]; then
+		not_ok "make $goal without dpkg-parsechangelog stops before building" "$tmp/pkg-build was made"
+	else
+		ok "make $goal without dpkg-parsechangelog: one line naming dpkg-dev ($(cat "$tmp/out"))"
+	fi
+	step=$goal-deps
+	if timeout 60 make --no-print-directory "$step" >"$tmp/out" 2>&1 </dev/null &&
+		grep -qE "^make $goal: [0-9]+ commands found" "$tmp/out"; then
+		ok "make $step with every command there passes ($(cat "$tmp/out"))"
+	else
+		not_ok "make $step with every command there passes" "$(head -c 400 "$tmp/out")"
+	fi
+done
 
 report_end tests/check/build_deps.sh

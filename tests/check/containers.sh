@@ -6,10 +6,14 @@
 # FROM and the ARGs a FROM uses come before it; COPY --from names an earlier
 # stage; every apt-get install runs after an apt-get update in the same RUN,
 # without recommends, and removes the lists; every RUN parses as sh and
-# passes shellcheck; the install line is tests/check/package.sh's. The NGC
-# recipe builds on plain Ubuntu (no CUDA image), lands on an NGC PyTorch
-# image and carries ibv_devinfo, perftest and lstopo. The .dockerignore at
-# the context root keeps build outputs and .git out, as matched here.
+# passes shellcheck. Each builds the .deb in its build stage (make deb, only
+# what ships, on every core; no make of the tests, no make install) and its
+# final stage installs that package with apt-get, with ibv_devinfo
+# (ibverbs-utils) and lstopo (hwloc-nox); both stages' bases are ARGs
+# (BUILD_IMAGE, BASE_IMAGE), which tests/check/images.sh points at a Debian
+# base to build them. The NGC recipe builds on plain Ubuntu (no CUDA image),
+# lands on an NGC PyTorch image and carries perftest too. The .dockerignore
+# at the context root keeps build outputs and .git out, as matched here.
 # Prints "ok ..." / "not ok ..." lines and
 # "# tests/check/containers.sh: N passed, N failed".
 set -uo pipefail
@@ -18,7 +22,9 @@ cd "$(dirname "$0")/../.." || exit 1
 # shellcheck source=tests/lib/report.sh
 . tests/lib/report.sh
 
-install_cmd='make && make install PREFIX=/usr/local DESTDIR=/staging'
+# The build stage's one make: the package, every core.
+# shellcheck disable=SC2016 # the recipe's line, $(nproc) as written there
+build_cmd='RUN make deb JOBS="$(nproc)" && mkdir /debs && cp build/libnccl-net-gdx_*.deb /debs/'
 
 # instructions FILE: one instruction per line, continuations joined, comments
 # and blank lines dropped: "KEYWORD rest".
@@ -53,7 +59,13 @@ check_recipe() {
 			fi
 			;;
 		ARG)
-			[ "$seen_from" = 0 ] && args+="${rest%%=*} "
+			if [ "$seen_from" = 0 ]; then
+				# shellcheck disable=SC2016 # the pattern matches a literal ${NAME}
+				for v in $(grep -oE '\$\{?[A-Za-z_]+' <<<"${rest#*=}" | tr -d '${'); do
+					[[ "$args" == *" $v "* ]] || bad+="ARG ${rest%%=*} uses $v, declared by no ARG before it; "
+				done
+				args+="${rest%%=*} "
+			fi
 			;;
 		RUN)
 			printf '%s\n' "$rest" >"$tmp/run.sh"
@@ -82,11 +94,45 @@ check_recipe() {
 	else
 		not_ok "$f is well formed" "$bad $(head -c 300 "$tmp/sc-err")"
 	fi
-	if grep -qxF "RUN $install_cmd" "$f"; then
-		ok "$f installs with the command tests/check/package.sh checks"
+	# Both stages' bases are ARGs, so that another base stands in for each
+	# (tests/check/images.sh builds the recipe over a Debian one).
+	froms=$(awk '$1 == "FROM" { print $2 }' "$tmp/ins" | tr '\n' ' ')
+	# shellcheck disable=SC2016 # literal ${NAME}s
+	if [ "$froms" = '${BUILD_IMAGE} ${BASE_IMAGE} ' ]; then
+		ok "$f: two stages, FROM \${BUILD_IMAGE} AS build and FROM \${BASE_IMAGE}"
 	else
-		not_ok "$f installs with the command tests/check/package.sh checks" "no 'RUN $install_cmd'"
+		not_ok "$f: two stages from the ARGs BUILD_IMAGE and BASE_IMAGE" "FROMs: $froms"
 	fi
+	stage1=$(awk '$1 == "FROM" { n++ } n == 1' "$tmp/ins")
+	final=$(awk '$1 == "FROM" { n++ } n == 2' "$tmp/ins")
+	if grep -qxF "$build_cmd" <<<"$stage1"; then
+		ok "$f: the build stage makes the .deb alone, on every core (make deb JOBS=\"\$(nproc)\")"
+	else
+		not_ok "$f: the build stage makes the .deb on every core" "no line '$build_cmd'"
+	fi
+	# No make but that one: no make of the whole test suite, no make install.
+	others=$(grep -E '^RUN (.*(&&|;|\|\|) *)?make( |$)' "$tmp/ins" | grep -vxF "$build_cmd")
+	if [ -z "$others" ] && ! grep -q 'make install' "$tmp/ins"; then
+		ok "$f: no other make (no tests built, no make install)"
+	else
+		not_ok "$f: no other make" "$(head -c 300 <<<"$others")"
+	fi
+	if grep -qxF 'COPY --from=build /debs/ /tmp/debs/' <<<"$final" &&
+		grep -qE '^RUN apt-get update .*apt-get install .*/tmp/debs/libnccl-net-gdx_\*\.deb .*rm -rf /var/lib/apt/lists/\* /tmp/debs .*gdx-doctor --version$' <<<"$final"; then
+		ok "$f: the final stage installs the build stage's .deb with apt-get, then runs gdx-doctor"
+	else
+		not_ok "$f: the final stage installs the build stage's .deb with apt-get" \
+			"no COPY --from=build /debs/ and apt-get install /tmp/debs/libnccl-net-gdx_*.deb"
+	fi
+	want_pkgs="ibverbs-providers ibverbs-utils hwloc-nox"
+	[ "$f" = scripts/Dockerfile.ngc ] && want_pkgs+=" perftest"
+	for p in $want_pkgs; do
+		if grep -qE "^RUN .*apt-get install .*\\b$p\\b" <<<"$final"; then
+			ok "$f: the final image installs $p"
+		else
+			not_ok "$f: the final image installs $p" "not in its apt-get install"
+		fi
+	done
 	if grep -qxF 'ENV NCCL_NET_PLUGIN=gdx' "$f"; then
 		ok "$f sets NCCL_NET_PLUGIN=gdx"
 	else
@@ -102,26 +148,27 @@ for f in scripts/Dockerfile scripts/Dockerfile.ngc; do
 	fi
 done
 
-# The NGC recipe: what it builds on and what it lands on and carries.
-ngc=scripts/Dockerfile.ngc
-froms=$(instructions "$ngc" | awk '$1 == "FROM" { print $2 }')
-if [ "$(wc -l <<<"$froms")" -eq 2 ] && head -1 <<<"$froms" | grep -q '^ubuntu:' &&
-	! grep -qiE 'cuda|devel' <<<"$(head -1 <<<"$froms")"; then
-	ok "$ngc builds on plain Ubuntu, no CUDA devel image ($(head -1 <<<"$froms"))"
-else
-	not_ok "$ngc builds on plain Ubuntu" "$(tr '\n' ' ' <<<"$froms")"
-fi
-if tail -1 <<<"$froms" | grep -qE '^nvcr\.io/nvidia/pytorch:\$\{NGC_TAG\}-py3$'; then
-	ok "$ngc lands on nvcr.io/nvidia/pytorch:\${NGC_TAG}-py3"
-else
-	not_ok "$ngc lands on an NGC PyTorch image" "$(tail -1 <<<"$froms")"
-fi
-final=$(instructions "$ngc" | awk '$1 == "FROM" { n++ } n == 2')
-for p in ibverbs-utils perftest hwloc-nox ibverbs-providers libibverbs1 libhwloc15; do
-	if grep -qE "^RUN .*apt-get install .*\\b$p\\b" <<<"$final"; then
-		ok "$ngc: the final image installs $p"
+# What each recipe builds on and lands on by default: the ARGs' defaults.
+# arg_default FILE NAME: NAME's default in FILE's ARG line.
+arg_default() {
+	instructions "$1" | sed -n "s/^ARG $2=//p"
+}
+for f in scripts/Dockerfile scripts/Dockerfile.ngc; do
+	b=$(arg_default "$f" BUILD_IMAGE)
+	if [[ "$b" == ubuntu:* ]]; then
+		ok "$f builds on plain Ubuntu, no CUDA devel image ($b)"
 	else
-		not_ok "$ngc: the final image installs $p" "not in its apt-get install"
+		not_ok "$f builds on plain Ubuntu" "BUILD_IMAGE=$b"
+	fi
+done
+# shellcheck disable=SC2016 # literal ${NAME}s
+for want in 'scripts/Dockerfile nvidia/cuda:${CUDA_VERSION}-runtime-${UBUNTU}' \
+	'scripts/Dockerfile.ngc nvcr.io/nvidia/pytorch:${NGC_TAG}-py3'; do
+	f=${want%% *}
+	if [ "$(arg_default "$f" BASE_IMAGE)" = "${want#* }" ]; then
+		ok "$f lands on ${want#* }"
+	else
+		not_ok "$f lands on ${want#* }" "BASE_IMAGE=$(arg_default "$f" BASE_IMAGE)"
 	fi
 done
 

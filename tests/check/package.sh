@@ -3,12 +3,14 @@
 # make test only: it builds the package (dpkg-buildpackage) and installs it
 # What users install: `make install` into a DESTDIR (every file, its mode and
 # content, the programs running from there and gdx-bench finding the installed
-# plugin), `make uninstall` leaving nothing of it, the man pages, `make deb`
+# plugin, NEWS), `make uninstall` leaving the prefix as it was (its files and
+# the directories install made gone, what was there kept), the man pages, `make deb`
 # (dpkg-buildpackage from debian/: every file, the control fields, md5sums,
 # Depends against the NEEDED libraries and the floors against Ubuntu 22.04's
 # versions, hardening, lintian, dynamic dependencies resolving, only the
 # plugin tables exported, an install into a fresh root with dpkg --root),
-# the container recipe's install command, and gdx-doctor env's checks.
+# the debug symbols' -dbgsym package beside it, and gdx-doctor env's checks.
+# (The container recipes install this .deb: tests/check/images.sh.)
 # tests/check/docs.sh checks what the man pages and the README say.
 # Prints "ok ..." / "not ok ..." lines and
 # "# tests/check/package.sh: N passed, N failed".
@@ -41,8 +43,6 @@ files() {
 	(cd "$1" && find . \( -type f -o -type l \) -printf '%P\n' | LC_ALL=C sort)
 }
 
-# The command scripts/Dockerfile runs, here with a scratch DESTDIR.
-install_cmd='make install PREFIX=/usr/local DESTDIR=/staging'
 version=$("$make" --no-print-directory -s version)
 pkg=libnccl-net-gdx
 
@@ -56,10 +56,12 @@ usr/local/lib/libnccl-net-gdx.so 644
 usr/local/share/bash-completion/completions/gdx-bench 644
 usr/local/share/bash-completion/completions/gdx-doctor 644
 usr/local/share/doc/libnccl-net-gdx/LICENSE 644
+usr/local/share/doc/libnccl-net-gdx/NEWS 644
 usr/local/share/doc/libnccl-net-gdx/README.md 644
 usr/local/share/doc/libnccl-net-gdx/examples/gdx-doctor-daemonset.yaml 644
 usr/local/share/doc/libnccl-net-gdx/examples/gdx-k8s-probe.sh 755
 usr/local/share/doc/libnccl-net-gdx/examples/gdx-slurm-prolog.sh 755
+usr/local/share/doc/libnccl-net-gdx/installed-dirs 644
 usr/local/share/man/man1/gdx-bench.1 644
 usr/local/share/man/man1/gdx-doctor.1 644
 usr/local/share/man/man7/libnccl-net-gdx-diagnostics.7 644
@@ -72,19 +74,38 @@ usr/local/share/man/man7/libnccl-net-gdx-rma.7 644
 usr/local/share/man/man7/libnccl-net-gdx-security.7 644
 usr/local/share/man/man7/libnccl-net-gdx.7 644
 EOF
+# What was there before: a file in a directory install shares (bin), and
+# an empty directory it shares (share/man). Both must outlive uninstall.
+mkdir -p "$inst/usr/local/bin" "$inst/usr/local/share/man"
+echo other >"$inst/usr/local/bin/other-program"
+(cd "$inst" && find . -mindepth 1 -printf '%P\n' | LC_ALL=C sort) >"$tmp/want-left"
 if ! "$make" --no-print-directory BUILD="$build" install PREFIX=/usr/local DESTDIR="$inst" \
 	>"$tmp/install.log" 2>&1; then
 	not_ok "make install" "$(tail -c 600 "$tmp/install.log")"
 else
 	ok "make install PREFIX=/usr/local DESTDIR=..."
-	(cd "$inst" && find . \( -type f -o -type l \) -printf '%P %m\n' | LC_ALL=C sort) \
-		>"$tmp/got-install"
+	(cd "$inst" && find . \( -type f -o -type l \) ! -name other-program -printf '%P %m\n' |
+		LC_ALL=C sort) >"$tmp/got-install"
 	same_list "make install: exactly these files, with these modes" "$tmp/want-install" \
 		"$tmp/got-install"
 	check "make install: the plugin is the built one" \
 		cmp "$build/libnccl-net-gdx.so" "$inst/usr/local/lib/libnccl-net-gdx.so"
 	check "make install: README" cmp README.md "$inst/usr/local/share/doc/$pkg/README.md"
 	check "make install: LICENSE" cmp LICENSE "$inst/usr/local/share/doc/$pkg/LICENSE"
+	check "make install: NEWS (the README's debian/NEWS)" cmp debian/NEWS "$inst/usr/local/share/doc/$pkg/NEWS"
+	# the directories install made, and none of those that were there
+	cat >"$tmp/want-dirs" <<EOF
+/usr/local/lib
+/usr/local/share/bash-completion
+/usr/local/share/bash-completion/completions
+/usr/local/share/doc
+/usr/local/share/doc/$pkg
+/usr/local/share/doc/$pkg/examples
+/usr/local/share/man/man1
+/usr/local/share/man/man7
+EOF
+	same_list "make install: installed-dirs lists the directories it made, none that were there" \
+		"$tmp/want-dirs" "$inst/usr/local/share/doc/$pkg/installed-dirs"
 	prints "installed gdx-doctor --version prints the Makefile's VERSION ($version)" \
 		"gdx-doctor $version" "$inst/usr/local/bin/gdx-doctor" --version
 	# Every page of the list above: the tools' and the plugin's (7) pages.
@@ -119,30 +140,36 @@ else
 		fi
 	done
 
-	# Something else in the same prefix must survive the uninstall.
-	echo other >"$inst/usr/local/bin/other-program"
+	# The prefix as it was: every file and directory install made gone,
+	# what was there before kept, the other program and the empty share/man.
 	if ! "$make" --no-print-directory BUILD="$build" uninstall PREFIX=/usr/local \
 		DESTDIR="$inst" >"$tmp/uninstall.log" 2>&1; then
 		not_ok "make uninstall" "$(tail -c 600 "$tmp/uninstall.log")"
 	else
-		echo usr/local/bin/other-program >"$tmp/want-left"
-		files "$inst" >"$tmp/got-left"
-		same_list "make uninstall removes every installed file and nothing else" \
+		(cd "$inst" && find . -mindepth 1 -printf '%P\n' | LC_ALL=C sort) >"$tmp/got-left"
+		same_list "make uninstall leaves the prefix as it was: what install made gone, the rest kept" \
 			"$tmp/want-left" "$tmp/got-left"
-		if [ -e "$inst/usr/local/share/doc/$pkg" ]; then
-			not_ok "make uninstall removes share/doc/$pkg" "the directory is still there"
-		else
-			ok "make uninstall removes share/doc/$pkg"
-		fi
 	fi
 fi
 
-if grep -qxF "RUN make && $install_cmd" scripts/Dockerfile; then
-	ok "scripts/Dockerfile installs with the command checked here"
+# A prefix of its own in an empty staging root: empty again after
+# install and uninstall.
+inst2=$tmp/inst-opt
+mkdir -p "$inst2"
+if "$make" --no-print-directory BUILD="$build" install PREFIX=/opt/gdx DESTDIR="$inst2" \
+	>"$tmp/install2.log" 2>&1 &&
+	"$make" --no-print-directory BUILD="$build" uninstall PREFIX=/opt/gdx DESTDIR="$inst2" \
+		>>"$tmp/install2.log" 2>&1; then
+	left=$(cd "$inst2" && find . -mindepth 1 -printf '%P ' | head -c 400)
+	if [ -z "$left" ]; then
+		ok "make install then uninstall PREFIX=/opt/gdx: the staging root is empty again"
+	else
+		not_ok "make install then uninstall PREFIX=/opt/gdx leaves nothing" "left: $left"
+	fi
 else
-	not_ok "scripts/Dockerfile installs with the command checked here" \
-		"no line 'RUN make && $install_cmd'"
+	not_ok "make install and uninstall PREFIX=/opt/gdx" "$(tail -c 600 "$tmp/install2.log")"
 fi
+
 
 # ---- make deb: dpkg-buildpackage from debian/ ----
 
@@ -226,6 +253,27 @@ EOF
 		ok "deb: its NEWS.Debian is debian/NEWS (the defects a user must know of)"
 	else
 		not_ok "deb: its NEWS.Debian is debian/NEWS" "NEWS.Debian.gz differs or is missing"
+	fi
+	if grep -qE " \./usr/share/doc/$pkg/NEWS\.Debian\.gz$" <<<"$(dpkg-deb -c "$deb")"; then
+		ok "deb: dpkg-deb -c lists NEWS (NEWS.Debian.gz, the README's debian/NEWS)"
+	else
+		not_ok "deb: dpkg-deb -c lists NEWS" "no usr/share/doc/$pkg/NEWS.Debian.gz"
+	fi
+	# The debug symbols' package, copied out beside the .deb: one .debug
+	# file per program and the plugin, by build ID, for gdb and core dumps.
+	dbgsym=$build/${pkg}-dbgsym_${version}_${arch}.deb
+	if [ ! -f "$dbgsym" ]; then
+		not_ok "deb: make deb leaves the debug symbols' $dbgsym beside it" "no such file"
+	else
+		ok "deb: make deb leaves the debug symbols' $dbgsym beside it"
+		dpkg-deb -c "$dbgsym" | awk '$1 !~ /^d/ { print $6 }' | grep '/\.build-id/.*\.debug$' |
+			sed 's#^\./##' | LC_ALL=C sort >"$tmp/got-dbg"
+		for f in "usr/lib/$multiarch/libnccl-net-gdx.so" usr/bin/gdx-doctor usr/bin/gdx-bench; do
+			id=$(readelf -n "$x/$f" | awk '/Build ID:/ { print $3 }')
+			echo "usr/lib/debug/.build-id/${id:0:2}/${id:2}.debug"
+		done | LC_ALL=C sort >"$tmp/want-dbg"
+		same_list "deb: the -dbgsym package has the debug file of each ELF file, by build ID" \
+			"$tmp/want-dbg" "$tmp/got-dbg"
 	fi
 	mapfile -t mans < <(sed -n "s#^usr/share/man/#$x/&#p" "$tmp/want-deb")
 	check "deb: man pages are gzip (${#mans[@]})" gzip -t "${mans[@]}"

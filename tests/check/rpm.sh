@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # make test only: it builds the package (rpmbuild)
 # make rpm (rpmbuild over scripts/libnccl-net-gdx.spec): the package's name,
-# version and changelog from debian/changelog, exactly its files, Requires
+# version and changelog from debian/changelog, exactly its files (NEWS among
+# them), a debug package copied out where rpmbuild makes one, Requires
 # from the ELF files (libibverbs with IBVERBS_1.12, libhwloc.so.15, nothing
 # of CUDA), the source RPM beside it, and an install into a fresh root with
 # rpm --root (an empty database; --nodeps, as nothing provides its libraries
@@ -58,6 +59,7 @@ cat >"$tmp/want" <<EOF
 $libdir/libnccl-net-gdx.so
 /usr/share/bash-completion/completions/gdx-bench
 /usr/share/bash-completion/completions/gdx-doctor
+/usr/share/doc/$pkg/NEWS
 /usr/share/doc/$pkg/README.md
 /usr/share/doc/$pkg/examples/gdx-doctor-daemonset.yaml
 /usr/share/doc/$pkg/examples/gdx-k8s-probe.sh
@@ -82,6 +84,21 @@ rpm -qp --qf '[%{FILENAMES} %{FILEMODES:perms}\n]' "$rpmfile" 2>/dev/null |
 	LC_ALL=C sort >"$tmp/got"
 LC_ALL=C sort -o "$tmp/want" "$tmp/want"
 same_list "rpm: exactly these files" "$tmp/want" "$tmp/got"
+
+if rpm -qlp "$rpmfile" 2>/dev/null | grep -qxF "/usr/share/doc/$pkg/NEWS"; then
+	ok "rpm: rpm -qlp lists NEWS (the README's debian/NEWS)"
+else
+	not_ok "rpm: rpm -qlp lists NEWS" "no /usr/share/doc/$pkg/NEWS"
+fi
+# A -debuginfo (or -debugsource) package, where this rpmbuild makes one
+# (Debian's has no find-debuginfo and makes none), is copied out beside it.
+made=$(find "$build/rpm/RPMS" -name "$pkg-debug*-$version-*.rpm" -printf '%f\n' | LC_ALL=C sort)
+copied=$(find "$build" -maxdepth 1 -name "$pkg-debug*-$version-*.rpm" -printf '%f\n' | LC_ALL=C sort)
+if [ "$made" = "$copied" ]; then
+	ok "rpm: every debug package rpmbuild made is beside it (${made:-none made here})"
+else
+	not_ok "rpm: every debug package rpmbuild made is beside it" "made: $made; copied: $copied"
+fi
 
 req=$(rpm -qpR "$rpmfile" 2>/dev/null)
 for want in 'libibverbs.so.1(IBVERBS_1.12)(64bit)' 'libhwloc.so.15()(64bit)' 'libc.so.6()(64bit)'; do
