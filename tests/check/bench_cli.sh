@@ -184,4 +184,21 @@ refused "--token that is not 32 hex digits" "--token: not a token (32 hex digits
 refused "--token from an empty standard input" "--token -: nothing on standard input" -C 127.0.0.1 --token -
 refused "--token on the server" "--token is the client's (-C): the server makes its own" -S --token 00112233445566778899aabbccddeeff
 
+# No device at all (this machine, CI's: no RDMA in the kernel): the run
+# says so in plain words, exit 2, and shows no C of the plugin's (no call,
+# no ncclResult, no file:line), as gdx-bench -v would.
+if [ -z "$(ls -A /sys/class/infiniband 2>/dev/null)" ]; then
+	timeout 60 "$bench" -m bw -n 2 >"$tmp/out" 2>"$tmp/err" </dev/null
+	rc=$?
+	if [ "$rc" -eq 2 ] && [ ! -s "$tmp/out" ] &&
+		grep -q 'the plugin did not start: this machine has no RDMA device' "$tmp/err" &&
+		! grep -qE 'ncclResult|net->|\(plugin/[a-z_/]*\.c:[0-9]+\)' "$tmp/err"; then
+		ok "no RDMA device: plain words, exit 2, no C in them"
+	else
+		not_ok "no RDMA device: plain words, exit 2, no C in them" "exit $rc: $(head -c 400 "$tmp/err")"
+	fi
+else
+	echo "# skipped: this machine has RDMA devices; the no-device case runs where there are none"
+fi
+
 report_end tests/check/bench_cli.sh
