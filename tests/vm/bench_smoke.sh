@@ -148,6 +148,20 @@ once "gdx-bench: the client's unknown device is reported once" "no device named 
 	build/gdx-bench --peer-dev rxe9 -n 1
 once "gdx-bench: the server's unknown device is reported once" "no device named rxe9" \
 	build/gdx-bench -d rxe9 -n 1
+# A device whose port is down (its netdev's link taken down): said in plain
+# words, not "no device named rxe2", and no C of the plugin's; the link is
+# brought back and its port waited for before anything else runs.
+port_state() { cat /sys/class/infiniband/rxe2/ports/1/state 2>/dev/null; }
+ip link set veth2 down
+for _ in $(seq 50); do case "$(port_state)" in *DOWN*) break ;; esac; sleep 0.1; done
+out=$(timeout 60 build/gdx-bench -d rxe2 -n 1 2>&1)
+rc=$?
+ip link set veth2 up
+for _ in $(seq 200); do case "$(port_state)" in *ACTIVE*) break ;; esac; sleep 0.1; done
+[ "$rc" -eq 2 ] && grep -q 'rxe2 port 1 is DOWN' <<<"$out" && ! grep -q 'no device named' <<<"$out" &&
+	! grep -qE 'ncclResult|net->|\(plugin/[a-z_/]*\.c:[0-9]+\)' <<<"$out"
+report "gdx-bench: a port that is down is said to be, in plain words" $? "exit $rc: $out"
+case "$(port_state)" in *ACTIVE*) ;; *) echo "# rxe2's port did not come back: $(port_state)" ;; esac
 # -x as perftest's: the GID index both ends use (rxe0's RoCE v2 IPv4 one).
 gid=1
 for i in $(seq 0 15); do
