@@ -30,12 +30,14 @@
 #    tests/check/rpm.sh's), and libnccl-net-gdx(7)'s SEE ALSO names every
 #    other, each of which names it back; every page of the plugin's the
 #    README, the man pages, the scripts and the sources name (with a
-#    heading, "libnccl-net-gdx-rma(7), SECTION") is there, with that heading.
+#    heading, "libnccl-net-gdx-rma(7), SECTION") is there, with that heading;
+#  - no man page renders a word glued to a possessive ("X'sY", a font
+#    change's third argument with no space before it).
 # Then each check again on a copy made to drift by one change, which it must
 # refuse: a default, a variable, an option in --help or in a man page, a
-# README mention, the README's first command, a page's warning, install or
-# package entry or SEE ALSO entry, a reference to a page or heading that is
-# not there.
+# README mention, the README's first command, a page's warning, a glued
+# possessive, install or package entry or SEE ALSO entry, a reference to a
+# page or heading that is not there.
 # Prints "ok ..." / "not ok ..." lines and
 # "# tests/check/docs.sh: N passed, N failed".
 #
@@ -322,6 +324,21 @@ man_wellformed() {
 		return 1
 	}
 }
+# man_glued PAGE...: no page renders a word glued to a possessive, as
+# .BR X 's Y does when Y is a third argument: the font changes back to bold
+# without a space, and "X'sY" is printed.
+man_glued() {
+	local page hits bad=""
+	for page in "$@"; do
+		hits=$(LC_ALL=C.UTF-8 groff -man -Tutf8 -P-cbou "$page" 2>/dev/null |
+			grep -oE "[[:alnum:]_)]+['’]s[[:alpha:]]+" | sort -u | tr '\n' ' ')
+		[ -z "$hits" ] || bad+=" $page: $hits;"
+	done
+	[ -z "$bad" ] || {
+		echo "a possessive glued to the next word:$bad"
+		return 1
+	}
+}
 # man_installed MAKEFILE PAGE...: make install (dry run) puts each page in
 # MANDIR/man7 from the build's man/, and make uninstall removes it.
 man_installed() {
@@ -416,6 +433,8 @@ mapfile -t ref_files < <(printf '%s\n' "${man7s[@]}"
 
 check "each section-7 page formats without a warning, its .TH and NAME its own (${#man7s[@]} pages)" \
 	man_wellformed "${man7s[@]}"
+check "no man page renders a word glued to a possessive (X'sY)" \
+	man_glued "${man7s[@]}" "$man_doctor" "$man_bench"
 check "make install and make uninstall take each section-7 page" \
 	man_installed Makefile "${man7s[@]}"
 check "the rpm spec, package.sh and rpm.sh list each section-7 page" \
@@ -643,6 +662,9 @@ cp plugin/libnccl-net-gdx-protocol.7 "$drift/libnccl-net-gdx-protocol.7"
 printf '.foo bar\n' >>"$drift/libnccl-net-gdx-protocol.7"
 caught "a page with a groff warning (an unknown macro)" "libnccl-net-gdx-protocol.7: groff -ww" \
 	man_wellformed "$drift/libnccl-net-gdx-protocol.7"
+printf '%s\n' ".BR \"gdx\\-doctor check\" \": and \" NCCL_NET_PLUGIN 's library" >>"$drift/libnccl-net-gdx-protocol.7"
+caught "a page with a possessive glued to the next word by a font change" "NCCL_NET_PLUGIN'slibrary" \
+	man_glued "$drift/libnccl-net-gdx-protocol.7"
 sed '2s/^\.TH LIBNCCL-NET-GDX-RMA /.TH LIBNCCL-NET-GDX /' plugin/libnccl-net-gdx-rma.7 >"$drift/libnccl-net-gdx-rma.7"
 caught "a page whose .TH names another page" "are not LIBNCCL-NET-GDX-RMA 7" \
 	man_wellformed "$drift/libnccl-net-gdx-rma.7"
