@@ -31,11 +31,14 @@
 #    other, each of which names it back; every page of the plugin's the
 #    README, the man pages, the scripts and the sources name (with a
 #    heading, "libnccl-net-gdx-rma(7), SECTION") is there, with that heading;
+#  - the README and libnccl-net-gdx(7) say NCCL "A through B" loads the
+#    plugin where A is the first release gdx-doctor check's loader table
+#    has take a table the built library exports, and B its newest;
 #  - no man page renders a word glued to a possessive ("X'sY", a font
 #    change's third argument with no space before it).
 # Then each check again on a copy made to drift by one change, which it must
 # refuse: a default, a variable, an option in --help or in a man page, a
-# README mention, the README's first command, a page's warning, a glued
+# README mention, the README's NCCL releases, the README's first command, a page's warning, a glued
 # possessive, install or package entry or SEE ALSO entry, a reference to a
 # page or heading that is not there.
 # Prints "ok ..." / "not ok ..." lines and
@@ -191,6 +194,59 @@ check "the compatibility table lists every NCCL_IB_* variable of NCCL 2.31 ($ncc
 	compat_nccl "$nccl_list" "$compat"
 check "libnccl-net-gdx-nccl.7's compatibility table has every row with its default, kind and twin" \
 	man7_compat "$params" "$compat" "$man7_nccl"
+
+# The NCCL releases that load this plugin, as gdx-doctor check's loader
+# table (plugin/tools/doctor/gdx_doctor_nccl.c) knows them: the first row
+# that takes one of the ncclNetPlugin_vN tables the built library exports,
+# and the newest row, which check judges every later release as.
+cat >"$tmp/nccl-range.c" <<'EOF'
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tools/doctor/gdx_doctor.h"
+
+int main(int argc, char **argv)
+{
+	unsigned exported = 0;
+
+	for (int i = 1; i < argc; i++)
+		exported |= 1u << atoi(argv[i]);
+	const struct nccl_loader *lo = nccl_loader_at(nccl_loader_first_taking(exported));
+	if (!lo)
+		return 1;
+	printf("%.*s %s\n", (int)strcspn(lo->releases, "-"), lo->releases,
+	       nccl_loader_newest()->releases);
+	return 0;
+}
+EOF
+nccl_known=$(${CC:-cc} -D_GNU_SOURCE -Iplugin -Iinclude -o "$tmp/nccl-range" "$tmp/nccl-range.c" \
+	plugin/tools/doctor/gdx_doctor_nccl.c -ldl 2>&1 &&
+	"$tmp/nccl-range" $(nm -D --defined-only "$build/libnccl-net-gdx.so" |
+		sed -n 's/.* ncclNetPlugin_v\([0-9]*\)$/\1/p'))
+# nccl_range "LO HI" FILE...: each "NCCL X through Y" the files say is "NCCL
+# LO through HI", and the first file says it.
+nccl_range() {
+	local want="NCCL ${1% *} through ${1#* }" f said bad=""
+	shift
+	grep -qF "$want" "$1" || bad+=" $1 does not say \"$want\";"
+	for f in "$@"; do
+		while read -r said; do
+			[ "$said" = "$want" ] || bad+=" $f: \"$said\";"
+		done < <(grep -oE 'NCCL [0-9]+\.[0-9]+ through [0-9]+\.[0-9]+' "$f")
+	done
+	[ -z "$bad" ] || {
+		echo "gdx-doctor check knows $want:$bad"
+		return 1
+	}
+}
+if [[ "$nccl_known" =~ ^2\.[0-9]+\ 2\.[0-9]+$ ]]; then
+	ok "gdx-doctor check's loader table knows the plugin's tables in NCCL $nccl_known"
+else
+	not_ok "gdx-doctor check's loader table reads" "$(head -c 300 <<<"$nccl_known")"
+fi
+check "the README and libnccl-net-gdx.7 name the NCCL releases check knows (NCCL ${nccl_known% *} through ${nccl_known#* })" \
+	nccl_range "$nccl_known" README.md "$man7"
 
 # mentions PARAMS FILE: every NCCL_GDX_* name FILE mentions is in the table.
 mentions() {
@@ -596,6 +652,11 @@ caught "a twin on the page read as another variable" "NCCL_IB_RETRY_CNT" \
 sed '2s/libnccl-net-gdx [^"]*"/libnccl-net-gdx 0.0.1"/' "$man_bench" >"$drift/man_bench"
 caught "a page's footer names another version" "$drift/man_bench" \
 	man_version "$version" "$man7" "$drift/man_bench"
+sed '0,/NCCL 2\.[0-9]* through 2\.[0-9]*/s//NCCL 2.13 through 2.30/' README.md >"$drift/README.md"
+caught "the README names an older newest NCCL than check knows (2.30)" "README.md: \"NCCL 2.13 through 2.30\"" \
+	nccl_range "$nccl_known" "$drift/README.md"
+caught "check knows a newer NCCL than the README says (2.99)" "does not say \"NCCL 2.13 through 2.99\"" \
+	nccl_range "2.13 2.99" README.md
 printf 'Set NCCL_GDX_NO_SUCH_THING=1.\n' | cat README.md - >"$drift/README.md"
 caught "the README names a variable the table lacks" "NCCL_GDX_NO_SUCH_THING" \
 	mentions "$params" "$drift/README.md"
