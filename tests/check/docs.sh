@@ -21,7 +21,8 @@
 #    NCCL_GDX_* name the README or a man page mentions is in the table, with
 #    its default where the README's tables give one; every gdx-doctor
 #    command, and every gdx-doctor or gdx-bench option, in the README's code
-#    is one the program has;
+#    and in tests/README.md's is one the program has; tests/README.md names
+#    every C file under tests/ (the tiers' and tests/lib/'s);
 #  - each section-7 page, plugin/*.7 (libnccl-net-gdx(7), the page a user
 #    reads, and a page per subject), formats with groff -ww without a
 #    warning, has a .TH and a NAME of its own name, is installed and
@@ -558,6 +559,8 @@ check "README's NCCL_GDX_* defaults are the table's ($(parse readme-defaults REA
 	readme_defaults "$params" README.md
 check "README's gdx-doctor and gdx-bench command lines use their commands and options" \
 	readme_calls "$helps" README.md
+check "tests/README.md's gdx-doctor and gdx-bench command lines use their commands and options" \
+	readme_calls "$helps" tests/README.md
 n=$(parse readme-calls README.md | wc -l)
 if [ "$n" -ge 10 ]; then
 	ok "README's code has gdx-doctor and gdx-bench command lines to check ($n)"
@@ -582,6 +585,27 @@ test_paths() {
 }
 check "README, tests/README.md and the man pages name only tests/ paths that are there" \
 	test_paths README.md tests/README.md "${man7s[@]}" "$man_doctor" "$man_bench"
+
+# tests_named README FILE...: README names each C file of the tiers and of
+# tests/lib/: its path, or `X.c` (a tier table's list); one of tests/lib/ or
+# tests/fuzz/ may be named `X` too, as the harness's and fuzzers' lists do.
+tests_named() {
+	local readme=$1 f b bad=""
+	shift
+	for f in "$@"; do
+		b=$(basename "$f" .c)
+		grep -qF -e "\`$f\`" -e "\`$b.c\`" "$readme" && continue
+		[[ "$f" == tests/lib/* || "$f" == tests/fuzz/* ]] && grep -qF "\`$b\`" "$readme" && continue
+		bad+=" $f"
+	done
+	[ -z "$bad" ] || {
+		echo "$readme does not name:$bad"
+		return 1
+	}
+}
+mapfile -t test_sources < <(LC_ALL=C ls tests/*/*.c)
+check "tests/README.md names every C file of the tiers and tests/lib/ (${#test_sources[@]} files)" \
+	tests_named tests/README.md "${test_sources[@]}"
 
 # map_folders README: tests/README.md's "Where things are" lists plugin/'s
 # folders in the order tests/check/layers.sh declares (LAYERS, then the
@@ -714,6 +738,17 @@ printf 'Run `tests/unit_regcache.c` first.\n' | cat README.md - >"$drift/README.
 caught "the README names a test where it no longer is" "tests/unit_regcache.c" \
 	test_paths "$drift/README.md"
 
+# shellcheck disable=SC2016 # Markdown's backquotes
+sed 's/`rma\.c`, NCCL/the RMA test, NCCL/' tests/README.md >"$drift/README.md"
+caught "tests/README.md without a test it had named (tests/gpu/rma.c)" "does not name: tests/gpu/rma.c" \
+	tests_named "$drift/README.md" "${test_sources[@]}"
+: >"$drift/new_test.c"
+caught "a new test file tests/README.md does not name" "does not name: $drift/new_test.c" \
+	tests_named tests/README.md "${test_sources[@]}" "$drift/new_test.c"
+# shellcheck disable=SC2016
+printf 'ECE is asked of a device by `gdx-doctor fabric`.\n' | cat tests/README.md - >"$drift/README.md"
+caught "tests/README.md names a gdx-doctor command that is not there" "fabric (no such command)" \
+	readme_calls "$helps" "$drift/README.md"
 awk '/^- `plugin\/data\/`/ { held = $0; next } { print } /^- `plugin\/conn\/`/ { print held }' \
 	tests/README.md >"$drift/README.md"
 caught "the map with two layers swapped (data after conn)" "the map lists" map_folders "$drift/README.md"
