@@ -35,13 +35,17 @@
 #  - the README and libnccl-net-gdx(7) say NCCL "A through B" loads the
 #    plugin where A is the first release gdx-doctor check's loader table
 #    has take a table the built library exports, and B its newest;
+#  - each table of figures of libnccl-net-gdx-performance(7) opens with a
+#    paragraph naming the tree it was measured on and its command;
 #  - no man page renders a word glued to a possessive ("X'sY", a font
 #    change's third argument with no space before it).
 # Then each check again on a copy made to drift by one change, which it must
 # refuse: a default, a variable, an option in --help or in a man page, a
-# README mention, the README's NCCL releases, the README's first command, a page's warning, a glued
-# possessive, install or package entry or SEE ALSO entry, a reference to a
-# page or heading that is not there.
+# README mention, the README's NCCL releases, the README's first command, a
+# page's warning, a glued possessive, a table of figures without its tree,
+# install or package entry or SEE ALSO entry, a reference to a page or
+# heading that is not there, a test file or gdx-doctor command
+# tests/README.md names wrongly.
 # Prints "ok ..." / "not ok ..." lines and
 # "# tests/check/docs.sh: N passed, N failed".
 #
@@ -221,10 +225,10 @@ int main(int argc, char **argv)
 	return 0;
 }
 EOF
+mapfile -t net_versions < <(nm -D --defined-only "$build/libnccl-net-gdx.so" |
+	sed -n 's/.* ncclNetPlugin_v\([0-9]*\)$/\1/p')
 nccl_known=$(${CC:-cc} -D_GNU_SOURCE -Iplugin -Iinclude -o "$tmp/nccl-range" "$tmp/nccl-range.c" \
-	plugin/tools/doctor/gdx_doctor_nccl.c -ldl 2>&1 &&
-	"$tmp/nccl-range" $(nm -D --defined-only "$build/libnccl-net-gdx.so" |
-		sed -n 's/.* ncclNetPlugin_v\([0-9]*\)$/\1/p'))
+	plugin/tools/doctor/gdx_doctor_nccl.c -ldl 2>&1 && "$tmp/nccl-range" "${net_versions[@]}")
 # nccl_range "LO HI" FILE...: each "NCCL X through Y" the files say is "NCCL
 # LO through HI", and the first file says it.
 nccl_range() {
@@ -501,6 +505,28 @@ check "libnccl-net-gdx.7's SEE ALSO names every other section-7 page, and each n
 check "every libnccl-net-gdx*(7) page and heading the docs, scripts and sources name is there (${#ref_files[@]} files)" \
 	page_refs "${man7s[@]}" -- "${ref_files[@]}"
 
+# figures_sourced PAGE: each table of figures the page gives opens with a
+# paragraph that names the tree it was measured on (a commit, or a release
+# X.Y.Z) and the command that measured it (make bench, a scripts/ script or
+# gdx-bench), so that a reader can tell an old figure and rerun it.
+figures_sourced() {
+	local line text bad="" n=0
+	while IFS=$'\t' read -r line text; do
+		n=$((n + 1))
+		grep -qE '(commit [0-9a-f]{7}|[0-9]+\.[0-9]+\.[0-9]+)' <<<"$text" ||
+			bad+=" line $line: no commit or release;"
+		grep -qE '(make bench|scripts/[a-z-]+\.sh|gdx-bench)' <<<"$text" ||
+			bad+=" line $line: no command;"
+	done < <(parse figure-intros "$1")
+	[ "$n" -gt 0 ] || bad+=" no table of figures found"
+	[ -z "$bad" ] || {
+		echo "$1: a table of figures without its source:$bad"
+		return 1
+	}
+}
+check "libnccl-net-gdx-performance.7's tables of figures name their tree and command" \
+	figures_sourced plugin/libnccl-net-gdx-performance.7
+
 # ---- the README ----
 
 # readme_first README: its first commands are make demo, then make test.
@@ -752,6 +778,10 @@ caught "tests/README.md names a gdx-doctor command that is not there" "fabric (n
 awk '/^- `plugin\/data\/`/ { held = $0; next } { print } /^- `plugin\/conn\/`/ { print held }' \
 	tests/README.md >"$drift/README.md"
 caught "the map with two layers swapped (data after conn)" "the map lists" map_folders "$drift/README.md"
+
+sed 's/ at commit 02847c9, 0\.1\.0.s tree,//' plugin/libnccl-net-gdx-performance.7 >"$drift/perf.7"
+caught "a table of figures whose paragraph names no tree" "no commit or release" \
+	figures_sourced "$drift/perf.7"
 
 fresh
 cp plugin/libnccl-net-gdx-protocol.7 "$drift/libnccl-net-gdx-protocol.7"
