@@ -21,7 +21,8 @@
 #    NCCL_GDX_* name the README or a man page mentions is in the table, with
 #    its default where the README's tables give one; every gdx-doctor
 #    command, and every gdx-doctor or gdx-bench option, in the README's code
-#    is one the program has;
+#    and in tests/README.md's is one the program has; tests/README.md names
+#    every C file under tests/ (the tiers' and tests/lib/'s);
 #  - each section-7 page, plugin/*.7 (libnccl-net-gdx(7), the page a user
 #    reads, and a page per subject), formats with groff -ww without a
 #    warning, has a .TH and a NAME of its own name, is installed and
@@ -30,12 +31,21 @@
 #    tests/check/rpm.sh's), and libnccl-net-gdx(7)'s SEE ALSO names every
 #    other, each of which names it back; every page of the plugin's the
 #    README, the man pages, the scripts and the sources name (with a
-#    heading, "libnccl-net-gdx-rma(7), SECTION") is there, with that heading.
+#    heading, "libnccl-net-gdx-rma(7), SECTION") is there, with that heading;
+#  - the README and libnccl-net-gdx(7) say NCCL "A through B" loads the
+#    plugin where A is the first release gdx-doctor check's loader table
+#    has take a table the built library exports, and B its newest;
+#  - each table of figures of libnccl-net-gdx-performance(7) opens with a
+#    paragraph naming the tree it was measured on and its command;
+#  - no man page renders a word glued to a possessive ("X'sY", a font
+#    change's third argument with no space before it).
 # Then each check again on a copy made to drift by one change, which it must
 # refuse: a default, a variable, an option in --help or in a man page, a
-# README mention, the README's first command, a page's warning, install or
-# package entry or SEE ALSO entry, a reference to a page or heading that is
-# not there.
+# README mention, the README's NCCL releases, the README's first command, a
+# page's warning, a glued possessive, a table of figures without its tree,
+# install or package entry or SEE ALSO entry, a reference to a page or
+# heading that is not there, a test file or gdx-doctor command
+# tests/README.md names wrongly.
 # Prints "ok ..." / "not ok ..." lines and
 # "# tests/check/docs.sh: N passed, N failed".
 #
@@ -190,6 +200,59 @@ check "the compatibility table lists every NCCL_IB_* variable of NCCL 2.31 ($ncc
 check "libnccl-net-gdx-nccl.7's compatibility table has every row with its default, kind and twin" \
 	man7_compat "$params" "$compat" "$man7_nccl"
 
+# The NCCL releases that load this plugin, as gdx-doctor check's loader
+# table (plugin/tools/doctor/gdx_doctor_nccl.c) knows them: the first row
+# that takes one of the ncclNetPlugin_vN tables the built library exports,
+# and the newest row, which check judges every later release as.
+cat >"$tmp/nccl-range.c" <<'EOF'
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tools/doctor/gdx_doctor.h"
+
+int main(int argc, char **argv)
+{
+	unsigned exported = 0;
+
+	for (int i = 1; i < argc; i++)
+		exported |= 1u << atoi(argv[i]);
+	const struct nccl_loader *lo = nccl_loader_at(nccl_loader_first_taking(exported));
+	if (!lo)
+		return 1;
+	printf("%.*s %s\n", (int)strcspn(lo->releases, "-"), lo->releases,
+	       nccl_loader_newest()->releases);
+	return 0;
+}
+EOF
+mapfile -t net_versions < <(nm -D --defined-only "$build/libnccl-net-gdx.so" |
+	sed -n 's/.* ncclNetPlugin_v\([0-9]*\)$/\1/p')
+nccl_known=$(${CC:-cc} -D_GNU_SOURCE -Iplugin -Iinclude -o "$tmp/nccl-range" "$tmp/nccl-range.c" \
+	plugin/tools/doctor/gdx_doctor_nccl.c -ldl 2>&1 && "$tmp/nccl-range" "${net_versions[@]}")
+# nccl_range "LO HI" FILE...: each "NCCL X through Y" the files say is "NCCL
+# LO through HI", and the first file says it.
+nccl_range() {
+	local want="NCCL ${1% *} through ${1#* }" f said bad=""
+	shift
+	grep -qF "$want" "$1" || bad+=" $1 does not say \"$want\";"
+	for f in "$@"; do
+		while read -r said; do
+			[ "$said" = "$want" ] || bad+=" $f: \"$said\";"
+		done < <(grep -oE 'NCCL [0-9]+\.[0-9]+ through [0-9]+\.[0-9]+' "$f")
+	done
+	[ -z "$bad" ] || {
+		echo "gdx-doctor check knows $want:$bad"
+		return 1
+	}
+}
+if [[ "$nccl_known" =~ ^2\.[0-9]+\ 2\.[0-9]+$ ]]; then
+	ok "gdx-doctor check's loader table knows the plugin's tables in NCCL $nccl_known"
+else
+	not_ok "gdx-doctor check's loader table reads" "$(head -c 300 <<<"$nccl_known")"
+fi
+check "the README and libnccl-net-gdx.7 name the NCCL releases check knows (NCCL ${nccl_known% *} through ${nccl_known#* })" \
+	nccl_range "$nccl_known" README.md "$man7"
+
 # mentions PARAMS FILE: every NCCL_GDX_* name FILE mentions is in the table.
 mentions() {
 	parse mentions "$2" | grep -vxF -f <(tr ' ' '\n' <<<"$misspelt") >"$tmp/mentioned"
@@ -322,6 +385,21 @@ man_wellformed() {
 		return 1
 	}
 }
+# man_glued PAGE...: no page renders a word glued to a possessive, as
+# .BR X 's Y does when Y is a third argument: the font changes back to bold
+# without a space, and "X'sY" is printed.
+man_glued() {
+	local page hits bad=""
+	for page in "$@"; do
+		hits=$(LC_ALL=C.UTF-8 groff -man -Tutf8 -P-cbou "$page" 2>/dev/null |
+			grep -oE "[[:alnum:]_)]+['’]s[[:alpha:]]+" | sort -u | tr '\n' ' ')
+		[ -z "$hits" ] || bad+=" $page: $hits;"
+	done
+	[ -z "$bad" ] || {
+		echo "a possessive glued to the next word:$bad"
+		return 1
+	}
+}
 # man_installed MAKEFILE PAGE...: make install (dry run) puts each page in
 # MANDIR/man7 from the build's man/, and make uninstall removes it.
 man_installed() {
@@ -416,6 +494,8 @@ mapfile -t ref_files < <(printf '%s\n' "${man7s[@]}"
 
 check "each section-7 page formats without a warning, its .TH and NAME its own (${#man7s[@]} pages)" \
 	man_wellformed "${man7s[@]}"
+check "no man page renders a word glued to a possessive (X'sY)" \
+	man_glued "${man7s[@]}" "$man_doctor" "$man_bench"
 check "make install and make uninstall take each section-7 page" \
 	man_installed Makefile "${man7s[@]}"
 check "the rpm spec, package.sh and rpm.sh list each section-7 page" \
@@ -424,6 +504,28 @@ check "libnccl-net-gdx.7's SEE ALSO names every other section-7 page, and each n
 	man_see_also "$man7" "${man7s[@]}"
 check "every libnccl-net-gdx*(7) page and heading the docs, scripts and sources name is there (${#ref_files[@]} files)" \
 	page_refs "${man7s[@]}" -- "${ref_files[@]}"
+
+# figures_sourced PAGE: each table of figures the page gives opens with a
+# paragraph that names the tree it was measured on (a commit, or a release
+# X.Y.Z) and the command that measured it (make bench, a scripts/ script or
+# gdx-bench), so that a reader can tell an old figure and rerun it.
+figures_sourced() {
+	local line text bad="" n=0
+	while IFS=$'\t' read -r line text; do
+		n=$((n + 1))
+		grep -qE '(commit [0-9a-f]{7}|[0-9]+\.[0-9]+\.[0-9]+)' <<<"$text" ||
+			bad+=" line $line: no commit or release;"
+		grep -qE '(make bench|scripts/[a-z-]+\.sh|gdx-bench)' <<<"$text" ||
+			bad+=" line $line: no command;"
+	done < <(parse figure-intros "$1")
+	[ "$n" -gt 0 ] || bad+=" no table of figures found"
+	[ -z "$bad" ] || {
+		echo "$1: a table of figures without its source:$bad"
+		return 1
+	}
+}
+check "libnccl-net-gdx-performance.7's tables of figures name their tree and command" \
+	figures_sourced plugin/libnccl-net-gdx-performance.7
 
 # ---- the README ----
 
@@ -483,6 +585,8 @@ check "README's NCCL_GDX_* defaults are the table's ($(parse readme-defaults REA
 	readme_defaults "$params" README.md
 check "README's gdx-doctor and gdx-bench command lines use their commands and options" \
 	readme_calls "$helps" README.md
+check "tests/README.md's gdx-doctor and gdx-bench command lines use their commands and options" \
+	readme_calls "$helps" tests/README.md
 n=$(parse readme-calls README.md | wc -l)
 if [ "$n" -ge 10 ]; then
 	ok "README's code has gdx-doctor and gdx-bench command lines to check ($n)"
@@ -507,6 +611,27 @@ test_paths() {
 }
 check "README, tests/README.md and the man pages name only tests/ paths that are there" \
 	test_paths README.md tests/README.md "${man7s[@]}" "$man_doctor" "$man_bench"
+
+# tests_named README FILE...: README names each C file of the tiers and of
+# tests/lib/: its path, or `X.c` (a tier table's list); one of tests/lib/ or
+# tests/fuzz/ may be named `X` too, as the harness's and fuzzers' lists do.
+tests_named() {
+	local readme=$1 f b bad=""
+	shift
+	for f in "$@"; do
+		b=$(basename "$f" .c)
+		grep -qF -e "\`$f\`" -e "\`$b.c\`" "$readme" && continue
+		[[ "$f" == tests/lib/* || "$f" == tests/fuzz/* ]] && grep -qF "\`$b\`" "$readme" && continue
+		bad+=" $f"
+	done
+	[ -z "$bad" ] || {
+		echo "$readme does not name:$bad"
+		return 1
+	}
+}
+mapfile -t test_sources < <(LC_ALL=C ls tests/*/*.c)
+check "tests/README.md names every C file of the tiers and tests/lib/ (${#test_sources[@]} files)" \
+	tests_named tests/README.md "${test_sources[@]}"
 
 # map_folders README: tests/README.md's "Where things are" lists plugin/'s
 # folders in the order tests/check/layers.sh declares (LAYERS, then the
@@ -577,6 +702,11 @@ caught "a twin on the page read as another variable" "NCCL_IB_RETRY_CNT" \
 sed '2s/libnccl-net-gdx [^"]*"/libnccl-net-gdx 0.0.1"/' "$man_bench" >"$drift/man_bench"
 caught "a page's footer names another version" "$drift/man_bench" \
 	man_version "$version" "$man7" "$drift/man_bench"
+sed '0,/NCCL 2\.[0-9]* through 2\.[0-9]*/s//NCCL 2.13 through 2.30/' README.md >"$drift/README.md"
+caught "the README names an older newest NCCL than check knows (2.30)" "README.md: \"NCCL 2.13 through 2.30\"" \
+	nccl_range "$nccl_known" "$drift/README.md"
+caught "check knows a newer NCCL than the README says (2.99)" "does not say \"NCCL 2.13 through 2.99\"" \
+	nccl_range "2.13 2.99" README.md
 printf 'Set NCCL_GDX_NO_SUCH_THING=1.\n' | cat README.md - >"$drift/README.md"
 caught "the README names a variable the table lacks" "NCCL_GDX_NO_SUCH_THING" \
 	mentions "$params" "$drift/README.md"
@@ -634,15 +764,33 @@ printf 'Run `tests/unit_regcache.c` first.\n' | cat README.md - >"$drift/README.
 caught "the README names a test where it no longer is" "tests/unit_regcache.c" \
 	test_paths "$drift/README.md"
 
+# shellcheck disable=SC2016 # Markdown's backquotes
+sed 's/`rma\.c`, NCCL/the RMA test, NCCL/' tests/README.md >"$drift/README.md"
+caught "tests/README.md without a test it had named (tests/gpu/rma.c)" "does not name: tests/gpu/rma.c" \
+	tests_named "$drift/README.md" "${test_sources[@]}"
+: >"$drift/new_test.c"
+caught "a new test file tests/README.md does not name" "does not name: $drift/new_test.c" \
+	tests_named tests/README.md "${test_sources[@]}" "$drift/new_test.c"
+# shellcheck disable=SC2016
+printf 'ECE is asked of a device by `gdx-doctor fabric`.\n' | cat tests/README.md - >"$drift/README.md"
+caught "tests/README.md names a gdx-doctor command that is not there" "fabric (no such command)" \
+	readme_calls "$helps" "$drift/README.md"
 awk '/^- `plugin\/data\/`/ { held = $0; next } { print } /^- `plugin\/conn\/`/ { print held }' \
 	tests/README.md >"$drift/README.md"
 caught "the map with two layers swapped (data after conn)" "the map lists" map_folders "$drift/README.md"
+
+sed 's/ at commit 02847c9, 0\.1\.0.s tree,//' plugin/libnccl-net-gdx-performance.7 >"$drift/perf.7"
+caught "a table of figures whose paragraph names no tree" "no commit or release" \
+	figures_sourced "$drift/perf.7"
 
 fresh
 cp plugin/libnccl-net-gdx-protocol.7 "$drift/libnccl-net-gdx-protocol.7"
 printf '.foo bar\n' >>"$drift/libnccl-net-gdx-protocol.7"
 caught "a page with a groff warning (an unknown macro)" "libnccl-net-gdx-protocol.7: groff -ww" \
 	man_wellformed "$drift/libnccl-net-gdx-protocol.7"
+printf '%s\n' ".BR \"gdx\\-doctor check\" \": and \" NCCL_NET_PLUGIN 's library" >>"$drift/libnccl-net-gdx-protocol.7"
+caught "a page with a possessive glued to the next word by a font change" "NCCL_NET_PLUGIN'slibrary" \
+	man_glued "$drift/libnccl-net-gdx-protocol.7"
 sed '2s/^\.TH LIBNCCL-NET-GDX-RMA /.TH LIBNCCL-NET-GDX /' plugin/libnccl-net-gdx-rma.7 >"$drift/libnccl-net-gdx-rma.7"
 caught "a page whose .TH names another page" "are not LIBNCCL-NET-GDX-RMA 7" \
 	man_wellformed "$drift/libnccl-net-gdx-rma.7"

@@ -42,6 +42,9 @@ Each command prints one item a line, fields separated by a tab:
     docs_parse.py readme-defaults README  NAME, DEFAULT: the rows of its
                                           tables that give an NCCL_GDX_*
                                           variable's default in backquotes
+    docs_parse.py figure-intros PAGE      LINE, TEXT: each table of figures
+                                          (a .nf block with a digit) and the
+                                          paragraph before it, in words
 """
 import re
 import signal
@@ -358,6 +361,28 @@ def readme_defaults(path):
             print(f"{m.group(1)}\t{m.group(2)}")
 
 
+def figure_intros(path):
+    """A table's paragraph is the one that opens it: the text between the
+    .PP (or heading) before it and the .PP and .RS that open the table."""
+    para, last, table, start = [], [], None, 0
+    for n, line in enumerate(read(path), 1):
+        if table is not None:
+            if line.startswith(".fi"):
+                if any(c.isdigit() for c in " ".join(table)):
+                    print(f"{start}\t{' '.join(para or last)}")
+                table, para, last = None, [], []
+            else:
+                table.append(line)
+        elif line.startswith(".nf"):
+            table, start = [], n
+        elif re.match(r"\.(PP|SH)", line):
+            if para:
+                last = para
+            para = []
+        elif not re.match(r"\.(RS|RE|\\\")", line):
+            para.append(plain(line))
+
+
 def main():
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     cmd, args = sys.argv[1], sys.argv[2:]
@@ -380,6 +405,7 @@ def main():
         "readme-calls": readme_calls,
         "readme-first": readme_first,
         "readme-defaults": readme_defaults,
+        "figure-intros": figure_intros,
     }[cmd](*args)
 
 
