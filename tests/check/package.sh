@@ -408,7 +408,7 @@ fi
 
 doctor=$build/gdx-doctor
 n=$("$doctor" env --markdown | grep -c '^| `NCCL_GDX_')
-if [ "$n" -ge 1 ] && [ "$n" -eq "$("$doctor" env | grep -c '^NCCL_GDX_')" ]; then
+if [ "$n" -ge 1 ] && [ "$n" -eq "$("$doctor" env --all | grep -c '^NCCL_GDX_')" ]; then
 	ok "gdx-doctor env and --markdown list the same $n variables"
 else
 	not_ok "gdx-doctor env and --markdown list the same variables" "$n in the table"
@@ -441,8 +441,9 @@ env_run() {
 		ok "$name"
 	fi
 }
-env_run "doctor env: defaults exit 0" 0 '^NCCL_GDX_TIMEOUT +int +default 20 +not set$'
-env_run "doctor env: shows a value set here" 0 '^NCCL_GDX_GID_INDEX .* set to "3"$' \
+env_run "doctor env --all: defaults exit 0" 0 '^NCCL_GDX_TIMEOUT +int +default 20 +not set$' --all
+env_run "doctor env: nothing set, one line for the defaults" 0 '^no NCCL_GDX_\* variable is set'
+env_run "doctor env: shows a value set here, and where from" 0 '^ +set to "3" \(environment\)$' \
 	NCCL_GDX_GID_INDEX=3
 env_run "doctor env: a refused value exits 6, naming it" 6 'NCCL_GDX_TIMEOUT=32 is out of range' \
 	NCCL_GDX_TIMEOUT=32
