@@ -414,7 +414,7 @@ bench: deps
 	$(MAKE) CPPFLAGS=-DGDX_LIVE_OFF BUILD=build-liveoff build-liveoff/libnccl-net-gdx.so
 	scripts/bench.sh
 
-# make test's budget: 25 minutes on a clean clone of the 2-core machine CI
+# make test's budget: 60 minutes on a clean clone of the 2-core machine CI
 # has (tests/README.md); its builds use every core, and ThreadSanitizer's
 # only what runs under it (scripts/run-tests.sh, TSAN_TESTS).
 JOBS      ?= $(shell nproc 2>/dev/null || echo 2)

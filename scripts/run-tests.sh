@@ -225,7 +225,7 @@ fi
 
 if [ "$mode" = all ] || [ "$mode" = vm ]; then
 	start=$(date +%s)
-	# --timeout: the whole loop, about 25 minutes on a quiet 2-core host
+	# --timeout: the whole loop, about 30 minutes on a quiet 2-core host
 	# shellcheck disable=SC2016 # expanded in the guest
 	scripts/vm-run.sh --pairs 2 --mem 4096 --timeout 3600 -- 'for t in build/tests/vm/* tests/vm/*.sh; do case "$t" in *.o|*.d|*/switch_*) continue;; esac; s=$(date +%s%N); "$t"; echo "# took $t $((($(date +%s%N) - s) / 1000000)) ms"; done' \
 		2>&1 | tee -a "$log"
