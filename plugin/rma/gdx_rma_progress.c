@@ -19,8 +19,6 @@
  * once. */
 #define GDX_RMA_BATCH 16
 #define GDX_RMA_POLL  32
-/* Pieces of a striped request are this many bytes apart at least. */
-#define GDX_RMA_ALIGN 128
 /* How often the live slot's wait is worked out (ms). */
 #define GDX_RMA_TICK_MS 100
 
@@ -203,8 +201,8 @@ static uint64_t gdx_rma_piece_max(const struct gdx_rma_conn *c)
 
 	for (int r = 0; r < c->ch.nrails; r++)
 		if (c->ch.rails[r].dev->max_msg_sz && c->ch.rails[r].dev->max_msg_sz < most)
-			most = c->ch.rails[r].dev->max_msg_sz & ~(uint64_t)(GDX_RMA_ALIGN - 1);
-	return most ? most : GDX_RMA_ALIGN;
+			most = c->ch.rails[r].dev->max_msg_sz & ~(uint64_t)(GDX_STRIPE_ALIGN - 1);
+	return most ? most : GDX_STRIPE_ALIGN;
 }
 
 uint32_t gdx_rma_req_wrs(const struct gdx_rma_conn *c, enum gdx_rma_op op, uint64_t size)
@@ -345,7 +343,7 @@ static int gdx_rma_signal_qp(const struct gdx_rma_conn *c, const struct gdx_rma_
 	/* With failover a signal goes on the home QP only: a rail that fails
 	 * then never holds an atomic but the home rail's (which failover
 	 * cannot send again, see gdx_rma_rail_out) */
-	if (found >= 0 && found != c->home && gdx_params.failover)
+	if (found >= 0 && found != c->home && c->ch.failover)
 		return -1;
 	return found >= 0 ? found : c->home;
 }
@@ -664,14 +662,14 @@ static void gdx_rma_qp_failed(struct gdx_rma_conn *c, int q, enum ibv_wc_status 
 	if (c->err || !gdx_rma_qp_live(c, q))
 		return;
 	gdx_rma_qp_name(c, q, st, vendor, what, why, sizeof(why));
-	if (gdx_params.failover && live > 1 && gdx_rma_transport_err(st)) {
+	if (c->ch.failover && live > 1 && gdx_rma_transport_err(st)) {
 		gdx_rma_rail_out(c, r, why);
 		return;
 	}
 	gdx_rma_conn_fail(c, -EREMOTEIO, why,
-			  gdx_params.failover ? (live > 1 ? "not an error another rail can get past"
-							  : "no other rail is left")
-					      : gdx_wc_hint(st));
+			  c->ch.failover ? (live > 1 ? "not an error another rail can get past"
+						     : "no other rail is left")
+					 : gdx_wc_hint(st));
 }
 
 /* ---- completions ---- */
