@@ -18,6 +18,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -48,10 +49,63 @@ static double rate(struct gdx_stream *st, double secs)
 	       (gdx_now_s() - t0);
 }
 
+/* After the wire came back at t_up: seconds until the stream's rate over
+ * the last 3 s is again at least 0.85 of before, sampled every 0.25 s (a
+ * window that slides, so the figure is not late by up to a window), and
+ * that rate; and when the sender's INFO said the rail was back (*said_s).
+ * -1: not within limit s. */
+static double time_back(struct gdx_stream *st, double before, double t_up, double limit,
+			double *said_s, double *after)
+{
+	enum { HZ = 4, WIN = 3 * HZ };
+	uint64_t b[WIN + 1];
+	double t[WIN + 1];
+
+	*said_s = -1;
+	for (int n = 0;; n++) {
+		double now = gdx_now_s();
+		int k = n % (WIN + 1), old = (n + 1) % (WIN + 1);
+
+		if (now - t_up > limit)
+			return -1;
+		b[k] = __atomic_load_n(&st->bytes, __ATOMIC_RELAXED);
+		t[k] = now;
+		if (*said_s < 0 && strstr(gdx_test_infos(), "back in the connection"))
+			*said_s = now - t_up;
+		if (n >= WIN) {
+			*after = (double)(b[k] - b[old]) * 8 / 1e6 / (t[k] - t[old]);
+			if (*after >= 0.85 * before)
+				return now - t_up;
+		}
+		usleep(1000000 / HZ);
+	}
+}
+
+/* The INFO lines about the rail going and coming back: what a slow return
+ * is read from. */
+static void print_restore_lines(void)
+{
+	static const char *const topics[] = {"taken out", "restore attempt", "active again",
+					     "back in the connection"};
+	const char *line = gdx_test_infos();
+
+	while (*line) {
+		const char *end = strchr(line, '\n');
+		int len = end ? (int)(end - line) : (int)strlen(line);
+
+		for (size_t i = 0; i < sizeof(topics) / sizeof(topics[0]); i++)
+			if (memmem(line, (size_t)len, topics[i], strlen(topics[i]))) {
+				printf("    %.*s\n", len, line);
+				break;
+			}
+		line += len + (end ? 1 : 0);
+	}
+}
+
 static void outage(int secs)
 {
 	struct gdx_stream st;
-	double before, during = 1e9, after = 0, back = -1, t_up;
+	double before, during = 1e9, after = 0, back, said, t_up;
 
 	gdx_vm_links_up();
 	sh("for i in 0 1 2 3; do ip link set veth$i mtu 9000; done");
@@ -60,6 +114,7 @@ static void outage(int secs)
 	   "tc qdisc replace dev veth3 root tbf rate 20mbit burst 64kb limit 32mb");
 	setenv("NCCL_GDX_RAILS", "rxe0+rxe2,rxe1+rxe3", 1);
 	setenv("NCCL_GDX_FAILOVER", "1", 1);
+	gdx_test_log_clear();
 	gdx_stream_start(&st, FUSED_CONNECT, FUSED_LISTEN, MSG);
 	ASSERT(gdx_stream_moves(&st, 4, 60));
 	sleep(3);
@@ -74,16 +129,13 @@ static void outage(int secs)
 	sh("ip link set veth3 up && "
 	   "tc qdisc replace dev veth3 root tbf rate 20mbit burst 64kb limit 32mb");
 	t_up = gdx_now_s();
-	while (gdx_now_s() - t_up < 60) {
-		after = rate(&st, 3);
-		if (after >= 0.85 * before) {
-			back = gdx_now_s() - t_up;
-			break;
-		}
-	}
+	back = time_back(&st, before, t_up, 60, &said, &after);
 	printf("  both rails %.1f Mbit/s; rxe3's wire down %d s: at least %.1f Mbit/s "
-	       "meanwhile; back up: %.1f Mbit/s again after %.1f s (within %d s)\n",
-	       before, secs, during, after, back, BACK_S);
+	       "meanwhile; back up: the rail back after %.1f s, %.1f Mbit/s over 3 s again "
+	       "after %.1f s (within %d s)\n",
+	       before, secs, during, said, after, back, BACK_S);
+	if (back < 0 || back > BACK_S)
+		print_restore_lines(); /* the restore attempts, and why */
 	gdx_stream_stop(&st);
 	sh("tc qdisc del dev veth1 root; tc qdisc del dev veth3 root; "
 	   "for i in 0 1 2 3; do ip link set veth$i mtu 1500; done");
