@@ -1,20 +1,20 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Completion handling: what a comm's CQs report, taken into its requests,
- * rails and clear-to-sends. A rail's completions name their kind in the
- * wr_id (gdx_rail.h):
- * - a receive: an immediate, so a piece of a receive has landed (or, with
- *   GDX_IMM_PROBE, a restored rail's probe has);
- * - a signaled send: everything before it on its QP is delivered and its
- *   queue slots come back (the rest go unsignaled, gdx_post.h);
- * - a probe, on the sender: a restored rail's path delivers again.
+ * Completion handling: what a comm's CQs report, taken into its requests
+ * and clear-to-sends. The channel (rail/gdx_chan_poll.h) takes its own part
+ * of every completion (generations, receives posted again, sends shown
+ * delivered, probes) and hands on one typed event, which a switch here
+ * takes:
+ * - an immediate: a piece of a receive has landed;
+ * - a probe's outcome: a restored rail's path delivers again, or not;
+ * - a completion that failed: its rail is taken out where failover can,
+ *   else the comm fails.
  * A receive comm's flush CQs return its flush reads: the GPU then sees the
- * bytes written before them (gdx_flush.h). A failed completion takes its
- * rail out where failover can, else fails the comm. The receiver counts
- * each piece of a receive once, by name, whatever QP it came by, so that a
- * piece a failed rail's successor re-sends (gdx_failover.h) cannot count
- * twice. A poll says when held clear-to-sends are due; gdx_cq_poll, the
- * data path's, then writes them (gdx_cts.h).
+ * bytes written before them (gdx_flush.h). The receiver counts each piece
+ * of a receive once, by name, whatever QP it came by, so that a piece a
+ * failed rail's successor re-sends (gdx_failover.h) cannot count twice. A
+ * poll says when held clear-to-sends are due; gdx_cq_poll, the data path's,
+ * then writes them (gdx_cts.h).
  */
 #include <endian.h>
 #include <errno.h>
@@ -30,6 +30,7 @@
 #include "rail/gdx_post.h"
 #include "stats/gdx_qpstat.h"
 #include "data/gdx_req.h"
+#include "rail/gdx_chan_poll.h"
 #include "rail/gdx_stall.h"
 #include "rail/gdx_stripe.h"
 #include "sys/gdx_time.h"
@@ -37,20 +38,6 @@
 /* How often a waiting request looks at the peer's out-of-band socket (and
  * GDX_LIVENESS_POLLS idle polls, gdx_cq.h). */
 #define GDX_LIVENESS_MS 100
-
-/* A failed completion's status kept on its QP of rail r (none: a flush
- * read's QP), for the line gdx_qpstat_dump writes about it. */
-static void gdx_cq_wc_note(struct gdx_comm *c, int r, const struct ibv_wc *wc)
-{
-	for (int i = 0; r < c->ch.nrails && i < c->ch.rails[r].nqps; i++) {
-		struct gdx_qp *q = &c->ch.rails[r].qps[i];
-
-		if (q->qp && q->qp->qp_num == wc->qp_num && !q->failed) {
-			q->failed = true;
-			q->failed_status = (uint8_t)wc->status;
-		}
-	}
-}
 
 static void gdx_cq_wc_failed(struct gdx_comm *c, int rail, const struct ibv_wc *wc)
 {
@@ -62,7 +49,7 @@ static void gdx_cq_wc_failed(struct gdx_comm *c, int rail, const struct ibv_wc *
 	if (!c->err)
 		GDX_WARN("%s rail %d (%s), peer %s (%s): completion failed: %s (status %d, "
 			 "vendor error 0x%x, qp 0x%x, %s); %s",
-			 c->dev_name, rail, c->ch.rails[rail].dev->ibdev, c->peer,
+			 c->dev_name, rail, gdx_chan_ibdev(&c->ch, rail), c->peer,
 			 GDX_LOG_QUOTED(c->peer_dev), ibv_wc_status_str(wc->status), wc->status,
 			 wc->vendor_err, wc->qp_num,
 			 c->kind == GDX_KIND_SEND ? "send side" : "receive side",
@@ -243,20 +230,12 @@ static int gdx_cq_flush_poll(struct gdx_recv_comm *rc)
 	return seen;
 }
 
-/* A failed completion of rail r, state its state: the rail is taken out
+/* A completion that failed on rail r, which is up: the rail is taken out
  * where failover can (the path failed), else the comm fails. */
-static void gdx_cq_wc_error(struct gdx_comm *c, int r, const struct ibv_wc *wc,
-			    enum gdx_rail_state state)
+static void gdx_cq_wc_error(struct gdx_comm *c, int r, const struct ibv_wc *wc)
 {
 	char why[160];
 
-	if (GDX_WRID_OP(wc->wr_id) == GDX_WRID_PROBE && state == GDX_RAIL_PROBING) {
-		gdx_failover_probed(c, r, false);
-		return;
-	}
-	if (state != GDX_RAIL_UP)
-		return; /* a flush of a rail already taken out */
-	gdx_cq_wc_note(c, r, wc);
 	if (!c->ch.failover || !gdx_failover_status(wc->status)) {
 		gdx_cq_wc_failed(c, r, wc);
 		return;
@@ -267,102 +246,18 @@ static void gdx_cq_wc_error(struct gdx_comm *c, int r, const struct ibv_wc *wc,
 		gdx_recv_comm_of(c)->cts_rewrite = true;
 }
 
-/* Receives taken on QP qi of rail r, which is up, go back in batches, one
- * doorbell each: the receive queue has a batch's room beyond what can be in
- * flight. */
-static inline void gdx_cq_recv_repost(struct gdx_comm *c, int r, int qi)
-{
-	struct gdx_qp *q = &c->ch.rails[r].qps[qi];
-
-	if (q->recvs_to_post < GDX_RECV_BATCH)
-		return;
-	if (gdx_rail_post_recvs(&c->ch.rails[r], qi, (int)q->recvs_to_post))
-		gdx_comm_fail(c, -EIO);
-	q->recvs_to_post = 0;
-}
-
-/* A piece's immediate taken on QP q of rail r, counted: per QP since it
- * started (a DOWN note's counts, gdx_failover.c) and in the live slot. */
-static inline void gdx_cq_imm_count(struct gdx_comm *c, int r, struct gdx_qp *q)
-{
-	q->imms++;
-	GDX_LIVE_COUNT(c->ch.live->rails[r].rx_pieces++);
-}
-
-/* A receive of rail r completed: an immediate, or (its QPs in error) a
- * flush. A rail being drained counts every receive back (gdx_failover.c):
- * its counts are final only once none is outstanding. */
-static void gdx_cq_wc_recv(struct gdx_comm *c, int r, const struct ibv_wc *wc,
-			   enum gdx_rail_state state)
-{
-	struct gdx_qp *q = &c->ch.rails[r].qps[GDX_WRID_QP(wc->wr_id)];
-
-	q->recvs_out--;
-	if (wc->status != IBV_WC_SUCCESS) {
-		gdx_cq_wc_error(c, r, wc, state);
-		return;
-	}
-	if (state != GDX_RAIL_UP && state != GDX_RAIL_DRAINING) {
-		/* after the counts went to the sender, which re-sends it */
-		GDX_WARN("%s: rail %d: an immediate (0x%08x) arrived after the rail's counts were "
-			 "final; it is dropped and re-sent",
-			 c->dev_name, r, be32toh(wc->imm_data));
-		return;
-	}
-	q->recvs_to_post++;
-	if (state == GDX_RAIL_UP)
-		gdx_cq_recv_repost(c, r, GDX_WRID_QP(wc->wr_id));
-	c->ch.run[r].unproven = false;
-	if (state == GDX_RAIL_DRAINING) {
-		c->ch.run[r].drain_imms++;
-		c->ch.run[r].drain_last_ms = gdx_now_ms();
-	}
-	if (be32toh(wc->imm_data) == GDX_IMM_PROBE)
-		return; /* a restored rail's probe: it carries again */
-	/* A probe is not counted, as the sender neither logs nor counts it
-	 * (gdx_post_probe): counted, it would shift every ordinal after it. */
-	gdx_cq_imm_count(c, r, q);
-	gdx_cq_recv_imm(gdx_recv_comm_of(c), be32toh(wc->imm_data), r, GDX_WRID_QP(wc->wr_id));
-}
-
-/* One completion of rail r. A rail taken out has its QPs in error: what
- * they complete after that is flushes, and (receiver, while it counts) the
- * immediates that had already arrived. */
+/* One completion of rail r, as the channel hands it on (gdx_chan_poll.h). */
 static void gdx_cq_wc(struct gdx_comm *c, int r, const struct ibv_wc *wc)
 {
-	enum gdx_rail_state state = c->ch.run[r].state;
-	uint32_t op = GDX_WRID_OP(wc->wr_id);
+	struct gdx_chan_ev ev;
 
-	/* A restore's thread owns the QPs, and nothing of their new generation
-	 * can complete yet; nor can what came before a reset count after it. */
-	if (state == GDX_RAIL_RESTORING ||
-	    GDX_WRID_GEN(wc->wr_id) != gdx_rail_gen(&c->ch.rails[r])) {
-		GDX_TRACE(NCCL_NET,
-			  "%s: rail %d: completion 0x%llx of an earlier generation dropped",
-			  c->dev_name, r, (unsigned long long)wc->wr_id);
-		return;
+	switch (gdx_chan_wc(&c->ch, r, wc, &ev)) {
+	case GDX_CHAN_EV_NONE: break;
+	case GDX_CHAN_EV_IMM: gdx_cq_recv_imm(gdx_recv_comm_of(c), ev.imm, r, ev.qp); break;
+	case GDX_CHAN_EV_PROBED: gdx_failover_probed(c, r, ev.ok); break;
+	case GDX_CHAN_EV_FAILED: gdx_cq_wc_error(c, r, wc); break;
+	case GDX_CHAN_EV_BROKEN: gdx_comm_fail(c, ev.err); break;
 	}
-	if (op == GDX_WRID_RECV) {
-		gdx_cq_wc_recv(c, r, wc, state);
-		return;
-	}
-	if (wc->status != IBV_WC_SUCCESS) {
-		gdx_cq_wc_error(c, r, wc, state);
-		return;
-	}
-	/* A restored rail's probe was delivered: once every QP's has been,
-	 * the rail is up again (gdx_failover.c). */
-	if (op == GDX_WRID_PROBE) {
-		gdx_post_delivered(&c->ch, r, GDX_WRID_QP(wc->wr_id), GDX_WRID_WR(wc->wr_id));
-		gdx_failover_probed(c, r, true);
-		return;
-	}
-	/* A signaled send: everything before it on its QP is delivered. On a
-	 * rail taken out the receiver's counts say what was, not completions. */
-	if (op == GDX_WRID_SEND && state == GDX_RAIL_UP)
-		gdx_stripe_delivered(&c->ch, r,
-				     gdx_post_delivered(&c->ch, r, GDX_WRID_QP(wc->wr_id),
-							GDX_WRID_WR(wc->wr_id)));
 }
 
 /* What a poll found on rail r beyond an empty CQ of a rail that is up: n
@@ -372,16 +267,12 @@ static void gdx_cq_wc(struct gdx_comm *c, int r, const struct ibv_wc *wc)
 static inline int gdx_cq_take(struct gdx_comm *c, int r, const struct ibv_wc *wcs, int from, int n)
 {
 	if (n < 0) {
-		GDX_WARN("%s: ibv_poll_cq failed (%d)", c->dev_name, n);
-		gdx_comm_fail(c, -EIO);
+		gdx_comm_fail(c, n);
 		return -1;
 	}
 	for (int i = from; i < n; i++)
 		gdx_cq_wc(c, r, &wcs[i]);
-	/* a drain that waits in vain takes its counts only from a CQ found
-	 * empty (gdx_failover.c) */
-	if (c->ch.run[r].state == GDX_RAIL_DRAINING)
-		c->ch.run[r].cq_idle = n < GDX_POLL_BATCH;
+	gdx_chan_polled(&c->ch, r, n);
 	return n;
 }
 
@@ -410,35 +301,30 @@ static __attribute__((noinline)) int gdx_cq_poll_rest(struct gdx_comm *c)
 /* The immediates of small single receives on rail 0, which is up: what a
  * receive comm's poll mostly finds, taken with the checks they need and no
  * more. It stops at the first completion that is anything else (a send's,
- * a failed one, an earlier generation's, a chunked or grouped receive's, a
- * copy, a bad one), which gdx_cq_wc then takes and names. Returns how many
- * it took. */
+ * a failed one, an earlier generation's, a probe, a chunked or grouped
+ * receive's, a copy, a bad one), which gdx_cq_wc then takes and names.
+ * Returns how many it took. */
 static int gdx_cq_recv_small(struct gdx_recv_comm *rc, const struct ibv_wc *wcs, int n)
 {
 	struct gdx_comm *c = &rc->base;
-	uint16_t gen = gdx_rail_gen(&c->ch.rails[0]);
+	uint16_t gen = gdx_chan_gen(&c->ch, 0);
 	int i;
 
 	for (i = 0; i < n; i++) {
 		const struct ibv_wc *wc = &wcs[i];
 		uint32_t imm = be32toh(wc->imm_data), seq = (imm >> 24) & GDX_IMM_SEQ_MASK;
 		struct gdx_request *req = rc->slots[seq % GDX_MAX_REQUESTS];
-		struct gdx_qp *q;
 
-		if (wc->status != IBV_WC_SUCCESS || GDX_WRID_OP(wc->wr_id) != GDX_WRID_RECV ||
-		    GDX_WRID_GEN(wc->wr_id) != gen || imm >> 31 || !req ||
+		if (!gdx_chan_imm_plain(gen, wc) || imm >> 31 || !req ||
 		    (req->seq & GDX_IMM_SEQ_MASK) != seq || req->n != 1 || req->arrived ||
 		    (imm & GDX_IMM_SMALL_MAX) > req->posted)
 			break;
-		q = &c->ch.rails[0].qps[GDX_WRID_QP(wc->wr_id)];
-		q->recvs_out--;
-		q->recvs_to_post++;
-		gdx_cq_recv_repost(c, 0, GDX_WRID_QP(wc->wr_id));
-		gdx_cq_imm_count(c, 0, q);
+		if (gdx_chan_imm_take(&c->ch, wc))
+			gdx_comm_fail(c, -EIO);
 		gdx_cq_recv_whole(rc, req, imm & GDX_IMM_SMALL_MAX);
 	}
 	if (i)
-		c->ch.run[0].unproven = false;
+		gdx_chan_imms_taken(&c->ch, 0);
 	return i;
 }
 
@@ -447,18 +333,11 @@ static int gdx_cq_recv_small(struct gdx_recv_comm *rc, const struct ibv_wc *wcs,
  * first completion that is anything else. Returns how many it took. */
 static int gdx_cq_send_small(struct gdx_comm *c, const struct ibv_wc *wcs, int n)
 {
-	uint16_t gen = gdx_rail_gen(&c->ch.rails[0]);
+	uint16_t gen = gdx_chan_gen(&c->ch, 0);
 	int i;
 
-	for (i = 0; i < n; i++) {
-		uint64_t id = wcs[i].wr_id;
-
-		if (wcs[i].status != IBV_WC_SUCCESS || GDX_WRID_OP(id) != GDX_WRID_SEND ||
-		    GDX_WRID_GEN(id) != gen)
-			break;
-		/* one rail: no stripe to tell (gdx_stripe_delivered) */
-		gdx_post_delivered(&c->ch, 0, GDX_WRID_QP(id), GDX_WRID_WR(id));
-	}
+	for (i = 0; i < n && gdx_chan_send_done(&c->ch, gen, &wcs[i]); i++)
+		;
 	return i;
 }
 
@@ -467,7 +346,7 @@ int gdx_cq_poll_one(struct gdx_comm *c, struct ibv_wc *wcs, int n)
 	bool recv = c->kind == GDX_KIND_RECV;
 	int i = 0;
 
-	if (c->ch.run[0].state == GDX_RAIL_UP)
+	if (gdx_chan_up(&c->ch, 0))
 		i = recv ? gdx_cq_recv_small(gdx_recv_comm_of(c), wcs, n)
 			 : gdx_cq_send_small(c, wcs, n);
 	if (i < n && gdx_cq_take(c, 0, wcs, i, n) < 0)
@@ -484,9 +363,9 @@ int gdx_cq_poll_all(struct gdx_comm *c, struct ibv_wc *wcs, int n0)
 	int seen = 0;
 
 	for (int r = 0; r < c->ch.nrails; r++) {
-		int n = r ? ibv_poll_cq(c->ch.rails[r].cq, GDX_POLL_BATCH, wcs) : n0;
+		int n = r ? gdx_chan_poll_cq(&c->ch, r, wcs) : n0;
 
-		if (n == 0 && c->ch.run[r].state == GDX_RAIL_UP)
+		if (n == 0 && gdx_chan_up(&c->ch, r))
 			continue;
 		n = gdx_cq_take(c, r, wcs, 0, n);
 		if (n < 0)

@@ -10,6 +10,7 @@
 
 #include "comm/gdx_comm.h"
 #include "data/gdx_failover.h"
+#include "rail/gdx_chan_poll.h"
 
 /* gdx_cq_collect, then the held clear-to-sends that gdx_cts.h's rules let go
  * (after completions, or a flush stopped for room): every rail's CQ polled
@@ -17,9 +18,6 @@
  * receive comm's flush CQs (flush reads out); returns how many completions
  * were seen. */
 int gdx_cq_poll(struct gdx_comm *c);
-
-/* Completions one poll takes per CQ. */
-#define GDX_POLL_BATCH 16
 
 /* The rest of a poll (gdx_cq.c): rail 0's found n0 completions in wcs, or
  * its rail is not up, or there are more rails, or something is due. */
@@ -52,9 +50,9 @@ static inline bool gdx_cq_poll_due(struct gdx_comm *c)
 static inline __attribute__((always_inline)) int gdx_cq_collect(struct gdx_comm *c)
 {
 	struct ibv_wc wcs[GDX_POLL_BATCH];
-	int n = ibv_poll_cq(c->ch.rails[0].cq, GDX_POLL_BATCH, wcs);
+	int n = gdx_chan_poll_cq(&c->ch, 0, wcs);
 
-	if (n == 0 && c->ch.nrails == 1 && c->ch.run[0].state == GDX_RAIL_UP && !gdx_cq_poll_due(c))
+	if (n == 0 && gdx_chan_single(&c->ch) && !gdx_cq_poll_due(c))
 		return 0;
 	if (n > 0 && c->ch.nrails == 1)
 		return gdx_cq_poll_one(c, wcs, n);

@@ -141,6 +141,18 @@ static inline bool gdx_chan_qp_up(const struct gdx_chan *ch, int q)
 	return gdx_chan_up(ch, q / ch->qps_per_rail);
 }
 
+/* Rail r's QPs' generation (gdx_rail_gen). */
+static inline uint16_t gdx_chan_gen(const struct gdx_chan *ch, int r)
+{
+	return gdx_rail_gen(&ch->rails[r]);
+}
+
+/* Rail r's NIC, for log lines. */
+static inline const char *gdx_chan_ibdev(const struct gdx_chan *ch, int r)
+{
+	return ch->rails[r].dev->ibdev;
+}
+
 /* nlive again, after a rail's state moved. */
 static inline void gdx_chan_count_live(struct gdx_chan *ch)
 {

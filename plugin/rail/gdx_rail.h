@@ -104,6 +104,9 @@ void gdx_rail_freeze(struct gdx_rail *r);
 int gdx_rail_reset(struct gdx_rail *r);
 void gdx_rail_destroy(struct gdx_rail *r);
 
+/* Receives taken are posted again this many at a time (gdx_chan_poll.h). */
+#define GDX_RECV_BATCH 16
+
 /* Posts n zero-length receives on QP q (they only consume WRITE_WITH_IMM),
  * counted in recvs_out until they complete. */
 int gdx_rail_post_recvs(struct gdx_rail *r, int q, int n);
