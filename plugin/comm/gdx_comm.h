@@ -49,7 +49,6 @@
  * for room too; its receive queue, one WR per immediate that can be on its
  * way to the QP, plus a repost batch. A send comm receives nothing.
  */
-#define GDX_RECV_BATCH 16
 /* Providers round a queue up to a power of two slots, one kept empty: 127
  * takes 128. NCCL's proxy keeps at most NCCL_STEPS (8) sends of a rank in
  * flight, and PXN shares a send comm among at most 8 local ranks: 64 data
@@ -243,7 +242,8 @@ struct gdx_mr {
 	uint32_t rkey[GDX_MAX_RAILS];
 	uintptr_t addr;
 	uint64_t size;
-	int type; /* NCCL_PTR_HOST or NCCL_PTR_CUDA */
+	int type;	   /* NCCL_PTR_HOST or NCCL_PTR_CUDA */
+	uint8_t seg_flags; /* what its segments say of their bytes (gdx_mr_set_type) */
 };
 
 /* The channel told whose it is: a send comm's bytes count as sent, and its
@@ -260,7 +260,15 @@ static inline void gdx_comm_bind_chan(struct gdx_comm *c)
  * memory may go inline (rail/gdx_post.h). */
 static inline uint8_t gdx_mr_seg_flags(const struct gdx_mr *mr)
 {
-	return mr->type == NCCL_PTR_HOST ? GDX_SEG_HOST : 0;
+	return mr->seg_flags;
+}
+
+/* A registration's memory type, and what follows from it for each send
+ * (worked out once, not per message). */
+static inline void gdx_mr_set_type(struct gdx_mr *mr, int type)
+{
+	mr->type = type;
+	mr->seg_flags = type == NCCL_PTR_HOST ? GDX_SEG_HOST : 0;
 }
 
 /* One incoming out-of-band connection being handshaken (gdx_listen.c). */

@@ -245,7 +245,7 @@ static int gdx_reg_members(struct gdx_comm *comm, struct gdx_dev *const *devs, i
 		return -ENOMEM;
 	mr->addr = (uintptr_t)data;
 	mr->size = size;
-	mr->type = type;
+	gdx_mr_set_type(mr, type);
 	for (int m = 0; m < n && !ret; m++) {
 		struct gdx_regcache *cache;
 		struct ibv_mr *vmr;

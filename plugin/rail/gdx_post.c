@@ -83,7 +83,10 @@ static inline void gdx_seg_posted(struct gdx_chan *c, int rail, struct gdx_qp *q
 	q->wr_posted += nwrs;
 	if (seg->flags & GDX_SEG_IMM)
 		q->imms++;
-	if (q->log)
+	/* Nothing waits for a segment that went inline on a channel without
+	 * failover (nothing can be re-sent): with one rail, no stripe counts
+	 * its bytes back either, and its log entry would serve nobody. */
+	if (q->log && (waits || c->nrails > 1))
 		gdx_seg_log(q, seg, nwrs, inl, waits, stamp);
 	if (!(seg->flags & GDX_SEG_CTRL) && c->sender) {
 		if (c->nrails > 1)

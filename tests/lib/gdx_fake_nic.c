@@ -712,7 +712,7 @@ void fake_mr(struct fake_pair *p, void *addr, uint64_t len, struct gdx_mr *mr)
 	mr->nmembers = p->o.nrails;
 	mr->addr = (uintptr_t)addr;
 	mr->size = len;
-	mr->type = NCCL_PTR_HOST;
+	gdx_mr_set_type(mr, NCCL_PTR_HOST);
 	for (int r = 0; r < p->o.nrails; r++)
 		mr->lkey[r] = mr->rkey[r] = fake_next_key++;
 	fake_reg_add(mr->addr, len, mr->lkey, mr->rkey, p->o.nrails, true);
