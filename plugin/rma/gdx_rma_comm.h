@@ -137,7 +137,6 @@ struct gdx_rma_qp {
 	uint32_t posted;     /* given to the NIC and not yet complete */
 	uint64_t since_ms;   /* posted: when it last moved (a completion, or work
 			      * given to an idle QP); the watchdog's clock */
-	bool stall_told;     /* this episode's WARN is out */
 };
 
 struct gdx_rma_conn {
@@ -149,6 +148,8 @@ struct gdx_rma_conn {
 	int nqps;
 	int nlocal, nremote; /* NICs of this end's device and of the peer's */
 	struct gdx_qp qp_store[GDX_RMA_MAX_QPS];
+	/* the channel's names for its lines (gdx_stall.c): this end and the peer */
+	char name[64], peer_name[40];
 	struct gdx_rma_qp qs[GDX_RMA_MAX_QPS];
 	uint32_t unflushed_told; /* connection to itself: NICs whose flush read is
 				  * no longer possible, said once each */

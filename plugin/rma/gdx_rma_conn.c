@@ -262,6 +262,12 @@ static int gdx_rma_conn_make(struct gdx_rma_ctx *x, int context, int peer,
 	conn->ch.nrails = conn->nlocal > conn->nremote ? conn->nlocal : conn->nremote;
 	conn->ch.qps_per_rail = c->qps;
 	conn->nqps = conn->ch.nrails * c->qps;
+	snprintf(conn->name, sizeof(conn->name), "RMA %.40s rank %d", c->v->name, c->rank);
+	snprintf(conn->peer_name, sizeof(conn->peer_name), "rank %d, context %d", peer, context);
+	conn->ch.name = conn->name;
+	conn->ch.peer = conn->peer_name;
+	conn->ch.peer_dev = "";
+	conn->ch.live = c->live;
 	gdx_rail_qos(x->tc, &sl, &tc);
 	for (int r = 0; r < conn->ch.nrails; r++) {
 		int m = r % conn->nlocal;

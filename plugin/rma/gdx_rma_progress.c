@@ -11,6 +11,7 @@
 #include "rma/gdx_rma_progress.h"
 #include "sys/gdx_time.h"
 #include "rail/gdx_rail.h"
+#include "rail/gdx_stall.h"
 #include "rail/gdx_stripe.h"
 
 #define NIL GDX_RMA_NIL
@@ -712,11 +713,8 @@ static void gdx_rma_wc(struct gdx_rma_ctx *x, int context, const struct ibv_wc *
 	gdx_rma_count(c, e);
 	c->qs[e->qp].posted--;
 	c->qs[e->qp].since_ms = gdx_now_ms();
-	if (c->qs[e->qp].stall_told) {
-		c->qs[e->qp].stall_told = false;
-		GDX_INFO(NCCL_NET, "RMA: rank %d to rank %d, context %d, QP %d completes again",
-			 c->ctx->coll->rank, c->peer, c->context, e->qp);
-	}
+	if (c->qp_store[e->qp].stall_warned)
+		gdx_stall_drained(&c->ch, e->qp / c->ch.qps_per_rail, e->qp % c->ch.qps_per_rail);
 	gdx_rma_fifo_remove(c, e->qp, i);
 	gdx_rma_wr_put(c, i);
 	if (!--r->pending && r->abandoned)
@@ -819,14 +817,9 @@ static void gdx_rma_watch(struct gdx_rma_conn *c, uint64_t now)
 		if (!s->posted || !gdx_rma_qp_live(c, q))
 			continue;
 		waited = now > s->since_ms ? now - s->since_ms : 0;
-		if (gdx_params.stall_ms && waited > (uint64_t)gdx_params.stall_ms &&
-		    !s->stall_told) {
-			s->stall_told = true;
-			GDX_WARN("RMA: rank %d to rank %d, context %d, rail %d (%s) QP %d: %u work "
-				 "request(s) without a completion for %llu ms",
-				 c->ctx->coll->rank, c->peer, c->context, q / c->ch.qps_per_rail,
-				 dev->ibdev, q, s->posted, (unsigned long long)waited);
-		}
+		if (gdx_params.stall_ms && waited > (uint64_t)gdx_params.stall_ms)
+			gdx_stall_tell(&c->ch, q / c->ch.qps_per_rail, q % c->ch.qps_per_rail,
+				       s->posted, waited);
 		gdx_event_poll_dev(dev);
 		if (gdx_chan_overdue(dev, waited, now, what, sizeof(what)))
 			gdx_rma_qp_failed(c, q, IBV_WC_RETRY_EXC_ERR, 0, what);

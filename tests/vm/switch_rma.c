@@ -863,8 +863,14 @@ static void drop_reported(struct rank *R)
 		ASSERT(has);
 		ASSERT_STR_CONTAINS(gdx_test_warnings(), "rail 0 (rxe0)");
 		ASSERT_STR_CONTAINS(gdx_test_warnings(), "the connection failed");
+		/* before it, the stall, told as the two-sided path tells one */
+		ASSERT_STR_CONTAINS(gdx_test_warnings(), "rank 0: QP 0x");
+		ASSERT_STR_CONTAINS(gdx_test_warnings(),
+				    "on rxe0 port 1 (rail 0) to rank 1, context 0 "
+				    "has had no completion for");
 		printf("  rxe0 down under rank 0's puts, no failover: round %d failed with "
-		       "ncclRemoteError, queryLastError true, the WARN names rail 0 (rxe0)\n",
+		       "ncclRemoteError, queryLastError true, the WARN names rail 0 (rxe0); the "
+		       "stall was told first\n",
 		       round);
 	}
 	barrier();
@@ -946,6 +952,8 @@ static void run(const struct scenario *s)
 		/* retries that run out in about half a second */
 		setenv("NCCL_GDX_TIMEOUT", "14", 1);
 		setenv("NCCL_GDX_FAILOVER", s->drop == 1 ? "1" : "0", 1);
+		/* a stall is told (gdx_stall.h) before the retries run out */
+		setenv("NCCL_GDX_STALL_MS", "150", 1);
 		fl = flapper(s->veth, &flap_fd);
 	}
 	run_ranks(rank_main);
@@ -958,6 +966,7 @@ static void run(const struct scenario *s)
 		gdx_vm_links_up();
 		unsetenv("NCCL_GDX_TIMEOUT");
 		unsetenv("NCCL_GDX_FAILOVER");
+		unsetenv("NCCL_GDX_STALL_MS");
 	}
 }
 
