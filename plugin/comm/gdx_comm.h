@@ -250,6 +250,8 @@ struct gdx_mr {
  * lines name the comm's device and peer (the comm's strings). */
 static inline void gdx_comm_bind_chan(struct gdx_comm *c)
 {
+	c->ch.tag = GDX_CHAN_TAG;
+	c->ch.err = &c->err;
 	c->ch.sender = c->kind == GDX_KIND_SEND;
 	c->ch.name = c->dev_name;
 	c->ch.peer = c->peer;

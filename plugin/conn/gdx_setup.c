@@ -197,8 +197,8 @@ int gdx_setup_rails_create(struct gdx_comm *c, struct gdx_vdev *v, int nrails, i
 	for (int i = 0; i < nrails; i++) {
 		struct gdx_rail *r = &c->ch.rails[i];
 
-		ret = gdx_rail_create(r, v->members[i % v->nmembers], c, qps, &c->ch.qps[i * qps],
-				      send ? GDX_SEND_SQ : GDX_RECV_SQ,
+		ret = gdx_rail_create(r, v->members[i % v->nmembers], &c->ch, qps,
+				      &c->ch.qps[i * qps], send ? GDX_SEND_SQ : GDX_RECV_SQ,
 				      send ? 0 : gdx_recvs_ahead(nrails));
 		if (ret)
 			return ret; /* the caller's free destroys the rails made */

@@ -23,7 +23,7 @@
 #include "comm/gdx_comm.h"
 #include "data/gdx_cq.h"
 #include "data/gdx_cts.h"
-#include "data/gdx_event.h"
+#include "rail/gdx_event.h"
 #include "data/gdx_failover.h"
 #include "stats/gdx_live.h"
 #include "sys/gdx_log.h"
@@ -45,7 +45,7 @@ static void gdx_cq_wc_failed(struct gdx_comm *c, int rail, const struct ibv_wc *
 
 	/* The async events first: a port that went down is the cause to name,
 	 * and its event is queued before the completions it causes. */
-	gdx_event_poll(c, true);
+	gdx_event_poll(&c->ch, true);
 	if (!c->err)
 		GDX_WARN("%s rail %d (%s), peer %s (%s): completion failed: %s (status %d, "
 			 "vendor error 0x%x, qp 0x%x, %s); %s",
@@ -400,7 +400,7 @@ int gdx_cq_poll(struct gdx_comm *c)
 static __attribute__((noinline)) void gdx_cq_check_timed(struct gdx_comm *c, uint64_t now)
 {
 	c->last_check_ms = now;
-	gdx_event_poll(c, false);
+	gdx_event_poll(&c->ch, false);
 	if (c->err)
 		return;
 	gdx_qpstat_tick(now); /* the NIC's counters, about once a second */

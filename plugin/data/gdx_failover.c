@@ -82,7 +82,7 @@
 #include <time.h>
 
 #include "rail/gdx_chan_out.h"
-#include "data/gdx_event.h"
+#include "rail/gdx_event.h"
 #include "data/gdx_failover.h"
 #include "stats/gdx_live.h"
 #include "sys/gdx_log.h"
@@ -696,7 +696,7 @@ static void gdx_fo_restore(struct gdx_comm *c, int r, const struct gdx_note *n, 
 {
 	struct gdx_rail *rail = &c->ch.rails[r];
 
-	gdx_event_poll(c, true); /* the port's latest state */
+	gdx_event_poll(&c->ch, true); /* the port's latest state */
 	if (!gdx_fo_port_up(rail)) {
 		char why[80];
 
@@ -980,7 +980,7 @@ int gdx_failover_poll(struct gdx_comm *c)
 		now = gdx_now_ms();
 	if (now - c->fo_check_ms >= GDX_PORT_CHECK_MS) {
 		c->fo_check_ms = now;
-		gdx_event_poll(c, false);
+		gdx_event_poll(&c->ch, false);
 	}
 	act |= gdx_fo_timers(c, now);
 	for (int r = 0; r < c->ch.nrails; r++)

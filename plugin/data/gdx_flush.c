@@ -67,8 +67,8 @@ int gdx_flush_create(struct gdx_recv_comm *rc)
 		uint32_t qpn;
 
 		memset(&rc->flush_qp[r], 0, sizeof(rc->flush_qp[r]));
-		ret = gdx_rail_create(f, c->ch.rails[r].dev, c, 1, &rc->flush_qp[r], GDX_FLUSH_WR,
-				      1);
+		ret = gdx_rail_create(f, c->ch.rails[r].dev, &c->ch, 1, &rc->flush_qp[r],
+				      GDX_FLUSH_WR, 1);
 		if (ret)
 			break;
 		rc->nflush = r + 1;

@@ -99,7 +99,18 @@ struct gdx_rail_run {
 	uint32_t samples;    /* windows measured: the first replaces the port's speed */
 };
 
+/* The first word of what a channel's QPs and CQs carry as their context,
+ * where an async event finds its channel (gdx_event.c): every context the
+ * plugin gives a QP or CQ starts with a tag word (a comm's kind, an RMA
+ * context's). */
+#define GDX_CHAN_TAG 0x4348414eu /* "CHAN" */
+
 struct gdx_chan {
+	uint32_t tag; /* GDX_CHAN_TAG, first: an async event's context */
+	/* The owner's error, its first failure as -errno: what an async event
+	 * that fails the channel sets (atomic: any thread may drain the
+	 * events). */
+	int *err;
 	/* rails[i] is on this end's NIC i % the device's members, with
 	 * qps_per_rail QPs each (qps, rail-major: the owner's storage) */
 	int nrails;

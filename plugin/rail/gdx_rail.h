@@ -82,8 +82,9 @@ struct gdx_rail {
 };
 
 /* Creates the CQ and nqps QPs (qps: the caller's storage, zeroed) and moves
- * them to INIT. On failure nothing is left. owner: the comm, found again from
- * the QPs' and CQ's context when an async event names them. */
+ * them to INIT. On failure nothing is left. owner: what an async event
+ * that names the QPs or the CQ finds as their context (a channel, tagged
+ * GDX_CHAN_TAG: gdx_event.c). */
 int gdx_rail_create(struct gdx_rail *r, struct gdx_dev *dev, void *owner, int nqps,
 		    struct gdx_qp *qps, uint32_t max_send_wr, uint32_t max_recv_wr);
 /* One-sided RMA: the same on the caller's CQ (cq, which it keeps), with

@@ -264,6 +264,7 @@ static int gdx_rma_conn_make(struct gdx_rma_ctx *x, int context, int peer,
 	conn->nqps = conn->ch.nrails * c->qps;
 	snprintf(conn->name, sizeof(conn->name), "RMA %.40s rank %d", c->v->name, c->rank);
 	snprintf(conn->peer_name, sizeof(conn->peer_name), "rank %d, context %d", peer, context);
+	conn->ch.err = &conn->err; /* its QPs' context is the RMA context: no tag */
 	conn->ch.name = conn->name;
 	conn->ch.peer = conn->peer_name;
 	conn->ch.peer_dev = "";

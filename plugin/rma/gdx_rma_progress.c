@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "rail/gdx_chan_out.h"
-#include "data/gdx_event.h"
+#include "rail/gdx_event.h"
 #include "sys/gdx_log.h"
 #include "sys/gdx_param.h"
 #include "rma/gdx_rma_progress.h"

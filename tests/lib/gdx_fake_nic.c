@@ -625,7 +625,7 @@ static void fake_end_make(struct fake_end *e, bool send, const struct fake_opts 
 			fq->qp.context = &fake_ctx;
 			fq->qp.qp_num = (uint32_t)((send ? 0x100 : 0x200) + r * 16 + q);
 			fq->qp.send_cq = fq->qp.recv_cq = &e->icq[r];
-			fq->qp.qp_context = c;
+			fq->qp.qp_context = &c->ch;
 			fq->end = e;
 			fq->rail = r;
 			fq->q = q;

@@ -9,7 +9,7 @@
  */
 #include "dev/gdx_dev.h"
 #include "dev/gdx_dev_speed.h"
-#include "data/gdx_event.h"
+#include "rail/gdx_event.h"
 #include "rail/gdx_stripe.h"
 
 #include "gdx_fake_nic.h"
@@ -50,27 +50,27 @@ static void test_speed_change_event(void)
 	/* an event for another port changes nothing */
 	fake_port_speed(500);
 	fake_async_event(SPEED_CHANGE, 2);
-	gdx_event_poll(c, true);
+	gdx_event_poll(&c->ch, true);
 	ASSERT_EQ(c->ch.rails[0].dev->speed_mbps, 100000);
 	ASSERT(c->ch.run[0].rate == rate0);
 
 	/* rail 0's port drops to 50 Gb/s: one WARN, its share halves */
 	fake_async_event(SPEED_CHANGE, 1);
-	gdx_event_poll(c, true);
+	gdx_event_poll(&c->ch, true);
 	ASSERT_EQ(c->ch.rails[0].dev->speed_mbps, 50000);
 	ASSERT_STR_CONTAINS(gdx_test_warnings(),
 			    "fake0 port 1: speed changed from 100000 to 50000");
 	ASSERT(c->ch.run[0].rate > rate0 * 0.499 && c->ch.run[0].rate < rate0 * 0.501);
 	ASSERT(c->ch.run[1].rate == rate1);
 	/* the receive comm's rail on the same device follows at its poll */
-	gdx_event_poll(p.r.c, true);
+	gdx_event_poll(&p.r.c->ch, true);
 	ASSERT_EQ(p.r.c->ch.run[0].speed_mbps, 50000);
 
 	/* back to 100 Gb/s: an INFO line, no WARN, the share back */
 	gdx_test_log_clear();
 	fake_port_speed(1000);
 	fake_async_event(SPEED_CHANGE, 1);
-	gdx_event_poll(c, true);
+	gdx_event_poll(&c->ch, true);
 	ASSERT_EQ(c->ch.rails[0].dev->speed_mbps, 100000);
 	ASSERT_STR_CONTAINS(gdx_test_infos(), "speed changed from 50000 to 100000");
 	ASSERT_EQ(gdx_test_warning_count(), 0);

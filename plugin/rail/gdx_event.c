@@ -8,9 +8,8 @@
 #include <errno.h>
 #include <pthread.h>
 
-#include "comm/gdx_comm.h"
 #include "rail/gdx_chan_out.h"
-#include "data/gdx_event.h"
+#include "rail/gdx_event.h"
 #include "sys/gdx_log.h"
 #include "sys/gdx_param.h"
 #include "sys/gdx_time.h"
@@ -25,38 +24,41 @@
 /* Several comms of one device may wait on different threads. */
 static pthread_mutex_t gdx_event_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* The rail of c an event names (its QP or CQ), -1 if none. */
-static int gdx_event_rail(const struct gdx_comm *c, const struct ibv_async_event *ev, bool qp)
+/* The rail of ch an event names (its QP or CQ), -1 if none (a receive
+ * comm's flush QP). */
+static int gdx_event_rail(const struct gdx_chan *ch, const struct ibv_async_event *ev, bool qp)
 {
-	for (int r = 0; r < c->ch.nrails; r++) {
-		if (!qp && c->ch.rails[r].cq == ev->element.cq)
+	for (int r = 0; r < ch->nrails; r++) {
+		if (!qp && ch->rails[r].cq == ev->element.cq)
 			return r;
-		for (int q = 0; qp && q < c->ch.rails[r].nqps; q++)
-			if (c->ch.rails[r].qps[q].qp == ev->element.qp)
+		for (int q = 0; qp && q < ch->rails[r].nqps; q++)
+			if (ch->rails[r].qps[q].qp == ev->element.qp)
 				return r;
 	}
 	return -1;
 }
 
-static void gdx_event_fail(struct gdx_comm *c, const struct ibv_async_event *ev, bool qp)
+/* An event that put a QP or CQ whose context is ctx in error. */
+static void gdx_event_fail(void *ctx, const struct ibv_async_event *ev, bool qp)
 {
+	struct gdx_chan *ch = ctx;
 	int rail;
 
-	if (!c || (c->kind != GDX_KIND_SEND && c->kind != GDX_KIND_RECV))
-		return; /* a flush QP's owner is its receive comm too; nothing else */
-	rail = gdx_event_rail(c, ev, qp);
-	if (c->ch.failover && rail >= 0) {
-		/* the comm's own poll takes the rail out (gdx_failover.c) */
+	if (!ch || ch->tag != GDX_CHAN_TAG)
+		return; /* not a channel's: one-sided RMA reads its ports' state */
+	rail = gdx_event_rail(ch, ev, qp);
+	if (ch->failover && rail >= 0) {
+		/* the owner's poll takes the rail out (gdx_failover.c) */
 		GDX_INFO(NCCL_NET, "%s: async event %s on rail %d of the comm with peer %s",
-			 c->dev_name, ibv_event_type_str(ev->event_type), rail, c->peer);
-		__atomic_or_fetch(&c->ch.async_failed, 1u << rail, __ATOMIC_RELAXED);
+			 ch->name, ibv_event_type_str(ev->event_type), rail, ch->peer);
+		__atomic_or_fetch(&ch->async_failed, 1u << rail, __ATOMIC_RELAXED);
 		return;
 	}
-	if (!__atomic_load_n(&c->err, __ATOMIC_RELAXED))
+	if (!__atomic_load_n(ch->err, __ATOMIC_RELAXED))
 		GDX_WARN("%s: async event %s on the comm with peer %s (%s): the QP is in error",
-			 c->dev_name, ibv_event_type_str(ev->event_type), c->peer,
-			 GDX_LOG_QUOTED(c->peer_dev));
-	__atomic_store_n(&c->err, -EREMOTEIO, __ATOMIC_RELAXED);
+			 ch->name, ibv_event_type_str(ev->event_type), ch->peer,
+			 GDX_LOG_QUOTED(ch->peer_dev));
+	__atomic_store_n(ch->err, -EREMOTEIO, __ATOMIC_RELAXED);
 }
 
 static void gdx_event_handle(struct gdx_dev *dev, const struct ibv_async_event *ev)
@@ -91,17 +93,18 @@ static void gdx_event_handle(struct gdx_dev *dev, const struct ibv_async_event *
 /* A comm that waits with nothing of its own on the wire (a sender waiting for
  * a clear-to-send) gets no completion error when its port goes down; fail it
  * once the port has been down longer than its retries would have lasted. */
-static void gdx_event_check_port(struct gdx_comm *c, struct gdx_dev *dev)
+static void gdx_event_check_port(struct gdx_chan *ch, struct gdx_dev *dev)
 {
 	uint64_t down = __atomic_load_n(&dev->port_down_ms, __ATOMIC_RELAXED);
 
-	if (!down || c->err || gdx_now_ms() - down <= gdx_chan_retry_budget_ms())
+	if (!down || __atomic_load_n(ch->err, __ATOMIC_RELAXED) ||
+	    gdx_now_ms() - down <= gdx_chan_retry_budget_ms())
 		return;
 	GDX_WARN("%s: %s port %d has been down for %llu ms, longer than the QP retries "
 		 "last (%llu ms): failing the comm with peer %s",
-		 c->dev_name, dev->ibdev, dev->ib_port, (unsigned long long)(gdx_now_ms() - down),
-		 (unsigned long long)gdx_chan_retry_budget_ms(), c->peer);
-	c->err = -ENETDOWN;
+		 ch->name, dev->ibdev, dev->ib_port, (unsigned long long)(gdx_now_ms() - down),
+		 (unsigned long long)gdx_chan_retry_budget_ms(), ch->peer);
+	__atomic_store_n(ch->err, -ENETDOWN, __ATOMIC_RELAXED);
 }
 
 /* The device's events, at most every GDX_EVENT_MS unless force; under
@@ -123,15 +126,15 @@ static void gdx_event_drain(struct gdx_dev *dev, bool force, uint64_t now)
 
 /* A rail whose port's speed moved: its share of the stripe follows at once,
  * scaled as the speed was (measured windows correct it from there). */
-static void gdx_event_speed(struct gdx_comm *c, int r)
+static void gdx_event_speed(struct gdx_chan *ch, int r)
 {
-	int now = __atomic_load_n(&c->ch.rails[r].dev->speed_mbps, __ATOMIC_RELAXED);
-	int was = c->ch.run[r].speed_mbps;
+	int now = __atomic_load_n(&ch->rails[r].dev->speed_mbps, __ATOMIC_RELAXED);
+	int was = ch->run[r].speed_mbps;
 
 	if (now > 0 && was > 0 && now != was)
-		c->ch.run[r].rate *= (double)now / was;
+		ch->run[r].rate *= (double)now / was;
 	if (now > 0)
-		c->ch.run[r].speed_mbps = now;
+		ch->run[r].speed_mbps = now;
 }
 
 void gdx_event_poll_dev(struct gdx_dev *dev)
@@ -141,22 +144,23 @@ void gdx_event_poll_dev(struct gdx_dev *dev)
 	pthread_mutex_unlock(&gdx_event_lock);
 }
 
-void gdx_event_poll(struct gdx_comm *c, bool force)
+void gdx_event_poll(struct gdx_chan *ch, bool force)
 {
 	uint64_t now = gdx_now_ms();
 
 	pthread_mutex_lock(&gdx_event_lock);
-	for (int r = 0; r < c->ch.nrails; r++) {
-		struct gdx_dev *dev = c->ch.rails[r].dev;
+	for (int r = 0; r < ch->nrails; r++) {
+		struct gdx_dev *dev = ch->rails[r].dev;
 
 		gdx_event_drain(dev, force, now);
-		if (__atomic_load_n(&dev->ib->fatal, __ATOMIC_RELAXED) && !c->err) {
-			GDX_WARN("%s: device %s had a fatal error", c->dev_name, dev->ibdev);
-			c->err = -EIO;
+		if (__atomic_load_n(&dev->ib->fatal, __ATOMIC_RELAXED) &&
+		    !__atomic_load_n(ch->err, __ATOMIC_RELAXED)) {
+			GDX_WARN("%s: device %s had a fatal error", ch->name, dev->ibdev);
+			__atomic_store_n(ch->err, -EIO, __ATOMIC_RELAXED);
 		}
-		if (!c->ch.failover)
-			gdx_event_check_port(c, dev);
-		gdx_event_speed(c, r);
+		if (!ch->failover)
+			gdx_event_check_port(ch, dev);
+		gdx_event_speed(ch, r);
 	}
 	pthread_mutex_unlock(&gdx_event_lock);
 }
