@@ -267,7 +267,7 @@ static void gdx_cq_wc(struct gdx_comm *c, int r, const struct ibv_wc *wc)
 static inline int gdx_cq_take(struct gdx_comm *c, int r, const struct ibv_wc *wcs, int from, int n)
 {
 	if (n < 0) {
-		gdx_comm_fail(c, n);
+		gdx_comm_fail(c, gdx_chan_poll_failed(&c->ch, r, n));
 		return -1;
 	}
 	for (int i = from; i < n; i++)
