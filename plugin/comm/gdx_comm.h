@@ -244,6 +244,7 @@ struct gdx_mr {
 	uint64_t size;
 	int type;	   /* NCCL_PTR_HOST or NCCL_PTR_CUDA */
 	uint8_t seg_flags; /* what its segments say of their bytes (gdx_mr_set_type) */
+	bool gpu;	   /* type is NCCL_PTR_CUDA */
 };
 
 /* The channel told whose it is: a send comm's bytes count as sent, and its
@@ -271,6 +272,7 @@ static inline void gdx_mr_set_type(struct gdx_mr *mr, int type)
 {
 	mr->type = type;
 	mr->seg_flags = type == NCCL_PTR_HOST ? GDX_SEG_HOST : 0;
+	mr->gpu = type == NCCL_PTR_CUDA;
 }
 
 /* One incoming out-of-band connection being handshaken (gdx_listen.c). */

@@ -304,6 +304,8 @@ static __attribute__((noinline)) int gdx_cq_poll_rest(struct gdx_comm *c)
  * a failed one, an earlier generation's, a probe, a chunked or grouped
  * receive's, a copy, a bad one), which gdx_cq_wc then takes and names.
  * Returns how many it took. */
+_Static_assert(GDX_IMM_PROBE >> 31, "the small path's form check turns a probe away");
+
 static int gdx_cq_recv_small(struct gdx_recv_comm *rc, const struct ibv_wc *wcs, int n)
 {
 	struct gdx_comm *c = &rc->base;
@@ -315,7 +317,7 @@ static int gdx_cq_recv_small(struct gdx_recv_comm *rc, const struct ibv_wc *wcs,
 		uint32_t imm = be32toh(wc->imm_data), seq = (imm >> 24) & GDX_IMM_SEQ_MASK;
 		struct gdx_request *req = rc->slots[seq % GDX_MAX_REQUESTS];
 
-		if (!gdx_chan_imm_plain(gen, wc) || imm >> 31 || !req ||
+		if (!gdx_chan_imm_arrived(gen, wc) || imm >> 31 || !req ||
 		    (req->seq & GDX_IMM_SEQ_MASK) != seq || req->n != 1 || req->arrived ||
 		    (imm & GDX_IMM_SMALL_MAX) > req->posted)
 			break;

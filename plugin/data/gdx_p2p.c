@@ -337,7 +337,7 @@ static int gdx_isend_group(struct gdx_send_comm *sc, struct gdx_cts *const *slot
 	if (!req)
 		return -ENOSPC;
 	req->size = size;
-	req->gpu = mr->type == NCCL_PTR_CUDA;
+	req->gpu = mr->gpu;
 	req->wait.pending = 1; /* not done before its bytes are posted, with the group's last */
 	gdx_prof_hold(req, phandle);
 	sc->matched[i] = req;
@@ -394,17 +394,20 @@ static inline bool gdx_isend_simple(const struct gdx_comm *c, uint64_t size)
 	       !(c->ar && size > (uint64_t)gdx_params.ar_threshold) && size <= GDX_IMM_SMALL_MAX;
 }
 
+/* cts: the clear-to-send it answers, whose keys the segment carries (the
+ * entry holds them until the message is delivered: the receiver stages a
+ * slot's entry anew only once its receive is done, and a rewrite after a
+ * rail failed writes the same keys). */
 static int gdx_isend_one(struct gdx_send_comm *sc, char *data, uint64_t size, struct gdx_mr *mr,
-			 uint64_t raddr, void *phandle, struct gdx_request **req_p)
+			 const struct gdx_cts *cts, void *phandle, struct gdx_request **req_p)
 {
 	struct gdx_comm *c = &sc->base;
 	struct gdx_rail *r = &c->ch.rails[0];
 	int qi = r->nqps > 1 ? (int)(sc->head % (uint64_t)r->nqps) : 0;
-	uint32_t s = (uint32_t)(sc->head % GDX_MAX_REQUESTS);
 	struct gdx_seg seg = {.data = data,
 			      .lkeys = mr->lkey,
-			      .rkeys = c->ctrl->fifo[GDX_FIFO_INDEX(s, 0)].rkeys,
-			      .raddr = raddr,
+			      .rkeys = cts->rkeys,
+			      .raddr = le64toh(cts->addr),
 			      .len = (uint32_t)size,
 			      .flags = GDX_SEG_IMM | gdx_mr_seg_flags(mr),
 			      .imm = gdx_imm_small(sc->head, (uint32_t)size)};
@@ -420,7 +423,7 @@ static int gdx_isend_one(struct gdx_send_comm *sc, char *data, uint64_t size, st
 	if (!req)
 		return -ENOSPC;
 	req->size = size;
-	req->gpu = mr->type == NCCL_PTR_CUDA;
+	req->gpu = mr->gpu;
 	seg.wait = &req->wait;
 	gdx_req_buffer(req, data, size);
 	ret = wrs == 1 ? gdx_post_single(&c->ch, 0, qi, &seg)
@@ -481,7 +484,7 @@ static __attribute__((noinline)) int gdx_isend_pieces(struct gdx_send_comm *sc, 
 		}
 	}
 	req->size = size;
-	req->gpu = mr->type == NCCL_PTR_CUDA;
+	req->gpu = mr->gpu;
 	if (chunked) {
 		uint32_t s = (uint32_t)(sc->head % GDX_MAX_REQUESTS);
 
@@ -564,7 +567,7 @@ static __attribute__((noinline)) int gdx_isend_post(struct gdx_send_comm *sc, vo
 		return ret;
 	}
 	if (gdx_isend_simple(c, size))
-		return gdx_isend_one(sc, data, size, mr, le64toh(slot[0]->addr), phandle, req_p);
+		return gdx_isend_one(sc, data, size, mr, slot[0], phandle, req_p);
 	return gdx_isend_pieces(sc, data, size, mr, le64toh(slot[0]->addr), phandle, req_p);
 }
 

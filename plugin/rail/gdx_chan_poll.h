@@ -93,12 +93,16 @@ static inline bool gdx_chan_send_done(struct gdx_chan *ch, uint16_t gen, const s
 }
 
 /* Whether wc is an immediate that arrived on rail 0 in the current
- * generation gen and is not a probe: its value is the protocol's
- * (be32toh(wc->imm_data)); gdx_chan_imm_take then takes the channel's part. */
-static inline bool gdx_chan_imm_plain(uint16_t gen, const struct ibv_wc *wc)
+ * generation gen. Its value (be32toh(wc->imm_data)) is the protocol's to
+ * judge, and a probe's is GDX_IMM_PROBE, which no protocol sends
+ * (wire/gdx_wire.h): a caller takes it with gdx_chan_imm_take only as a
+ * form of its own, else leaves it to gdx_chan_wc. (The probe is not
+ * tested here: the small path's own form check turns it away, at no cost
+ * per message.) */
+static inline bool gdx_chan_imm_arrived(uint16_t gen, const struct ibv_wc *wc)
 {
 	return wc->status == IBV_WC_SUCCESS && GDX_WRID_OP(wc->wr_id) == GDX_WRID_RECV &&
-	       GDX_WRID_GEN(wc->wr_id) == gen && wc->imm_data != htobe32(GDX_IMM_PROBE);
+	       GDX_WRID_GEN(wc->wr_id) == gen;
 }
 
 /* The receive of QP qi of rail r, which is up, counted back and, a batch at
@@ -117,7 +121,7 @@ static inline int gdx_chan_recv_repost(struct gdx_chan *ch, int r, int qi)
 	return ret ? -EIO : 0;
 }
 
-/* An immediate of gdx_chan_imm_plain on rail 0, taken: its receive back,
+/* An immediate of gdx_chan_imm_arrived on rail 0, not a probe, taken: its receive back,
  * counted on its QP (a DOWN note's counts, gdx_failover.c) and in the live
  * slot. Returns 0 or -EIO, as gdx_chan_recv_repost. */
 static inline int gdx_chan_imm_take(struct gdx_chan *ch, const struct ibv_wc *wc)
