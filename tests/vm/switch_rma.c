@@ -800,17 +800,21 @@ static void phase_subset(struct rank *R)
  * at rxe_comp.c:756 under retransmissions): that is the second outcome. */
 static void drop_failover(struct rank *R)
 {
-	char mine[2], all[NRANKS][2];
-	int took = 0, failed = 0;
+	char mine[3], all[NRANKS][3];
+	int took = 0, failed = 0, stalled = 0;
 
 	gdx_test_log_clear();
 	phase_ring(R, sc->rounds);
 	mine[0] = strstr(gdx_test_warnings(), "taken out of the connection") != NULL;
 	mine[1] = R->failed;
-	allgather(mine, all, 2);
+	/* the QPs on the NIC that went down stalled first, told as the
+	 * two-sided path tells it, by rank (gdx_stall.h) */
+	mine[2] = strstr(gdx_test_warnings(), ", context 0 has had no completion for") != NULL;
+	allgather(mine, all, 3);
 	for (int k = 0; k < NRANKS; k++) {
 		took += all[k][0];
 		failed += all[k][1];
+		stalled += all[k][2];
 	}
 	if (me == 0 && !failed)
 		printf("  %s down for 2.5 s mid-ring: %d rank(s) took a rail out and carried on, "
@@ -821,7 +825,11 @@ static void drop_failover(struct rank *R)
 		       "a request fail and queryLastError says so; every round checked was "
 		       "right\n",
 		       sc->veth, took, failed);
+	if (me == 0)
+		printf("  %d rank(s) told a stall of a QP on that NIC before it was taken out\n",
+		       stalled);
 	ASSERT(took >= 1 || failed >= 1);
+	ASSERT(stalled >= 1);
 }
 
 /* Without failover: rank 0 puts to rank 1 while rank 0's first NIC goes
@@ -863,14 +871,8 @@ static void drop_reported(struct rank *R)
 		ASSERT(has);
 		ASSERT_STR_CONTAINS(gdx_test_warnings(), "rail 0 (rxe0)");
 		ASSERT_STR_CONTAINS(gdx_test_warnings(), "the connection failed");
-		/* before it, the stall, told as the two-sided path tells one */
-		ASSERT_STR_CONTAINS(gdx_test_warnings(), "rank 0: QP 0x");
-		ASSERT_STR_CONTAINS(gdx_test_warnings(),
-				    "on rxe0 port 1 (rail 0) to rank 1, context 0 "
-				    "has had no completion for");
 		printf("  rxe0 down under rank 0's puts, no failover: round %d failed with "
-		       "ncclRemoteError, queryLastError true, the WARN names rail 0 (rxe0); the "
-		       "stall was told first\n",
+		       "ncclRemoteError, queryLastError true, the WARN names rail 0 (rxe0)\n",
 		       round);
 	}
 	barrier();
@@ -953,7 +955,7 @@ static void run(const struct scenario *s)
 		setenv("NCCL_GDX_TIMEOUT", "14", 1);
 		setenv("NCCL_GDX_FAILOVER", s->drop == 1 ? "1" : "0", 1);
 		/* a stall is told (gdx_stall.h) before the retries run out */
-		setenv("NCCL_GDX_STALL_MS", "150", 1);
+		setenv("NCCL_GDX_STALL_MS", "100", 1);
 		fl = flapper(s->veth, &flap_fd);
 	}
 	run_ranks(rank_main);
