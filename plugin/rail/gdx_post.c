@@ -83,13 +83,11 @@ static inline void gdx_seg_posted(struct gdx_chan *c, int rail, struct gdx_qp *q
 	q->wr_posted += nwrs;
 	if (seg->flags & GDX_SEG_IMM)
 		q->imms++;
-	/* Nothing waits for a segment that went inline on a channel without
-	 * failover (nothing can be re-sent), and the NIC no longer reads its
-	 * bytes: with one rail, no stripe counts them back either, and its log
-	 * entry would serve nobody. A segment that names no request but whose
-	 * bytes the NIC still reads stays logged: a debug build's invariant
-	 * looks for it (gdx_req.c). */
-	if (q->log && (waits || !inl || c->nrails > 1))
+	/* A segment nothing waits for, on a channel without failover (nothing
+	 * can be re-sent) and with one rail (no stripe counts its bytes back),
+	 * is logged for no one: only a debug build's invariant looks for one
+	 * whose bytes the NIC still reads (gdx_req.c). */
+	if (q->log && (waits || c->nrails > 1 || GDX_DBG_SEGS))
 		gdx_seg_log(q, seg, nwrs, inl, waits, stamp);
 	if (!(seg->flags & GDX_SEG_CTRL) && c->sender) {
 		if (c->nrails > 1)
