@@ -247,13 +247,12 @@ struct gdx_mr {
 	bool gpu;	   /* type is NCCL_PTR_CUDA */
 };
 
-/* The channel told whose it is: a send comm's bytes count as sent, and its
- * lines name the comm's device and peer (the comm's strings). */
+/* The channel told whose it is: its lines name the comm's device and peer
+ * (the comm's strings), its errors go to the comm. */
 static inline void gdx_comm_bind_chan(struct gdx_comm *c)
 {
 	c->ch.tag = GDX_CHAN_TAG;
 	c->ch.err = &c->err;
-	c->ch.sender = c->kind == GDX_KIND_SEND;
 	c->ch.name = c->dev_name;
 	c->ch.peer = c->peer;
 	c->ch.peer_dev = c->peer_dev;

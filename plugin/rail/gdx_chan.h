@@ -130,8 +130,7 @@ struct gdx_chan {
 	 * each rail). */
 	uint32_t stage_lkey[GDX_MAX_RAILS];
 	uint32_t ctrl_rkey[GDX_MAX_RAILS];
-	bool sender; /* its data bytes count as sent (a send comm) */
-	bool timed;  /* its signaled sends' latencies go to live (gdx_post.c) */
+	bool timed; /* its signaled sends' latencies go to live (gdx_post.c) */
 	/* Its live counters: a slot of the process's file, or the owner's own
 	 * when there is none; never NULL once initialised. */
 	struct gdx_live_comm *live;

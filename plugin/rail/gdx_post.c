@@ -54,8 +54,8 @@ static bool gdx_seg_inline(const struct gdx_chan *c, const struct gdx_seg *seg)
 
 /* Logs a segment posted on q, its last WR at the QP's count now (a send
  * comm's log: what a completion shows delivered, what failover re-sends). */
-static inline void gdx_seg_log(struct gdx_qp *q, const struct gdx_seg *seg, uint32_t nwrs, bool inl,
-			       bool waits, uint64_t stamp)
+static inline void gdx_seg_log(struct gdx_qp *q, const struct gdx_seg *seg, uint8_t flags,
+			       uint32_t nwrs, bool inl, bool waits, uint64_t stamp)
 {
 	struct gdx_seglog *log = q->log;
 	struct gdx_seglog_entry *e = &log->e[log->tail++ % GDX_SEGLOG_SIZE];
@@ -65,7 +65,7 @@ static inline void gdx_seg_log(struct gdx_qp *q, const struct gdx_seg *seg, uint
 	/* The immediate that ends its piece on this QP: its own (counted just
 	 * before) or the next. The receiver's count for the QP reaching it says
 	 * the segment was placed (gdx_fo_resend). */
-	e->imm_ord = (seg->flags & GDX_SEG_IMM) ? q->imms : q->imms + 1;
+	e->imm_ord = (flags & GDX_SEG_IMM) ? q->imms : q->imms + 1;
 	e->nwrs = nwrs;
 	e->stamp = stamp;
 	if (inl)
@@ -75,21 +75,25 @@ static inline void gdx_seg_log(struct gdx_qp *q, const struct gdx_seg *seg, uint
 }
 
 /* What a posted segment leaves behind: the QP's counts, its log entry, the
- * rail's bytes in flight and the live counters, and its request's wait. */
+ * rail's bytes in flight and the live counters, and its request's wait.
+ * flags are seg->flags, as far as the caller knows them: a constant there
+ * folds a test away on the path most messages take (gdx_post_single). */
 static inline void gdx_seg_posted(struct gdx_chan *c, int rail, struct gdx_qp *q,
-				  const struct gdx_seg *seg, uint32_t nwrs, bool inl, bool waits,
-				  uint64_t stamp)
+				  const struct gdx_seg *seg, uint8_t flags, uint32_t nwrs, bool inl,
+				  bool waits, uint64_t stamp)
 {
 	q->wr_posted += nwrs;
-	if (seg->flags & GDX_SEG_IMM)
+	if (flags & GDX_SEG_IMM)
 		q->imms++;
 	/* A segment nothing waits for, on a channel without failover (nothing
 	 * can be re-sent) and with one rail (no stripe counts its bytes back),
 	 * is logged for no one: only a debug build's invariant looks for one
 	 * whose bytes the NIC still reads (gdx_req.c). */
 	if (q->log && (waits || c->nrails > 1 || GDX_DBG_SEGS))
-		gdx_seg_log(q, seg, nwrs, inl, waits, stamp);
-	if (!(seg->flags & GDX_SEG_CTRL) && c->sender) {
+		gdx_seg_log(q, seg, flags, nwrs, inl, waits, stamp);
+	/* a sender's data: a receiver posts no segment, only its control
+	 * writes (gdx_post_ctrl_write) */
+	if (!(flags & GDX_SEG_CTRL)) {
 		if (c->nrails > 1)
 			gdx_stripe_posted(c, rail, seg->len);
 		GDX_LIVE_COUNT(c->live->rails[rail].tx_bytes += seg->len);
@@ -145,7 +149,7 @@ static __attribute__((noinline)) int gdx_post_seg_long(struct gdx_chan *c, int r
 			return gdx_post_failed(r, q, ret);
 		total += (uint32_t)n;
 	} while (off < seg->len);
-	gdx_seg_posted(c, rail, q, seg, total, false, waits, stamp);
+	gdx_seg_posted(c, rail, q, seg, seg->flags, total, false, waits, stamp);
 	return 0;
 }
 
@@ -188,8 +192,8 @@ static int gdx_post_seg(struct gdx_chan *c, int rail, int qi, const struct gdx_s
 	ret = ibv_post_send(q->qp, &wr, &bad);
 	if (ret)
 		return gdx_post_failed(r, q, ret);
-	gdx_seg_posted(c, rail, q, seg, 1, seg->len && inl && seg->len <= c->max_inline, waits,
-		       stamp);
+	gdx_seg_posted(c, rail, q, seg, seg->flags, 1, seg->len && inl && seg->len <= c->max_inline,
+		       waits, stamp);
 	return 0;
 }
 
@@ -218,7 +222,8 @@ int gdx_post_single(struct gdx_chan *c, int rail, int qi, const struct gdx_seg *
 	ret = ibv_post_send(q->qp, &wr, &bad);
 	if (ret)
 		return gdx_post_failed(r, q, ret);
-	gdx_seg_posted(c, rail, q, seg, 1, seg->len && inl, waits, stamp);
+	/* its immediate is known here, and that it is no control write */
+	gdx_seg_posted(c, rail, q, seg, GDX_SEG_IMM, 1, seg->len && inl, waits, stamp);
 	return 0;
 }
 
