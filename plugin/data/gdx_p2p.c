@@ -656,7 +656,7 @@ int gdx_irecv(struct gdx_recv_comm *rc, int n, void **data, const uint64_t *size
 	rc->recvs_active++;
 	req->posted = sizes[0];
 	req->n = n;
-	req->gpu = mrs[0]->type == NCCL_PTR_CUDA;
+	req->gpu = mrs[0]->gpu;
 	/* seen[] is cleared by the first piece of a chunked message, sizes[]
 	 * written by a group's completion: a small one needs neither */
 	req->pieces = req->arrived = 0;

@@ -18,6 +18,18 @@ int gdx_chan_poll_failed(const struct gdx_chan *ch, int r, int ret)
 
 /* A failed completion's status kept on its QP of rail r, for the line
  * gdx_qpstat_dump writes about it. */
+/* A batch of receives taken on QP qi of rail r, posted again. Out of line
+ * (one receive in GDX_RECV_BATCH comes here): the caller keeps nothing
+ * across it. */
+int gdx_chan_recv_batch(struct gdx_chan *ch, int r, int qi)
+{
+	struct gdx_qp *q = &ch->rails[r].qps[qi];
+	int ret = gdx_rail_post_recvs(&ch->rails[r], qi, (int)q->recvs_to_post);
+
+	q->recvs_to_post = 0;
+	return ret ? -EIO : 0;
+}
+
 static void gdx_chan_wc_note(struct gdx_chan *ch, int r, const struct ibv_wc *wc)
 {
 	for (int i = 0; i < ch->rails[r].nqps; i++) {

@@ -108,17 +108,15 @@ static inline bool gdx_chan_imm_arrived(uint16_t gen, const struct ibv_wc *wc)
 /* The receive of QP qi of rail r, which is up, counted back and, a batch at
  * a time, posted again: the receive queue has a batch's room beyond what can
  * be in flight. Returns 0, or -EIO when the receives could not be posted. */
+int gdx_chan_recv_batch(struct gdx_chan *ch, int r, int qi);
 static inline int gdx_chan_recv_repost(struct gdx_chan *ch, int r, int qi)
 {
 	struct gdx_qp *q = &ch->rails[r].qps[qi];
-	int ret;
 
 	q->recvs_out--;
-	if (++q->recvs_to_post < GDX_RECV_BATCH)
+	if (__builtin_expect(++q->recvs_to_post < GDX_RECV_BATCH, 1))
 		return 0;
-	ret = gdx_rail_post_recvs(&ch->rails[r], qi, (int)q->recvs_to_post);
-	q->recvs_to_post = 0;
-	return ret ? -EIO : 0;
+	return gdx_chan_recv_batch(ch, r, qi);
 }
 
 /* An immediate of gdx_chan_imm_arrived on rail 0, not a probe, taken: its receive back,
