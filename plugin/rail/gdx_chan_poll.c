@@ -16,8 +16,6 @@ int gdx_chan_poll_failed(const struct gdx_chan *ch, int r, int ret)
 	return -EIO;
 }
 
-/* A failed completion's status kept on its QP of rail r, for the line
- * gdx_qpstat_dump writes about it. */
 /* A batch of receives taken on QP qi of rail r, posted again. Out of line
  * (one receive in GDX_RECV_BATCH comes here): the caller keeps nothing
  * across it. */
@@ -30,6 +28,8 @@ int gdx_chan_recv_batch(struct gdx_chan *ch, int r, int qi)
 	return ret ? -EIO : 0;
 }
 
+/* A failed completion's status kept on its QP of rail r, for the line
+ * gdx_qpstat_dump writes about it. */
 static void gdx_chan_wc_note(struct gdx_chan *ch, int r, const struct ibv_wc *wc)
 {
 	for (int i = 0; i < ch->rails[r].nqps; i++) {

@@ -105,10 +105,12 @@ static inline bool gdx_chan_imm_arrived(uint16_t gen, const struct ibv_wc *wc)
 	       GDX_WRID_GEN(wc->wr_id) == gen;
 }
 
+/* gdx_chan_recv_repost's batch, out of line (gdx_chan_poll.c). */
+int gdx_chan_recv_batch(struct gdx_chan *ch, int r, int qi);
+
 /* The receive of QP qi of rail r, which is up, counted back and, a batch at
  * a time, posted again: the receive queue has a batch's room beyond what can
  * be in flight. Returns 0, or -EIO when the receives could not be posted. */
-int gdx_chan_recv_batch(struct gdx_chan *ch, int r, int qi);
 static inline int gdx_chan_recv_repost(struct gdx_chan *ch, int r, int qi)
 {
 	struct gdx_qp *q = &ch->rails[r].qps[qi];
